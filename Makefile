@@ -1,0 +1,39 @@
+# minikubelet: a miniature kubelet simulator. Run `make help` for the targets.
+GO        ?= go
+BIN       ?= bin/minikubelet
+CONFIG    ?= configs/minikubelet.yaml
+PKGS      ?= ./...
+BENCHTIME ?= 1s
+
+.DEFAULT_GOAL := help
+
+## help: list the targets
+help:
+	@awk -F': ' '/^## /{sub(/^## /,""); printf "  %-8s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+
+## build: build bin/minikubelet
+build:
+	$(GO) build -o $(BIN) ./cmd/minikubelet
+
+## run: run the daemon with the shipped configs/ (Ctrl-C stops it)
+run: build
+	./$(BIN) --config $(CONFIG) --pod-manifest-path configs/pods
+
+## test: run every test with the race detector
+test:
+	$(GO) test -race -count=1 $(PKGS)
+
+## bench: run the benchmarks (PLEG relist, runtime listing) with allocations
+bench:
+	$(GO) test -run='^$$' -bench=. -benchmem -benchtime=$(BENCHTIME) ./pkg/...
+
+## fuzz: fuzz featuregate Set for 30s
+fuzz:
+	$(GO) test -run='^$$' -fuzz=FuzzSet -fuzztime=30s ./pkg/featuregate/
+
+## lint: gofmt and go vet
+lint:
+	@out=$$(gofmt -l $$(git ls-files -co --exclude-standard '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet $(PKGS)
+
+.PHONY: help build run test bench fuzz lint

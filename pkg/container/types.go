@@ -1,0 +1,162 @@
+package container
+
+import (
+	"context"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/minikubelet/minikubelet/pkg/runtime/cri"
+)
+
+// RuntimeType is the Type of every ContainerID the simulator hands out.
+const RuntimeType = "fake"
+
+// ContainerID is a runtime-qualified container (or sandbox) id, printed as "type://id".
+type ContainerID struct {
+	Type string
+	ID   string
+}
+
+func (c ContainerID) String() string { return c.Type + "://" + c.ID }
+
+// IsEmpty reports whether the id is unset.
+func (c ContainerID) IsEmpty() bool { return c.ID == "" }
+
+// State is the kubelet's coarse container state, as kubecontainer.State.
+type State string
+
+const (
+	ContainerStateCreated State = "created"
+	ContainerStateRunning State = "running"
+	ContainerStateExited  State = "exited"
+	// ContainerStateUnknown covers runtime states the kubelet cannot interpret.
+	ContainerStateUnknown State = "unknown"
+)
+
+// StateFromCRI maps a CRI container state to the kubelet's.
+func StateFromCRI(s cri.ContainerState) State {
+	switch s {
+	case cri.ContainerCreated:
+		return ContainerStateCreated
+	case cri.ContainerRunning:
+		return ContainerStateRunning
+	case cri.ContainerExited:
+		return ContainerStateExited
+	default:
+		return ContainerStateUnknown
+	}
+}
+
+// SandboxStateFromCRI maps a sandbox state to a container state: a ready sandbox counts as running.
+func SandboxStateFromCRI(s cri.PodSandboxState) State {
+	if s == cri.SandboxReady {
+		return ContainerStateRunning
+	}
+	return ContainerStateExited
+}
+
+// Container is one container (or sandbox) of a listed pod.
+type Container struct {
+	ID        ContainerID
+	Name      string
+	Image     string
+	ImageID   string
+	State     State
+	CreatedAt int64 // unix nanoseconds
+	Attempt   uint32
+}
+
+// Pod is a pod as the runtime lists it: its sandboxes and containers.
+type Pod struct {
+	ID         types.UID
+	Name       string
+	Namespace  string
+	CreatedAt  int64 // unix nanoseconds of the newest sandbox
+	Containers []*Container
+	Sandboxes  []*Container
+}
+
+// FindContainerByID returns the container or sandbox with the id, or nil.
+func (p *Pod) FindContainerByID(id ContainerID) *Container {
+	for _, c := range p.Containers {
+		if c.ID == id {
+			return c
+		}
+	}
+	for _, c := range p.Sandboxes {
+		if c.ID == id {
+			return c
+		}
+	}
+	return nil
+}
+
+// ContainerStatus is the detailed status of one container.
+type ContainerStatus struct {
+	ID           ContainerID
+	Name         string
+	State        State
+	CreatedAt    time.Time
+	StartedAt    time.Time
+	FinishedAt   time.Time
+	ExitCode     int
+	Image        string
+	ImageID      string
+	Reason       string
+	Message      string
+	RestartCount int // the CRI attempt number
+}
+
+// PodStatus is the runtime's view of one pod, as stored in the status cache.
+type PodStatus struct {
+	ID        types.UID
+	Name      string
+	Namespace string
+	IPs       []string
+	// ContainerStatuses are sorted newest first (by CreatedAt), like the kubelet's.
+	ContainerStatuses []*ContainerStatus
+	// SandboxStatuses are sorted newest first.
+	SandboxStatuses []*cri.PodSandboxStatus
+	// TimeStamp is when the status was read (EventedPLEG: the event time).
+	TimeStamp time.Time
+}
+
+// FindContainerStatusByName returns the newest status of the named container, or nil.
+func (s *PodStatus) FindContainerStatusByName(name string) *ContainerStatus {
+	if s == nil {
+		return nil
+	}
+	for _, c := range s.ContainerStatuses {
+		if c.Name == name {
+			return c
+		}
+	}
+	return nil
+}
+
+// PodLister lists the pods the runtime knows (the PLEG's input). all=false lists only pods
+// with a running container or ready sandbox.
+type PodLister interface {
+	GetPods(ctx context.Context, all bool) ([]*Pod, error)
+}
+
+// PodStatusGetter reads one pod's detailed status from the runtime.
+type PodStatusGetter interface {
+	GetPodStatus(ctx context.Context, uid types.UID, name, namespace string) (*PodStatus, error)
+}
+
+// Cache is the pod status cache the PLEG writes and pod workers read. Safe for concurrent use.
+type Cache interface {
+	// Get returns the cached status (an empty status for an unknown pod) and the error recorded with it.
+	Get(uid types.UID) (*PodStatus, error)
+	// Set stores status and err read at timestamp. It reports whether it stored anything: with
+	// EventedPLEG on, a write older than the cached one is dropped.
+	Set(uid types.UID, status *PodStatus, err error, timestamp time.Time) bool
+	// GetNewerThan blocks until the cache holds data for uid newer than minTime (or the global
+	// timestamp passes minTime), or ctx ends (then it returns ctx.Err()).
+	GetNewerThan(ctx context.Context, uid types.UID, minTime time.Time) (*PodStatus, error)
+	Delete(uid types.UID)
+	// UpdateTime bumps the global timestamp: every pod's data is at least this fresh.
+	UpdateTime(t time.Time)
+}

@@ -1,0 +1,57 @@
+package featuregate
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Every metric this package exports.
+const (
+	metricsNamespace = "kubernetes"
+	// featureEnabledName is exported as kubernetes_feature_enabled{name,stage}: 1 if enabled, else 0.
+	featureEnabledName = "feature_enabled"
+	// featureEnabledHelp matches component-base, whose metrics framework prefixes the
+	// stability level ("[BETA]") to the help text.
+	featureEnabledHelp = "[BETA] This metric records the data about the stage and enablement of a k8s feature."
+)
+
+func newFeatureEnabledGauge() *prometheus.GaugeVec {
+	return prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Namespace: metricsNamespace,
+		Name:      featureEnabledName,
+		Help:      featureEnabledHelp,
+	}, []string{"name", "stage"})
+}
+
+// AddMetrics sets kubernetes_feature_enabled{name,stage} for every registered feature in
+// reg, registering the gauge on first use. A gauge already registered in reg by an earlier
+// call (from this or another gate) is reused, so several gates can share one registry.
+func (f *featureGate) AddMetrics(reg prometheus.Registerer) error {
+	if reg == nil {
+		return errors.New("cannot add feature gate metrics: registerer is nil")
+	}
+	gauge := newFeatureEnabledGauge()
+	if err := reg.Register(gauge); err != nil {
+		var already prometheus.AlreadyRegisteredError
+		if !errors.As(err, &already) {
+			return fmt.Errorf("registering feature gate metrics: %w", err)
+		}
+		existing, ok := already.ExistingCollector.(*prometheus.GaugeVec)
+		if !ok {
+			return fmt.Errorf("registering feature gate metrics: %w", err)
+		}
+		gauge = existing
+	}
+
+	s := f.state.Load()
+	for name, spec := range s.known {
+		val := 0.0
+		if s.enabledOrPanic(name, f.featureGateName) {
+			val = 1
+		}
+		gauge.WithLabelValues(string(name), string(spec.PreRelease)).Set(val)
+	}
+	return nil
+}

@@ -1,0 +1,257 @@
+package cri
+
+import "context"
+
+// Labels the kubelet puts on sandboxes and containers so that a runtime listing can be mapped
+// back to pods (the same keys as the real kubelet's kuberuntime labels).
+const (
+	PodNameLabel       = "io.kubernetes.pod.name"
+	PodNamespaceLabel  = "io.kubernetes.pod.namespace"
+	PodUIDLabel        = "io.kubernetes.pod.uid"
+	ContainerNameLabel = "io.kubernetes.container.name"
+)
+
+// PodSandboxState mirrors runtime.v1.PodSandboxState.
+type PodSandboxState int32
+
+const (
+	SandboxReady    PodSandboxState = 0
+	SandboxNotReady PodSandboxState = 1
+)
+
+func (s PodSandboxState) String() string {
+	if s == SandboxReady {
+		return "SANDBOX_READY"
+	}
+	return "SANDBOX_NOTREADY"
+}
+
+// ContainerState mirrors runtime.v1.ContainerState.
+type ContainerState int32
+
+const (
+	ContainerCreated ContainerState = 0
+	ContainerRunning ContainerState = 1
+	ContainerExited  ContainerState = 2
+	ContainerUnknown ContainerState = 3
+)
+
+func (s ContainerState) String() string {
+	switch s {
+	case ContainerCreated:
+		return "CONTAINER_CREATED"
+	case ContainerRunning:
+		return "CONTAINER_RUNNING"
+	case ContainerExited:
+		return "CONTAINER_EXITED"
+	default:
+		return "CONTAINER_UNKNOWN"
+	}
+}
+
+// PodSandboxMetadata identifies the pod a sandbox belongs to.
+type PodSandboxMetadata struct {
+	Name      string
+	UID       string
+	Namespace string
+	Attempt   uint32
+}
+
+// PodSandboxConfig is what RunPodSandbox is asked to create.
+type PodSandboxConfig struct {
+	Metadata    PodSandboxMetadata
+	Hostname    string
+	Labels      map[string]string
+	Annotations map[string]string
+}
+
+// PodSandbox is one entry of ListPodSandbox. Times are unix nanoseconds, as in CRI.
+// Labels and Annotations are shared with the runtime and must be treated as read-only.
+type PodSandbox struct {
+	ID          string
+	Metadata    PodSandboxMetadata
+	State       PodSandboxState
+	CreatedAt   int64
+	Labels      map[string]string
+	Annotations map[string]string
+}
+
+// PodSandboxStatus is the answer of PodSandboxStatus.
+type PodSandboxStatus struct {
+	ID          string
+	Metadata    PodSandboxMetadata
+	State       PodSandboxState
+	CreatedAt   int64
+	IP          string
+	Labels      map[string]string
+	Annotations map[string]string
+}
+
+// PodSandboxFilter narrows ListPodSandbox; zero fields match everything.
+type PodSandboxFilter struct {
+	ID            string
+	State         *PodSandboxState
+	LabelSelector map[string]string
+}
+
+// ImageSpec names an image.
+type ImageSpec struct {
+	Image string
+}
+
+// ContainerMetadata identifies a container inside its sandbox; Attempt counts restarts.
+type ContainerMetadata struct {
+	Name    string
+	Attempt uint32
+}
+
+// ContainerConfig is what CreateContainer is asked to create.
+type ContainerConfig struct {
+	Metadata    ContainerMetadata
+	Image       ImageSpec
+	Labels      map[string]string
+	Annotations map[string]string
+}
+
+// Container is one entry of ListContainers. Labels and Annotations are read-only.
+type Container struct {
+	ID           string
+	PodSandboxID string
+	Metadata     ContainerMetadata
+	Image        ImageSpec
+	ImageRef     string
+	State        ContainerState
+	CreatedAt    int64
+	Labels       map[string]string
+	Annotations  map[string]string
+}
+
+// ContainerFilter narrows ListContainers; zero fields match everything.
+type ContainerFilter struct {
+	ID            string
+	PodSandboxID  string
+	State         *ContainerState
+	LabelSelector map[string]string
+}
+
+// ContainerStatus is the answer of ContainerStatus. Times are unix nanoseconds (0: not yet).
+type ContainerStatus struct {
+	ID           string
+	PodSandboxID string
+	Metadata     ContainerMetadata
+	State        ContainerState
+	CreatedAt    int64
+	StartedAt    int64
+	FinishedAt   int64
+	ExitCode     int32
+	Image        ImageSpec
+	ImageRef     string
+	Reason       string
+	Message      string
+	Labels       map[string]string
+	Annotations  map[string]string
+}
+
+// Runtime condition types reported by Status.
+const (
+	RuntimeReady = "RuntimeReady"
+	NetworkReady = "NetworkReady"
+)
+
+// RuntimeCondition is one condition of the runtime's Status.
+type RuntimeCondition struct {
+	Type    string
+	Status  bool
+	Reason  string
+	Message string
+}
+
+// RuntimeStatus is the answer of Status.
+type RuntimeStatus struct {
+	Conditions []RuntimeCondition
+}
+
+// Condition returns the condition of the given type, or nil.
+func (s *RuntimeStatus) Condition(t string) *RuntimeCondition {
+	if s == nil {
+		return nil
+	}
+	for i := range s.Conditions {
+		if s.Conditions[i].Type == t {
+			return &s.Conditions[i]
+		}
+	}
+	return nil
+}
+
+// ContainerEventType mirrors runtime.v1.ContainerEventType.
+type ContainerEventType int32
+
+const (
+	ContainerCreatedEvent ContainerEventType = 0
+	ContainerStartedEvent ContainerEventType = 1
+	ContainerStoppedEvent ContainerEventType = 2
+	ContainerDeletedEvent ContainerEventType = 3
+)
+
+func (t ContainerEventType) String() string {
+	switch t {
+	case ContainerCreatedEvent:
+		return "CONTAINER_CREATED_EVENT"
+	case ContainerStartedEvent:
+		return "CONTAINER_STARTED_EVENT"
+	case ContainerStoppedEvent:
+		return "CONTAINER_STOPPED_EVENT"
+	default:
+		return "CONTAINER_DELETED_EVENT"
+	}
+}
+
+// ContainerEventResponse is one message of the GetContainerEvents stream. CreatedAt is the
+// event time in unix nanoseconds; the statuses are the state right after the event.
+type ContainerEventResponse struct {
+	ContainerID        string
+	ContainerEventType ContainerEventType
+	CreatedAt          int64
+	PodSandboxStatus   *PodSandboxStatus
+	ContainersStatuses []*ContainerStatus
+}
+
+// Image is one entry of ListImages.
+type Image struct {
+	ID       string
+	RepoTags []string
+	Size     uint64
+}
+
+// RuntimeService is the CRI runtime service. Every call honours ctx cancellation; an error
+// means the call did not happen (or its outcome is unknown, as with a real gRPC deadline).
+// Implementations are safe for concurrent use.
+type RuntimeService interface {
+	RunPodSandbox(ctx context.Context, config *PodSandboxConfig) (string, error)
+	StopPodSandbox(ctx context.Context, podSandboxID string) error
+	RemovePodSandbox(ctx context.Context, podSandboxID string) error
+	PodSandboxStatus(ctx context.Context, podSandboxID string) (*PodSandboxStatus, error)
+	ListPodSandbox(ctx context.Context, filter *PodSandboxFilter) ([]PodSandbox, error)
+
+	CreateContainer(ctx context.Context, podSandboxID string, config *ContainerConfig, sandboxConfig *PodSandboxConfig) (string, error)
+	StartContainer(ctx context.Context, containerID string) error
+	// StopContainer stops a container, killing it after timeout seconds.
+	StopContainer(ctx context.Context, containerID string, timeout int64) error
+	RemoveContainer(ctx context.Context, containerID string) error
+	ListContainers(ctx context.Context, filter *ContainerFilter) ([]Container, error)
+	ContainerStatus(ctx context.Context, containerID string) (*ContainerStatus, error)
+
+	Status(ctx context.Context) (*RuntimeStatus, error)
+	// GetContainerEvents streams events into ch until ctx ends or the stream breaks; it
+	// returns the reason the stream ended. One subscriber at a time.
+	GetContainerEvents(ctx context.Context, ch chan<- *ContainerEventResponse) error
+}
+
+// ImageService is the CRI image service.
+type ImageService interface {
+	PullImage(ctx context.Context, image ImageSpec, sandboxConfig *PodSandboxConfig) (string, error)
+	ImageStatus(ctx context.Context, image ImageSpec) (*Image, error)
+	ListImages(ctx context.Context) ([]Image, error)
+	RemoveImage(ctx context.Context, image ImageSpec) error
+}

@@ -1,0 +1,115 @@
+package fault
+
+import (
+	"fmt"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Type is the kind of fault.
+type Type string
+
+const (
+	Latency     Type = "latency"
+	Error       Type = "error"
+	Hang        Type = "hang"
+	NotReady    Type = "notReady"
+	StreamError Type = "streamError"
+)
+
+// AnyMethod matches every runtime method.
+const AnyMethod = "*"
+
+// Methods are the runtime methods a fault can name (the CRI RPC names).
+var Methods = []string{
+	"RunPodSandbox", "StopPodSandbox", "RemovePodSandbox", "PodSandboxStatus", "ListPodSandbox",
+	"CreateContainer", "StartContainer", "StopContainer", "RemoveContainer", "ListContainers",
+	"ContainerStatus", "Status", "GetContainerEvents", "PullImage", "ImageStatus", "ListImages",
+	"RemoveImage",
+}
+
+// Spec is one fault as users write it (YAML in the SimulatorConfiguration and scenarios, JSON
+// over HTTP). Unused fields for a type must be left empty.
+type Spec struct {
+	// ID is assigned by the runtime when the fault is added (users may leave it empty).
+	ID     string `json:"id,omitempty"`
+	Method string `json:"method"`
+	Type   Type   `json:"type"`
+	// Delay (latency): added to every matching call.
+	Delay metav1.Duration `json:"delay,omitempty"`
+	// PerContainer (latency): extra delay per container the call touches or lists.
+	PerContainer metav1.Duration `json:"perContainer,omitempty"`
+	// Message (error): the error text; default "injected fault".
+	Message string `json:"message,omitempty"`
+	// Count (error, streamError): fire this many times then retire; 0 = unlimited (error) or 1 (streamError).
+	Count int `json:"count,omitempty"`
+	// Rate (error): probability in (0,1] that a matching call fails, from the seeded source.
+	Rate float64 `json:"rate,omitempty"`
+	// For (hang): the longest a call blocks; 0 = until cleared or the caller's context ends.
+	For metav1.Duration `json:"for,omitempty"`
+	// Condition (notReady): RuntimeReady or NetworkReady.
+	Condition string `json:"condition,omitempty"`
+}
+
+// Validate checks a spec and returns an error naming the bad field and value.
+func (s *Spec) Validate() error {
+	if s.Method == "" {
+		return fmt.Errorf("fault field \"method\" is required (one of %s or %q)", strings.Join(Methods, ", "), AnyMethod)
+	}
+	if s.Method != AnyMethod && !knownMethod(s.Method) {
+		return fmt.Errorf("fault field \"method\": unknown runtime method %q (one of %s or %q)", s.Method, strings.Join(Methods, ", "), AnyMethod)
+	}
+	if s.Delay.Duration < 0 {
+		return fmt.Errorf("fault field \"delay\": must not be negative, got %v", s.Delay.Duration)
+	}
+	if s.PerContainer.Duration < 0 {
+		return fmt.Errorf("fault field \"perContainer\": must not be negative, got %v", s.PerContainer.Duration)
+	}
+	if s.For.Duration < 0 {
+		return fmt.Errorf("fault field \"for\": must not be negative, got %v", s.For.Duration)
+	}
+	if s.Count < 0 {
+		return fmt.Errorf("fault field \"count\": must not be negative, got %d", s.Count)
+	}
+	if s.Rate < 0 || s.Rate > 1 {
+		return fmt.Errorf("fault field \"rate\": must be within [0,1], got %v", s.Rate)
+	}
+	switch s.Type {
+	case Latency:
+		if s.Delay.Duration == 0 && s.PerContainer.Duration == 0 {
+			return fmt.Errorf("fault field \"delay\": a latency fault needs delay or perContainer")
+		}
+	case Error, Hang:
+	case NotReady:
+		if s.Condition != "RuntimeReady" && s.Condition != "NetworkReady" {
+			return fmt.Errorf("fault field \"condition\": must be RuntimeReady or NetworkReady, got %q", s.Condition)
+		}
+		if s.Method != "Status" && s.Method != AnyMethod {
+			return fmt.Errorf("fault field \"method\": a notReady fault applies to Status, got %q", s.Method)
+		}
+	case StreamError:
+		if s.Method != "GetContainerEvents" && s.Method != AnyMethod {
+			return fmt.Errorf("fault field \"method\": a streamError fault applies to GetContainerEvents, got %q", s.Method)
+		}
+	case "":
+		return fmt.Errorf("fault field \"type\" is required (latency, error, hang, notReady or streamError)")
+	default:
+		return fmt.Errorf("fault field \"type\": unknown fault type %q (latency, error, hang, notReady or streamError)", s.Type)
+	}
+	return nil
+}
+
+// Matches reports whether the fault applies to method.
+func (s *Spec) Matches(method string) bool {
+	return s.Method == AnyMethod || s.Method == method
+}
+
+func knownMethod(m string) bool {
+	for _, k := range Methods {
+		if k == m {
+			return true
+		}
+	}
+	return false
+}
