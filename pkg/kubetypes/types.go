@@ -1,0 +1,88 @@
+package kubetypes
+
+import (
+	v1 "k8s.io/api/core/v1"
+)
+
+// Annotations the kubelet's file source sets on static pods.
+const (
+	ConfigSourceAnnotationKey    = "kubernetes.io/config.source"
+	ConfigMirrorAnnotationKey    = "kubernetes.io/config.mirror"
+	ConfigFirstSeenAnnotationKey = "kubernetes.io/config.seen"
+	ConfigHashAnnotationKey      = "kubernetes.io/config.hash"
+)
+
+// Pod sources.
+const (
+	FileSource = "file"
+	AllSource  = "*"
+)
+
+// PodOperation says what a PodUpdate means.
+type PodOperation int
+
+const (
+	// SET is a full snapshot of one source's pods (not used by the sync loop).
+	SET PodOperation = iota
+	// ADD: pods new to the kubelet.
+	ADD
+	// DELETE: pods gracefully deleted (deletion timestamp set); handled as an update.
+	DELETE
+	// REMOVE: pods gone from their source.
+	REMOVE
+	// UPDATE: pods whose spec, labels or annotations changed.
+	UPDATE
+	// RECONCILE: pods whose status alone changed.
+	RECONCILE
+)
+
+func (op PodOperation) String() string {
+	switch op {
+	case SET:
+		return "SET"
+	case ADD:
+		return "ADD"
+	case DELETE:
+		return "DELETE"
+	case REMOVE:
+		return "REMOVE"
+	case UPDATE:
+		return "UPDATE"
+	case RECONCILE:
+		return "RECONCILE"
+	default:
+		return "UNKNOWN"
+	}
+}
+
+// PodUpdate is one message on the config channel.
+type PodUpdate struct {
+	Pods   []*v1.Pod
+	Op     PodOperation
+	Source string
+}
+
+// SyncPodType says why a pod worker is syncing a pod.
+type SyncPodType int
+
+const (
+	SyncPodSync SyncPodType = iota
+	SyncPodUpdate
+	SyncPodCreate
+	SyncPodKill
+)
+
+func (t SyncPodType) String() string {
+	switch t {
+	case SyncPodCreate:
+		return "create"
+	case SyncPodUpdate:
+		return "update"
+	case SyncPodSync:
+		return "sync"
+	case SyncPodKill:
+		return "kill"
+	default:
+		return "unknown"
+	}
+}
