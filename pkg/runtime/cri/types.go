@@ -1,6 +1,14 @@
 package cri
 
-import "context"
+import (
+	"context"
+	"errors"
+)
+
+// ErrNotFound is wrapped by errors for a sandbox, container or image the runtime does not
+// know (gRPC NotFound in a real CRI): test with errors.Is. Callers that list and then read
+// status skip such objects, since they were removed in between.
+var ErrNotFound = errors.New("not found")
 
 // Labels the kubelet puts on sandboxes and containers so that a runtime listing can be mapped
 // back to pods (the same keys as the real kubelet's kuberuntime labels).
@@ -94,9 +102,12 @@ type PodSandboxFilter struct {
 	LabelSelector map[string]string
 }
 
-// ImageSpec names an image.
+// ImageSpec names an image. Annotations are optional hints, as in CRI; the kubelet sets
+// ContainerNameLabel there when pulling for a container, so that a fake runtime applies that
+// container's scripted pull behaviour. A nil map is fine.
 type ImageSpec struct {
-	Image string
+	Image       string
+	Annotations map[string]string
 }
 
 // ContainerMetadata identifies a container inside its sandbox; Attempt counts restarts.

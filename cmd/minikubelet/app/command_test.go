@@ -1,0 +1,219 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/minikubelet/minikubelet/pkg/config"
+	"github.com/minikubelet/minikubelet/pkg/featuregate"
+	"github.com/minikubelet/minikubelet/pkg/features"
+)
+
+// testCommand builds the root command with a fresh gate, captured output and a daemon
+// stub that records the configuration it was started with.
+func testCommand(t *testing.T, args ...string) (cmd *cobra.Command, out *bytes.Buffer, started **config.Config, gate featuregate.MutableFeatureGate) {
+	t.Helper()
+	out = &bytes.Buffer{}
+	var cfg *config.Config
+	gate = features.NewFeatureGate()
+	cmd = newCommand(options{
+		gate:   gate,
+		out:    out,
+		errOut: out,
+		run: func(_ context.Context, c *config.Config) error {
+			cfg = c
+			return nil
+		},
+	})
+	cmd.SetArgs(args)
+	return cmd, out, &cfg, gate
+}
+
+func writeFile(t *testing.T, content string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "minikubelet.yaml")
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestHelpListsKnownFeatures(t *testing.T) {
+	for _, args := range [][]string{{"--help"}, {"-h"}, {"--config=x.yaml", "--help"}} {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			cmd, out, started, gate := testCommand(t, args...)
+			if err := cmd.Execute(); err != nil {
+				t.Fatal(err)
+			}
+			if *started != nil {
+				t.Fatal("--help started the daemon")
+			}
+			for _, known := range gate.KnownFeatures() {
+				if !strings.Contains(out.String(), known) {
+					t.Errorf("help lacks %q:\n%s", known, out.String())
+				}
+			}
+			for _, flag := range []string{"--config", "--feature-gates", "--pod-manifest-path", "--hostname-override", "--sync-frequency",
+				"--file-check-frequency", "--node-status-update-frequency", "--max-pods", "--address", "--read-only-port",
+				"--enable-debugging-handlers", "--relist-period", "--relist-threshold", "--metrics-prefix", "--seed", "-v, --v", "feature-gates", "version"} {
+				if !strings.Contains(out.String(), flag) {
+					t.Errorf("help lacks %q", flag)
+				}
+			}
+		})
+	}
+}
+
+func TestRootStartsDaemonWithLoadedConfig(t *testing.T) {
+	path := writeFile(t, "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nfeatureGates:\n  EventedPLEG: true\nmaxPods: 12\n")
+	cmd, _, started, gate := testCommand(t, "--config", path, "--feature-gates=PodReadyToStartContainersCondition=false", "--hostname-override=n1")
+	if err := cmd.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	cfg := *started
+	if cfg == nil {
+		t.Fatal("the daemon was not started")
+	}
+	if cfg.Kubelet.MaxPods != 12 || cfg.Simulator.NodeName != "n1" {
+		t.Errorf("daemon got maxPods=%d node=%q", cfg.Kubelet.MaxPods, cfg.Simulator.NodeName)
+	}
+	if !gate.Enabled(features.EventedPLEG) || gate.Enabled(features.PodReadyToStartContainersCondition) {
+		t.Error("gates were not applied before the daemon started")
+	}
+}
+
+func TestRootRejectsInvalidConfigBeforeStarting(t *testing.T) {
+	tests := [][]string{
+		{"--max-pods=-1"},
+		{"--feature-gates=SidecarContainers=false"},
+		{"--config=/does/not/exist.yaml"},
+		{"not-a-command"},
+	}
+	for _, args := range tests {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			cmd, _, started, _ := testCommand(t, args...)
+			if err := cmd.Execute(); err == nil {
+				t.Fatal("Execute succeeded, want an error")
+			}
+			if *started != nil {
+				t.Fatal("the daemon started despite the error")
+			}
+		})
+	}
+}
+
+func TestVersion(t *testing.T) {
+	cmd, out, started, _ := testCommand(t, "version")
+	if err := cmd.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	if *started != nil {
+		t.Fatal("version started the daemon")
+	}
+	for _, want := range []string{"minikubelet " + version, "git commit:", "go version:", "kubelet compatibility: v1.30"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("version output lacks %q:\n%s", want, out.String())
+		}
+	}
+}
+
+func TestFeatureGatesCommand(t *testing.T) {
+	path := writeFile(t, "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nfeatureGates:\n  EventedPLEG: true\n  GracefulNodeShutdown: false\n")
+	tests := []struct {
+		name string
+		args []string
+		want map[string]string // gate -> expected row fields after the name
+	}{
+		{"defaults", []string{"feature-gates"}, map[string]string{
+			"EventedPLEG":                        "ALPHA false false false",
+			"GracefulNodeShutdown":               "BETA true false true",
+			"PodReadyToStartContainersCondition": "BETA true false true",
+			"SidecarContainers":                  "GA true true true",
+		}},
+		{"file, then flag over it", []string{"feature-gates", "--config=" + path, "--feature-gates=EventedPLEG=false"}, map[string]string{
+			"EventedPLEG":          "ALPHA false false false",
+			"GracefulNodeShutdown": "BETA true false false",
+		}},
+		{"flags given before the subcommand", []string{"--config", path, "feature-gates"}, map[string]string{
+			"EventedPLEG": "ALPHA false false true",
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cmd, out, started, _ := testCommand(t, tt.args...)
+			if err := cmd.Execute(); err != nil {
+				t.Fatal(err)
+			}
+			if *started != nil {
+				t.Fatal("feature-gates started the daemon")
+			}
+			rows := map[string]string{}
+			lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+			if got := strings.Join(strings.Fields(lines[0]), " "); got != "NAME STAGE DEFAULT LOCKED ENABLED" {
+				t.Errorf("header = %q", got)
+			}
+			for _, l := range lines[1:] {
+				f := strings.Fields(l)
+				rows[f[0]] = strings.Join(f[1:], " ")
+			}
+			for gate, want := range tt.want {
+				if rows[gate] != want {
+					t.Errorf("%s row = %q, want %q\n%s", gate, rows[gate], want, out.String())
+				}
+			}
+			if _, ok := rows["AllAlpha"]; ok {
+				t.Error("the AllAlpha switch is listed as a feature")
+			}
+		})
+	}
+}
+
+func TestFeatureGatesCommandReportsErrors(t *testing.T) {
+	path := writeFile(t, "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nfeatureGates:\n  SidecarContainers: false\n")
+	cmd, _, _, _ := testCommand(t, "feature-gates", "--config="+path)
+	err := cmd.Execute()
+	if err == nil || !strings.Contains(err.Error(), "feature is locked to true") {
+		t.Fatalf("err = %v, want the locked-gate error", err)
+	}
+}
+
+func TestRunDaemonWaitsForContext(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- runDaemon(ctx, &config.Config{}) }()
+	select {
+	case err := <-done:
+		t.Fatalf("runDaemon returned %v before the context ended", err)
+	case <-time.After(20 * time.Millisecond):
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("runDaemon = %v, want nil on shutdown", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("runDaemon did not return after the context ended")
+	}
+}
+
+func TestCommitFromLdflags(t *testing.T) {
+	old := gitCommit
+	t.Cleanup(func() { gitCommit = old })
+	gitCommit = "0123abc"
+	if commit() != "0123abc" {
+		t.Errorf("commit() = %q, want the -ldflags value", commit())
+	}
+	gitCommit = ""
+	if !regexp.MustCompile(`^([0-9a-f]{40}( \(modified\))?|unknown)$`).MatchString(commit()) {
+		t.Errorf("commit() = %q, want a revision or unknown", commit())
+	}
+}

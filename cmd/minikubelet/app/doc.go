@@ -1,0 +1,2 @@
+// Package app builds the minikubelet command: flag and config loading, the daemon and its subcommands.
+package app

@@ -1,0 +1,61 @@
+package app
+
+import (
+	"fmt"
+	"runtime"
+	"runtime/debug"
+
+	"github.com/spf13/cobra"
+)
+
+// Set with -ldflags "-X github.com/minikubelet/minikubelet/cmd/minikubelet/app.version=v0.2.0
+// -X github.com/minikubelet/minikubelet/cmd/minikubelet/app.gitCommit=$(git rev-parse HEAD)".
+var (
+	version   = "v0.1.0-dev"
+	gitCommit = ""
+)
+
+// kubeletCompatibility is the kubelet minor version whose behaviour, configuration API
+// and feature gate semantics the simulator follows.
+const kubeletCompatibility = "v1.30"
+
+func newVersionCommand(o options) *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print the version, git commit, Go version and the kubelet version it follows",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			_, err := fmt.Fprintf(cmd.OutOrStdout(),
+				"minikubelet %s\n  git commit:            %s\n  go version:            %s\n  platform:              %s/%s\n  kubelet compatibility: %s\n",
+				version, commit(), runtime.Version(), runtime.GOOS, runtime.GOARCH, kubeletCompatibility)
+			return err
+		},
+	}
+}
+
+// commit returns the -ldflags commit, else the one go build recorded from the work tree.
+func commit() string {
+	if gitCommit != "" {
+		return gitCommit
+	}
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "unknown"
+	}
+	var rev, modified string
+	for _, s := range info.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			modified = s.Value
+		}
+	}
+	if rev == "" {
+		return "unknown"
+	}
+	if modified == "true" {
+		return rev + " (modified)"
+	}
+	return rev
+}

@@ -1,0 +1,36 @@
+// Command minikubelet runs the miniature kubelet simulator; see `minikubelet --help`.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"k8s.io/klog/v2"
+
+	"github.com/minikubelet/minikubelet/cmd/minikubelet/app"
+)
+
+func main() {
+	os.Exit(run())
+}
+
+func run() int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	// After the first signal, restore the default handling so a second one kills the
+	// process at once, as the kubelet does.
+	go func() {
+		<-ctx.Done()
+		stop()
+	}()
+	defer klog.Flush()
+
+	if err := app.NewCommand().ExecuteContext(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, "Error:", err)
+		return 1
+	}
+	return 0
+}

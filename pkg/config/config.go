@@ -1,0 +1,31 @@
+package config
+
+import (
+	"github.com/minikubelet/minikubelet/pkg/featuregate"
+	"github.com/minikubelet/minikubelet/pkg/features"
+)
+
+// Config is the daemon's effective configuration: defaults, overlaid by the config file,
+// overlaid by flags, validated. It serialises to JSON for /configz.
+type Config struct {
+	// Kubelet is the effective KubeletConfiguration.
+	Kubelet KubeletConfiguration `json:"kubeletConfiguration"`
+	// Simulator is the effective SimulatorConfiguration; NodeName is always set.
+	Simulator SimulatorConfiguration `json:"simulatorConfiguration"`
+	// FeatureGates is the final merged map applied to the gate: the file's featureGates
+	// with the --feature-gates keys on top. Gates not in it have their default.
+	FeatureGates map[string]bool `json:"featureGates"`
+	// ConfigFile is the absolute path of --config, or empty.
+	ConfigFile string `json:"configFile,omitempty"`
+	// UnsimulatedFields lists the KubeletConfiguration fields the config file sets that the
+	// simulator accepts but does not model. The daemon logs them once at start.
+	UnsimulatedFields []string `json:"unsimulatedFields,omitempty"`
+}
+
+// GracefulShutdownEnabled reports whether SIGTERM should terminate pods before exiting:
+// the GracefulNodeShutdown gate is on and shutdownGracePeriod is positive. As upstream, a
+// zero shutdownGracePeriod (the default) disables graceful node shutdown even with the
+// gate on; the daemon then exits without stopping pods.
+func (c *Config) GracefulShutdownEnabled(gate featuregate.FeatureGate) bool {
+	return gate.Enabled(features.GracefulNodeShutdown) && c.Kubelet.ShutdownGracePeriod.Duration > 0
+}

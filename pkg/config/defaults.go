@@ -1,0 +1,166 @@
+package config
+
+import (
+	"os"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Kubelet defaults (k8s.io/kubernetes pkg/kubelet/apis/config/v1beta1/defaults.go, v1.30)
+// and the simulator's deviations from them.
+const (
+	DefaultSyncFrequency             = time.Minute
+	DefaultFileCheckFrequency        = 20 * time.Second
+	DefaultNodeStatusUpdateFrequency = 10 * time.Second
+	DefaultNodeStatusReportFrequency = 5 * time.Minute
+	DefaultNodeLeaseDurationSeconds  = 40
+	DefaultMaxPods                   = 110
+	DefaultRuntimeRequestTimeout     = 2 * time.Minute
+	// DefaultAddress deviates from upstream's 0.0.0.0: a simulator on a laptop should not
+	// listen on every interface unless asked to.
+	DefaultAddress = "127.0.0.1"
+	// DefaultReadOnlyPort applies when no config file is given: the kubelet's legacy flag
+	// default. A config file's KubeletConfiguration defaults it to 0 (disabled), as v1beta1.
+	DefaultReadOnlyPort = 10255
+)
+
+// Simulator defaults.
+const (
+	DefaultCPU                      = "4"
+	DefaultMemory                   = "8Gi"
+	DefaultEphemeralStorage         = "100Gi"
+	DefaultPIDs                     = "4194304"
+	DefaultRelistPeriod             = time.Second
+	DefaultRelistThreshold          = 3 * time.Minute
+	DefaultPLEGChannelCapacity      = 1000
+	DefaultEventedRelistPeriod      = 300 * time.Second
+	DefaultEventedRelistThreshold   = 10 * time.Minute
+	DefaultEventedMaxRetries        = 5
+	DefaultGlobalCacheUpdatePeriod  = 5 * time.Second
+	DefaultSeed                     = 1
+	DefaultInitContainerDuration    = time.Second
+	DefaultRuntimeStatusPollPeriod  = 5 * time.Second
+	defaultNodeNameWithoutAHostname = "minikubelet"
+)
+
+// DefaultEvictionHard returns the kubelet's Linux hard eviction thresholds
+// (pkg/kubelet/apis/config/v1beta1/defaults_linux.go, v1.30). There is no pid.available
+// threshold by default, as upstream.
+func DefaultEvictionHard() map[string]string {
+	return map[string]string{
+		"memory.available":  "100Mi",
+		"nodefs.available":  "10%",
+		"nodefs.inodesFree": "5%",
+		"imagefs.available": "15%",
+	}
+}
+
+// NewKubeletConfiguration returns the configuration used when no config file is given:
+// the v1beta1 defaults plus the kubelet's legacy flag defaults (readOnlyPort 10255).
+func NewKubeletConfiguration() *KubeletConfiguration {
+	kc := &KubeletConfiguration{}
+	SetKubeletDefaults(kc)
+	kc.ReadOnlyPort = DefaultReadOnlyPort
+	return kc
+}
+
+// SetKubeletDefaults fills the modelled fields of a decoded KubeletConfiguration as
+// v1beta1 defaulting does: a zero value means "default", which is why the explicit "0s"
+// entries in a kubeadm-written config file are harmless.
+func SetKubeletDefaults(kc *KubeletConfiguration) {
+	kc.APIVersion, kc.Kind = KubeletAPIVersion, KubeletKind
+	if kc.SyncFrequency.Duration == 0 {
+		kc.SyncFrequency = metav1.Duration{Duration: DefaultSyncFrequency}
+	}
+	if kc.FileCheckFrequency.Duration == 0 {
+		kc.FileCheckFrequency = metav1.Duration{Duration: DefaultFileCheckFrequency}
+	}
+	if kc.Address == "" {
+		kc.Address = DefaultAddress
+	}
+	if kc.EnableDebuggingHandlers == nil {
+		off := false
+		kc.EnableDebuggingHandlers = &off
+	}
+	// The report frequency follows an explicitly set update frequency, for compatibility
+	// with configs written before the report frequency existed (as upstream). So it must
+	// be decided before the update frequency is defaulted.
+	if kc.NodeStatusReportFrequency.Duration == 0 {
+		if kc.NodeStatusUpdateFrequency.Duration == 0 {
+			kc.NodeStatusReportFrequency = metav1.Duration{Duration: DefaultNodeStatusReportFrequency}
+		} else {
+			kc.NodeStatusReportFrequency = kc.NodeStatusUpdateFrequency
+		}
+	}
+	if kc.NodeStatusUpdateFrequency.Duration == 0 {
+		kc.NodeStatusUpdateFrequency = metav1.Duration{Duration: DefaultNodeStatusUpdateFrequency}
+	}
+	if kc.NodeLeaseDurationSeconds == 0 {
+		kc.NodeLeaseDurationSeconds = DefaultNodeLeaseDurationSeconds
+	}
+	if kc.RuntimeRequestTimeout.Duration == 0 {
+		kc.RuntimeRequestTimeout = metav1.Duration{Duration: DefaultRuntimeRequestTimeout}
+	}
+	if kc.MaxPods == 0 {
+		kc.MaxPods = DefaultMaxPods
+	}
+	// Only a missing evictionHard gets the defaults; a written one, even {}, is used as
+	// is (v1.30 does not merge the defaults into a partial map).
+	if kc.EvictionHard == nil {
+		kc.EvictionHard = DefaultEvictionHard()
+	}
+}
+
+// NewSimulatorConfiguration returns the SimulatorConfiguration defaults. NodeName is left
+// empty; Load resolves it.
+func NewSimulatorConfiguration() *SimulatorConfiguration {
+	return &SimulatorConfiguration{
+		TypeMeta: metav1.TypeMeta{APIVersion: SimulatorAPIVersion, Kind: SimulatorKind},
+		Machine: MachineConfiguration{
+			CPU:              resource.MustParse(DefaultCPU),
+			Memory:           resource.MustParse(DefaultMemory),
+			EphemeralStorage: resource.MustParse(DefaultEphemeralStorage),
+			PIDs:             resource.MustParse(DefaultPIDs),
+		},
+		PLEG: PLEGConfiguration{
+			RelistPeriod:    metav1.Duration{Duration: DefaultRelistPeriod},
+			RelistThreshold: metav1.Duration{Duration: DefaultRelistThreshold},
+			ChannelCapacity: DefaultPLEGChannelCapacity,
+		},
+		EventedPLEG: EventedPLEGConfiguration{
+			RelistPeriod:            metav1.Duration{Duration: DefaultEventedRelistPeriod},
+			RelistThreshold:         metav1.Duration{Duration: DefaultEventedRelistThreshold},
+			MaxRetries:              DefaultEventedMaxRetries,
+			GlobalCacheUpdatePeriod: metav1.Duration{Duration: DefaultGlobalCacheUpdatePeriod},
+		},
+		Runtime: RuntimeConfiguration{
+			Seed:                  DefaultSeed,
+			InitContainerDuration: metav1.Duration{Duration: DefaultInitContainerDuration},
+			StatusPollPeriod:      metav1.Duration{Duration: DefaultRuntimeStatusPollPeriod},
+		},
+	}
+}
+
+// hostnameFunc is os.Hostname, replaceable in tests.
+var hostnameFunc = os.Hostname
+
+// resolveNodeName returns the node name as the kubelet derives it: the override if set,
+// else the configured name, else the host name; trimmed and lower-cased.
+func resolveNodeName(override, configured string) string {
+	name := strings.TrimSpace(override)
+	if name == "" {
+		name = strings.TrimSpace(configured)
+	}
+	if name == "" {
+		if h, err := hostnameFunc(); err == nil {
+			name = strings.TrimSpace(h)
+		}
+	}
+	if name == "" {
+		name = defaultNodeNameWithoutAHostname
+	}
+	return strings.ToLower(name)
+}

@@ -1,0 +1,157 @@
+package config
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/pflag"
+)
+
+// Flag names; those the kubelet has are named like the kubelet's.
+const (
+	flagConfig                    = "config"
+	flagFeatureGates              = "feature-gates"
+	flagPodManifestPath           = "pod-manifest-path"
+	flagHostnameOverride          = "hostname-override"
+	flagSyncFrequency             = "sync-frequency"
+	flagFileCheckFrequency        = "file-check-frequency"
+	flagNodeStatusUpdateFrequency = "node-status-update-frequency"
+	flagMaxPods                   = "max-pods"
+	flagAddress                   = "address"
+	flagReadOnlyPort              = "read-only-port"
+	flagEnableDebuggingHandlers   = "enable-debugging-handlers"
+	flagRelistPeriod              = "relist-period"
+	flagRelistThreshold           = "relist-threshold"
+	flagMetricsPrefix             = "metrics-prefix"
+	flagSeed                      = "seed"
+)
+
+// commandLine holds the values only flags can set (upstream's KubeletFlags).
+type commandLine struct {
+	configFile       string
+	hostnameOverride string
+}
+
+// NewFlagSet returns the daemon's flags bound to throwaway defaults, for help output. The
+// --feature-gates usage lists knownFeatures (FeatureGate.KnownFeatures()).
+func NewFlagSet(name string, knownFeatures []string) *pflag.FlagSet {
+	fs := pflag.NewFlagSet(name, pflag.ContinueOnError)
+	addFlags(fs, &commandLine{}, NewKubeletConfiguration(), NewSimulatorConfiguration(), knownFeatures)
+	return fs
+}
+
+// addFlags registers every flag on fs, writing into cl, kc and sc. Defaults shown are the
+// current values of kc and sc.
+func addFlags(fs *pflag.FlagSet, cl *commandLine, kc *KubeletConfiguration, sc *SimulatorConfiguration, knownFeatures []string) {
+	fs.StringVar(&cl.configFile, flagConfig, cl.configFile,
+		"The daemon will load its initial configuration from this file: a multi-document YAML with a "+
+			"kubelet.config.k8s.io/v1beta1 KubeletConfiguration and/or a minikubelet.io/v1alpha1 SimulatorConfiguration. "+
+			"Relative paths start at the current working directory. Command-line flags override configuration from this file.")
+	fs.Var(&mapStringBool{m: &kc.FeatureGates}, flagFeatureGates,
+		"A set of key=value pairs that describe feature gates for alpha/experimental features. Options are:\n"+
+			strings.Join(knownFeatures, "\n"))
+	fs.StringVar(&kc.StaticPodPath, flagPodManifestPath, kc.StaticPodPath,
+		"Path to the directory containing static pod files to run, or the path to a single static pod file. Files starting with dots will be ignored. (kubeletConfiguration.staticPodPath)")
+	fs.StringVar(&cl.hostnameOverride, flagHostnameOverride, cl.hostnameOverride,
+		"If non-empty, will use this string as identification instead of the actual hostname. (overrides simulatorConfiguration.nodeName)")
+	fs.DurationVar(&kc.SyncFrequency.Duration, flagSyncFrequency, kc.SyncFrequency.Duration,
+		"Max period between synchronizing running containers and config. (kubeletConfiguration.syncFrequency)")
+	fs.DurationVar(&kc.FileCheckFrequency.Duration, flagFileCheckFrequency, kc.FileCheckFrequency.Duration,
+		"Duration between checking config files for new data. (kubeletConfiguration.fileCheckFrequency)")
+	fs.DurationVar(&kc.NodeStatusUpdateFrequency.Duration, flagNodeStatusUpdateFrequency, kc.NodeStatusUpdateFrequency.Duration,
+		"Specifies how often the daemon computes node status and posts it when it changed. (kubeletConfiguration.nodeStatusUpdateFrequency)")
+	fs.Int32Var(&kc.MaxPods, flagMaxPods, kc.MaxPods,
+		"Number of Pods that can run on this node. (kubeletConfiguration.maxPods)")
+	fs.StringVar(&kc.Address, flagAddress, kc.Address,
+		"The IP address for the HTTP servers to serve on (set to '0.0.0.0' or '::' for listening on all interfaces). (kubeletConfiguration.address)")
+	fs.Int32Var(&kc.ReadOnlyPort, flagReadOnlyPort, kc.ReadOnlyPort,
+		"The read-only port to serve on with no authentication/authorization (set to 0 to disable). The default applies without --config; a config file that leaves kubeletConfiguration.readOnlyPort unset disables the port, as v1beta1 does.")
+	fs.Var(&boolPtrValue{p: &kc.EnableDebuggingHandlers}, flagEnableDebuggingHandlers,
+		"Enables the fault-injection HTTP handlers. Off by default, unlike the kubelet's debugging handlers. (kubeletConfiguration.enableDebuggingHandlers)")
+	fs.Lookup(flagEnableDebuggingHandlers).NoOptDefVal = "true"
+
+	fs.DurationVar(&sc.PLEG.RelistPeriod.Duration, flagRelistPeriod, sc.PLEG.RelistPeriod.Duration,
+		"Period of the generic PLEG's relist. (simulatorConfiguration.pleg.relistPeriod)")
+	fs.DurationVar(&sc.PLEG.RelistThreshold.Duration, flagRelistThreshold, sc.PLEG.RelistThreshold.Duration,
+		"Time without a successful relist after which the PLEG health check fails. (simulatorConfiguration.pleg.relistThreshold)")
+	fs.StringVar(&sc.MetricsPrefix, flagMetricsPrefix, sc.MetricsPrefix,
+		"Prefix of every metric name (\"kubelet_\" gives the kubelet's names). (simulatorConfiguration.metricsPrefix)")
+	fs.Int64Var(&sc.Runtime.Seed, flagSeed, sc.Runtime.Seed,
+		"Seed of the fake runtime's random choices. (simulatorConfiguration.runtime.seed)")
+}
+
+// mapStringBool is the --feature-gates value, with the semantics of component-base's
+// cliflag.MapStringBool: the first Set of a parse replaces the map (so file values do not
+// leak into the flag's view), later ones add to it, so repeated flags accumulate.
+type mapStringBool struct {
+	m           *map[string]bool
+	initialized bool
+}
+
+func (v *mapStringBool) String() string {
+	if v.m == nil || *v.m == nil {
+		return ""
+	}
+	pairs := make([]string, 0, len(*v.m))
+	for k, b := range *v.m {
+		pairs = append(pairs, fmt.Sprintf("%s=%t", k, b))
+	}
+	sort.Strings(pairs)
+	return strings.Join(pairs, ",")
+}
+
+func (v *mapStringBool) Set(value string) error {
+	if !v.initialized || *v.m == nil {
+		*v.m = make(map[string]bool)
+		v.initialized = true
+	}
+	for _, s := range strings.Split(value, ",") {
+		if s == "" {
+			continue
+		}
+		k, raw, ok := strings.Cut(s, "=")
+		if !ok {
+			return fmt.Errorf("malformed pair, expect string=bool")
+		}
+		k, raw = strings.TrimSpace(k), strings.TrimSpace(raw)
+		b, err := strconv.ParseBool(raw)
+		if err != nil {
+			return fmt.Errorf("invalid value of %s: %s, err: %v", k, raw, err)
+		}
+		(*v.m)[k] = b
+	}
+	return nil
+}
+
+func (v *mapStringBool) Type() string { return "mapStringBool" }
+
+// boolPtrValue sets a *bool field, so that "not set" stays distinguishable.
+type boolPtrValue struct{ p **bool }
+
+func (v *boolPtrValue) String() string {
+	if v.p == nil || *v.p == nil {
+		return "false"
+	}
+	return strconv.FormatBool(**v.p)
+}
+
+func (v *boolPtrValue) Set(s string) error {
+	b, err := strconv.ParseBool(s)
+	if err != nil {
+		return err
+	}
+	*v.p = &b
+	return nil
+}
+
+func (v *boolPtrValue) Type() string { return "bool" }
+
+// noOpValue stands in for global flags (klog's) in the second parse, so they are accepted
+// but not applied twice.
+type noOpValue struct{ typ string }
+
+func (noOpValue) String() string   { return "" }
+func (noOpValue) Set(string) error { return nil }
+func (v noOpValue) Type() string   { return v.typ }

@@ -1,0 +1,170 @@
+package config
+
+import (
+	"encoding/json"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// KubeletConfiguration is kubelet.config.k8s.io/v1beta1 KubeletConfiguration as of v1.30.
+// The fields the simulator models are typed; every other upstream field is accepted as raw
+// JSON so that a configuration file taken from a real node loads, and is reported once as
+// not simulated. The JSON field names equal upstream's (a test compares them with
+// k8s.io/kubelet/config/v1beta1).
+type KubeletConfiguration struct {
+	metav1.TypeMeta `json:",inline"`
+
+	// Modelled fields.
+
+	// StaticPodPath is the directory (or single file) of static pod manifests; empty disables the
+	// file source. A relative path is resolved against the config file's directory, as upstream.
+	StaticPodPath string `json:"staticPodPath,omitempty"`
+	// SyncFrequency is the resync period of a pod worker after a successful sync (with 0.5
+	// jitter). Default 1m.
+	SyncFrequency metav1.Duration `json:"syncFrequency,omitempty"`
+	// FileCheckFrequency is the polling period of the static pod directory (fsnotify events come
+	// in between). Default 20s.
+	FileCheckFrequency metav1.Duration `json:"fileCheckFrequency,omitempty"`
+	// Address is the IP the HTTP servers bind to. Default 127.0.0.1 (upstream: 0.0.0.0).
+	Address string `json:"address,omitempty"`
+	// ReadOnlyPort is the unauthenticated read-only HTTP port; 0 disables it. Default 10255
+	// without --config and 0 (disabled) with one, as upstream.
+	ReadOnlyPort int32 `json:"readOnlyPort,omitempty"`
+	// EnableDebuggingHandlers enables the simulator's fault-injection HTTP handlers (upstream:
+	// logs/exec/attach/port-forward). Default false, unlike upstream's true, because these
+	// handlers change the node.
+	EnableDebuggingHandlers *bool `json:"enableDebuggingHandlers,omitempty"`
+	// NodeStatusUpdateFrequency is how often node status is computed (and posted when it changed).
+	// Default 10s.
+	NodeStatusUpdateFrequency metav1.Duration `json:"nodeStatusUpdateFrequency,omitempty"`
+	// NodeStatusReportFrequency is how often an unchanged node status is posted anyway. Default
+	// 5m, or nodeStatusUpdateFrequency when only that was set.
+	NodeStatusReportFrequency metav1.Duration `json:"nodeStatusReportFrequency,omitempty"`
+	// NodeLeaseDurationSeconds is the node Lease duration; it is renewed every quarter of it.
+	// Default 40.
+	NodeLeaseDurationSeconds int32 `json:"nodeLeaseDurationSeconds,omitempty"`
+	// RuntimeRequestTimeout bounds every runtime call (a hang fault ends there). Default 2m.
+	RuntimeRequestTimeout metav1.Duration `json:"runtimeRequestTimeout,omitempty"`
+	// MaxPods is the number of pods admitted on the node. Default 110.
+	MaxPods int32 `json:"maxPods,omitempty"`
+	// EvictionHard maps eviction signals to thresholds (quantity or percentage). Unset: the
+	// upstream Linux defaults; set: exactly these (no merge with the defaults, as in v1.30).
+	EvictionHard map[string]string `json:"evictionHard,omitempty"`
+	// FeatureGates sets gates by name; merged per key with --feature-gates (the flag wins on the
+	// same key).
+	FeatureGates map[string]bool `json:"featureGates,omitempty"`
+	// SystemReserved is subtracted from capacity for allocatable (cpu, memory, ephemeral-storage,
+	// pid).
+	SystemReserved map[string]string `json:"systemReserved,omitempty"`
+	// KubeReserved is subtracted from capacity for allocatable (cpu, memory, ephemeral-storage, pid).
+	KubeReserved map[string]string `json:"kubeReserved,omitempty"`
+	// ShutdownGracePeriod is the total time pods get on SIGTERM with GracefulNodeShutdown on; 0
+	// (the default) disables graceful shutdown, as upstream.
+	ShutdownGracePeriod metav1.Duration `json:"shutdownGracePeriod,omitempty"`
+	// ShutdownGracePeriodCriticalPods is the part of ShutdownGracePeriod kept for critical pods,
+	// which stop last. Default 0.
+	ShutdownGracePeriodCriticalPods metav1.Duration `json:"shutdownGracePeriodCriticalPods,omitempty"`
+
+	// Accepted and not simulated. Their content is kept verbatim (it shows in /configz) but
+	// is not checked beyond being JSON.
+
+	EnableServer                              json.RawMessage `json:"enableServer,omitempty"`
+	PodLogsDir                                json.RawMessage `json:"podLogsDir,omitempty"`
+	HTTPCheckFrequency                        json.RawMessage `json:"httpCheckFrequency,omitempty"`
+	StaticPodURL                              json.RawMessage `json:"staticPodURL,omitempty"`
+	StaticPodURLHeader                        json.RawMessage `json:"staticPodURLHeader,omitempty"`
+	Port                                      json.RawMessage `json:"port,omitempty"`
+	TLSCertFile                               json.RawMessage `json:"tlsCertFile,omitempty"`
+	TLSPrivateKeyFile                         json.RawMessage `json:"tlsPrivateKeyFile,omitempty"`
+	TLSCipherSuites                           json.RawMessage `json:"tlsCipherSuites,omitempty"`
+	TLSMinVersion                             json.RawMessage `json:"tlsMinVersion,omitempty"`
+	RotateCertificates                        json.RawMessage `json:"rotateCertificates,omitempty"`
+	ServerTLSBootstrap                        json.RawMessage `json:"serverTLSBootstrap,omitempty"`
+	Authentication                            json.RawMessage `json:"authentication,omitempty"`
+	Authorization                             json.RawMessage `json:"authorization,omitempty"`
+	RegistryPullQPS                           json.RawMessage `json:"registryPullQPS,omitempty"`
+	RegistryBurst                             json.RawMessage `json:"registryBurst,omitempty"`
+	EventRecordQPS                            json.RawMessage `json:"eventRecordQPS,omitempty"`
+	EventBurst                                json.RawMessage `json:"eventBurst,omitempty"`
+	EnableContentionProfiling                 json.RawMessage `json:"enableContentionProfiling,omitempty"`
+	HealthzPort                               json.RawMessage `json:"healthzPort,omitempty"`
+	HealthzBindAddress                        json.RawMessage `json:"healthzBindAddress,omitempty"`
+	OOMScoreAdj                               json.RawMessage `json:"oomScoreAdj,omitempty"`
+	ClusterDomain                             json.RawMessage `json:"clusterDomain,omitempty"`
+	ClusterDNS                                json.RawMessage `json:"clusterDNS,omitempty"`
+	StreamingConnectionIdleTimeout            json.RawMessage `json:"streamingConnectionIdleTimeout,omitempty"`
+	ImageMinimumGCAge                         json.RawMessage `json:"imageMinimumGCAge,omitempty"`
+	ImageMaximumGCAge                         json.RawMessage `json:"imageMaximumGCAge,omitempty"`
+	ImageGCHighThresholdPercent               json.RawMessage `json:"imageGCHighThresholdPercent,omitempty"`
+	ImageGCLowThresholdPercent                json.RawMessage `json:"imageGCLowThresholdPercent,omitempty"`
+	VolumeStatsAggPeriod                      json.RawMessage `json:"volumeStatsAggPeriod,omitempty"`
+	KubeletCgroups                            json.RawMessage `json:"kubeletCgroups,omitempty"`
+	SystemCgroups                             json.RawMessage `json:"systemCgroups,omitempty"`
+	CgroupRoot                                json.RawMessage `json:"cgroupRoot,omitempty"`
+	CgroupsPerQOS                             json.RawMessage `json:"cgroupsPerQOS,omitempty"`
+	CgroupDriver                              json.RawMessage `json:"cgroupDriver,omitempty"`
+	CPUManagerPolicy                          json.RawMessage `json:"cpuManagerPolicy,omitempty"`
+	CPUManagerPolicyOptions                   json.RawMessage `json:"cpuManagerPolicyOptions,omitempty"`
+	CPUManagerReconcilePeriod                 json.RawMessage `json:"cpuManagerReconcilePeriod,omitempty"`
+	MemoryManagerPolicy                       json.RawMessage `json:"memoryManagerPolicy,omitempty"`
+	TopologyManagerPolicy                     json.RawMessage `json:"topologyManagerPolicy,omitempty"`
+	TopologyManagerScope                      json.RawMessage `json:"topologyManagerScope,omitempty"`
+	TopologyManagerPolicyOptions              json.RawMessage `json:"topologyManagerPolicyOptions,omitempty"`
+	QOSReserved                               json.RawMessage `json:"qosReserved,omitempty"`
+	HairpinMode                               json.RawMessage `json:"hairpinMode,omitempty"`
+	PodCIDR                                   json.RawMessage `json:"podCIDR,omitempty"`
+	PodPidsLimit                              json.RawMessage `json:"podPidsLimit,omitempty"`
+	ResolverConfig                            json.RawMessage `json:"resolvConf,omitempty"`
+	RunOnce                                   json.RawMessage `json:"runOnce,omitempty"`
+	CPUCFSQuota                               json.RawMessage `json:"cpuCFSQuota,omitempty"`
+	CPUCFSQuotaPeriod                         json.RawMessage `json:"cpuCFSQuotaPeriod,omitempty"`
+	NodeStatusMaxImages                       json.RawMessage `json:"nodeStatusMaxImages,omitempty"`
+	MaxOpenFiles                              json.RawMessage `json:"maxOpenFiles,omitempty"`
+	ContentType                               json.RawMessage `json:"contentType,omitempty"`
+	KubeAPIQPS                                json.RawMessage `json:"kubeAPIQPS,omitempty"`
+	KubeAPIBurst                              json.RawMessage `json:"kubeAPIBurst,omitempty"`
+	SerializeImagePulls                       json.RawMessage `json:"serializeImagePulls,omitempty"`
+	MaxParallelImagePulls                     json.RawMessage `json:"maxParallelImagePulls,omitempty"`
+	EvictionSoft                              json.RawMessage `json:"evictionSoft,omitempty"`
+	EvictionSoftGracePeriod                   json.RawMessage `json:"evictionSoftGracePeriod,omitempty"`
+	EvictionPressureTransitionPeriod          json.RawMessage `json:"evictionPressureTransitionPeriod,omitempty"`
+	EvictionMaxPodGracePeriod                 json.RawMessage `json:"evictionMaxPodGracePeriod,omitempty"`
+	EvictionMinimumReclaim                    json.RawMessage `json:"evictionMinimumReclaim,omitempty"`
+	PodsPerCore                               json.RawMessage `json:"podsPerCore,omitempty"`
+	EnableControllerAttachDetach              json.RawMessage `json:"enableControllerAttachDetach,omitempty"`
+	ProtectKernelDefaults                     json.RawMessage `json:"protectKernelDefaults,omitempty"`
+	MakeIPTablesUtilChains                    json.RawMessage `json:"makeIPTablesUtilChains,omitempty"`
+	IPTablesMasqueradeBit                     json.RawMessage `json:"iptablesMasqueradeBit,omitempty"`
+	IPTablesDropBit                           json.RawMessage `json:"iptablesDropBit,omitempty"`
+	FailSwapOn                                json.RawMessage `json:"failSwapOn,omitempty"`
+	MemorySwap                                json.RawMessage `json:"memorySwap,omitempty"`
+	ContainerLogMaxSize                       json.RawMessage `json:"containerLogMaxSize,omitempty"`
+	ContainerLogMaxFiles                      json.RawMessage `json:"containerLogMaxFiles,omitempty"`
+	ContainerLogMaxWorkers                    json.RawMessage `json:"containerLogMaxWorkers,omitempty"`
+	ContainerLogMonitorInterval               json.RawMessage `json:"containerLogMonitorInterval,omitempty"`
+	ConfigMapAndSecretChangeDetectionStrategy json.RawMessage `json:"configMapAndSecretChangeDetectionStrategy,omitempty"`
+	ReservedSystemCPUs                        json.RawMessage `json:"reservedSystemCPUs,omitempty"`
+	ShowHiddenMetricsForVersion               json.RawMessage `json:"showHiddenMetricsForVersion,omitempty"`
+	SystemReservedCgroup                      json.RawMessage `json:"systemReservedCgroup,omitempty"`
+	KubeReservedCgroup                        json.RawMessage `json:"kubeReservedCgroup,omitempty"`
+	EnforceNodeAllocatable                    json.RawMessage `json:"enforceNodeAllocatable,omitempty"`
+	AllowedUnsafeSysctls                      json.RawMessage `json:"allowedUnsafeSysctls,omitempty"`
+	VolumePluginDir                           json.RawMessage `json:"volumePluginDir,omitempty"`
+	ProviderID                                json.RawMessage `json:"providerID,omitempty"`
+	KernelMemcgNotification                   json.RawMessage `json:"kernelMemcgNotification,omitempty"`
+	Logging                                   json.RawMessage `json:"logging,omitempty"`
+	EnableSystemLogHandler                    json.RawMessage `json:"enableSystemLogHandler,omitempty"`
+	EnableSystemLogQuery                      json.RawMessage `json:"enableSystemLogQuery,omitempty"`
+	ShutdownGracePeriodByPodPriority          json.RawMessage `json:"shutdownGracePeriodByPodPriority,omitempty"`
+	ReservedMemory                            json.RawMessage `json:"reservedMemory,omitempty"`
+	EnableProfilingHandler                    json.RawMessage `json:"enableProfilingHandler,omitempty"`
+	EnableDebugFlagsHandler                   json.RawMessage `json:"enableDebugFlagsHandler,omitempty"`
+	SeccompDefault                            json.RawMessage `json:"seccompDefault,omitempty"`
+	MemoryThrottlingFactor                    json.RawMessage `json:"memoryThrottlingFactor,omitempty"`
+	RegisterWithTaints                        json.RawMessage `json:"registerWithTaints,omitempty"`
+	RegisterNode                              json.RawMessage `json:"registerNode,omitempty"`
+	Tracing                                   json.RawMessage `json:"tracing,omitempty"`
+	LocalStorageCapacityIsolation             json.RawMessage `json:"localStorageCapacityIsolation,omitempty"`
+	ContainerRuntimeEndpoint                  json.RawMessage `json:"containerRuntimeEndpoint,omitempty"`
+	ImageServiceEndpoint                      json.RawMessage `json:"imageServiceEndpoint,omitempty"`
+}

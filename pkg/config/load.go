@@ -1,0 +1,218 @@
+package config
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/minikubelet/minikubelet/pkg/featuregate"
+)
+
+// Load builds the effective configuration from the command-line arguments (without the
+// program name) exactly as the kubelet orders its sources (cmd/kubelet/app/server.go):
+//
+//  1. parse the flags over the built-in defaults and apply --feature-gates to gate;
+//  2. if --config is given, load the file (its KubeletConfiguration with v1beta1
+//     defaulting, its SimulatorConfiguration over the defaults);
+//  3. parse the same arguments again over the loaded configuration, so every flag given
+//     wins over the file (kubeletConfigFlagPrecedence);
+//  4. put back every featureGates key of the file that no --feature-gates flag set (the
+//     flag wins on a key both set; repeated --feature-gates flags accumulate), and apply
+//     the merged map to gate with SetFromMap;
+//  5. validate everything, returning every problem at once.
+//
+// gate is changed (steps 1 and 4) even when a later step fails, as in the kubelet; pass
+// a fresh gate (features.NewFeatureGate) where that matters. globals, if not nil, holds
+// global flags (klog's -v) parsed in step 1 and ignored in step 3. A -h/--help argument
+// returns an error wrapping pflag.ErrHelp.
+func Load(args []string, gate featuregate.MutableFeatureGate, globals *pflag.FlagSet) (*Config, error) {
+	known := gate.KnownFeatures()
+	kc, sc := NewKubeletConfiguration(), NewSimulatorConfiguration()
+	var cl commandLine
+
+	fs := pflag.NewFlagSet("minikubelet", pflag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	addFlags(fs, &cl, kc, sc, known)
+	if globals != nil {
+		fs.AddFlagSet(globals)
+	}
+	if err := fs.Parse(args); err != nil {
+		return nil, fmt.Errorf("parse flags: %w", err)
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unknown command %q", fs.Arg(0))
+	}
+	flagGates := copyGates(kc.FeatureGates)
+	if err := gate.SetFromMap(kc.FeatureGates); err != nil {
+		return nil, fmt.Errorf("invalid --%s: %w", flagFeatureGates, err)
+	}
+
+	cfg := &Config{}
+	prov := &provenance{}
+	final := fs
+	if cl.configFile != "" {
+		file, err := LoadFile(cl.configFile)
+		if err != nil {
+			return nil, err
+		}
+		cfg.ConfigFile, prov.file, prov.filePaths = file.Path, file.Path, file.setPaths
+		if file.Kubelet != nil {
+			kc = file.Kubelet
+			unknown, err := dropUpstreamOnlyGates(kc, gate, file.Path)
+			if err != nil {
+				return nil, err
+			}
+			cfg.UnsimulatedFields = append(file.UnsimulatedFields, unknown...)
+			sort.Strings(cfg.UnsimulatedFields)
+		}
+		if file.Simulator != nil {
+			sc = file.Simulator
+		}
+		if final, err = flagPrecedence(args, kc, sc, known, globals); err != nil {
+			return nil, fmt.Errorf("parse flags over config file %s: %w", file.Path, err)
+		}
+		if err := gate.SetFromMap(kc.FeatureGates); err != nil {
+			return nil, featureGatesError(err, gate, kc.FeatureGates, flagGates, file.Path)
+		}
+	}
+
+	sc.NodeName = resolveNodeName(cl.hostnameOverride, sc.NodeName)
+	prov.changedFlags = map[string]bool{}
+	final.Visit(func(f *pflag.Flag) { prov.changedFlags[f.Name] = true })
+
+	if err := validate(kc, sc, gate, prov); err != nil {
+		return nil, err
+	}
+	cfg.Kubelet, cfg.Simulator = *kc, *sc
+	cfg.FeatureGates = copyGates(kc.FeatureGates)
+	if cfg.FeatureGates == nil {
+		cfg.FeatureGates = map[string]bool{}
+	}
+	return cfg, nil
+}
+
+// flagPrecedence re-parses args over the loaded kc and sc and merges the feature gates
+// (upstream kubeletConfigFlagPrecedence). A fresh flag set is used because some values
+// (--feature-gates) accumulate across Set calls; global flags are accepted but not
+// applied again. It returns the flag set, to tell which flags were given.
+func flagPrecedence(args []string, kc *KubeletConfiguration, sc *SimulatorConfiguration, known []string, globals *pflag.FlagSet) (*pflag.FlagSet, error) {
+	fs := pflag.NewFlagSet("minikubelet", pflag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	addFlags(fs, &commandLine{}, kc, sc, known)
+	if globals != nil {
+		globals.VisitAll(func(f *pflag.Flag) {
+			fs.VarP(noOpValue{typ: f.Value.Type()}, f.Name, f.Shorthand, f.Usage)
+			fs.Lookup(f.Name).NoOptDefVal = f.NoOptDefVal
+		})
+	}
+	original := kc.FeatureGates
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	// A --feature-gates flag replaced the map; put back the file's keys it did not set.
+	if kc.FeatureGates == nil && len(original) > 0 {
+		kc.FeatureGates = map[string]bool{}
+	}
+	for k, v := range original {
+		if _, ok := kc.FeatureGates[k]; !ok {
+			kc.FeatureGates[k] = v
+		}
+	}
+	return fs, nil
+}
+
+func copyGates(m map[string]bool) map[string]bool {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]bool, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+// featureGatesError explains a failed SetFromMap of the merged gates. The flag keys were
+// accepted in step 1, so the culprit is normally a key only the file sets; the error then
+// names the file's field.
+func featureGatesError(err error, gate featuregate.MutableFeatureGate, merged, flagGates map[string]bool, file string) error {
+	fileOnly := map[string]bool{}
+	for k, v := range merged {
+		if _, byFlag := flagGates[k]; !byFlag {
+			fileOnly[k] = v
+		}
+	}
+	if ferr := gate.DeepCopy().SetFromMap(fileOnly); ferr != nil {
+		return fmt.Errorf("kubeletConfiguration.featureGates (set in %s): %w", file, ferr)
+	}
+	return fmt.Errorf("set feature gates from config file %s and --%s: %w", file, flagFeatureGates, err)
+}
+
+// dropUpstreamOnlyGates removes from the file's featureGates the gates the simulator does
+// not have, and returns them as "featureGates.<name>" for the not-simulated warning. A
+// config file from a real node names upstream kubelet gates (RotateKubeletServerCertificate,
+// ...); the real kubelet knew them, so they are not typos, and rejecting them would stop
+// such a file from loading. A name that looks like one of the simulator's gates (same
+// letters in another case, or at most two edits away) is a typo and an error. Unknown
+// names in --feature-gates stay an error, as upstream.
+func dropUpstreamOnlyGates(kc *KubeletConfiguration, gate featuregate.MutableFeatureGate, file string) ([]string, error) {
+	known := gate.GetAll()
+	var dropped []string
+	var errs []error
+	for _, name := range sortedKeys(kc.FeatureGates) {
+		if _, ok := known[featuregate.Feature(name)]; ok {
+			continue
+		}
+		if near := nearestGate(name, known); near != "" {
+			errs = append(errs, fmt.Errorf("kubeletConfiguration.featureGates (set in %s): unrecognized feature gate: %s (did you mean %s?)", file, name, near))
+			continue
+		}
+		delete(kc.FeatureGates, name)
+		dropped = append(dropped, "featureGates."+name)
+	}
+	if len(errs) > 0 {
+		return nil, &AggregateError{Errs: errs}
+	}
+	return dropped, nil
+}
+
+// nearestGate returns a registered gate name that name is probably a misspelling of, or "".
+func nearestGate(name string, known map[featuregate.Feature]featuregate.FeatureSpec) string {
+	best, bestDist := "", 3
+	for k := range known {
+		cand := string(k)
+		if strings.EqualFold(cand, name) {
+			return cand
+		}
+		if d := editDistance(strings.ToLower(cand), strings.ToLower(name)); d < bestDist || (d == bestDist && cand < best) {
+			best, bestDist = cand, d
+		}
+	}
+	return best
+}
+
+// editDistance is the Levenshtein distance of a and b.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}

@@ -1,0 +1,377 @@
+package config
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/spf13/pflag"
+	"k8s.io/klog/v2"
+
+	"github.com/minikubelet/minikubelet/pkg/featuregate"
+	"github.com/minikubelet/minikubelet/pkg/features"
+)
+
+const kubeletHead = "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n"
+const simulatorHead = "apiVersion: minikubelet.io/v1alpha1\nkind: SimulatorConfiguration\n"
+
+// writeConfig writes content to a config file in a fresh directory and returns its path.
+func writeConfig(t *testing.T, content string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "minikubelet.yaml")
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// expandArgs replaces $CONFIG in args with path.
+func expandArgs(args []string, path string) []string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		out[i] = strings.ReplaceAll(a, "$CONFIG", path)
+	}
+	return out
+}
+
+func TestLoadPrecedence(t *testing.T) {
+	tests := []struct {
+		name  string
+		file  string // config file content; "" means no file
+		args  []string
+		check func(t *testing.T, cfg *Config, gate featuregate.FeatureGate)
+	}{
+		{
+			name: "defaults without a config file",
+			check: func(t *testing.T, cfg *Config, gate featuregate.FeatureGate) {
+				kc := cfg.Kubelet
+				if kc.SyncFrequency.Duration != time.Minute || kc.FileCheckFrequency.Duration != 20*time.Second ||
+					kc.NodeStatusUpdateFrequency.Duration != 10*time.Second || kc.NodeStatusReportFrequency.Duration != 5*time.Minute ||
+					kc.NodeLeaseDurationSeconds != 40 || kc.MaxPods != 110 || kc.Address != "127.0.0.1" || kc.ReadOnlyPort != 10255 {
+					t.Errorf("defaults wrong: %+v", kc)
+				}
+				if gate.Enabled(features.EventedPLEG) || !gate.Enabled(features.GracefulNodeShutdown) {
+					t.Error("gates are not at their defaults")
+				}
+				if cfg.ConfigFile != "" || len(cfg.FeatureGates) != 0 || cfg.FeatureGates == nil {
+					t.Errorf("configFile=%q featureGates=%v, want empty", cfg.ConfigFile, cfg.FeatureGates)
+				}
+			},
+		},
+		{
+			name: "gate set in the file and overridden by a flag",
+			file: kubeletHead + "featureGates:\n  EventedPLEG: true\n",
+			args: []string{"--config=$CONFIG", "--feature-gates=EventedPLEG=false"},
+			check: func(t *testing.T, cfg *Config, gate featuregate.FeatureGate) {
+				if gate.Enabled(features.EventedPLEG) || cfg.FeatureGates["EventedPLEG"] {
+					t.Errorf("EventedPLEG on (gates %v); the flag's false must win", cfg.FeatureGates)
+				}
+			},
+		},
+		{
+			name: "flag set before --config still wins",
+			file: kubeletHead + "featureGates:\n  EventedPLEG: false\n",
+			args: []string{"--feature-gates=EventedPLEG=true", "--config", "$CONFIG"},
+			check: func(t *testing.T, cfg *Config, gate featuregate.FeatureGate) {
+				if !gate.Enabled(features.EventedPLEG) {
+					t.Error("EventedPLEG off; the flag's true must win")
+				}
+			},
+		},
+		{
+			name: "file-only key kept beside a flag key",
+			file: kubeletHead + "featureGates:\n  PodReadyToStartContainersCondition: false\n",
+			args: []string{"--config=$CONFIG", "--feature-gates=EventedPLEG=true"},
+			check: func(t *testing.T, cfg *Config, gate featuregate.FeatureGate) {
+				want := map[string]bool{"EventedPLEG": true, "PodReadyToStartContainersCondition": false}
+				if !equalGates(cfg.FeatureGates, want) || gate.Enabled(features.PodReadyToStartContainersCondition) || !gate.Enabled(features.EventedPLEG) {
+					t.Errorf("featureGates = %v, want %v", cfg.FeatureGates, want)
+				}
+			},
+		},
+		{
+			name: "repeated --feature-gates accumulate",
+			file: kubeletHead + "featureGates:\n  GracefulNodeShutdown: true\n",
+			args: []string{"--config=$CONFIG", "--feature-gates=EventedPLEG=true", "--feature-gates=GracefulNodeShutdown=false,PodReadyToStartContainersCondition=false"},
+			check: func(t *testing.T, cfg *Config, gate featuregate.FeatureGate) {
+				want := map[string]bool{"EventedPLEG": true, "GracefulNodeShutdown": false, "PodReadyToStartContainersCondition": false}
+				if !equalGates(cfg.FeatureGates, want) {
+					t.Errorf("featureGates = %v, want %v", cfg.FeatureGates, want)
+				}
+			},
+		},
+		{
+			name: "repeated --feature-gates accumulate without a file",
+			args: []string{"--feature-gates=EventedPLEG=true", "--feature-gates=GracefulNodeShutdown=false"},
+			check: func(t *testing.T, cfg *Config, gate featuregate.FeatureGate) {
+				if !gate.Enabled(features.EventedPLEG) || gate.Enabled(features.GracefulNodeShutdown) {
+					t.Errorf("featureGates = %v, want both flags applied", cfg.FeatureGates)
+				}
+			},
+		},
+		{
+			name: "flag duration overrides the file, file overrides the default",
+			file: kubeletHead + "syncFrequency: 30s\nfileCheckFrequency: 5s\nmaxPods: 20\n",
+			args: []string{"--sync-frequency=15s", "--config=$CONFIG"},
+			check: func(t *testing.T, cfg *Config, gate featuregate.FeatureGate) {
+				if cfg.Kubelet.SyncFrequency.Duration != 15*time.Second {
+					t.Errorf("syncFrequency = %v, want the flag's 15s", cfg.Kubelet.SyncFrequency.Duration)
+				}
+				if cfg.Kubelet.FileCheckFrequency.Duration != 5*time.Second || cfg.Kubelet.MaxPods != 20 {
+					t.Errorf("fileCheckFrequency = %v maxPods = %d, want the file's 5s and 20", cfg.Kubelet.FileCheckFrequency.Duration, cfg.Kubelet.MaxPods)
+				}
+			},
+		},
+		{
+			name: "read-only port: v1beta1 default 0 with a file, flag wins",
+			file: kubeletHead,
+			args: []string{"--config=$CONFIG"},
+			check: func(t *testing.T, cfg *Config, gate featuregate.FeatureGate) {
+				if cfg.Kubelet.ReadOnlyPort != 0 {
+					t.Errorf("readOnlyPort = %d, want 0", cfg.Kubelet.ReadOnlyPort)
+				}
+			},
+		},
+		{
+			name: "simulator flags override the simulator document",
+			file: simulatorHead + "pleg:\n  relistPeriod: 5s\n  relistThreshold: 1m\nmetricsPrefix: sim_\nruntime:\n  seed: 7\n",
+			args: []string{"--config=$CONFIG", "--relist-period=2s", "--metrics-prefix=kubelet_"},
+			check: func(t *testing.T, cfg *Config, gate featuregate.FeatureGate) {
+				sc := cfg.Simulator
+				if sc.PLEG.RelistPeriod.Duration != 2*time.Second || sc.MetricsPrefix != "kubelet_" {
+					t.Errorf("relistPeriod=%v metricsPrefix=%q, want the flags' 2s and kubelet_", sc.PLEG.RelistPeriod.Duration, sc.MetricsPrefix)
+				}
+				if sc.PLEG.RelistThreshold.Duration != time.Minute || sc.Runtime.Seed != 7 {
+					t.Errorf("relistThreshold=%v seed=%d, want the file's 1m and 7", sc.PLEG.RelistThreshold.Duration, sc.Runtime.Seed)
+				}
+				// No kubelet document: the kubelet part keeps the no-file defaults.
+				if cfg.Kubelet.ReadOnlyPort != DefaultReadOnlyPort {
+					t.Errorf("readOnlyPort = %d, want %d", cfg.Kubelet.ReadOnlyPort, DefaultReadOnlyPort)
+				}
+			},
+		},
+		{
+			name: "every flag reaches its field",
+			args: []string{"--pod-manifest-path=/pods", "--hostname-override=Node-A", "--sync-frequency=2m",
+				"--file-check-frequency=3s", "--node-status-update-frequency=4s", "--max-pods=5", "--address=::",
+				"--read-only-port=0", "--enable-debugging-handlers", "--relist-period=6s", "--relist-threshold=7m",
+				"--metrics-prefix=p_", "--seed=8"},
+			check: func(t *testing.T, cfg *Config, gate featuregate.FeatureGate) {
+				kc, sc := cfg.Kubelet, cfg.Simulator
+				if kc.StaticPodPath != "/pods" || kc.SyncFrequency.Duration != 2*time.Minute || kc.FileCheckFrequency.Duration != 3*time.Second ||
+					kc.NodeStatusUpdateFrequency.Duration != 4*time.Second || kc.MaxPods != 5 || kc.Address != "::" || kc.ReadOnlyPort != 0 ||
+					!*kc.EnableDebuggingHandlers {
+					t.Errorf("kubelet flags not applied: %+v", kc)
+				}
+				if sc.NodeName != "node-a" || sc.PLEG.RelistPeriod.Duration != 6*time.Second || sc.PLEG.RelistThreshold.Duration != 7*time.Minute ||
+					sc.MetricsPrefix != "p_" || sc.Runtime.Seed != 8 {
+					t.Errorf("simulator flags not applied: %+v", sc)
+				}
+			},
+		},
+		{
+			name: "hostname override wins over nodeName",
+			file: simulatorHead + "nodeName: from-file\n",
+			args: []string{"--config=$CONFIG", "--hostname-override=from-flag"},
+			check: func(t *testing.T, cfg *Config, gate featuregate.FeatureGate) {
+				if cfg.Simulator.NodeName != "from-flag" {
+					t.Errorf("nodeName = %q, want from-flag", cfg.Simulator.NodeName)
+				}
+			},
+		},
+		{
+			name: "nodeName from the file",
+			file: simulatorHead + "nodeName: from-file\n",
+			args: []string{"--config=$CONFIG"},
+			check: func(t *testing.T, cfg *Config, gate featuregate.FeatureGate) {
+				if cfg.Simulator.NodeName != "from-file" {
+					t.Errorf("nodeName = %q, want from-file", cfg.Simulator.NodeName)
+				}
+			},
+		},
+		{
+			name: "upstream-only gates in a real node's file are not simulated",
+			file: kubeletHead + "featureGates:\n  RotateKubeletServerCertificate: true\n  EventedPLEG: true\nclusterDomain: cluster.local\n",
+			args: []string{"--config=$CONFIG"},
+			check: func(t *testing.T, cfg *Config, gate featuregate.FeatureGate) {
+				want := []string{"clusterDomain", "featureGates.RotateKubeletServerCertificate"}
+				if strings.Join(cfg.UnsimulatedFields, ",") != strings.Join(want, ",") {
+					t.Errorf("unsimulated = %v, want %v", cfg.UnsimulatedFields, want)
+				}
+				if !equalGates(cfg.FeatureGates, map[string]bool{"EventedPLEG": true}) || !gate.Enabled(features.EventedPLEG) {
+					t.Errorf("featureGates = %v, want only EventedPLEG", cfg.FeatureGates)
+				}
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			hostnameFunc = func() (string, error) { return "Test-Host", nil }
+			t.Cleanup(func() { hostnameFunc = os.Hostname })
+			path := ""
+			if tt.file != "" {
+				path = writeConfig(t, tt.file)
+			}
+			gate := features.NewFeatureGate()
+			cfg, err := Load(expandArgs(tt.args, path), gate, nil)
+			if err != nil {
+				t.Fatalf("Load: %v", err)
+			}
+			if path != "" && cfg.ConfigFile != path {
+				t.Errorf("ConfigFile = %q, want %q", cfg.ConfigFile, path)
+			}
+			tt.check(t, cfg, gate)
+		})
+	}
+}
+
+func TestLoadNodeNameFallsBackToHostname(t *testing.T) {
+	hostnameFunc = func() (string, error) { return " Worker-1.Example.COM ", nil }
+	t.Cleanup(func() { hostnameFunc = os.Hostname })
+	cfg, err := Load(nil, features.NewFeatureGate(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Simulator.NodeName != "worker-1.example.com" {
+		t.Errorf("nodeName = %q, want the lower-cased host name", cfg.Simulator.NodeName)
+	}
+}
+
+func TestLoadErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		file string
+		args []string
+		want []string // substrings of the error
+	}{
+		{"unknown flag", "", []string{"--sync-frequncy=1s"}, []string{"unknown flag: --sync-frequncy"}},
+		{"malformed duration flag", "", []string{"--sync-frequency=soon"}, []string{`invalid argument "soon" for "--sync-frequency"`}},
+		{"malformed feature-gates flag", "", []string{"--feature-gates=EventedPLEG"}, []string{"--feature-gates", "malformed pair, expect string=bool"}},
+		{"unknown gate in a flag", "", []string{"--feature-gates=NoSuchGate=true"}, []string{"invalid --feature-gates", "unrecognized feature gate: NoSuchGate"}},
+		{"positional argument", "", []string{"run"}, []string{`unknown command "run"`}},
+		{"missing config file", "", []string{"--config=/nonexistent/minikubelet.yaml"}, []string{"/nonexistent/minikubelet.yaml"}},
+		{"unknown field in the file", kubeletHead + "maxPod: 3\n", []string{"--config=$CONFIG"}, []string{"$CONFIG", `unknown field "kubeletConfiguration.maxPod"`}},
+		{"locked gate off by flag", "", []string{"--feature-gates=SidecarContainers=false"},
+			[]string{"cannot set feature gate SidecarContainers to false, feature is locked to true"}},
+		{"locked gate off in the file", kubeletHead + "featureGates:\n  SidecarContainers: false\n", []string{"--config=$CONFIG"},
+			[]string{"kubeletConfiguration.featureGates (set in $CONFIG)", "cannot set feature gate SidecarContainers to false, feature is locked to true"}},
+		{"misspelt simulator gate in the file", kubeletHead + "featureGates:\n  EventedPleg: true\n", []string{"--config=$CONFIG"},
+			[]string{"kubeletConfiguration.featureGates (set in $CONFIG)", "unrecognized feature gate: EventedPleg (did you mean EventedPLEG?)"}},
+		{"invalid flag value names the flag", "", []string{"--max-pods=-1"},
+			[]string{`kubeletConfiguration.maxPods: invalid value -1 (set by --max-pods): must not be a negative number`}},
+		{"invalid file value names the file", kubeletHead + "nodeLeaseDurationSeconds: -5\n", []string{"--config=$CONFIG"},
+			[]string{`kubeletConfiguration.nodeLeaseDurationSeconds: invalid value -5 (set in $CONFIG): must be greater than 0`}},
+		{"flag zero duration is not a default", "", []string{"--sync-frequency=0s"},
+			[]string{`kubeletConfiguration.syncFrequency: invalid value "0s" (set by --sync-frequency): must be greater than 0`}},
+		{"every validation error is returned", simulatorHead + "pleg:\n  channelCapacity: 0\n", []string{"--config=$CONFIG", "--address=localhost", "--relist-period=-1s"},
+			[]string{"3 errors", `kubeletConfiguration.address: invalid value "localhost" (set by --address)`,
+				`simulatorConfiguration.pleg.relistPeriod: invalid value "-1s" (set by --relist-period)`,
+				`simulatorConfiguration.pleg.channelCapacity: invalid value 0 (set in $CONFIG): must be at least 1`}},
+		{"shutdown grace period needs the gate", kubeletHead + "shutdownGracePeriod: 30s\n", []string{"--config=$CONFIG", "--feature-gates=GracefulNodeShutdown=false"},
+			[]string{"requires feature gate GracefulNodeShutdown"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := ""
+			if tt.file != "" {
+				path = writeConfig(t, tt.file)
+			}
+			cfg, err := Load(expandArgs(tt.args, path), features.NewFeatureGate(), nil)
+			if err == nil {
+				t.Fatalf("Load succeeded (%+v), want an error", cfg)
+			}
+			for _, w := range tt.want {
+				w = strings.ReplaceAll(w, "$CONFIG", path)
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error lacks %q:\n%v", w, err)
+				}
+			}
+		})
+	}
+}
+
+func TestLoadHelp(t *testing.T) {
+	for _, arg := range []string{"-h", "--help"} {
+		if _, err := Load([]string{arg}, features.NewFeatureGate(), nil); !errors.Is(err, pflag.ErrHelp) {
+			t.Errorf("Load(%s) = %v, want pflag.ErrHelp", arg, err)
+		}
+	}
+}
+
+// TestLoadGlobalFlagsParsedOnce checks that a global flag (klog's -v in the daemon) is
+// applied in the first parse and accepted but not applied again over the config file.
+func TestLoadGlobalFlagsParsedOnce(t *testing.T) {
+	var sets []string
+	globals := pflag.NewFlagSet("globals", pflag.ContinueOnError)
+	globals.VarP(recorder{&sets}, "v", "v", "verbosity")
+	path := writeConfig(t, kubeletHead)
+	if _, err := Load([]string{"-v=4", "--config=" + path}, features.NewFeatureGate(), globals); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(sets, ",") != "4" {
+		t.Errorf("global flag set %v, want exactly once with 4", sets)
+	}
+}
+
+type recorder struct{ sets *[]string }
+
+func (r recorder) String() string     { return "" }
+func (r recorder) Set(s string) error { *r.sets = append(*r.sets, s); return nil }
+func (r recorder) Type() string       { return "level" }
+
+// TestLoadWarnsOnGAGate checks the upstream warning when a GA gate is set (to its locked
+// value, which is allowed).
+func TestLoadWarnsOnGAGate(t *testing.T) {
+	var buf bytes.Buffer
+	klog.LogToStderr(false)
+	klog.SetOutput(&buf)
+	t.Cleanup(func() {
+		klog.SetOutput(os.Stderr)
+		klog.LogToStderr(true)
+	})
+	path := writeConfig(t, kubeletHead+"featureGates:\n  SidecarContainers: true\n")
+	if _, err := Load([]string{"--config=" + path}, features.NewFeatureGate(), nil); err != nil {
+		t.Fatal(err)
+	}
+	klog.Flush()
+	const want = "Setting GA feature gate SidecarContainers=true. It will be removed in a future release."
+	if !strings.Contains(buf.String(), want) {
+		t.Errorf("log lacks %q:\n%s", want, buf.String())
+	}
+}
+
+func TestLoadDoesNotShareStateBetweenCalls(t *testing.T) {
+	gate := features.NewFeatureGate()
+	path := writeConfig(t, kubeletHead+"featureGates:\n  EventedPLEG: true\n")
+	first, err := Load([]string{"--config=" + path}, gate, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first.FeatureGates["EventedPLEG"] = false // a consumer mutating its copy
+	second, err := Load([]string{"--config=" + path}, features.NewFeatureGate(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !second.FeatureGates["EventedPLEG"] {
+		t.Error("a mutation of one Load result leaked into the next")
+	}
+	if !gate.Enabled(features.EventedPLEG) {
+		t.Error("mutating Config.FeatureGates changed the gate")
+	}
+}
+
+func equalGates(a, b map[string]bool) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if w, ok := b[k]; !ok || w != v {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,101 @@
+package config
+
+import (
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/minikubelet/minikubelet/pkg/runtime/fault"
+)
+
+// API versions and kinds of the documents a config file may hold.
+const (
+	KubeletAPIVersion   = "kubelet.config.k8s.io/v1beta1"
+	KubeletKind         = "KubeletConfiguration"
+	SimulatorAPIVersion = "minikubelet.io/v1alpha1"
+	SimulatorKind       = "SimulatorConfiguration"
+)
+
+// SimulatorConfiguration (minikubelet.io/v1alpha1) holds what a KubeletConfiguration cannot:
+// the simulated machine, the PLEG tuning the kubelet hard-codes, the fake runtime and the
+// metrics naming. Fields left out of the document keep their defaults; a field written
+// with a zero or invalid value is an error.
+type SimulatorConfiguration struct {
+	metav1.TypeMeta `json:",inline"`
+
+	// NodeName is the node's name. --hostname-override wins over it; when both are empty
+	// the host name is used, lower-cased, as upstream.
+	NodeName string `json:"nodeName,omitempty"`
+	// Machine is the node's capacity.
+	Machine MachineConfiguration `json:"machine"`
+	// PLEG tunes the generic (relisting) PLEG.
+	PLEG PLEGConfiguration `json:"pleg"`
+	// EventedPLEG tunes the evented PLEG, used when the EventedPLEG gate is on.
+	EventedPLEG EventedPLEGConfiguration `json:"eventedPLEG"`
+	// Runtime configures the in-memory container runtime.
+	Runtime RuntimeConfiguration `json:"runtime"`
+	// MetricsPrefix is put before every metric name except kubernetes_feature_enabled.
+	// "kubelet_" gives the real kubelet's names, so its dashboards and alerts work as is.
+	// Default "".
+	MetricsPrefix string `json:"metricsPrefix"`
+}
+
+// MachineConfiguration is the simulated machine's capacity.
+type MachineConfiguration struct {
+	// CPU is the number of cores (node capacity "cpu"). Default 4.
+	CPU resource.Quantity `json:"cpu"`
+	// Memory is the node's memory (capacity "memory"). Default 8Gi.
+	Memory resource.Quantity `json:"memory"`
+	// EphemeralStorage is the node file system size (capacity "ephemeral-storage").
+	// Default 100Gi.
+	EphemeralStorage resource.Quantity `json:"ephemeralStorage"`
+	// PIDs is the number of process IDs (the pid.available eviction signal and the "pid"
+	// reservation work against it). Default 4194304, the 64-bit Linux pid_max.
+	PIDs resource.Quantity `json:"pids"`
+}
+
+// PLEGConfiguration tunes the generic PLEG (upstream constants in pkg/kubelet/kubelet.go).
+type PLEGConfiguration struct {
+	// RelistPeriod is the period between relists. Default 1s.
+	RelistPeriod metav1.Duration `json:"relistPeriod"`
+	// RelistThreshold is how long without a successful relist before the PLEG health check
+	// fails ("pleg was last seen active ... ago"). Default 3m.
+	RelistThreshold metav1.Duration `json:"relistThreshold"`
+	// ChannelCapacity is the size of the event channel; events that do not fit are
+	// discarded. Default 1000.
+	ChannelCapacity int `json:"channelCapacity"`
+}
+
+// EventedPLEGConfiguration tunes the evented PLEG and the generic PLEG running beside it.
+type EventedPLEGConfiguration struct {
+	// RelistPeriod is the period of the generic PLEG while the evented one is in charge.
+	// Default 300s.
+	RelistPeriod metav1.Duration `json:"relistPeriod"`
+	// RelistThreshold is the health threshold of that generic PLEG. Default 10m.
+	RelistThreshold metav1.Duration `json:"relistThreshold"`
+	// MaxRetries is how many event stream failures are tolerated before falling back to
+	// the generic PLEG at pleg.relistPeriod / pleg.relistThreshold. Default 5.
+	MaxRetries int `json:"maxRetries"`
+	// GlobalCacheUpdatePeriod is how often the pod status cache's global timestamp is
+	// bumped so that pod workers waiting for newer data are not stuck. Default 5s.
+	GlobalCacheUpdatePeriod metav1.Duration `json:"globalCacheUpdatePeriod"`
+}
+
+// RuntimeConfiguration configures the in-memory CRI runtime.
+type RuntimeConfiguration struct {
+	// Seed seeds every random choice of the runtime (fault rates, jitter), so runs repeat.
+	// Default 1.
+	Seed int64 `json:"seed"`
+	// InitContainerDuration is how long an init container without a behaviour annotation
+	// runs before it exits 0. Default 1s.
+	InitContainerDuration metav1.Duration `json:"initContainerDuration"`
+	// DefaultBehavior is the behaviour of containers without a
+	// minikubelet.io/behavior.<container> annotation, in the annotation's syntax (for
+	// example "runFor=30s,exitCode=1"). Empty: app containers run until stopped. Checked
+	// with behavior.ParseValue.
+	DefaultBehavior string `json:"defaultBehavior,omitempty"`
+	// StatusPollPeriod is how often the kubelet polls the runtime's Status() for
+	// RuntimeReady and NetworkReady (upstream hard-codes 5s).
+	StatusPollPeriod metav1.Duration `json:"statusPollPeriod"`
+	// Faults are injected from the start; each is checked with fault.Spec.Validate.
+	Faults []fault.Spec `json:"faults,omitempty"`
+}

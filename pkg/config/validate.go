@@ -1,0 +1,289 @@
+package config
+
+import (
+	"fmt"
+	"net"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/minikubelet/minikubelet/pkg/featuregate"
+	"github.com/minikubelet/minikubelet/pkg/features"
+	"github.com/minikubelet/minikubelet/pkg/runtime/behavior"
+)
+
+// Validate checks every modelled field of cfg against the gate values cfg.FeatureGates
+// gives on top of gate (gate itself is not changed). It returns nil or an
+// *AggregateError with every problem, each naming the field's JSON path and the value.
+func Validate(cfg *Config, gate featuregate.FeatureGate) error {
+	local := gate.DeepCopy()
+	if err := local.SetFromMap(cfg.FeatureGates); err != nil {
+		return &AggregateError{Errs: []error{fmt.Errorf("kubeletConfiguration.featureGates: %w", err)}}
+	}
+	return validate(&cfg.Kubelet, &cfg.Simulator, local, nil)
+}
+
+// flagForPath names the flag that sets each field, for error messages.
+var flagForPath = map[string]string{
+	"kubeletConfiguration.staticPodPath":             flagPodManifestPath,
+	"kubeletConfiguration.syncFrequency":             flagSyncFrequency,
+	"kubeletConfiguration.fileCheckFrequency":        flagFileCheckFrequency,
+	"kubeletConfiguration.nodeStatusUpdateFrequency": flagNodeStatusUpdateFrequency,
+	"kubeletConfiguration.maxPods":                   flagMaxPods,
+	"kubeletConfiguration.address":                   flagAddress,
+	"kubeletConfiguration.readOnlyPort":              flagReadOnlyPort,
+	"kubeletConfiguration.enableDebuggingHandlers":   flagEnableDebuggingHandlers,
+	"kubeletConfiguration.featureGates":              flagFeatureGates,
+	"simulatorConfiguration.nodeName":                flagHostnameOverride,
+	"simulatorConfiguration.pleg.relistPeriod":       flagRelistPeriod,
+	"simulatorConfiguration.pleg.relistThreshold":    flagRelistThreshold,
+	"simulatorConfiguration.metricsPrefix":           flagMetricsPrefix,
+	"simulatorConfiguration.runtime.seed":            flagSeed,
+}
+
+// provenance says where a value came from: a flag, the config file, or the defaults.
+type provenance struct {
+	file         string
+	filePaths    map[string]bool
+	changedFlags map[string]bool
+}
+
+func (p *provenance) source(path string) string {
+	if p == nil {
+		return ""
+	}
+	if fl, ok := flagForPath[path]; ok && p.changedFlags[fl] {
+		return "set by --" + fl
+	}
+	if p.filePaths[path] {
+		return "set in " + p.file
+	}
+	return "default"
+}
+
+// validator collects errors.
+type validator struct {
+	prov *provenance
+	errs []error
+}
+
+// invalid records that the field at path has a bad value.
+func (v *validator) invalid(path string, value any, format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	if src := v.prov.source(path); src != "" {
+		v.errs = append(v.errs, fmt.Errorf("%s: invalid value %s (%s): %s", path, quote(value), src, msg))
+		return
+	}
+	v.errs = append(v.errs, fmt.Errorf("%s: invalid value %s: %s", path, quote(value), msg))
+}
+
+// quote formats a value for an error: strings and durations quoted, numbers bare.
+func quote(value any) string {
+	switch x := value.(type) {
+	case string:
+		return fmt.Sprintf("%q", x)
+	case metav1.Duration:
+		return fmt.Sprintf("%q", x.Duration.String())
+	case time.Duration:
+		return fmt.Sprintf("%q", x.String())
+	case resource.Quantity:
+		return fmt.Sprintf("%q", x.String())
+	}
+	return fmt.Sprintf("%v", value)
+}
+
+func (v *validator) positiveDuration(path string, d metav1.Duration) {
+	if d.Duration <= 0 {
+		v.invalid(path, d, "must be greater than 0")
+	}
+}
+
+func validate(kc *KubeletConfiguration, sc *SimulatorConfiguration, gate featuregate.FeatureGate, prov *provenance) error {
+	v := &validator{prov: prov}
+	validateKubelet(v, kc, gate)
+	validateSimulator(v, sc)
+	if len(v.errs) == 0 {
+		return nil
+	}
+	return &AggregateError{Errs: v.errs}
+}
+
+// Eviction signals the kubelet accepts (pkg/kubelet/eviction/api/types.go, v1.30).
+var evictionSignals = map[string]bool{
+	"memory.available":            true,
+	"allocatableMemory.available": true,
+	"nodefs.available":            true,
+	"nodefs.inodesFree":           true,
+	"imagefs.available":           true,
+	"imagefs.inodesFree":          true,
+	"containerfs.available":       true,
+	"containerfs.inodesFree":      true,
+	"pid.available":               true,
+}
+
+// Resources that systemReserved and kubeReserved may hold.
+var reservableResources = []string{"cpu", "memory", "ephemeral-storage", "pid"}
+
+func validateKubelet(v *validator, kc *KubeletConfiguration, gate featuregate.FeatureGate) {
+	const p = "kubeletConfiguration."
+	v.positiveDuration(p+"syncFrequency", kc.SyncFrequency)
+	v.positiveDuration(p+"fileCheckFrequency", kc.FileCheckFrequency)
+	v.positiveDuration(p+"nodeStatusUpdateFrequency", kc.NodeStatusUpdateFrequency)
+	v.positiveDuration(p+"nodeStatusReportFrequency", kc.NodeStatusReportFrequency)
+	v.positiveDuration(p+"runtimeRequestTimeout", kc.RuntimeRequestTimeout)
+	if kc.NodeLeaseDurationSeconds <= 0 {
+		v.invalid(p+"nodeLeaseDurationSeconds", kc.NodeLeaseDurationSeconds, "must be greater than 0")
+	}
+	if kc.MaxPods < 0 {
+		v.invalid(p+"maxPods", kc.MaxPods, "must not be a negative number")
+	}
+	if net.ParseIP(kc.Address) == nil {
+		v.invalid(p+"address", kc.Address, "must be an IP address (127.0.0.1, 0.0.0.0, ::)")
+	}
+	if kc.ReadOnlyPort < 0 || kc.ReadOnlyPort > 65535 {
+		v.invalid(p+"readOnlyPort", kc.ReadOnlyPort, "must be between 0 and 65535, inclusive (0 disables the read-only port)")
+	}
+
+	// Graceful node shutdown, with upstream's rules.
+	grace, critical := kc.ShutdownGracePeriod.Duration, kc.ShutdownGracePeriodCriticalPods.Duration
+	if gate.Enabled(features.GracefulNodeShutdown) {
+		if critical > grace {
+			v.invalid(p+"shutdownGracePeriodCriticalPods", kc.ShutdownGracePeriodCriticalPods, "must be <= shutdownGracePeriod %s", grace)
+		}
+		if grace < 0 || (grace > 0 && grace < time.Second) {
+			v.invalid(p+"shutdownGracePeriod", kc.ShutdownGracePeriod, "must be either zero or otherwise >= 1 sec")
+		}
+		if critical < 0 || (critical > 0 && critical < time.Second) {
+			v.invalid(p+"shutdownGracePeriodCriticalPods", kc.ShutdownGracePeriodCriticalPods, "must be either zero or otherwise >= 1 sec")
+		}
+	} else if grace > 0 || critical > 0 {
+		v.invalid(p+"shutdownGracePeriod", kc.ShutdownGracePeriod, "specifying shutdownGracePeriod or shutdownGracePeriodCriticalPods requires feature gate %s", features.GracefulNodeShutdown)
+	}
+
+	for _, signal := range sortedKeys(kc.EvictionHard) {
+		validateEvictionThreshold(v, p+"evictionHard["+signal+"]", signal, kc.EvictionHard[signal])
+	}
+	validateReserved(v, p+"systemReserved", kc.SystemReserved)
+	validateReserved(v, p+"kubeReserved", kc.KubeReserved)
+}
+
+// validateEvictionThreshold checks one evictionHard entry as the kubelet's eviction
+// manager parses it: a known signal and a positive quantity or a percentage in [0,100].
+func validateEvictionThreshold(v *validator, path, signal, value string) {
+	if !evictionSignals[signal] {
+		v.invalid(path, value, "unsupported eviction signal %s (one of %s)", signal, strings.Join(sortedKeys(evictionSignals), ", "))
+		return
+	}
+	if pct, ok := strings.CutSuffix(value, "%"); ok {
+		f, err := strconv.ParseFloat(pct, 64)
+		if err != nil {
+			v.invalid(path, value, "not a percentage")
+			return
+		}
+		if f < 0 || f > 100 {
+			v.invalid(path, value, "eviction percentage threshold %s must be >= 0%% and <= 100%%", signal)
+		}
+		return
+	}
+	q, err := resource.ParseQuantity(value)
+	if err != nil {
+		v.invalid(path, value, "not a quantity or percentage: %v", err)
+		return
+	}
+	if q.Sign() <= 0 {
+		v.invalid(path, value, "eviction threshold %s must be positive", signal)
+	}
+}
+
+func validateReserved(v *validator, path string, m map[string]string) {
+	for _, name := range sortedKeys(m) {
+		known := false
+		for _, r := range reservableResources {
+			known = known || name == r
+		}
+		if !known {
+			v.invalid(path+"["+name+"]", m[name], "cannot reserve %q resource (one of %s)", name, strings.Join(reservableResources, ", "))
+			continue
+		}
+		q, err := resource.ParseQuantity(m[name])
+		if err != nil {
+			v.invalid(path+"["+name+"]", m[name], "not a quantity: %v", err)
+			continue
+		}
+		if q.Sign() < 0 {
+			v.invalid(path+"["+name+"]", m[name], "resource quantity for %q cannot be negative", name)
+		}
+	}
+}
+
+// metricNamePrefix is what may precede a Prometheus metric name.
+var metricNamePrefix = regexp.MustCompile(`^[a-zA-Z_:][a-zA-Z0-9_:]*$`)
+
+func validateSimulator(v *validator, sc *SimulatorConfiguration) {
+	const p = "simulatorConfiguration."
+	if errs := validation.IsDNS1123Subdomain(sc.NodeName); len(errs) > 0 {
+		v.invalid(p+"nodeName", sc.NodeName, "a node name %s", strings.Join(errs, "; "))
+	}
+	positiveQuantity := func(path string, q resource.Quantity) {
+		if q.Sign() <= 0 {
+			v.invalid(path, q, "must be greater than 0")
+		}
+	}
+	positiveQuantity(p+"machine.cpu", sc.Machine.CPU)
+	positiveQuantity(p+"machine.memory", sc.Machine.Memory)
+	positiveQuantity(p+"machine.ephemeralStorage", sc.Machine.EphemeralStorage)
+	positiveQuantity(p+"machine.pids", sc.Machine.PIDs)
+	if sc.Machine.PIDs.Sign() > 0 && sc.Machine.PIDs.MilliValue()%1000 != 0 {
+		v.invalid(p+"machine.pids", sc.Machine.PIDs, "must be a whole number")
+	}
+
+	v.positiveDuration(p+"pleg.relistPeriod", sc.PLEG.RelistPeriod)
+	v.positiveDuration(p+"pleg.relistThreshold", sc.PLEG.RelistThreshold)
+	if sc.PLEG.ChannelCapacity < 1 {
+		v.invalid(p+"pleg.channelCapacity", sc.PLEG.ChannelCapacity, "must be at least 1")
+	}
+
+	v.positiveDuration(p+"eventedPLEG.relistPeriod", sc.EventedPLEG.RelistPeriod)
+	v.positiveDuration(p+"eventedPLEG.relistThreshold", sc.EventedPLEG.RelistThreshold)
+	if sc.EventedPLEG.MaxRetries < 0 {
+		v.invalid(p+"eventedPLEG.maxRetries", sc.EventedPLEG.MaxRetries, "must not be negative")
+	}
+	v.positiveDuration(p+"eventedPLEG.globalCacheUpdatePeriod", sc.EventedPLEG.GlobalCacheUpdatePeriod)
+
+	if sc.Runtime.InitContainerDuration.Duration < 0 {
+		v.invalid(p+"runtime.initContainerDuration", sc.Runtime.InitContainerDuration, "must not be negative")
+	}
+	v.positiveDuration(p+"runtime.statusPollPeriod", sc.Runtime.StatusPollPeriod)
+	if _, err := behavior.ParseValue(sc.Runtime.DefaultBehavior); err != nil {
+		v.invalid(p+"runtime.defaultBehavior", sc.Runtime.DefaultBehavior, "%v", err)
+	}
+	for i := range sc.Runtime.Faults {
+		if err := sc.Runtime.Faults[i].Validate(); err != nil {
+			path := fmt.Sprintf("%sruntime.faults[%d]", p, i)
+			if src := v.prov.source(path); src != "" && src != "default" {
+				v.errs = append(v.errs, fmt.Errorf("%s (%s): %w", path, src, err))
+			} else {
+				v.errs = append(v.errs, fmt.Errorf("%s: %w", path, err))
+			}
+		}
+	}
+
+	if sc.MetricsPrefix != "" && !metricNamePrefix.MatchString(sc.MetricsPrefix) {
+		v.invalid(p+"metricsPrefix", sc.MetricsPrefix, "must match %s", metricNamePrefix)
+	}
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

@@ -1,0 +1,275 @@
+package behavior
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+)
+
+// AnnotationPrefix starts the pod annotation that scripts one container:
+// "minikubelet.io/behavior.<container-name>: runFor=30s,exitCode=1".
+const AnnotationPrefix = "minikubelet.io/behavior."
+
+// AnnotationKey returns the behaviour annotation key for a container.
+func AnnotationKey(containerName string) string { return AnnotationPrefix + containerName }
+
+// ContainerTypeAnnotation is the container label (or annotation) with which the kubelet tells
+// the runtime what role a container plays, so that an unscripted init container completes
+// while an unscripted app container or sidecar runs until stopped. A missing value means app.
+const ContainerTypeAnnotation = "io.kubernetes.container.type"
+
+// Values of ContainerTypeAnnotation.
+const (
+	ContainerTypeInit = "init"
+	// ContainerTypeSidecar is a restartable init container (restartPolicy: Always).
+	ContainerTypeSidecar = "sidecar"
+	ContainerTypeApp     = "app"
+)
+
+// Keys of the annotation value.
+const (
+	KeyRunFor      = "runFor"
+	KeyExitCode    = "exitCode"
+	KeyStartDelay  = "startDelay"
+	KeyPullDelay   = "pullDelay"
+	KeyPullError   = "pullError"
+	KeyOOMAfter    = "oomAfter"
+	KeyStopDelay   = "stopDelay"
+	KeyMemoryUsage = "memoryUsage"
+)
+
+// Keys lists every key the annotation accepts, in documentation order.
+var Keys = []string{KeyRunFor, KeyExitCode, KeyStartDelay, KeyPullDelay, KeyPullError, KeyOOMAfter, KeyStopDelay, KeyMemoryUsage}
+
+// Behavior is one container's script. The zero value is "no instructions": an app container
+// runs until stopped, an init container completes after the runtime's default init duration.
+// Behavior is comparable.
+type Behavior struct {
+	// RunFor is how long the container runs before it exits on its own (HasRunFor says it was given).
+	RunFor    time.Duration
+	HasRunFor bool
+	// ExitCode is the code of that exit (default 0). Given without runFor, an app container or
+	// sidecar exits with it right after starting and an init container after the default init
+	// duration.
+	ExitCode    int32
+	HasExitCode bool
+	// StartDelay keeps a started container CREATED this long before it is RUNNING.
+	StartDelay time.Duration
+	// PullDelay makes pulling the container's image take this long.
+	PullDelay time.Duration
+	// PullError makes pulling the container's image fail with this reason (e.g. ErrImagePull).
+	PullError string
+	// OOMAfter kills the running container with exit code 137, reason OOMKilled, after this long.
+	OOMAfter    time.Duration
+	HasOOMAfter bool
+	// StopDelay is how long the container ignores SIGTERM; a stop whose grace period is
+	// shorter kills it (exit code 137).
+	StopDelay time.Duration
+	// MemoryUsage is the memory in bytes the running container uses (node memory pressure).
+	MemoryUsage int64
+}
+
+// IsZero reports whether b has no instructions.
+func (b Behavior) IsZero() bool { return b == Behavior{} }
+
+// String renders b in annotation syntax (keys in documentation order), so that
+// Parse(String(b)) == b.
+func (b Behavior) String() string {
+	var parts []string
+	if b.HasRunFor {
+		parts = append(parts, KeyRunFor+"="+b.RunFor.String())
+	}
+	if b.HasExitCode {
+		parts = append(parts, KeyExitCode+"="+strconv.Itoa(int(b.ExitCode)))
+	}
+	if b.StartDelay != 0 {
+		parts = append(parts, KeyStartDelay+"="+b.StartDelay.String())
+	}
+	if b.PullDelay != 0 {
+		parts = append(parts, KeyPullDelay+"="+b.PullDelay.String())
+	}
+	if b.PullError != "" {
+		parts = append(parts, KeyPullError+"="+b.PullError)
+	}
+	if b.HasOOMAfter {
+		parts = append(parts, KeyOOMAfter+"="+b.OOMAfter.String())
+	}
+	if b.StopDelay != 0 {
+		parts = append(parts, KeyStopDelay+"="+b.StopDelay.String())
+	}
+	if b.MemoryUsage != 0 {
+		parts = append(parts, KeyMemoryUsage+"="+resource.NewQuantity(b.MemoryUsage, resource.BinarySI).String())
+	}
+	return strings.Join(parts, ",")
+}
+
+// Error is a bad behaviour annotation. Annotation is the annotation key (empty when the text
+// came from elsewhere, such as the simulator's default behaviour); Key and Value are the bad
+// item when one item is at fault.
+type Error struct {
+	Annotation string
+	Key        string
+	Value      string
+	Reason     string
+}
+
+func (e *Error) Error() string {
+	var b strings.Builder
+	if e.Annotation != "" {
+		fmt.Fprintf(&b, "annotation %q: ", e.Annotation)
+	}
+	if e.Key != "" {
+		fmt.Fprintf(&b, "key %q: ", e.Key)
+	}
+	if e.Value != "" {
+		fmt.Fprintf(&b, "bad value %q: ", e.Value)
+	}
+	b.WriteString(e.Reason)
+	return b.String()
+}
+
+// Parse returns the behaviour the pod annotations script for containerName; no annotation
+// is the zero Behavior. The error is an *Error naming the annotation, the key and the value.
+// Parse is pure and safe to call from anywhere (the kubelet validates pods early with it).
+func Parse(annotations map[string]string, containerName string) (Behavior, error) {
+	key := AnnotationKey(containerName)
+	v, ok := annotations[key]
+	if !ok {
+		return Behavior{}, nil
+	}
+	b, err := ParseValue(v)
+	if err != nil {
+		var be *Error
+		if errors.As(err, &be) {
+			be.Annotation = key
+		}
+		return Behavior{}, err
+	}
+	return b, nil
+}
+
+// ParseValue parses an annotation value such as "runFor=30s,exitCode=1". Empty items are
+// skipped; a key may appear once.
+func ParseValue(v string) (Behavior, error) {
+	var b Behavior
+	seen := map[string]bool{}
+	for _, item := range strings.Split(v, ",") {
+		item = strings.TrimSpace(item)
+		if item == "" {
+			continue
+		}
+		k, val, ok := strings.Cut(item, "=")
+		k, val = strings.TrimSpace(k), strings.TrimSpace(val)
+		if !ok {
+			return Behavior{}, &Error{Value: item, Reason: "want key=value"}
+		}
+		if seen[k] {
+			return Behavior{}, &Error{Key: k, Reason: "given more than once"}
+		}
+		seen[k] = true
+		if err := set(&b, k, val); err != nil {
+			return Behavior{}, err
+		}
+	}
+	return b, nil
+}
+
+func set(b *Behavior, k, val string) error {
+	dur := func() (time.Duration, error) {
+		d, err := time.ParseDuration(val)
+		if err != nil {
+			return 0, &Error{Key: k, Value: val, Reason: "want a duration such as 30s or 1m"}
+		}
+		if d < 0 {
+			return 0, &Error{Key: k, Value: val, Reason: "must not be negative"}
+		}
+		return d, nil
+	}
+	var err error
+	switch k {
+	case KeyRunFor:
+		b.RunFor, err = dur()
+		b.HasRunFor = true
+	case KeyStartDelay:
+		b.StartDelay, err = dur()
+	case KeyPullDelay:
+		b.PullDelay, err = dur()
+	case KeyOOMAfter:
+		b.OOMAfter, err = dur()
+		b.HasOOMAfter = true
+	case KeyStopDelay:
+		b.StopDelay, err = dur()
+	case KeyExitCode:
+		n, perr := strconv.Atoi(val)
+		if perr != nil || n < 0 || n > 255 {
+			return &Error{Key: k, Value: val, Reason: "want an integer from 0 to 255"}
+		}
+		b.ExitCode, b.HasExitCode = int32(n), true
+	case KeyPullError:
+		if val == "" || strings.ContainsAny(val, " \t") {
+			return &Error{Key: k, Value: val, Reason: "want a reason without spaces, such as ErrImagePull"}
+		}
+		b.PullError = val
+	case KeyMemoryUsage:
+		q, perr := resource.ParseQuantity(val)
+		if perr != nil || q.Sign() < 0 {
+			return &Error{Key: k, Value: val, Reason: "want a non-negative quantity such as 256Mi"}
+		}
+		b.MemoryUsage = q.Value()
+	default:
+		return &Error{Key: k, Reason: "unknown key (known: " + strings.Join(Keys, ", ") + ")"}
+	}
+	return err
+}
+
+// ParseAll parses every behaviour annotation of a pod, keyed by container name. Every bad
+// annotation is reported (joined, in key order), so a user fixes them in one go.
+func ParseAll(annotations map[string]string) (map[string]Behavior, error) {
+	var keys []string
+	for k := range annotations {
+		if strings.HasPrefix(k, AnnotationPrefix) {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	out := make(map[string]Behavior, len(keys))
+	var errs []error
+	for _, k := range keys {
+		name := strings.TrimPrefix(k, AnnotationPrefix)
+		b, err := Parse(annotations, name)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		out[name] = b
+	}
+	return out, errors.Join(errs...)
+}
+
+// ValidatePod checks a pod's behaviour annotations against its container names (init,
+// sidecar and app containers alike): every annotation must parse and name a container of
+// the pod, since a typo in the name would otherwise silently script nothing.
+func ValidatePod(annotations map[string]string, containerNames []string) error {
+	byName, err := ParseAll(annotations)
+	errs := []error{err}
+	known := make(map[string]bool, len(containerNames))
+	for _, n := range containerNames {
+		known[n] = true
+	}
+	var names []string
+	for n := range byName {
+		if !known[n] {
+			names = append(names, n)
+		}
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		errs = append(errs, &Error{Annotation: AnnotationKey(n), Reason: fmt.Sprintf("no container named %q in the pod (containers: %s)", n, strings.Join(containerNames, ", "))})
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,156 @@
+package behavior
+
+import (
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestParse(t *testing.T) {
+	key := AnnotationKey("main")
+	tests := []struct {
+		name        string
+		annotations map[string]string
+		want        Behavior
+		wantErr     []string // substrings of the error
+	}{
+		{name: "no annotation", annotations: map[string]string{"other": "x"}, want: Behavior{}},
+		{name: "other container's annotation", annotations: map[string]string{AnnotationKey("side"): "runFor=1s"}, want: Behavior{}},
+		{name: "runFor", annotations: map[string]string{key: "runFor=30s"}, want: Behavior{RunFor: 30 * time.Second, HasRunFor: true}},
+		{name: "runFor zero", annotations: map[string]string{key: "runFor=0s"}, want: Behavior{HasRunFor: true}},
+		{name: "exitCode", annotations: map[string]string{key: "exitCode=1"}, want: Behavior{ExitCode: 1, HasExitCode: true}},
+		{name: "exitCode zero is explicit", annotations: map[string]string{key: "exitCode=0"}, want: Behavior{HasExitCode: true}},
+		{name: "startDelay", annotations: map[string]string{key: "startDelay=2s"}, want: Behavior{StartDelay: 2 * time.Second}},
+		{name: "pullDelay", annotations: map[string]string{key: "pullDelay=5s"}, want: Behavior{PullDelay: 5 * time.Second}},
+		{name: "pullError", annotations: map[string]string{key: "pullError=ErrImagePull"}, want: Behavior{PullError: "ErrImagePull"}},
+		{name: "oomAfter", annotations: map[string]string{key: "oomAfter=1m"}, want: Behavior{OOMAfter: time.Minute, HasOOMAfter: true}},
+		{name: "stopDelay", annotations: map[string]string{key: "stopDelay=3s"}, want: Behavior{StopDelay: 3 * time.Second}},
+		{name: "memoryUsage binary", annotations: map[string]string{key: "memoryUsage=256Mi"}, want: Behavior{MemoryUsage: 256 << 20}},
+		{name: "memoryUsage decimal", annotations: map[string]string{key: "memoryUsage=1G"}, want: Behavior{MemoryUsage: 1e9}},
+		{
+			name:        "combined with spaces and empty items",
+			annotations: map[string]string{key: " runFor=10s , exitCode=3,,stopDelay=1m30s, "},
+			want:        Behavior{RunFor: 10 * time.Second, HasRunFor: true, ExitCode: 3, HasExitCode: true, StopDelay: 90 * time.Second},
+		},
+		{name: "empty value", annotations: map[string]string{key: ""}, want: Behavior{}},
+		{name: "unknown key", annotations: map[string]string{key: "runfor=1s"}, wantErr: []string{`annotation "minikubelet.io/behavior.main"`, `key "runfor"`, "unknown key", "runFor, exitCode"}},
+		{name: "bad duration", annotations: map[string]string{key: "runFor=abc"}, wantErr: []string{`annotation "minikubelet.io/behavior.main"`, `key "runFor"`, `bad value "abc"`, "duration"}},
+		{name: "negative duration", annotations: map[string]string{key: "startDelay=-1s"}, wantErr: []string{`key "startDelay"`, `bad value "-1s"`, "negative"}},
+		{name: "exitCode too big", annotations: map[string]string{key: "exitCode=256"}, wantErr: []string{`key "exitCode"`, `bad value "256"`, "0 to 255"}},
+		{name: "exitCode not a number", annotations: map[string]string{key: "exitCode=one"}, wantErr: []string{`key "exitCode"`, `bad value "one"`}},
+		{name: "pullError with space", annotations: map[string]string{key: "pullError=Err Image"}, wantErr: []string{`key "pullError"`}},
+		{name: "pullError empty", annotations: map[string]string{key: "pullError="}, wantErr: []string{`key "pullError"`}},
+		{name: "bad quantity", annotations: map[string]string{key: "memoryUsage=lots"}, wantErr: []string{`key "memoryUsage"`, `bad value "lots"`}},
+		{name: "negative quantity", annotations: map[string]string{key: "memoryUsage=-1Mi"}, wantErr: []string{`key "memoryUsage"`}},
+		{name: "missing equals", annotations: map[string]string{key: "runFor"}, wantErr: []string{`bad value "runFor"`, "key=value"}},
+		{name: "duplicate key", annotations: map[string]string{key: "runFor=1s,runFor=2s"}, wantErr: []string{`key "runFor"`, "more than once"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := Parse(tc.annotations, "main")
+			if len(tc.wantErr) > 0 {
+				if err == nil {
+					t.Fatalf("Parse() = %+v, want an error", got)
+				}
+				var be *Error
+				if !errors.As(err, &be) {
+					t.Errorf("error %T is not a *behavior.Error", err)
+				}
+				for _, s := range tc.wantErr {
+					if !strings.Contains(err.Error(), s) {
+						t.Errorf("error %q does not contain %q", err, s)
+					}
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("Parse() error: %v", err)
+			}
+			if got != tc.want {
+				t.Errorf("Parse() = %+v, want %+v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestStringRoundTrip(t *testing.T) {
+	for _, v := range []string{
+		"",
+		"runFor=30s,exitCode=1",
+		"runFor=0s",
+		"exitCode=0",
+		"startDelay=2s,pullDelay=5s,pullError=ErrImagePull,oomAfter=1m0s,stopDelay=3s,memoryUsage=256Mi",
+	} {
+		t.Run(v, func(t *testing.T) {
+			b, err := ParseValue(v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			again, err := ParseValue(b.String())
+			if err != nil {
+				t.Fatalf("ParseValue(%q) error: %v", b.String(), err)
+			}
+			if again != b {
+				t.Errorf("round trip of %q via %q = %+v, want %+v", v, b.String(), again, b)
+			}
+			if b.IsZero() != (v == "") {
+				t.Errorf("IsZero() = %v for %q", b.IsZero(), v)
+			}
+		})
+	}
+}
+
+func TestParseAll(t *testing.T) {
+	got, err := ParseAll(map[string]string{
+		AnnotationKey("a"): "runFor=1s",
+		AnnotationKey("b"): "bogus=1",
+		AnnotationKey("c"): "exitCode=x",
+		"unrelated":        "runFor=zz",
+	})
+	if err == nil {
+		t.Fatal("ParseAll() error = nil, want the two bad annotations")
+	}
+	msg := err.Error()
+	for _, s := range []string{AnnotationKey("b"), AnnotationKey("c")} {
+		if !strings.Contains(msg, s) {
+			t.Errorf("error %q does not name %s", msg, s)
+		}
+	}
+	if strings.Index(msg, AnnotationKey("b")) > strings.Index(msg, AnnotationKey("c")) {
+		t.Errorf("errors not in key order: %q", msg)
+	}
+	want := map[string]Behavior{"a": {RunFor: time.Second, HasRunFor: true}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("ParseAll() good annotations = %+v, want %+v", got, want)
+	}
+}
+
+func TestValidatePod(t *testing.T) {
+	tests := []struct {
+		name       string
+		ann        map[string]string
+		containers []string
+		wantErr    string
+	}{
+		{name: "ok", ann: map[string]string{AnnotationKey("main"): "runFor=1s"}, containers: []string{"init", "main"}},
+		{name: "no annotations", containers: []string{"main"}},
+		{name: "typo in container name", ann: map[string]string{AnnotationKey("mian"): "runFor=1s"}, containers: []string{"main"}, wantErr: `no container named "mian" in the pod (containers: main)`},
+		{name: "bad value", ann: map[string]string{AnnotationKey("main"): "runFor=x"}, containers: []string{"main"}, wantErr: `key "runFor"`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			err := ValidatePod(tc.ann, tc.containers)
+			if tc.wantErr == "" {
+				if err != nil {
+					t.Fatalf("ValidatePod() error: %v", err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Fatalf("ValidatePod() error = %v, want one containing %q", err, tc.wantErr)
+			}
+		})
+	}
+}
