@@ -1,0 +1,226 @@
+package admission
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/prometheus/client_golang/prometheus"
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/minikubelet/minikubelet/pkg/metrics"
+)
+
+// NodeInfo is what admission needs to know about the node.
+type NodeInfo struct {
+	// Allocatable is the node's allocatable resources. A resource missing here has
+	// capacity 0 (as upstream), except extended resources (domain-prefixed names outside
+	// kubernetes.io), which are not checked when the node does not offer them.
+	Allocatable v1.ResourceList
+	// MaxPods caps the pods on the node (the kubelet's maxPods). 0 means Allocatable["pods"];
+	// when both are unset no pod fits, as on a real node without a pods capacity.
+	MaxPods int
+}
+
+// Result is the outcome of Admit. A rejected pod gets phase Failed with Reason and Message.
+type Result struct {
+	Admit   bool
+	Reason  string
+	Message string
+}
+
+// InsufficientResource is one resource the node lacks for the pod: upstream's
+// InsufficientResourceError. Quantities are millicores for cpu and plain units (bytes,
+// pods, devices) otherwise.
+type InsufficientResource struct {
+	ResourceName v1.ResourceName
+	Requested    int64
+	Used         int64
+	Capacity     int64
+}
+
+// Reason is the rejection reason the kubelet gives: "OutOf" + the resource name.
+func (r InsufficientResource) Reason() string { return "OutOf" + string(r.ResourceName) }
+
+// Message is upstream's InsufficientResourceError text.
+func (r InsufficientResource) Message() string {
+	return fmt.Sprintf("Node didn't have enough resource: %s, requested: %d, used: %d, capacity: %d",
+		r.ResourceName, r.Requested, r.Used, r.Capacity)
+}
+
+// Admit decides whether pod may run next to admittedPods, as the kubelet's
+// predicateAdmitHandler does with the noderesources fit check: the pod count against the
+// pods capacity, then cpu, memory, ephemeral-storage and other resources the pod requests
+// against allocatable minus what the other pods request. Only the first shortage is
+// returned, as upstream ("OutOfpods", "OutOfcpu", "OutOfmemory", "OutOfephemeral-storage",
+// ...). admittedPods are the pods admitted before; terminal ones (phase Succeeded or Failed)
+// and pod itself (same UID) are not counted. Pure and safe for concurrent use.
+func Admit(pod *v1.Pod, admittedPods []*v1.Pod, node NodeInfo) Result {
+	short := Fits(pod, admittedPods, node)
+	if len(short) == 0 {
+		return Result{Admit: true}
+	}
+	return Result{Admit: false, Reason: short[0].Reason(), Message: short[0].Message()}
+}
+
+// Fits returns every resource the node lacks for pod, in upstream's order: pods, cpu,
+// memory, ephemeral-storage, then other resources by name. Empty means the pod fits.
+func Fits(pod *v1.Pod, admittedPods []*v1.Pod, node NodeInfo) []InsufficientResource {
+	var active int64
+	used := v1.ResourceList{}
+	for _, p := range admittedPods {
+		if p == nil || p.UID == pod.UID || isTerminal(p) {
+			continue
+		}
+		active++
+		addResourceList(used, PodRequests(p))
+	}
+
+	var out []InsufficientResource
+	allowedPods := int64(node.MaxPods)
+	if allowedPods <= 0 {
+		q := node.Allocatable[v1.ResourcePods]
+		allowedPods = q.Value()
+	}
+	if active+1 > allowedPods {
+		out = append(out, InsufficientResource{ResourceName: v1.ResourcePods, Requested: 1, Used: active, Capacity: allowedPods})
+	}
+
+	req := PodRequests(pod)
+	for _, name := range []v1.ResourceName{v1.ResourceCPU, v1.ResourceMemory, v1.ResourceEphemeralStorage} {
+		if r := check(name, req, used, node.Allocatable); r != nil {
+			out = append(out, *r)
+		}
+	}
+	var others []string
+	for name := range req {
+		switch name {
+		case v1.ResourceCPU, v1.ResourceMemory, v1.ResourceEphemeralStorage, v1.ResourcePods:
+			continue
+		}
+		if _, offered := node.Allocatable[name]; !offered && isExtendedResourceName(name) {
+			// Upstream drops requests of extended resources the node does not know
+			// (cluster-level resources); static pods are the documented caveat.
+			continue
+		}
+		others = append(others, string(name))
+	}
+	sort.Strings(others)
+	for _, name := range others {
+		if r := check(v1.ResourceName(name), req, used, node.Allocatable); r != nil {
+			out = append(out, *r)
+		}
+	}
+	return out
+}
+
+func check(name v1.ResourceName, req, used, allocatable v1.ResourceList) *InsufficientResource {
+	r, u, c := value(name, req), value(name, used), value(name, allocatable)
+	if r > 0 && r > c-u {
+		return &InsufficientResource{ResourceName: name, Requested: r, Used: u, Capacity: c}
+	}
+	return nil
+}
+
+func value(name v1.ResourceName, l v1.ResourceList) int64 {
+	q, ok := l[name]
+	if !ok {
+		return 0
+	}
+	if name == v1.ResourceCPU {
+		return q.MilliValue()
+	}
+	return q.Value()
+}
+
+// PodRequests is the pod's effective resource request (component-helpers PodRequests): the
+// larger, per resource, of the app containers plus restartable (sidecar) init containers, and
+// the peak while any init container runs (itself plus the sidecars started before it); plus
+// the pod overhead.
+func PodRequests(pod *v1.Pod) v1.ResourceList {
+	reqs := v1.ResourceList{}
+	for i := range pod.Spec.Containers {
+		addResourceList(reqs, pod.Spec.Containers[i].Resources.Requests)
+	}
+	sidecars := v1.ResourceList{}
+	initPeak := v1.ResourceList{}
+	for i := range pod.Spec.InitContainers {
+		c := &pod.Spec.InitContainers[i]
+		var during v1.ResourceList
+		if c.RestartPolicy != nil && *c.RestartPolicy == v1.ContainerRestartPolicyAlways {
+			// A sidecar keeps running next to the app containers.
+			addResourceList(reqs, c.Resources.Requests)
+			addResourceList(sidecars, c.Resources.Requests)
+			during = sidecars
+		} else {
+			during = v1.ResourceList{}
+			addResourceList(during, c.Resources.Requests)
+			addResourceList(during, sidecars)
+		}
+		maxResourceList(initPeak, during)
+	}
+	maxResourceList(reqs, initPeak)
+	addResourceList(reqs, pod.Spec.Overhead)
+	return reqs
+}
+
+func addResourceList(into, add v1.ResourceList) {
+	for name, q := range add {
+		if cur, ok := into[name]; ok {
+			cur.Add(q)
+			into[name] = cur
+		} else {
+			into[name] = q.DeepCopy()
+		}
+	}
+}
+
+func maxResourceList(into, other v1.ResourceList) {
+	for name, q := range other {
+		if cur, ok := into[name]; !ok || q.Cmp(cur) > 0 {
+			into[name] = q.DeepCopy()
+		}
+	}
+}
+
+func isTerminal(p *v1.Pod) bool {
+	return p.Status.Phase == v1.PodSucceeded || p.Status.Phase == v1.PodFailed
+}
+
+// isExtendedResourceName: a domain-prefixed name outside kubernetes.io that is not a quota
+// "requests." name (v1helper.IsExtendedResourceName).
+func isExtendedResourceName(name v1.ResourceName) bool {
+	s := string(name)
+	if !strings.Contains(s, "/") || strings.Contains(s, v1.ResourceDefaultNamespacePrefix) {
+		return false
+	}
+	return !strings.HasPrefix(s, v1.DefaultResourceRequestsPrefix)
+}
+
+// Metrics counts rejections in admission_rejections_total{reason}.
+type Metrics struct {
+	rejections *prometheus.CounterVec
+}
+
+// NewMetrics registers the rejection counter into reg (nil: an unregistered counter).
+func NewMetrics(reg *metrics.Registry) *Metrics {
+	name := metrics.PodAdmissionRejections
+	if reg != nil {
+		name = reg.Name(name)
+	}
+	m := &Metrics{rejections: prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: name,
+		Help: "Pods the kubelet refused to admit, by reason (OutOfcpu, OutOfmemory, OutOfpods, ...).",
+	}, []string{"reason"})}
+	if reg != nil {
+		reg.MustRegister(m.rejections)
+	}
+	return m
+}
+
+// Observe counts r when it is a rejection.
+func (m *Metrics) Observe(r Result) {
+	if !r.Admit {
+		m.rejections.WithLabelValues(r.Reason).Inc()
+	}
+}

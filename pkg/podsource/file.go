@@ -1,0 +1,463 @@
+package podsource
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+
+	"github.com/minikubelet/minikubelet/pkg/events"
+	"github.com/minikubelet/minikubelet/pkg/kubetypes"
+	"github.com/minikubelet/minikubelet/pkg/metrics"
+)
+
+// Defaults of Config.
+const (
+	// DefaultCheckFrequency is the kubelet's fileCheckFrequency: the full re-list period.
+	DefaultCheckFrequency = 20 * time.Second
+	// DefaultWatchDebounce is how long a burst of fsnotify events (an editor's create, write,
+	// chmod, rename) is gathered into one re-list, so a half-written file is rarely read.
+	DefaultWatchDebounce = 100 * time.Millisecond
+	// DefaultWatchRetryPeriod is how often a path that cannot be watched (it does not exist
+	// yet) is tried again: upstream's retryPeriod.
+	DefaultWatchRetryPeriod = time.Second
+)
+
+// Event reasons of a refused manifest file.
+const (
+	// EventInvalidManifest: the file is not a usable pod manifest (unreadable, too large,
+	// not YAML, not a Pod, or a pod without a name). Involves the node.
+	EventInvalidManifest = "InvalidManifest"
+	// EventFailedValidation: the file names a pod that fails validation or duplicates
+	// another file's pod. Involves that pod. Same reason as upstream's config merger.
+	EventFailedValidation = "FailedValidation"
+)
+
+var errPathNotExist = errors.New("path does not exist, ignoring")
+
+// SnapshotSink receives a source's full snapshots. *Merger implements it.
+type SnapshotSink interface {
+	// Push hands over every pod the source has now; it may block until ctx ends.
+	Push(ctx context.Context, source string, pods []*v1.Pod) error
+}
+
+var _ SnapshotSink = (*Merger)(nil)
+
+// Config configures a FileSource.
+type Config struct {
+	// Path is the manifest directory (staticPodPath / --pod-manifest-path), or a single
+	// manifest file. Required.
+	Path string
+	// NodeName suffixes every pod name and fills spec.nodeName. Required.
+	NodeName string
+	// Clock drives the re-list period and the watch timers. Default: the real clock.
+	Clock clock.Clock
+	// CheckFrequency is the full re-list period. Default DefaultCheckFrequency.
+	CheckFrequency time.Duration
+	// Watch turns on fsnotify: a change is picked up after WatchDebounce instead of at the
+	// next period. Simulate mode leaves it off and calls Relist itself after writing files.
+	Watch bool
+	// WatchDebounce gathers a burst of file events into one re-list. Default DefaultWatchDebounce.
+	WatchDebounce time.Duration
+	// WatchRetryPeriod is how often a missing path is checked to start watching it.
+	// Default DefaultWatchRetryPeriod.
+	WatchRetryPeriod time.Duration
+	// MaxFileSize refuses bigger manifest files. Default MaxManifestSize.
+	MaxFileSize int64
+	// Recorder receives a Warning event per refused file. Optional.
+	Recorder events.Recorder
+	// Registry receives static_pod_manifest_errors_total. Optional (metrics then go nowhere).
+	Registry *metrics.Registry
+}
+
+// FileSource reads static pod manifests from a directory: the kubelet's file source.
+// Relist is the step (read the whole directory, push one snapshot); Run is the runner
+// (Relist every CheckFrequency, and soon after an fsnotify event when Watch is set).
+type FileSource struct {
+	cfg         Config
+	errorsTotal *prometheus.CounterVec
+
+	mu        sync.Mutex // serialises ListOnce; guards the fields below
+	firstSeen map[types.UID]metav1.Time
+	reported  map[string]string // refused path -> what was last reported about it (once per change)
+	notes     map[string]bool   // odd things logged once while they last (a subdirectory, ignored fields)
+	curNotes  map[string]bool   // the notes of the list in progress
+	missing   bool              // the path did not exist at the last list
+
+	trigger chan struct{} // the watcher's "something changed" signal, capacity 1
+}
+
+// NewFileSource validates cfg, fills its defaults and registers the source's metric.
+func NewFileSource(cfg Config) (*FileSource, error) {
+	if cfg.Path == "" {
+		return nil, errors.New("invalid file source config: path is required")
+	}
+	if cfg.NodeName == "" {
+		return nil, errors.New("invalid file source config: nodeName is required")
+	}
+	if cfg.CheckFrequency < 0 || cfg.WatchDebounce < 0 || cfg.WatchRetryPeriod < 0 || cfg.MaxFileSize < 0 {
+		return nil, fmt.Errorf("invalid file source config: durations and sizes must not be negative (checkFrequency %v, watchDebounce %v, watchRetryPeriod %v, maxFileSize %d)",
+			cfg.CheckFrequency, cfg.WatchDebounce, cfg.WatchRetryPeriod, cfg.MaxFileSize)
+	}
+	// Upstream trims trailing separators (inotify wants none); Clean also tidies "a//b".
+	cfg.Path = filepath.Clean(cfg.Path)
+	if cfg.Clock == nil {
+		cfg.Clock = clock.RealClock{}
+	}
+	if cfg.CheckFrequency == 0 {
+		cfg.CheckFrequency = DefaultCheckFrequency
+	}
+	if cfg.WatchDebounce == 0 {
+		cfg.WatchDebounce = DefaultWatchDebounce
+	}
+	if cfg.WatchRetryPeriod == 0 {
+		cfg.WatchRetryPeriod = DefaultWatchRetryPeriod
+	}
+	if cfg.MaxFileSize == 0 {
+		cfg.MaxFileSize = MaxManifestSize
+	}
+	name := metrics.StaticPodManifestErrors
+	if cfg.Registry != nil {
+		name = cfg.Registry.Name(name)
+	}
+	s := &FileSource{
+		cfg: cfg,
+		errorsTotal: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: name,
+			Help: "Static pod manifest files refused, by reason; a bad file counts once per distinct content.",
+		}, []string{"reason"}),
+		firstSeen: map[types.UID]metav1.Time{},
+		reported:  map[string]string{},
+		notes:     map[string]bool{},
+		trigger:   make(chan struct{}, 1),
+	}
+	if cfg.Registry != nil {
+		cfg.Registry.MustRegister(s.errorsTotal)
+	}
+	return s, nil
+}
+
+// Path is the watched path (cleaned).
+func (s *FileSource) Path() string { return s.cfg.Path }
+
+// ListOnce reads every manifest now and returns the pods of the good files in file name
+// order, and every refused file. Each refused file is reported (logged as "Could not process
+// manifest file", a Warning event, static_pod_manifest_errors_total{reason} +1) once per
+// change of its content, so callers must not log fileErrs again. err is set when the path
+// itself could not be read: for a path that does not exist pods is empty and the snapshot is
+// still meaningful (upstream then reports an empty source: every static pod goes away); for
+// any other err the snapshot must not be used. Safe for concurrent use (calls serialise).
+func (s *FileSource) ListOnce(ctx context.Context) (pods []*v1.Pod, fileErrs []*FileError, err error) {
+	logger := klog.FromContext(ctx)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.curNotes = map[string]bool{}
+	defer func() { s.notes, s.curNotes = s.curNotes, nil }()
+
+	info, err := os.Stat(s.cfg.Path)
+	if err != nil {
+		if !errors.Is(err, fs.ErrNotExist) {
+			return nil, nil, fmt.Errorf("read manifest path %q: %w", s.cfg.Path, err)
+		}
+		if !s.missing {
+			// Once per disappearance, not every period as upstream, to keep logs readable.
+			logger.Error(errPathNotExist, "Unable to read config path", "path", s.cfg.Path)
+			s.missing = true
+		}
+		s.forgetAll()
+		return []*v1.Pod{}, nil, fmt.Errorf("read manifest path %q: %w", s.cfg.Path, err)
+	}
+	if s.missing {
+		logger.V(2).Info("Manifest path exists again", "path", s.cfg.Path)
+		s.missing = false
+	}
+
+	var files []string
+	switch {
+	case info.Mode().IsRegular():
+		files = []string{s.cfg.Path}
+	case info.IsDir():
+		files, err = s.listDir(logger)
+		if err != nil {
+			return nil, nil, err
+		}
+	default:
+		return nil, nil, fmt.Errorf("read manifest path %q: path is not a directory or file (mode %v)", s.cfg.Path, info.Mode())
+	}
+
+	now := metav1.NewTime(s.cfg.Clock.Now())
+	owner := map[string]string{} // namespace/name -> file that defines it
+	liveUIDs := map[types.UID]bool{}
+	bad := map[string]bool{}
+	pods = []*v1.Pod{}
+	for _, path := range files {
+		filePods, key, ferr := s.readFile(logger, path)
+		if ferr == nil {
+			ferr = s.checkDuplicates(path, filePods, owner)
+		}
+		if ferr != nil && ferr.Reason == ReasonReadError && errors.Is(ferr.Err, fs.ErrNotExist) {
+			continue // removed since the directory was read: not a bad file (upstream skips it too)
+		}
+		if ferr != nil {
+			fileErrs = append(fileErrs, ferr)
+			bad[path] = true
+			s.report(logger, ferr, key)
+			continue
+		}
+		if _, was := s.reported[path]; was {
+			logger.V(2).Info("Manifest file is valid again", "path", path)
+			delete(s.reported, path)
+		}
+		for _, pod := range filePods {
+			owner[pod.Namespace+"/"+pod.Name] = path
+			liveUIDs[pod.UID] = true
+			// A pod without a creation time gets the time its content was first seen, so
+			// additions sort deterministically and a restart of the loop does not reorder them.
+			if pod.CreationTimestamp.IsZero() {
+				t, ok := s.firstSeen[pod.UID]
+				if !ok {
+					t = now
+					s.firstSeen[pod.UID] = t
+				}
+				pod.CreationTimestamp = t
+			}
+			pods = append(pods, pod)
+		}
+	}
+	for uid := range s.firstSeen {
+		if !liveUIDs[uid] {
+			delete(s.firstSeen, uid)
+		}
+	}
+	for path := range s.reported {
+		if !bad[path] {
+			delete(s.reported, path) // gone or fine: a new problem with it is reported afresh
+		}
+	}
+	logger.V(5).Info("Listed static pod manifests", "path", s.cfg.Path, "files", len(files), "pods", len(pods), "refused", len(fileErrs))
+	return pods, fileErrs, nil
+}
+
+// listDir returns the candidate manifest files of the directory, sorted, skipping dotfiles,
+// editor temp files and anything that is not a regular file.
+func (s *FileSource) listDir(logger klog.Logger) ([]string, error) {
+	entries, err := os.ReadDir(s.cfg.Path) // sorted by name, as upstream's sorted glob
+	if err != nil {
+		return nil, fmt.Errorf("read manifest directory %q: %w", s.cfg.Path, err)
+	}
+	files := make([]string, 0, len(entries))
+	for _, e := range entries {
+		if IgnoredFileName(e.Name()) {
+			continue
+		}
+		path := filepath.Join(s.cfg.Path, e.Name())
+		info, err := os.Stat(path) // follows symlinks, as upstream
+		switch {
+		case err != nil:
+			if !errors.Is(err, fs.ErrNotExist) { // removed since ReadDir, or a dangling link
+				s.noteOnce(logger, "", path, "Could not get metadata", err)
+			}
+		case info.IsDir():
+			s.noteOnce(logger, "", path, "Provided manifest path is a directory, not recursing into manifest path", nil)
+		case info.Mode().IsRegular():
+			files = append(files, path)
+		default:
+			s.noteOnce(logger, "", path, "Manifest path is not a directory or file", fmt.Errorf("mode %v", info.Mode()))
+		}
+	}
+	return files, nil
+}
+
+// noteOnce logs something odd about a path once while it lasts (upstream logs it every
+// period). Called during ListOnce only.
+func (s *FileSource) noteOnce(logger klog.Logger, key, path, msg string, err error) {
+	k := path + "\x00" + key + "\x00" + msg
+	s.curNotes[k] = true
+	if s.notes[k] {
+		return
+	}
+	if err != nil {
+		logger.Error(err, msg, "path", path)
+	} else {
+		logger.Info(msg, "path", path)
+	}
+}
+
+// IgnoredFileName reports whether a directory entry is not a manifest: dotfiles (upstream)
+// and editor leftovers (vim .swp/.swo/.swx, emacs "#name#" and "name~", ".tmp" files) so a
+// half-saved edit is never read as a pod.
+func IgnoredFileName(name string) bool {
+	switch {
+	case strings.HasPrefix(name, "."),
+		strings.HasSuffix(name, "~"),
+		strings.HasPrefix(name, "#") && strings.HasSuffix(name, "#"),
+		strings.HasSuffix(name, ".swp"), strings.HasSuffix(name, ".swo"), strings.HasSuffix(name, ".swx"),
+		strings.HasSuffix(name, ".tmp"):
+		return true
+	}
+	return false
+}
+
+// readFile reads and parses one manifest. key identifies the file's content and outcome, so a
+// problem is reported once per change.
+func (s *FileSource) readFile(logger klog.Logger, path string) (pods []*v1.Pod, key string, ferr *FileError) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, "open:" + err.Error(), &FileError{Path: path, Reason: ReasonReadError, Err: err}
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return nil, "stat:" + err.Error(), &FileError{Path: path, Reason: ReasonReadError, Err: err}
+	}
+	if info.Size() > s.cfg.MaxFileSize {
+		return nil, fmt.Sprintf("size:%d", info.Size()), &FileError{Path: path, Reason: ReasonTooLarge,
+			Err: fmt.Errorf("file is %d bytes, over the %d-byte limit for a manifest", info.Size(), s.cfg.MaxFileSize)}
+	}
+	// Read at most one byte past the limit: the file may grow between Stat and Read.
+	data, err := io.ReadAll(io.LimitReader(f, s.cfg.MaxFileSize+1))
+	if err != nil {
+		return nil, "read:" + err.Error(), &FileError{Path: path, Reason: ReasonReadError, Err: err}
+	}
+	if int64(len(data)) > s.cfg.MaxFileSize {
+		return nil, fmt.Sprintf("size:>%d", s.cfg.MaxFileSize), &FileError{Path: path, Reason: ReasonTooLarge,
+			Err: fmt.Errorf("file is over the %d-byte limit for a manifest", s.cfg.MaxFileSize)}
+	}
+	h := fnv.New64a()
+	h.Write(data)
+	key = fmt.Sprintf("content:%x", h.Sum64())
+	pods, warnings, ferr := parseManifest(data, path, s.cfg.NodeName)
+	if ferr != nil {
+		return nil, key, ferr
+	}
+	if len(warnings) > 0 {
+		s.noteOnce(logger, key, path, "Manifest file has fields the kubelet ignores", errors.New(strings.Join(warnings, "; ")))
+	}
+	return pods, key, nil
+}
+
+// checkDuplicates refuses a file whose pod a file earlier in sorted order already defines.
+func (s *FileSource) checkDuplicates(path string, pods []*v1.Pod, owner map[string]string) *FileError {
+	for _, pod := range pods {
+		full := pod.Namespace + "/" + pod.Name
+		if other, dup := owner[full]; dup {
+			return &FileError{Path: path, Reason: ReasonDuplicate, Pod: events.PodRef(pod),
+				Err: fmt.Errorf("duplicate pod name %q in namespace %q: already defined by %s, ignoring this file", pod.Name, pod.Namespace, other)}
+		}
+	}
+	return nil
+}
+
+// report logs, records and counts a refused file, unless this very problem with this very
+// content was already reported.
+func (s *FileSource) report(logger klog.Logger, ferr *FileError, key string) {
+	k := ferr.Reason + "\x00" + key + "\x00" + ferr.Err.Error()
+	if s.reported[ferr.Path] == k {
+		logger.V(5).Info("Manifest file still refused", "path", ferr.Path, "reason", ferr.Reason)
+		return
+	}
+	s.reported[ferr.Path] = k
+	logger.Error(ferr, "Could not process manifest file", "path", ferr.Path)
+	s.errorsTotal.WithLabelValues(ferr.Reason).Inc()
+	if s.cfg.Recorder == nil {
+		return
+	}
+	if ferr.Pod != nil {
+		s.cfg.Recorder.Eventf(ferr.Pod, v1.EventTypeWarning, EventFailedValidation, "Error validating pod from manifest file %s", ferr.Error())
+	} else {
+		s.cfg.Recorder.Eventf(events.NodeRef(s.cfg.NodeName), v1.EventTypeWarning, EventInvalidManifest, "Could not process manifest file %s", ferr.Error())
+	}
+}
+
+// forgetAll drops per-file state when the whole path went away.
+func (s *FileSource) forgetAll() {
+	clear(s.firstSeen)
+	clear(s.reported)
+	clear(s.curNotes)
+}
+
+// Relist is the step: ListOnce, then push the snapshot to sink. A missing path pushes an
+// empty snapshot (the source is seen, and its pods go away, as upstream); an unreadable one
+// pushes nothing, so a transient error never removes running pods. The returned error is
+// the path-level error, already logged for a missing path.
+func (s *FileSource) Relist(ctx context.Context, sink SnapshotSink) error {
+	pods, _, err := s.ListOnce(ctx)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	if perr := sink.Push(ctx, kubetypes.FileSource, pods); perr != nil {
+		return fmt.Errorf("push static pods snapshot: %w", perr)
+	}
+	return err
+}
+
+// Run is the runner: Relist now, then every CheckFrequency, and WatchDebounce after a file
+// event when Watch is set, until ctx ends. It returns once every goroutine it started has
+// stopped.
+func (s *FileSource) Run(ctx context.Context, sink SnapshotSink) {
+	logger := klog.FromContext(ctx)
+	logger.V(1).Info("Watching path", "path", s.cfg.Path, "checkFrequency", s.cfg.CheckFrequency, "fsnotify", s.cfg.Watch)
+	ctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	defer func() { cancel(); wg.Wait() }()
+	if s.cfg.Watch {
+		wg.Add(1)
+		go func() { defer wg.Done(); s.watchLoop(ctx) }()
+	}
+	for {
+		if err := s.Relist(ctx, sink); err != nil && !errors.Is(err, fs.ErrNotExist) && ctx.Err() == nil {
+			logger.Error(err, "Unable to read config path", "path", s.cfg.Path)
+		}
+		period := s.cfg.Clock.NewTimer(s.cfg.CheckFrequency)
+		select {
+		case <-ctx.Done():
+			period.Stop()
+			return
+		case <-period.C():
+		case <-s.trigger:
+			period.Stop()
+			if !s.settle(ctx) {
+				return
+			}
+		}
+	}
+}
+
+// settle waits WatchDebounce and drops the events that arrived meanwhile: one re-list
+// covers them. False when ctx ended.
+func (s *FileSource) settle(ctx context.Context) bool {
+	t := s.cfg.Clock.NewTimer(s.cfg.WatchDebounce)
+	select {
+	case <-ctx.Done():
+		t.Stop()
+		return false
+	case <-t.C():
+	}
+	select {
+	case <-s.trigger:
+	default:
+	}
+	return true
+}
+
+// poke asks the runner for a re-list without blocking; pending pokes coalesce.
+func (s *FileSource) poke() {
+	select {
+	case s.trigger <- struct{}{}:
+	default:
+	}
+}

@@ -1,0 +1,493 @@
+package podsource
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/utils/clock"
+	testingclock "k8s.io/utils/clock/testing"
+
+	"github.com/minikubelet/minikubelet/pkg/events"
+	"github.com/minikubelet/minikubelet/pkg/kubetypes"
+	"github.com/minikubelet/minikubelet/pkg/metrics"
+)
+
+var t0 = time.Date(2024, 5, 1, 12, 0, 0, 0, time.UTC)
+
+type fixture struct {
+	dir    string
+	clk    *testingclock.FakeClock
+	reg    *metrics.Registry
+	events *events.Store
+	src    *FileSource
+}
+
+func newFixture(t *testing.T, mutate func(*Config)) *fixture {
+	t.Helper()
+	f := &fixture{dir: t.TempDir(), clk: testingclock.NewFakeClock(t0), reg: metrics.NewRegistry("kubelet_")}
+	f.events = events.NewStore(f.clk, "node1", 0)
+	cfg := Config{Path: f.dir, NodeName: "node1", Clock: f.clk, Recorder: f.events, Registry: f.reg}
+	if mutate != nil {
+		mutate(&cfg)
+	}
+	src, err := NewFileSource(cfg)
+	if err != nil {
+		t.Fatalf("NewFileSource: %v", err)
+	}
+	f.src = src
+	return f
+}
+
+func (f *fixture) write(t *testing.T, name, content string) string {
+	t.Helper()
+	p := filepath.Join(f.dir, name)
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func (f *fixture) remove(t *testing.T, name string) {
+	t.Helper()
+	if err := os.Remove(filepath.Join(f.dir, name)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (f *fixture) list(t *testing.T) ([]*v1.Pod, []*FileError) {
+	t.Helper()
+	pods, errs, err := f.src.ListOnce(context.Background())
+	if err != nil {
+		t.Fatalf("ListOnce: %v", err)
+	}
+	return pods, errs
+}
+
+func (f *fixture) errorsCounted(reason string) float64 {
+	return testutil.ToFloat64(f.src.errorsTotal.WithLabelValues(reason))
+}
+
+func podNames(pods []*v1.Pod) string {
+	var names []string
+	for _, p := range pods {
+		names = append(names, p.Name)
+	}
+	return strings.Join(names, ",")
+}
+
+func TestListOnceSkipsWhatIsNotAManifest(t *testing.T) {
+	f := newFixture(t, nil)
+	f.write(t, "b.yaml", podYAML("b", ""))
+	f.write(t, "a.json", `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"a"},"spec":{"containers":[{"name":"c","image":"i:1"}]}}`)
+	f.write(t, "noext", podYAML("c", ""))
+	for _, ignored := range []string{".hidden.yaml", "b.yaml.swp", ".b.yaml.swx", "b.yaml~", "#b.yaml#", "b.yaml.tmp"} {
+		f.write(t, ignored, podYAML("ignored", ""))
+	}
+	if err := os.Mkdir(filepath.Join(f.dir, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f.write(t, "sub/nested.yaml", podYAML("nested", ""))
+
+	pods, errs := f.list(t)
+	if got, want := podNames(pods), "a-node1,b-node1,c-node1"; got != want {
+		t.Errorf("pods = %s, want %s (file name order, ignored files and subdirectories skipped)", got, want)
+	}
+	if len(errs) != 0 {
+		t.Errorf("errors = %v, want none", errs)
+	}
+}
+
+func TestListOnceReportsBadFiles(t *testing.T) {
+	tests := []struct {
+		name      string
+		setup     func(t *testing.T, f *fixture) string // returns the bad file's path
+		reason    string
+		wantErr   string
+		event     string
+		eventKind string
+	}{
+		{"not yaml", func(t *testing.T, f *fixture) string {
+			return f.write(t, "bad.yaml", "kind: Pod\nmetadata: {name: [x\n")
+		},
+			ReasonDecode, "couldn't parse as pod", EventInvalidManifest, "Node"},
+		{"not a pod", func(t *testing.T, f *fixture) string {
+			return f.write(t, "bad.yaml", "apiVersion: v1\nkind: Service\nmetadata: {name: s}\n")
+		}, ReasonNotPod, `kind "Service"`, EventInvalidManifest, "Node"},
+		{"missing container name", func(t *testing.T, f *fixture) string {
+			return f.write(t, "bad.yaml", "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {containers: [{image: nginx}]}\n")
+		}, ReasonInvalid, "spec.containers[0].name: Required value", EventFailedValidation, "Pod"},
+		{"missing image", func(t *testing.T, f *fixture) string {
+			return f.write(t, "bad.yaml", "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: c}]}\n")
+		}, ReasonInvalid, "spec.containers[0].image: Required value", EventFailedValidation, "Pod"},
+		{"duplicate container names", func(t *testing.T, f *fixture) string {
+			return f.write(t, "bad.yaml", podYAML("p", "  - name: app\n    image: nginx:1\n"))
+		}, ReasonInvalid, `Duplicate value: "app"`, EventFailedValidation, "Pod"},
+		{"duplicate pod full name", func(t *testing.T, f *fixture) string {
+			// "0first.yaml" sorts before "bad.yaml": the later file loses.
+			f.write(t, "0first.yaml", podYAML("good", ""))
+			return f.write(t, "bad.yaml", strings.Replace(podYAML("good", ""), "busybox:1.36", "nginx:1", 1))
+		}, ReasonDuplicate, "already defined by", EventFailedValidation, "Pod"},
+		{"over 10MB", func(t *testing.T, f *fixture) string {
+			p := f.write(t, "bad.yaml", "")
+			if err := os.Truncate(p, MaxManifestSize+1); err != nil { // sparse: no 10MB written
+				t.Fatal(err)
+			}
+			return p
+		}, ReasonTooLarge, "file is 10485761 bytes, over the 10485760-byte limit", EventInvalidManifest, "Node"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixture(t, nil)
+			f.write(t, "other.yaml", podYAML("other", ""))
+			bad := tt.setup(t, f)
+
+			pods, errs := f.list(t)
+			if !strings.Contains(podNames(pods), "other-node1") {
+				t.Errorf("pods = %s: the good file's pod must keep running", podNames(pods))
+			}
+			if strings.Contains(podNames(pods), "p-node1") {
+				t.Errorf("the bad file's pod was accepted")
+			}
+			if len(errs) != 1 {
+				t.Fatalf("errors = %v, want exactly the bad file", errs)
+			}
+			e := errs[0]
+			if e.Path != bad || !strings.HasPrefix(e.Error(), bad+": ") || !strings.Contains(e.Error(), tt.wantErr) {
+				t.Errorf("error = %q (path %s), want it to start with %s and contain %q", e, e.Path, bad, tt.wantErr)
+			}
+			if e.Reason != tt.reason {
+				t.Errorf("reason = %s, want %s", e.Reason, tt.reason)
+			}
+			if got := f.errorsCounted(tt.reason); got != 1 {
+				t.Errorf("static_pod_manifest_errors_total{reason=%q} = %v, want 1", tt.reason, got)
+			}
+			evs := f.events.List()
+			if len(evs) != 1 {
+				t.Fatalf("events = %+v, want one", evs)
+			}
+			ev := evs[0]
+			if ev.Type != v1.EventTypeWarning || ev.Reason != tt.event || ev.InvolvedObject.Kind != tt.eventKind || !strings.Contains(ev.Message, bad) {
+				t.Errorf("event = %s %s on %s: %q; want %s on a %s naming %s", ev.Type, ev.Reason, ev.InvolvedObject.Kind, ev.Message, tt.event, tt.eventKind, bad)
+			}
+
+			// The same bad content is reported once, however often the directory is listed.
+			f.list(t)
+			f.list(t)
+			if got := f.errorsCounted(tt.reason); got != 1 {
+				t.Errorf("after relisting the unchanged file the counter is %v, want 1", got)
+			}
+			if n := len(f.events.List()); n != 1 || f.events.List()[0].Count != 1 {
+				t.Errorf("after relisting: %d events (count %d), want the one event once", n, f.events.List()[0].Count)
+			}
+		})
+	}
+}
+
+func TestBadFileReportedPerContentAndPickedUpWhenFixed(t *testing.T) {
+	f := newFixture(t, nil)
+	f.write(t, "web.yaml", "apiVersion: v1\nkind: Pod\nmetadata: {name: web}\nspec: {containers: [{name: c}]}\n")
+	f.list(t)
+	// Another broken version is a new problem: reported again.
+	f.write(t, "web.yaml", "apiVersion: v1\nkind: Pod\nmetadata: {name: web}\nspec: {containers: [{image: nginx}]}\n")
+	_, errs := f.list(t)
+	if len(errs) != 1 || f.errorsCounted(ReasonInvalid) != 2 {
+		t.Fatalf("second broken version: errors %v, counter %v; want it reported (counter 2)", errs, f.errorsCounted(ReasonInvalid))
+	}
+	// Fixed: the pod appears.
+	f.write(t, "web.yaml", podYAML("web", ""))
+	pods, errs := f.list(t)
+	if podNames(pods) != "web-node1" || len(errs) != 0 {
+		t.Fatalf("fixed file: pods %s errors %v; want web-node1 and no error", podNames(pods), errs)
+	}
+	// Broken again with the very first content: reported again, since it was fixed in between.
+	f.write(t, "web.yaml", "apiVersion: v1\nkind: Pod\nmetadata: {name: web}\nspec: {containers: [{name: c}]}\n")
+	pods, _ = f.list(t)
+	if len(pods) != 0 || f.errorsCounted(ReasonInvalid) != 3 {
+		t.Errorf("broken again: pods %s counter %v; want no pod and counter 3", podNames(pods), f.errorsCounted(ReasonInvalid))
+	}
+	// The duplicate's owner goes away: the later file becomes valid.
+	f.write(t, "a.yaml", podYAML("dup", ""))
+	f.write(t, "b.yaml", podYAML("dup", "    imagePullPolicy: Never\n"))
+	pods, _ = f.list(t)
+	if podNames(pods) != "dup-node1" || pods[0].Spec.Containers[0].ImagePullPolicy == v1.PullNever {
+		t.Fatalf("duplicate: pods %s; want only a.yaml's dup-node1", podNames(pods))
+	}
+	f.remove(t, "a.yaml")
+	pods, _ = f.list(t)
+	if podNames(pods) != "dup-node1" || pods[0].Spec.Containers[0].ImagePullPolicy != v1.PullNever {
+		t.Errorf("after removing a.yaml: pods %s; want b.yaml's dup-node1", podNames(pods))
+	}
+}
+
+func TestCreationTimestampIsFirstSeen(t *testing.T) {
+	f := newFixture(t, nil)
+	f.write(t, "a.yaml", podYAML("a", ""))
+	pods, _ := f.list(t)
+	if !pods[0].CreationTimestamp.Time.Equal(t0) {
+		t.Fatalf("creationTimestamp = %v, want the first list time %v", pods[0].CreationTimestamp, t0)
+	}
+	f.clk.Step(time.Minute)
+	f.write(t, "b.yaml", podYAML("b", ""))
+	pods, _ = f.list(t)
+	if !pods[0].CreationTimestamp.Time.Equal(t0) || !pods[1].CreationTimestamp.Time.Equal(t0.Add(time.Minute)) {
+		t.Errorf("creation times = %v, %v; want a kept at %v and b at %v", pods[0].CreationTimestamp, pods[1].CreationTimestamp, t0, t0.Add(time.Minute))
+	}
+	// An edit is a new pod (new UID): it is first seen now.
+	f.clk.Step(time.Minute)
+	f.write(t, "a.yaml", podYAML("a", "    imagePullPolicy: Never\n"))
+	pods, _ = f.list(t)
+	if !pods[0].CreationTimestamp.Time.Equal(t0.Add(2 * time.Minute)) {
+		t.Errorf("edited pod creationTimestamp = %v, want %v", pods[0].CreationTimestamp, t0.Add(2*time.Minute))
+	}
+}
+
+func TestMissingDirectory(t *testing.T) {
+	f := newFixture(t, nil)
+	gone := filepath.Join(f.dir, "manifests")
+	src, err := NewFileSource(Config{Path: gone + "/", NodeName: "node1", Clock: f.clk})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := newMerger(t, f.clk)
+	err = src.Relist(context.Background(), m)
+	if !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("Relist on a missing path: err %v, want a not-exist error", err)
+	}
+	if !m.SeenAllSources(setOf(kubetypes.FileSource)) {
+		t.Errorf("a missing directory must still count as a snapshot (source seen)")
+	}
+	if err := os.Mkdir(gone, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(gone, "a.yaml"), []byte(podYAML("a", "")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := src.Relist(context.Background(), m); err != nil {
+		t.Fatalf("Relist after the directory appeared: %v", err)
+	}
+	if got := podNames(m.Pods()); got != "a-node1" {
+		t.Errorf("merged pods = %s, want a-node1", got)
+	}
+	if err := os.RemoveAll(gone); err != nil {
+		t.Fatal(err)
+	}
+	_ = src.Relist(context.Background(), m)
+	if got := podNames(m.Pods()); got != "" {
+		t.Errorf("after the directory vanished pods = %s, want none (upstream sends an empty snapshot)", got)
+	}
+}
+
+func TestSingleFilePath(t *testing.T) {
+	f := newFixture(t, nil)
+	p := f.write(t, "only.yaml", podYAML("only", ""))
+	src, err := NewFileSource(Config{Path: p, NodeName: "node1", Clock: f.clk})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pods, _, err := src.ListOnce(context.Background())
+	if err != nil || podNames(pods) != "only-node1" {
+		t.Errorf("ListOnce of a file path: %s, %v; want only-node1", podNames(pods), err)
+	}
+}
+
+func TestNewFileSourceValidates(t *testing.T) {
+	for name, cfg := range map[string]Config{
+		"no path":           {NodeName: "n"},
+		"no node":           {Path: "/x"},
+		"negative duration": {Path: "/x", NodeName: "n", CheckFrequency: -time.Second},
+	} {
+		t.Run(name, func(t *testing.T) {
+			if _, err := NewFileSource(cfg); err == nil {
+				t.Errorf("NewFileSource(%+v) accepted it", cfg)
+			}
+		})
+	}
+}
+
+// TestRelistThroughMerger drives the step the way simulate mode will: write files, call
+// Relist, read the config channel.
+func TestRelistThroughMerger(t *testing.T) {
+	f := newFixture(t, nil)
+	m := newMerger(t, f.clk)
+	ctx := context.Background()
+	step := func() []kubetypes.PodUpdate {
+		t.Helper()
+		if err := f.src.Relist(ctx, m); err != nil {
+			t.Fatal(err)
+		}
+		return drain(m)
+	}
+	if got := describe(step()); got != "ADD[]" {
+		t.Errorf("first empty snapshot: %s, want an empty ADD marking the source seen", got)
+	}
+	f.write(t, "web.yaml", podYAML("web", ""))
+	if got := describe(step()); got != "ADD[web-node1]" {
+		t.Errorf("new file: %s", got)
+	}
+	if got := describe(step()); got != "" {
+		t.Errorf("unchanged directory: %s, want nothing", got)
+	}
+	f.write(t, "web.yaml", podYAML("web", "    imagePullPolicy: Never\n"))
+	if got := describe(step()); got != "REMOVE[web-node1] ADD[web-node1]" {
+		t.Errorf("edited file: %s, want the old pod removed and the new one added (the UID hashes the content)", got)
+	}
+	f.remove(t, "web.yaml")
+	if got := describe(step()); got != "REMOVE[web-node1]" {
+		t.Errorf("removed file: %s", got)
+	}
+}
+
+// TestRunPeriodicRelistOnFakeClock checks the runner without fsnotify: a change is seen at the
+// next CheckFrequency tick.
+func TestRunPeriodicRelistOnFakeClock(t *testing.T) {
+	f := newFixture(t, nil)
+	m := newMerger(t, f.clk)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); f.src.Run(ctx, m) }()
+
+	if got := describe([]kubetypes.PodUpdate{<-m.Updates()}); got != "ADD[]" {
+		t.Fatalf("first update: %s", got)
+	}
+	f.write(t, "web.yaml", podYAML("web", ""))
+	waitForWaiters(t, f.clk)
+	f.clk.Step(DefaultCheckFrequency - time.Second)
+	select {
+	case u := <-m.Updates():
+		t.Fatalf("update before the period elapsed: %s", describe([]kubetypes.PodUpdate{u}))
+	default:
+	}
+	f.clk.Step(time.Second)
+	if got := describe([]kubetypes.PodUpdate{<-m.Updates()}); got != "ADD[web-node1]" {
+		t.Errorf("after one period: %s", got)
+	}
+	cancel()
+	<-done
+}
+
+// TestWatchSeesChangesQuickly is the one real-time test: fsnotify on a real directory that
+// does not exist when the source starts. The deadline is generous; the feature needs 1s.
+func TestWatchSeesChangesQuickly(t *testing.T) {
+	base := t.TempDir()
+	dir := filepath.Join(base, "manifests")
+	before := runtime.NumGoroutine()
+	src, err := NewFileSource(Config{Path: dir, NodeName: "node1", Clock: clock.RealClock{}, Watch: true, CheckFrequency: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := newMerger(t, clock.RealClock{})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); src.Run(ctx, m) }()
+
+	const deadline = 10 * time.Second
+	await := func(want string) {
+		t.Helper()
+		timeout := time.After(deadline)
+		for {
+			select {
+			case u := <-m.Updates():
+				if got := describe([]kubetypes.PodUpdate{u}); got == want {
+					return
+				}
+			case <-timeout:
+				t.Fatalf("no %s within %v", want, deadline)
+			}
+		}
+	}
+	await("ADD[]") // the missing directory is an empty snapshot
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "web.yaml"), []byte(podYAML("web", "")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	await("ADD[web-node1]")
+	if err := os.WriteFile(filepath.Join(dir, "api.yaml"), []byte(podYAML("api", "")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	await("ADD[api-node1]")
+	if err := os.Remove(filepath.Join(dir, "web.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	await("REMOVE[web-node1]")
+
+	cancel()
+	<-done
+	for i := 0; i < 100 && runtime.NumGoroutine() > before; i++ {
+		time.Sleep(10 * time.Millisecond) // let fsnotify's reader goroutine finish exiting
+	}
+	if n := runtime.NumGoroutine(); n > before {
+		t.Errorf("goroutines: %d after Run returned, %d before: leak", n, before)
+	}
+}
+
+func waitForWaiters(t *testing.T, clk *testingclock.FakeClock) {
+	t.Helper()
+	for i := 0; !clk.HasWaiters(); i++ {
+		if i > 5000 {
+			t.Fatal("the runner never waited on the clock")
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+func drain(m *Merger) []kubetypes.PodUpdate {
+	var out []kubetypes.PodUpdate
+	for {
+		select {
+		case u := <-m.Updates():
+			out = append(out, u)
+		default:
+			return out
+		}
+	}
+}
+
+// describe renders updates as "OP[name,name] OP[...]".
+func describe(us []kubetypes.PodUpdate) string {
+	var parts []string
+	for _, u := range us {
+		var names []string
+		for _, p := range u.Pods {
+			names = append(names, p.Name)
+		}
+		sort.Strings(names)
+		parts = append(parts, u.Op.String()+"["+strings.Join(names, ",")+"]")
+	}
+	return strings.Join(parts, " ")
+}
+
+func BenchmarkListOnce(b *testing.B) {
+	for _, n := range []int{10, 200} {
+		b.Run("files="+itoa(n), func(b *testing.B) {
+			dir := b.TempDir()
+			for i := 0; i < n; i++ {
+				if err := os.WriteFile(filepath.Join(dir, "pod"+itoa(i)+".yaml"), []byte(podYAML("pod"+itoa(i), "")), 0o644); err != nil {
+					b.Fatal(err)
+				}
+			}
+			src, err := NewFileSource(Config{Path: dir, NodeName: "n", Clock: testingclock.NewFakeClock(t0)})
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if _, _, err := src.ListOnce(context.Background()); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

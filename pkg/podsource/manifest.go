@@ -1,0 +1,428 @@
+package podsource
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/md5"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/yaml"
+
+	"github.com/minikubelet/minikubelet/pkg/events"
+	"github.com/minikubelet/minikubelet/pkg/kubetypes"
+)
+
+// MaxManifestSize is the largest manifest file the source reads: upstream's maxConfigLength
+// (10 MiB). Bigger files are refused without being read.
+const MaxManifestSize int64 = 10 << 20
+
+// Why a manifest file was refused: the values of the reason label of
+// static_pod_manifest_errors_total and FileError.Reason.
+const (
+	// ReasonReadError: the file could not be stat'ed or read.
+	ReasonReadError = "read_error"
+	// ReasonTooLarge: the file is over MaxManifestSize.
+	ReasonTooLarge = "too_large"
+	// ReasonDecode: not YAML/JSON, not an object, or fields of the wrong type.
+	ReasonDecode = "decode_error"
+	// ReasonNotPod: an object, but not apiVersion v1 kind Pod, PodList or List of pods.
+	ReasonNotPod = "not_a_pod"
+	// ReasonInvalid: a pod that fails validation (missing container name or image, ...).
+	ReasonInvalid = "invalid"
+	// ReasonDuplicate: a pod whose namespace/name an earlier file (in sorted order) already defines.
+	ReasonDuplicate = "duplicate_name"
+)
+
+// Static pods priority classes the apiserver's Priority admission resolves; mirror pods show
+// these values, so the static pod carries them too.
+var systemPriorityClasses = map[string]int32{
+	"system-node-critical":    2000001000,
+	"system-cluster-critical": 2000000000,
+}
+
+// FileError is a manifest file the source refused. Error() starts with the file path.
+type FileError struct {
+	// Path is the manifest file.
+	Path string
+	// Reason is one of the Reason* constants.
+	Reason string
+	// Pod is the refused pod when its name is known (after defaulting), else nil.
+	Pod *v1.ObjectReference
+	// Err is the cause, without the path.
+	Err error
+}
+
+func (e *FileError) Error() string { return e.Path + ": " + e.Err.Error() }
+
+// Unwrap returns the cause.
+func (e *FileError) Unwrap() error { return e.Err }
+
+// couldNotParse wraps a decoding failure in upstream's wording (file.go extractFromFile).
+func couldNotParse(path, reason string, err error) *FileError {
+	return &FileError{Path: path, Reason: reason, Err: fmt.Errorf("couldn't parse as pod(%w), please check config file", err)}
+}
+
+// ParseManifest decodes a manifest file's content into static pods, as the kubelet's file
+// source does: data holds one v1 Pod, a v1 PodList, or a v1 List of pods (YAML or JSON;
+// several YAML documents separated by "---" are accepted too); every pod gets the API
+// server's defaults and the kubelet's static pod defaults (name suffixed with the node name,
+// namespace, UID hashed from the pod, node and path, config.hash annotation, node name,
+// phase Pending) and is validated. A file is all or nothing: on any error no pod is returned
+// and the error is a *FileError naming path. warnings lists fields the decoder ignored.
+// Safe for concurrent use.
+func ParseManifest(data []byte, path, nodeName string) (pods []*v1.Pod, warnings []string, err error) {
+	pods, warnings, ferr := parseManifest(data, path, nodeName)
+	if ferr != nil {
+		return nil, warnings, ferr
+	}
+	return pods, warnings, nil
+}
+
+func parseManifest(data []byte, path, nodeName string) ([]*v1.Pod, []string, *FileError) {
+	docs, err := splitDocuments(data)
+	if err != nil {
+		return nil, nil, couldNotParse(path, ReasonDecode, err)
+	}
+	if len(docs) == 0 {
+		return nil, nil, couldNotParse(path, ReasonDecode, errors.New("the file holds no object"))
+	}
+	var pods []*v1.Pod
+	var warnings []string
+	for i, doc := range docs {
+		ps, ws, ferr := decodeDocument(doc, path)
+		if ferr != nil {
+			if len(docs) > 1 {
+				ferr.Err = fmt.Errorf("document %d: %w", i+1, ferr.Err)
+			}
+			return nil, nil, ferr
+		}
+		pods = append(pods, ps...)
+		warnings = append(warnings, ws...)
+	}
+
+	seen := make(map[string]int, len(pods))
+	for i, pod := range pods {
+		where := ""
+		if len(pods) > 1 {
+			where = fmt.Sprintf("pod %d: ", i+1)
+		}
+		// Upstream refuses a nameless pod before defaulting; "-node" would be a confusing name.
+		if pod.Name == "" {
+			return nil, nil, &FileError{Path: path, Reason: ReasonInvalid, Err: fmt.Errorf("%sinvalid pod: name is needed for the pod", where)}
+		}
+		applyAPIDefaults(pod)
+		applyStaticPodDefaults(pod, path, nodeName)
+		if errs := validatePod(pod); len(errs) > 0 {
+			var ref *v1.ObjectReference
+			if len(validation.IsDNS1123Subdomain(pod.Name)) == 0 {
+				ref = events.PodRef(pod) // an event about a pod needs a usable name
+			}
+			return nil, nil, &FileError{Path: path, Reason: ReasonInvalid, Pod: ref, Err: fmt.Errorf("%sinvalid pod: %v", where, errs)}
+		}
+		full := pod.Namespace + "/" + pod.Name
+		if j, dup := seen[full]; dup {
+			return nil, nil, &FileError{Path: path, Reason: ReasonInvalid, Pod: events.PodRef(pod),
+				Err: fmt.Errorf("%sinvalid pod: metadata.name: Duplicate value: %q (pod %d of this file has the same namespace/name %s)", where, pod.Name, j+1, full)}
+		}
+		seen[full] = i
+	}
+	return pods, warnings, nil
+}
+
+// splitDocuments returns the JSON of every non-empty YAML document in data.
+func splitDocuments(data []byte) ([][]byte, error) {
+	trimmed := bytes.TrimSpace(data)
+	// JSON goes through as is (as apimachinery's ToJSON does): tab-indented JSON is not valid YAML.
+	if len(trimmed) > 0 && trimmed[0] == '{' {
+		if !json.Valid(trimmed) {
+			var v interface{}
+			return nil, fmt.Errorf("invalid JSON: %w", json.Unmarshal(trimmed, &v))
+		}
+		return [][]byte{trimmed}, nil
+	}
+	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
+	var out [][]byte
+	for {
+		doc, err := r.Read()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		j, err := yaml.YAMLToJSON(doc)
+		if err != nil {
+			return nil, err
+		}
+		if s := bytes.TrimSpace(j); len(s) == 0 || bytes.Equal(s, []byte("null")) {
+			continue // empty or comment-only document
+		}
+		out = append(out, j)
+	}
+	return out, nil
+}
+
+// decodeDocument decodes one JSON document into pods, checking apiVersion and kind.
+func decodeDocument(j []byte, path string) ([]*v1.Pod, []string, *FileError) {
+	if t := bytes.TrimSpace(j); len(t) == 0 || t[0] != '{' {
+		return nil, nil, couldNotParse(path, ReasonDecode, fmt.Errorf("the document is %s, not a Kubernetes object", jsonKind(t)))
+	}
+	var tm metav1.TypeMeta
+	if err := json.Unmarshal(j, &tm); err != nil {
+		return nil, nil, couldNotParse(path, ReasonDecode, err)
+	}
+	if err := checkTypeMeta(tm, false); err != nil {
+		return nil, nil, couldNotParse(path, ReasonNotPod, err)
+	}
+	if tm.Kind == "Pod" {
+		pod, warn, err := decodePod(j)
+		if err != nil {
+			return nil, nil, couldNotParse(path, ReasonDecode, err)
+		}
+		return []*v1.Pod{pod}, warn, nil
+	}
+	var list struct {
+		Items []json.RawMessage `json:"items"`
+	}
+	if err := json.Unmarshal(j, &list); err != nil {
+		return nil, nil, couldNotParse(path, ReasonDecode, err)
+	}
+	if len(list.Items) == 0 {
+		return nil, nil, couldNotParse(path, ReasonNotPod, fmt.Errorf("the %s has no items", tm.Kind))
+	}
+	var pods []*v1.Pod
+	var warnings []string
+	for i, item := range list.Items {
+		var itm metav1.TypeMeta
+		if err := json.Unmarshal(item, &itm); err != nil {
+			return nil, nil, couldNotParse(path, ReasonDecode, fmt.Errorf("items[%d]: %w", i, err))
+		}
+		// PodList items may omit their type; List items must say they are pods.
+		if tm.Kind == "PodList" && itm.Kind == "" && itm.APIVersion == "" {
+			itm = metav1.TypeMeta{Kind: "Pod", APIVersion: "v1"}
+		}
+		if err := checkTypeMeta(itm, true); err != nil {
+			return nil, nil, couldNotParse(path, ReasonNotPod, fmt.Errorf("items[%d]: %w", i, err))
+		}
+		pod, warn, err := decodePod(item)
+		if err != nil {
+			return nil, nil, couldNotParse(path, ReasonDecode, fmt.Errorf("items[%d]: %w", i, err))
+		}
+		for _, w := range warn {
+			warnings = append(warnings, fmt.Sprintf("items[%d]: %s", i, w))
+		}
+		pods = append(pods, pod)
+	}
+	return pods, warnings, nil
+}
+
+func checkTypeMeta(tm metav1.TypeMeta, item bool) error {
+	switch {
+	case tm.Kind == "":
+		return errors.New("object kind is missing")
+	case tm.APIVersion == "":
+		return fmt.Errorf("apiVersion is missing for kind %q", tm.Kind)
+	}
+	isPodKind := tm.Kind == "Pod" || (!item && (tm.Kind == "PodList" || tm.Kind == "List"))
+	switch {
+	case isPodKind && tm.APIVersion != "v1":
+		return fmt.Errorf("no kind %q is registered for version %q: a static pod manifest is apiVersion v1", tm.Kind, tm.APIVersion)
+	case !isPodKind && item:
+		return fmt.Errorf("kind %q (apiVersion %q) is not a Pod", tm.Kind, tm.APIVersion)
+	case !isPodKind:
+		return fmt.Errorf("kind %q (apiVersion %q) is not a Pod, PodList or List of pods", tm.Kind, tm.APIVersion)
+	}
+	return nil
+}
+
+// decodePod decodes leniently, as the kubelet's universal decoder does (unknown fields are
+// dropped), and reports the first unknown field as a warning so typos are visible.
+func decodePod(j []byte) (*v1.Pod, []string, error) {
+	pod := &v1.Pod{}
+	if err := json.Unmarshal(j, pod); err != nil {
+		return nil, nil, err
+	}
+	dec := json.NewDecoder(bytes.NewReader(j))
+	dec.DisallowUnknownFields()
+	var warnings []string
+	if err := dec.Decode(&v1.Pod{}); err != nil {
+		warnings = append(warnings, fmt.Sprintf("ignored %v", strings.TrimPrefix(err.Error(), "json: ")))
+	}
+	// The type is implied by the file; keep it set so the pod prints like the apiserver's.
+	pod.Kind, pod.APIVersion = "Pod", "v1"
+	return pod, warnings, nil
+}
+
+func jsonKind(t []byte) string {
+	switch {
+	case len(t) == 0:
+		return "empty"
+	case t[0] == '[':
+		return "a list"
+	case t[0] == '"':
+		return "a string"
+	default:
+		return "a scalar"
+	}
+}
+
+// applyStaticPodDefaults does what the kubelet's applyDefaults (config/common.go) does for a
+// file source. The UID hashes the pod as decoded and defaulted by the API (before the
+// name suffix), then the node and the file path, so the same file on the same node keeps
+// its UID across restarts and any edit gives a new UID (the kubelet then replaces the pod).
+// Upstream hashes the internal type with spew; this hashes the v1 JSON, so UIDs differ from a
+// real kubelet's but have the same stability.
+func applyStaticPodDefaults(pod *v1.Pod, path, nodeName string) {
+	if pod.UID == "" {
+		h := md5.New()
+		b, _ := json.Marshal(pod) // a decoded v1.Pod always marshals
+		h.Write(b)
+		fmt.Fprintf(h, "host:%s", nodeName)
+		fmt.Fprintf(h, "file:%s", path)
+		pod.UID = types.UID(hex.EncodeToString(h.Sum(nil)))
+	}
+	pod.Name = pod.Name + "-" + strings.ToLower(nodeName)
+	if pod.Namespace == "" {
+		pod.Namespace = metav1.NamespaceDefault
+	}
+	pod.Spec.NodeName = nodeName
+	if pod.Annotations == nil {
+		pod.Annotations = map[string]string{}
+	}
+	pod.Annotations[kubetypes.ConfigHashAnnotationKey] = string(pod.UID)
+	// Static pods tolerate every NoExecute taint so node problems never evict them.
+	addToleration(pod, v1.Toleration{Operator: v1.TolerationOpExists, Effect: v1.TaintEffectNoExecute})
+	pod.Status.Phase = v1.PodPending
+}
+
+func addToleration(pod *v1.Pod, t v1.Toleration) {
+	for i := range pod.Spec.Tolerations {
+		if pod.Spec.Tolerations[i].MatchToleration(&t) {
+			return
+		}
+	}
+	pod.Spec.Tolerations = append(pod.Spec.Tolerations, t)
+}
+
+// applyAPIDefaults applies the defaults a user sees on a pod read back from the apiserver
+// (k8s.io/kubernetes/pkg/apis/core/v1 defaults.go, plus the Priority admission plugin), the
+// ones that matter to a kubelet.
+func applyAPIDefaults(pod *v1.Pod) {
+	spec := &pod.Spec
+	if spec.RestartPolicy == "" {
+		spec.RestartPolicy = v1.RestartPolicyAlways
+	}
+	if spec.DNSPolicy == "" {
+		spec.DNSPolicy = v1.DNSClusterFirst
+	}
+	if spec.SecurityContext == nil {
+		spec.SecurityContext = &v1.PodSecurityContext{}
+	}
+	if spec.TerminationGracePeriodSeconds == nil {
+		g := int64(v1.DefaultTerminationGracePeriodSeconds)
+		spec.TerminationGracePeriodSeconds = &g
+	}
+	if spec.SchedulerName == "" {
+		spec.SchedulerName = v1.DefaultSchedulerName
+	}
+	if spec.EnableServiceLinks == nil {
+		t := v1.DefaultEnableServiceLinks
+		spec.EnableServiceLinks = &t
+	}
+	if spec.Priority == nil {
+		p := systemPriorityClasses[spec.PriorityClassName] // 0 for any other class
+		spec.Priority = &p
+	}
+	if spec.PreemptionPolicy == nil {
+		pp := v1.PreemptLowerPriority
+		spec.PreemptionPolicy = &pp
+	}
+	for i := range spec.Volumes {
+		if spec.Volumes[i].VolumeSource == (v1.VolumeSource{}) {
+			spec.Volumes[i].EmptyDir = &v1.EmptyDirVolumeSource{}
+		}
+	}
+	for i := range spec.InitContainers {
+		defaultContainer(&spec.InitContainers[i], spec.HostNetwork)
+	}
+	for i := range spec.Containers {
+		defaultContainer(&spec.Containers[i], spec.HostNetwork)
+	}
+}
+
+func defaultContainer(c *v1.Container, hostNetwork bool) {
+	if c.ImagePullPolicy == "" {
+		if imageTag(c.Image) == "latest" {
+			c.ImagePullPolicy = v1.PullAlways
+		} else {
+			c.ImagePullPolicy = v1.PullIfNotPresent
+		}
+	}
+	if c.TerminationMessagePath == "" {
+		c.TerminationMessagePath = v1.TerminationMessagePathDefault
+	}
+	if c.TerminationMessagePolicy == "" {
+		c.TerminationMessagePolicy = v1.TerminationMessageReadFile
+	}
+	for i := range c.Ports {
+		if c.Ports[i].Protocol == "" {
+			c.Ports[i].Protocol = v1.ProtocolTCP
+		}
+		if hostNetwork && c.Ports[i].HostPort == 0 {
+			c.Ports[i].HostPort = c.Ports[i].ContainerPort
+		}
+	}
+	// Limits without requests: requests default to the limits.
+	for name, limit := range c.Resources.Limits {
+		if _, ok := c.Resources.Requests[name]; !ok {
+			if c.Resources.Requests == nil {
+				c.Resources.Requests = v1.ResourceList{}
+			}
+			c.Resources.Requests[name] = limit.DeepCopy()
+		}
+	}
+	for _, p := range []*v1.Probe{c.LivenessProbe, c.ReadinessProbe, c.StartupProbe} {
+		if p == nil {
+			continue
+		}
+		if p.TimeoutSeconds == 0 {
+			p.TimeoutSeconds = 1
+		}
+		if p.PeriodSeconds == 0 {
+			p.PeriodSeconds = 10
+		}
+		if p.SuccessThreshold == 0 {
+			p.SuccessThreshold = 1
+		}
+		if p.FailureThreshold == 0 {
+			p.FailureThreshold = 3
+		}
+		if p.HTTPGet != nil && p.HTTPGet.Scheme == "" {
+			p.HTTPGet.Scheme = v1.URISchemeHTTP
+		}
+	}
+}
+
+// imageTag returns an image reference's tag as the apiserver's defaulting sees it: "latest"
+// when there is neither a tag nor a digest, "" when there is only a digest.
+func imageTag(image string) string {
+	name, _, hasDigest := strings.Cut(image, "@")
+	lastSlash := strings.LastIndex(name, "/")
+	if i := strings.LastIndex(name, ":"); i > lastSlash {
+		return name[i+1:]
+	}
+	if hasDigest {
+		return ""
+	}
+	return "latest"
+}

@@ -1,0 +1,312 @@
+package podsource
+
+import (
+	"errors"
+	"regexp"
+	"strings"
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/minikubelet/minikubelet/pkg/kubetypes"
+)
+
+// kubectlRun is `kubectl run x --image=nginx --dry-run=client -o yaml` (kubectl 1.30) verbatim.
+const kubectlRun = `apiVersion: v1
+kind: Pod
+metadata:
+  creationTimestamp: null
+  labels:
+    run: x
+  name: x
+spec:
+  containers:
+  - image: nginx
+    name: x
+    resources: {}
+  dnsPolicy: ClusterFirst
+  restartPolicy: Always
+status: {}
+`
+
+func podYAML(name string, extra string) string {
+	return `apiVersion: v1
+kind: Pod
+metadata:
+  name: ` + name + `
+spec:
+  containers:
+  - name: app
+    image: busybox:1.36
+` + extra
+}
+
+func TestParseManifestKubectlRunOutput(t *testing.T) {
+	pods, warnings, err := ParseManifest([]byte(kubectlRun), "/etc/kubernetes/manifests/x.yaml", "Node-1")
+	if err != nil {
+		t.Fatalf("ParseManifest: %v", err)
+	}
+	if len(warnings) != 0 {
+		t.Errorf("warnings = %v, want none for kubectl output", warnings)
+	}
+	if len(pods) != 1 {
+		t.Fatalf("got %d pods, want 1", len(pods))
+	}
+	p := pods[0]
+	c := p.Spec.Containers[0]
+	checks := []struct {
+		what      string
+		got, want interface{}
+	}{
+		{"name", p.Name, "x-node-1"},
+		{"namespace", p.Namespace, "default"},
+		{"spec.nodeName", p.Spec.NodeName, "Node-1"},
+		{"config.hash", p.Annotations[kubetypes.ConfigHashAnnotationKey], string(p.UID)},
+		{"phase", p.Status.Phase, v1.PodPending},
+		{"label kept", p.Labels["run"], "x"},
+		{"restartPolicy", p.Spec.RestartPolicy, v1.RestartPolicyAlways},
+		{"dnsPolicy", p.Spec.DNSPolicy, v1.DNSClusterFirst},
+		{"terminationGracePeriodSeconds", *p.Spec.TerminationGracePeriodSeconds, int64(30)},
+		{"schedulerName", p.Spec.SchedulerName, "default-scheduler"},
+		{"enableServiceLinks", *p.Spec.EnableServiceLinks, true},
+		{"priority", *p.Spec.Priority, int32(0)},
+		{"preemptionPolicy", *p.Spec.PreemptionPolicy, v1.PreemptLowerPriority},
+		{"imagePullPolicy (untagged)", c.ImagePullPolicy, v1.PullAlways},
+		{"terminationMessagePath", c.TerminationMessagePath, "/dev/termination-log"},
+		{"terminationMessagePolicy", c.TerminationMessagePolicy, v1.TerminationMessageReadFile},
+		{"kind", p.Kind, "Pod"},
+		{"creationTimestamp left for the source", p.CreationTimestamp.IsZero(), true},
+	}
+	for _, ck := range checks {
+		if ck.got != ck.want {
+			t.Errorf("%s = %v, want %v", ck.what, ck.got, ck.want)
+		}
+	}
+	if !regexp.MustCompile(`^[0-9a-f]{32}$`).MatchString(string(p.UID)) {
+		t.Errorf("UID %q is not a 32-digit hex md5", p.UID)
+	}
+	if len(p.Spec.Tolerations) != 1 || p.Spec.Tolerations[0].Operator != v1.TolerationOpExists || p.Spec.Tolerations[0].Effect != v1.TaintEffectNoExecute {
+		t.Errorf("tolerations = %+v, want the static pod NoExecute toleration", p.Spec.Tolerations)
+	}
+}
+
+func TestParseManifestUIDStability(t *testing.T) {
+	uid := func(data, path, node string) string {
+		t.Helper()
+		pods, _, err := ParseManifest([]byte(data), path, node)
+		if err != nil {
+			t.Fatalf("ParseManifest: %v", err)
+		}
+		return string(pods[0].UID)
+	}
+	base := uid(kubectlRun, "/m/x.yaml", "n1")
+	tests := []struct {
+		name             string
+		data, path, node string
+		same             bool
+	}{
+		{"same input", kubectlRun, "/m/x.yaml", "n1", true},
+		{"other path", kubectlRun, "/m/y.yaml", "n1", false},
+		{"other node", kubectlRun, "/m/x.yaml", "n2", false},
+		{"edited image", strings.Replace(kubectlRun, "image: nginx", "image: nginx:1.25", 1), "/m/x.yaml", "n1", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := uid(tt.data, tt.path, tt.node); (got == base) != tt.same {
+				t.Errorf("UID %s vs base %s: same = %v, want %v", got, base, got == base, tt.same)
+			}
+		})
+	}
+
+	withUID := strings.Replace(kubectlRun, "  name: x\n", "  name: x\n  uid: 1234-abcd\n", 1)
+	if got := uid(withUID, "/m/x.yaml", "n1"); got != "1234-abcd" {
+		t.Errorf("explicit uid: got %q, want the file's uid kept", got)
+	}
+}
+
+func TestParseManifestFormats(t *testing.T) {
+	tests := []struct {
+		name  string
+		data  string
+		names []string
+	}{
+		{"json", `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"j"},"spec":{"containers":[{"name":"c","image":"i:1"}]}}`, []string{"j-n"}},
+		{"json with tabs", "{\n\t\"apiVersion\": \"v1\",\n\t\"kind\": \"Pod\",\n\t\"metadata\": {\"name\": \"t\"},\n\t\"spec\": {\"containers\": [{\"name\": \"c\", \"image\": \"i:1\"}]}\n}", []string{"t-n"}},
+		{"pod list", `apiVersion: v1
+kind: PodList
+items:
+- metadata: {name: a}
+  spec: {containers: [{name: c, image: "i:1"}]}
+- apiVersion: v1
+  kind: Pod
+  metadata: {name: b, namespace: kube-system}
+  spec: {containers: [{name: c, image: "i:1"}]}
+`, []string{"a-n", "b-n"}},
+		{"list of pods", `apiVersion: v1
+kind: List
+items:
+- apiVersion: v1
+  kind: Pod
+  metadata: {name: a}
+  spec: {containers: [{name: c, image: "i:1"}]}
+`, []string{"a-n"}},
+		{"several documents", podYAML("one", "") + "---\n# just a comment\n---\n" + podYAML("two", ""), []string{"one-n", "two-n"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			pods, _, err := ParseManifest([]byte(tt.data), "/m/f", "n")
+			if err != nil {
+				t.Fatalf("ParseManifest: %v", err)
+			}
+			var got []string
+			for _, p := range pods {
+				got = append(got, p.Name)
+			}
+			if strings.Join(got, ",") != strings.Join(tt.names, ",") {
+				t.Errorf("pods = %v, want %v", got, tt.names)
+			}
+			if len(pods) == 2 && pods[0].UID == pods[1].UID {
+				t.Errorf("two pods of one file share UID %s", pods[0].UID)
+			}
+		})
+	}
+}
+
+func TestParseManifestRejects(t *testing.T) {
+	const path = "/etc/kubernetes/manifests/bad.yaml"
+	tests := []struct {
+		name    string
+		data    string
+		reason  string
+		wantErr string // substring after the path
+		podKnow bool   // the error names the pod
+	}{
+		{"not yaml", "apiVersion: v1\nkind: Pod\nmetadata: [unclosed\n", ReasonDecode, "couldn't parse as pod(", false},
+		{"plain text", "hello world\n", ReasonDecode, "not a Kubernetes object", false},
+		{"empty file", "\n# nothing\n", ReasonDecode, "holds no object", false},
+		{"a deployment", "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\n", ReasonNotPod, `kind "Deployment" (apiVersion "apps/v1") is not a Pod`, false},
+		{"wrong version", strings.Replace(podYAML("p", ""), "apiVersion: v1", "apiVersion: v2", 1), ReasonNotPod, `no kind "Pod" is registered for version "v2"`, false},
+		{"no kind", "apiVersion: v1\nmetadata: {name: p}\n", ReasonNotPod, "object kind is missing", false},
+		{"list holding a service", "apiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: Service, metadata: {name: s}}\n", ReasonNotPod, `items[0]: kind "Service"`, false},
+		{"bad quantity", podYAML("p", "    resources: {requests: {cpu: lots}}\n"), ReasonDecode, "quantities must match", false},
+		{"wrong field type", podYAML("p", "    ports: [{containerPort: eighty}]\n"), ReasonDecode, "cannot unmarshal string", false},
+		{"no name", strings.Replace(podYAML("p", ""), "  name: p\n", "  labels: {a: b}\n", 1), ReasonInvalid, "name is needed for the pod", false},
+		{"bad name", podYAML("Bad_Name", ""), ReasonInvalid, "metadata.name: Invalid value", false},
+		{"missing container name", "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - image: nginx\n", ReasonInvalid, "spec.containers[0].name: Required value", true},
+		{"missing image", "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: c\n", ReasonInvalid, "spec.containers[0].image: Required value", true},
+		{"no containers", "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {}\n", ReasonInvalid, "spec.containers: Required value", true},
+		{"duplicate container names", podYAML("p", "  - name: app\n    image: nginx:1\n"), ReasonInvalid, `spec.containers[1].name: Duplicate value: "app"`, true},
+		{"init and app share a name", podYAML("p", "  initContainers:\n  - name: app\n    image: busybox:1\n"), ReasonInvalid, `spec.containers[0].name: Duplicate value: "app"`, true},
+		{"container name not a label", podYAML("p", "  - name: Web_1\n    image: nginx:1\n"), ReasonInvalid, "spec.containers[1].name: Invalid value", true},
+		{"restart policy", podYAML("p", "  restartPolicy: Sometimes\n"), ReasonInvalid, `spec.restartPolicy: Unsupported value: "Sometimes"`, true},
+		{"init restart policy", podYAML("p", "  initContainers:\n  - name: i\n    image: busybox:1\n    restartPolicy: Never\n"), ReasonInvalid, `spec.initContainers[0].restartPolicy: Unsupported value: "Never"`, true},
+		{"app restart policy", podYAML("p", "    restartPolicy: Always\n"), ReasonInvalid, "spec.containers[0].restartPolicy: Forbidden: may not be set for non-init containers", true},
+		{"request over limit", podYAML("p", "    resources: {requests: {cpu: 2}, limits: {cpu: 1}}\n"), ReasonInvalid, "must be less than or equal to cpu limit of 1", true},
+		{"mount of unknown volume", podYAML("p", "    volumeMounts: [{name: data, mountPath: /data}]\n"), ReasonInvalid, `spec.containers[0].volumeMounts[0].name: Not found: "data"`, true},
+		{"duplicate pods in a list", "apiVersion: v1\nkind: PodList\nitems:\n- metadata: {name: a}\n  spec: {containers: [{name: c, image: 'i:1'}]}\n- metadata: {name: a}\n  spec: {containers: [{name: c, image: 'i:2'}]}\n", ReasonInvalid, `Duplicate value: "a-n"`, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			pods, _, err := ParseManifest([]byte(tt.data), path, "n")
+			if err == nil {
+				t.Fatalf("ParseManifest accepted it: %d pods", len(pods))
+			}
+			if pods != nil {
+				t.Errorf("a refused file returned %d pods", len(pods))
+			}
+			t.Logf("%v", err)
+			var ferr *FileError
+			if !errors.As(err, &ferr) {
+				t.Fatalf("error %T is not a *FileError: %v", err, err)
+			}
+			if !strings.HasPrefix(err.Error(), path+": ") {
+				t.Errorf("error %q does not start with the file path", err)
+			}
+			if !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("error %q does not contain %q", err, tt.wantErr)
+			}
+			if ferr.Reason != tt.reason {
+				t.Errorf("reason = %q, want %q", ferr.Reason, tt.reason)
+			}
+			if (ferr.Pod != nil) != tt.podKnow {
+				t.Errorf("error names pod %v, want named = %v", ferr.Pod, tt.podKnow)
+			}
+		})
+	}
+}
+
+func TestParseManifestDefaults(t *testing.T) {
+	t.Run("image pull policy", func(t *testing.T) {
+		for image, want := range map[string]v1.PullPolicy{
+			"nginx":                      v1.PullAlways,
+			"nginx:latest":               v1.PullAlways,
+			"nginx:1.25":                 v1.PullIfNotPresent,
+			"registry:5000/nginx":        v1.PullAlways,
+			"registry:5000/team/nginx:1": v1.PullIfNotPresent,
+			"nginx@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef": v1.PullIfNotPresent,
+		} {
+			data := strings.Replace(podYAML("p", ""), "busybox:1.36", image, 1)
+			pods, _, err := ParseManifest([]byte(data), "/m/p", "n")
+			if err != nil {
+				t.Fatalf("%s: %v", image, err)
+			}
+			if got := pods[0].Spec.Containers[0].ImagePullPolicy; got != want {
+				t.Errorf("image %s: imagePullPolicy %s, want %s", image, got, want)
+			}
+		}
+		pods, _, err := ParseManifest([]byte(podYAML("p", "    imagePullPolicy: Never\n")), "/m/p", "n")
+		if err != nil || pods[0].Spec.Containers[0].ImagePullPolicy != v1.PullNever {
+			t.Errorf("explicit Never not kept: %v %v", err, pods)
+		}
+	})
+	t.Run("requests default to limits", func(t *testing.T) {
+		pods, _, err := ParseManifest([]byte(podYAML("p", "    resources: {limits: {cpu: 500m, memory: 64Mi}, requests: {memory: 32Mi}}\n")), "/m/p", "n")
+		if err != nil {
+			t.Fatal(err)
+		}
+		req := pods[0].Spec.Containers[0].Resources.Requests
+		if cpu := req[v1.ResourceCPU]; cpu.Cmp(resource.MustParse("500m")) != 0 {
+			t.Errorf("cpu request = %s, want the 500m limit", cpu.String())
+		}
+		if mem := req[v1.ResourceMemory]; mem.Cmp(resource.MustParse("32Mi")) != 0 {
+			t.Errorf("memory request = %s, want the explicit 32Mi kept", mem.String())
+		}
+	})
+	t.Run("namespace, priority class, ports, probes", func(t *testing.T) {
+		extra := "    ports: [{containerPort: 80}]\n    livenessProbe: {httpGet: {port: 80}}\n  priorityClassName: system-node-critical\n"
+		data := strings.Replace(podYAML("p", extra), "  name: p\n", "  name: p\n  namespace: kube-system\n", 1)
+		pods, _, err := ParseManifest([]byte(data), "/m/p", "n")
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := pods[0]
+		c := p.Spec.Containers[0]
+		if p.Namespace != "kube-system" || *p.Spec.Priority != 2000001000 || c.Ports[0].Protocol != v1.ProtocolTCP ||
+			c.LivenessProbe.PeriodSeconds != 10 || c.LivenessProbe.HTTPGet.Scheme != v1.URISchemeHTTP {
+			t.Errorf("defaults not applied: ns %s priority %d protocol %s probe %+v", p.Namespace, *p.Spec.Priority, c.Ports[0].Protocol, c.LivenessProbe)
+		}
+	})
+	t.Run("unknown fields are ignored with a warning", func(t *testing.T) {
+		pods, warnings, err := ParseManifest([]byte(podYAML("p", "    imagePullPolcy: Never\n")), "/m/p", "n")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(warnings) != 1 || !strings.Contains(warnings[0], "imagePullPolcy") {
+			t.Errorf("warnings = %v, want one naming imagePullPolcy", warnings)
+		}
+		if pods[0].Spec.Containers[0].ImagePullPolicy != v1.PullIfNotPresent {
+			t.Errorf("misspelt field changed the pod")
+		}
+	})
+}
+
+func BenchmarkParseManifest(b *testing.B) {
+	data := []byte(kubectlRun)
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		if _, _, err := ParseManifest(data, "/m/x.yaml", "n"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

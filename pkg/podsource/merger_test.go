@@ -1,0 +1,208 @@
+package podsource
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/utils/clock"
+	testingclock "k8s.io/utils/clock/testing"
+
+	"github.com/minikubelet/minikubelet/pkg/events"
+	"github.com/minikubelet/minikubelet/pkg/kubetypes"
+)
+
+func itoa(i int) string { return strconv.Itoa(i) }
+
+func setOf(s ...string) sets.Set[string] { return sets.New(s...) }
+
+func newMerger(t testing.TB, clk clock.PassiveClock) *Merger {
+	t.Helper()
+	m, err := NewMerger(MergerConfig{Clock: clk})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// pod builds a minimal pod; mutations change it.
+func pod(name string, mutate ...func(*v1.Pod)) *v1.Pod {
+	p := &v1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", UID: types.UID("uid-" + name), Labels: map[string]string{"app": name}},
+		Spec:       v1.PodSpec{Containers: []v1.Container{{Name: "c", Image: "i:1"}}},
+		Status:     v1.PodStatus{Phase: v1.PodPending},
+	}
+	for _, m := range mutate {
+		m(p)
+	}
+	return p
+}
+
+func TestMergerSnapshots(t *testing.T) {
+	deletion := metav1.NewTime(t0)
+	steps := []struct {
+		name string
+		pods []*v1.Pod
+		want string
+	}{
+		{"first empty snapshot marks the source seen", nil, "ADD[]"},
+		{"new pod", []*v1.Pod{pod("a")}, "ADD[a]"},
+		{"unchanged", []*v1.Pod{pod("a")}, ""},
+		{"second pod", []*v1.Pod{pod("a"), pod("b")}, "ADD[b]"},
+		{"label change and a removal", []*v1.Pod{pod("a", func(p *v1.Pod) { p.Labels["tier"] = "web" })}, "REMOVE[b] UPDATE[a]"},
+		{"spec change", []*v1.Pod{pod("a", func(p *v1.Pod) { p.Labels["tier"] = "web"; p.Spec.Containers[0].Image = "i:2" })}, "UPDATE[a]"},
+		{"only kubelet annotations differ", []*v1.Pod{pod("a", func(p *v1.Pod) {
+			p.Labels["tier"] = "web"
+			p.Spec.Containers[0].Image = "i:2"
+			p.Annotations = map[string]string{kubetypes.ConfigFirstSeenAnnotationKey: "yesterday", kubetypes.ConfigSourceAnnotationKey: "elsewhere"}
+		})}, ""},
+		{"user annotation", []*v1.Pod{pod("a", func(p *v1.Pod) {
+			p.Labels["tier"] = "web"
+			p.Spec.Containers[0].Image = "i:2"
+			p.Annotations = map[string]string{"team": "x"}
+		})}, "UPDATE[a]"},
+		{"status only", []*v1.Pod{pod("a", func(p *v1.Pod) {
+			p.Labels["tier"] = "web"
+			p.Spec.Containers[0].Image = "i:2"
+			p.Annotations = map[string]string{"team": "x"}
+			p.Status.Phase = v1.PodRunning
+		})}, "RECONCILE[a]"},
+		{"deletion timestamp", []*v1.Pod{pod("a", func(p *v1.Pod) {
+			p.Labels["tier"] = "web"
+			p.Spec.Containers[0].Image = "i:2"
+			p.Annotations = map[string]string{"team": "x"}
+			p.Status.Phase = v1.PodRunning
+			p.DeletionTimestamp = &deletion
+		})}, "DELETE[a]"},
+		{"everything gone", nil, "REMOVE[a]"},
+	}
+	clk := testingclock.NewFakeClock(t0)
+	m := newMerger(t, clk)
+	for _, st := range steps {
+		t.Run(st.name, func(t *testing.T) {
+			if got := describe(m.Merge(kubetypes.FileSource, st.pods)); got != st.want {
+				t.Errorf("Merge = %q, want %q", got, st.want)
+			}
+		})
+		clk.Step(time.Second)
+	}
+}
+
+func TestMergerAnnotatesAndKeepsFirstSeen(t *testing.T) {
+	clk := testingclock.NewFakeClock(t0)
+	m := newMerger(t, clk)
+	add := m.Merge(kubetypes.FileSource, []*v1.Pod{pod("a")})
+	got := add[0].Pods[0]
+	if got.Annotations[kubetypes.ConfigSourceAnnotationKey] != "file" {
+		t.Errorf("config.source = %q, want file", got.Annotations[kubetypes.ConfigSourceAnnotationKey])
+	}
+	seen := got.Annotations[kubetypes.ConfigFirstSeenAnnotationKey]
+	if seen != t0.Format(time.RFC3339Nano) {
+		t.Errorf("config.seen = %q, want the clock's time %q", seen, t0.Format(time.RFC3339Nano))
+	}
+	// The returned pods are copies: the receiver may change them.
+	got.Spec.Containers[0].Image = "mutated"
+	if m.Pods()[0].Spec.Containers[0].Image != "i:1" {
+		t.Errorf("mutating an update's pod changed the merged store")
+	}
+
+	clk.Step(time.Hour)
+	upd := m.Merge(kubetypes.FileSource, []*v1.Pod{pod("a", func(p *v1.Pod) { p.Spec.Containers[0].Image = "i:2" })})
+	if describe(upd) != "UPDATE[a]" {
+		t.Fatalf("updates = %s", describe(upd))
+	}
+	if s := upd[0].Pods[0].Annotations[kubetypes.ConfigFirstSeenAnnotationKey]; s != seen {
+		t.Errorf("an update changed config.seen from %q to %q", seen, s)
+	}
+}
+
+func TestMergerApplyOpsAndDuplicates(t *testing.T) {
+	store := events.NewStore(testingclock.NewFakeClock(t0), "n", 0)
+	m, err := NewMerger(MergerConfig{Clock: testingclock.NewFakeClock(t0), Recorder: store, Sources: []string{"file", "http"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dupe := pod("a", func(p *v1.Pod) { p.UID = "other-uid" })
+	tests := []struct {
+		name   string
+		change kubetypes.PodUpdate
+		want   string
+	}{
+		{"ADD with a duplicate name drops the second", kubetypes.PodUpdate{Op: kubetypes.ADD, Source: "http", Pods: []*v1.Pod{pod("a"), dupe}}, "ADD[a]"},
+		{"UPDATE op", kubetypes.PodUpdate{Op: kubetypes.UPDATE, Source: "http", Pods: []*v1.Pod{pod("a", func(p *v1.Pod) { p.Labels = nil })}}, "UPDATE[a]"},
+		{"REMOVE of an unknown pod is a no-op", kubetypes.PodUpdate{Op: kubetypes.REMOVE, Source: "http", Pods: []*v1.Pod{pod("zzz")}}, ""},
+		{"REMOVE op", kubetypes.PodUpdate{Op: kubetypes.REMOVE, Source: "http", Pods: []*v1.Pod{pod("a")}}, "REMOVE[a]"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := describe(m.Apply(tt.change)); got != tt.want {
+				t.Errorf("Apply = %q, want %q", got, tt.want)
+			}
+		})
+	}
+	if evs := store.List(); len(evs) != 1 || evs[0].Reason != EventFailedValidation {
+		t.Errorf("events = %+v, want one FailedValidation for the duplicate", evs)
+	}
+
+	// Sources are seen only after a snapshot from each and an update the loop saw from each.
+	if m.SeenAllSources(setOf("file", "http")) {
+		t.Errorf("SeenAllSources before any snapshot")
+	}
+	m.Merge("file", nil)
+	m.Merge("http", nil)
+	if m.SeenAllSources(setOf("file")) {
+		t.Errorf("SeenAllSources true although the sync loop has not seen http")
+	}
+	if !m.SeenAllSources(setOf("file", "http")) {
+		t.Errorf("SeenAllSources false after snapshots from both sources")
+	}
+}
+
+func TestMergerPush(t *testing.T) {
+	m, err := NewMerger(MergerConfig{Clock: testingclock.NewFakeClock(t0), BufferSize: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := m.Push(ctx, "file", []*v1.Pod{pod("a")}); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Push(ctx, "file", []*v1.Pod{pod("b")}); err != nil {
+		t.Fatal(err)
+	}
+	// REMOVE a + ADD c do not fit: Push blocks until ctx ends and says so.
+	cctx, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	defer cancel()
+	err = m.Push(cctx, "file", []*v1.Pod{pod("c")})
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("Push into a full channel: %v, want the context error", err)
+	}
+	if got := describe(drain(m)); got != "ADD[a] REMOVE[a] ADD[b]" {
+		t.Errorf("channel = %q, want the updates in merge order", got)
+	}
+	if _, err := NewMerger(MergerConfig{Sources: []string{"*"}}); err == nil {
+		t.Errorf("NewMerger accepted the reserved source name *")
+	}
+}
+
+func BenchmarkMergeSteadyState(b *testing.B) {
+	pods := make([]*v1.Pod, 200)
+	for i := range pods {
+		pods[i] = pod("p" + itoa(i))
+	}
+	m := newMerger(b, testingclock.NewFakeClock(t0))
+	m.Merge("file", pods)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if u := m.Merge("file", pods); len(u) != 0 {
+			b.Fatalf("unexpected updates %s", describe(u))
+		}
+	}
+}

@@ -1,0 +1,91 @@
+package podsource
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/fsnotify/fsnotify"
+	"k8s.io/klog/v2"
+)
+
+var errWatchedPathGone = errors.New("watched path was removed or renamed")
+
+// watchLoop keeps an fsnotify watch on the path and pokes the runner on every relevant event.
+// When the path is missing or the watch fails it retries every WatchRetryPeriod (on the
+// clock), so a directory created later is watched within that period.
+func (s *FileSource) watchLoop(ctx context.Context) {
+	logger := klog.FromContext(ctx)
+	var lastErr string
+	for ctx.Err() == nil {
+		err := s.watchOnce(ctx)
+		if ctx.Err() != nil {
+			return
+		}
+		switch {
+		case err == nil, errors.Is(err, fs.ErrNotExist), errors.Is(err, errWatchedPathGone):
+			// The periodic list reports a missing path; nothing to add here.
+		case err.Error() != lastErr:
+			logger.Error(err, "Unable to watch config path", "path", s.cfg.Path)
+		}
+		if err != nil {
+			lastErr = err.Error()
+		}
+		t := s.cfg.Clock.NewTimer(s.cfg.WatchRetryPeriod)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C():
+		}
+	}
+}
+
+// watchOnce watches until the watch breaks or ctx ends.
+func (s *FileSource) watchOnce(ctx context.Context) error {
+	logger := klog.FromContext(ctx)
+	if _, err := os.Stat(s.cfg.Path); err != nil {
+		return err
+	}
+	w, err := fsnotify.NewWatcher()
+	if err != nil {
+		return fmt.Errorf("create inotify watcher: %w", err)
+	}
+	defer w.Close()
+	if err := w.Add(s.cfg.Path); err != nil {
+		return fmt.Errorf("watch path %q: %w", s.cfg.Path, err)
+	}
+	logger.V(2).Info("Started watching manifest path", "path", s.cfg.Path)
+	// Files may have appeared between the last list and the watch: look once more.
+	s.poke()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case ev, ok := <-w.Events:
+			if !ok {
+				return errors.New("inotify watcher closed")
+			}
+			if filepath.Clean(ev.Name) == s.cfg.Path && ev.Has(fsnotify.Remove|fsnotify.Rename) {
+				s.poke() // the pods of a vanished directory go away at the re-list
+				return errWatchedPathGone
+			}
+			if IgnoredFileName(filepath.Base(ev.Name)) {
+				logger.V(5).Info("Ignored manifest path event", "event", ev.String())
+				continue
+			}
+			if ev.Has(fsnotify.Create | fsnotify.Write | fsnotify.Remove | fsnotify.Rename | fsnotify.Chmod) {
+				logger.V(5).Info("Manifest path event", "event", ev.String())
+				s.poke()
+			}
+		case err, ok := <-w.Errors:
+			if !ok {
+				return errors.New("inotify watcher closed")
+			}
+			return fmt.Errorf("watch path %q: %w", s.cfg.Path, err)
+		}
+	}
+}
