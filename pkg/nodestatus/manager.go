@@ -1,0 +1,572 @@
+package nodestatus
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	goruntime "runtime"
+	"sort"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	v1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+
+	"github.com/minikubelet/minikubelet/pkg/events"
+	"github.com/minikubelet/minikubelet/pkg/metrics"
+	"github.com/minikubelet/minikubelet/pkg/runner"
+	"github.com/minikubelet/minikubelet/pkg/runtime/cri"
+	"github.com/minikubelet/minikubelet/pkg/runtimestate"
+)
+
+// Defaults of Config (the kubelet's).
+const (
+	DefaultNodeStatusUpdateFrequency = 10 * time.Second
+	DefaultNodeStatusReportFrequency = 5 * time.Minute
+	DefaultNodeLeaseDurationSeconds  = 40
+	DefaultMaxPods                   = 110
+	DefaultNodeStatusMaxImages       = 50
+	DefaultKubeletPort               = 10255
+	// ImageCachePeriod is how often the image list is refreshed from the runtime (the
+	// upstream image manager's cache period).
+	ImageCachePeriod = 30 * time.Second
+	// LeaseNamespace holds node leases.
+	LeaseNamespace = "kube-node-lease"
+	// nodeLeaseRenewIntervalFraction: the lease is renewed every duration x 0.25.
+	nodeLeaseRenewIntervalFraction = 0.25
+)
+
+// RuntimeHealth is where the Ready condition's errors come from (runtimestate.State).
+type RuntimeHealth interface {
+	RuntimeErrors() error
+	NetworkErrors() error
+	StorageErrors() error
+}
+
+var _ RuntimeHealth = (*runtimestate.State)(nil)
+
+// ImageLister lists the runtime's images (cri.ImageService).
+type ImageLister interface {
+	ListImages(ctx context.Context) ([]cri.Image, error)
+}
+
+var _ ImageLister = cri.ImageService(nil)
+
+// Config configures a Manager.
+type Config struct {
+	// NodeName is the node object's name. Required.
+	NodeName string
+	// Hostname is the Hostname address and kubernetes.io/hostname label. Default NodeName.
+	Hostname string
+	// NodeIP is the InternalIP address. Default (also for an unspecified address such as
+	// 0.0.0.0) 127.0.0.1.
+	NodeIP string
+	// Labels are added to the well-known hostname/os/arch labels.
+	Labels map[string]string
+
+	Machine Machine
+	// MaxPods is the pods capacity. Default 110.
+	MaxPods int
+	// PodsPerCore, when > 0, caps the pods capacity at cores x PodsPerCore.
+	PodsPerCore int
+	// SystemReserved and KubeReserved are taken out of allocatable.
+	SystemReserved v1.ResourceList
+	KubeReserved   v1.ResourceList
+	// EvictionHard: nil means DefaultEvictionHard; see ParseEvictionHard.
+	EvictionHard map[string]string
+	// PressureTransitionPeriod: nil means DefaultPressureTransitionPeriod; 0 clears a
+	// pressure condition as soon as its threshold is no longer crossed.
+	PressureTransitionPeriod *time.Duration
+
+	Versions Versions
+	// OperatingSystem and Architecture default to the Go runtime's.
+	OperatingSystem string
+	Architecture    string
+	// KubeletPort is the daemon endpoint port. Default 10255; see SetKubeletPort.
+	KubeletPort int32
+	// NodeStatusMaxImages: 0 means 50; -1 means no limit.
+	NodeStatusMaxImages int32
+
+	// NodeStatusUpdateFrequency is the status loop period. Default 10s.
+	NodeStatusUpdateFrequency time.Duration
+	// NodeStatusReportFrequency is the longest an unchanged status goes unreported.
+	// Default 5m (the config loader sets it to NodeStatusUpdateFrequency when only that
+	// was configured).
+	NodeStatusReportFrequency time.Duration
+	// NodeLeaseDurationSeconds is the lease duration; it is renewed every quarter of it.
+	// Default 40.
+	NodeLeaseDurationSeconds int32
+
+	// Clock is required.
+	Clock clock.Clock
+	// Health is required (runtimestate.State).
+	Health RuntimeHealth
+	// Images is required (the runtime's image service).
+	Images ImageLister
+	// Usage supplies simulated usage; nil means none.
+	Usage UsageProvider
+	// ShutdownErrors is an extra Ready error source (graceful node shutdown); may be nil.
+	ShutdownErrors func() error
+	// Recorder receives the node events; nil drops them.
+	Recorder events.Recorder
+	// Registry receives node_status_reports_total and node_status_update_duration_seconds;
+	// nil uses a private unexposed registry.
+	Registry *metrics.Registry
+}
+
+// Manager owns the node object and its lease. GetNode, GetLease and the pressure getters
+// are safe for concurrent use; each step must be called by one goroutine at a time (its
+// runner, or the simulate scheduler).
+type Manager struct {
+	cfg        Config
+	clock      clock.Clock
+	nodeRef    *v1.ObjectReference
+	setters    []Setter
+	thresholds []Threshold
+	leaseRenew time.Duration
+
+	kubeletPort int32 // atomic via mu
+
+	// stepMu serialises UpdateNodeStatus (the pressure tracker is not concurrent).
+	stepMu   sync.Mutex
+	pressure *pressureTracker
+
+	mu           sync.RWMutex
+	node         *v1.Node // last reported; nil before registration
+	lease        *coordinationv1.Lease
+	lastReport   time.Time
+	images       []cri.Image
+	underPress   map[v1.NodeConditionType]bool
+	nodeVersion  int64
+	leaseVersion int64
+
+	reports  prometheus.Counter
+	duration prometheus.Histogram
+}
+
+// New validates cfg, fills defaults and returns a Manager that has not registered the
+// node yet (the first UpdateNodeStatus does).
+func New(cfg Config) (*Manager, error) {
+	if cfg.NodeName == "" {
+		return nil, errors.New("nodestatus: Config.NodeName is required")
+	}
+	if cfg.Clock == nil {
+		return nil, errors.New("nodestatus: Config.Clock is required")
+	}
+	if cfg.Health == nil {
+		return nil, errors.New("nodestatus: Config.Health is required")
+	}
+	if cfg.Images == nil {
+		return nil, errors.New("nodestatus: Config.Images is required")
+	}
+	if cfg.Hostname == "" {
+		cfg.Hostname = cfg.NodeName
+	}
+	if cfg.NodeIP == "" {
+		cfg.NodeIP = "127.0.0.1"
+	}
+	ip := net.ParseIP(cfg.NodeIP)
+	if ip == nil {
+		return nil, fmt.Errorf("nodestatus: node IP %q is not an IP address", cfg.NodeIP)
+	}
+	if ip.IsUnspecified() {
+		cfg.NodeIP = "127.0.0.1"
+	}
+	if err := cfg.Machine.fillDefaults(cfg.NodeName); err != nil {
+		return nil, fmt.Errorf("nodestatus: %w", err)
+	}
+	if cfg.MaxPods < 0 {
+		return nil, fmt.Errorf("nodestatus: maxPods must not be negative, got %d", cfg.MaxPods)
+	}
+	if cfg.MaxPods == 0 {
+		cfg.MaxPods = DefaultMaxPods
+	}
+	if cfg.PodsPerCore < 0 {
+		return nil, fmt.Errorf("nodestatus: podsPerCore must not be negative, got %d", cfg.PodsPerCore)
+	}
+	thresholds, err := ParseEvictionHard(cfg.EvictionHard)
+	if err != nil {
+		return nil, fmt.Errorf("nodestatus: %w", err)
+	}
+	transition := DefaultPressureTransitionPeriod
+	if cfg.PressureTransitionPeriod != nil {
+		if *cfg.PressureTransitionPeriod < 0 {
+			return nil, fmt.Errorf("nodestatus: evictionPressureTransitionPeriod must not be negative, got %v", *cfg.PressureTransitionPeriod)
+		}
+		transition = *cfg.PressureTransitionPeriod
+	}
+	cfg.Versions.fillDefaults()
+	if cfg.OperatingSystem == "" {
+		cfg.OperatingSystem = goruntime.GOOS
+	}
+	if cfg.Architecture == "" {
+		cfg.Architecture = goruntime.GOARCH
+	}
+	if cfg.KubeletPort < 0 || cfg.KubeletPort > 65535 {
+		return nil, fmt.Errorf("nodestatus: kubelet port must be within [0,65535], got %d", cfg.KubeletPort)
+	}
+	if cfg.KubeletPort == 0 {
+		cfg.KubeletPort = DefaultKubeletPort
+	}
+	if cfg.NodeStatusMaxImages < -1 {
+		return nil, fmt.Errorf("nodestatus: nodeStatusMaxImages must be -1 or more, got %d", cfg.NodeStatusMaxImages)
+	}
+	if cfg.NodeStatusMaxImages == 0 {
+		cfg.NodeStatusMaxImages = DefaultNodeStatusMaxImages
+	}
+	for name, d := range map[string]time.Duration{"nodeStatusUpdateFrequency": cfg.NodeStatusUpdateFrequency, "nodeStatusReportFrequency": cfg.NodeStatusReportFrequency} {
+		if d < 0 {
+			return nil, fmt.Errorf("nodestatus: %s must not be negative, got %v", name, d)
+		}
+	}
+	if cfg.NodeStatusUpdateFrequency == 0 {
+		cfg.NodeStatusUpdateFrequency = DefaultNodeStatusUpdateFrequency
+	}
+	if cfg.NodeStatusReportFrequency == 0 {
+		cfg.NodeStatusReportFrequency = DefaultNodeStatusReportFrequency
+	}
+	if cfg.NodeLeaseDurationSeconds < 0 {
+		return nil, fmt.Errorf("nodestatus: nodeLeaseDurationSeconds must not be negative, got %d", cfg.NodeLeaseDurationSeconds)
+	}
+	if cfg.NodeLeaseDurationSeconds == 0 {
+		cfg.NodeLeaseDurationSeconds = DefaultNodeLeaseDurationSeconds
+	}
+	if cfg.Registry == nil {
+		cfg.Registry = metrics.NewRegistry("")
+	}
+
+	m := &Manager{
+		cfg:         cfg,
+		clock:       cfg.Clock,
+		nodeRef:     events.NodeRef(cfg.NodeName),
+		thresholds:  thresholds,
+		leaseRenew:  time.Duration(float64(time.Duration(cfg.NodeLeaseDurationSeconds)*time.Second) * nodeLeaseRenewIntervalFraction),
+		kubeletPort: cfg.KubeletPort,
+		pressure:    newPressureTracker(thresholds, transition),
+		underPress:  map[v1.NodeConditionType]bool{},
+		reports: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: cfg.Registry.Name(metrics.NodeStatusReports),
+			Help: "Number of times the node status was reported (changed, or the report period elapsed).",
+		}),
+		duration: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    cfg.Registry.Name(metrics.NodeStatusUpdateDuration),
+			Help:    "Duration in seconds of one node status update (running the setters and reporting).",
+			Buckets: prometheus.DefBuckets,
+		}),
+	}
+	cfg.Registry.MustRegister(m.reports, m.duration)
+	m.setters = m.defaultSetters()
+	return m, nil
+}
+
+// defaultSetters is the chain in the upstream order.
+func (m *Manager) defaultSetters() []Setter {
+	c := &m.cfg
+	now := m.clock.Now
+	return []Setter{
+		NodeAddress(c.NodeIP, c.Hostname),
+		MachineInfo(c.MaxPods, c.PodsPerCore, c.Machine, func(capacity v1.ResourceList) v1.ResourceList {
+			return NodeAllocatableReservation(capacity, c.SystemReserved, c.KubeReserved, m.thresholds)
+		}),
+		VersionInfo(c.Versions),
+		DaemonEndpoints(m.getKubeletPort),
+		Images(c.NodeStatusMaxImages, m.cachedImages),
+		GoRuntime(c.OperatingSystem, c.Architecture),
+		MemoryPressureCondition(now, m.pressureFunc(v1.NodeMemoryPressure), m.recordNodeStatusEvent),
+		DiskPressureCondition(now, m.pressureFunc(v1.NodeDiskPressure), m.recordNodeStatusEvent),
+		PIDPressureCondition(now, m.pressureFunc(v1.NodePIDPressure), m.recordNodeStatusEvent),
+		ReadyCondition(now, c.Health.RuntimeErrors, c.Health.NetworkErrors, c.Health.StorageErrors, c.ShutdownErrors, m.recordNodeStatusEvent),
+		VolumesInUse(),
+	}
+}
+
+// recordNodeStatusEvent records "Node <name> status is now: <reason>" (upstream message).
+func (m *Manager) recordNodeStatusEvent(eventType, reason string) {
+	if m.cfg.Recorder == nil {
+		return
+	}
+	m.cfg.Recorder.Eventf(m.nodeRef, eventType, reason, "Node %s status is now: %s", m.cfg.NodeName, reason)
+}
+
+func (m *Manager) pressureFunc(cond v1.NodeConditionType) func() bool {
+	return func() bool {
+		m.mu.RLock()
+		defer m.mu.RUnlock()
+		return m.underPress[cond]
+	}
+}
+
+// IsUnderMemoryPressure reports the memory pressure found by the last status update
+// (admission uses it upstream).
+func (m *Manager) IsUnderMemoryPressure() bool { return m.pressureFunc(v1.NodeMemoryPressure)() }
+
+// IsUnderDiskPressure reports the disk pressure found by the last status update.
+func (m *Manager) IsUnderDiskPressure() bool { return m.pressureFunc(v1.NodeDiskPressure)() }
+
+// IsUnderPIDPressure reports the PID pressure found by the last status update.
+func (m *Manager) IsUnderPIDPressure() bool { return m.pressureFunc(v1.NodePIDPressure)() }
+
+// SetKubeletPort changes the daemon endpoint port reported from the next update on (for a
+// listener bound to port 0).
+func (m *Manager) SetKubeletPort(port int32) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.kubeletPort = port
+}
+
+func (m *Manager) getKubeletPort() int32 {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return m.kubeletPort
+}
+
+func (m *Manager) cachedImages() ([]cri.Image, error) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return m.images, nil
+}
+
+// RefreshImages is one refresh of the image cache from the runtime (the upstream image
+// manager refreshes every 30s, so a slow or hung ListImages never stalls the status
+// loop). On error the previous list is kept and the error returned.
+func (m *Manager) RefreshImages(ctx context.Context) error {
+	images, err := m.cfg.Images.ListImages(ctx)
+	if err != nil {
+		return fmt.Errorf("failed to update image list: %w", err)
+	}
+	images = append([]cri.Image(nil), images...)
+	SortImagesBySize(images)
+	m.mu.Lock()
+	m.images = images
+	m.mu.Unlock()
+	return nil
+}
+
+// observe gathers the simulated usage into signal observations.
+func (m *Manager) observe() map[Signal]observation {
+	obs := map[Signal]observation{}
+	if m.cfg.Usage == nil {
+		return obs
+	}
+	memCap := m.cfg.Machine.Memory.Value()
+	obs[SignalMemoryAvailable] = observation{available: memCap - m.cfg.Usage.MemoryUsage(), capacity: memCap}
+	used, diskCap := m.cfg.Usage.DiskUsage()
+	if diskCap <= 0 {
+		diskCap = m.cfg.Machine.EphemeralStorage.Value()
+	}
+	fs := observation{available: diskCap - used, capacity: diskCap}
+	obs[SignalNodeFsAvailable] = fs
+	obs[SignalImageFsAvailable] = fs
+	obs[SignalContainerFsAvailable] = fs
+	obs[SignalPIDAvailable] = observation{available: m.cfg.Machine.MaxPIDs - m.cfg.Usage.PIDUsage(), capacity: m.cfg.Machine.MaxPIDs}
+	return obs
+}
+
+// UpdateNodeStatus is one iteration of the status loop (upstream syncNodeStatus ->
+// tryUpdateNodeStatus): it evaluates the pressure thresholds, runs every setter on a copy
+// of the last reported node (registering the node on the first call) and reports the
+// copy when the status changed, ignoring heartbeat times, or when
+// NodeStatusReportFrequency has elapsed since the last report. A setter error does not
+// stop the chain; the errors are returned together after the report decision.
+func (m *Manager) UpdateNodeStatus(ctx context.Context) error {
+	m.stepMu.Lock()
+	defer m.stepMu.Unlock()
+	logger := klog.FromContext(ctx)
+	start := m.clock.Now()
+	defer func() { m.duration.Observe(m.clock.Since(start).Seconds()) }()
+
+	m.pressure.synchronize(start, m.observe())
+	m.mu.Lock()
+	for cond, on := range m.pressure.active {
+		m.underPress[cond] = on
+	}
+	original, lastReport := m.node, m.lastReport
+	m.mu.Unlock()
+
+	register := original == nil
+	if register {
+		original = m.initialNode(start)
+	}
+	node := original.DeepCopy()
+	var errs []error
+	for i, set := range m.setters {
+		logger.V(5).Info("Setting node status condition code", "position", i, "node", klog.KObj(node))
+		if err := set(ctx, node); err != nil {
+			errs = append(errs, err)
+		}
+	}
+
+	changed := register || nodeStatusHasChanged(&original.Status, &node.Status)
+	if !changed && m.clock.Since(lastReport) < m.cfg.NodeStatusReportFrequency {
+		return utilerrors.NewAggregate(errs)
+	}
+
+	m.mu.Lock()
+	m.nodeVersion++
+	node.ResourceVersion = strconv.FormatInt(m.nodeVersion, 10)
+	m.node = node
+	m.lastReport = start
+	m.mu.Unlock()
+	m.reports.Inc()
+	if register {
+		logger.Info("Successfully registered node", "node", klog.KObj(node))
+	}
+	logger.V(2).Info("Reported node status", "node", klog.KObj(node), "changed", changed, "ready", readyStatus(node), "crossedThresholds", m.pressure.crossed)
+	return utilerrors.NewAggregate(errs)
+}
+
+func readyStatus(node *v1.Node) v1.ConditionStatus {
+	for _, c := range node.Status.Conditions {
+		if c.Type == v1.NodeReady {
+			return c.Status
+		}
+	}
+	return v1.ConditionUnknown
+}
+
+// initialNode is the node as first registered (upstream initialNode): name, the
+// well-known labels and a stable UID derived from the node name.
+func (m *Manager) initialNode(now time.Time) *v1.Node {
+	labels := map[string]string{
+		v1.LabelHostname:          m.cfg.Hostname,
+		v1.LabelOSStable:          m.cfg.OperatingSystem,
+		v1.LabelArchStable:        m.cfg.Architecture,
+		"beta.kubernetes.io/os":   m.cfg.OperatingSystem,
+		"beta.kubernetes.io/arch": m.cfg.Architecture,
+	}
+	for k, v := range m.cfg.Labels {
+		labels[k] = v
+	}
+	return &v1.Node{
+		TypeMeta: metav1.TypeMeta{Kind: "Node", APIVersion: "v1"},
+		ObjectMeta: metav1.ObjectMeta{
+			Name:              m.cfg.NodeName,
+			UID:               types.UID(uuidFrom(digest("node-uid", m.cfg.NodeName))),
+			Labels:            labels,
+			CreationTimestamp: metav1.NewTime(now),
+		},
+	}
+}
+
+// nodeStatusHasChanged compares two statuses ignoring the conditions' heartbeat times and
+// their order (upstream nodeStatusHasChanged).
+func nodeStatusHasChanged(original, status *v1.NodeStatus) bool {
+	if nodeConditionsHaveChanged(original.Conditions, status.Conditions) {
+		return true
+	}
+	a, b := original.DeepCopy(), status.DeepCopy()
+	a.Conditions, b.Conditions = nil, nil
+	return !apiequality.Semantic.DeepEqual(a, b)
+}
+
+func nodeConditionsHaveChanged(original, conditions []v1.NodeCondition) bool {
+	if len(original) != len(conditions) {
+		return true
+	}
+	a := append([]v1.NodeCondition(nil), original...)
+	b := append([]v1.NodeCondition(nil), conditions...)
+	sort.SliceStable(a, func(i, j int) bool { return a[i].Type < a[j].Type })
+	sort.SliceStable(b, func(i, j int) bool { return b[i].Type < b[j].Type })
+	for i := range b {
+		a[i].LastHeartbeatTime = metav1.Time{}
+		b[i].LastHeartbeatTime = metav1.Time{}
+		if !apiequality.Semantic.DeepEqual(&a[i], &b[i]) {
+			return true
+		}
+	}
+	return false
+}
+
+// RenewLease is one renewal of the node lease (upstream lease controller sync): it
+// creates the Lease on the first call, sets renewTime to now, and points its owner
+// reference at the node once the node is registered.
+func (m *Manager) RenewLease(ctx context.Context) {
+	now := m.clock.Now()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var lease *coordinationv1.Lease
+	if m.lease == nil {
+		holder := m.cfg.NodeName
+		duration := m.cfg.NodeLeaseDurationSeconds
+		lease = &coordinationv1.Lease{
+			TypeMeta: metav1.TypeMeta{Kind: "Lease", APIVersion: "coordination.k8s.io/v1"},
+			ObjectMeta: metav1.ObjectMeta{
+				Name:              m.cfg.NodeName,
+				Namespace:         LeaseNamespace,
+				UID:               types.UID(uuidFrom(digest("lease-uid", m.cfg.NodeName))),
+				CreationTimestamp: metav1.NewTime(now),
+			},
+			Spec: coordinationv1.LeaseSpec{HolderIdentity: &holder, LeaseDurationSeconds: &duration},
+		}
+		klog.FromContext(ctx).V(2).Info("Created node lease", "lease", klog.KObj(lease))
+	} else {
+		lease = m.lease.DeepCopy()
+	}
+	lease.Spec.RenewTime = &metav1.MicroTime{Time: now}
+	if len(lease.OwnerReferences) == 0 && m.node != nil {
+		lease.OwnerReferences = []metav1.OwnerReference{{APIVersion: "v1", Kind: "Node", Name: m.node.Name, UID: m.node.UID}}
+	}
+	m.leaseVersion++
+	lease.ResourceVersion = strconv.FormatInt(m.leaseVersion, 10)
+	m.lease = lease
+	klog.FromContext(ctx).V(5).Info("Renewed node lease", "lease", klog.KObj(lease))
+}
+
+// GetNode returns a copy of the last reported node, or nil before registration.
+func (m *Manager) GetNode() *v1.Node {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	if m.node == nil {
+		return nil
+	}
+	return m.node.DeepCopy()
+}
+
+// GetLease returns a copy of the node lease, or nil before the first renewal.
+func (m *Manager) GetLease() *coordinationv1.Lease {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	if m.lease == nil {
+		return nil
+	}
+	return m.lease.DeepCopy()
+}
+
+// NodeStatusUpdateFrequency is the status loop period.
+func (m *Manager) NodeStatusUpdateFrequency() time.Duration { return m.cfg.NodeStatusUpdateFrequency }
+
+// LeaseRenewInterval is the lease loop period (duration x 0.25).
+func (m *Manager) LeaseRenewInterval() time.Duration { return m.leaseRenew }
+
+// Run runs the image cache, status and lease loops until ctx ends and waits for them.
+func (m *Manager) Run(ctx context.Context) {
+	g := runner.NewGroup(ctx)
+	g.Go("image-cache", func(ctx context.Context) {
+		runner.Every(ctx, m.clock, runner.Fixed(ImageCachePeriod), func(ctx context.Context) {
+			if err := m.RefreshImages(ctx); err != nil && ctx.Err() == nil {
+				klog.FromContext(ctx).Info("Failed to update image list", "err", err)
+			}
+		})
+	})
+	g.Go("node-status", func(ctx context.Context) {
+		runner.Every(ctx, m.clock, runner.Fixed(m.cfg.NodeStatusUpdateFrequency), func(ctx context.Context) {
+			if err := m.UpdateNodeStatus(ctx); err != nil {
+				klog.FromContext(ctx).Error(err, "Failed to set some node status fields", "node", m.cfg.NodeName)
+			}
+		})
+	})
+	g.Go("node-lease", func(ctx context.Context) {
+		runner.Every(ctx, m.clock, runner.Fixed(m.leaseRenew), m.RenewLease)
+	})
+	<-ctx.Done()
+	g.Stop()
+}

@@ -1,0 +1,243 @@
+package runtimestate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+
+	"github.com/minikubelet/minikubelet/pkg/runner"
+	"github.com/minikubelet/minikubelet/pkg/runtime/cri"
+)
+
+const (
+	// DefaultSyncThreshold is how long the runtime may go without a successful Status()
+	// before RuntimeErrors reports it down (upstream maxWaitForContainerRuntime).
+	DefaultSyncThreshold = 30 * time.Second
+	// DefaultPeriod is how often the runner polls the runtime's Status() (upstream
+	// updateRuntimeUp runs every 5s).
+	DefaultPeriod = 5 * time.Second
+)
+
+// Messages reported before the first successful status check and after the threshold.
+var (
+	// ErrNetworkUnknown is the network error until the first Status() answer (upstream
+	// kubelet ErrNetworkUnknown).
+	ErrNetworkUnknown = errors.New("network state unknown")
+	errNotYetChecked  = errors.New("container runtime status check may not have completed yet")
+	errRuntimeDown    = errors.New("container runtime is down")
+)
+
+// StatusGetter is the part of the CRI runtime service the state polls.
+type StatusGetter interface {
+	Status(ctx context.Context) (*cri.RuntimeStatus, error)
+}
+
+var _ StatusGetter = cri.RuntimeService(nil)
+
+// Config configures a State.
+type Config struct {
+	// Clock stamps successful checks and judges the threshold. Required.
+	Clock clock.Clock
+	// Runtime is polled by UpdateRuntimeUp. Required.
+	Runtime StatusGetter
+	// SyncThreshold: default DefaultSyncThreshold.
+	SyncThreshold time.Duration
+	// Period of the runner: default DefaultPeriod.
+	Period time.Duration
+}
+
+type healthCheck struct {
+	name string
+	fn   func() (bool, error)
+}
+
+// State is the kubelet's view of runtime health. All methods are safe for concurrent use.
+type State struct {
+	clock     clock.Clock
+	runtime   StatusGetter
+	threshold time.Duration
+	period    time.Duration
+
+	// updateMu serialises UpdateRuntimeUp (upstream updateRuntimeMux) without blocking
+	// readers while a slow Status() call is in flight.
+	updateMu sync.Mutex
+
+	mu           sync.RWMutex
+	lastSync     time.Time
+	networkError error
+	runtimeError error
+	storageError error
+	healthChecks []healthCheck
+}
+
+// New validates cfg, fills defaults and returns a State whose runtime status has not yet
+// been checked.
+func New(cfg Config) (*State, error) {
+	if cfg.Clock == nil {
+		return nil, errors.New("runtimestate: Config.Clock is required")
+	}
+	if cfg.Runtime == nil {
+		return nil, errors.New("runtimestate: Config.Runtime is required")
+	}
+	if cfg.SyncThreshold < 0 {
+		return nil, fmt.Errorf("runtimestate: Config.SyncThreshold must not be negative, got %v", cfg.SyncThreshold)
+	}
+	if cfg.Period < 0 {
+		return nil, fmt.Errorf("runtimestate: Config.Period must not be negative, got %v", cfg.Period)
+	}
+	if cfg.SyncThreshold == 0 {
+		cfg.SyncThreshold = DefaultSyncThreshold
+	}
+	if cfg.Period == 0 {
+		cfg.Period = DefaultPeriod
+	}
+	return &State{
+		clock:        cfg.Clock,
+		runtime:      cfg.Runtime,
+		threshold:    cfg.SyncThreshold,
+		period:       cfg.Period,
+		networkError: ErrNetworkUnknown,
+	}, nil
+}
+
+// AddHealthCheck registers a check that RuntimeErrors consults on every call, reporting a
+// failure as "<name> is not healthy: <err>". Checks must be cheap and must not call the
+// runtime (the PLEG's Healthy only reads its relist timestamp).
+func (s *State) AddHealthCheck(name string, f func() (bool, error)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.healthChecks = append(s.healthChecks, healthCheck{name: name, fn: f})
+}
+
+// UpdateRuntimeUp is one poll of the runtime (upstream updateRuntimeUp): it asks Status()
+// and records the network and runtime conditions; only a runtime that reports
+// RuntimeReady refreshes the last successful sync. A failed Status() call keeps the
+// previous state and is returned. Blocks while Status() blocks (a hung runtime), which is
+// why readers never wait for it.
+func (s *State) UpdateRuntimeUp(ctx context.Context) error {
+	s.updateMu.Lock()
+	defer s.updateMu.Unlock()
+	logger := klog.FromContext(ctx)
+
+	st, err := s.runtime.Status(ctx)
+	if err != nil {
+		return fmt.Errorf("container runtime sanity check failed: %w", err)
+	}
+	if st == nil {
+		return errors.New("container runtime status is nil")
+	}
+	logger.V(4).Info("Container runtime status", "status", st)
+
+	network := st.Condition(cri.NetworkReady)
+	if network == nil || !network.Status {
+		s.setNetwork(fmt.Errorf("container runtime network not ready: %s", conditionString(network)))
+	} else {
+		s.setNetwork(nil)
+	}
+
+	rt := st.Condition(cri.RuntimeReady)
+	if rt == nil || !rt.Status {
+		s.mu.Lock()
+		changed := s.runtimeError == nil
+		s.runtimeError = fmt.Errorf("container runtime not ready: %s", conditionString(rt))
+		s.mu.Unlock()
+		if changed {
+			logger.V(2).Info("Container runtime not ready", "runtimeReady", conditionString(rt))
+		}
+		return nil
+	}
+	s.mu.Lock()
+	if s.runtimeError != nil {
+		logger.V(2).Info("Container runtime is ready again")
+	}
+	s.runtimeError = nil
+	s.lastSync = s.clock.Now()
+	s.mu.Unlock()
+	return nil
+}
+
+func (s *State) setNetwork(err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.networkError = err
+}
+
+// conditionString formats a runtime condition as the kubelet's RuntimeCondition.String
+// does, so messages read "RuntimeReady=false reason:X message:Y" ("<nil>" when absent).
+func conditionString(c *cri.RuntimeCondition) string {
+	if c == nil {
+		return "<nil>"
+	}
+	return fmt.Sprintf("%s=%t reason:%s message:%s", c.Type, c.Status, c.Reason, c.Message)
+}
+
+// RuntimeErrors aggregates why the runtime is not usable: no successful check yet, or none
+// within the threshold ("container runtime is down"), every failing health check, and a
+// not-ready runtime. nil when healthy. The format is the apimachinery aggregate's: one
+// error alone, several as "[a, b]".
+func (s *State) RuntimeErrors() error {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	var errs []error
+	if s.lastSync.IsZero() {
+		errs = append(errs, errNotYetChecked)
+	} else if !s.lastSync.Add(s.threshold).After(s.clock.Now()) {
+		errs = append(errs, errRuntimeDown)
+	}
+	for _, hc := range s.healthChecks {
+		if ok, err := hc.fn(); !ok {
+			errs = append(errs, fmt.Errorf("%s is not healthy: %v", hc.name, err))
+		}
+	}
+	if s.runtimeError != nil {
+		errs = append(errs, s.runtimeError)
+	}
+	return utilerrors.NewAggregate(errs)
+}
+
+// NetworkErrors is the runtime's NetworkReady problem, or nil.
+func (s *State) NetworkErrors() error {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.networkError == nil {
+		return nil
+	}
+	return utilerrors.NewAggregate([]error{s.networkError})
+}
+
+// StorageErrors is always nil: the simulator has no volume plugins (kept so the Ready
+// condition is computed from the same three sources as upstream).
+func (s *State) StorageErrors() error {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.storageError == nil {
+		return nil
+	}
+	return utilerrors.NewAggregate([]error{s.storageError})
+}
+
+// LastSync is the time of the last successful status check (zero before the first).
+func (s *State) LastSync() time.Time {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.lastSync
+}
+
+// Period is the runner's polling period.
+func (s *State) Period() time.Duration { return s.period }
+
+// Run polls the runtime every Period until ctx ends, logging failed checks. Call it in a
+// goroutine owned by a runner.Group.
+func (s *State) Run(ctx context.Context) {
+	runner.Every(ctx, s.clock, runner.Fixed(s.period), func(ctx context.Context) {
+		if err := s.UpdateRuntimeUp(ctx); err != nil && ctx.Err() == nil {
+			klog.FromContext(ctx).Error(err, "Container runtime sanity check failed")
+		}
+	})
+}

@@ -1,0 +1,538 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+
+	"github.com/minikubelet/minikubelet/pkg/metrics"
+	"github.com/minikubelet/minikubelet/pkg/runtime/fault"
+)
+
+// PodsProvider returns the pods the kubelet manages, with their current status.
+type PodsProvider interface{ GetPods() []*v1.Pod }
+
+// NodeProvider returns the last reported node, or nil before registration.
+type NodeProvider interface{ GetNode() *v1.Node }
+
+// LeaseProvider returns the node lease, or nil before the first renewal.
+type LeaseProvider interface {
+	GetLease() *coordinationv1.Lease
+}
+
+// EventsProvider returns the recorded events, oldest first (events.Store).
+type EventsProvider interface{ List() []v1.Event }
+
+// ConfigzProvider returns the effective configuration as any JSON-encodable value.
+type ConfigzProvider interface{ Configz() any }
+
+// FaultManager is the runtime's fault-injection API (*fake.Runtime); it logs the changes
+// itself, so the handlers do not.
+type FaultManager interface {
+	// AddFault stores a validated spec and returns it with its assigned ID.
+	AddFault(fault.Spec) (fault.Spec, error)
+	Faults() []fault.Spec
+	RemoveFault(id string) error
+	ClearFaults()
+}
+
+// Function adapters for the providers.
+type (
+	PodsFunc    func() []*v1.Pod
+	NodeFunc    func() *v1.Node
+	LeaseFunc   func() *coordinationv1.Lease
+	EventsFunc  func() []v1.Event
+	ConfigzFunc func() any
+)
+
+func (f PodsFunc) GetPods() []*v1.Pod               { return f() }
+func (f NodeFunc) GetNode() *v1.Node                { return f() }
+func (f LeaseFunc) GetLease() *coordinationv1.Lease { return f() }
+func (f EventsFunc) List() []v1.Event               { return f() }
+func (f ConfigzFunc) Configz() any                  { return f() }
+
+var _ PodsProvider = PodsFunc(nil)
+var _ NodeProvider = NodeFunc(nil)
+var _ LeaseProvider = LeaseFunc(nil)
+var _ EventsProvider = EventsFunc(nil)
+var _ ConfigzProvider = ConfigzFunc(nil)
+
+// HealthCheck is one named check of /healthz, also served at /healthz/<Name>. Check
+// returns nil when healthy; it must be quick.
+type HealthCheck struct {
+	Name  string
+	Check func() error
+}
+
+// HealthyCheck adapts a Healthy() (bool, error) function (the PLEG's) to a HealthCheck.
+func HealthyCheck(name string, healthy func() (bool, error)) HealthCheck {
+	return HealthCheck{Name: name, Check: func() error {
+		if ok, err := healthy(); !ok {
+			if err == nil {
+				err = errors.New("not healthy")
+			}
+			return err
+		}
+		return nil
+	}}
+}
+
+// SyncLoopHealthCheck is the kubelet's "syncloop" check: it fails when the sync loop was
+// last entered longer ago than max(2 x syncFrequency, 5m) (never before the first entry).
+func SyncLoopHealthCheck(clk clock.PassiveClock, syncFrequency time.Duration, latestLoopEntry func() time.Time) HealthCheck {
+	return HealthCheck{Name: "syncloop", Check: func() error {
+		d := 2 * syncFrequency
+		if d < 5*time.Minute {
+			d = 5 * time.Minute
+		}
+		if entered := latestLoopEntry(); !entered.IsZero() && clk.Now().After(entered.Add(d)) {
+			return errors.New("sync Loop took longer than expected")
+		}
+		return nil
+	}}
+}
+
+// Defaults of Config.
+const (
+	DefaultShutdownGracePeriod = 5 * time.Second
+	// maxFaultBody bounds a POST /debug/faults body.
+	maxFaultBody = 1 << 20
+)
+
+// Config configures a Server.
+type Config struct {
+	// Pods, Node, Lease, Events and Registry are required.
+	Pods     PodsProvider
+	Node     NodeProvider
+	Lease    LeaseProvider
+	Events   EventsProvider
+	Registry *metrics.Registry
+	// Configz is optional (GET /configz answers 404 without it).
+	Configz ConfigzProvider
+	// HealthChecks are run by /healthz after the built-in "ping", in order. Names must be
+	// unique, non-empty and URL-path safe.
+	HealthChecks []HealthCheck
+	// EnableDebuggingHandlers turns on /debug/faults; Faults is then required.
+	EnableDebuggingHandlers bool
+	Faults                  FaultManager
+	// Clock times the shutdown grace period; default the real clock.
+	Clock clock.Clock
+	// ShutdownGracePeriod is how long in-flight requests may finish after ctx ends.
+	// Default 5s.
+	ShutdownGracePeriod time.Duration
+}
+
+// Server serves the HTTP API. Its handler is safe for concurrent use.
+type Server struct {
+	cfg     Config
+	checks  []HealthCheck
+	handler http.Handler
+}
+
+// New validates cfg and builds the handler.
+func New(cfg Config) (*Server, error) {
+	switch {
+	case cfg.Pods == nil:
+		return nil, errors.New("server: Config.Pods is required")
+	case cfg.Node == nil:
+		return nil, errors.New("server: Config.Node is required")
+	case cfg.Lease == nil:
+		return nil, errors.New("server: Config.Lease is required")
+	case cfg.Events == nil:
+		return nil, errors.New("server: Config.Events is required")
+	case cfg.Registry == nil:
+		return nil, errors.New("server: Config.Registry is required")
+	case cfg.EnableDebuggingHandlers && cfg.Faults == nil:
+		return nil, errors.New("server: Config.Faults is required when debugging handlers are enabled")
+	case cfg.ShutdownGracePeriod < 0:
+		return nil, fmt.Errorf("server: Config.ShutdownGracePeriod must not be negative, got %v", cfg.ShutdownGracePeriod)
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = clock.RealClock{}
+	}
+	if cfg.ShutdownGracePeriod == 0 {
+		cfg.ShutdownGracePeriod = DefaultShutdownGracePeriod
+	}
+	checks := []HealthCheck{{Name: "ping", Check: func() error { return nil }}}
+	seen := map[string]bool{"ping": true}
+	for _, c := range cfg.HealthChecks {
+		if c.Name == "" || strings.ContainsAny(c.Name, "/?#{} ") || c.Check == nil {
+			return nil, fmt.Errorf("server: health check %q needs a path-safe name and a Check func", c.Name)
+		}
+		if seen[c.Name] {
+			return nil, fmt.Errorf("server: health check %q registered twice", c.Name)
+		}
+		seen[c.Name] = true
+		checks = append(checks, c)
+	}
+	s := &Server{cfg: cfg, checks: checks}
+	s.handler = s.routes()
+	return s, nil
+}
+
+// Handler is the API's http.Handler.
+func (s *Server) Handler() http.Handler { return s.handler }
+
+// Listen binds addr ("127.0.0.1:0" picks a free port).
+func (s *Server) Listen(addr string) (net.Listener, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("listening on %s: %w", addr, err)
+	}
+	return ln, nil
+}
+
+// Serve binds addr, logs `Serving HTTP address="HOST:PORT"` with the bound address and
+// serves until ctx ends; then in-flight requests get ShutdownGracePeriod to finish.
+// Returns nil after a shutdown, or the error that stopped serving.
+func (s *Server) Serve(ctx context.Context, addr string) error {
+	ln, err := s.Listen(addr)
+	if err != nil {
+		return err
+	}
+	klog.FromContext(ctx).Info("Serving HTTP", "address", ln.Addr().String())
+	return s.ServeListener(ctx, ln)
+}
+
+// ServeListener serves on ln (which it closes) until ctx ends; see Serve.
+func (s *Server) ServeListener(ctx context.Context, ln net.Listener) error {
+	logger := klog.FromContext(ctx)
+	srv := &http.Server{
+		Handler:           s.handler,
+		ReadHeaderTimeout: 10 * time.Second,
+		BaseContext:       func(net.Listener) context.Context { return klog.NewContext(context.Background(), logger) },
+	}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	select {
+	case err := <-served:
+		return fmt.Errorf("serving HTTP on %s: %w", ln.Addr(), err)
+	case <-ctx.Done():
+	}
+
+	shutdownCtx, cancel := context.WithCancel(context.Background())
+	timer := s.cfg.Clock.NewTimer(s.cfg.ShutdownGracePeriod)
+	graceDone := make(chan struct{})
+	go func() {
+		defer close(graceDone)
+		select {
+		case <-timer.C():
+			cancel()
+		case <-shutdownCtx.Done():
+		}
+	}()
+	err := srv.Shutdown(shutdownCtx)
+	cancel()
+	timer.Stop()
+	<-graceDone
+	if err != nil {
+		logger.Info("HTTP requests still running after the grace period; closing them", "err", err)
+		_ = srv.Close()
+	}
+	<-served
+	logger.V(2).Info("Stopped serving HTTP", "address", ln.Addr().String())
+	return nil
+}
+
+// routes builds the mux. Each path gets a method-less fallback so a wrong method answers
+// 405 in JSON rather than net/http's plain text.
+func (s *Server) routes() http.Handler {
+	mux := http.NewServeMux()
+	route := func(path string, methods map[string]http.HandlerFunc) {
+		allowed := make([]string, 0, len(methods)+1)
+		for m, h := range methods {
+			mux.HandleFunc(m+" "+path, h)
+			allowed = append(allowed, m)
+			if m == http.MethodGet {
+				allowed = append(allowed, http.MethodHead)
+			}
+		}
+		sort.Strings(allowed)
+		allow := strings.Join(allowed, ", ")
+		mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Allow", allow)
+			writeError(w, http.StatusMethodNotAllowed, fmt.Sprintf("method %s not allowed on %s (allowed: %s)", r.Method, r.URL.Path, allow))
+		})
+	}
+	get := func(h http.HandlerFunc) map[string]http.HandlerFunc {
+		return map[string]http.HandlerFunc{http.MethodGet: h}
+	}
+
+	route("/healthz", get(s.healthz))
+	for _, c := range s.checks {
+		route("/healthz/"+c.Name, get(checkHandler(c)))
+	}
+	route("/metrics", get(promhttp.HandlerFor(s.cfg.Registry, promhttp.HandlerOpts{EnableOpenMetrics: true}).ServeHTTP))
+	route("/pods", get(s.pods))
+	route("/node", get(s.node))
+	route("/lease", get(s.lease))
+	route("/events", get(s.events))
+	route("/configz", get(s.configz))
+	if s.cfg.EnableDebuggingHandlers {
+		route("/debug/faults", map[string]http.HandlerFunc{
+			http.MethodGet:    s.listFaults,
+			http.MethodPost:   s.addFault,
+			http.MethodDelete: s.clearFaults,
+		})
+		route("/debug/faults/{id}", map[string]http.HandlerFunc{
+			http.MethodGet:    s.getFault,
+			http.MethodDelete: s.removeFault,
+		})
+	} else {
+		mux.HandleFunc("/debug/", func(w http.ResponseWriter, r *http.Request) {
+			writeError(w, http.StatusNotFound, "debugging handlers are disabled; start the daemon with --enable-debugging-handlers (or enableDebuggingHandlers: true)")
+		})
+	}
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusNotFound, fmt.Sprintf("no such endpoint: %s", r.URL.Path))
+	})
+	return logRequests(mux)
+}
+
+// statusRecorder remembers the status code for the request log.
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+}
+
+func (r *statusRecorder) WriteHeader(code int) {
+	r.status = code
+	r.ResponseWriter.WriteHeader(code)
+}
+
+func logRequests(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
+		next.ServeHTTP(rec, r)
+		klog.FromContext(r.Context()).V(4).Info("HTTP request", "method", r.Method, "path", r.URL.Path, "status", rec.status)
+	})
+}
+
+// healthz runs every check, as the apiserver healthz handler: "ok" when all pass
+// (?verbose lists them), else 500 with one line per check and "healthz check failed".
+// Unlike upstream, a failing check shows its reason: the simulator has no auth boundary
+// and the reason is the point of looking.
+func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
+	var out bytes.Buffer
+	failed := false
+	for _, c := range s.checks {
+		if err := c.Check(); err != nil {
+			failed = true
+			fmt.Fprintf(&out, "[-]%s failed: %v\n", c.Name, err)
+		} else {
+			fmt.Fprintf(&out, "[+]%s ok\n", c.Name)
+		}
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	if failed {
+		w.WriteHeader(http.StatusInternalServerError)
+		fmt.Fprintf(w, "%shealthz check failed\n", out.String())
+		return
+	}
+	if _, verbose := r.URL.Query()["verbose"]; verbose {
+		fmt.Fprintf(w, "%shealthz check passed\n", out.String())
+		return
+	}
+	fmt.Fprint(w, "ok")
+}
+
+func checkHandler(c HealthCheck) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		if err := c.Check(); err != nil {
+			w.WriteHeader(http.StatusInternalServerError)
+			fmt.Fprintf(w, "internal server error: %v\n", err)
+			return
+		}
+		fmt.Fprint(w, "ok")
+	}
+}
+
+func (s *Server) pods(w http.ResponseWriter, r *http.Request) {
+	pods := s.cfg.Pods.GetPods()
+	list := v1.PodList{TypeMeta: metav1.TypeMeta{Kind: "PodList", APIVersion: "v1"}, Items: make([]v1.Pod, 0, len(pods))}
+	for _, p := range pods {
+		if p != nil {
+			list.Items = append(list.Items, *p)
+		}
+	}
+	writeJSON(w, http.StatusOK, &list)
+}
+
+func (s *Server) node(w http.ResponseWriter, r *http.Request) {
+	node := s.cfg.Node.GetNode()
+	if node == nil {
+		writeError(w, http.StatusServiceUnavailable, "the node is not registered yet")
+		return
+	}
+	writeJSON(w, http.StatusOK, node)
+}
+
+func (s *Server) lease(w http.ResponseWriter, r *http.Request) {
+	lease := s.cfg.Lease.GetLease()
+	if lease == nil {
+		writeError(w, http.StatusServiceUnavailable, "the node lease has not been created yet")
+		return
+	}
+	writeJSON(w, http.StatusOK, lease)
+}
+
+// events answers the recorded events, newest last; ?limit=N keeps the newest N.
+func (s *Server) events(w http.ResponseWriter, r *http.Request) {
+	items := s.cfg.Events.List()
+	if raw := r.URL.Query().Get("limit"); raw != "" {
+		n, err := strconv.Atoi(raw)
+		if err != nil || n <= 0 {
+			writeError(w, http.StatusBadRequest, fmt.Sprintf("invalid limit %q: must be a positive integer", raw))
+			return
+		}
+		if n < len(items) {
+			items = items[len(items)-n:]
+		}
+	}
+	if items == nil {
+		items = []v1.Event{}
+	}
+	writeJSON(w, http.StatusOK, &v1.EventList{TypeMeta: metav1.TypeMeta{Kind: "EventList", APIVersion: "v1"}, Items: items})
+}
+
+func (s *Server) configz(w http.ResponseWriter, r *http.Request) {
+	if s.cfg.Configz == nil {
+		writeError(w, http.StatusNotFound, "configz is not available")
+		return
+	}
+	writeJSON(w, http.StatusOK, s.cfg.Configz.Configz())
+}
+
+// FaultList is the body of GET /debug/faults.
+type FaultList struct {
+	Items []fault.Spec `json:"items"`
+}
+
+func (s *Server) listFaults(w http.ResponseWriter, r *http.Request) {
+	items := s.cfg.Faults.Faults()
+	if items == nil {
+		items = []fault.Spec{}
+	}
+	writeJSON(w, http.StatusOK, FaultList{Items: items})
+}
+
+func (s *Server) findFault(id string) (fault.Spec, bool) {
+	for _, f := range s.cfg.Faults.Faults() {
+		if f.ID == id {
+			return f, true
+		}
+	}
+	return fault.Spec{}, false
+}
+
+func (s *Server) getFault(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	f, ok := s.findFault(id)
+	if !ok {
+		writeError(w, http.StatusNotFound, fmt.Sprintf("no fault with id %q", id))
+		return
+	}
+	writeJSON(w, http.StatusOK, f)
+}
+
+// DecodeFault parses one fault spec strictly: unknown fields, trailing data and invalid
+// specs are errors that say what is wrong.
+func DecodeFault(body io.Reader) (fault.Spec, error) {
+	var spec fault.Spec
+	dec := json.NewDecoder(body)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&spec); err != nil {
+		if errors.Is(err, io.EOF) {
+			return spec, errors.New("invalid fault: empty body, want one fault as JSON")
+		}
+		return spec, fmt.Errorf("invalid fault JSON: %w", err)
+	}
+	if dec.More() {
+		return spec, errors.New("invalid fault JSON: trailing data after the fault object (send one fault per request)")
+	}
+	if err := spec.Validate(); err != nil {
+		return spec, fmt.Errorf("invalid fault: %w", err)
+	}
+	return spec, nil
+}
+
+func (s *Server) addFault(w http.ResponseWriter, r *http.Request) {
+	spec, err := DecodeFault(http.MaxBytesReader(w, r.Body, maxFaultBody))
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	stored, err := s.cfg.Faults.AddFault(spec)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, fmt.Sprintf("adding fault: %v", err))
+		return
+	}
+	w.Header().Set("Location", "/debug/faults/"+stored.ID)
+	writeJSON(w, http.StatusCreated, stored)
+}
+
+// ClearResult is the body of DELETE /debug/faults.
+type ClearResult struct {
+	Cleared int `json:"cleared"`
+}
+
+func (s *Server) clearFaults(w http.ResponseWriter, r *http.Request) {
+	n := len(s.cfg.Faults.Faults())
+	s.cfg.Faults.ClearFaults()
+	writeJSON(w, http.StatusOK, ClearResult{Cleared: n})
+}
+
+func (s *Server) removeFault(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	f, ok := s.findFault(id)
+	if !ok {
+		writeError(w, http.StatusNotFound, fmt.Sprintf("no fault with id %q", id))
+		return
+	}
+	if err := s.cfg.Faults.RemoveFault(id); err != nil {
+		// it was listed a moment ago: it retired (count reached) in between
+		writeError(w, http.StatusNotFound, fmt.Sprintf("removing fault %q: %v", id, err))
+		return
+	}
+	writeJSON(w, http.StatusOK, f)
+}
+
+// ErrorBody is the JSON body of every error response.
+type ErrorBody struct {
+	Error string `json:"error"`
+}
+
+func writeError(w http.ResponseWriter, code int, msg string) {
+	writeJSON(w, code, ErrorBody{Error: msg})
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	data, err := json.Marshal(v)
+	if err != nil {
+		code = http.StatusInternalServerError
+		data, _ = json.Marshal(ErrorBody{Error: fmt.Sprintf("encoding the response: %v", err)})
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(code)
+	_, _ = w.Write(append(data, '\n'))
+}
