@@ -1,0 +1,446 @@
+package fake
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/minikubelet/minikubelet/pkg/runtime/behavior"
+	"github.com/minikubelet/minikubelet/pkg/runtime/cri"
+)
+
+// behaviourFor returns the script of a container: its pod's annotation, else the configured
+// default behaviour. The second result is the annotation key when the pod had one.
+func (r *Runtime) behaviourFor(annotations map[string]string, name string) (behavior.Behavior, string, error) {
+	key := behavior.AnnotationKey(name)
+	if _, ok := annotations[key]; !ok {
+		return r.defaultBeh, "", nil
+	}
+	b, err := behavior.Parse(annotations, name)
+	return b, key, err
+}
+
+func containerRole(config *cri.ContainerConfig) (string, error) {
+	role, ok := config.Labels[ContainerTypeAnnotation]
+	if !ok {
+		role = config.Annotations[ContainerTypeAnnotation]
+	}
+	switch role {
+	case "":
+		return ContainerTypeApp, nil
+	case ContainerTypeInit, ContainerTypeSidecar, ContainerTypeApp:
+		return role, nil
+	default:
+		return "", fmt.Errorf("label %q: unknown container type %q (want %s, %s or %s)", ContainerTypeAnnotation, role, ContainerTypeInit, ContainerTypeSidecar, ContainerTypeApp)
+	}
+}
+
+// CreateContainer creates a container in a ready sandbox from a pulled image. Its script comes
+// from the pod annotation minikubelet.io/behavior.<name> in sandboxConfig (or the sandbox's
+// own annotations when sandboxConfig is nil); a bad annotation fails the call with an error
+// naming the annotation, key and value, and creates nothing. Like containerd, a second
+// container with the same name and attempt in the sandbox is refused. Emits CONTAINER_CREATED.
+func (r *Runtime) CreateContainer(ctx context.Context, podSandboxID string, config *cri.ContainerConfig, sandboxConfig *cri.PodSandboxConfig) (string, error) {
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
+	if config == nil || config.Metadata.Name == "" {
+		return "", fmt.Errorf("create container: config with metadata name is required")
+	}
+	name := config.Metadata.Name
+	role, err := containerRole(config)
+	if err != nil {
+		return "", fmt.Errorf("create container %q: %w", name, err)
+	}
+	if err := r.inject(ctx, methodCreateContainer, one); err != nil {
+		return "", err
+	}
+	now := r.lock()
+	defer r.unlock(now)
+	sb, ok := r.sandboxes[podSandboxID]
+	if !ok {
+		return "", fmt.Errorf("create container %q: %w", name, notFound("pod sandbox", podSandboxID))
+	}
+	if sb.info.State != cri.SandboxReady {
+		return "", fmt.Errorf("create container %q: pod sandbox %q is not ready", name, podSandboxID)
+	}
+	annotations := sb.info.Annotations
+	if sandboxConfig != nil {
+		annotations = sandboxConfig.Annotations
+	}
+	beh, annotation, err := r.behaviourFor(annotations, name)
+	if err != nil {
+		return "", fmt.Errorf("create container %q: invalid behaviour: %w", name, err)
+	}
+	img := r.findImageLocked(config.Image.Image)
+	if img == nil {
+		return "", fmt.Errorf("create container %q: image %q: %w (pull it first)", name, config.Image.Image, cri.ErrNotFound)
+	}
+	reserved := fmt.Sprintf("%s_%s_%d", name, podSandboxID, config.Metadata.Attempt)
+	if owner, ok := r.ctrNames[reserved]; ok {
+		return "", fmt.Errorf("create container %q: failed to reserve container name %q: name is reserved for %q", name, reserved, owner)
+	}
+	labels := make(map[string]string, len(config.Labels)+4)
+	for k, v := range config.Labels {
+		labels[k] = v
+	}
+	setDefault(labels, cri.ContainerNameLabel, name)
+	setDefault(labels, cri.PodUIDLabel, sb.info.Metadata.UID)
+	setDefault(labels, cri.PodNameLabel, sb.info.Metadata.Name)
+	setDefault(labels, cri.PodNamespaceLabel, sb.info.Metadata.Namespace)
+	id := r.newIDLocked()
+	c := &ctr{
+		info: cri.Container{
+			ID:           id,
+			PodSandboxID: podSandboxID,
+			Metadata:     config.Metadata,
+			Image:        cri.ImageSpec{Image: config.Image.Image},
+			ImageRef:     img.ID,
+			State:        cri.ContainerCreated,
+			CreatedAt:    now,
+			Labels:       labels,
+			Annotations:  copyMap(config.Annotations),
+		},
+		sb:         sb,
+		name:       reserved,
+		role:       role,
+		beh:        beh,
+		annotation: annotation,
+	}
+	r.containers[id] = c
+	r.ctrNames[reserved] = id
+	r.nContainers++
+	sb.containers = append(sb.containers, c)
+	if l := r.logger.V(4); l.Enabled() {
+		l.Info("Created container", "containerID", id, "container", name, "podUID", sb.info.Metadata.UID, "role", role, "behavior", beh.String())
+	}
+	r.changedLocked(cri.ContainerCreatedEvent, id, sb, now)
+	return id, nil
+}
+
+// StartContainer starts a created container. It returns at once: with startDelay the
+// container stays CREATED for that long before it is RUNNING (the kubelet sees it as unknown
+// meanwhile). Emits CONTAINER_STARTED when it runs.
+func (r *Runtime) StartContainer(ctx context.Context, containerID string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := r.inject(ctx, methodStartContainer, one); err != nil {
+		return err
+	}
+	now := r.lock()
+	defer r.unlock(now)
+	c, ok := r.containers[containerID]
+	if !ok {
+		return fmt.Errorf("start container: %w", notFound("container", containerID))
+	}
+	if c.info.State != cri.ContainerCreated || c.startPending {
+		return fmt.Errorf("start container %q: container is in %s state", containerID, c.info.State)
+	}
+	if c.sb.info.State != cri.SandboxReady {
+		return fmt.Errorf("start container %q: pod sandbox %q is not ready", containerID, c.sb.info.ID)
+	}
+	if d := c.beh.StartDelay; d > 0 {
+		c.startPending = true
+		r.scheduleLocked(c, now+int64(d), transitionStart, 0, "")
+		return nil
+	}
+	r.startLocked(c, now)
+	return nil
+}
+
+// startLocked makes c RUNNING at time at and schedules its scripted exit.
+func (r *Runtime) startLocked(c *ctr, at int64) {
+	c.startPending = false
+	c.info.State = cri.ContainerRunning
+	c.startedAt = at
+	r.memRunning += c.beh.MemoryUsage
+	r.logger.V(4).Info("Started container", "containerID", c.info.ID, "container", c.info.Metadata.Name, "podUID", c.sb.info.Metadata.UID)
+	r.changedLocked(cri.ContainerStartedEvent, c.info.ID, c.sb, at)
+
+	b := c.beh
+	exitAt, code, exits := int64(0), b.ExitCode, false
+	switch {
+	case b.HasRunFor:
+		exitAt, exits = at+int64(b.RunFor), true
+	case c.role == ContainerTypeInit:
+		exitAt, exits = at+int64(r.initDuration), true
+	case b.HasExitCode:
+		// An app container told only how to exit exits right away (a crashing binary).
+		exitAt, exits = at, true
+	}
+	reason := ReasonCompleted
+	if code != 0 {
+		reason = ReasonError
+	}
+	if b.HasOOMAfter && (!exits || at+int64(b.OOMAfter) <= exitAt) {
+		exitAt, code, reason, exits = at+int64(b.OOMAfter), ExitCodeKilled, ReasonOOMKilled, true
+	}
+	if exits {
+		r.scheduleLocked(c, exitAt, transitionExit, code, reason)
+	}
+}
+
+// exitLocked makes c EXITED at time at, unless it already is.
+func (r *Runtime) exitLocked(c *ctr, at int64, code int32, reason, message string) {
+	if c.info.State == cri.ContainerExited {
+		return
+	}
+	if c.info.State == cri.ContainerRunning {
+		r.memRunning -= c.beh.MemoryUsage
+	}
+	r.cancelPendingLocked(c)
+	c.startPending = false
+	c.info.State = cri.ContainerExited
+	c.finishedAt = at
+	c.exitCode = code
+	c.reason = reason
+	c.message = message
+	if c.exited != nil {
+		close(c.exited)
+	}
+	r.logger.V(4).Info("Container exited", "containerID", c.info.ID, "container", c.info.Metadata.Name, "podUID", c.sb.info.Metadata.UID, "exitCode", code, "reason", reason)
+	r.changedLocked(cri.ContainerStoppedEvent, c.info.ID, c.sb, at)
+}
+
+// killLocked SIGKILLs a running or starting container now.
+func (r *Runtime) killLocked(c *ctr, now int64) {
+	if c.info.State == cri.ContainerRunning || c.startPending {
+		r.exitLocked(c, now, ExitCodeKilled, ReasonError, "")
+	}
+}
+
+// StopContainer stops a running container with a grace period of timeout seconds and blocks
+// until it has exited (on the clock), or ctx ends. The container honours SIGTERM after its
+// stopDelay (default 0) and exits 0 (reason Completed); if stopDelay is longer than the grace
+// period (or timeout <= 0) it is killed when the grace period ends: exit 137, reason Error.
+// If it would exit on its own sooner, that exit wins. A container still starting is killed
+// at once. Stopping a container that is not running succeeds; an unknown id wraps
+// cri.ErrNotFound. A second stop can only shorten the wait.
+func (r *Runtime) StopContainer(ctx context.Context, containerID string, timeout int64) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := r.inject(ctx, methodStopContainer, one); err != nil {
+		return err
+	}
+	now := r.lock()
+	c, ok := r.containers[containerID]
+	if !ok {
+		r.unlock(now)
+		return fmt.Errorf("stop container: %w", notFound("container", containerID))
+	}
+	if c.startPending {
+		r.killLocked(c, now)
+	}
+	if c.info.State != cri.ContainerRunning {
+		r.unlock(now)
+		return nil
+	}
+	grace := time.Duration(timeout) * time.Second
+	exitAt, code, reason := now+int64(c.beh.StopDelay), int32(0), ReasonCompleted
+	if timeout <= 0 || c.beh.StopDelay > grace {
+		exitAt, code, reason = now+int64(grace), ExitCodeKilled, ReasonError
+		if timeout <= 0 {
+			exitAt = now
+		}
+	}
+	if c.due == 0 || exitAt < c.due {
+		r.scheduleLocked(c, exitAt, transitionExit, code, reason)
+	}
+	if c.exited == nil {
+		c.exited = make(chan struct{})
+	}
+	exited, due := c.exited, c.due
+	r.unlock(now)
+
+	// Wait on the clock for the exit, waking early if another stop or a removal ends it.
+	for {
+		if d := time.Duration(due - r.now()); d <= 0 {
+			r.Advance()
+		} else {
+			t := r.clk.NewTimer(d)
+			select {
+			case <-exited:
+				t.Stop()
+				return nil
+			case <-ctx.Done():
+				t.Stop()
+				return ctx.Err()
+			case <-t.C():
+				r.Advance()
+			}
+		}
+		select {
+		case <-exited:
+			return nil
+		default:
+		}
+		r.mu.Lock()
+		due = c.due
+		r.mu.Unlock()
+		if due == 0 {
+			// Nothing pending yet not exited: cannot happen, but never spin.
+			return nil
+		}
+	}
+}
+
+// RemoveContainer removes a container, killing it first if it runs (the CRI requires a
+// forced removal). Emits CONTAINER_STOPPED if it was killed, then CONTAINER_DELETED.
+// Removing an unknown container succeeds.
+func (r *Runtime) RemoveContainer(ctx context.Context, containerID string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := r.inject(ctx, methodRemoveContainer, one); err != nil {
+		return err
+	}
+	now := r.lock()
+	defer r.unlock(now)
+	c, ok := r.containers[containerID]
+	if !ok {
+		return nil
+	}
+	r.removeContainerLocked(c, now)
+	return nil
+}
+
+func (r *Runtime) removeContainerLocked(c *ctr, now int64) {
+	r.killLocked(c, now)
+	r.cancelPendingLocked(c)
+	c.removed = true
+	if c.exited != nil && c.info.State != cri.ContainerExited {
+		close(c.exited)
+	}
+	delete(r.containers, c.info.ID)
+	delete(r.ctrNames, c.name)
+	r.nContainers--
+	sb := c.sb
+	sb.containers = slices.DeleteFunc(sb.containers, func(x *ctr) bool { return x == c })
+	r.logger.V(4).Info("Removed container", "containerID", c.info.ID, "container", c.info.Metadata.Name, "podUID", sb.info.Metadata.UID)
+	r.changedLocked(cri.ContainerDeletedEvent, c.info.ID, sb, now)
+}
+
+// ListContainers lists containers grouped by pod and sandbox, in the same order as
+// ListPodSandbox. The result is one allocation; its Labels and Annotations maps are shared
+// with the runtime and must not be modified.
+func (r *Runtime) ListContainers(ctx context.Context, filter *cri.ContainerFilter) ([]cri.Container, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := r.inject(ctx, methodListContainers, func() int { return r.count(nil, filter) }); err != nil {
+		return nil, err
+	}
+	now := r.lock()
+	defer r.unlock(now)
+	var out []cri.Container
+	r.eachContainerLocked(filter, func(n int) { out = make([]cri.Container, 0, n) }, func(c *ctr) {
+		out = append(out, c.info)
+	})
+	return out, nil
+}
+
+// eachContainerLocked calls size with an upper bound of the matches, then fn for each match.
+func (r *Runtime) eachContainerLocked(f *cri.ContainerFilter, size func(int), fn func(*ctr)) {
+	if f != nil && f.ID != "" {
+		c, ok := r.containers[f.ID]
+		size(1)
+		if ok && containerMatches(c, f) {
+			fn(c)
+		}
+		return
+	}
+	var sandboxes []*sandbox
+	pods := r.pods
+	switch {
+	case f != nil && f.PodSandboxID != "":
+		pods = nil
+		if sb, ok := r.sandboxes[f.PodSandboxID]; ok {
+			sandboxes = []*sandbox{sb}
+		}
+	case f != nil && f.LabelSelector[cri.PodUIDLabel] != "":
+		pods = nil
+		if pe := r.podByUID[f.LabelSelector[cri.PodUIDLabel]]; pe != nil {
+			sandboxes = pe.sandboxes
+		}
+	}
+	if pods == nil {
+		n := 0
+		for _, sb := range sandboxes {
+			n += len(sb.containers)
+		}
+		size(n)
+		for _, sb := range sandboxes {
+			for _, c := range sb.containers {
+				if containerMatches(c, f) {
+					fn(c)
+				}
+			}
+		}
+		return
+	}
+	size(r.nContainers)
+	for _, pe := range pods {
+		for _, sb := range pe.sandboxes {
+			for _, c := range sb.containers {
+				if containerMatches(c, f) {
+					fn(c)
+				}
+			}
+		}
+	}
+}
+
+func containerMatches(c *ctr, f *cri.ContainerFilter) bool {
+	if f == nil {
+		return true
+	}
+	if f.ID != "" && c.info.ID != f.ID {
+		return false
+	}
+	if f.PodSandboxID != "" && c.info.PodSandboxID != f.PodSandboxID {
+		return false
+	}
+	if f.State != nil && c.info.State != *f.State {
+		return false
+	}
+	return labelsMatch(c.info.Labels, f.LabelSelector)
+}
+
+// ContainerStatus returns a container's status; an unknown id wraps cri.ErrNotFound.
+func (r *Runtime) ContainerStatus(ctx context.Context, containerID string) (*cri.ContainerStatus, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := r.inject(ctx, methodContainerStatus, one); err != nil {
+		return nil, err
+	}
+	now := r.lock()
+	defer r.unlock(now)
+	c, ok := r.containers[containerID]
+	if !ok {
+		return nil, notFound("container", containerID)
+	}
+	return c.status(), nil
+}
+
+func (c *ctr) status() *cri.ContainerStatus {
+	return &cri.ContainerStatus{
+		ID:           c.info.ID,
+		PodSandboxID: c.info.PodSandboxID,
+		Metadata:     c.info.Metadata,
+		State:        c.info.State,
+		CreatedAt:    c.info.CreatedAt,
+		StartedAt:    c.startedAt,
+		FinishedAt:   c.finishedAt,
+		ExitCode:     c.exitCode,
+		Image:        c.info.Image,
+		ImageRef:     c.info.ImageRef,
+		Reason:       c.reason,
+		Message:      c.message,
+		Labels:       c.info.Labels,
+		Annotations:  c.info.Annotations,
+	}
+}

@@ -1,0 +1,182 @@
+package fake
+
+import (
+	"context"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/minikubelet/minikubelet/pkg/container"
+	"github.com/minikubelet/minikubelet/pkg/runtime/cri"
+	"github.com/minikubelet/minikubelet/pkg/runtime/view"
+)
+
+// GetPods lists pods as view.View.GetPods would over this runtime: the ListPodSandbox faults
+// apply first, then the ListContainers faults, with the same errors, and with all=false only
+// ready sandboxes and running containers are listed. Pods come in the order of their first
+// sandbox.
+//
+// It reads the runtime's pod-grouped storage directly instead of through the two
+// intermediate listings, and with all=true it returns cached snapshots: a pod that did not
+// change since the previous call is the same *container.Pod again (as the kubelet's runtime
+// pod cache shares pods), so a relist of 10,000 quiet pods is one allocation. The returned
+// pods, their containers and slices are shared and must not be modified.
+func (r *Runtime) GetPods(ctx context.Context, all bool) ([]*container.Pod, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	var sf cri.PodSandboxFilter
+	var cf cri.ContainerFilter
+	if !all {
+		ready, running := cri.SandboxReady, cri.ContainerRunning
+		sf.State, cf.State = &ready, &running
+	}
+	if err := r.inject(ctx, methodListPodSandbox, func() int { return r.count(&sf, nil) }); err != nil {
+		return nil, fmt.Errorf("list pod sandboxes: %w", err)
+	}
+	if err := r.inject(ctx, methodListContainers, func() int { return r.count(nil, &cf) }); err != nil {
+		return nil, fmt.Errorf("list containers: %w", err)
+	}
+	now := r.lock()
+	defer r.unlock(now)
+	if !all {
+		return r.buildPodsLocked(false), nil
+	}
+	out := make([]*container.Pod, len(r.pods))
+	for i, pe := range r.pods {
+		if pe.snap == nil {
+			pe.snap = pe.build()
+		}
+		out[i] = pe.snap
+	}
+	return out, nil
+}
+
+// inlineEntries is how many sandboxes plus containers a pod snapshot holds without extra
+// allocations: a sandbox, an init container and two app containers.
+const inlineEntries = 4
+
+// podBlock is one pod snapshot in a single allocation.
+type podBlock struct {
+	pod   container.Pod
+	items [inlineEntries]container.Container
+	ptrs  [inlineEntries]*container.Container
+}
+
+// build returns the pod with every sandbox and container: one allocation for up to
+// inlineEntries of them, three beyond.
+func (pe *podEntry) build() *container.Pod {
+	n := len(pe.sandboxes)
+	for _, sb := range pe.sandboxes {
+		n += len(sb.containers)
+	}
+	blk := &podBlock{}
+	items, ptrs := blk.items[:], blk.ptrs[:]
+	if n > inlineEntries {
+		items, ptrs = make([]container.Container, n), make([]*container.Container, n)
+	}
+	pod := &blk.pod
+	pod.ID = types.UID(pe.uid)
+	i := 0
+	var newest *sandbox
+	for _, sb := range pe.sandboxes {
+		items[i] = view.SandboxFromCRI(&sb.info)
+		ptrs[i] = &items[i]
+		i++
+		if newest == nil || sb.info.CreatedAt >= newest.info.CreatedAt {
+			newest = sb
+		}
+	}
+	mid := i
+	for _, sb := range pe.sandboxes {
+		for _, c := range sb.containers {
+			items[i] = view.ContainerFromCRI(&c.info)
+			ptrs[i] = &items[i]
+			i++
+		}
+	}
+	pod.Sandboxes, pod.Containers = ptrs[:mid:mid], ptrs[mid:n:n]
+	pod.CreatedAt = newest.info.CreatedAt
+	pod.Name, pod.Namespace = newest.info.Metadata.Name, newest.info.Metadata.Namespace
+	return pod
+}
+
+// buildPodsLocked lists pods afresh (four allocations in all); GetPods(all=false) uses it.
+func (r *Runtime) buildPodsLocked(all bool) []*container.Pod {
+	nPods, total := len(r.pods), len(r.sandboxes)+r.nContainers
+	if !all {
+		nPods, total = 0, 0
+		for _, pe := range r.pods {
+			n := 0
+			for _, sb := range pe.sandboxes {
+				if sb.info.State == cri.SandboxReady {
+					n++
+				}
+				for _, c := range sb.containers {
+					if c.info.State == cri.ContainerRunning {
+						n++
+					}
+				}
+			}
+			if n > 0 {
+				nPods++
+				total += n
+			}
+		}
+	}
+	pods := make([]container.Pod, nPods)
+	out := make([]*container.Pod, nPods)
+	items := make([]container.Container, total)
+	ptrs := make([]*container.Container, total)
+	next, p := 0, 0
+	for _, pe := range r.pods {
+		start := next
+		var newest *sandbox
+		for _, sb := range pe.sandboxes {
+			if !all && sb.info.State != cri.SandboxReady {
+				continue
+			}
+			items[next] = view.SandboxFromCRI(&sb.info)
+			ptrs[next] = &items[next]
+			next++
+			if newest == nil || sb.info.CreatedAt >= newest.info.CreatedAt {
+				newest = sb
+			}
+		}
+		mid := next
+		for _, sb := range pe.sandboxes {
+			for _, c := range sb.containers {
+				if !all && c.info.State != cri.ContainerRunning {
+					continue
+				}
+				items[next] = view.ContainerFromCRI(&c.info)
+				ptrs[next] = &items[next]
+				next++
+			}
+		}
+		if next == start {
+			continue
+		}
+		pod := &pods[p]
+		pod.ID = types.UID(pe.uid)
+		pod.Sandboxes = ptrs[start:mid:mid]
+		pod.Containers = ptrs[mid:next:next]
+		if newest == nil {
+			// Only containers listed (sandbox not ready): name the pod as a listing would,
+			// from the labels, which default to the sandbox metadata.
+			newest = pe.sandboxes[0]
+		} else {
+			pod.CreatedAt = newest.info.CreatedAt
+		}
+		pod.Name, pod.Namespace = newest.info.Metadata.Name, newest.info.Metadata.Namespace
+		out[p] = pod
+		p++
+	}
+	return out
+}
+
+// GetPodStatus reads one pod's status through view.View over this runtime (ListPodSandbox,
+// PodSandboxStatus, ListContainers, ContainerStatus), so faults on any of them apply.
+func (r *Runtime) GetPodStatus(ctx context.Context, uid types.UID, name, namespace string) (*container.PodStatus, error) {
+	return r.view.GetPodStatus(ctx, uid, name, namespace)
+}

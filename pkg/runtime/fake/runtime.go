@@ -1,0 +1,489 @@
+package fake
+
+import (
+	"container/heap"
+	"context"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+
+	"github.com/minikubelet/minikubelet/pkg/container"
+	"github.com/minikubelet/minikubelet/pkg/metrics"
+	"github.com/minikubelet/minikubelet/pkg/runtime/behavior"
+	"github.com/minikubelet/minikubelet/pkg/runtime/cri"
+	"github.com/minikubelet/minikubelet/pkg/runtime/fault"
+	"github.com/minikubelet/minikubelet/pkg/runtime/view"
+)
+
+// Container roles, re-exported from package behavior so the kubelet can label containers
+// without importing the fake (see behavior.ContainerTypeAnnotation).
+const (
+	ContainerTypeAnnotation = behavior.ContainerTypeAnnotation
+	ContainerTypeInit       = behavior.ContainerTypeInit
+	ContainerTypeSidecar    = behavior.ContainerTypeSidecar
+	ContainerTypeApp        = behavior.ContainerTypeApp
+)
+
+// Exit reasons a container status carries, as containerd reports them.
+const (
+	ReasonCompleted = "Completed"
+	ReasonError     = "Error"
+	ReasonOOMKilled = "OOMKilled"
+)
+
+// Exit codes of killed containers: SIGKILL (and the OOM killer) give 128+9.
+const ExitCodeKilled int32 = 137
+
+// Defaults.
+const (
+	DefaultInitContainerDuration = time.Second
+	DefaultEventBufferSize       = 10000
+)
+
+// Config configures a Runtime. The zero value is usable: real clock, seed 0, defaults.
+type Config struct {
+	// Clock drives every delay and scripted transition; default the real clock.
+	Clock clock.Clock
+	// Seed seeds ids and random (rate) faults: the same seed and the same calls give the
+	// same history.
+	Seed int64
+	// InitContainerDuration is how long an init container without instructions runs
+	// before it exits 0; default 1s.
+	InitContainerDuration time.Duration
+	// DefaultBehavior, in annotation syntax ("startDelay=500ms,memoryUsage=64Mi"), scripts
+	// every container whose pod has no behaviour annotation for it.
+	DefaultBehavior string
+	// Faults are injected from the start (SimulatorConfiguration runtime.faults).
+	Faults []fault.Spec
+	// EventBufferSize is how many container events may wait for a slow GetContainerEvents
+	// subscriber before its stream is broken; default 10000.
+	EventBufferSize int
+	// Metrics, when set, gets runtime_injected_faults_total{method,type}.
+	Metrics *metrics.Registry
+	// OnFault, when set, is called (outside the runtime's lock, in the calling goroutine)
+	// every time a fault fires. Simulate mode prints it on its timeline.
+	OnFault func(spec fault.Spec, method string)
+	// Logger; default klog.Background().
+	Logger klog.Logger
+}
+
+// Runtime is an in-memory container runtime shaped like the CRI (see the package doc).
+// All methods are safe for concurrent use.
+type Runtime struct {
+	clk          clock.Clock
+	logger       klog.Logger
+	initDuration time.Duration
+	defaultBeh   behavior.Behavior
+	eventBufSize int
+	onFault      func(fault.Spec, string)
+	faultsFired  *prometheus.CounterVec
+	view         *view.View
+
+	// wake tells Run that the schedule changed (capacity 1, never blocks a sender).
+	wake chan struct{}
+	// nFaults mirrors len(faults) so calls skip the fault path without the lock.
+	nFaults atomic.Int32
+
+	mu           sync.Mutex
+	rng          *rand.Rand
+	pods         []*podEntry // in order of their first sandbox; listing order
+	podByUID     map[string]*podEntry
+	sandboxes    map[string]*sandbox
+	sandboxNames map[string]string // reserved sandbox name -> id
+	containers   map[string]*ctr
+	ctrNames     map[string]string // reserved container name -> id
+	nContainers  int
+	images       []*cri.Image // in pull order
+	ipSeq        uint32
+	queue        transitionQueue
+	seq          uint64
+	sub          *subscriber
+	faults       []*faultState
+	faultSeq     int
+	memRunning   int64 // memoryUsage of running containers
+	memBase      int64
+	diskUsage    int64
+	pidUsage     int64
+}
+
+var (
+	_ cri.RuntimeService        = (*Runtime)(nil)
+	_ cri.ImageService          = (*Runtime)(nil)
+	_ container.PodLister       = (*Runtime)(nil)
+	_ container.PodStatusGetter = (*Runtime)(nil)
+)
+
+// podEntry groups a pod's sandboxes so listings come out grouped by pod.
+type podEntry struct {
+	uid       string
+	sandboxes []*sandbox // creation order
+	// snap is the pod as GetPods(all=true) returns it, shared by every call until the pod
+	// changes (nil: stale).
+	snap *container.Pod
+}
+
+type sandbox struct {
+	info       cri.PodSandbox // the listing entry, kept current
+	ip         string
+	name       string // reserved name
+	pod        *podEntry
+	containers []*ctr // creation order
+}
+
+type ctr struct {
+	info       cri.Container // the listing entry, kept current
+	sb         *sandbox
+	name       string // reserved name
+	role       string
+	beh        behavior.Behavior
+	annotation string // the behaviour annotation key, when the pod had one
+
+	startedAt, finishedAt int64
+	exitCode              int32
+	reason, message       string
+	startPending          bool // StartContainer called, startDelay running
+	removed               bool
+
+	// At most one transition is pending per container; gen invalidates queued ones.
+	due int64
+	gen uint64
+	// exited is closed when the container exits or is removed (made on demand for StopContainer).
+	exited chan struct{}
+}
+
+type transitionKind uint8
+
+const (
+	transitionStart transitionKind = iota
+	transitionExit
+)
+
+type transition struct {
+	at       int64 // unix ns
+	seq      uint64
+	c        *ctr
+	gen      uint64
+	kind     transitionKind
+	exitCode int32
+	reason   string
+}
+
+// transitionQueue is a min-heap by (at, seq): ties resolve in scheduling order, so
+// histories are deterministic.
+type transitionQueue []transition
+
+func (q transitionQueue) Len() int { return len(q) }
+func (q transitionQueue) Less(i, j int) bool {
+	if q[i].at != q[j].at {
+		return q[i].at < q[j].at
+	}
+	return q[i].seq < q[j].seq
+}
+func (q transitionQueue) Swap(i, j int) { q[i], q[j] = q[j], q[i] }
+func (q *transitionQueue) Push(x any)   { *q = append(*q, x.(transition)) }
+func (q *transitionQueue) Pop() any {
+	old := *q
+	t := old[len(old)-1]
+	old[len(old)-1] = transition{}
+	*q = old[:len(old)-1]
+	return t
+}
+
+// New returns a runtime with no sandboxes, containers or images.
+func New(cfg Config) (*Runtime, error) {
+	if cfg.Clock == nil {
+		cfg.Clock = clock.RealClock{}
+	}
+	if cfg.InitContainerDuration < 0 {
+		return nil, fmt.Errorf("create fake runtime: config field \"initContainerDuration\": must not be negative, got %v", cfg.InitContainerDuration)
+	}
+	if cfg.InitContainerDuration == 0 {
+		cfg.InitContainerDuration = DefaultInitContainerDuration
+	}
+	if cfg.EventBufferSize < 0 {
+		return nil, fmt.Errorf("create fake runtime: config field \"eventBufferSize\": must not be negative, got %d", cfg.EventBufferSize)
+	}
+	if cfg.EventBufferSize == 0 {
+		cfg.EventBufferSize = DefaultEventBufferSize
+	}
+	def, err := behavior.ParseValue(cfg.DefaultBehavior)
+	if err != nil {
+		return nil, fmt.Errorf("create fake runtime: config field \"defaultBehavior\": %w", err)
+	}
+	if cfg.Logger.GetSink() == nil {
+		cfg.Logger = klog.Background()
+	}
+	r := &Runtime{
+		clk:          cfg.Clock,
+		logger:       cfg.Logger,
+		initDuration: cfg.InitContainerDuration,
+		defaultBeh:   def,
+		eventBufSize: cfg.EventBufferSize,
+		onFault:      cfg.OnFault,
+		wake:         make(chan struct{}, 1),
+		rng:          rand.New(rand.NewPCG(uint64(cfg.Seed), 0x6d696e696b75)),
+		podByUID:     map[string]*podEntry{},
+		sandboxes:    map[string]*sandbox{},
+		sandboxNames: map[string]string{},
+		containers:   map[string]*ctr{},
+		ctrNames:     map[string]string{},
+	}
+	name := metrics.RuntimeFaultsFired
+	if cfg.Metrics != nil {
+		name = cfg.Metrics.Name(name)
+	}
+	r.faultsFired = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: name,
+		Help: "Runtime faults injected into CRI calls, by CRI method and fault type.",
+	}, []string{"method", "type"})
+	if cfg.Metrics != nil {
+		cfg.Metrics.MustRegister(r.faultsFired)
+	}
+	r.view, err = view.New(view.Config{Runtime: r, Clock: cfg.Clock})
+	if err != nil {
+		return nil, fmt.Errorf("create fake runtime: %w", err)
+	}
+	for i, spec := range cfg.Faults {
+		if _, err := r.AddFault(spec); err != nil {
+			return nil, fmt.Errorf("create fake runtime: config field \"faults[%d]\": %w", i, err)
+		}
+	}
+	return r, nil
+}
+
+// now reads the clock as unix nanoseconds.
+func (r *Runtime) now() int64 { return r.clk.Now().UnixNano() }
+
+// lock takes the lock and materialises every transition due by now, so any observation at
+// virtual time t sees everything scheduled at or before t. It returns now.
+func (r *Runtime) lock() int64 {
+	r.mu.Lock()
+	now := r.now()
+	r.advanceLocked(now)
+	return now
+}
+
+// unlock materialises transitions the call itself made due (runFor=0, a kill) and unlocks.
+func (r *Runtime) unlock(now int64) {
+	r.advanceLocked(now)
+	r.mu.Unlock()
+}
+
+// NextTransition returns the virtual time of the earliest scripted transition (a delayed
+// start, an exit, a stop) and false when nothing is scheduled. With Advance it is the
+// runtime's step for a discrete-event scheduler: advance the clock to that time, then call
+// Advance.
+func (r *Runtime) NextTransition() (time.Time, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.dropStaleLocked()
+	if len(r.queue) == 0 {
+		return time.Time{}, false
+	}
+	return time.Unix(0, r.queue[0].at), true
+}
+
+// Advance applies every transition due at the clock's current time, stamping each with its
+// scheduled time (not the time it is observed), and emits their events. Every API call does
+// the same first, so calling Advance is only needed to make events flow without other calls.
+func (r *Runtime) Advance() {
+	r.unlock(r.lock())
+}
+
+// Run calls Advance whenever the next transition falls due on the clock, until ctx ends: the
+// runner for the daemon, so event subscribers see a container exit at its exact time. The
+// caller owns the goroutine (e.g. runner.Group.Go("runtime", rt.Run)).
+func (r *Runtime) Run(ctx context.Context) {
+	for {
+		r.Advance()
+		var fire <-chan time.Time
+		var t clock.Timer
+		if next, ok := r.NextTransition(); ok {
+			d := next.Sub(r.clk.Now())
+			if d <= 0 {
+				continue
+			}
+			t = r.clk.NewTimer(d)
+			fire = t.C()
+		}
+		select {
+		case <-ctx.Done():
+			if t != nil {
+				t.Stop()
+			}
+			return
+		case <-fire:
+		case <-r.wake:
+			if t != nil {
+				t.Stop()
+			}
+		}
+	}
+}
+
+func (r *Runtime) dropStaleLocked() {
+	for len(r.queue) > 0 {
+		t := &r.queue[0]
+		if t.gen == t.c.gen && !t.c.removed {
+			return
+		}
+		heap.Pop(&r.queue)
+	}
+}
+
+func (r *Runtime) advanceLocked(now int64) {
+	for {
+		r.dropStaleLocked()
+		if len(r.queue) == 0 || r.queue[0].at > now {
+			return
+		}
+		t := heap.Pop(&r.queue).(transition)
+		t.c.due = 0
+		switch t.kind {
+		case transitionStart:
+			r.startLocked(t.c, t.at)
+		case transitionExit:
+			r.exitLocked(t.c, t.at, t.exitCode, t.reason, "")
+		}
+	}
+}
+
+// scheduleLocked makes t the container's single pending transition.
+func (r *Runtime) scheduleLocked(c *ctr, at int64, kind transitionKind, exitCode int32, reason string) {
+	c.gen++
+	c.due = at
+	r.seq++
+	r.compactLocked()
+	heap.Push(&r.queue, transition{at: at, seq: r.seq, c: c, gen: c.gen, kind: kind, exitCode: exitCode, reason: reason})
+	select {
+	case r.wake <- struct{}{}:
+	default:
+	}
+}
+
+// compactLocked drops stale queue entries (rescheduled or removed containers) once they are
+// the majority: each container has at most one live entry, so the queue stays within twice
+// the number of containers however many long runFor or oomAfter containers come and go.
+func (r *Runtime) compactLocked() {
+	if len(r.queue) < 64 || len(r.queue) <= 2*len(r.containers) {
+		return
+	}
+	live := r.queue[:0]
+	for _, t := range r.queue {
+		if t.gen == t.c.gen && !t.c.removed {
+			live = append(live, t)
+		}
+	}
+	clear(r.queue[len(live):])
+	r.queue = live
+	heap.Init(&r.queue)
+}
+
+func (r *Runtime) cancelPendingLocked(c *ctr) {
+	c.gen++
+	c.due = 0
+}
+
+// newIDLocked returns a fresh 64-hex-digit id from the seeded source.
+func (r *Runtime) newIDLocked() string {
+	var b [32]byte
+	for {
+		for i := 0; i < len(b); i += 8 {
+			v := r.rng.Uint64()
+			for j := 0; j < 8; j++ {
+				b[i+j] = byte(v >> (8 * j))
+			}
+		}
+		id := hex.EncodeToString(b[:])
+		if _, ok := r.sandboxes[id]; ok {
+			continue
+		}
+		if _, ok := r.containers[id]; ok {
+			continue
+		}
+		return id
+	}
+}
+
+// sleep waits d on the clock, or until ctx ends.
+func (r *Runtime) sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := r.clk.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C():
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Usage is what the node uses, for node status pressure conditions.
+type Usage struct {
+	// MemoryBytes is the base set by SetMemoryUsage plus the memoryUsage of every running container.
+	MemoryBytes int64
+	// DiskBytes is set by SetDiskUsage.
+	DiskBytes int64
+	// PIDs is set by SetPIDUsage.
+	PIDs int64
+}
+
+// Usage returns the node's current usage.
+func (r *Runtime) Usage() Usage {
+	now := r.lock()
+	defer r.unlock(now)
+	return Usage{MemoryBytes: r.memBase + r.memRunning, DiskBytes: r.diskUsage, PIDs: r.pidUsage}
+}
+
+// SetMemoryUsage sets the node's memory use outside containers, in bytes.
+func (r *Runtime) SetMemoryUsage(bytes int64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.memBase = bytes
+}
+
+// SetDiskUsage sets the node's disk use in bytes (scripted disk pressure).
+func (r *Runtime) SetDiskUsage(bytes int64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.diskUsage = bytes
+}
+
+// SetPIDUsage sets the number of processes on the node (scripted PID pressure).
+func (r *Runtime) SetPIDUsage(n int64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.pidUsage = n
+}
+
+// ContainerMemoryUsage returns the scripted memory use of a container: its memoryUsage while
+// running, else 0. An unknown id is an error wrapping cri.ErrNotFound.
+func (r *Runtime) ContainerMemoryUsage(id string) (int64, error) {
+	now := r.lock()
+	defer r.unlock(now)
+	c, ok := r.containers[id]
+	if !ok {
+		return 0, notFound("container", id)
+	}
+	if c.info.State != cri.ContainerRunning {
+		return 0, nil
+	}
+	return c.beh.MemoryUsage, nil
+}
+
+func notFound(kind, id string) error {
+	return fmt.Errorf("%s %q: %w", kind, id, cri.ErrNotFound)
+}
+
+// errStreamBusy is returned to a second concurrent GetContainerEvents subscriber.
+var errStreamBusy = errors.New("get container events: another subscriber is connected (one at a time)")

@@ -1,0 +1,308 @@
+package fake
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/minikubelet/minikubelet/pkg/runtime/cri"
+)
+
+// CRI method names, as faults name them.
+const (
+	methodRunPodSandbox      = "RunPodSandbox"
+	methodStopPodSandbox     = "StopPodSandbox"
+	methodRemovePodSandbox   = "RemovePodSandbox"
+	methodPodSandboxStatus   = "PodSandboxStatus"
+	methodListPodSandbox     = "ListPodSandbox"
+	methodCreateContainer    = "CreateContainer"
+	methodStartContainer     = "StartContainer"
+	methodStopContainer      = "StopContainer"
+	methodRemoveContainer    = "RemoveContainer"
+	methodListContainers     = "ListContainers"
+	methodContainerStatus    = "ContainerStatus"
+	methodStatus             = "Status"
+	methodGetContainerEvents = "GetContainerEvents"
+	methodPullImage          = "PullImage"
+	methodImageStatus        = "ImageStatus"
+	methodListImages         = "ListImages"
+	methodRemoveImage        = "RemoveImage"
+)
+
+func one() int { return 1 }
+
+// RunPodSandbox creates a ready sandbox with the next pod IP (10.88.0.0/16, containerd's
+// default CNI range). The pod UID, name and namespace labels are added from the metadata if
+// the caller did not set them. Like containerd, a second sandbox with the same name,
+// namespace, UID and attempt is refused. Emits CONTAINER_CREATED then CONTAINER_STARTED with
+// the sandbox id as container id.
+func (r *Runtime) RunPodSandbox(ctx context.Context, config *cri.PodSandboxConfig) (string, error) {
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
+	if config == nil {
+		return "", fmt.Errorf("run pod sandbox: config is required")
+	}
+	md := config.Metadata
+	if md.Name == "" || md.Namespace == "" || md.UID == "" {
+		return "", fmt.Errorf("run pod sandbox: metadata name, namespace and uid are required, got name=%q namespace=%q uid=%q", md.Name, md.Namespace, md.UID)
+	}
+	if err := r.inject(ctx, methodRunPodSandbox, one); err != nil {
+		return "", err
+	}
+	now := r.lock()
+	defer r.unlock(now)
+	name := fmt.Sprintf("%s_%s_%s_%d", md.Name, md.Namespace, md.UID, md.Attempt)
+	if owner, ok := r.sandboxNames[name]; ok {
+		return "", fmt.Errorf("run pod sandbox: failed to reserve sandbox name %q: name is reserved for %q", name, owner)
+	}
+	labels := make(map[string]string, len(config.Labels)+3)
+	for k, v := range config.Labels {
+		labels[k] = v
+	}
+	setDefault(labels, cri.PodUIDLabel, md.UID)
+	setDefault(labels, cri.PodNameLabel, md.Name)
+	setDefault(labels, cri.PodNamespaceLabel, md.Namespace)
+	id := r.newIDLocked()
+	r.ipSeq++
+	sb := &sandbox{
+		info: cri.PodSandbox{
+			ID:          id,
+			Metadata:    md,
+			State:       cri.SandboxReady,
+			CreatedAt:   now,
+			Labels:      labels,
+			Annotations: copyMap(config.Annotations),
+		},
+		// .0.0 and .0.1 are the network and the gateway.
+		ip:   fmt.Sprintf("10.88.%d.%d", (r.ipSeq+1)>>8&0xff, (r.ipSeq+1)&0xff),
+		name: name,
+	}
+	pe := r.podByUID[md.UID]
+	if pe == nil {
+		pe = &podEntry{uid: md.UID}
+		r.podByUID[md.UID] = pe
+		r.pods = append(r.pods, pe)
+	}
+	sb.pod = pe
+	pe.sandboxes = append(pe.sandboxes, sb)
+	r.sandboxes[id] = sb
+	r.sandboxNames[name] = id
+	r.logger.V(4).Info("Created pod sandbox", "podSandboxID", id, "pod", md.Namespace+"/"+md.Name, "podUID", md.UID)
+	r.changedLocked(cri.ContainerCreatedEvent, id, sb, now)
+	r.changedLocked(cri.ContainerStartedEvent, id, sb, now)
+	return id, nil
+}
+
+// StopPodSandbox kills every running container of the sandbox (exit 137, as containerd stops
+// them with no grace period; the kubelet stops them gracefully before) and marks it not
+// ready. Stopping a stopped or unknown sandbox succeeds, as the CRI requires.
+func (r *Runtime) StopPodSandbox(ctx context.Context, podSandboxID string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := r.inject(ctx, methodStopPodSandbox, r.sandboxTouch(podSandboxID)); err != nil {
+		return err
+	}
+	now := r.lock()
+	defer r.unlock(now)
+	sb, ok := r.sandboxes[podSandboxID]
+	if !ok {
+		return nil
+	}
+	r.stopSandboxLocked(sb, now)
+	return nil
+}
+
+func (r *Runtime) stopSandboxLocked(sb *sandbox, now int64) {
+	for _, c := range sb.containers {
+		r.killLocked(c, now)
+	}
+	if sb.info.State == cri.SandboxNotReady {
+		return
+	}
+	sb.info.State = cri.SandboxNotReady
+	r.logger.V(4).Info("Stopped pod sandbox", "podSandboxID", sb.info.ID, "podUID", sb.info.Metadata.UID)
+	r.changedLocked(cri.ContainerStoppedEvent, sb.info.ID, sb, now)
+}
+
+// RemovePodSandbox stops the sandbox if needed, removes its containers (forcibly, as the CRI
+// requires), then the sandbox. Removing an unknown sandbox succeeds.
+func (r *Runtime) RemovePodSandbox(ctx context.Context, podSandboxID string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := r.inject(ctx, methodRemovePodSandbox, r.sandboxTouch(podSandboxID)); err != nil {
+		return err
+	}
+	now := r.lock()
+	defer r.unlock(now)
+	sb, ok := r.sandboxes[podSandboxID]
+	if !ok {
+		return nil
+	}
+	r.stopSandboxLocked(sb, now)
+	for len(sb.containers) > 0 {
+		r.removeContainerLocked(sb.containers[len(sb.containers)-1], now)
+	}
+	delete(r.sandboxes, sb.info.ID)
+	delete(r.sandboxNames, sb.name)
+	pe := sb.pod
+	pe.sandboxes = slices.DeleteFunc(pe.sandboxes, func(s *sandbox) bool { return s == sb })
+	if len(pe.sandboxes) == 0 {
+		delete(r.podByUID, pe.uid)
+		r.pods = slices.DeleteFunc(r.pods, func(p *podEntry) bool { return p == pe })
+	}
+	r.logger.V(4).Info("Removed pod sandbox", "podSandboxID", sb.info.ID, "podUID", sb.info.Metadata.UID)
+	r.changedLocked(cri.ContainerDeletedEvent, sb.info.ID, sb, now)
+	return nil
+}
+
+// PodSandboxStatus returns the sandbox's status; an unknown id wraps cri.ErrNotFound.
+func (r *Runtime) PodSandboxStatus(ctx context.Context, podSandboxID string) (*cri.PodSandboxStatus, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := r.inject(ctx, methodPodSandboxStatus, one); err != nil {
+		return nil, err
+	}
+	now := r.lock()
+	defer r.unlock(now)
+	sb, ok := r.sandboxes[podSandboxID]
+	if !ok {
+		return nil, notFound("pod sandbox", podSandboxID)
+	}
+	return sb.status(), nil
+}
+
+func (sb *sandbox) status() *cri.PodSandboxStatus {
+	return &cri.PodSandboxStatus{
+		ID:          sb.info.ID,
+		Metadata:    sb.info.Metadata,
+		State:       sb.info.State,
+		CreatedAt:   sb.info.CreatedAt,
+		IP:          sb.ip,
+		Labels:      sb.info.Labels,
+		Annotations: sb.info.Annotations,
+	}
+}
+
+// ListPodSandbox lists sandboxes grouped by pod (pods in order of their first sandbox,
+// sandboxes in creation order). The result is one allocation; its Labels and Annotations
+// maps are shared with the runtime and must not be modified.
+func (r *Runtime) ListPodSandbox(ctx context.Context, filter *cri.PodSandboxFilter) ([]cri.PodSandbox, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := r.inject(ctx, methodListPodSandbox, func() int { return r.count(filter, nil) }); err != nil {
+		return nil, err
+	}
+	now := r.lock()
+	defer r.unlock(now)
+	var out []cri.PodSandbox
+	r.eachSandboxLocked(filter, func(n int) { out = make([]cri.PodSandbox, 0, n) }, func(sb *sandbox) {
+		out = append(out, sb.info)
+	})
+	return out, nil
+}
+
+// eachSandboxLocked calls size with an upper bound of the matches, then fn for each match.
+func (r *Runtime) eachSandboxLocked(f *cri.PodSandboxFilter, size func(int), fn func(*sandbox)) {
+	if f != nil && f.ID != "" {
+		sb, ok := r.sandboxes[f.ID]
+		size(1)
+		if ok && sandboxMatches(sb, f) {
+			fn(sb)
+		}
+		return
+	}
+	pods := r.pods
+	if f != nil {
+		if uid, ok := f.LabelSelector[cri.PodUIDLabel]; ok {
+			pods = nil
+			if pe := r.podByUID[uid]; pe != nil {
+				pods = []*podEntry{pe}
+			}
+		}
+	}
+	n := len(r.sandboxes)
+	if len(pods) <= 1 {
+		n = 0
+		for _, pe := range pods {
+			n += len(pe.sandboxes)
+		}
+	}
+	size(n)
+	for _, pe := range pods {
+		for _, sb := range pe.sandboxes {
+			if sandboxMatches(sb, f) {
+				fn(sb)
+			}
+		}
+	}
+}
+
+func sandboxMatches(sb *sandbox, f *cri.PodSandboxFilter) bool {
+	if f == nil {
+		return true
+	}
+	if f.ID != "" && sb.info.ID != f.ID {
+		return false
+	}
+	if f.State != nil && sb.info.State != *f.State {
+		return false
+	}
+	return labelsMatch(sb.info.Labels, f.LabelSelector)
+}
+
+func labelsMatch(labels, selector map[string]string) bool {
+	for k, v := range selector {
+		if got, ok := labels[k]; !ok || got != v {
+			return false
+		}
+	}
+	return true
+}
+
+// count returns how many sandboxes (sf) or containers (cf) a listing would return; latency
+// faults with perContainer need it.
+func (r *Runtime) count(sf *cri.PodSandboxFilter, cf *cri.ContainerFilter) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := 0
+	if cf != nil {
+		r.eachContainerLocked(cf, func(int) {}, func(*ctr) { n++ })
+		return n
+	}
+	r.eachSandboxLocked(sf, func(int) {}, func(*sandbox) { n++ })
+	return n
+}
+
+// sandboxTouch counts a sandbox and its containers, for perContainer latency.
+func (r *Runtime) sandboxTouch(id string) func() int {
+	return func() int {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		if sb, ok := r.sandboxes[id]; ok {
+			return 1 + len(sb.containers)
+		}
+		return 1
+	}
+}
+
+func setDefault(m map[string]string, k, v string) {
+	if _, ok := m[k]; !ok {
+		m[k] = v
+	}
+}
+
+func copyMap(m map[string]string) map[string]string {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
