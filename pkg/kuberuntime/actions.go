@@ -1,0 +1,318 @@
+package kuberuntime
+
+import (
+	"fmt"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/klog/v2"
+
+	"github.com/minikubelet/minikubelet/pkg/container"
+)
+
+// podActions is what one SyncPod must do (upstream podActions without ephemeral containers
+// and in-place resize).
+type podActions struct {
+	// KillPod stops every container and the sandbox.
+	KillPod bool
+	// CreateSandbox creates a new sandbox (after killing the pod when one existed).
+	CreateSandbox bool
+	// SandboxID is the sandbox containers are started in (or the one being replaced).
+	SandboxID string
+	// Attempt is the sandbox attempt number to create.
+	Attempt uint32
+	// NextInitContainerToStart is used with the SidecarContainers gate off: init
+	// containers run strictly one at a time.
+	NextInitContainerToStart *v1.Container
+	// InitContainersToStart are indexes into Spec.InitContainers (gate on).
+	InitContainersToStart []int
+	// ContainersToStart are indexes into Spec.Containers.
+	ContainersToStart []int
+	// ContainersToKill are running containers to stop before starting others.
+	ContainersToKill map[container.ContainerID]containerToKillInfo
+}
+
+type containerToKillInfo struct {
+	container *v1.Container
+	name      string
+	message   string
+}
+
+func (p podActions) String() string {
+	next := ""
+	if p.NextInitContainerToStart != nil {
+		next = p.NextInitContainerToStart.Name
+	}
+	return fmt.Sprintf("KillPod: %t, CreateSandbox: %t, Attempt: %d, NextInitContainerToStart: %q, InitContainersToStart: %v, ContainersToStart: %v, ContainersToKill: %d",
+		p.KillPod, p.CreateSandbox, p.Attempt, next, p.InitContainersToStart, p.ContainersToStart, len(p.ContainersToKill))
+}
+
+// computePodActions compares the pod spec with the runtime status and decides what SyncPod
+// does, following upstream's computePodActions. Container spec changes (hash) and probes are
+// not tracked: a changed static pod manifest gets a new UID and so is a new pod.
+func (m *Manager) computePodActions(pod *v1.Pod, podStatus *container.PodStatus) podActions {
+	createPodSandbox, attempt, sandboxID := PodSandboxChanged(pod, podStatus)
+	changes := podActions{
+		KillPod:           createPodSandbox,
+		CreateSandbox:     createPodSandbox,
+		SandboxID:         sandboxID,
+		Attempt:           attempt,
+		ContainersToStart: []int{},
+		ContainersToKill:  map[container.ContainerID]containerToKillInfo{},
+	}
+	sidecars := m.cfg.SidecarContainers
+
+	// A new sandbox means everything restarts from the first init container.
+	if createPodSandbox {
+		if !shouldRestartOnFailure(pod) && attempt != 0 && len(podStatus.ContainerStatuses) != 0 {
+			// restartPolicy Never and the pod already ran: do not bring it back, just make
+			// sure it is stopped.
+			changes.CreateSandbox = false
+			return changes
+		}
+		var toStart []int
+		for idx := range pod.Spec.Containers {
+			c := &pod.Spec.Containers[idx]
+			if pod.Spec.RestartPolicy == v1.RestartPolicyOnFailure && containerSucceeded(c, podStatus) {
+				continue
+			}
+			toStart = append(toStart, idx)
+		}
+		if len(toStart) == 0 {
+			var initialized bool
+			if !sidecars {
+				_, _, initialized = findNextInitContainerToRun(pod, podStatus)
+			} else {
+				initialized = hasAnyRegularContainerCreated(pod, podStatus)
+			}
+			if initialized {
+				changes.CreateSandbox = false
+				return changes
+			}
+		}
+		if len(pod.Spec.InitContainers) != 0 {
+			if !sidecars {
+				changes.NextInitContainerToStart = &pod.Spec.InitContainers[0]
+			} else {
+				changes.InitContainersToStart = []int{0}
+			}
+			return changes
+		}
+		changes.ContainersToStart = toStart
+		return changes
+	}
+
+	// Initialization progress.
+	if !sidecars {
+		last, next, done := findNextInitContainerToRun(pod, podStatus)
+		if !done {
+			if next != nil {
+				failed := last != nil && isInitContainerFailed(last)
+				if failed && !shouldRestartOnFailure(pod) {
+					changes.KillPod = true
+				} else {
+					if last != nil && last.State == container.ContainerStateUnknown {
+						changes.ContainersToKill[last.ID] = containerToKillInfo{
+							name: next.Name, container: next,
+							message: fmt.Sprintf("Init container is in %q state, try killing it before restart", last.State),
+						}
+					}
+					changes.NextInitContainerToStart = next
+				}
+			}
+			return changes
+		}
+	} else {
+		initialized := m.computeInitContainerActions(pod, podStatus, &changes)
+		if changes.KillPod || !initialized {
+			return changes
+		}
+	}
+
+	keep := 0
+	for idx := range pod.Spec.Containers {
+		c := &pod.Spec.Containers[idx]
+		s := podStatus.FindContainerStatusByName(c.Name)
+		if s == nil || s.State != container.ContainerStateRunning {
+			if ShouldContainerBeRestarted(c, pod, podStatus) {
+				klog.V(4).InfoS("Container of pod is not in the desired state and shall be started", "containerName", c.Name, "pod", klog.KObj(pod))
+				changes.ContainersToStart = append(changes.ContainersToStart, idx)
+				if s != nil && s.State == container.ContainerStateUnknown {
+					// never run two instances of one container: stop the unknown one first
+					changes.ContainersToKill[s.ID] = containerToKillInfo{
+						name: s.Name, container: c,
+						message: fmt.Sprintf("Container is in %q state, try killing it before restart", s.State),
+					}
+				}
+			}
+			continue
+		}
+		keep++
+	}
+
+	if keep == 0 && len(changes.ContainersToStart) == 0 {
+		// Every app container is done and none restarts: the pod is over; sidecars must not
+		// keep it alive.
+		changes.KillPod = true
+		changes.InitContainersToStart = nil
+	}
+	return changes
+}
+
+// findNextInitContainerToRun (gate off): the last failed init container, the next init
+// container to start, and whether initialization is done.
+func findNextInitContainerToRun(pod *v1.Pod, podStatus *container.PodStatus) (*container.ContainerStatus, *v1.Container, bool) {
+	if len(pod.Spec.InitContainers) == 0 {
+		return nil, nil, true
+	}
+	// A running app container proves initialization happened, even if the init containers
+	// were since removed from the runtime.
+	for i := range pod.Spec.Containers {
+		s := podStatus.FindContainerStatusByName(pod.Spec.Containers[i].Name)
+		if s != nil && s.State == container.ContainerStateRunning {
+			return nil, nil, true
+		}
+	}
+	for i := len(pod.Spec.InitContainers) - 1; i >= 0; i-- {
+		c := &pod.Spec.InitContainers[i]
+		if s := podStatus.FindContainerStatusByName(c.Name); s != nil && isInitContainerFailed(s) {
+			return s, c, false
+		}
+	}
+	for i := len(pod.Spec.InitContainers) - 1; i >= 0; i-- {
+		c := &pod.Spec.InitContainers[i]
+		s := podStatus.FindContainerStatusByName(c.Name)
+		if s == nil {
+			continue
+		}
+		if s.State == container.ContainerStateRunning {
+			return nil, nil, false
+		}
+		if s.State == container.ContainerStateExited {
+			if i == len(pod.Spec.InitContainers)-1 {
+				return nil, nil, true
+			}
+			return nil, &pod.Spec.InitContainers[i+1], false
+		}
+	}
+	return nil, &pod.Spec.InitContainers[0], false
+}
+
+// hasAnyRegularContainerCreated: any app container in created, running or exited state means
+// the pod was initialized.
+func hasAnyRegularContainerCreated(pod *v1.Pod, podStatus *container.PodStatus) bool {
+	for i := range pod.Spec.Containers {
+		s := podStatus.FindContainerStatusByName(pod.Spec.Containers[i].Name)
+		if s == nil {
+			continue
+		}
+		switch s.State {
+		case container.ContainerStateCreated, container.ContainerStateRunning, container.ContainerStateExited:
+			return true
+		}
+	}
+	return false
+}
+
+// computeInitContainerActions (gate on) fills the init container actions and reports whether
+// the pod is initialized: start the first init container not yet started, restart sidecars
+// that stopped, restart a failed init container (or kill the pod under restartPolicy Never).
+// Init containers are walked backwards because completed ones may have been removed from
+// the runtime; the last one with a status tells where initialization stands.
+func (m *Manager) computeInitContainerActions(pod *v1.Pod, podStatus *container.PodStatus, changes *podActions) bool {
+	if len(pod.Spec.InitContainers) == 0 {
+		return true
+	}
+	sidecars := m.cfg.SidecarContainers
+	podHasInitialized := false
+	for i := range pod.Spec.Containers {
+		s := podStatus.FindContainerStatusByName(pod.Spec.Containers[i].Name)
+		if s == nil {
+			continue
+		}
+		// An exited app container does not count: after a node reboot every container is
+		// exited and the new sandbox must initialize again.
+		if s.State == container.ContainerStateCreated || s.State == container.ContainerStateRunning {
+			podHasInitialized = true
+			break
+		}
+	}
+
+	previouslyInitialized := podHasInitialized
+	restartOnFailure := shouldRestartOnFailure(pod)
+	for i := len(pod.Spec.InitContainers) - 1; i >= 0; i-- {
+		c := &pod.Spec.InitContainers[i]
+		restartable := IsRestartableInitContainer(c, sidecars)
+		s := podStatus.FindContainerStatusByName(c.Name)
+		if s == nil {
+			if previouslyInitialized && restartable {
+				changes.InitContainersToStart = append(changes.InitContainersToStart, i)
+			}
+			continue
+		}
+		if previouslyInitialized && !restartable {
+			// after initialization only sidecars are kept running
+			continue
+		}
+
+		switch s.State {
+		case container.ContainerStateCreated:
+			// created but never started: the runtime likely failed to start it; retry
+			changes.InitContainersToStart = append(changes.InitContainersToStart, i)
+
+		case container.ContainerStateRunning:
+			if !restartable {
+				break // wait for the init container to finish
+			}
+			// Without startup probes a running sidecar counts as started.
+			if i == len(pod.Spec.InitContainers)-1 {
+				podHasInitialized = true
+			} else if !previouslyInitialized {
+				changes.InitContainersToStart = append(changes.InitContainersToStart, i+1)
+			}
+
+		case container.ContainerStateExited:
+			if restartable {
+				changes.InitContainersToStart = append(changes.InitContainersToStart, i)
+				break
+			}
+			if isInitContainerFailed(s) {
+				if !restartOnFailure {
+					changes.KillPod = true
+					changes.InitContainersToStart = nil
+					return false
+				}
+				changes.InitContainersToStart = append(changes.InitContainersToStart, i)
+				break
+			}
+			if i == len(pod.Spec.InitContainers)-1 {
+				podHasInitialized = true
+			} else {
+				changes.InitContainersToStart = append(changes.InitContainersToStart, i+1)
+			}
+
+		default: // unknown
+			if !restartable && !restartOnFailure {
+				changes.KillPod = true
+				changes.InitContainersToStart = nil
+				return false
+			}
+			changes.ContainersToKill[s.ID] = containerToKillInfo{
+				name: c.Name, container: c,
+				message: fmt.Sprintf("Init container is in %q state, try killing it before restart", s.State),
+			}
+			changes.InitContainersToStart = append(changes.InitContainersToStart, i)
+		}
+
+		previouslyInitialized = true
+	}
+
+	if !previouslyInitialized {
+		changes.InitContainersToStart = append(changes.InitContainersToStart, 0)
+	}
+	// the walk went backwards; start in spec order
+	l := changes.InitContainersToStart
+	for i, j := 0, len(l)-1; i < j; i, j = i+1, j-1 {
+		l[i], l[j] = l[j], l[i]
+	}
+	return podHasInitialized
+}

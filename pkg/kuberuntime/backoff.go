@@ -1,0 +1,112 @@
+package kuberuntime
+
+import (
+	"sync"
+	"time"
+
+	"k8s.io/utils/clock"
+)
+
+// Backoff is a per-key exponential back-off on an injected clock, with the semantics of
+// client-go's flowcontrol.Backoff (without jitter, as the kubelet builds it): the first Next
+// sets the initial delay, each further Next doubles it up to max, and an entry whose last
+// update is more than 2 x max before the event is treated as expired (reset). Safe for
+// concurrent use.
+type Backoff struct {
+	clock   clock.PassiveClock
+	initial time.Duration
+	max     time.Duration
+
+	mu      sync.Mutex
+	entries map[string]*backoffEntry
+}
+
+type backoffEntry struct {
+	backoff    time.Duration
+	lastUpdate time.Time
+}
+
+// NewBackoff returns a back-off starting at initial and capped at max.
+func NewBackoff(clk clock.PassiveClock, initial, max time.Duration) *Backoff {
+	return &Backoff{clock: clk, initial: initial, max: max, entries: map[string]*backoffEntry{}}
+}
+
+// Get returns the current delay of id (0 if unknown).
+func (b *Backoff) Get(id string) time.Duration {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if e, ok := b.entries[id]; ok {
+		return e.backoff
+	}
+	return 0
+}
+
+// Next records a failure of id observed at eventTime and grows its delay.
+func (b *Backoff) Next(id string, eventTime time.Time) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	e, ok := b.entries[id]
+	if !ok || b.expired(eventTime, e.lastUpdate) {
+		e = &backoffEntry{backoff: b.initial}
+		b.entries[id] = e
+	} else {
+		e.backoff = min(2*e.backoff, b.max)
+	}
+	e.lastUpdate = b.clock.Now()
+}
+
+// IsInBackOffSince reports whether id is still backing off, counting from eventTime (the
+// crash-loop check: eventTime is when the container last finished).
+func (b *Backoff) IsInBackOffSince(id string, eventTime time.Time) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	e, ok := b.entries[id]
+	if !ok || b.expired(eventTime, e.lastUpdate) {
+		return false
+	}
+	return b.clock.Since(eventTime) < e.backoff
+}
+
+// IsInBackOffSinceUpdate reports whether eventTime is within the delay counted from the
+// last Next (the image pull check: eventTime is now).
+func (b *Backoff) IsInBackOffSinceUpdate(id string, eventTime time.Time) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	e, ok := b.entries[id]
+	if !ok || b.expired(eventTime, e.lastUpdate) {
+		return false
+	}
+	return eventTime.Sub(e.lastUpdate) < e.backoff
+}
+
+// GC drops entries not updated for 2 x max.
+func (b *Backoff) GC() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	now := b.clock.Now()
+	for id, e := range b.entries {
+		if now.Sub(e.lastUpdate) > 2*b.max {
+			delete(b.entries, id)
+		}
+	}
+}
+
+// Reset forgets id.
+func (b *Backoff) Reset(id string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	delete(b.entries, id)
+}
+
+// Len is the number of tracked keys.
+func (b *Backoff) Len() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return len(b.entries)
+}
+
+// expired: a key that stayed quiet for twice the cap is considered stable again, which is
+// what resets a crash-looping container's back-off once it ran 10 minutes.
+func (b *Backoff) expired(eventTime, lastUpdate time.Time) bool {
+	return eventTime.Sub(lastUpdate) > 2*b.max
+}

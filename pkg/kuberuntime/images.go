@@ -1,0 +1,124 @@
+package kuberuntime
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/minikubelet/minikubelet/pkg/runtime/cri"
+)
+
+// applyDefaultImageTag appends ":latest" to an image with neither tag nor digest, as the
+// kubelet does before asking the runtime (it never qualifies the registry, keeping the CRI
+// agnostic of default hostnames).
+func applyDefaultImageTag(image string) (string, error) {
+	if image == "" || strings.ContainsAny(image, " \t\n") || strings.HasSuffix(image, ":") || strings.HasSuffix(image, "/") {
+		return "", fmt.Errorf("couldn't parse image name %q: invalid reference format", image)
+	}
+	if strings.Contains(image, "@") {
+		return image, nil
+	}
+	if last := image[strings.LastIndex(image, "/")+1:]; !strings.Contains(last, ":") {
+		image += ":latest"
+	}
+	return image, nil
+}
+
+// pullPolicy is the container's policy, defaulted as the API server does: Always for a
+// :latest (or untagged) image, IfNotPresent otherwise.
+func pullPolicy(c *v1.Container) v1.PullPolicy {
+	if c.ImagePullPolicy != "" {
+		return c.ImagePullPolicy
+	}
+	image := c.Image
+	if strings.Contains(image, "@") {
+		return v1.PullIfNotPresent
+	}
+	last := image[strings.LastIndex(image, "/")+1:]
+	if i := strings.LastIndex(last, ":"); i < 0 || last[i+1:] == "latest" {
+		return v1.PullAlways
+	}
+	return v1.PullIfNotPresent
+}
+
+// evalPullErr maps a pull failure to its waiting reason as upstream's evalCRIPullErr does:
+// a registry outage or a signature failure keep their own reason, anything else is
+// ErrImagePull with the runtime's message.
+func evalPullErr(image string, err error) (string, error) {
+	msg := err.Error()
+	switch {
+	case strings.Contains(msg, ErrRegistryUnavailable.Error()):
+		return fmt.Sprintf("image pull failed for %s because the registry is unavailable", image), ErrRegistryUnavailable
+	case strings.Contains(msg, ErrSignatureValidationFailed.Error()):
+		return fmt.Sprintf("image pull failed for %s because the signature validation failed", image), ErrSignatureValidationFailed
+	}
+	return msg, ErrImagePull
+}
+
+func shouldPullImage(policy v1.PullPolicy, present bool) bool {
+	switch policy {
+	case v1.PullNever:
+		return false
+	case v1.PullAlways:
+		return true
+	default:
+		return !present
+	}
+}
+
+// ensureImageExists makes sure the container's image is present according to its pull
+// policy, with a per pod-and-image back-off after a failed pull (10s doubling to 5m): the
+// first failure answers ErrImagePull, a sync within the back-off ImagePullBackOff. It returns
+// the image name the runtime knows the image by (the name with its default tag), a message
+// and one of the Err* sentinels, and records the kubelet's Pulling/Pulled/Failed/BackOff
+// events.
+func (m *Manager) ensureImageExists(ctx context.Context, ref *v1.ObjectReference, pod *v1.Pod, c *v1.Container, sandboxConfig *cri.PodSandboxConfig) (string, string, error) {
+	image, err := applyDefaultImageTag(c.Image)
+	if err != nil {
+		msg := fmt.Sprintf("Failed to apply default image tag %q: %v", c.Image, err)
+		m.recorder.Eventf(ref, v1.EventTypeWarning, "InspectFailed", "%s", msg)
+		return "", msg, ErrInvalidImageName
+	}
+	// The container name tells the runtime whose scripted pull behaviour applies.
+	spec := cri.ImageSpec{Image: image, Annotations: map[string]string{cri.ContainerNameLabel: c.Name}}
+	img, err := m.images.ImageStatus(ctx, spec)
+	if err != nil && !isNotFound(err) {
+		msg := fmt.Sprintf("Failed to inspect image %q: %v", c.Image, err)
+		m.recorder.Eventf(ref, v1.EventTypeWarning, "InspectFailed", "%s", msg)
+		return "", msg, ErrImageInspect
+	}
+	present := err == nil && img != nil && img.ID != ""
+	if !shouldPullImage(pullPolicy(c), present) {
+		if present {
+			m.recorder.Eventf(ref, v1.EventTypeNormal, "Pulled", "Container image %q already present on machine", c.Image)
+			return image, "", nil
+		}
+		msg := fmt.Sprintf("Container image %q is not present with pull policy of Never", c.Image)
+		m.recorder.Eventf(ref, v1.EventTypeWarning, "ErrImageNeverPull", "%s", msg)
+		return "", msg, ErrImageNeverPull
+	}
+
+	key := string(pod.UID) + "_" + c.Image
+	if m.imageBackOff.IsInBackOffSinceUpdate(key, m.clock.Now()) {
+		msg := fmt.Sprintf("Back-off pulling image %q", c.Image)
+		m.recorder.Eventf(ref, v1.EventTypeNormal, "BackOff", "%s", msg)
+		return "", msg, ErrImagePullBackOff
+	}
+	m.recorder.Eventf(ref, v1.EventTypeNormal, "Pulling", "Pulling image %q", c.Image)
+	start := m.clock.Now()
+	_, err = m.images.PullImage(ctx, spec, sandboxConfig)
+	if err != nil {
+		m.recorder.Eventf(ref, v1.EventTypeWarning, "Failed", "Failed to pull image %q: %v", c.Image, err)
+		m.imageBackOff.Next(key, m.clock.Now())
+		msg, reason := evalPullErr(c.Image, err)
+		return "", msg, reason
+	}
+	// Pulls are not queued here, so the pull time and the time including waiting are equal.
+	d := m.clock.Since(start).Truncate(time.Millisecond)
+	m.recorder.Eventf(ref, v1.EventTypeNormal, "Pulled", "Successfully pulled image %q in %v (%v including waiting)", c.Image, d, d)
+	m.imageBackOff.GC()
+	return image, "", nil
+}

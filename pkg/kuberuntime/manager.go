@@ -1,0 +1,526 @@
+package kuberuntime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+
+	"github.com/minikubelet/minikubelet/pkg/container"
+	"github.com/minikubelet/minikubelet/pkg/events"
+	"github.com/minikubelet/minikubelet/pkg/metrics"
+	"github.com/minikubelet/minikubelet/pkg/runtime/cri"
+)
+
+// Defaults, as the kubelet's.
+const (
+	// DefaultContainerBackOff / DefaultMaxContainerBackOff: crash-loop back-off (kubelet
+	// backOffPeriod and MaxContainerBackOff).
+	DefaultContainerBackOff    = 10 * time.Second
+	DefaultMaxContainerBackOff = 300 * time.Second
+	// DefaultImageBackOff / DefaultMaxImageBackOff: image pull back-off.
+	DefaultImageBackOff    = 10 * time.Second
+	DefaultMaxImageBackOff = 300 * time.Second
+	// minimumGracePeriodInSeconds: a container always gets this long to stop, avoiding
+	// needless SIGKILLs.
+	minimumGracePeriodInSeconds = 2
+)
+
+// RuntimeView is the kubelet-level reading of the runtime (pkg/runtime/view implements it).
+type RuntimeView interface {
+	container.PodLister
+	container.PodStatusGetter
+}
+
+// Config configures a Manager.
+type Config struct {
+	// Runtime and Images are the CRI services. Required.
+	Runtime cri.RuntimeService
+	Images  cri.ImageService
+	// View lists pods and reads pod statuses from the runtime. Required.
+	View RuntimeView
+	// Clock drives back-offs and durations. Required.
+	Clock clock.Clock
+	// Recorder receives the kubelet's container events. Nil drops them.
+	Recorder events.Recorder
+	// Registry receives running_pods, running_containers, started_pods_total,
+	// started_containers_total and restarted_containers_total. Nil keeps them unregistered.
+	Registry *metrics.Registry
+	// SidecarContainers is the SidecarContainers feature gate: init containers with
+	// restartPolicy Always are started in order and keep running.
+	SidecarContainers bool
+	// Crash-loop and image pull back-off bounds; zero means the kubelet's defaults.
+	ContainerBackOff, MaxContainerBackOff time.Duration
+	ImageBackOff, MaxImageBackOff         time.Duration
+}
+
+// Manager runs pods on a CRI runtime. All methods are safe for concurrent use on different
+// pods; the pod workers guarantee one sync at a time per pod.
+type Manager struct {
+	cfg          Config
+	runtime      cri.RuntimeService
+	images       cri.ImageService
+	view         RuntimeView
+	clock        clock.Clock
+	recorder     events.Recorder
+	backOff      *Backoff
+	imageBackOff *Backoff
+	metrics      *runtimeMetrics
+}
+
+type discardRecorder struct{}
+
+func (discardRecorder) Eventf(*v1.ObjectReference, string, string, string, ...interface{}) {}
+
+// NewManager validates cfg, fills defaults and returns a Manager.
+func NewManager(cfg Config) (*Manager, error) {
+	switch {
+	case cfg.Runtime == nil:
+		return nil, errors.New("kuberuntime config: Runtime is required")
+	case cfg.Images == nil:
+		return nil, errors.New("kuberuntime config: Images is required")
+	case cfg.View == nil:
+		return nil, errors.New("kuberuntime config: View is required")
+	case cfg.Clock == nil:
+		return nil, errors.New("kuberuntime config: Clock is required")
+	}
+	for name, d := range map[string]time.Duration{"ContainerBackOff": cfg.ContainerBackOff, "MaxContainerBackOff": cfg.MaxContainerBackOff, "ImageBackOff": cfg.ImageBackOff, "MaxImageBackOff": cfg.MaxImageBackOff} {
+		if d < 0 {
+			return nil, fmt.Errorf("kuberuntime config: %s must not be negative, got %v", name, d)
+		}
+	}
+	if cfg.Recorder == nil {
+		cfg.Recorder = discardRecorder{}
+	}
+	if cfg.ContainerBackOff == 0 {
+		cfg.ContainerBackOff = DefaultContainerBackOff
+	}
+	if cfg.MaxContainerBackOff == 0 {
+		cfg.MaxContainerBackOff = DefaultMaxContainerBackOff
+	}
+	if cfg.ImageBackOff == 0 {
+		cfg.ImageBackOff = DefaultImageBackOff
+	}
+	if cfg.MaxImageBackOff == 0 {
+		cfg.MaxImageBackOff = DefaultMaxImageBackOff
+	}
+	if cfg.MaxContainerBackOff < cfg.ContainerBackOff {
+		return nil, fmt.Errorf("kuberuntime config: MaxContainerBackOff %v is below ContainerBackOff %v", cfg.MaxContainerBackOff, cfg.ContainerBackOff)
+	}
+	if cfg.MaxImageBackOff < cfg.ImageBackOff {
+		return nil, fmt.Errorf("kuberuntime config: MaxImageBackOff %v is below ImageBackOff %v", cfg.MaxImageBackOff, cfg.ImageBackOff)
+	}
+	return &Manager{
+		cfg:          cfg,
+		runtime:      cfg.Runtime,
+		images:       cfg.Images,
+		view:         cfg.View,
+		clock:        cfg.Clock,
+		recorder:     cfg.Recorder,
+		backOff:      NewBackoff(cfg.Clock, cfg.ContainerBackOff, cfg.MaxContainerBackOff),
+		imageBackOff: NewBackoff(cfg.Clock, cfg.ImageBackOff, cfg.MaxImageBackOff),
+		metrics:      newRuntimeMetrics(cfg.Registry),
+	}, nil
+}
+
+// ContainerBackOff exposes the crash-loop back-off (for housekeeping GC and tests).
+func (m *Manager) ContainerBackOff() *Backoff { return m.backOff }
+
+// BackOffKey is the crash-loop back-off key of a container: pod UID plus container name.
+func BackOffKey(pod *v1.Pod, c *v1.Container) string {
+	return string(pod.UID) + "_" + c.Name
+}
+
+// GetPods lists the runtime's pods. With all=true (the PLEG's relist) it also refreshes the
+// running_pods and running_containers gauges, as the kubelet's relist does.
+func (m *Manager) GetPods(ctx context.Context, all bool) ([]*container.Pod, error) {
+	pods, err := m.view.GetPods(ctx, all)
+	if err != nil {
+		return nil, err
+	}
+	if all {
+		m.metrics.recordRunning(pods)
+	}
+	return pods, nil
+}
+
+// GetPodStatus reads one pod's status from the runtime.
+func (m *Manager) GetPodStatus(ctx context.Context, uid types.UID, name, namespace string) (*container.PodStatus, error) {
+	return m.view.GetPodStatus(ctx, uid, name, namespace)
+}
+
+// UpdateRunningMetrics sets running_pods and running_containers from a pod listing, for a
+// caller that lists the runtime without going through GetPods(all=true).
+func (m *Manager) UpdateRunningMetrics(pods []*container.Pod) { m.metrics.recordRunning(pods) }
+
+// SyncPod drives the pod towards its spec: (1) compute actions, (2) kill the pod when its
+// sandbox changed or it is done, or (3) kill unwanted containers, (4) create the sandbox,
+// (5) start init containers, (6) start app containers. Start failures are reported per
+// container in the result (never as a panic); the caller records them as waiting reasons.
+func (m *Manager) SyncPod(ctx context.Context, pod *v1.Pod, podStatus *container.PodStatus) (result PodSyncResult) {
+	logger := klog.FromContext(ctx)
+	if podStatus == nil {
+		podStatus = &container.PodStatus{ID: pod.UID, Name: pod.Name, Namespace: pod.Namespace}
+	}
+	changes := m.computePodActions(pod, podStatus)
+	logger.V(4).Info("computePodActions got for pod", "podActions", changes.String(), "pod", klog.KObj(pod))
+	if changes.CreateSandbox {
+		if changes.SandboxID != "" {
+			m.recorder.Eventf(podRef(pod), v1.EventTypeNormal, "SandboxChanged", "Pod sandbox changed, it will be killed and re-created.")
+		} else {
+			logger.V(4).Info("SyncPod received new pod, will create a sandbox for it", "pod", klog.KObj(pod))
+		}
+	}
+
+	if changes.KillPod {
+		if changes.CreateSandbox {
+			logger.V(4).Info("Stopping PodSandbox for pod, will start new one", "pod", klog.KObj(pod))
+		} else {
+			logger.V(4).Info("Stopping PodSandbox for pod, because all other containers are dead", "pod", klog.KObj(pod))
+		}
+		kill := m.killPodWithSyncResult(ctx, pod, runningPodFromStatus(podStatus), nil)
+		result.merge(kill)
+		if kill.Error() != nil {
+			return result
+		}
+		if changes.CreateSandbox {
+			m.purgeInitContainers(ctx, pod, podStatus)
+		}
+	} else {
+		for id, info := range changes.ContainersToKill {
+			r := result.add(KillContainer, info.name)
+			if err := m.killContainer(ctx, pod, id, info.name, info.message, nil); err != nil {
+				r.Fail(ErrKillContainer, err.Error())
+				return result
+			}
+		}
+	}
+
+	m.pruneInitContainersBeforeStart(ctx, pod, podStatus)
+
+	podIPs := podStatus.IPs
+	sandboxID := changes.SandboxID
+	if changes.CreateSandbox {
+		m.metrics.startedPods.Inc()
+		r := result.add(CreatePodSandbox, FormatPod(pod))
+		id, err := m.runtime.RunPodSandbox(ctx, m.generatePodSandboxConfig(pod, changes.Attempt))
+		if err != nil {
+			r.Fail(ErrCreatePodSandbox, fmt.Sprintf("Failed to create pod sandbox for pod %q: %v", FormatPod(pod), err))
+			m.recorder.Eventf(podRef(pod), v1.EventTypeWarning, "FailedCreatePodSandBox", "Failed to create pod sandbox: %v", err)
+			return result
+		}
+		logger.V(4).Info("Created PodSandbox for pod", "podSandboxID", id, "pod", klog.KObj(pod))
+		sandboxID = id
+		st, err := m.runtime.PodSandboxStatus(ctx, id)
+		if err != nil {
+			m.recorder.Eventf(podRef(pod), v1.EventTypeWarning, "FailedStatusPodSandBox", "Unable to get pod sandbox status: %v", err)
+			result.Fail(fmt.Errorf("read status of sandbox %q: %w", id, err))
+			return result
+		}
+		if !pod.Spec.HostNetwork && st != nil && st.IP != "" {
+			podIPs = []string{st.IP}
+		}
+	}
+	_ = podIPs // the pod IP would feed downward API and hosts files; the fake runtime needs neither
+
+	sandboxConfig := m.generatePodSandboxConfig(pod, changes.Attempt)
+	start := func(kind containerKind, c *v1.Container) error {
+		r := result.add(StartContainer, c.Name)
+		if inBackOff, msg, err := m.doBackOff(pod, c, podStatus); inBackOff {
+			r.Fail(err, msg)
+			logger.V(4).Info("Backing Off restarting container in pod", "containerType", kind.annotation(), "container", c.Name, "pod", klog.KObj(pod))
+			return err
+		}
+		m.metrics.startedContainers.WithLabelValues(kind.metricLabel()).Inc()
+		if msg, err := m.startContainer(ctx, sandboxID, sandboxConfig, c, kind, pod, podStatus); err != nil {
+			r.Fail(err, msg)
+			if err == ErrImagePullBackOff {
+				logger.V(4).Info("Container start failed in pod", "container", c.Name, "pod", klog.KObj(pod), "containerMessage", msg, "err", err)
+			} else {
+				logger.V(2).Info("Container start failed in pod", "containerType", kind.annotation(), "container", c.Name, "pod", klog.KObj(pod), "err", err, "containerMessage", msg)
+			}
+			return err
+		}
+		return nil
+	}
+
+	if !m.cfg.SidecarContainers {
+		if c := changes.NextInitContainerToStart; c != nil {
+			if err := start(kindInit, c); err != nil {
+				return result
+			}
+			logger.V(4).Info("Completed init container for pod", "containerName", c.Name, "pod", klog.KObj(pod))
+		}
+	} else {
+		for _, idx := range changes.InitContainersToStart {
+			c := &pod.Spec.InitContainers[idx]
+			kind := kindInit
+			if IsRestartableInitContainer(c, true) {
+				kind = kindSidecar
+			}
+			if err := start(kind, c); err != nil {
+				if kind == kindSidecar {
+					continue // a failed sidecar does not block the others
+				}
+				return result
+			}
+		}
+	}
+	for _, idx := range changes.ContainersToStart {
+		_ = start(kindApp, &pod.Spec.Containers[idx])
+	}
+	return result
+}
+
+// generatePodSandboxConfig is the RunPodSandbox request: identity, hostname, labels and the
+// pod's annotations (the fake runtime reads container behaviour from them).
+func (m *Manager) generatePodSandboxConfig(pod *v1.Pod, attempt uint32) *cri.PodSandboxConfig {
+	hostname := ""
+	if !pod.Spec.HostNetwork {
+		hostname = pod.Name
+		if pod.Spec.Hostname != "" {
+			hostname = pod.Spec.Hostname
+		}
+		if len(hostname) > 63 {
+			hostname = hostname[:63]
+		}
+	}
+	return &cri.PodSandboxConfig{
+		Metadata:    cri.PodSandboxMetadata{Name: pod.Name, UID: string(pod.UID), Namespace: pod.Namespace, Attempt: attempt},
+		Hostname:    hostname,
+		Labels:      newPodLabels(pod),
+		Annotations: newPodAnnotations(pod),
+	}
+}
+
+// doBackOff reports whether the container is still in crash-loop back-off, counted from
+// when its last instance finished; otherwise it advances the back-off for this restart.
+func (m *Manager) doBackOff(pod *v1.Pod, c *v1.Container, podStatus *container.PodStatus) (bool, string, error) {
+	var last *container.ContainerStatus
+	for _, s := range podStatus.ContainerStatuses {
+		if s.Name == c.Name && s.State == container.ContainerStateExited {
+			last = s
+			break
+		}
+	}
+	if last == nil {
+		return false, "", nil
+	}
+	key := BackOffKey(pod, c)
+	if m.backOff.IsInBackOffSince(key, last.FinishedAt) {
+		m.recorder.Eventf(containerRef(pod, c), v1.EventTypeWarning, "BackOff", "Back-off restarting failed container %s in pod %s", c.Name, FormatPod(pod))
+		msg := fmt.Sprintf("back-off %s restarting failed container=%s pod=%s", m.backOff.Get(key), c.Name, FormatPod(pod))
+		klog.V(4).InfoS("Back-off restarting failed container", "err", msg)
+		return true, msg, ErrCrashLoopBackOff
+	}
+	m.backOff.Next(key, last.FinishedAt)
+	return false, "", nil
+}
+
+// startContainer pulls the image, creates and starts one container, and returns a message
+// with one of the Err* sentinels on failure.
+func (m *Manager) startContainer(ctx context.Context, sandboxID string, sandboxConfig *cri.PodSandboxConfig, c *v1.Container, kind containerKind, pod *v1.Pod, podStatus *container.PodStatus) (string, error) {
+	ref := containerRef(pod, c)
+	image, msg, err := m.ensureImageExists(ctx, ref, pod, c, sandboxConfig)
+	if err != nil {
+		m.recorder.Eventf(ref, v1.EventTypeWarning, "Failed", "Error: %v", err)
+		return msg, err
+	}
+
+	restartCount := 0
+	if s := podStatus.FindContainerStatusByName(c.Name); s != nil {
+		restartCount = s.RestartCount + 1
+	}
+	config := &cri.ContainerConfig{
+		Metadata: cri.ContainerMetadata{Name: c.Name, Attempt: uint32(restartCount)},
+		// The image by name (with its default tag), as containerd reports it back in the
+		// container status; imageID carries the resolved id.
+		Image:       cri.ImageSpec{Image: image},
+		Labels:      newContainerLabels(c, pod),
+		Annotations: newContainerAnnotations(c, pod, restartCount, kind),
+	}
+	id, err := m.runtime.CreateContainer(ctx, sandboxID, config, sandboxConfig)
+	if err != nil {
+		m.recorder.Eventf(ref, v1.EventTypeWarning, "Failed", "Error: %v", err)
+		return err.Error(), ErrCreateContainer
+	}
+	m.recorder.Eventf(ref, v1.EventTypeNormal, "Created", "Created container %s", c.Name)
+	if err := m.runtime.StartContainer(ctx, id); err != nil {
+		m.recorder.Eventf(ref, v1.EventTypeWarning, "Failed", "Error: %v", err)
+		return err.Error(), ErrRunContainer
+	}
+	m.recorder.Eventf(ref, v1.EventTypeNormal, "Started", "Started container %s", c.Name)
+	if restartCount > 0 {
+		m.metrics.restartedContainers.Inc()
+	}
+	return "", nil
+}
+
+// KillPod stops every running container of runningPod and then its sandboxes. pod may be nil
+// (an orphan found in the runtime); then the grace period is gracePeriodOverride or the
+// 2s minimum. App containers stop in parallel; sidecars stop afterwards in reverse order, as
+// upstream orders restartable init containers last. StopContainer blocks until the container
+// stopped or was killed at the end of its grace period.
+func (m *Manager) KillPod(ctx context.Context, pod *v1.Pod, runningPod container.Pod, gracePeriodOverride *int64) error {
+	r := m.killPodWithSyncResult(ctx, pod, runningPod, gracePeriodOverride)
+	return r.Error()
+}
+
+func (m *Manager) killPodWithSyncResult(ctx context.Context, pod *v1.Pod, runningPod container.Pod, gracePeriodOverride *int64) (result PodSyncResult) {
+	result.SyncResults = append(result.SyncResults, m.killContainersWithSyncResult(ctx, pod, runningPod, gracePeriodOverride)...)
+	r := result.add(KillPodSandbox, string(runningPod.ID))
+	for _, sb := range runningPod.Sandboxes {
+		if err := m.runtime.StopPodSandbox(ctx, sb.ID.ID); err != nil && !isNotFound(err) {
+			r.Fail(ErrKillPodSandbox, err.Error())
+			klog.FromContext(ctx).Error(err, "Failed to stop sandbox", "podSandboxID", sb.ID.ID)
+		}
+	}
+	return result
+}
+
+func (m *Manager) killContainersWithSyncResult(ctx context.Context, pod *v1.Pod, runningPod container.Pod, gracePeriodOverride *int64) []*SyncResult {
+	var regular, sidecars []*container.Container
+	sidecarIndex := map[string]int{}
+	if pod != nil {
+		for i := range pod.Spec.InitContainers {
+			if IsRestartableInitContainer(&pod.Spec.InitContainers[i], m.cfg.SidecarContainers) {
+				sidecarIndex[pod.Spec.InitContainers[i].Name] = i
+			}
+		}
+	}
+	for _, c := range runningPod.Containers {
+		if _, ok := sidecarIndex[c.Name]; ok {
+			sidecars = append(sidecars, c)
+		} else {
+			regular = append(regular, c)
+		}
+	}
+	sort.SliceStable(sidecars, func(i, j int) bool { return sidecarIndex[sidecars[i].Name] > sidecarIndex[sidecars[j].Name] })
+
+	kill := func(c *container.Container, override *int64) *SyncResult {
+		r := &SyncResult{Action: KillContainer, Target: c.Name}
+		if err := m.killContainer(ctx, pod, c.ID, c.Name, "", override); err != nil {
+			r.Fail(ErrKillContainer, err.Error())
+			klog.FromContext(ctx).Error(err, "Kill container failed", "pod", klog.KRef(runningPod.Namespace, runningPod.Name), "podUID", runningPod.ID, "containerName", c.Name, "containerID", c.ID)
+		}
+		return r
+	}
+
+	started := m.clock.Now()
+	results := make([]*SyncResult, 0, len(runningPod.Containers))
+	if len(regular) == 1 {
+		results = append(results, kill(regular[0], gracePeriodOverride))
+	} else if len(regular) > 1 {
+		// Containers of a pod stop in parallel: the pod takes as long as its slowest one.
+		// The goroutines belong to this call and are waited for before it returns.
+		var mu sync.Mutex
+		var wg sync.WaitGroup
+		for _, c := range regular {
+			wg.Add(1)
+			go func(c *container.Container) {
+				defer wg.Done()
+				r := kill(c, gracePeriodOverride)
+				mu.Lock()
+				results = append(results, r)
+				mu.Unlock()
+			}(c)
+		}
+		wg.Wait()
+	}
+	for _, c := range sidecars {
+		// A sidecar waited for the containers it serves: it gets what is left of the grace
+		// period (at least the minimum).
+		grace := m.gracePeriodFor(pod, gracePeriodOverride)
+		left := grace - int64(m.clock.Since(started)/time.Second)
+		results = append(results, kill(c, &left))
+	}
+	return results
+}
+
+// gracePeriodFor is the grace period a container of pod gets: the override, else the pod's
+// deletion grace period, else its terminationGracePeriodSeconds (30s when unset, the API
+// default a static pod file does not spell out).
+func (m *Manager) gracePeriodFor(pod *v1.Pod, override *int64) int64 {
+	switch {
+	case override != nil:
+		return *override
+	case pod == nil:
+		return minimumGracePeriodInSeconds
+	case pod.DeletionGracePeriodSeconds != nil:
+		return *pod.DeletionGracePeriodSeconds
+	case pod.Spec.TerminationGracePeriodSeconds != nil:
+		return *pod.Spec.TerminationGracePeriodSeconds
+	}
+	return v1.DefaultTerminationGracePeriodSeconds
+}
+
+// killContainer records a Killing event and stops the container with its grace period
+// (never below 2s). pod may be nil for an orphaned container.
+func (m *Manager) killContainer(ctx context.Context, pod *v1.Pod, id container.ContainerID, name, message string, gracePeriodOverride *int64) error {
+	if pod != nil {
+		spec, _, ok := getContainerSpec(pod, name)
+		if !ok {
+			// Upstream refuses to kill a container its spec does not name, which would retry
+			// forever; it is stopped all the same (its pod's grace period still applies).
+			klog.FromContext(ctx).V(2).Info("Killing a container the pod spec does not name", "pod", klog.KObj(pod), "containerName", name, "containerID", id.String())
+			spec = &v1.Container{Name: name}
+		}
+		if message == "" {
+			message = fmt.Sprintf("Stopping container %s", name)
+		}
+		m.recorder.Eventf(containerRef(pod, spec), v1.EventTypeNormal, "Killing", "%s", message)
+	}
+	grace := m.gracePeriodFor(pod, gracePeriodOverride)
+	if grace < minimumGracePeriodInSeconds {
+		grace = minimumGracePeriodInSeconds
+	}
+	klog.FromContext(ctx).V(2).Info("Killing container with a grace period", "pod", klog.KObj(pod), "containerName", name, "containerID", id.String(), "gracePeriod", grace)
+	if err := m.runtime.StopContainer(ctx, id.ID, grace); err != nil && !isNotFound(err) {
+		return fmt.Errorf("stop container %q (id=%q) with grace period %ds: %w", name, id.ID, grace, err)
+	}
+	return nil
+}
+
+// pruneInitContainersBeforeStart keeps only the newest exited instance of each init
+// container, so retried init containers do not pile up.
+func (m *Manager) pruneInitContainersBeforeStart(ctx context.Context, pod *v1.Pod, podStatus *container.PodStatus) {
+	for i := range pod.Spec.InitContainers {
+		name := pod.Spec.InitContainers[i].Name
+		count := 0
+		for _, s := range podStatus.ContainerStatuses {
+			if s.Name != name || (s.State != container.ContainerStateExited && s.State != container.ContainerStateUnknown) {
+				continue
+			}
+			count++
+			if count == 1 {
+				continue
+			}
+			if err := m.runtime.RemoveContainer(ctx, s.ID.ID); err != nil && !isNotFound(err) {
+				klog.FromContext(ctx).Error(err, "Failed to remove pod init container", "containerName", name, "containerID", s.ID.ID, "pod", klog.KObj(pod))
+			}
+		}
+	}
+}
+
+// purgeInitContainers removes every init container instance: a new sandbox runs
+// initialization from scratch.
+func (m *Manager) purgeInitContainers(ctx context.Context, pod *v1.Pod, podStatus *container.PodStatus) {
+	for i := range pod.Spec.InitContainers {
+		name := pod.Spec.InitContainers[i].Name
+		for _, s := range podStatus.ContainerStatuses {
+			if s.Name != name {
+				continue
+			}
+			if err := m.runtime.RemoveContainer(ctx, s.ID.ID); err != nil && !isNotFound(err) {
+				klog.FromContext(ctx).Error(err, "Failed to remove pod init container", "containerName", name, "containerID", s.ID.ID, "pod", klog.KObj(pod))
+			}
+		}
+	}
+}

@@ -1,0 +1,73 @@
+package kuberuntime
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/minikubelet/minikubelet/pkg/container"
+	"github.com/minikubelet/minikubelet/pkg/metrics"
+)
+
+// containerStates are the running_containers label values; every one is set on each update
+// so a state whose last container went away reads 0 instead of a stale count.
+var containerStates = []container.State{
+	container.ContainerStateCreated, container.ContainerStateRunning,
+	container.ContainerStateExited, container.ContainerStateUnknown,
+}
+
+type runtimeMetrics struct {
+	runningPods         prometheus.Gauge
+	runningContainers   *prometheus.GaugeVec
+	startedPods         prometheus.Counter
+	startedContainers   *prometheus.CounterVec
+	restartedContainers prometheus.Counter
+}
+
+func newRuntimeMetrics(reg *metrics.Registry) *runtimeMetrics {
+	name := func(n string) string { return n }
+	if reg != nil {
+		name = reg.Name
+	}
+	m := &runtimeMetrics{
+		runningPods: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: name(metrics.RunningPods), Help: "Number of pods that have a running pod sandbox",
+		}),
+		runningContainers: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: name(metrics.RunningContainers), Help: "Number of containers currently running",
+		}, []string{"container_state"}),
+		startedPods: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: name(metrics.StartedPods), Help: "Cumulative number of pods started",
+		}),
+		startedContainers: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: name(metrics.StartedContainers), Help: "Cumulative number of containers started",
+		}, []string{"container_type"}),
+		restartedContainers: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: name(metrics.ContainersRestarted), Help: "Cumulative number of container restarts (a start with a restart count above 0)",
+		}),
+	}
+	if reg != nil {
+		reg.MustRegister(m.runningPods, m.runningContainers, m.startedPods, m.startedContainers, m.restartedContainers)
+	}
+	return m
+}
+
+// recordRunning counts pods with a running sandbox and containers by state, as the
+// kubelet's relist does.
+func (m *runtimeMetrics) recordRunning(pods []*container.Pod) {
+	counts := make(map[container.State]int, len(containerStates))
+	running := 0
+	for _, p := range pods {
+		for _, c := range p.Containers {
+			counts[c.State]++
+		}
+		for _, s := range p.Sandboxes {
+			if s.State == container.ContainerStateRunning {
+				running++
+				break // one running sandbox per pod
+			}
+		}
+	}
+	for _, s := range containerStates {
+		m.runningContainers.WithLabelValues(string(s)).Set(float64(counts[s]))
+	}
+	m.runningPods.Set(float64(running))
+}

@@ -1,0 +1,630 @@
+package podstatus
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/klog/v2"
+
+	"github.com/minikubelet/minikubelet/pkg/container"
+	"github.com/minikubelet/minikubelet/pkg/kuberuntime"
+	"github.com/minikubelet/minikubelet/pkg/kubetypes"
+	"github.com/minikubelet/minikubelet/pkg/runtime/cri"
+)
+
+// Waiting reasons the kubelet sets before a container exists.
+const (
+	PodInitializing   = "PodInitializing"
+	ContainerCreating = "ContainerCreating"
+)
+
+// Condition reasons (upstream pkg/kubelet/status/generate.go).
+const (
+	UnknownContainerStatuses = "UnknownContainerStatuses"
+	PodCompleted             = "PodCompleted"
+	PodFailed                = "PodFailed"
+	ContainersNotReady       = "ContainersNotReady"
+	ContainersNotInitialized = "ContainersNotInitialized"
+	ReadinessGatesNotReady   = "ReadinessGatesNotReady"
+)
+
+// ContainerStatusUnknown is the terminated reason of a container whose end was not observed.
+const ContainerStatusUnknown = "ContainerStatusUnknown"
+
+// Features are the feature gates status generation depends on.
+type Features struct {
+	// SidecarContainers: init containers with restartPolicy Always are sidecars.
+	SidecarContainers bool
+	// PodReadyToStartContainersCondition: report the PodReadyToStartContainers condition.
+	PodReadyToStartContainersCondition bool
+}
+
+// GeneratorConfig configures a Generator.
+type GeneratorConfig struct {
+	Features Features
+	// Reasons gives the last start failure of containers (waiting reasons). Nil: none.
+	Reasons ReasonGetter
+	// HostIP is the node IP reported as status.hostIP (and podIP of host-network pods).
+	HostIP string
+}
+
+// Generator builds API pod statuses. It holds no mutable state and is safe for concurrent use.
+type Generator struct {
+	cfg GeneratorConfig
+}
+
+// NewGenerator returns a Generator.
+func NewGenerator(cfg GeneratorConfig) *Generator { return &Generator{cfg: cfg} }
+
+// Features returns the gates the generator was built with.
+func (g *Generator) Features() Features { return g.cfg.Features }
+
+// Generate returns the API status of pod from the runtime's podStatus, like the kubelet's
+// generateAPIPodStatus. old is the previously generated status (pod.Status when none);
+// podIsTerminal is true once the pod worker has stopped every container, which lets a pod
+// whose containers were killed become Succeeded or Failed. StartTime and condition
+// transition times are filled by Manager.SetPodStatus.
+func (g *Generator) Generate(pod *v1.Pod, podStatus *container.PodStatus, old v1.PodStatus, podIsTerminal bool) v1.PodStatus {
+	if podStatus == nil {
+		podStatus = &container.PodStatus{ID: pod.UID, Name: pod.Name, Namespace: pod.Namespace}
+	}
+	sidecars := g.cfg.Features.SidecarContainers
+	s := g.convertStatusToAPIStatus(pod, podStatus, old)
+
+	all := append(append([]v1.ContainerStatus{}, s.ContainerStatuses...), s.InitContainerStatuses...)
+	s.Phase = getPhase(pod, all, podIsTerminal, sidecars)
+
+	// A terminal phase from the status manager or the source wins over a recomputed one.
+	if s.Phase != v1.PodFailed && s.Phase != v1.PodSucceeded {
+		switch {
+		case isTerminal(old.Phase):
+			s.Phase = old.Phase
+		case isTerminal(pod.Status.Phase):
+			s.Phase = pod.Status.Phase
+		}
+	}
+	if s.Phase == old.Phase {
+		// keep the reason and message that belong to the phase (e.g. an admission rejection)
+		s.Reason, s.Message = old.Reason, old.Message
+		if s.Reason == "" {
+			s.Reason = pod.Status.Reason
+		}
+		if s.Message == "" {
+			s.Message = pod.Status.Message
+		}
+	}
+	if isTerminal(pod.Status.Phase) && s.Phase != pod.Status.Phase {
+		klog.ErrorS(nil, "Pod attempted illegal phase transition", "pod", klog.KObj(pod), "originalStatusPhase", pod.Status.Phase, "apiStatusPhase", s.Phase)
+		s.Phase = pod.Status.Phase
+	}
+
+	updateProbeStatus(pod, &s, sidecars)
+
+	// conditions not owned by the kubelet are kept as the source wrote them
+	s.Conditions = make([]v1.PodCondition, 0, len(pod.Status.Conditions)+5)
+	for _, c := range pod.Status.Conditions {
+		if !kubeletOwned(c.Type) {
+			s.Conditions = append(s.Conditions, c)
+		}
+	}
+	if g.cfg.Features.PodReadyToStartContainersCondition {
+		s.Conditions = append(s.Conditions, podReadyToStartContainersCondition(pod, podStatus))
+	}
+	allStatuses := append(append([]v1.ContainerStatus{}, s.InitContainerStatuses...), s.ContainerStatuses...)
+	s.Conditions = append(s.Conditions, podInitializedCondition(pod, allStatuses, s.Phase, sidecars))
+	s.Conditions = append(s.Conditions, podReadyCondition(pod, s.Conditions, allStatuses, s.Phase, sidecars))
+	s.Conditions = append(s.Conditions, containersReadyCondition(pod, allStatuses, s.Phase, sidecars))
+	s.Conditions = append(s.Conditions, v1.PodCondition{Type: v1.PodScheduled, Status: v1.ConditionTrue})
+
+	if g.cfg.HostIP != "" {
+		s.HostIP = g.cfg.HostIP
+		s.HostIPs = []v1.HostIP{{IP: g.cfg.HostIP}}
+		if pod.Spec.HostNetwork && s.PodIP == "" {
+			s.PodIP = g.cfg.HostIP
+			s.PodIPs = []v1.PodIP{{IP: g.cfg.HostIP}}
+		}
+	}
+	return s
+}
+
+func isTerminal(p v1.PodPhase) bool { return p == v1.PodFailed || p == v1.PodSucceeded }
+
+func kubeletOwned(t v1.PodConditionType) bool {
+	switch t {
+	case v1.PodScheduled, v1.PodReady, v1.PodInitialized, v1.ContainersReady, v1.PodReadyToStartContainers:
+		return true
+	}
+	return false
+}
+
+func (g *Generator) convertStatusToAPIStatus(pod *v1.Pod, podStatus *container.PodStatus, old v1.PodStatus) v1.PodStatus {
+	var s v1.PodStatus
+	ips := podStatus.IPs
+	if len(ips) == 0 && len(podStatus.SandboxStatuses) > 0 {
+		// fall back on the newest ready sandbox's IP when the runtime view left IPs empty
+		if sb := podStatus.SandboxStatuses[0]; sb.State == cri.SandboxReady && sb.IP != "" {
+			ips = []string{sb.IP}
+		}
+	}
+	for _, ip := range ips {
+		s.PodIPs = append(s.PodIPs, v1.PodIP{IP: ip})
+	}
+	if len(s.PodIPs) > 0 {
+		s.PodIP = s.PodIPs[0].IP
+	}
+	s.QOSClass = podQOS(pod)
+	hasInit := len(pod.Spec.InitContainers) > 0
+	s.ContainerStatuses = g.convertToAPIContainerStatuses(pod, podStatus, old.ContainerStatuses, pod.Spec.Containers, hasInit, false)
+	s.InitContainerStatuses = g.convertToAPIContainerStatuses(pod, podStatus, old.InitContainerStatuses, pod.Spec.InitContainers, hasInit, true)
+	return s
+}
+
+// convertToAPIContainerStatuses follows the kubelet: every container starts in the default
+// waiting state (PodInitializing when the pod has init containers, else ContainerCreating),
+// takes the runtime's newest instance as state and the one before as lastState, keeps an
+// old terminated status when the runtime forgot the container, and shows the last start
+// failure (back-off, image pull) as waiting reason for containers that will be restarted.
+func (g *Generator) convertToAPIContainerStatuses(pod *v1.Pod, podStatus *container.PodStatus, previous []v1.ContainerStatus, containers []v1.Container, hasInit, isInit bool) []v1.ContainerStatus {
+	if len(containers) == 0 {
+		return nil
+	}
+	convert := func(cs *container.ContainerStatus, old *v1.ContainerStatus) *v1.ContainerStatus {
+		cid := cs.ID.String()
+		st := &v1.ContainerStatus{
+			Name:         cs.Name,
+			RestartCount: int32(cs.RestartCount),
+			Image:        cs.Image,
+			ImageID:      cs.ImageID,
+			ContainerID:  cid,
+		}
+		switch {
+		case cs.State == container.ContainerStateRunning:
+			st.State.Running = &v1.ContainerStateRunning{StartedAt: metav1.NewTime(cs.StartedAt)}
+		case cs.State == container.ContainerStateCreated:
+			// created but not running: waiting to run (upstream leaves the reason empty)
+			st.State.Waiting = &v1.ContainerStateWaiting{}
+		case cs.State == container.ContainerStateExited:
+			st.State.Terminated = &v1.ContainerStateTerminated{
+				ExitCode:    int32(cs.ExitCode),
+				Reason:      cs.Reason,
+				Message:     cs.Message,
+				StartedAt:   metav1.NewTime(cs.StartedAt),
+				FinishedAt:  metav1.NewTime(cs.FinishedAt),
+				ContainerID: cid,
+			}
+		case cs.State == container.ContainerStateUnknown && old != nil && old.State.Running != nil:
+			// it was running and vanished: it ran and ended, which is not the same as never
+			// having run
+			st.State.Terminated = &v1.ContainerStateTerminated{
+				Reason:   ContainerStatusUnknown,
+				Message:  "The container could not be located when the pod was terminated",
+				ExitCode: 137,
+			}
+			st.RestartCount = old.RestartCount + 1
+		default:
+			st.State.Waiting = &v1.ContainerStateWaiting{}
+		}
+		return st
+	}
+
+	oldStatuses := make(map[string]v1.ContainerStatus, len(containers))
+	for _, s := range previous {
+		oldStatuses[s.Name] = s
+	}
+	defaultWaiting := v1.ContainerState{Waiting: &v1.ContainerStateWaiting{Reason: ContainerCreating}}
+	if hasInit {
+		defaultWaiting = v1.ContainerState{Waiting: &v1.ContainerStateWaiting{Reason: PodInitializing}}
+	}
+	statuses := make(map[string]*v1.ContainerStatus, len(containers))
+	for i := range containers {
+		c := &containers[i]
+		st := &v1.ContainerStatus{Name: c.Name, Image: c.Image, State: defaultWaiting}
+		if old, ok := oldStatuses[c.Name]; ok {
+			if old.State.Terminated != nil {
+				st = old.DeepCopy()
+			} else {
+				st.RestartCount = old.RestartCount
+				st.LastTerminationState = old.LastTerminationState
+			}
+		}
+		statuses[c.Name] = st
+	}
+
+	// A container that was running but is no longer listed ended without a trace: show it
+	// as stopped (not waiting) so the pod does not fall back to Pending.
+	for i := range containers {
+		c := &containers[i]
+		if podStatus.FindContainerStatusByName(c.Name) != nil {
+			continue
+		}
+		old, ok := oldStatuses[c.Name]
+		if !ok || old.State.Terminated != nil || old.State.Running == nil {
+			continue
+		}
+		st := statuses[c.Name]
+		isDefault := st.State.Waiting != nil && st.State.Waiting.Reason == defaultWaiting.Waiting.Reason
+		if !isDefault || st.LastTerminationState.Terminated != nil {
+			continue
+		}
+		st.LastTerminationState.Terminated = &v1.ContainerStateTerminated{
+			Reason:   ContainerStatusUnknown,
+			Message:  "The container could not be located when the pod was deleted.  The container used to be Running",
+			ExitCode: 137,
+		}
+		if pod.DeletionTimestamp == nil {
+			st.RestartCount++
+		}
+	}
+
+	// The runtime lists instances newest first: the first is the state, the second lastState.
+	ordered := make([]*container.ContainerStatus, len(podStatus.ContainerStatuses))
+	copy(ordered, podStatus.ContainerStatuses)
+	sort.SliceStable(ordered, func(i, j int) bool {
+		if ordered[i].CreatedAt.Equal(ordered[j].CreatedAt) {
+			return ordered[i].RestartCount > ordered[j].RestartCount
+		}
+		return ordered[i].CreatedAt.After(ordered[j].CreatedAt)
+	})
+	seen := map[string]int{}
+	for _, cs := range ordered {
+		if _, ok := statuses[cs.Name]; !ok || seen[cs.Name] >= 2 {
+			continue
+		}
+		var oldPtr *v1.ContainerStatus
+		if old, ok := oldStatuses[cs.Name]; ok {
+			oldPtr = &old
+		}
+		st := convert(cs, oldPtr)
+		if seen[cs.Name] == 0 {
+			statuses[cs.Name] = st
+		} else {
+			statuses[cs.Name].LastTerminationState = st.State
+		}
+		seen[cs.Name]++
+	}
+
+	// Containers that will be (re)started on the next sync show why they are not running.
+	for i := range containers {
+		c := &containers[i]
+		if isInit {
+			if s := podStatus.FindContainerStatusByName(c.Name); s != nil && s.State == container.ContainerStateExited && s.ExitCode == 0 {
+				continue // a completed init container is not restarted
+			}
+		}
+		if !kuberuntime.ShouldContainerBeRestarted(c, pod, podStatus) || g.cfg.Reasons == nil {
+			continue
+		}
+		reason, ok := g.cfg.Reasons.Get(pod.UID, c.Name)
+		if !ok {
+			continue
+		}
+		st := statuses[c.Name]
+		if st.State.Terminated != nil {
+			st.LastTerminationState = st.State
+		}
+		st.State = v1.ContainerState{Waiting: &v1.ContainerStateWaiting{Reason: reason.Reason, Message: reason.Message}}
+	}
+
+	out := make([]v1.ContainerStatus, 0, len(statuses))
+	if isInit {
+		// init container statuses follow the spec order
+		for i := range containers {
+			out = append(out, *statuses[containers[i].Name])
+		}
+		return out
+	}
+	for _, st := range statuses {
+		out = append(out, *st)
+	}
+	// app container statuses are sorted by name, as the kubelet does
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// updateProbeStatus sets started and ready as the prober manager does for containers without
+// probes: a running container is started and ready; a regular init container is ready once
+// it exited 0.
+func updateProbeStatus(pod *v1.Pod, s *v1.PodStatus, sidecars bool) {
+	for i := range s.ContainerStatuses {
+		cs := &s.ContainerStatuses[i]
+		started := cs.State.Running != nil
+		cs.Started = &started
+		cs.Ready = started
+	}
+	for i := range s.InitContainerStatuses {
+		cs := &s.InitContainerStatuses[i]
+		started := cs.State.Running != nil
+		cs.Started = &started
+		if c := initContainerSpec(pod, cs.Name); c != nil && kuberuntime.IsRestartableInitContainer(c, sidecars) {
+			cs.Ready = started
+			continue
+		}
+		cs.Ready = cs.State.Terminated != nil && cs.State.Terminated.ExitCode == 0
+	}
+}
+
+func initContainerSpec(pod *v1.Pod, name string) *v1.Container {
+	for i := range pod.Spec.InitContainers {
+		if pod.Spec.InitContainers[i].Name == name {
+			return &pod.Spec.InitContainers[i]
+		}
+	}
+	return nil
+}
+
+func findStatus(statuses []v1.ContainerStatus, name string) (v1.ContainerStatus, bool) {
+	for _, s := range statuses {
+		if s.Name == name {
+			return s, true
+		}
+	}
+	return v1.ContainerStatus{}, false
+}
+
+// IsStaticPod reports whether the pod came from a static source (file), which the kubelet
+// exempts from being forced into a terminal phase (upstream TODO #116484).
+func IsStaticPod(pod *v1.Pod) bool {
+	src, ok := pod.Annotations[kubetypes.ConfigSourceAnnotationKey]
+	return ok && src != "api"
+}
+
+// hasAnyRegularContainerStarted: an app container running or terminated means the pod was
+// initialized, even while a sidecar restarts.
+func hasAnyRegularContainerStarted(spec *v1.PodSpec, statuses []v1.ContainerStatus) bool {
+	names := make(map[string]struct{}, len(spec.Containers))
+	for _, c := range spec.Containers {
+		names[c.Name] = struct{}{}
+	}
+	for _, s := range statuses {
+		if _, ok := names[s.Name]; ok && (s.State.Running != nil || s.State.Terminated != nil) {
+			return true
+		}
+	}
+	return false
+}
+
+// getPhase computes the pod phase from container statuses (upstream getPhase, v1.30).
+func getPhase(pod *v1.Pod, info []v1.ContainerStatus, podIsTerminal, sidecars bool) v1.PodPhase {
+	spec := pod.Spec
+	pendingInitialization, failedInitialization := 0, 0
+	for i := range spec.InitContainers {
+		c := &spec.InitContainers[i]
+		if kuberuntime.IsRestartableInitContainer(c, sidecars) {
+			continue
+		}
+		cs, ok := findStatus(info, c.Name)
+		if !ok {
+			pendingInitialization++
+			continue
+		}
+		switch {
+		case cs.State.Running != nil:
+			pendingInitialization++
+		case cs.State.Terminated != nil:
+			if cs.State.Terminated.ExitCode != 0 {
+				failedInitialization++
+			}
+		case cs.State.Waiting != nil:
+			if cs.LastTerminationState.Terminated != nil {
+				if cs.LastTerminationState.Terminated.ExitCode != 0 {
+					failedInitialization++
+				}
+			} else {
+				pendingInitialization++
+			}
+		default:
+			pendingInitialization++
+		}
+	}
+
+	unknown, running, waiting, stopped, succeeded := 0, 0, 0, 0, 0
+	for i := range spec.InitContainers {
+		c := &spec.InitContainers[i]
+		if !kuberuntime.IsRestartableInitContainer(c, sidecars) {
+			continue
+		}
+		cs, ok := findStatus(info, c.Name)
+		if !ok {
+			unknown++
+			continue
+		}
+		switch {
+		case cs.State.Running != nil:
+			if cs.Started == nil || !*cs.Started {
+				pendingInitialization++
+			}
+			running++
+		case cs.State.Terminated != nil:
+			// a stopped sidecar does not decide the phase
+		case cs.State.Waiting != nil:
+			if cs.LastTerminationState.Terminated == nil {
+				pendingInitialization++
+				waiting++
+			}
+		default:
+			pendingInitialization++
+			unknown++
+		}
+	}
+
+	for _, c := range spec.Containers {
+		cs, ok := findStatus(info, c.Name)
+		if !ok {
+			unknown++
+			continue
+		}
+		switch {
+		case cs.State.Running != nil:
+			running++
+		case cs.State.Terminated != nil:
+			stopped++
+			if cs.State.Terminated.ExitCode == 0 {
+				succeeded++
+			}
+		case cs.State.Waiting != nil:
+			if cs.LastTerminationState.Terminated != nil {
+				stopped++
+			} else {
+				waiting++
+			}
+		default:
+			unknown++
+		}
+	}
+
+	if failedInitialization > 0 && spec.RestartPolicy == v1.RestartPolicyNever {
+		return v1.PodFailed
+	}
+	switch {
+	case pendingInitialization > 0 && !hasAnyRegularContainerStarted(&spec, info):
+		return v1.PodPending
+	case waiting > 0:
+		return v1.PodPending
+	case running > 0 && unknown == 0:
+		return v1.PodRunning
+	case running == 0 && stopped > 0 && unknown == 0:
+		if podIsTerminal && !IsStaticPod(pod) {
+			// the containers will not be restarted whatever the restart policy
+			if stopped == succeeded {
+				return v1.PodSucceeded
+			}
+			return v1.PodFailed
+		}
+		if spec.RestartPolicy == v1.RestartPolicyAlways {
+			return v1.PodRunning // restarting
+		}
+		if stopped == succeeded {
+			return v1.PodSucceeded
+		}
+		if spec.RestartPolicy == v1.RestartPolicyNever {
+			return v1.PodFailed
+		}
+		return v1.PodRunning // OnFailure, restarting the failed ones
+	default:
+		return v1.PodPending
+	}
+}
+
+func podReadyToStartContainersCondition(pod *v1.Pod, podStatus *container.PodStatus) v1.PodCondition {
+	if needed, _, _ := kuberuntime.PodSandboxChanged(pod, podStatus); !needed {
+		return v1.PodCondition{Type: v1.PodReadyToStartContainers, Status: v1.ConditionTrue}
+	}
+	return v1.PodCondition{Type: v1.PodReadyToStartContainers, Status: v1.ConditionFalse}
+}
+
+func containersReadyCondition(pod *v1.Pod, statuses []v1.ContainerStatus, phase v1.PodPhase, sidecars bool) v1.PodCondition {
+	if statuses == nil {
+		return v1.PodCondition{Type: v1.ContainersReady, Status: v1.ConditionFalse, Reason: UnknownContainerStatuses}
+	}
+	var unknown, unready []string
+	check := func(name string) {
+		if cs, ok := findStatus(statuses, name); ok {
+			if !cs.Ready {
+				unready = append(unready, name)
+			}
+		} else {
+			unknown = append(unknown, name)
+		}
+	}
+	for i := range pod.Spec.InitContainers {
+		if kuberuntime.IsRestartableInitContainer(&pod.Spec.InitContainers[i], sidecars) {
+			check(pod.Spec.InitContainers[i].Name)
+		}
+	}
+	for _, c := range pod.Spec.Containers {
+		check(c.Name)
+	}
+	if (phase == v1.PodSucceeded && len(unknown) == 0) || phase == v1.PodFailed {
+		return terminalCondition(v1.ContainersReady, phase)
+	}
+	var msgs []string
+	if len(unknown) > 0 {
+		msgs = append(msgs, fmt.Sprintf("containers with unknown status: %s", unknown))
+	}
+	if len(unready) > 0 {
+		msgs = append(msgs, fmt.Sprintf("containers with unready status: %s", unready))
+	}
+	if len(msgs) > 0 {
+		return v1.PodCondition{Type: v1.ContainersReady, Status: v1.ConditionFalse, Reason: ContainersNotReady, Message: strings.Join(msgs, ", ")}
+	}
+	return v1.PodCondition{Type: v1.ContainersReady, Status: v1.ConditionTrue}
+}
+
+func terminalCondition(t v1.PodConditionType, phase v1.PodPhase) v1.PodCondition {
+	c := v1.PodCondition{Type: t, Status: v1.ConditionFalse}
+	switch phase {
+	case v1.PodFailed:
+		c.Reason = PodFailed
+	case v1.PodSucceeded:
+		c.Reason = PodCompleted
+	}
+	return c
+}
+
+func podReadyCondition(pod *v1.Pod, conditions []v1.PodCondition, statuses []v1.ContainerStatus, phase v1.PodPhase, sidecars bool) v1.PodCondition {
+	cr := containersReadyCondition(pod, statuses, phase, sidecars)
+	if cr.Status != v1.ConditionTrue {
+		return v1.PodCondition{Type: v1.PodReady, Status: cr.Status, Reason: cr.Reason, Message: cr.Message}
+	}
+	var msgs []string
+	for _, rg := range pod.Spec.ReadinessGates {
+		var found *v1.PodCondition
+		for i := range conditions {
+			if conditions[i].Type == rg.ConditionType {
+				found = &conditions[i]
+				break
+			}
+		}
+		if found == nil {
+			msgs = append(msgs, fmt.Sprintf("corresponding condition of pod readiness gate %q does not exist.", string(rg.ConditionType)))
+		} else if found.Status != v1.ConditionTrue {
+			msgs = append(msgs, fmt.Sprintf("the status of pod readiness gate %q is not \"True\", but %v", string(rg.ConditionType), found.Status))
+		}
+	}
+	if len(msgs) > 0 {
+		return v1.PodCondition{Type: v1.PodReady, Status: v1.ConditionFalse, Reason: ReadinessGatesNotReady, Message: strings.Join(msgs, ", ")}
+	}
+	return v1.PodCondition{Type: v1.PodReady, Status: v1.ConditionTrue}
+}
+
+func podInitializedCondition(pod *v1.Pod, statuses []v1.ContainerStatus, phase v1.PodPhase, sidecars bool) v1.PodCondition {
+	if statuses == nil && len(pod.Spec.InitContainers) > 0 {
+		return v1.PodCondition{Type: v1.PodInitialized, Status: v1.ConditionFalse, Reason: UnknownContainerStatuses}
+	}
+	var unknown, incomplete []string
+	for i := range pod.Spec.InitContainers {
+		c := &pod.Spec.InitContainers[i]
+		cs, ok := findStatus(statuses, c.Name)
+		if !ok {
+			unknown = append(unknown, c.Name)
+			continue
+		}
+		if kuberuntime.IsRestartableInitContainer(c, sidecars) {
+			if cs.Started == nil || !*cs.Started {
+				incomplete = append(incomplete, c.Name)
+			}
+		} else if !cs.Ready {
+			incomplete = append(incomplete, c.Name)
+		}
+	}
+	if phase == v1.PodSucceeded && len(unknown) == 0 {
+		return v1.PodCondition{Type: v1.PodInitialized, Status: v1.ConditionTrue, Reason: PodCompleted}
+	}
+	if hasAnyRegularContainerStarted(&pod.Spec, statuses) {
+		return v1.PodCondition{Type: v1.PodInitialized, Status: v1.ConditionTrue}
+	}
+	var msgs []string
+	if len(unknown) > 0 {
+		msgs = append(msgs, fmt.Sprintf("containers with unknown status: %s", unknown))
+	}
+	if len(incomplete) > 0 {
+		msgs = append(msgs, fmt.Sprintf("containers with incomplete status: %s", incomplete))
+	}
+	if len(msgs) > 0 {
+		return v1.PodCondition{Type: v1.PodInitialized, Status: v1.ConditionFalse, Reason: ContainersNotInitialized, Message: strings.Join(msgs, ", ")}
+	}
+	return v1.PodCondition{Type: v1.PodInitialized, Status: v1.ConditionTrue}
+}

@@ -1,0 +1,263 @@
+package podstatus
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+)
+
+// ManagerConfig configures a Manager.
+type ManagerConfig struct {
+	// Clock stamps StartTime and condition transition times. Required.
+	Clock clock.PassiveClock
+}
+
+// Manager keeps the latest API status of every pod, like the kubelet's status manager
+// without an API server: condition transition times move only when a condition flips,
+// StartTime is set once, and a pod that reached Succeeded or Failed never leaves that phase.
+// Safe for concurrent use.
+type Manager struct {
+	clock clock.PassiveClock
+
+	mu   sync.RWMutex
+	pods map[types.UID]*statusEntry
+}
+
+type statusEntry struct {
+	pod    *v1.Pod
+	status v1.PodStatus
+}
+
+// NewManager returns an empty status manager.
+func NewManager(cfg ManagerConfig) (*Manager, error) {
+	if cfg.Clock == nil {
+		return nil, errors.New("podstatus manager config: Clock is required")
+	}
+	return &Manager{clock: cfg.Clock, pods: map[types.UID]*statusEntry{}}, nil
+}
+
+// GetPodStatus returns a copy of the pod's latest status.
+func (m *Manager) GetPodStatus(uid types.UID) (v1.PodStatus, bool) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	e, ok := m.pods[uid]
+	if !ok {
+		return v1.PodStatus{}, false
+	}
+	return *e.status.DeepCopy(), true
+}
+
+// SetPodStatus stores status as the pod's latest. It refuses (and logs) an update that would
+// move a terminated container of a non-restarting pod back to running or waiting.
+func (m *Manager) SetPodStatus(pod *v1.Pod, status v1.PodStatus) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.setLocked(pod, *status.DeepCopy())
+}
+
+func (m *Manager) setLocked(pod *v1.Pod, status v1.PodStatus) {
+	var old v1.PodStatus
+	e, found := m.pods[pod.UID]
+	if found {
+		old = e.status
+	} else {
+		old = *pod.Status.DeepCopy()
+	}
+	if err := checkContainerStateTransition(old.ContainerStatuses, status.ContainerStatuses, pod.Spec.RestartPolicy); err != nil {
+		klog.ErrorS(err, "Status update on pod aborted", "pod", klog.KObj(pod))
+		return
+	}
+	if err := checkContainerStateTransition(withoutSidecars(pod, old.InitContainerStatuses), status.InitContainerStatuses, pod.Spec.RestartPolicy); err != nil {
+		klog.ErrorS(err, "Status update on pod aborted", "pod", klog.KObj(pod))
+		return
+	}
+	if isTerminal(old.Phase) && status.Phase != old.Phase {
+		klog.ErrorS(nil, "Pod attempted illegal phase transition", "pod", klog.KObj(pod), "originalStatusPhase", old.Phase, "apiStatusPhase", status.Phase)
+		status.Phase, status.Reason, status.Message = old.Phase, old.Reason, old.Message
+	}
+
+	now := metav1.NewTime(m.clock.Now())
+	for i := range status.Conditions {
+		c := &status.Conditions[i]
+		if !kubeletOwned(c.Type) && !c.LastTransitionTime.IsZero() {
+			continue
+		}
+		c.LastTransitionTime = now
+		for _, oc := range old.Conditions {
+			if oc.Type == c.Type && oc.Status == c.Status && !oc.LastTransitionTime.IsZero() {
+				c.LastTransitionTime = oc.LastTransitionTime
+				break
+			}
+		}
+	}
+	switch {
+	case old.StartTime != nil && !old.StartTime.IsZero():
+		status.StartTime = old.StartTime.DeepCopy()
+	case status.StartTime == nil || status.StartTime.IsZero():
+		t := now
+		status.StartTime = &t
+	}
+	if found && old.Phase != status.Phase {
+		klog.V(2).InfoS("Pod phase changed", "pod", klog.KObj(pod), "podUID", pod.UID, "oldPhase", old.Phase, "phase", status.Phase)
+	}
+	m.pods[pod.UID] = &statusEntry{pod: pod, status: status}
+}
+
+// checkContainerStateTransition: a container that terminated in a pod that will not restart
+// it (restartPolicy Never, or OnFailure with exit code 0) cannot come back.
+func checkContainerStateTransition(old, cur []v1.ContainerStatus, policy v1.RestartPolicy) error {
+	if policy == v1.RestartPolicyAlways {
+		return nil
+	}
+	for _, o := range old {
+		if o.State.Terminated == nil {
+			continue
+		}
+		if policy == v1.RestartPolicyOnFailure && o.State.Terminated.ExitCode != 0 {
+			continue
+		}
+		for _, c := range cur {
+			if c.Name == o.Name && c.State.Terminated == nil {
+				return fmt.Errorf("terminated container %v attempted illegal transition to non-terminated state", c.Name)
+			}
+		}
+	}
+	return nil
+}
+
+// withoutSidecars drops init containers with restartPolicy Always: a sidecar is restarted
+// whatever the pod's restartPolicy.
+func withoutSidecars(pod *v1.Pod, statuses []v1.ContainerStatus) []v1.ContainerStatus {
+	out := make([]v1.ContainerStatus, 0, len(statuses))
+	for _, s := range statuses {
+		if c := initContainerSpec(pod, s.Name); c != nil && c.RestartPolicy != nil && *c.RestartPolicy == v1.ContainerRestartPolicyAlways {
+			continue
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// TerminatePod writes the final status of a pod whose containers are all stopped: any
+// container still shown running or waiting (once the pod initialized) becomes terminated
+// with ContainerStatusUnknown, and a non-static pod is forced into a terminal phase
+// (Failed unless it already succeeded).
+func (m *Manager) TerminatePod(pod *v1.Pod) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var status v1.PodStatus
+	if e, ok := m.pods[pod.UID]; ok {
+		status = *e.status.DeepCopy()
+	} else {
+		status = *pod.Status.DeepCopy()
+	}
+	unknown := func() v1.ContainerState {
+		return v1.ContainerState{Terminated: &v1.ContainerStateTerminated{
+			Reason: ContainerStatusUnknown, Message: "The container could not be located when the pod was terminated", ExitCode: 137,
+		}}
+	}
+	if hasPodInitialized(pod, &status) {
+		for i := range status.ContainerStatuses {
+			if status.ContainerStatuses[i].State.Terminated == nil {
+				status.ContainerStatuses[i].State = unknown()
+			}
+		}
+	}
+	// init containers up to the last one that ever started are marked failed
+	for i := range initializedContainers(status.InitContainerStatuses) {
+		if status.InitContainerStatuses[i].State.Terminated == nil {
+			status.InitContainerStatuses[i].State = unknown()
+		}
+	}
+	if !IsStaticPod(pod) && !isTerminal(status.Phase) {
+		klog.V(3).InfoS("Marking terminal pod as failed", "oldPhase", status.Phase, "pod", klog.KObj(pod), "podUID", pod.UID)
+		status.Phase = v1.PodFailed
+	}
+	m.setLocked(pod, status)
+}
+
+func hasPodInitialized(pod *v1.Pod, status *v1.PodStatus) bool {
+	if len(pod.Spec.InitContainers) == 0 {
+		return true
+	}
+	for _, s := range status.ContainerStatuses {
+		if s.LastTerminationState.Terminated != nil || s.State.Waiting == nil {
+			return true
+		}
+	}
+	if l := len(status.InitContainerStatuses); l > 0 {
+		s := status.InitContainerStatuses[l-1]
+		if s.State.Running != nil && s.Started != nil && *s.Started {
+			return true
+		}
+		if t := s.LastTerminationState.Terminated; t != nil && t.ExitCode == 0 {
+			return true
+		}
+		if t := s.State.Terminated; t != nil && t.ExitCode == 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// initializedContainers drops the trailing init containers that never left waiting.
+func initializedContainers(cs []v1.ContainerStatus) []v1.ContainerStatus {
+	for i := len(cs) - 1; i >= 0; i-- {
+		if cs[i].State.Waiting == nil || cs[i].LastTerminationState.Terminated != nil {
+			return cs[:i+1]
+		}
+	}
+	return nil
+}
+
+// RemovePod forgets a pod's status.
+func (m *Manager) RemovePod(uid types.UID) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.pods, uid)
+}
+
+// RemoveOrphanedStatuses forgets every pod not in keep (housekeeping).
+func (m *Manager) RemoveOrphanedStatuses(keep map[types.UID]bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for uid := range m.pods {
+		if !keep[uid] {
+			delete(m.pods, uid)
+		}
+	}
+}
+
+// Pods returns a copy of every known pod with its latest status, sorted by namespace and
+// name (what /pods serves).
+func (m *Manager) Pods() []*v1.Pod {
+	m.mu.RLock()
+	out := make([]*v1.Pod, 0, len(m.pods))
+	for _, e := range m.pods {
+		p := e.pod.DeepCopy()
+		p.Status = *e.status.DeepCopy()
+		out = append(out, p)
+	}
+	m.mu.RUnlock()
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Namespace != out[j].Namespace {
+			return out[i].Namespace < out[j].Namespace
+		}
+		return out[i].Name < out[j].Name
+	})
+	return out
+}
+
+// Len is the number of pods with a status.
+func (m *Manager) Len() int {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return len(m.pods)
+}

@@ -1,0 +1,237 @@
+package podworkers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+
+	"github.com/minikubelet/minikubelet/pkg/container"
+	"github.com/minikubelet/minikubelet/pkg/events"
+	"github.com/minikubelet/minikubelet/pkg/kuberuntime"
+	"github.com/minikubelet/minikubelet/pkg/kubetypes"
+	"github.com/minikubelet/minikubelet/pkg/metrics"
+	"github.com/minikubelet/minikubelet/pkg/podstatus"
+)
+
+// PodRuntime is the part of kuberuntime.Manager the syncer drives.
+type PodRuntime interface {
+	SyncPod(ctx context.Context, pod *v1.Pod, podStatus *container.PodStatus) kuberuntime.PodSyncResult
+	KillPod(ctx context.Context, pod *v1.Pod, runningPod container.Pod, gracePeriodOverride *int64) error
+	GetPodStatus(ctx context.Context, uid types.UID, name, namespace string) (*container.PodStatus, error)
+}
+
+var _ PodRuntime = (*kuberuntime.Manager)(nil)
+
+// SyncerConfig configures a Syncer.
+type SyncerConfig struct {
+	// Runtime runs pods (a *kuberuntime.Manager). Required.
+	Runtime PodRuntime
+	// Status stores generated statuses. Required.
+	Status *podstatus.Manager
+	// Generator builds statuses; its Reasons should be Reasons below. Required.
+	Generator *podstatus.Generator
+	// Reasons receives each sync's container start failures. Required.
+	Reasons *podstatus.ReasonCache
+	// Clock measures pod start latency. Required.
+	Clock clock.PassiveClock
+	// Recorder receives FailedKillPod events. Nil drops them.
+	Recorder events.Recorder
+	// Registry receives pod_start_duration_seconds. Nil keeps it unregistered.
+	Registry *metrics.Registry
+}
+
+// Syncer is the kubelet's SyncPod / SyncTerminatingPod / SyncTerminatedPod: it generates and
+// stores the pod status, then asks the runtime manager to converge or to stop the pod.
+// Safe for concurrent use on different pods.
+type Syncer struct {
+	runtime  PodRuntime
+	status   *podstatus.Manager
+	gen      *podstatus.Generator
+	reasons  *podstatus.ReasonCache
+	clock    clock.PassiveClock
+	recorder events.Recorder
+	start    prometheus.Histogram
+
+	mu        sync.Mutex
+	firstSeen map[types.UID]time.Time
+	observed  map[types.UID]bool
+}
+
+var _ SyncHandler = (*Syncer)(nil)
+
+// NewSyncer validates cfg and returns a Syncer.
+func NewSyncer(cfg SyncerConfig) (*Syncer, error) {
+	switch {
+	case cfg.Runtime == nil:
+		return nil, errors.New("syncer config: Runtime is required")
+	case cfg.Status == nil:
+		return nil, errors.New("syncer config: Status is required")
+	case cfg.Generator == nil:
+		return nil, errors.New("syncer config: Generator is required")
+	case cfg.Reasons == nil:
+		return nil, errors.New("syncer config: Reasons is required")
+	case cfg.Clock == nil:
+		return nil, errors.New("syncer config: Clock is required")
+	}
+	if cfg.Recorder == nil {
+		cfg.Recorder = discardRecorder{}
+	}
+	name := metrics.PodStartDuration
+	if cfg.Registry != nil {
+		name = cfg.Registry.Name(name)
+	}
+	start := prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name:    name,
+		Help:    "Duration in seconds from kubelet seeing a pod for the first time to the pod starting to run",
+		Buckets: []float64{0.5, 1, 2, 3, 4, 5, 6, 8, 10, 20, 30, 45, 60, 120, 180, 240, 300, 360, 480, 600, 900, 1200, 1800, 2700, 3600},
+	})
+	if cfg.Registry != nil {
+		cfg.Registry.MustRegister(start)
+	}
+	return &Syncer{
+		runtime: cfg.Runtime, status: cfg.Status, gen: cfg.Generator, reasons: cfg.Reasons,
+		clock: cfg.Clock, recorder: cfg.Recorder, start: start,
+		firstSeen: map[types.UID]time.Time{}, observed: map[types.UID]bool{},
+	}, nil
+}
+
+// firstSeenTime is the source's kubernetes.io/config.seen annotation, or when this syncer
+// first saw the pod.
+func (s *Syncer) firstSeenTime(pod *v1.Pod) time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if t, ok := s.firstSeen[pod.UID]; ok {
+		return t
+	}
+	t := s.clock.Now()
+	if v, ok := pod.Annotations[kubetypes.ConfigFirstSeenAnnotationKey]; ok {
+		if parsed, err := time.Parse(time.RFC3339Nano, v); err == nil {
+			t = parsed
+		}
+	}
+	s.firstSeen[pod.UID] = t
+	return t
+}
+
+func (s *Syncer) previousStatus(pod *v1.Pod) (v1.PodStatus, bool) {
+	if old, ok := s.status.GetPodStatus(pod.UID); ok {
+		return old, true
+	}
+	return *pod.Status.DeepCopy(), false
+}
+
+// SyncPod stores the pod's status and, unless the pod is terminal, lets the runtime converge
+// it. Start failures become waiting reasons; back-offs are not errors.
+func (s *Syncer) SyncPod(ctx context.Context, updateType kubetypes.SyncPodType, pod *v1.Pod, podStatus *container.PodStatus) (bool, error) {
+	logger := klog.FromContext(ctx)
+	logger.V(4).Info("SyncPod enter", "pod", klog.KObj(pod), "podUID", pod.UID, "updateType", updateType)
+	firstSeen := s.firstSeenTime(pod)
+
+	old, _ := s.previousStatus(pod)
+	api := s.gen.Generate(pod, podStatus, old, false)
+	if api.Phase == v1.PodSucceeded || api.Phase == v1.PodFailed {
+		s.status.SetPodStatus(pod, api)
+		return true, nil
+	}
+	if api.Phase == v1.PodRunning && old.Phase != v1.PodRunning {
+		s.mu.Lock()
+		first := !s.observed[pod.UID]
+		s.observed[pod.UID] = true
+		s.mu.Unlock()
+		if first {
+			s.start.Observe(s.clock.Since(firstSeen).Seconds())
+		}
+	}
+	s.status.SetPodStatus(pod, api)
+
+	result := s.runtime.SyncPod(ctx, pod, podStatus)
+	result.RecordReasons(s.reasons, pod.UID)
+	if err := result.Error(); err != nil && !result.OnlyBackOff() {
+		return false, err
+	}
+	return false, nil
+}
+
+// SyncTerminatingPod stops every container of the pod within gracePeriod, checks that none
+// runs any more and stores the final status (now allowed to be Succeeded or Failed).
+func (s *Syncer) SyncTerminatingPod(ctx context.Context, pod *v1.Pod, podStatus *container.PodStatus, gracePeriod *int64, podStatusFn func(*v1.PodStatus)) error {
+	logger := klog.FromContext(ctx)
+	logger.V(4).Info("SyncTerminatingPod enter", "pod", klog.KObj(pod), "podUID", pod.UID)
+	old, _ := s.previousStatus(pod)
+	api := s.gen.Generate(pod, podStatus, old, false)
+	if podStatusFn != nil {
+		podStatusFn(&api)
+	}
+	s.status.SetPodStatus(pod, api)
+
+	if gracePeriod != nil {
+		logger.V(4).Info("Pod terminating with grace period", "pod", klog.KObj(pod), "podUID", pod.UID, "gracePeriod", *gracePeriod)
+	}
+	running := kuberuntime.ConvertPodStatusToRunningPod(podStatus)
+	if running.ID == "" {
+		running.ID, running.Name, running.Namespace = pod.UID, pod.Name, pod.Namespace
+	}
+	if err := s.runtime.KillPod(ctx, pod, running, gracePeriod); err != nil {
+		s.recorder.Eventf(events.PodRef(pod), v1.EventTypeWarning, "FailedKillPod", "error killing pod: %v", err)
+		return fmt.Errorf("kill pod %q: %w", kuberuntime.FormatPod(pod), err)
+	}
+
+	// KillPod stopped what the cache knew about; read the runtime again so a container
+	// started meanwhile is caught and so the final status has the exit codes.
+	stopped, err := s.runtime.GetPodStatus(ctx, pod.UID, pod.Name, pod.Namespace)
+	if err != nil {
+		return fmt.Errorf("read status of pod %q before final termination: %w", kuberuntime.FormatPod(pod), err)
+	}
+	if podStatus != nil && len(stopped.IPs) == 0 {
+		stopped.IPs = podStatus.IPs // the sandbox is down; keep the IP the pod had
+	}
+	var stillRunning []string
+	for _, c := range stopped.ContainerStatuses {
+		if c.State == container.ContainerStateRunning {
+			stillRunning = append(stillRunning, c.ID.String())
+		}
+	}
+	if len(stillRunning) > 0 {
+		return fmt.Errorf("detected running containers after a successful KillPod, CRI violation: %v", stillRunning)
+	}
+	logger.V(4).Info("Pod termination stopped all running containers", "pod", klog.KObj(pod), "podUID", pod.UID)
+
+	old, _ = s.previousStatus(pod)
+	s.status.SetPodStatus(pod, s.gen.Generate(pod, stopped, old, true))
+	return nil
+}
+
+// SyncTerminatingRuntimePod stops an orphaned runtime pod with a 1s grace period (the
+// runtime's 2s minimum applies), as the kubelet does for pods it lost track of.
+func (s *Syncer) SyncTerminatingRuntimePod(ctx context.Context, runningPod *container.Pod) error {
+	pod := runningPodToAPIPod(runningPod)
+	klog.FromContext(ctx).V(4).Info("Orphaned running pod terminating without grace period", "pod", klog.KObj(pod), "podUID", pod.UID)
+	grace := int64(1)
+	if err := s.runtime.KillPod(ctx, pod, *runningPod, &grace); err != nil {
+		s.recorder.Eventf(events.PodRef(pod), v1.EventTypeWarning, "FailedKillPod", "error killing pod: %v", err)
+		return fmt.Errorf("kill orphaned pod %q: %w", kuberuntime.FormatPod(pod), err)
+	}
+	return nil
+}
+
+// SyncTerminatedPod writes the pod's terminal status and forgets its per-pod state.
+func (s *Syncer) SyncTerminatedPod(ctx context.Context, pod *v1.Pod, podStatus *container.PodStatus) error {
+	klog.FromContext(ctx).V(4).Info("SyncTerminatedPod enter", "pod", klog.KObj(pod), "podUID", pod.UID)
+	old, _ := s.previousStatus(pod)
+	s.status.SetPodStatus(pod, s.gen.Generate(pod, podStatus, old, true))
+	s.status.TerminatePod(pod)
+	s.reasons.ForgetPod(pod.UID)
+	s.mu.Lock()
+	delete(s.firstSeen, pod.UID)
+	delete(s.observed, pod.UID)
+	s.mu.Unlock()
+	return nil
+}
