@@ -223,6 +223,12 @@ func decodeKubelet(data []byte) (*KubeletConfiguration, map[string]bool, []error
 		return nil, nil, []error{err}
 	}
 	SetKubeletDefaults(kc)
+	// The simulator serves one HTTP listener on readOnlyPort, where 0 means "pick a free
+	// port" (handy for tests), so an unwritten port takes the default 10255 instead of
+	// v1beta1's 0-means-disabled.
+	if !set["kubeletConfiguration.readOnlyPort"] {
+		kc.ReadOnlyPort = DefaultReadOnlyPort
+	}
 	return kc, set, nil
 }
 

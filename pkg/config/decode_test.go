@@ -160,10 +160,10 @@ func TestKubeletFileDefaulting(t *testing.T) {
 					t.Errorf("nodeStatusReportFrequency = %v, want 1m", kc.NodeStatusReportFrequency.Duration)
 				}
 			}},
-		{"read-only port disabled by default in a file", "",
+		{"read-only port defaults to 10255 in a file", "",
 			func(t *testing.T, kc *KubeletConfiguration) {
-				if kc.ReadOnlyPort != 0 {
-					t.Errorf("readOnlyPort = %d, want 0 (v1beta1 default)", kc.ReadOnlyPort)
+				if kc.ReadOnlyPort != DefaultReadOnlyPort {
+					t.Errorf("readOnlyPort = %d, want %d", kc.ReadOnlyPort, DefaultReadOnlyPort)
 				}
 			}},
 		{"eviction defaults when unset", "",

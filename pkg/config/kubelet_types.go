@@ -27,8 +27,8 @@ type KubeletConfiguration struct {
 	FileCheckFrequency metav1.Duration `json:"fileCheckFrequency,omitempty"`
 	// Address is the IP the HTTP servers bind to. Default 127.0.0.1 (upstream: 0.0.0.0).
 	Address string `json:"address,omitempty"`
-	// ReadOnlyPort is the unauthenticated read-only HTTP port; 0 disables it. Default 10255
-	// without --config and 0 (disabled) with one, as upstream.
+	// ReadOnlyPort is the port of the daemon's one HTTP listener. Default 10255, with or
+	// without a config file; 0 picks a free port (upstream: 0 disables the read-only port).
 	ReadOnlyPort int32 `json:"readOnlyPort,omitempty"`
 	// EnableDebuggingHandlers enables the simulator's fault-injection HTTP handlers (upstream:
 	// logs/exec/attach/port-forward). Default false, unlike upstream's true, because these

@@ -127,8 +127,18 @@ func TestLoadPrecedence(t *testing.T) {
 			},
 		},
 		{
-			name: "read-only port: v1beta1 default 0 with a file, flag wins",
+			name: "read-only port: 10255 when a file leaves it out",
 			file: kubeletHead,
+			args: []string{"--config=$CONFIG"},
+			check: func(t *testing.T, cfg *Config, gate featuregate.FeatureGate) {
+				if cfg.Kubelet.ReadOnlyPort != DefaultReadOnlyPort {
+					t.Errorf("readOnlyPort = %d, want %d", cfg.Kubelet.ReadOnlyPort, DefaultReadOnlyPort)
+				}
+			},
+		},
+		{
+			name: "read-only port: explicit 0 in the file (a free port), flag wins over it",
+			file: kubeletHead + "readOnlyPort: 0\n",
 			args: []string{"--config=$CONFIG"},
 			check: func(t *testing.T, cfg *Config, gate featuregate.FeatureGate) {
 				if cfg.Kubelet.ReadOnlyPort != 0 {
