@@ -1,0 +1,678 @@
+package pleg
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+
+	"github.com/minikubelet/minikubelet/pkg/container"
+	"github.com/minikubelet/minikubelet/pkg/metrics"
+	"github.com/minikubelet/minikubelet/pkg/runner"
+	"github.com/minikubelet/minikubelet/pkg/runtime/cri"
+)
+
+// Runtime is what the generic PLEG reads: the pod listing and one pod's status. Listed pods
+// must not be modified once returned; a runtime may return the same *container.Pod again
+// for a pod that did not change (the fake runtime does), and the PLEG then skips comparing
+// its containers.
+type Runtime interface {
+	container.PodLister
+	container.PodStatusGetter
+}
+
+// Config configures a GenericPLEG. Zero durations and capacity take the kubelet's defaults.
+type Config struct {
+	// Runtime is listed every relist and asked for the status of pods with changes. Required.
+	Runtime Runtime
+	// Cache receives the statuses and the relist timestamp. Required.
+	Cache container.Cache
+	// Clock defaults to the real clock.
+	Clock clock.Clock
+	// RelistPeriod defaults to 1s, RelistThreshold to 3m (the wiring passes 300s/10m when
+	// EventedPLEG is on).
+	RelistPeriod    time.Duration
+	RelistThreshold time.Duration
+	// ChannelCapacity is the event channel's buffer; 1000 by default.
+	ChannelCapacity int
+	// Registry receives the PLEG metrics; a private one is made when nil.
+	Registry *metrics.Registry
+	// EventedPLEG is the feature gate: the cache then keeps the newest write, and a relist
+	// whose write the cache dropped neither advances the pod's record nor sends its events.
+	EventedPLEG bool
+}
+
+// GenericPLEG finds container changes by relisting the runtime periodically and comparing
+// each listing with the previous one.
+//
+// It assumes a container is not created, terminated and removed within one relist period:
+// such a container goes unseen, as upstream. Relist may run concurrently with the runner
+// (EventedPLEG forces relists); relists are serialized.
+type GenericPLEG struct {
+	runtime     Runtime
+	cache       container.Cache
+	clock       clock.Clock
+	eventCh     chan *PodLifecycleEvent
+	metrics     *plegMetrics
+	eventedGate bool
+	// eventedInUse is set by the EventedPLEG while it is in charge; the cache write then
+	// takes the status's own timestamp.
+	eventedInUse atomic.Bool
+
+	period    atomic.Int64 // time.Duration
+	threshold atomic.Int64 // time.Duration
+
+	// The last successful relist, in unix nanoseconds; relisted says there was one.
+	relistNanos atomic.Int64
+	relisted    atomic.Bool
+
+	// cacheMu serializes cache writes of Relist and UpdateCache.
+	cacheMu sync.Mutex
+
+	// relistMu guards the relist state below.
+	relistMu sync.Mutex
+	records  map[types.UID]*podRecord
+	// order holds every record: this relist's listing order, then the unlisted ones. Reused
+	// between relists with spare, so a steady relist allocates no bookkeeping.
+	order, spare []*podRecord
+	gen          uint64
+	events       []*PodLifecycleEvent // scratch for one pod's events
+
+	runMu  sync.Mutex
+	group  *runner.Group
+	parent context.Context
+}
+
+// NewGenericPLEG validates cfg, fills its defaults and returns a stopped PLEG.
+func NewGenericPLEG(cfg Config) (*GenericPLEG, error) {
+	if cfg.Runtime == nil {
+		return nil, errors.New("pleg config: runtime is required")
+	}
+	if cfg.Cache == nil {
+		return nil, errors.New("pleg config: cache is required")
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = clock.RealClock{}
+	}
+	if cfg.RelistPeriod == 0 {
+		cfg.RelistPeriod = DefaultRelistPeriod
+	}
+	if cfg.RelistThreshold == 0 {
+		cfg.RelistThreshold = DefaultRelistThreshold
+	}
+	if cfg.ChannelCapacity == 0 {
+		cfg.ChannelCapacity = DefaultChannelCapacity
+	}
+	if err := validateDuration(RelistDuration{cfg.RelistPeriod, cfg.RelistThreshold}); err != nil {
+		return nil, fmt.Errorf("pleg config: %w", err)
+	}
+	if cfg.ChannelCapacity < 0 {
+		return nil, fmt.Errorf("pleg config: channelCapacity must not be negative, got %d", cfg.ChannelCapacity)
+	}
+	if cfg.Registry == nil {
+		cfg.Registry = metrics.NewRegistry("")
+	}
+	g := &GenericPLEG{
+		runtime:     cfg.Runtime,
+		cache:       cfg.Cache,
+		clock:       cfg.Clock,
+		eventCh:     make(chan *PodLifecycleEvent, cfg.ChannelCapacity),
+		metrics:     newMetrics(cfg.Registry),
+		eventedGate: cfg.EventedPLEG,
+		records:     make(map[types.UID]*podRecord),
+	}
+	g.Update(RelistDuration{cfg.RelistPeriod, cfg.RelistThreshold})
+	return g, nil
+}
+
+// validateDuration accepts any positive pair. A threshold below the period is allowed on
+// purpose: it makes the health check fail between relists, which is how one rehearses
+// PLEG alerts.
+func validateDuration(d RelistDuration) error {
+	if d.RelistPeriod <= 0 {
+		return fmt.Errorf("relistPeriod must be positive, got %v", d.RelistPeriod)
+	}
+	if d.RelistThreshold <= 0 {
+		return fmt.Errorf("relistThreshold must be positive, got %v", d.RelistThreshold)
+	}
+	return nil
+}
+
+// Name is the health check's name, as the kubelet registers it.
+func (g *GenericPLEG) Name() string { return "PLEG" }
+
+// Watch returns the event channel (one subscriber).
+func (g *GenericPLEG) Watch() chan *PodLifecycleEvent { return g.eventCh }
+
+// Update changes the relist period and threshold. A running loop picks the period up after
+// its current wait; the EventedPLEG restarts the loop when it needs the change at once.
+func (g *GenericPLEG) Update(d RelistDuration) {
+	g.period.Store(int64(d.RelistPeriod))
+	g.threshold.Store(int64(d.RelistThreshold))
+}
+
+// RelistDuration returns the current period and threshold.
+func (g *GenericPLEG) RelistDuration() RelistDuration {
+	return RelistDuration{time.Duration(g.period.Load()), time.Duration(g.threshold.Load())}
+}
+
+func (g *GenericPLEG) relistPeriod() time.Duration { return time.Duration(g.period.Load()) }
+
+// Start relists at once and then every period until ctx ends or Stop. A second Start while
+// running does nothing.
+func (g *GenericPLEG) Start(ctx context.Context) {
+	g.runMu.Lock()
+	defer g.runMu.Unlock()
+	g.startLocked(ctx)
+}
+
+func (g *GenericPLEG) startLocked(ctx context.Context) {
+	if g.group != nil {
+		return
+	}
+	g.parent = ctx
+	g.group = runner.NewGroup(ctx)
+	g.group.Go("generic-pleg-relist", func(ctx context.Context) {
+		runner.Every(ctx, g.clock, g.relistPeriod, g.Relist)
+	})
+}
+
+// Stop ends the relist loop and waits for it. Idempotent.
+func (g *GenericPLEG) Stop() {
+	g.runMu.Lock()
+	defer g.runMu.Unlock()
+	g.stopLocked()
+}
+
+func (g *GenericPLEG) stopLocked() {
+	if g.group == nil {
+		return
+	}
+	g.group.Stop()
+	g.group = nil
+}
+
+// restartIfRunning restarts a running loop so a changed period applies now rather than
+// after the current (possibly 300s) wait, as the kubelet's Stop/Update/Start does.
+func (g *GenericPLEG) restartIfRunning() {
+	g.runMu.Lock()
+	defer g.runMu.Unlock()
+	if g.group == nil {
+		return
+	}
+	parent := g.parent
+	g.stopLocked()
+	g.startLocked(parent)
+}
+
+// Healthy reports an error before the first successful relist and when the last one is
+// older than the threshold. It exports the last relist time as pleg_last_seen_seconds.
+func (g *GenericPLEG) Healthy() (bool, error) {
+	last, ok := g.relistTime()
+	if !ok {
+		return false, errors.New("pleg has yet to be successful")
+	}
+	g.metrics.lastSeen.Set(float64(last.Unix()))
+	elapsed := g.clock.Since(last)
+	if threshold := time.Duration(g.threshold.Load()); elapsed > threshold {
+		return false, fmt.Errorf("pleg was last seen active %v ago; threshold is %v", elapsed, threshold)
+	}
+	return true, nil
+}
+
+// LastRelistTime is the start time of the last successful relist; ok is false before one.
+func (g *GenericPLEG) LastRelistTime() (t time.Time, ok bool) { return g.relistTime() }
+
+func (g *GenericPLEG) relistTime() (time.Time, bool) {
+	if !g.relisted.Load() {
+		return time.Time{}, false
+	}
+	return time.Unix(0, g.relistNanos.Load()), true
+}
+
+func (g *GenericPLEG) setRelistTime(t time.Time) {
+	g.relistNanos.Store(t.UnixNano())
+	g.relisted.Store(true)
+}
+
+// plegState is a container's state as relist compares it.
+type plegState uint8
+
+const (
+	stateNonExistent plegState = iota
+	stateRunning
+	stateExited
+	// stateUnknown covers created and unknown: the kubelet does not use "created".
+	stateUnknown
+)
+
+func (s plegState) String() string {
+	switch s {
+	case stateRunning:
+		return "running"
+	case stateExited:
+		return "exited"
+	case stateUnknown:
+		return "unknown"
+	default:
+		return "non-existent"
+	}
+}
+
+// convertState maps a listed state. Upstream panics on a state it does not know; a
+// simulator treats it as unknown instead.
+func convertState(s container.State) plegState {
+	switch s {
+	case container.ContainerStateRunning:
+		return stateRunning
+	case container.ContainerStateExited:
+		return stateExited
+	default:
+		return stateUnknown
+	}
+}
+
+// appendEvents appends the events of one container's transition: the kubelet's table.
+func appendEvents(events []*PodLifecycleEvent, pid types.UID, cid string, from, to plegState) []*PodLifecycleEvent {
+	if from == to {
+		return events
+	}
+	switch to {
+	case stateRunning:
+		return append(events, &PodLifecycleEvent{ID: pid, Type: ContainerStarted, Data: cid})
+	case stateExited:
+		return append(events, &PodLifecycleEvent{ID: pid, Type: ContainerDied, Data: cid})
+	case stateUnknown:
+		return append(events, &PodLifecycleEvent{ID: pid, Type: ContainerChanged, Data: cid})
+	default: // non-existent
+		if from == stateExited {
+			// The death was reported before.
+			return append(events, &PodLifecycleEvent{ID: pid, Type: ContainerRemoved, Data: cid})
+		}
+		return append(events,
+			&PodLifecycleEvent{ID: pid, Type: ContainerDied, Data: cid},
+			&PodLifecycleEvent{ID: pid, Type: ContainerRemoved, Data: cid})
+	}
+}
+
+// ctrRecord is one container (or sandbox) of a pod as last reported. raw is the listed
+// state: comparing it costs a pointer comparison when the runtime reuses its constants.
+type ctrRecord struct {
+	id    string
+	raw   container.State
+	state plegState
+}
+
+// podRecord is one pod's relist bookkeeping. old is what the events sent so far describe
+// (containers then sandboxes, deduplicated).
+type podRecord struct {
+	uid types.UID
+	old []ctrRecord
+	// last is the listed pod old was taken from or last matched: the same pointer again
+	// means the same containers in the same states.
+	last *container.Pod
+	gen  uint64 // the relist that listed it last
+	// curIdx is the pod's index in the listing when gen is the current relist. An index, not
+	// a pointer: a steady relist then writes no pointers (no GC write barriers).
+	curIdx    int
+	reinspect bool // the last status read failed: inspect again even without changes
+	dead      bool // removed from the records during this relist
+	// inline backs old for typical pods (a sandbox and two containers), so the steady-state
+	// comparison reads one block of memory per pod.
+	inline [3]ctrRecord
+}
+
+// entry is the k-th of a pod's containers followed by its sandboxes (upstream treats
+// sandboxes as containers).
+func entry(p *container.Pod, k int) *container.Container {
+	if k < len(p.Containers) {
+		return p.Containers[k]
+	}
+	return p.Sandboxes[k-len(p.Containers)]
+}
+
+func entries(p *container.Pod) int { return len(p.Containers) + len(p.Sandboxes) }
+
+// unchanged is the steady-state fast path: the pod lists the same containers in the same
+// order and states as last reported.
+func (r *podRecord) unchanged(p *container.Pod) bool {
+	if p == r.last {
+		return true
+	}
+	if entries(p) != len(r.old) {
+		return false
+	}
+	k := 0
+	for _, c := range p.Containers {
+		if o := &r.old[k]; o.id != c.ID.ID || o.raw != c.State {
+			return false
+		}
+		k++
+	}
+	for _, c := range p.Sandboxes {
+		if o := &r.old[k]; o.id != c.ID.ID || o.raw != c.State {
+			return false
+		}
+		k++
+	}
+	// Point at the current listing, so the record does not keep an old one alive.
+	r.last = p
+	return true
+}
+
+func (r *podRecord) oldIndex(id string, hint int) int {
+	if hint < len(r.old) && r.old[hint].id == id {
+		return hint
+	}
+	for i := range r.old {
+		if r.old[i].id == id {
+			return i
+		}
+	}
+	return -1
+}
+
+// find returns the first entry of p with the id (trying position hint first), or -1.
+func find(p *container.Pod, id string, hint int) int {
+	n := entries(p)
+	if hint < n && entry(p, hint).ID.ID == id {
+		// Only the first occurrence counts; an earlier duplicate is rare enough to scan for.
+		for k := 0; k < hint; k++ {
+			if entry(p, k).ID.ID == id {
+				return k
+			}
+		}
+		return hint
+	}
+	for k := 0; k < n; k++ {
+		if entry(p, k).ID.ID == id {
+			return k
+		}
+	}
+	return -1
+}
+
+// advance makes the current listing the reported state.
+func (r *podRecord) advance(p *container.Pod) {
+	r.last = p
+	if r.old == nil {
+		r.old = r.inline[:0]
+	}
+	r.old = r.old[:0]
+	n := entries(p)
+	for k := 0; k < n; k++ {
+		c := entry(p, k)
+		if r.oldIndex(c.ID.ID, len(r.old)) >= 0 {
+			continue // a duplicate id: keep the first, as upstream's container set
+		}
+		r.old = append(r.old, ctrRecord{id: c.ID.ID, raw: c.State, state: convertState(c.State)})
+	}
+}
+
+// computeEvents compares the record with the current listing (nil: the pod is gone) over
+// the union of old and current containers, in upstream's order: old containers and
+// sandboxes first, then new ones.
+func (g *GenericPLEG) computeEvents(logger klog.Logger, r *podRecord, cur *container.Pod, events []*PodLifecycleEvent) []*PodLifecycleEvent {
+	v4 := logger.V(4)
+	log := v4.Enabled()
+	for i := range r.old {
+		o := &r.old[i]
+		to := stateNonExistent
+		if cur != nil {
+			if k := find(cur, o.id, i); k >= 0 {
+				to = convertState(entry(cur, k).State)
+			}
+		}
+		if log && to != o.state {
+			v4.Info("GenericPLEG", "podUID", r.uid, "containerID", o.id, "oldState", o.state, "newState", to)
+		}
+		events = appendEvents(events, r.uid, o.id, o.state, to)
+	}
+	if cur == nil {
+		return events
+	}
+	n := entries(cur)
+	for k := 0; k < n; k++ {
+		c := entry(cur, k)
+		if r.oldIndex(c.ID.ID, k) >= 0 || find(cur, c.ID.ID, k) != k {
+			continue // reported above, or a duplicate of an earlier entry
+		}
+		to := convertState(c.State)
+		if log {
+			v4.Info("GenericPLEG", "podUID", r.uid, "containerID", c.ID.ID, "oldState", stateNonExistent, "newState", to)
+		}
+		events = appendEvents(events, r.uid, c.ID.ID, stateNonExistent, to)
+	}
+	return events
+}
+
+// Relist lists all pods, generates events for every container whose state changed since
+// the last relist, refreshes the cache for the pods with events and sends the events. It is
+// the PLEG's step: the runner calls it every period, EventedPLEG calls it on stream errors,
+// and simulate mode calls it directly.
+func (g *GenericPLEG) Relist(ctx context.Context) {
+	g.relistMu.Lock()
+	defer g.relistMu.Unlock()
+	logger := klog.FromContext(ctx)
+	if v := logger.V(5); v.Enabled() {
+		v.Info("GenericPLEG: Relisting")
+	}
+
+	if last, ok := g.relistTime(); ok {
+		g.metrics.relistInterval.Observe(g.clock.Since(last).Seconds())
+	}
+	timestamp := g.clock.Now()
+	defer func() { g.metrics.relistDuration.Observe(g.clock.Since(timestamp).Seconds()) }()
+
+	pods, err := g.runtime.GetPods(ctx, true)
+	if err != nil {
+		// The relist time stays put, so Healthy turns false once the threshold passes.
+		logger.Error(err, "GenericPLEG: Unable to retrieve pods")
+		return
+	}
+	g.setRelistTime(timestamp)
+
+	g.setCurrent(pods)
+	died := false
+	for _, r := range g.order {
+		var cur *container.Pod
+		if r.gen == g.gen {
+			cur = pods[r.curIdx]
+		}
+		g.inspect(ctx, logger, r, cur)
+		died = died || r.dead
+	}
+	if died {
+		g.compact()
+	}
+
+	// After every pod's entry is written: all cached data is now at least this fresh.
+	g.cache.UpdateTime(timestamp)
+}
+
+// setCurrent marks the records of the listed pods (creating records for new pods) and puts
+// g.order in listing order followed by the records of pods not listed. When the listing
+// starts like the last one it only updates the records in place.
+func (g *GenericPLEG) setCurrent(pods []*container.Pod) {
+	g.gen++
+	prev := g.order
+	i := 0
+	for ; i < len(pods) && i < len(prev) && (prev[i].last == pods[i] || prev[i].uid == pods[i].ID); i++ {
+		prev[i].gen, prev[i].curIdx = g.gen, i
+	}
+	if i == len(pods) && i == len(prev) {
+		return // the same pods in the same order: g.order stays
+	}
+	next := append(g.spare[:0], prev[:i]...)
+	for ; i < len(pods); i++ {
+		p := pods[i]
+		var r *podRecord
+		if i < len(prev) && prev[i].uid == p.ID {
+			r = prev[i] // same position as last time: skip the map
+		} else if r = g.records[p.ID]; r == nil {
+			r = &podRecord{uid: p.ID}
+			g.records[p.ID] = r
+		}
+		seen := r.gen == g.gen
+		r.gen, r.curIdx = g.gen, i // a pod listed twice: the later entry wins, as upstream
+		if !seen {
+			next = append(next, r)
+		}
+	}
+	for _, r := range prev {
+		if r.gen != g.gen {
+			next = append(next, r)
+		}
+	}
+	clear(prev) // release the records the spare buffer would otherwise keep alive
+	g.order, g.spare = next, prev[:0]
+}
+
+// compact drops the records deleted during this relist from g.order.
+func (g *GenericPLEG) compact() {
+	live := g.order[:0]
+	for _, r := range g.order {
+		if !r.dead {
+			live = append(live, r)
+		}
+	}
+	clear(g.order[len(live):])
+	g.order = live
+}
+
+func (g *GenericPLEG) deleteRecord(r *podRecord) {
+	r.dead, r.last = true, nil
+	delete(g.records, r.uid)
+}
+
+// inspect handles one pod of a relist; cur is its listing, nil when it was not listed.
+func (g *GenericPLEG) inspect(ctx context.Context, logger klog.Logger, r *podRecord, cur *container.Pod) {
+	if cur != nil && !r.reinspect && r.unchanged(cur) {
+		return
+	}
+	events := g.computeEvents(logger, r, cur, g.events[:0])
+	defer func() { clear(events); g.events = events[:0] }()
+
+	if len(events) == 0 && !r.reinspect {
+		// The same containers in the same states, listed in another order (or the pod and
+		// its containers are gone without a trace). Upstream keeps the old record; the two
+		// are equivalent, and taking the new one keeps the next relist on the fast path.
+		if cur == nil {
+			g.deleteRecord(r)
+		} else {
+			r.advance(cur)
+		}
+		return
+	}
+
+	status, updated, err := g.updateCache(ctx, logger, cur, r.uid)
+	if err != nil {
+		// Keep the record as it is so the same changes are found again next relist.
+		if v := logger.V(4); v.Enabled() {
+			v.Error(err, "PLEG: Ignoring events for pod", "pod", klog.KRef(cur.Namespace, cur.Name))
+		}
+		r.reinspect = true
+		return
+	}
+	r.reinspect = false
+	if g.eventedGate && !updated {
+		// The cache holds a newer status from the event stream; upstream skips the pod
+		// without advancing its record.
+		return
+	}
+	if cur == nil {
+		g.deleteRecord(r)
+	} else {
+		r.advance(cur)
+	}
+
+	for _, ev := range events {
+		if ev.Type == ContainerChanged {
+			continue // not reliable and not consumed, as upstream
+		}
+		select {
+		case g.eventCh <- ev:
+		default:
+			g.metrics.discardEvents.Inc()
+			logger.Error(nil, "Event channel is full, discard this relist() cycle event")
+		}
+		if ev.Type == ContainerDied && status != nil {
+			if v := logger.V(2); v.Enabled() {
+				cid := ev.Data.(string)
+				for _, cs := range status.ContainerStatuses {
+					if cs.ID.ID == cid {
+						v.Info("Generic (PLEG): container finished", "podID", status.ID, "containerID", cid, "exitCode", cs.ExitCode)
+						break
+					}
+				}
+			}
+		}
+	}
+}
+
+// UpdateCache reads the pod's status and writes it to the cache; updated is false when the
+// cache kept a newer status (EventedPLEG). The kubelet calls it after syncing a pod while
+// EventedPLEG is in use.
+func (g *GenericPLEG) UpdateCache(ctx context.Context, pod *container.Pod, pid types.UID) (updated bool, err error) {
+	if pod == nil {
+		return false, errors.New("update pod status cache: pod cannot be nil")
+	}
+	_, updated, err = g.updateCache(ctx, klog.FromContext(ctx), pod, pid)
+	return updated, err
+}
+
+// updateCache refreshes the pod's cache entry, or deletes it when the pod is gone. A read
+// error is stored with the status (pod workers see it) and returned.
+func (g *GenericPLEG) updateCache(ctx context.Context, logger klog.Logger, pod *container.Pod, pid types.UID) (*container.PodStatus, bool, error) {
+	if pod == nil {
+		// The pod has no visible containers or sandboxes any more.
+		if v := logger.V(4); v.Enabled() {
+			v.Info("PLEG: Delete status for pod", "podUID", string(pid))
+		}
+		g.cache.Delete(pid)
+		return nil, true, nil
+	}
+	g.cacheMu.Lock()
+	defer g.cacheMu.Unlock()
+	timestamp := g.clock.Now()
+	status, err := g.runtime.GetPodStatus(ctx, pod.ID, pod.Name, pod.Namespace)
+	if err != nil {
+		err = fmt.Errorf("get status of pod %s/%s: %w", pod.Namespace, pod.Name, err)
+		logger.Error(err, "PLEG: Write status", "pod", klog.KRef(pod.Namespace, pod.Name))
+	} else {
+		if v := logger.V(4); v.Enabled() {
+			v.Info("PLEG: Write status", "pod", klog.KRef(pod.Namespace, pod.Name))
+		}
+		// Keep the pod IP across a teardown: the API shows a finished pod's IP.
+		status.IPs = podIPs(g.cache, pid, status)
+	}
+	// While the event stream is in charge, the cache orders writes by the runtime's own
+	// timestamps (KEP-3386); a status without one keeps the read time.
+	if g.eventedGate && g.eventedInUse.Load() && status != nil && !status.TimeStamp.IsZero() {
+		timestamp = status.TimeStamp
+	}
+	return status, g.cache.Set(pod.ID, status, err, timestamp), err
+}
+
+// podIPs keeps the cached IPs when the new status has none and no ready sandbox.
+func podIPs(cache container.Cache, pid types.UID, status *container.PodStatus) []string {
+	if len(status.IPs) != 0 {
+		return status.IPs
+	}
+	old, err := cache.Get(pid)
+	if err != nil || old == nil || len(old.IPs) == 0 {
+		return nil
+	}
+	for _, s := range status.SandboxStatuses {
+		if s != nil && s.State == cri.SandboxReady {
+			return status.IPs
+		}
+	}
+	return old.IPs
+}

@@ -1,0 +1,87 @@
+package pleg
+
+import (
+	"context"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// PodLifecycleEventType is the kind of a PodLifecycleEvent.
+type PodLifecycleEventType string
+
+const (
+	// ContainerStarted: the container's new state is running.
+	ContainerStarted PodLifecycleEventType = "ContainerStarted"
+	// ContainerDied: the container's new state is exited.
+	ContainerDied PodLifecycleEventType = "ContainerDied"
+	// ContainerRemoved: the container no longer exists.
+	ContainerRemoved PodLifecycleEventType = "ContainerRemoved"
+	// PodSync asks for a pod sync when no single event above captures the change.
+	PodSync PodLifecycleEventType = "PodSync"
+	// ContainerChanged: the container's new state is unknown. Generated but never sent, as
+	// upstream: nothing consumes it and it is not reliable.
+	ContainerChanged PodLifecycleEventType = "ContainerChanged"
+)
+
+// PodLifecycleEvent is one change of a pod's state.
+type PodLifecycleEvent struct {
+	// ID is the pod's UID.
+	ID types.UID
+	// Type is what happened.
+	Type PodLifecycleEventType
+	// Data is the container (or sandbox) ID as a string for the container events.
+	Data interface{}
+}
+
+// RelistDuration is the relist cadence and the staleness that makes the PLEG unhealthy.
+type RelistDuration struct {
+	// RelistPeriod is the wait between the end of one relist and the start of the next.
+	RelistPeriod time.Duration
+	// RelistThreshold must exceed the period plus a relist's run time, which varies a lot;
+	// a conservative value avoids flapping between healthy and unhealthy.
+	RelistThreshold time.Duration
+}
+
+// Defaults, as the kubelet's.
+const (
+	DefaultChannelCapacity = 1000
+	DefaultRelistPeriod    = time.Second
+	DefaultRelistThreshold = 3 * time.Minute
+	// With EventedPLEG in use the generic PLEG only relists as a safety net.
+	DefaultEventedRelistPeriod    = 300 * time.Second
+	DefaultEventedRelistThreshold = 10 * time.Minute
+	DefaultMaxStreamRetries       = 5
+	// Older kubelets bump the cache every 5s, newer ones every 2s; either unsticks waiters in seconds.
+	DefaultGlobalCacheUpdatePeriod = 5 * time.Second
+)
+
+// Interface is what the kubelet uses of a PLEG. Both GenericPLEG and EventedPLEG implement it.
+type Interface interface {
+	// Start runs the PLEG's loops in goroutines owned by the PLEG until ctx ends or Stop.
+	Start(ctx context.Context)
+	// Stop ends the loops and waits for them. Safe to call twice or before Start.
+	Stop()
+	// Update changes the relist cadence; it takes effect after the current wait.
+	Update(d RelistDuration)
+	// Watch is the channel events are sent to (one subscriber).
+	Watch() chan *PodLifecycleEvent
+	// Healthy reports an error when the PLEG has stalled.
+	Healthy() (bool, error)
+	// Relist runs one relist: the single step the runner repeats.
+	Relist(ctx context.Context)
+}
+
+// HealthChecker is a named health check as the kubelet's runtime state registers it
+// (addHealthCheck(name, fn)); an unhealthy check reads "<Name()> is not healthy: <err>".
+type HealthChecker interface {
+	Name() string
+	Healthy() (bool, error)
+}
+
+var (
+	_ Interface     = (*GenericPLEG)(nil)
+	_ Interface     = (*EventedPLEG)(nil)
+	_ HealthChecker = (*GenericPLEG)(nil)
+	_ HealthChecker = (*EventedPLEG)(nil)
+)
