@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 	"github.com/minikubelet/minikubelet/pkg/container"
 	"github.com/minikubelet/minikubelet/pkg/events"
 	"github.com/minikubelet/minikubelet/pkg/metrics"
+	"github.com/minikubelet/minikubelet/pkg/runtime/behavior"
 	"github.com/minikubelet/minikubelet/pkg/runtime/cri"
 )
 
@@ -328,6 +330,13 @@ func (m *Manager) doBackOff(pod *v1.Pod, c *v1.Container, podStatus *container.P
 // with one of the Err* sentinels on failure.
 func (m *Manager) startContainer(ctx context.Context, sandboxID string, sandboxConfig *cri.PodSandboxConfig, c *v1.Container, kind containerKind, pod *v1.Pod, podStatus *container.PodStatus) (string, error) {
 	ref := containerRef(pod, c)
+	// A bad behaviour script is a configuration error of the pod: it is reported before any
+	// pull, naming the annotation, instead of surfacing later as a pull or create failure
+	// (the fake runtime parses the same annotations in PullImage and CreateContainer).
+	if msg, err := behaviourConfigError(pod); err != nil {
+		m.recorder.Eventf(ref, v1.EventTypeWarning, "Failed", "Error: %s", msg)
+		return msg, err
+	}
 	image, msg, err := m.ensureImageExists(ctx, ref, pod, c, sandboxConfig)
 	if err != nil {
 		m.recorder.Eventf(ref, v1.EventTypeWarning, "Failed", "Error: %v", err)
@@ -361,6 +370,25 @@ func (m *Manager) startContainer(ctx context.Context, sandboxID string, sandboxC
 		m.metrics.restartedContainers.Inc()
 	}
 	return "", nil
+}
+
+// behaviourConfigError validates the pod's minikubelet.io/behavior.<container> annotations
+// (every one must parse and name a container of the pod) and returns the message a waiting
+// container shows, with ErrCreateContainerConfig; "", nil when they are fine.
+func behaviourConfigError(pod *v1.Pod) (string, error) {
+	names := make([]string, 0, len(pod.Spec.InitContainers)+len(pod.Spec.Containers))
+	for i := range pod.Spec.InitContainers {
+		names = append(names, pod.Spec.InitContainers[i].Name)
+	}
+	for i := range pod.Spec.Containers {
+		names = append(names, pod.Spec.Containers[i].Name)
+	}
+	err := behavior.ValidatePod(pod.Annotations, names)
+	if err == nil {
+		return "", nil
+	}
+	// errors.Join separates several bad annotations with newlines; a status message is one line.
+	return strings.ReplaceAll(err.Error(), "\n", "; "), ErrCreateContainerConfig
 }
 
 // KillPod stops every running container of runningPod and then its sandboxes. pod may be nil

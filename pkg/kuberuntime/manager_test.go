@@ -150,6 +150,80 @@ func TestSyncPodSidecars(t *testing.T) {
 	}
 }
 
+func TestSandboxRecreatedWhenItDies(t *testing.T) {
+	tests := []struct {
+		policy v1.RestartPolicy
+		// restartPolicy Never: a pod that already ran is not brought back in a new sandbox
+		wantNewSandbox bool
+	}{
+		{v1.RestartPolicyAlways, true},
+		{v1.RestartPolicyOnFailure, true},
+		{v1.RestartPolicyNever, false},
+	}
+	for _, tc := range tests {
+		t.Run(string(tc.policy), func(t *testing.T) {
+			h := newHarness(t, true)
+			pod := newPod("sb", withRestartPolicy(tc.policy), withInit("setup", false), withBehavior("setup", "runFor=1s"))
+			h.sync(pod)
+			h.step(time.Second)
+			h.sync(pod)
+			if st, _ := h.state(pod, "app"); st != container.ContainerStateRunning {
+				t.Fatalf("app = %q, want running before the sandbox dies", st)
+			}
+			old := h.status(pod).SandboxStatuses[0]
+			if err := h.rt.StopPodSandbox(h.ctx, old.ID); err != nil { // the sandbox dies, taking the app with it
+				t.Fatal(err)
+			}
+
+			h.sync(pod)
+			sbs := h.status(pod).SandboxStatuses
+			if !tc.wantNewSandbox {
+				if len(sbs) != 1 || sbs[0].State != cri.SandboxNotReady {
+					t.Fatalf("sandboxes %+v, want only the dead one", sbs)
+				}
+				if st, _ := h.state(pod, "setup"); st != container.ContainerStateExited {
+					t.Fatalf("setup = %q, want the old instance kept (nothing re-run)", st)
+				}
+				return
+			}
+			if len(sbs) != 2 || sbs[0].State != cri.SandboxReady || sbs[0].Metadata.Attempt != 1 || sbs[1].ID != old.ID {
+				t.Fatalf("sandboxes %+v, want a new ready sandbox with attempt 1 before the old one", sbs)
+			}
+			if !contains(h.eventMessages("SandboxChanged"), "Pod sandbox changed, it will be killed and re-created.") {
+				t.Errorf("SandboxChanged events = %v", h.eventMessages("SandboxChanged"))
+			}
+			// initialization starts over in the new sandbox: the old init instance is purged and
+			// the re-run counts as a restart (upstream derives it from the status of the sync)
+			st := h.status(pod)
+			setup := st.FindContainerStatusByName("setup")
+			if setup == nil || setup.State != container.ContainerStateRunning || setup.RestartCount != 1 {
+				t.Fatalf("setup = %+v, want a running re-run with restart count 1", setup)
+			}
+			if n := len(containersNamed(st, "setup")); n != 1 {
+				t.Fatalf("%d instances of setup, want the old one purged", n)
+			}
+			if app := st.FindContainerStatusByName("app"); app == nil || app.State != container.ContainerStateExited {
+				t.Fatalf("app = %+v, want its dead instance waiting for initialization", app)
+			}
+			h.step(time.Second)
+			h.sync(pod)
+			if st, attempt := h.state(pod, "app"); st != container.ContainerStateRunning || attempt != 1 {
+				t.Fatalf("app = %q attempt %d after the new initialization, want running attempt 1", st, attempt)
+			}
+		})
+	}
+}
+
+func containersNamed(st *container.PodStatus, name string) []*container.ContainerStatus {
+	var out []*container.ContainerStatus
+	for _, c := range st.ContainerStatuses {
+		if c.Name == name {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
 func containerType(t *testing.T, h *harness, name string) string {
 	t.Helper()
 	cs, err := h.rt.ListContainers(h.ctx, &cri.ContainerFilter{LabelSelector: map[string]string{cri.ContainerNameLabel: name}})
@@ -315,22 +389,67 @@ func TestImagePullReasons(t *testing.T) {
 	}
 }
 
-func TestBadBehaviourAnnotationIsAContainerError(t *testing.T) {
-	h := newHarness(t, true)
-	// the image is present, so the bad script first bites at CreateContainer
-	if _, err := h.rt.PullImage(h.ctx, cri.ImageSpec{Image: "busybox:1.36"}, nil); err != nil {
-		t.Fatal(err)
+func TestBadBehaviourAnnotationIsAConfigError(t *testing.T) {
+	tests := []struct {
+		name         string
+		annotations  map[string]string
+		imagePresent bool
+		wantInMsg    []string
+	}{
+		{"bad value, image to pull", map[string]string{behavior.AnnotationKey("app"): "runFor=banana"}, false,
+			[]string{`annotation "minikubelet.io/behavior.app"`, `key "runFor"`, `bad value "banana"`}},
+		{"bad value, image present", map[string]string{behavior.AnnotationKey("app"): "runFor=banana"}, true,
+			[]string{`annotation "minikubelet.io/behavior.app"`, `bad value "banana"`}},
+		{"unknown key", map[string]string{behavior.AnnotationKey("app"): "pullErr=ErrImagePull"}, false,
+			[]string{`annotation "minikubelet.io/behavior.app"`, `key "pullErr"`, "unknown key"}},
+		{"annotation naming no container", map[string]string{behavior.AnnotationKey("ap"): "exitCode=1"}, false,
+			[]string{`annotation "minikubelet.io/behavior.ap"`, `no container named "ap"`}},
+		{"two bad annotations on one line", map[string]string{behavior.AnnotationKey("app"): "exitCode=300", behavior.AnnotationKey("web"): "runFor=x"}, false,
+			[]string{`annotation "minikubelet.io/behavior.app"`, "; ", `annotation "minikubelet.io/behavior.web"`}},
 	}
-	pod := newPod("bad", withBehavior("app", "runFor=banana"))
-	r := startResult(h.sync(pod), "app")
-	if r == nil || r.Error != ErrCreateContainer {
-		t.Fatalf("start result %+v, want CreateContainerError", r)
-	}
-	if !strings.Contains(r.Message, behavior.AnnotationKey("app")) || !strings.Contains(r.Message, "banana") {
-		t.Errorf("message %q does not name the annotation and the bad value", r.Message)
-	}
-	if !contains(h.eventMessages("Failed"), "banana") {
-		t.Errorf("no Failed event naming the bad value: %v", h.eventMessages("Failed"))
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t, true)
+			if tc.imagePresent {
+				if _, err := h.rt.PullImage(h.ctx, cri.ImageSpec{Image: "busybox:1.36"}, nil); err != nil {
+					t.Fatal(err)
+				}
+			}
+			pod := newPod("bad")
+			pod.Annotations = tc.annotations
+			r := startResult(h.sync(pod), "app")
+			if r == nil || r.Error != ErrCreateContainerConfig {
+				t.Fatalf("start result %+v, want CreateContainerConfigError", r)
+			}
+			for _, want := range tc.wantInMsg {
+				if !strings.Contains(r.Message, want) {
+					t.Errorf("message %q does not contain %q", r.Message, want)
+				}
+			}
+			if strings.Contains(r.Message, "\n") {
+				t.Errorf("message %q spans lines", r.Message)
+			}
+			if got := h.eventMessages("Failed"); len(got) != 1 || got[0] != "Error: "+r.Message {
+				t.Errorf("Failed events = %q, want one %q", got, "Error: "+r.Message)
+			}
+			for _, e := range h.events.List() {
+				if e.Reason == "Failed" && (e.Type != v1.EventTypeWarning || e.InvolvedObject.FieldPath != "spec.containers{app}") {
+					t.Errorf("Failed event %s on %q, want a Warning on spec.containers{app}", e.Type, e.InvolvedObject.FieldPath)
+				}
+			}
+			// checked before the image: no pull is attempted and nothing is created
+			if got := h.eventMessages("Pulling"); len(got) != 0 {
+				t.Errorf("Pulling events %v: the image was pulled despite the bad script", got)
+			}
+			if n := countContainers(t, h); n != 0 {
+				t.Errorf("%d containers created, want none", n)
+			}
+			// a fixed annotation lets the container start at the next sync
+			pod.Annotations = map[string]string{}
+			if r := startResult(h.sync(pod), "app"); r == nil || r.Error != nil {
+				t.Fatalf("after fixing the annotation: %+v, want the container started", r)
+			}
+		})
 	}
 }
 

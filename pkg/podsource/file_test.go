@@ -8,12 +8,16 @@ import (
 	"path/filepath"
 	"runtime"
 	"sort"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr/funcr"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 	testingclock "k8s.io/utils/clock/testing"
 
@@ -71,6 +75,25 @@ func (f *fixture) list(t *testing.T) ([]*v1.Pod, []*FileError) {
 		t.Fatalf("ListOnce: %v", err)
 	}
 	return pods, errs
+}
+
+// listLogged is list with the log captured, one line per entry.
+func (f *fixture) listLogged(t *testing.T) ([]*v1.Pod, []*FileError, string) {
+	t.Helper()
+	var mu sync.Mutex
+	var buf strings.Builder
+	logger := funcr.New(func(prefix, args string) {
+		mu.Lock()
+		defer mu.Unlock()
+		buf.WriteString(args + "\n")
+	}, funcr.Options{Verbosity: 2})
+	pods, errs, err := f.src.ListOnce(klog.NewContext(context.Background(), logger))
+	if err != nil {
+		t.Fatalf("ListOnce: %v", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	return pods, errs, buf.String()
 }
 
 func (f *fixture) errorsCounted(reason string) float64 {
@@ -151,7 +174,7 @@ func TestListOnceReportsBadFiles(t *testing.T) {
 			f.write(t, "other.yaml", podYAML("other", ""))
 			bad := tt.setup(t, f)
 
-			pods, errs := f.list(t)
+			pods, errs, logs := f.listLogged(t)
 			if !strings.Contains(podNames(pods), "other-node1") {
 				t.Errorf("pods = %s: the good file's pod must keep running", podNames(pods))
 			}
@@ -171,6 +194,9 @@ func TestListOnceReportsBadFiles(t *testing.T) {
 			if got := f.errorsCounted(tt.reason); got != 1 {
 				t.Errorf("static_pod_manifest_errors_total{reason=%q} = %v, want 1", tt.reason, got)
 			}
+			if want := `"msg"="Could not process manifest file" "error"=` + strconv.Quote(e.Error()) + ` "path"="` + bad + `"`; !strings.Contains(logs, want) {
+				t.Errorf("log %q\nlacks %q", logs, want)
+			}
 			evs := f.events.List()
 			if len(evs) != 1 {
 				t.Fatalf("events = %+v, want one", evs)
@@ -182,7 +208,9 @@ func TestListOnceReportsBadFiles(t *testing.T) {
 
 			// The same bad content is reported once, however often the directory is listed.
 			f.list(t)
-			f.list(t)
+			if _, _, logs := f.listLogged(t); strings.Contains(logs, "Could not process manifest file") {
+				t.Errorf("the unchanged bad file was logged again: %q", logs)
+			}
 			if got := f.errorsCounted(tt.reason); got != 1 {
 				t.Errorf("after relisting the unchanged file the counter is %v, want 1", got)
 			}

@@ -104,10 +104,18 @@ func (g *Generator) Generate(pod *v1.Pod, podStatus *container.PodStatus, old v1
 	updateProbeStatus(pod, &s, sidecars)
 
 	// conditions not owned by the kubelet are kept as the source wrote them
-	s.Conditions = make([]v1.PodCondition, 0, len(pod.Status.Conditions)+5)
+	s.Conditions = make([]v1.PodCondition, 0, len(pod.Status.Conditions)+6)
 	for _, c := range pod.Status.Conditions {
 		if !kubeletOwned(c.Type) {
 			s.Conditions = append(s.Conditions, c)
+		}
+	}
+	// DisruptionTarget is written once, by the kill that evicted or shut the pod down (its
+	// PodStatusFunc); the containers cannot tell it again, so it is carried over from old.
+	for _, c := range old.Conditions {
+		if c.Type == v1.DisruptionTarget {
+			s.Conditions = replaceOrAppendCondition(s.Conditions, c)
+			break
 		}
 	}
 	if g.cfg.Features.PodReadyToStartContainersCondition {
@@ -128,6 +136,16 @@ func (g *Generator) Generate(pod *v1.Pod, podStatus *container.PodStatus, old v1
 		}
 	}
 	return s
+}
+
+func replaceOrAppendCondition(conditions []v1.PodCondition, c v1.PodCondition) []v1.PodCondition {
+	for i := range conditions {
+		if conditions[i].Type == c.Type {
+			conditions[i] = c
+			return conditions
+		}
+	}
+	return append(conditions, c)
 }
 
 func isTerminal(p v1.PodPhase) bool { return p == v1.PodFailed || p == v1.PodSucceeded }
@@ -540,17 +558,23 @@ func containersReadyCondition(pod *v1.Pod, statuses []v1.ContainerStatus, phase 
 	if (phase == v1.PodSucceeded && len(unknown) == 0) || phase == v1.PodFailed {
 		return terminalCondition(v1.ContainersReady, phase)
 	}
+	if msg := notReadyMessage(unknown, "unready", unready); msg != "" {
+		return v1.PodCondition{Type: v1.ContainersReady, Status: v1.ConditionFalse, Reason: ContainersNotReady, Message: msg}
+	}
+	return v1.PodCondition{Type: v1.ContainersReady, Status: v1.ConditionTrue}
+}
+
+// notReadyMessage is upstream's condition message: "containers with unknown status: [a],
+// containers with <what> status: [b c]", the parts present; "" when both lists are empty.
+func notReadyMessage(unknown []string, what string, notReady []string) string {
 	var msgs []string
 	if len(unknown) > 0 {
 		msgs = append(msgs, fmt.Sprintf("containers with unknown status: %s", unknown))
 	}
-	if len(unready) > 0 {
-		msgs = append(msgs, fmt.Sprintf("containers with unready status: %s", unready))
+	if len(notReady) > 0 {
+		msgs = append(msgs, fmt.Sprintf("containers with %s status: %s", what, notReady))
 	}
-	if len(msgs) > 0 {
-		return v1.PodCondition{Type: v1.ContainersReady, Status: v1.ConditionFalse, Reason: ContainersNotReady, Message: strings.Join(msgs, ", ")}
-	}
-	return v1.PodCondition{Type: v1.ContainersReady, Status: v1.ConditionTrue}
+	return strings.Join(msgs, ", ")
 }
 
 func terminalCondition(t v1.PodConditionType, phase v1.PodPhase) v1.PodCondition {
@@ -616,15 +640,8 @@ func podInitializedCondition(pod *v1.Pod, statuses []v1.ContainerStatus, phase v
 	if hasAnyRegularContainerStarted(&pod.Spec, statuses) {
 		return v1.PodCondition{Type: v1.PodInitialized, Status: v1.ConditionTrue}
 	}
-	var msgs []string
-	if len(unknown) > 0 {
-		msgs = append(msgs, fmt.Sprintf("containers with unknown status: %s", unknown))
-	}
-	if len(incomplete) > 0 {
-		msgs = append(msgs, fmt.Sprintf("containers with incomplete status: %s", incomplete))
-	}
-	if len(msgs) > 0 {
-		return v1.PodCondition{Type: v1.PodInitialized, Status: v1.ConditionFalse, Reason: ContainersNotInitialized, Message: strings.Join(msgs, ", ")}
+	if msg := notReadyMessage(unknown, "incomplete", incomplete); msg != "" {
+		return v1.PodCondition{Type: v1.PodInitialized, Status: v1.ConditionFalse, Reason: ContainersNotInitialized, Message: msg}
 	}
 	return v1.PodCondition{Type: v1.PodInitialized, Status: v1.ConditionTrue}
 }

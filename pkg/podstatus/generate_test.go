@@ -213,6 +213,45 @@ func TestGeneratePhaseConditionsAndReasons(t *testing.T) {
 			ready:       condWant{v1.ConditionFalse, PodFailed, ""},
 		},
 		{
+			name: "on failure, init container failed: retried, pod stays pending", pod: pod(policy(v1.RestartPolicyOnFailure), inits("a")),
+			rt:          runtime(ctr("a", container.ContainerStateExited, 0, 1, 1)),
+			phase:       v1.PodPending,
+			waiting:     map[string]string{"app": PodInitializing},
+			initialized: condWant{v1.ConditionFalse, ContainersNotInitialized, "containers with incomplete status: [a]"},
+			ready:       condWant{v1.ConditionFalse, ContainersNotReady, "containers with unready status: [app]"},
+		},
+		{
+			name: "always, init container in crash loop", pod: pod(inits("a")),
+			rt:          runtime(ctr("a", container.ContainerStateExited, 2, 1, 1)),
+			reasons:     reasons{"a": {Reason: "CrashLoopBackOff", Message: "back-off 20s restarting failed container=a pod=web_default(uid-web)"}},
+			phase:       v1.PodPending,
+			waiting:     map[string]string{"a": "CrashLoopBackOff", "app": PodInitializing},
+			initialized: condWant{v1.ConditionFalse, ContainersNotInitialized, "containers with incomplete status: [a]"},
+			ready:       condWant{v1.ConditionFalse, ContainersNotReady, "containers with unready status: [app]"},
+		},
+		{
+			name: "never, initialized, app failed", pod: pod(policy(v1.RestartPolicyNever), inits("a")),
+			rt:          runtime(ctr("a", container.ContainerStateExited, 0, 0, 1), ctr("app", container.ContainerStateExited, 0, 3, 2)),
+			phase:       v1.PodFailed,
+			initialized: condWant{status: v1.ConditionTrue},
+			ready:       condWant{v1.ConditionFalse, PodFailed, ""},
+		},
+		{
+			name: "on failure, initialized, app succeeded", pod: pod(policy(v1.RestartPolicyOnFailure), inits("a")),
+			rt:          runtime(ctr("a", container.ContainerStateExited, 0, 0, 1), ctr("app", container.ContainerStateExited, 0, 0, 2)),
+			phase:       v1.PodSucceeded,
+			initialized: condWant{v1.ConditionTrue, PodCompleted, ""},
+			ready:       condWant{v1.ConditionFalse, PodCompleted, ""},
+		},
+		{
+			name: "never, init container running", pod: pod(policy(v1.RestartPolicyNever), inits("a", "b")),
+			rt:          runtime(ctr("a", container.ContainerStateRunning, 0, 0, 1)),
+			phase:       v1.PodPending,
+			waiting:     map[string]string{"b": PodInitializing, "app": PodInitializing},
+			initialized: condWant{v1.ConditionFalse, ContainersNotInitialized, "containers with incomplete status: [a b]"},
+			ready:       condWant{v1.ConditionFalse, ContainersNotReady, "containers with unready status: [app]"},
+		},
+		{
 			name: "sidecar running next to the app", pod: pod(sidecar("proxy")), features: Features{SidecarContainers: true},
 			rt:          runtime(ctr("proxy", container.ContainerStateRunning, 0, 0, 1), ctr("app", container.ContainerStateRunning, 0, 0, 2)),
 			phase:       v1.PodRunning,
@@ -361,6 +400,30 @@ func TestGeneratePodReadyToStartContainers(t *testing.T) {
 				t.Fatalf("condition = %+v, want %s", c, tc.want)
 			}
 		})
+	}
+}
+
+func TestGenerateKeepsDisruptionTarget(t *testing.T) {
+	g := NewGenerator(GeneratorConfig{})
+	disruption := v1.PodCondition{Type: v1.DisruptionTarget, Status: v1.ConditionTrue, Reason: "TerminationByKubelet", Message: "Pod was terminated in response to imminent node shutdown.",
+		LastTransitionTime: metav1.NewTime(t0)}
+	old := v1.PodStatus{Phase: v1.PodFailed, Reason: "Terminated", Conditions: []v1.PodCondition{disruption, {Type: v1.PodReady, Status: v1.ConditionFalse}}}
+	s := g.Generate(pod(), runtime(ctr("app", container.ContainerStateExited, 0, 137, 1)), old, true)
+	got := cond(s, v1.DisruptionTarget)
+	if got == nil || *got != disruption {
+		t.Fatalf("DisruptionTarget = %+v, want the one the kill wrote: %+v", got, disruption)
+	}
+	n := 0
+	for _, c := range s.Conditions {
+		if c.Type == v1.DisruptionTarget {
+			n++
+		}
+	}
+	if n != 1 || s.Reason != "Terminated" {
+		t.Errorf("%d DisruptionTarget conditions, reason %q; want one and the kill's reason kept", n, s.Reason)
+	}
+	if cond(g.Generate(pod(), runtime(), v1.PodStatus{}, false), v1.DisruptionTarget) != nil {
+		t.Errorf("a DisruptionTarget condition appeared from nowhere")
 	}
 }
 

@@ -11,7 +11,6 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/minikubelet/minikubelet/pkg/container"
 	"github.com/minikubelet/minikubelet/pkg/kubetypes"
@@ -466,5 +465,3 @@ func labelValue(m *dto.Metric, name string) string {
 	}
 	return ""
 }
-
-var _ = types.UID("")

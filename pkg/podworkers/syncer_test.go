@@ -260,6 +260,43 @@ func TestCrashLoopAndImagePullStatus(t *testing.T) {
 	}
 }
 
+// TestBadBehaviourAnnotationInStatus: a bad script is the container's configuration error,
+// shown before any pull with a message naming the annotation, and retried as a failed sync.
+func TestBadBehaviourAnnotationInStatus(t *testing.T) {
+	s := newStack(t, podstatus.Features{SidecarContainers: true})
+	key := behavior.AnnotationKey("app")
+	pod := lifecyclePod("typo", map[string]string{key: "runFor=30"})
+	s.add(pod)
+	s.tick(time.Second)
+	s.tick(time.Second)
+	st := s.podStatus(pod)
+	app := containerStatus(st, "app")
+	want := `annotation "minikubelet.io/behavior.app": key "runFor": bad value "30": want a duration such as 30s or 1m`
+	if app.State.Waiting == nil || app.State.Waiting.Reason != "CreateContainerConfigError" || app.State.Waiting.Message != want {
+		t.Fatalf("app state %+v, want waiting CreateContainerConfigError %q", app.State, want)
+	}
+	if st.Phase != v1.PodPending {
+		t.Errorf("phase %s, want Pending", st.Phase)
+	}
+	var warned bool
+	for _, e := range s.events.List() {
+		if e.Type == v1.EventTypeWarning && e.Reason == "Failed" && e.Message == "Error: "+want {
+			warned = true
+		}
+		if e.Reason == "Pulling" {
+			t.Errorf("image pulled despite the bad script: %q", e.Message)
+		}
+	}
+	if !warned {
+		t.Errorf("no Warning Failed event naming the annotation in %+v", s.events.List())
+	}
+	// a failed sync: retried after the 10s back-off (plus jitter), not the 1m resync
+	next, ok := s.p.NextRequeue()
+	if d := next.Sub(s.clk.Now()); !ok || d < 10*time.Second || d >= 15*time.Second {
+		t.Errorf("requeue in %v, want within [10s, 15s)", d)
+	}
+}
+
 func TestTerminationWithGracePeriodAndStopDelay(t *testing.T) {
 	tests := []struct {
 		name      string
