@@ -4,6 +4,10 @@ BIN       ?= bin/minikubelet
 CONFIG    ?= configs/minikubelet.yaml
 PKGS      ?= ./...
 BENCHTIME ?= 1s
+# The commit `minikubelet version` prints; empty outside a git checkout, where the
+# binary falls back to the VCS information go build records.
+GIT_COMMIT ?= $(shell git rev-parse --short HEAD 2>/dev/null)
+LDFLAGS   ?= -X github.com/minikubelet/minikubelet/cmd/minikubelet/app.gitCommit=$(GIT_COMMIT)
 
 .DEFAULT_GOAL := help
 
@@ -13,7 +17,7 @@ help:
 
 ## build: build bin/minikubelet
 build:
-	$(GO) build -o $(BIN) ./cmd/minikubelet
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/minikubelet
 
 ## run: run the daemon with the shipped configs/ (Ctrl-C stops it)
 run: build

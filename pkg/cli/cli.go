@@ -35,9 +35,9 @@ type Options struct {
 	DefaultServer string
 }
 
-// ExitError is returned by a client command that failed after it started running; the
-// message has already been printed ("error: ..." on stderr), so main should only exit
-// with Code.
+// ExitError is returned by a client command that failed after it started running. It is
+// not printed by the command: the program's main prints every returned error once (one
+// line on stderr) and exits with ExitCode.
 type ExitError struct {
 	Code int
 	Err  error
@@ -86,8 +86,8 @@ func (c *commands) addServerFlag(cmd *cobra.Command, server *string) {
 	cmd.PersistentFlags().StringVar(server, "server", c.opts.DefaultServer, "address of the minikubelet daemon's HTTP API")
 }
 
-// run wraps a command body: a failure is printed once as "error: ..." and returned as an
-// ExitError, and cobra prints neither the error again nor the usage (the arguments were
+// run wraps a command body: a failure is returned as an ExitError for main to print, and
+// cobra prints neither the error (main does, once) nor the usage (the arguments were
 // fine; the work failed).
 func run(fn func(ctx context.Context, cmd *cobra.Command, args []string) error) func(*cobra.Command, []string) error {
 	return func(cmd *cobra.Command, args []string) error {
@@ -97,9 +97,25 @@ func run(fn func(ctx context.Context, cmd *cobra.Command, args []string) error) 
 		}
 		cmd.SilenceErrors = true
 		cmd.SilenceUsage = true
-		fmt.Fprintf(cmd.ErrOrStderr(), "error: %v\n", err)
 		return &ExitError{Code: 1, Err: err}
 	}
+}
+
+// parentRunE runs a parent command (get, describe, fault): alone it shows its help; with an
+// unknown subcommand ("get foo") it fails naming the choices, rather than printing the
+// help and exiting 0 as cobra does for a command without a Run.
+func parentRunE(cmd *cobra.Command, args []string) error {
+	if len(args) == 0 {
+		return cmd.Help()
+	}
+	var names []string
+	for _, sub := range cmd.Commands() {
+		if sub.IsAvailableCommand() {
+			names = append(names, sub.Name())
+		}
+	}
+	cmd.SilenceUsage = true
+	return fmt.Errorf("unknown command %q for %q (one of: %s)", args[0], cmd.CommandPath(), strings.Join(names, ", "))
 }
 
 func checkOutput(format string) error {
@@ -131,11 +147,22 @@ func (c *commands) client(server string) (*client, error) {
 	return newClient(server, c.opts.HTTPClient)
 }
 
+// get fetches one JSON document from the daemon at server into into.
+func (c *commands) get(ctx context.Context, server, path string, into any) error {
+	cl, err := c.client(server)
+	if err != nil {
+		return err
+	}
+	return cl.getJSON(ctx, path, into)
+}
+
 func (c *commands) getCommand() *cobra.Command {
 	var server string
 	cmd := &cobra.Command{
 		Use:   "get (pods | node | events)",
 		Short: "Display the daemon's pods, node or events (like kubectl get)",
+		Args:  cobra.ArbitraryArgs,
+		RunE:  parentRunE,
 	}
 	c.addServerFlag(cmd, &server)
 
@@ -150,12 +177,8 @@ func (c *commands) getCommand() *cobra.Command {
 			if err := checkOutput(podsOut); err != nil {
 				return err
 			}
-			cl, err := c.client(server)
-			if err != nil {
-				return err
-			}
 			var list v1.PodList
-			if err := cl.getJSON(ctx, "/pods", &list); err != nil {
+			if err := c.get(ctx, server, "/pods", &list); err != nil {
 				return err
 			}
 			if namespace != "" {
@@ -192,12 +215,8 @@ func (c *commands) getCommand() *cobra.Command {
 			if err := checkOutput(nodeOut); err != nil {
 				return err
 			}
-			cl, err := c.client(server)
-			if err != nil {
-				return err
-			}
 			var n v1.Node
-			if err := cl.getJSON(ctx, "/node", &n); err != nil {
+			if err := c.get(ctx, server, "/node", &n); err != nil {
 				return err
 			}
 			if len(args) == 1 && args[0] != n.Name {
@@ -225,16 +244,12 @@ func (c *commands) getCommand() *cobra.Command {
 			if limit < 0 {
 				return fmt.Errorf("--limit must not be negative, got %d", limit)
 			}
-			cl, err := c.client(server)
-			if err != nil {
-				return err
-			}
 			path := "/events"
 			if limit > 0 {
 				path = fmt.Sprintf("/events?limit=%d", limit)
 			}
 			var list v1.EventList
-			if err := cl.getJSON(ctx, path, &list); err != nil {
+			if err := c.get(ctx, server, path, &list); err != nil {
 				return err
 			}
 			if eventsOut != "" {
@@ -304,6 +319,8 @@ func (c *commands) describeCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "describe (pod NAME | node)",
 		Short: "Show details of a pod or the node (like kubectl describe)",
+		Args:  cobra.ArbitraryArgs,
+		RunE:  parentRunE,
 	}
 	c.addServerFlag(cmd, &server)
 
@@ -436,6 +453,8 @@ func (c *commands) faultCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "fault (add | list | clear)",
 		Short: "Inject, list and clear runtime faults (needs a daemon started with --enable-debugging-handlers)",
+		Args:  cobra.ArbitraryArgs,
+		RunE:  parentRunE,
 	}
 	c.addServerFlag(cmd, &server)
 
@@ -519,12 +538,8 @@ func (c *commands) faultCommand() *cobra.Command {
 			if err := checkOutput(listOut); err != nil {
 				return err
 			}
-			cl, err := c.client(server)
-			if err != nil {
-				return err
-			}
 			var faults FaultList
-			if err := cl.getJSON(ctx, "/debug/faults", &faults); err != nil {
+			if err := c.get(ctx, server, "/debug/faults", &faults); err != nil {
 				return err
 			}
 			if listOut != "" {

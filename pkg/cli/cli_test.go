@@ -128,9 +128,11 @@ type result struct {
 	err            error
 }
 
+// execute runs the commands as the minikubelet binary does: under a root that silences
+// cobra's own error and usage printing, with main printing a returned error once.
 func execute(t *testing.T, server string, stdin string, args ...string) result {
 	t.Helper()
-	root := &cobra.Command{Use: "minikubelet"}
+	root := &cobra.Command{Use: "minikubelet", SilenceErrors: true, SilenceUsage: true}
 	AddCommands(root, Options{Clock: clocktesting.NewFakeClock(now), DefaultServer: server})
 	var out, errOut bytes.Buffer
 	root.SetOut(&out)
@@ -138,6 +140,9 @@ func execute(t *testing.T, server string, stdin string, args ...string) result {
 	root.SetIn(strings.NewReader(stdin))
 	root.SetArgs(args)
 	err := root.ExecuteContext(context.Background())
+	if err != nil {
+		fmt.Fprintln(&errOut, "Error:", err) // what cmd/minikubelet's main does
+	}
 	return result{stdout: out.String(), stderr: errOut.String(), err: err}
 }
 
@@ -264,7 +269,7 @@ func TestUnreachableDaemon(t *testing.T) {
 	} {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {
 			r := execute(t, url, "", args...)
-			want := fmt.Sprintf("error: cannot reach minikubelet at %s: connection refused (is the daemon running? start it with \"make run\")\n", url)
+			want := fmt.Sprintf("Error: cannot reach minikubelet at %s: connection refused (is the daemon running? start it with \"make run\")\n", url)
 			if r.stderr != want {
 				t.Errorf("stderr = %q, want exactly one line %q", r.stderr, want)
 			}
@@ -330,7 +335,7 @@ func TestFaultCommands(t *testing.T) {
 		t.Fatalf("fault clear: %q %v", r.stdout, r.err)
 	}
 	r = execute(t, srv.URL, "", "fault", "clear", "nope")
-	if ExitCode(r.err) != 1 || r.stderr != "error: DELETE /debug/faults/nope: no fault with id \"nope\"\n" {
+	if ExitCode(r.err) != 1 || r.stderr != "Error: DELETE /debug/faults/nope: no fault with id \"nope\"\n" {
 		t.Fatalf("fault clear unknown: %q %v", r.stderr, r.err)
 	}
 	d.mu.Lock()
@@ -359,29 +364,35 @@ func TestCommandErrors(t *testing.T) {
 		want   string
 	}{
 		{"debug handlers disabled", disabled.URL, []string{"fault", "list"},
-			"error: GET /debug/faults: debugging handlers are disabled; start the daemon with --enable-debugging-handlers (or enableDebuggingHandlers: true)\n"},
+			"Error: GET /debug/faults: debugging handlers are disabled; start the daemon with --enable-debugging-handlers (or enableDebuggingHandlers: true)\n"},
 		{"invalid fault flags", enabled.URL, []string{"fault", "add", "--method", "ListPods", "--type", "hang"},
-			"error: invalid fault: fault field \"method\": unknown runtime method \"ListPods\""},
+			"Error: invalid fault: fault field \"method\": unknown runtime method \"ListPods\""},
 		{"missing type", enabled.URL, []string{"fault", "add", "--method", "Status"},
-			"error: invalid fault: fault field \"type\" is required"},
+			"Error: invalid fault: fault field \"type\" is required"},
 		{"flags with -f", enabled.URL, []string{"fault", "add", "-f", badFile, "--method", "Status"},
-			"error: --method cannot be combined with -f: put it in the file\n"},
+			"Error: --method cannot be combined with -f: put it in the file\n"},
 		{"unknown field in file", enabled.URL, []string{"fault", "add", "-f", badFile},
 			`unknown field "delya"`},
 		{"missing file", enabled.URL, []string{"fault", "add", "-f", filepath.Join(dir, "nope.yaml")},
-			"error: reading fault file: open "},
+			"Error: reading fault file: open "},
 		{"bad output format", enabled.URL, []string{"get", "pods", "-o", "xml"},
-			"error: unknown output format \"xml\" (use json or yaml)\n"},
+			"Error: unknown output format \"xml\" (use json or yaml)\n"},
 		{"unknown pod", enabled.URL, []string{"describe", "pod", "nginx"},
-			"error: pod \"nginx\" not found (pods: badinit-node, crash-node, creating-node, init-node, job-node, leaving-node, sidecar-node, web-node)\n"},
+			"Error: pod \"nginx\" not found (pods: badinit-node, crash-node, creating-node, init-node, job-node, leaving-node, sidecar-node, web-node)\n"},
 		{"pod in another namespace", enabled.URL, []string{"describe", "pod", "web-node", "-n", "kube-system"},
-			"error: pod \"web-node\" not found in namespace \"kube-system\"\n"},
+			"Error: pod \"web-node\" not found in namespace \"kube-system\"\n"},
 		{"wrong node name", enabled.URL, []string{"get", "node", "other"},
-			"error: node \"other\" not found (this daemon runs node \"node\")\n"},
+			"Error: node \"other\" not found (this daemon runs node \"node\")\n"},
 		{"bad server URL", "localhost:10255", []string{"get", "pods"},
-			"error: invalid --server \"localhost:10255\": want http://HOST:PORT\n"},
+			"Error: invalid --server \"localhost:10255\": want http://HOST:PORT\n"},
+		{"unknown resource type", enabled.URL, []string{"get", "deployments"},
+			"Error: unknown command \"deployments\" for \"minikubelet get\" (one of: events, node, pods)\n"},
+		{"unknown describe target", enabled.URL, []string{"describe", "lease"},
+			"Error: unknown command \"lease\" for \"minikubelet describe\" (one of: node, pod)\n"},
+		{"unknown fault command", enabled.URL, []string{"fault", "remove", "f1"},
+			"Error: unknown command \"remove\" for \"minikubelet fault\" (one of: add, clear, list)\n"},
 		{"negative limit", enabled.URL, []string{"get", "events", "--limit", "-1"},
-			"error: --limit must not be negative, got -1\n"},
+			"Error: --limit must not be negative, got -1\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := execute(t, tc.server, "", tc.args...)
@@ -397,10 +408,14 @@ func TestCommandErrors(t *testing.T) {
 		})
 	}
 
-	// argument errors are cobra's: usage is shown, not "error: ..."
+	// argument errors are cobra's, one line too
 	r := execute(t, enabled.URL, "", "describe", "pod")
-	if r.err == nil || strings.Contains(r.stderr, "error: ") || !strings.Contains(r.stdout+r.stderr, "Usage:") {
+	if ExitCode(r.err) != 1 || r.stderr != "Error: accepts 1 arg(s), received 0\n" {
 		t.Errorf("missing argument: err %v stderr %q", r.err, r.stderr)
+	}
+	// a parent command alone shows its help and succeeds
+	if r := execute(t, enabled.URL, "", "get"); r.err != nil || !strings.Contains(r.stdout, "Available Commands:") {
+		t.Errorf("get alone: err %v stdout %q", r.err, r.stdout)
 	}
 	if ExitCode(nil) != 0 {
 		t.Error("ExitCode(nil) != 0")

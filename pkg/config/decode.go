@@ -76,6 +76,19 @@ func ParseFile(path string, data []byte) (*File, error) {
 	fail := func(doc document, format string, args ...any) {
 		errs = append(errs, fmt.Errorf("config file %s, document %d (line %d): %s", path, doc.index, doc.line, fmt.Sprintf(format, args...)))
 	}
+	// accept reports a decoded document's errors, or records the paths it sets.
+	accept := func(doc document, set map[string]bool, derrs []error) bool {
+		for _, e := range derrs {
+			fail(doc, "%v", e)
+		}
+		if len(derrs) > 0 {
+			return false
+		}
+		for p := range set {
+			f.setPaths[p] = true
+		}
+		return true
+	}
 	docs, err := splitDocuments(data)
 	if err != nil {
 		return nil, fmt.Errorf("config file %s: %w", path, err)
@@ -96,17 +109,11 @@ func ParseFile(path string, data []byte) (*File, error) {
 				continue
 			}
 			kc, set, derrs := decodeKubelet(doc.data)
-			for _, e := range derrs {
-				fail(doc, "%v", e)
-			}
-			if len(derrs) > 0 {
+			if !accept(doc, set, derrs) {
 				continue
 			}
 			f.Kubelet = kc
 			f.UnsimulatedFields = unsimulatedFields(doc.data)
-			for p := range set {
-				f.setPaths[p] = true
-			}
 			if kc.StaticPodPath != "" && !filepath.IsAbs(kc.StaticPodPath) {
 				kc.StaticPodPath = filepath.Join(filepath.Dir(path), kc.StaticPodPath)
 			}
@@ -116,16 +123,10 @@ func ParseFile(path string, data []byte) (*File, error) {
 				continue
 			}
 			sc, set, derrs := decodeSimulator(doc.data)
-			for _, e := range derrs {
-				fail(doc, "%v", e)
-			}
-			if len(derrs) > 0 {
+			if !accept(doc, set, derrs) {
 				continue
 			}
 			f.Simulator = sc
-			for p := range set {
-				f.setPaths[p] = true
-			}
 		case tm.APIVersion == "" || tm.Kind == "":
 			fail(doc, "apiVersion and kind are required (%s %s or %s %s)", KubeletAPIVersion, KubeletKind, SimulatorAPIVersion, SimulatorKind)
 		default:

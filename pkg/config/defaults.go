@@ -22,8 +22,9 @@ const (
 	// DefaultAddress deviates from upstream's 0.0.0.0: a simulator on a laptop should not
 	// listen on every interface unless asked to.
 	DefaultAddress = "127.0.0.1"
-	// DefaultReadOnlyPort applies when no config file is given: the kubelet's legacy flag
-	// default. A config file's KubeletConfiguration defaults it to 0 (disabled), as v1beta1.
+	// DefaultReadOnlyPort is the kubelet's legacy read-only port. It applies with and
+	// without a config file: the simulator serves its one HTTP listener there, and an
+	// explicit 0 picks a free port (v1beta1 defaults the field to 0, meaning disabled).
 	DefaultReadOnlyPort = 10255
 )
 

@@ -67,7 +67,7 @@ func addFlags(fs *pflag.FlagSet, cl *commandLine, kc *KubeletConfiguration, sc *
 	fs.StringVar(&kc.Address, flagAddress, kc.Address,
 		"The IP address for the HTTP servers to serve on (set to '0.0.0.0' or '::' for listening on all interfaces). (kubeletConfiguration.address)")
 	fs.Int32Var(&kc.ReadOnlyPort, flagReadOnlyPort, kc.ReadOnlyPort,
-		"The port of the HTTP API (read-only endpoints, metrics, and the debug handlers when enabled); 0 picks a free port, logged as `Serving HTTP address=...`.")
+		"The port of the HTTP API (read-only endpoints, metrics, and the debug handlers when enabled); 0 picks a free port, logged as \"Serving HTTP\" address=\"HOST:PORT\". (kubeletConfiguration.readOnlyPort)")
 	fs.Var(&boolPtrValue{p: &kc.EnableDebuggingHandlers}, flagEnableDebuggingHandlers,
 		"Enables the fault-injection HTTP handlers. Off by default, unlike the kubelet's debugging handlers. (kubeletConfiguration.enableDebuggingHandlers)")
 	fs.Lookup(flagEnableDebuggingHandlers).NoOptDefVal = "true"

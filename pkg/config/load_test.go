@@ -137,12 +137,22 @@ func TestLoadPrecedence(t *testing.T) {
 			},
 		},
 		{
-			name: "read-only port: explicit 0 in the file (a free port), flag wins over it",
+			name: "read-only port: explicit 0 in the file (a free port) is kept",
 			file: kubeletHead + "readOnlyPort: 0\n",
 			args: []string{"--config=$CONFIG"},
 			check: func(t *testing.T, cfg *Config, gate featuregate.FeatureGate) {
 				if cfg.Kubelet.ReadOnlyPort != 0 {
 					t.Errorf("readOnlyPort = %d, want 0", cfg.Kubelet.ReadOnlyPort)
+				}
+			},
+		},
+		{
+			name: "read-only port: the flag wins over the file's 0",
+			file: kubeletHead + "readOnlyPort: 0\n",
+			args: []string{"--read-only-port=10300", "--config=$CONFIG"},
+			check: func(t *testing.T, cfg *Config, gate featuregate.FeatureGate) {
+				if cfg.Kubelet.ReadOnlyPort != 10300 {
+					t.Errorf("readOnlyPort = %d, want the flag's 10300", cfg.Kubelet.ReadOnlyPort)
 				}
 			},
 		},
@@ -281,6 +291,8 @@ func TestLoadErrors(t *testing.T) {
 			[]string{"3 errors", `kubeletConfiguration.address: invalid value "localhost" (set by --address)`,
 				`simulatorConfiguration.pleg.relistPeriod: invalid value "-1s" (set by --relist-period)`,
 				`simulatorConfiguration.pleg.channelCapacity: invalid value 0 (set in $CONFIG): must be at least 1`}},
+		{"read-only port out of range", kubeletHead + "readOnlyPort: 70000\n", []string{"--config=$CONFIG"},
+			[]string{`kubeletConfiguration.readOnlyPort: invalid value 70000 (set in $CONFIG): must be between 0 and 65535, inclusive (0 picks a free port)`}},
 		{"shutdown grace period needs the gate", kubeletHead + "shutdownGracePeriod: 30s\n", []string{"--config=$CONFIG", "--feature-gates=GracefulNodeShutdown=false"},
 			[]string{"requires feature gate GracefulNodeShutdown"}},
 	}

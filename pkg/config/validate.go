@@ -147,7 +147,7 @@ func validateKubelet(v *validator, kc *KubeletConfiguration, gate featuregate.Fe
 		v.invalid(p+"address", kc.Address, "must be an IP address (127.0.0.1, 0.0.0.0, ::)")
 	}
 	if kc.ReadOnlyPort < 0 || kc.ReadOnlyPort > 65535 {
-		v.invalid(p+"readOnlyPort", kc.ReadOnlyPort, "must be between 0 and 65535, inclusive (0 disables the read-only port)")
+		v.invalid(p+"readOnlyPort", kc.ReadOnlyPort, "must be between 0 and 65535, inclusive (0 picks a free port)")
 	}
 
 	// Graceful node shutdown, with upstream's rules.

@@ -1,6 +1,7 @@
 package events
 
 import (
+	"container/list"
 	"fmt"
 	"sync"
 
@@ -20,29 +21,49 @@ type Recorder interface {
 	Eventf(obj *v1.ObjectReference, eventtype, reason, messageFmt string, args ...interface{})
 }
 
-// Store keeps the newest events in order, folding a repeat of the last identical event
+// Store keeps the newest events in order, folding a repeat of an identical stored event
 // (same object, type, reason and message) into its Count as the apiserver's event
-// aggregation does.
+// aggregation does. Recording is O(1): at capacity, with thousands of pods, every event
+// evicts the oldest one.
 type Store struct {
 	clock    clock.PassiveClock
 	source   v1.EventSource
 	capacity int
 
-	mu     sync.Mutex
-	events []v1.Event // oldest first
-	seq    int
-	index  map[string]int // dedupe key -> position in events
-	subs   []func(v1.Event)
+	mu    sync.Mutex
+	order *list.List // of *entry, least recently seen first
+	index map[eventKey]*list.Element
+	seq   int
+	subs  []func(v1.Event)
+}
+
+// eventKey identifies events that are folded together.
+type eventKey struct {
+	uid                        types.UID
+	kind, namespace, name      string
+	eventType, reason, message string
+}
+
+type entry struct {
+	key   eventKey
+	event v1.Event
 }
 
 var _ Recorder = (*Store)(nil)
 
-// NewStore returns a store that stamps events with clk and the node as source.
+// NewStore returns a store that stamps events with clk and the node as source and keeps at
+// most capacity events (DefaultCapacity if capacity <= 0).
 func NewStore(clk clock.PassiveClock, nodeName string, capacity int) *Store {
 	if capacity <= 0 {
 		capacity = DefaultCapacity
 	}
-	return &Store{clock: clk, source: v1.EventSource{Component: "kubelet", Host: nodeName}, capacity: capacity, index: map[string]int{}}
+	return &Store{
+		clock:    clk,
+		source:   v1.EventSource{Component: "kubelet", Host: nodeName},
+		capacity: capacity,
+		order:    list.New(),
+		index:    map[eventKey]*list.Element{},
+	}
 }
 
 // Subscribe calls fn with every event recorded from now on (after the store is updated,
@@ -60,18 +81,17 @@ func (s *Store) Eventf(obj *v1.ObjectReference, eventtype, reason, messageFmt st
 		msg = fmt.Sprintf(messageFmt, args...)
 	}
 	now := metav1.NewTime(s.clock.Now())
-	key := string(obj.UID) + "\x00" + obj.Kind + "\x00" + obj.Namespace + "\x00" + obj.Name + "\x00" + eventtype + "\x00" + reason + "\x00" + msg
+	key := eventKey{uid: obj.UID, kind: obj.Kind, namespace: obj.Namespace, name: obj.Name, eventType: eventtype, reason: reason, message: msg}
 
 	s.mu.Lock()
 	var ev v1.Event
-	if i, ok := s.index[key]; ok {
-		e := &s.events[i]
-		e.Count++
-		e.LastTimestamp = now
-		ev = *e
-		// move to the end so the list stays ordered by last occurrence (newest last)
-		s.events = append(append(s.events[:i:i], s.events[i+1:]...), ev)
-		s.reindex(i)
+	if el, ok := s.index[key]; ok {
+		e := el.Value.(*entry)
+		e.event.Count++
+		e.event.LastTimestamp = now
+		ev = e.event
+		// The list stays ordered by last occurrence (newest last).
+		s.order.MoveToBack(el)
 	} else {
 		s.seq++
 		ev = v1.Event{
@@ -89,11 +109,10 @@ func (s *Store) Eventf(obj *v1.ObjectReference, eventtype, reason, messageFmt st
 			Count:          1,
 			Type:           eventtype,
 		}
-		s.events = append(s.events, ev)
-		s.index[key] = len(s.events) - 1
-		if len(s.events) > s.capacity {
-			s.events = append(s.events[:0:0], s.events[len(s.events)-s.capacity:]...)
-			s.reindex(0)
+		s.index[key] = s.order.PushBack(&entry{key: key, event: ev})
+		if s.order.Len() > s.capacity {
+			oldest := s.order.Remove(s.order.Front()).(*entry)
+			delete(s.index, oldest.key)
 		}
 	}
 	subs := s.subs
@@ -105,24 +124,14 @@ func (s *Store) Eventf(obj *v1.ObjectReference, eventtype, reason, messageFmt st
 	}
 }
 
-// reindex rebuilds the dedupe index from position from on (after a move or a trim).
-func (s *Store) reindex(from int) {
-	if from == 0 {
-		s.index = make(map[string]int, len(s.events))
-	}
-	for i := from; i < len(s.events); i++ {
-		e := &s.events[i]
-		o := e.InvolvedObject
-		s.index[string(o.UID)+"\x00"+o.Kind+"\x00"+o.Namespace+"\x00"+o.Name+"\x00"+e.Type+"\x00"+e.Reason+"\x00"+e.Message] = i
-	}
-}
-
 // List returns a copy of the stored events, oldest first (newest last).
 func (s *Store) List() []v1.Event {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := make([]v1.Event, len(s.events))
-	copy(out, s.events)
+	out := make([]v1.Event, 0, s.order.Len())
+	for el := s.order.Front(); el != nil; el = el.Next() {
+		out = append(out, el.Value.(*entry).event)
+	}
 	return out
 }
 

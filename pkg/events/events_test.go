@@ -1,6 +1,7 @@
 package events
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -40,5 +41,60 @@ func TestStoreDedupesOrdersAndBounds(t *testing.T) {
 	got = s.List()
 	if len(got) != 3 || got[2].Message != "attempt 3" || got[2].Count != 2 {
 		t.Fatalf("after repeat = %+v", got)
+	}
+}
+
+func TestStoreFoldsOnlyIdenticalEvents(t *testing.T) {
+	pod := &v1.ObjectReference{Kind: "Pod", Namespace: "default", Name: "web", UID: "u1"}
+	for _, tc := range []struct {
+		name     string
+		second   *v1.ObjectReference
+		typ      string
+		reason   string
+		message  string
+		wantLen  int
+		wantLast int32 // Count of the newest event
+	}{
+		{"identical", pod, v1.EventTypeNormal, "Started", "Started container c", 1, 2},
+		{"other message", pod, v1.EventTypeNormal, "Started", "Started container d", 2, 1},
+		{"other reason", pod, v1.EventTypeNormal, "Created", "Started container c", 2, 1},
+		{"other type", pod, v1.EventTypeWarning, "Started", "Started container c", 2, 1},
+		{"other pod UID (recreated pod)", &v1.ObjectReference{Kind: "Pod", Namespace: "default", Name: "web", UID: "u2"}, v1.EventTypeNormal, "Started", "Started container c", 2, 1},
+		{"other namespace", &v1.ObjectReference{Kind: "Pod", Namespace: "prod", Name: "web", UID: "u1"}, v1.EventTypeNormal, "Started", "Started container c", 2, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := NewStore(testingclock.NewFakeClock(time.Unix(0, 0)), "node", 10)
+			s.Eventf(pod, v1.EventTypeNormal, "Started", "Started container %s", "c")
+			s.Eventf(tc.second, tc.typ, tc.reason, tc.message)
+			got := s.List()
+			if len(got) != tc.wantLen || got[len(got)-1].Count != tc.wantLast {
+				t.Fatalf("events = %+v, want %d with the newest counted %d", got, tc.wantLen, tc.wantLast)
+			}
+			if got[len(got)-1].Namespace != tc.second.Namespace {
+				t.Errorf("event namespace %q, want the object's %q", got[len(got)-1].Namespace, tc.second.Namespace)
+			}
+		})
+	}
+}
+
+func TestStoreSubscribeAndDefaults(t *testing.T) {
+	s := NewStore(testingclock.NewFakeClock(time.Unix(0, 0)), "node", 0)
+	var seen []v1.Event
+	s.Subscribe(func(e v1.Event) { seen = append(seen, e) })
+	node := NodeRef("node")
+	s.Eventf(node, v1.EventTypeNormal, "NodeReady", "Node node status is now: NodeReady")
+	s.Eventf(node, v1.EventTypeNormal, "NodeReady", "Node node status is now: NodeReady")
+	if len(seen) != 2 || seen[1].Count != 2 {
+		t.Fatalf("subscriber saw %+v, want both recordings, the second with Count 2", seen)
+	}
+	// Node events live in the default namespace, named after the object, from the kubelet.
+	if e := seen[0]; e.Namespace != "default" || e.InvolvedObject.UID != "node" || e.Source.Component != "kubelet" || e.Source.Host != "node" {
+		t.Errorf("node event = %+v", e)
+	}
+	for i := 0; i < DefaultCapacity+5; i++ {
+		s.Eventf(node, v1.EventTypeNormal, "Tick", "tick %d", i)
+	}
+	if got := s.List(); len(got) != DefaultCapacity || got[len(got)-1].Message != fmt.Sprintf("tick %d", DefaultCapacity+4) {
+		t.Fatalf("capacity 0 keeps %d events (newest %q), want DefaultCapacity %d", len(got), got[len(got)-1].Message, DefaultCapacity)
 	}
 }

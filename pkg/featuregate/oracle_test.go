@@ -16,7 +16,7 @@ import (
 
 var (
 	oracleSeed      = flag.Int64("oracle.seed", 1, "seed for TestOracle's random operation sequences")
-	oracleSequences = flag.Int("oracle.sequences", 400, "number of random operation sequences TestOracle runs")
+	oracleSequences = flag.Int("oracle.sequences", 100, "number of random operation sequences TestOracle runs (raise it when changing the gate)")
 )
 
 // Names the random sequences use. Specs are random, so a name says nothing about its stage.

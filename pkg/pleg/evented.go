@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -16,6 +15,7 @@ import (
 	"github.com/minikubelet/minikubelet/pkg/container"
 	"github.com/minikubelet/minikubelet/pkg/runner"
 	"github.com/minikubelet/minikubelet/pkg/runtime/cri"
+	"github.com/minikubelet/minikubelet/pkg/runtime/view"
 )
 
 // EventStreamer is the runtime's CRI container event stream.
@@ -370,48 +370,26 @@ func (e *EventedPLEG) send(logger klog.Logger, ev *PodLifecycleEvent) {
 }
 
 // podStatusFromEvent builds the pod status an event carries (the kubelet's
-// GeneratePodStatus): the sandbox and the containers, newest first.
+// GeneratePodStatus): the sandbox and the containers, newest first, ordered as a status
+// read from the runtime is.
 func podStatusFromEvent(ev *cri.ContainerEventResponse, at time.Time) *container.PodStatus {
 	sb := ev.PodSandboxStatus
 	st := &container.PodStatus{
-		ID:                types.UID(sb.Metadata.UID),
-		Name:              sb.Metadata.Name,
-		Namespace:         sb.Metadata.Namespace,
-		SandboxStatuses:   []*cri.PodSandboxStatus{sb},
-		ContainerStatuses: make([]*container.ContainerStatus, 0, len(ev.ContainersStatuses)),
-		TimeStamp:         at,
+		ID:              types.UID(sb.Metadata.UID),
+		Name:            sb.Metadata.Name,
+		Namespace:       sb.Metadata.Namespace,
+		SandboxStatuses: []*cri.PodSandboxStatus{sb},
+		TimeStamp:       at,
 	}
 	if sb.IP != "" {
 		st.IPs = []string{sb.IP}
 	}
+	statuses := make([]container.ContainerStatus, 0, len(ev.ContainersStatuses))
 	for _, c := range ev.ContainersStatuses {
-		if c == nil {
-			continue
+		if c != nil {
+			statuses = append(statuses, view.ContainerStatusFromCRI(c))
 		}
-		st.ContainerStatuses = append(st.ContainerStatuses, &container.ContainerStatus{
-			ID:           container.ContainerID{Type: container.RuntimeType, ID: c.ID},
-			Name:         c.Metadata.Name,
-			State:        container.StateFromCRI(c.State),
-			CreatedAt:    unixNanos(c.CreatedAt),
-			StartedAt:    unixNanos(c.StartedAt),
-			FinishedAt:   unixNanos(c.FinishedAt),
-			ExitCode:     int(c.ExitCode),
-			Image:        c.Image.Image,
-			ImageID:      c.ImageRef,
-			Reason:       c.Reason,
-			Message:      c.Message,
-			RestartCount: int(c.Metadata.Attempt),
-		})
 	}
-	slices.SortStableFunc(st.ContainerStatuses, func(a, b *container.ContainerStatus) int {
-		return b.CreatedAt.Compare(a.CreatedAt)
-	})
+	st.ContainerStatuses = view.NewestFirst(statuses)
 	return st
-}
-
-func unixNanos(ns int64) time.Time {
-	if ns == 0 {
-		return time.Time{}
-	}
-	return time.Unix(0, ns)
 }

@@ -297,9 +297,15 @@ func TestEventedStreamDeliversEvents(t *testing.T) {
 // The steps simulate mode drives, without goroutines.
 func TestEventedSteps(t *testing.T) {
 	f := newEventedFixture(t, &scriptedStream{})
-	ctx := context.Background()
+	var logs logRecorder
+	ctx := logs.ctx()
 	if !f.e.Activate(ctx) || f.e.Activate(ctx) {
 		t.Fatal("Activate should switch once")
+	}
+	// Which PLEG is in charge is visible without -v, on every switch.
+	const toEvented = `"Switched PLEG" "active"="evented" "previous"="generic" "reason"="EventedPLEG started"`
+	if n := logs.count(toEvented); n != 1 {
+		t.Fatalf("switch log lines = %d, want 1: %q", n, logs.lines)
 	}
 	if got := f.g.RelistDuration(); got != (RelistDuration{300 * time.Second, 10 * time.Minute}) {
 		t.Fatalf("generic cadence = %+v", got)
@@ -310,8 +316,15 @@ func TestEventedSteps(t *testing.T) {
 			t.Fatalf("attempt %d: fell back = %v", i, fellBack)
 		}
 	}
-	if f.e.InUse() || f.g.RelistDuration().RelistPeriod != time.Second || f.rt.lists() != 5 {
+	if f.e.InUse() || f.g.RelistDuration() != (RelistDuration{time.Second, 3 * time.Minute}) || f.rt.lists() != 5 {
 		t.Fatalf("after 5 errors: inUse=%v cadence=%+v relists=%d", f.e.InUse(), f.g.RelistDuration(), f.rt.lists())
+	}
+	const toGeneric = `"Switched PLEG" "active"="generic" "previous"="evented" "reason"="Fall back to Generic PLEG relisting since Evented PLEG is not working"`
+	if n := logs.count(toGeneric); n != 1 {
+		t.Fatalf("fallback log lines = %d, want 1: %q", n, logs.lines)
+	}
+	if got := activeGauge(t, f.reg); got != TypeGeneric {
+		t.Fatalf("pleg_active = %q, want generic", got)
 	}
 	// Not running: the fallback must not have started a loop.
 	f.g.runMu.Lock()
@@ -321,7 +334,9 @@ func TestEventedSteps(t *testing.T) {
 		t.Fatal("fallback started the generic loop of a PLEG that was not running")
 	}
 
-	// UpdateGlobalCache wakes pod workers waiting for anything newer than before now.
+	// UpdateGlobalCache wakes pod workers waiting for anything newer than before now (for a
+	// pod the cache holds: an unknown one is answered at once in EventedPLEG mode).
+	f.cache.Set("a", &container.PodStatus{ID: "a"}, nil, f.clk.Now())
 	f.clk.Step(time.Second)
 	done := make(chan error, 1)
 	go func() {
@@ -400,5 +415,68 @@ func TestNewEventedPLEGValidates(t *testing.T) {
 				t.Fatalf("err = %v, want it to contain %q", err, tt.wantErr)
 			}
 		})
+	}
+}
+
+// The number of stream failures tolerated and the cadence restored on fallback come from
+// the configuration (eventedPLEG.maxRetries, pleg.relistPeriod/relistThreshold).
+func TestEventedFallbackIsConfigurable(t *testing.T) {
+	tests := []struct {
+		name        string
+		cfg         EventedConfig
+		wantRetries int
+		wantRestore RelistDuration
+	}{
+		{"defaults", EventedConfig{}, 5, RelistDuration{time.Second, 3 * time.Minute}},
+		{"one retry", EventedConfig{MaxRetries: 1}, 1, RelistDuration{time.Second, 3 * time.Minute}},
+		{"custom generic cadence", EventedConfig{MaxRetries: 3, GenericRelistPeriod: 2 * time.Second, GenericRelistThreshold: time.Minute}, 3, RelistDuration{2 * time.Second, time.Minute}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixture(t, func(c *Config) { c.EventedPLEG = true })
+			cfg := tt.cfg
+			cfg.Generic, cfg.Runtime = f.g, &scriptedStream{}
+			e, err := NewEventedPLEG(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx := context.Background()
+			e.Activate(ctx)
+			for i := 1; i < tt.wantRetries; i++ {
+				if e.HandleStreamError(ctx, errors.New("broken")) || !e.InUse() {
+					t.Fatalf("fell back after %d of %d failures", i, tt.wantRetries)
+				}
+			}
+			if !e.HandleStreamError(ctx, errors.New("broken")) || e.InUse() {
+				t.Fatalf("still evented after %d failures", tt.wantRetries)
+			}
+			if got := f.g.RelistDuration(); got != tt.wantRestore {
+				t.Fatalf("generic cadence after fallback = %+v, want %+v", got, tt.wantRestore)
+			}
+			if got := testutil.ToFloat64(f.g.metrics.connErr); got != float64(tt.wantRetries) {
+				t.Fatalf("evented_pleg_connection_error_count = %v, want %d", got, tt.wantRetries)
+			}
+			if got := f.rt.lists(); got != tt.wantRetries {
+				t.Fatalf("forced relists = %d, want one per failure", got)
+			}
+		})
+	}
+}
+
+// A status built from an event orders containers as one read from the runtime: newest first,
+// so the kubelet finds a container's current instance first.
+func TestHandleEventStatusesNewestFirst(t *testing.T) {
+	f := newEventedFixture(t, &scriptedStream{})
+	at := start.Add(time.Minute)
+	sb := sandboxStatus("a", "s1", cri.SandboxReady)
+	f.e.HandleEvent(context.Background(), event(cri.ContainerStartedEvent, "new", at, sb,
+		criStatus("old", cri.ContainerExited, at.Add(-time.Minute)), criStatus("new", cri.ContainerRunning, at), nil))
+	st, _ := f.cache.Get("a")
+	var ids []string
+	for _, cs := range st.ContainerStatuses {
+		ids = append(ids, cs.ID.ID)
+	}
+	if diff := cmp.Diff([]string{"new", "old"}, ids); diff != "" {
+		t.Fatalf("cached container statuses (-want +got):\n%s", diff)
 	}
 }

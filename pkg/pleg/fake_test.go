@@ -3,11 +3,14 @@ package pleg
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr/funcr"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
 	testingclock "k8s.io/utils/clock/testing"
 
 	"github.com/minikubelet/minikubelet/pkg/container"
@@ -18,10 +21,14 @@ import (
 
 // scriptedRuntime is a runtime whose listing a test sets directly.
 type scriptedRuntime struct {
-	mu          sync.Mutex
-	pods        []*container.Pod
-	listErr     error
-	listCalls   int
+	mu        sync.Mutex
+	pods      []*container.Pod
+	listErr   error
+	listCalls int
+	// hang makes GetPods block until its context ends (a hung runtime); listing reports
+	// each call as it starts.
+	hang        bool
+	listing     chan struct{}
 	statusErr   map[types.UID]error
 	statusCalls map[types.UID]int
 	ips         map[types.UID][]string
@@ -41,10 +48,19 @@ func (f *scriptedRuntime) set(pods ...*container.Pod) {
 }
 
 // GetPods returns copies, as a runtime does: the PLEG must not depend on pointer identity.
-func (f *scriptedRuntime) GetPods(_ context.Context, all bool) ([]*container.Pod, error) {
+func (f *scriptedRuntime) GetPods(ctx context.Context, all bool) ([]*container.Pod, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.listCalls++
+	if f.listing != nil {
+		f.listing <- struct{}{}
+	}
+	if f.hang {
+		f.mu.Unlock()
+		<-ctx.Done()
+		f.mu.Lock()
+		return nil, ctx.Err()
+	}
 	if f.listErr != nil {
 		return nil, f.listErr
 	}
@@ -164,4 +180,36 @@ func byPod(evs []PodLifecycleEvent) map[types.UID][]string {
 		out[e.ID] = append(out[e.ID], fmt.Sprintf("%s %v", e.Type, e.Data))
 	}
 	return out
+}
+
+// logRecorder captures log lines at the default verbosity (what an operator sees without -v).
+type logRecorder struct {
+	mu    sync.Mutex
+	lines []string
+}
+
+// ctx returns a context whose klog logger writes to the recorder.
+func (l *logRecorder) ctx() context.Context {
+	return klog.NewContext(context.Background(), funcr.New(func(prefix, args string) {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		l.lines = append(l.lines, args)
+	}, funcr.Options{Verbosity: 0}))
+}
+
+// count returns how many lines contain every part.
+func (l *logRecorder) count(parts ...string) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := 0
+	for _, line := range l.lines {
+		all := true
+		for _, p := range parts {
+			all = all && strings.Contains(line, p)
+		}
+		if all {
+			n++
+		}
+	}
+	return n
 }

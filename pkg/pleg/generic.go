@@ -75,9 +75,11 @@ type GenericPLEG struct {
 	// cacheMu serializes cache writes of Relist and UpdateCache.
 	cacheMu sync.Mutex
 
-	// relistMu guards the relist state below.
-	relistMu sync.Mutex
-	records  map[types.UID]*podRecord
+	// relistSem (capacity 1) serializes relists and guards the relist state below. A channel,
+	// not a mutex, so that a relist queued behind a hung one gives up when its context ends:
+	// Stop must not wait for a relist forced by someone else (the EventedPLEG).
+	relistSem chan struct{}
+	records   map[types.UID]*podRecord
 	// order holds every record: this relist's listing order, then the unlisted ones. Reused
 	// between relists with spare, so a steady relist allocates no bookkeeping.
 	order, spare []*podRecord
@@ -126,6 +128,7 @@ func NewGenericPLEG(cfg Config) (*GenericPLEG, error) {
 		metrics:     newMetrics(cfg.Registry),
 		eventedGate: cfg.EventedPLEG,
 		records:     make(map[types.UID]*podRecord),
+		relistSem:   make(chan struct{}, 1),
 	}
 	g.Update(RelistDuration{cfg.RelistPeriod, cfg.RelistThreshold})
 	return g, nil
@@ -455,10 +458,15 @@ func (g *GenericPLEG) computeEvents(logger klog.Logger, r *podRecord, cur *conta
 // Relist lists all pods, generates events for every container whose state changed since
 // the last relist, refreshes the cache for the pods with events and sends the events. It is
 // the PLEG's step: the runner calls it every period, EventedPLEG calls it on stream errors,
-// and simulate mode calls it directly.
+// and simulate mode calls it directly. Relists are serialized; one waiting for another to
+// finish returns without relisting if ctx ends first.
 func (g *GenericPLEG) Relist(ctx context.Context) {
-	g.relistMu.Lock()
-	defer g.relistMu.Unlock()
+	select {
+	case g.relistSem <- struct{}{}:
+	case <-ctx.Done():
+		return
+	}
+	defer func() { <-g.relistSem }()
 	logger := klog.FromContext(ctx)
 	if v := logger.V(5); v.Enabled() {
 		v.Info("GenericPLEG: Relisting")
@@ -578,12 +586,14 @@ func (g *GenericPLEG) inspect(ctx context.Context, logger klog.Logger, r *podRec
 			v.Error(err, "PLEG: Ignoring events for pod", "pod", klog.KRef(cur.Namespace, cur.Name))
 		}
 		r.reinspect = true
+		r.last = nil // old no longer matches any listing: do not pin one
 		return
 	}
 	r.reinspect = false
 	if g.eventedGate && !updated {
 		// The cache holds a newer status from the event stream; upstream skips the pod
 		// without advancing its record.
+		r.last = nil
 		return
 	}
 	if cur == nil {

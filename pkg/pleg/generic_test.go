@@ -282,13 +282,18 @@ func TestRelistReinspectsWithoutChanges(t *testing.T) {
 func TestRelistChannelFull(t *testing.T) {
 	f := newFixture(t, func(c *Config) { c.ChannelCapacity = 2 })
 	f.rt.set(pod("a", []*container.Container{ctr("a1", running), ctr("a2", running), ctr("a3", running), ctr("a4", running)}))
-	f.g.Relist(context.Background())
+	var logs logRecorder
+	f.g.Relist(logs.ctx())
 	got := drain(f.g.Watch())
-	if len(got) != 2 {
-		t.Fatalf("delivered %d events, want 2 (the capacity)", len(got))
+	if diff := cmp.Diff([]string{"ContainerStarted a1", "ContainerStarted a2"}, byPod(got)["a"]); diff != "" {
+		t.Fatalf("delivered events (-want +got): the first ones up to the capacity\n%s", diff)
 	}
 	if n := testutil.ToFloat64(f.g.metrics.discardEvents); n != 2 {
 		t.Fatalf("pleg_discard_events = %v, want 2", n)
+	}
+	// Upstream's exact message, once per discarded event, at the default verbosity.
+	if n := logs.count(`"Event channel is full, discard this relist() cycle event"`); n != 2 {
+		t.Fatalf("discard log lines = %d, want 2: %q", n, logs.lines)
 	}
 	// The record advanced: discarded events are lost, as upstream, not regenerated.
 	f.g.Relist(context.Background())
@@ -303,9 +308,16 @@ func TestRelistListingErrorAndHealth(t *testing.T) {
 		t.Fatalf("Healthy before any relist = %v, %v", ok, err)
 	}
 	f.rt.listErr = errors.New("runtime down")
-	f.g.Relist(context.Background())
+	var logs logRecorder
+	f.g.Relist(logs.ctx())
 	if ok, err := f.g.Healthy(); ok || err.Error() != "pleg has yet to be successful" {
 		t.Fatalf("Healthy after a failed first relist = %v, %v", ok, err)
+	}
+	if n := logs.count(`"GenericPLEG: Unable to retrieve pods"`, `"runtime down"`); n != 1 {
+		t.Fatalf("listing error log lines = %d: %q", n, logs.lines)
+	}
+	if _, ok, _ := f.cache.GetIfNewerThan("any", time.Time{}); ok {
+		t.Fatal("a failed listing bumped the cache's global time")
 	}
 
 	f.rt.listErr = nil
@@ -542,3 +554,41 @@ func (nopCache) Delete(types.UID)     {}
 func (nopCache) UpdateTime(time.Time) {}
 
 func ptr(t time.Time) *time.Time { return &t }
+
+// A relist forced from elsewhere (the evented PLEG on a stream error) that hangs in the
+// runtime must not keep Stop from stopping the loop: the loop's relist, queued behind it,
+// gives up when the loop's context ends.
+func TestStopWhileAnotherRelistHangs(t *testing.T) {
+	base := runtime.NumGoroutine()
+	f := newFixture(t, nil)
+	f.rt.listing = make(chan struct{}, 10)
+	f.g.Start(context.Background())
+	<-f.rt.listing
+	waitFor(t, "loop parked", f.clk.HasWaiters)
+
+	f.rt.mu.Lock()
+	f.rt.hang = true
+	f.rt.mu.Unlock()
+	forcedCtx, cancelForced := context.WithCancel(context.Background())
+	forced := make(chan struct{})
+	go func() { defer close(forced); f.g.Relist(forcedCtx) }()
+	<-f.rt.listing // the forced relist hangs in GetPods
+	f.clk.Step(time.Second)
+	time.Sleep(20 * time.Millisecond) // let the loop's relist queue up behind the hung one
+
+	stopped := make(chan struct{})
+	go func() { defer close(stopped); f.g.Stop() }()
+	select {
+	case <-stopped:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Stop blocked behind a relist it does not own")
+	}
+	select {
+	case <-f.rt.listing:
+		t.Fatal("the loop relisted after Stop")
+	default:
+	}
+	cancelForced()
+	<-forced
+	waitFor(t, "goroutines to end", func() bool { return runtime.NumGoroutine() <= base })
+}

@@ -52,7 +52,7 @@ const (
 	DefaultEventedRelistPeriod    = 300 * time.Second
 	DefaultEventedRelistThreshold = 10 * time.Minute
 	DefaultMaxStreamRetries       = 5
-	// Older kubelets bump the cache every 5s, newer ones every 2s; either unsticks waiters in seconds.
+	// Older kubelets bump the cache every 5s, newer ones every 1s; either unsticks waiters in seconds.
 	DefaultGlobalCacheUpdatePeriod = 5 * time.Second
 )
 

@@ -72,7 +72,6 @@ type State struct {
 	lastSync     time.Time
 	networkError error
 	runtimeError error
-	storageError error
 	healthChecks []healthCheck
 }
 
@@ -183,20 +182,25 @@ func conditionString(c *cri.RuntimeCondition) string {
 // error alone, several as "[a, b]".
 func (s *State) RuntimeErrors() error {
 	s.mu.RLock()
-	defer s.mu.RUnlock()
+	lastSync, runtimeError := s.lastSync, s.runtimeError
+	checks := s.healthChecks[:len(s.healthChecks):len(s.healthChecks)]
+	s.mu.RUnlock()
+
 	var errs []error
-	if s.lastSync.IsZero() {
+	if lastSync.IsZero() {
 		errs = append(errs, errNotYetChecked)
-	} else if !s.lastSync.Add(s.threshold).After(s.clock.Now()) {
+	} else if !lastSync.Add(s.threshold).After(s.clock.Now()) {
 		errs = append(errs, errRuntimeDown)
 	}
-	for _, hc := range s.healthChecks {
+	// The checks run without the lock: they belong to other components, and one that
+	// reported through this State (or took long) must not block UpdateRuntimeUp.
+	for _, hc := range checks {
 		if ok, err := hc.fn(); !ok {
 			errs = append(errs, fmt.Errorf("%s is not healthy: %v", hc.name, err))
 		}
 	}
-	if s.runtimeError != nil {
-		errs = append(errs, s.runtimeError)
+	if runtimeError != nil {
+		errs = append(errs, runtimeError)
 	}
 	return utilerrors.NewAggregate(errs)
 }
@@ -213,14 +217,7 @@ func (s *State) NetworkErrors() error {
 
 // StorageErrors is always nil: the simulator has no volume plugins (kept so the Ready
 // condition is computed from the same three sources as upstream).
-func (s *State) StorageErrors() error {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	if s.storageError == nil {
-		return nil
-	}
-	return utilerrors.NewAggregate([]error{s.storageError})
-}
+func (s *State) StorageErrors() error { return nil }
 
 // LastSync is the time of the last successful status check (zero before the first).
 func (s *State) LastSync() time.Time {

@@ -15,7 +15,9 @@ import (
 type Config struct {
 	// EventedPLEG makes Set drop a write older than the cached one. Two writers (the generic
 	// and the evented PLEG) compute their timestamps independently, so a late relist must not
-	// overwrite a newer event; with only the generic PLEG every write wins, as upstream.
+	// overwrite a newer event; with only the generic PLEG every write wins, as upstream. It
+	// also makes GetNewerThan answer at once, with an empty status, for a pod the cache does
+	// not hold (upstream's behaviour with the gate on).
 	EventedPLEG bool
 }
 
@@ -115,7 +117,8 @@ func (c *Cache) UpdateTime(t time.Time) {
 }
 
 // GetNewerThan returns the pod's status once the cache holds data for it modified after
-// minTime, or the global timestamp is after minTime. Until then it blocks; a Set or
+// minTime, or the global timestamp is after minTime (in EventedPLEG mode, an unknown pod is
+// answered at once with an empty status). Until then it blocks; a Set or
 // UpdateTime at or after minTime wakes it. When ctx ends first it returns ctx.Err().
 func (c *Cache) GetNewerThan(ctx context.Context, uid types.UID, minTime time.Time) (*container.PodStatus, error) {
 	c.mu.Lock()
@@ -179,7 +182,10 @@ func (c *Cache) getIfNewerThan(uid types.UID, minTime time.Time) *data {
 	switch {
 	case ok && (d.modified.After(minTime) || globalNewer):
 		return d
-	case !ok && globalNewer:
+	case !ok && (globalNewer || c.evented):
+		// With EventedPLEG a pod whose container creation failed gets no runtime event, so
+		// upstream answers an unknown pod at once rather than leave its worker waiting for
+		// the next global time bump.
 		return c.get(uid)
 	}
 	return nil

@@ -80,6 +80,7 @@ func TestDelete(t *testing.T) {
 func TestGetIfNewerThan(t *testing.T) {
 	tests := []struct {
 		name     string
+		evented  bool
 		setAt    *time.Time // nil: pod not cached
 		globalAt *time.Time // nil: global timestamp never set
 		minTime  time.Time
@@ -87,6 +88,11 @@ func TestGetIfNewerThan(t *testing.T) {
 		wantName string
 	}{
 		{name: "nothing cached", minTime: t0, wantOK: false},
+		// Upstream with the EventedPLEG gate: a pod with no runtime event is answered at
+		// once, so a worker whose container creation failed is not stuck.
+		{name: "evented: unknown pod answered at once", evented: true, minTime: t0, wantOK: true},
+		{name: "evented: stale entry still waits", evented: true, setAt: ptr(t0.Add(-time.Hour)), minTime: t0, wantOK: false},
+		{name: "evented: stale entry, global newer", evented: true, setAt: ptr(t0.Add(-time.Hour)), globalAt: ptr(t0.Add(time.Second)), minTime: t0, wantOK: true, wantName: "x"},
 		{name: "modified after minTime", setAt: ptr(t0.Add(time.Second)), minTime: t0, wantOK: true, wantName: "x"},
 		{name: "modified at minTime is not newer", setAt: ptr(t0), minTime: t0, wantOK: false},
 		{name: "stale entry, global newer", setAt: ptr(t0.Add(-time.Hour)), globalAt: ptr(t0.Add(time.Second)), minTime: t0, wantOK: true, wantName: "x"},
@@ -95,7 +101,7 @@ func TestGetIfNewerThan(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c := New(Config{})
+			c := New(Config{EventedPLEG: tt.evented})
 			if tt.setAt != nil {
 				c.Set(uid, status("x"), nil, *tt.setAt)
 			}

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/pflag"
 	"k8s.io/klog/v2"
 
+	"github.com/minikubelet/minikubelet/pkg/cli"
 	"github.com/minikubelet/minikubelet/pkg/config"
 	"github.com/minikubelet/minikubelet/pkg/featuregate"
 	"github.com/minikubelet/minikubelet/pkg/features"
@@ -40,12 +41,14 @@ func NewCommand() *cobra.Command {
 	})
 }
 
-// subcommands lists every subcommand; add new ones (get, describe, fault, simulate) here.
+// subcommands lists every subcommand; add new ones (simulate) here.
 func subcommands(o options) []*cobra.Command {
-	return []*cobra.Command{
+	cmds := []*cobra.Command{
 		newVersionCommand(o),
 		newFeatureGatesCommand(o),
 	}
+	// get, describe and fault: clients of a running daemon's HTTP API.
+	return append(cmds, cli.NewCommands(cli.Options{})...)
 }
 
 func newCommand(o options) *cobra.Command {

@@ -3,12 +3,13 @@ package app
 import (
 	"bytes"
 	"context"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -185,23 +186,31 @@ func TestFeatureGatesCommandReportsErrors(t *testing.T) {
 	}
 }
 
-func TestRunDaemonWaitsForContext(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- runDaemon(ctx, &config.Config{}) }()
-	select {
-	case err := <-done:
-		t.Fatalf("runDaemon returned %v before the context ended", err)
-	case <-time.After(20 * time.Millisecond):
-	}
-	cancel()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Errorf("runDaemon = %v, want nil on shutdown", err)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("runDaemon did not return after the context ended")
+// TestClientCommandsFailInOneLine checks what main relies on: a client command that
+// cannot reach the daemon prints nothing itself (no usage, no second copy of the error)
+// and returns the one error main prints.
+func TestClientCommandsFailInOneLine(t *testing.T) {
+	srv := httptest.NewServer(http.NotFoundHandler())
+	url := srv.URL
+	srv.Close()
+	for _, args := range [][]string{
+		{"get", "pods", "--server", url},
+		{"describe", "node", "--server", url},
+		{"fault", "list", "--server", url},
+	} {
+		t.Run(strings.Join(args[:2], " "), func(t *testing.T) {
+			cmd, out, started, _ := testCommand(t, args...)
+			err := cmd.Execute()
+			if err == nil || !strings.Contains(err.Error(), "cannot reach minikubelet at "+url) || strings.Contains(err.Error(), "\n") {
+				t.Fatalf("err = %v, want one line naming the unreachable daemon", err)
+			}
+			if out.Len() != 0 {
+				t.Errorf("the command printed %q itself; main prints the error", out.String())
+			}
+			if *started != nil {
+				t.Error("a client command started the daemon")
+			}
+		})
 	}
 }
 

@@ -30,9 +30,8 @@ func SetFeatureGateDuringTest(tb testing.TB, gate featuregate.FeatureGate, f fea
 	original := gate.Enabled(f)
 	mutable := gate.(featuregate.MutableFeatureGate)
 
-	// For AllAlpha/AllBeta set each affected gate individually, so that each one gets its
-	// own original value back afterwards.
-	var restoreEach []func()
+	// For AllAlpha/AllBeta set each affected gate individually: each call registers its
+	// own cleanup, so every gate gets its own original value back afterwards.
 	if f == "AllAlpha" || f == "AllBeta" {
 		stage := featuregate.Alpha
 		if f == "AllBeta" {
@@ -42,7 +41,7 @@ func SetFeatureGateDuringTest(tb testing.TB, gate featuregate.FeatureGate, f fea
 			if name == "AllAlpha" || name == "AllBeta" || spec.PreRelease != stage {
 				continue
 			}
-			restoreEach = append(restoreEach, SetFeatureGateDuringTest(tb, gate, name, value))
+			SetFeatureGateDuringTest(tb, gate, name, value)
 		}
 	}
 
@@ -55,9 +54,6 @@ func SetFeatureGateDuringTest(tb testing.TB, gate featuregate.FeatureGate, f fea
 		releaseOverride()
 		if err := mutable.Set(fmt.Sprintf("%s=%v", f, original)); err != nil {
 			tb.Errorf("error restoring %s=%v: %v", f, original, err)
-		}
-		for _, restore := range restoreEach {
-			restore()
 		}
 	})
 	return func() {}

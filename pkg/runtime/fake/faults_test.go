@@ -96,17 +96,37 @@ func TestFaultAPI(t *testing.T) {
 	}
 }
 
+// TestStartupFaults: faults from the SimulatorConfiguration (Config.Faults) are in force
+// before the first call, with ids in their order.
 func TestStartupFaults(t *testing.T) {
-	r, _ := newRuntime(t, Config{Faults: []fault.Spec{{Method: "Status", Type: fault.NotReady, Condition: cri.RuntimeReady}}})
-	st, err := r.Status(context.Background())
+	ctx := context.Background()
+	r, _ := newRuntime(t, Config{Faults: []fault.Spec{
+		{Method: "Status", Type: fault.NotReady, Condition: cri.RuntimeReady},
+		{Method: "ListPodSandbox", Type: fault.Error, Count: 1, Message: "boot"},
+		{ID: "no-stream", Method: "GetContainerEvents", Type: fault.StreamError},
+	}})
+	var ids []string
+	for _, f := range r.Faults() {
+		ids = append(ids, f.ID)
+	}
+	if got := strings.Join(ids, ","); got != "fault-1,fault-2,no-stream" {
+		t.Errorf("Faults() ids = %s", got)
+	}
+	st, err := r.Status(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if c := st.Condition(cri.RuntimeReady); c.Status {
 		t.Errorf("RuntimeReady with a startup notReady fault: %+v", c)
 	}
-	if len(r.Faults()) != 1 || r.Faults()[0].ID != "fault-1" {
-		t.Errorf("Faults() = %+v", r.Faults())
+	if _, err := r.GetPods(ctx, true); err == nil || !strings.Contains(err.Error(), "boot") {
+		t.Errorf("first listing: %v, want the startup error fault", err)
+	}
+	if _, err := r.GetPods(ctx, true); err != nil {
+		t.Errorf("second listing: %v, want the count-1 fault spent", err)
+	}
+	if err := r.GetContainerEvents(ctx, make(chan *cri.ContainerEventResponse)); err == nil || !strings.Contains(err.Error(), "connection refused") {
+		t.Errorf("first event stream: %v, want refused by the startup streamError", err)
 	}
 }
 

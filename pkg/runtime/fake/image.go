@@ -139,7 +139,7 @@ func (r *Runtime) ListImages(ctx context.Context) ([]cri.Image, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if err := r.inject(ctx, methodListImages, func() int { return 1 }); err != nil {
+	if err := r.inject(ctx, methodListImages, one); err != nil {
 		return nil, err
 	}
 	now := r.lock()

@@ -40,7 +40,7 @@ func (r *Runtime) GetPods(ctx context.Context, all bool) ([]*container.Pod, erro
 	now := r.lock()
 	defer r.unlock(now)
 	if !all {
-		return r.buildPodsLocked(false), nil
+		return r.listRunningLocked(), nil
 	}
 	out := make([]*container.Pod, len(r.pods))
 	for i, pe := range r.pods {
@@ -66,20 +66,45 @@ type podBlock struct {
 // build returns the pod with every sandbox and container: one allocation for up to
 // inlineEntries of them, three beyond.
 func (pe *podEntry) build() *container.Pod {
-	n := len(pe.sandboxes)
-	for _, sb := range pe.sandboxes {
-		n += len(sb.containers)
-	}
+	n := pe.count(true)
 	blk := &podBlock{}
 	items, ptrs := blk.items[:], blk.ptrs[:]
 	if n > inlineEntries {
 		items, ptrs = make([]container.Container, n), make([]*container.Container, n)
 	}
-	pod := &blk.pod
-	pod.ID = types.UID(pe.uid)
+	pe.fill(&blk.pod, items, ptrs, true)
+	return &blk.pod
+}
+
+// count is how many sandboxes and containers the pod lists: all of them, or (all=false)
+// its ready sandboxes and running containers.
+func (pe *podEntry) count(all bool) int {
+	n := 0
+	for _, sb := range pe.sandboxes {
+		if all || sb.info.State == cri.SandboxReady {
+			n++
+		}
+		for _, c := range sb.containers {
+			if all || c.info.State == cri.ContainerRunning {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// fill writes the pod's listed sandboxes, then its listed containers (see count), into
+// items and ptrs from index 0 and points pod at them. The pod is named after its newest
+// listed sandbox, or after its first sandbox when only containers are listed (as a listing
+// names it from the container labels, which default to the sandbox metadata). It returns
+// how many entries it wrote; with none it leaves pod alone.
+func (pe *podEntry) fill(pod *container.Pod, items []container.Container, ptrs []*container.Container, all bool) int {
 	i := 0
 	var newest *sandbox
 	for _, sb := range pe.sandboxes {
+		if !all && sb.info.State != cri.SandboxReady {
+			continue
+		}
 		items[i] = view.SandboxFromCRI(&sb.info)
 		ptrs[i] = &items[i]
 		i++
@@ -90,38 +115,36 @@ func (pe *podEntry) build() *container.Pod {
 	mid := i
 	for _, sb := range pe.sandboxes {
 		for _, c := range sb.containers {
+			if !all && c.info.State != cri.ContainerRunning {
+				continue
+			}
 			items[i] = view.ContainerFromCRI(&c.info)
 			ptrs[i] = &items[i]
 			i++
 		}
 	}
-	pod.Sandboxes, pod.Containers = ptrs[:mid:mid], ptrs[mid:n:n]
-	pod.CreatedAt = newest.info.CreatedAt
+	if i == 0 {
+		return 0
+	}
+	pod.ID = types.UID(pe.uid)
+	pod.Sandboxes, pod.Containers = ptrs[:mid:mid], ptrs[mid:i:i]
+	if newest != nil {
+		pod.CreatedAt = newest.info.CreatedAt
+	} else {
+		newest = pe.sandboxes[0]
+	}
 	pod.Name, pod.Namespace = newest.info.Metadata.Name, newest.info.Metadata.Namespace
-	return pod
+	return i
 }
 
-// buildPodsLocked lists pods afresh (four allocations in all); GetPods(all=false) uses it.
-func (r *Runtime) buildPodsLocked(all bool) []*container.Pod {
-	nPods, total := len(r.pods), len(r.sandboxes)+r.nContainers
-	if !all {
-		nPods, total = 0, 0
-		for _, pe := range r.pods {
-			n := 0
-			for _, sb := range pe.sandboxes {
-				if sb.info.State == cri.SandboxReady {
-					n++
-				}
-				for _, c := range sb.containers {
-					if c.info.State == cri.ContainerRunning {
-						n++
-					}
-				}
-			}
-			if n > 0 {
-				nPods++
-				total += n
-			}
+// listRunningLocked lists the pods with a ready sandbox or a running container, with only
+// those, afresh (four allocations in all): GetPods(all=false).
+func (r *Runtime) listRunningLocked() []*container.Pod {
+	nPods, total := 0, 0
+	for _, pe := range r.pods {
+		if n := pe.count(false); n > 0 {
+			nPods++
+			total += n
 		}
 	}
 	pods := make([]container.Pod, nPods)
@@ -130,46 +153,15 @@ func (r *Runtime) buildPodsLocked(all bool) []*container.Pod {
 	ptrs := make([]*container.Container, total)
 	next, p := 0, 0
 	for _, pe := range r.pods {
-		start := next
-		var newest *sandbox
-		for _, sb := range pe.sandboxes {
-			if !all && sb.info.State != cri.SandboxReady {
-				continue
-			}
-			items[next] = view.SandboxFromCRI(&sb.info)
-			ptrs[next] = &items[next]
-			next++
-			if newest == nil || sb.info.CreatedAt >= newest.info.CreatedAt {
-				newest = sb
-			}
+		if p == nPods {
+			break // every pod with something running is listed
 		}
-		mid := next
-		for _, sb := range pe.sandboxes {
-			for _, c := range sb.containers {
-				if !all && c.info.State != cri.ContainerRunning {
-					continue
-				}
-				items[next] = view.ContainerFromCRI(&c.info)
-				ptrs[next] = &items[next]
-				next++
-			}
-		}
-		if next == start {
+		n := pe.fill(&pods[p], items[next:], ptrs[next:], false)
+		if n == 0 {
 			continue
 		}
-		pod := &pods[p]
-		pod.ID = types.UID(pe.uid)
-		pod.Sandboxes = ptrs[start:mid:mid]
-		pod.Containers = ptrs[mid:next:next]
-		if newest == nil {
-			// Only containers listed (sandbox not ready): name the pod as a listing would,
-			// from the labels, which default to the sandbox metadata.
-			newest = pe.sandboxes[0]
-		} else {
-			pod.CreatedAt = newest.info.CreatedAt
-		}
-		pod.Name, pod.Namespace = newest.info.Metadata.Name, newest.info.Metadata.Namespace
-		out[p] = pod
+		out[p] = &pods[p]
+		next += n
 		p++
 	}
 	return out

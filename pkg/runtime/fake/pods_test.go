@@ -266,6 +266,48 @@ func TestGetPodsMatchesView(t *testing.T) {
 	}
 }
 
+// TestGetPodsRunningOnly: GetPods(all=false) lists only ready sandboxes and running
+// containers, and no pod at all when nothing runs.
+func TestGetPodsRunningOnly(t *testing.T) {
+	r, _ := newRuntime(t, Config{})
+	ctx := context.Background()
+	sb1, cfg1 := runPod(t, r, "u1", nil)
+	a := startContainer(t, r, sb1, cfg1, "a", "")
+	createContainer(t, r, sb1, cfg1, "b", "")
+	sb2, cfg2 := runPod(t, r, "u2", nil)
+	c := startContainer(t, r, sb2, cfg2, "c", "")
+	listed := func() string {
+		pods, err := r.GetPods(ctx, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, p := range pods {
+			var ids []string
+			for _, x := range append(append([]*container.Container{}, p.Sandboxes...), p.Containers...) {
+				ids = append(ids, x.ID.ID)
+			}
+			out = append(out, string(p.ID)+"="+strings.Join(ids, "+"))
+		}
+		return strings.Join(out, " ")
+	}
+	steps := []struct {
+		name string
+		act  func()
+		want string
+	}{
+		{"both running", func() {}, "u1=" + sb1 + "+" + a + " u2=" + sb2 + "+" + c},
+		{"u1's sandbox stopped", func() { r.StopPodSandbox(ctx, sb1) }, "u2=" + sb2 + "+" + c},
+		{"nothing runs", func() { r.StopPodSandbox(ctx, sb2) }, ""},
+	}
+	for _, s := range steps {
+		s.act()
+		if got := listed(); got != s.want {
+			t.Errorf("%s: GetPods(all=false) = %q, want %q", s.name, got, s.want)
+		}
+	}
+}
+
 // invalidate marks every k-th pod changed, as if its containers had changed state.
 func (r *Runtime) invalidate(k int) {
 	r.mu.Lock()

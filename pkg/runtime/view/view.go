@@ -233,19 +233,26 @@ func (v *View) GetPodStatus(ctx context.Context, uid types.UID, name, namespace 
 		}
 		statuses = append(statuses, ContainerStatusFromCRI(cs))
 	}
-	// Newest first; equal creation times (a fast virtual clock) fall back to the higher
-	// attempt, then listing order, so the result is deterministic.
+	status.ContainerStatuses = NewestFirst(statuses)
+	return status, nil
+}
+
+// NewestFirst sorts statuses newest first, as the kubelet keeps them (the first status of a
+// name is the current container), and returns pointers into the slice. Equal creation times
+// (a fast virtual clock) fall back to the higher attempt, then the given order, so the
+// result is deterministic.
+func NewestFirst(statuses []container.ContainerStatus) []*container.ContainerStatus {
 	sort.SliceStable(statuses, func(i, j int) bool {
 		if statuses[i].CreatedAt.Equal(statuses[j].CreatedAt) {
 			return statuses[i].RestartCount > statuses[j].RestartCount
 		}
 		return statuses[i].CreatedAt.After(statuses[j].CreatedAt)
 	})
-	status.ContainerStatuses = make([]*container.ContainerStatus, len(statuses))
+	out := make([]*container.ContainerStatus, len(statuses))
 	for i := range statuses {
-		status.ContainerStatuses[i] = &statuses[i]
+		out[i] = &statuses[i]
 	}
-	return status, nil
+	return out
 }
 
 // ContainerStatusFromCRI turns a CRI container status into the kubelet's. A zero CRI time

@@ -254,3 +254,35 @@ func TestGetPodStatus(t *testing.T) {
 		}
 	}
 }
+
+func TestNewestFirst(t *testing.T) {
+	at := func(s int64) time.Time { return time.Unix(s, 0) }
+	tests := []struct {
+		name string
+		in   []container.ContainerStatus
+		want []string
+	}{
+		{"by creation time", []container.ContainerStatus{
+			{Name: "old", CreatedAt: at(1)}, {Name: "new", CreatedAt: at(3)}, {Name: "mid", CreatedAt: at(2)},
+		}, []string{"new", "mid", "old"}},
+		{"equal times: the higher attempt first", []container.ContainerStatus{
+			{Name: "a0", CreatedAt: at(1), RestartCount: 0}, {Name: "a1", CreatedAt: at(1), RestartCount: 1},
+		}, []string{"a1", "a0"}},
+		{"full ties keep the given order", []container.ContainerStatus{
+			{Name: "x", CreatedAt: at(1)}, {Name: "y", CreatedAt: at(1)},
+		}, []string{"x", "y"}},
+		{"empty", nil, []string{}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := NewestFirst(tc.in)
+			names := []string{}
+			for _, s := range got {
+				names = append(names, s.Name)
+			}
+			if !reflect.DeepEqual(names, tc.want) {
+				t.Errorf("NewestFirst = %v, want %v", names, tc.want)
+			}
+		})
+	}
+}

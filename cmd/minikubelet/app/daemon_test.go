@@ -1,0 +1,42 @@
+package app
+
+import (
+	"context"
+	"net"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/minikubelet/minikubelet/pkg/config"
+	"github.com/minikubelet/minikubelet/pkg/features"
+)
+
+// TestRunDaemonReportsBusyPort: a port already in use fails the start with an error naming
+// the address and the flags, instead of running a daemon nobody can reach.
+func TestRunDaemonReportsBusyPort(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	port := ln.Addr().(*net.TCPAddr).Port
+	cfg, err := config.Load([]string{"--read-only-port=" + strconv.Itoa(port), "--hostname-override=n1"}, features.NewFeatureGate(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = runDaemon(context.Background(), cfg)
+	if err == nil || !strings.Contains(err.Error(), ln.Addr().String()) || !strings.Contains(err.Error(), "--read-only-port") {
+		t.Errorf("runDaemon = %v, want an error naming %s and --read-only-port", err, ln.Addr())
+	}
+}
+
+// TestClientCommandsRegistered: get, describe and fault are reachable from the root.
+func TestClientCommandsRegistered(t *testing.T) {
+	cmd, _, _, _ := testCommand(t)
+	for _, path := range [][]string{{"get", "pods"}, {"get", "node"}, {"describe", "pod"}, {"fault", "add"}} {
+		found, _, err := cmd.Find(path)
+		if err != nil || found.Name() != path[len(path)-1] {
+			t.Errorf("command %v not found: %v", path, err)
+		}
+	}
+}

@@ -1,0 +1,216 @@
+package kubelet
+
+import (
+	"context"
+	"sort"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
+
+	"github.com/minikubelet/minikubelet/pkg/admission"
+	"github.com/minikubelet/minikubelet/pkg/container"
+	"github.com/minikubelet/minikubelet/pkg/events"
+	"github.com/minikubelet/minikubelet/pkg/kubetypes"
+	"github.com/minikubelet/minikubelet/pkg/podworkers"
+)
+
+// HandlePodAdditions is the config ADD handler (upstream HandlePodAdditions): pods are
+// taken oldest first, added to the pod manager, admitted against the pods admitted
+// before them, and either rejected (phase Failed, a Warning event) or handed to their
+// pod worker as a create.
+func (k *Kubelet) HandlePodAdditions(pods []*v1.Pod) {
+	start := k.clock.Now()
+	sorted := append([]*v1.Pod(nil), pods...)
+	sort.SliceStable(sorted, func(i, j int) bool {
+		return sorted[i].CreationTimestamp.Before(&sorted[j].CreationTimestamp)
+	})
+	// Upstream filters the pod manager's pods before each addition; within one batch only
+	// the batch's own pods change that set, so it is filtered once and then extended with
+	// each pod of the batch that stays active (a batch of n pods costs O(n), not O(n^2)).
+	active := k.filterOutInactivePods(k.pods.GetPods())
+	for _, pod := range sorted {
+		k.pods.AddPod(pod)
+		// A pod being terminated is not admitted again: its worker finishes the termination
+		// and housekeeping restarts it if it is still wanted.
+		if !k.podWorkers.IsPodTerminationRequested(pod.UID) {
+			if res := k.canAdmitPod(active, pod); !res.Admit {
+				k.rejectPod(pod, res.Reason, res.Message)
+				continue
+			}
+		}
+		k.podWorkers.UpdatePod(podworkers.UpdatePodOptions{Pod: pod, UpdateType: kubetypes.SyncPodCreate, StartTime: start})
+		active = withoutUID(active, pod.UID)
+		active = append(active, k.filterOutInactivePods([]*v1.Pod{pod})...)
+	}
+}
+
+// withoutUID drops the pod with uid (an ADD of a UID already known replaces it).
+func withoutUID(pods []*v1.Pod, uid types.UID) []*v1.Pod {
+	for i, p := range pods {
+		if p.UID == uid {
+			return append(pods[:i:i], pods[i+1:]...)
+		}
+	}
+	return pods
+}
+
+// HandlePodUpdates is the config UPDATE (and DELETE) handler: the new spec replaces the
+// old one and the worker syncs it.
+func (k *Kubelet) HandlePodUpdates(pods []*v1.Pod) {
+	start := k.clock.Now()
+	for _, pod := range pods {
+		k.pods.AddPod(pod)
+		k.podWorkers.UpdatePod(podworkers.UpdatePodOptions{Pod: pod, UpdateType: kubetypes.SyncPodUpdate, StartTime: start})
+	}
+}
+
+// HandlePodRemoves is the config REMOVE handler: the pod leaves the desired set and its
+// worker is told to kill it. Until every source has reported, nothing is killed, as
+// upstream: housekeeping catches up once they have.
+func (k *Kubelet) HandlePodRemoves(pods []*v1.Pod) {
+	start := k.clock.Now()
+	for _, pod := range pods {
+		k.pods.RemovePod(pod)
+		if !k.sourcesReady() {
+			klog.V(2).InfoS("Skipping delete because sources aren't ready yet", "pod", klog.KObj(pod), "podUID", pod.UID)
+			continue
+		}
+		klog.V(3).InfoS("Pod has been deleted and must be killed", "pod", klog.KObj(pod), "podUID", pod.UID)
+		k.podWorkers.UpdatePod(podworkers.UpdatePodOptions{Pod: pod, UpdateType: kubetypes.SyncPodKill, StartTime: start})
+	}
+}
+
+// HandlePodReconcile is the config RECONCILE handler: only the status changed at the
+// source. The pod manager keeps the newest copy; a pod with readiness gates is synced so
+// its Ready condition follows them (upstream NeedToReconcilePodReadiness).
+func (k *Kubelet) HandlePodReconcile(pods []*v1.Pod) {
+	start := k.clock.Now()
+	for _, pod := range pods {
+		k.pods.AddPod(pod)
+		if len(pod.Spec.ReadinessGates) > 0 {
+			k.podWorkers.UpdatePod(podworkers.UpdatePodOptions{Pod: pod, UpdateType: kubetypes.SyncPodSync, StartTime: start})
+		}
+	}
+}
+
+// HandlePodSyncs syncs pods now (a PLEG event or a due resync), with the pod manager's
+// copy of each.
+func (k *Kubelet) HandlePodSyncs(pods []*v1.Pod) {
+	start := k.clock.Now()
+	for _, pod := range pods {
+		if current, ok := k.pods.GetPodByUID(pod.UID); ok {
+			pod = current
+		}
+		k.podWorkers.UpdatePod(podworkers.UpdatePodOptions{Pod: pod, UpdateType: kubetypes.SyncPodSync, StartTime: start})
+	}
+}
+
+// canAdmitPod runs the admit handlers in upstream's order and returns the first
+// rejection: resources (the predicate handler), then graceful node shutdown. The eviction
+// manager's admit handler is left out on purpose: it admits critical pods under any
+// pressure, and every pod here is a static pod, which the kubelet treats as critical.
+//
+// Deviation: upstream turns an insufficient-resource rejection of a critical (static) pod
+// into a preemption attempt, and with no lower-priority pod to evict reports
+// "UnexpectedAdmissionError". The simulator reports the resource reason itself
+// (OutOfcpu, OutOfmemory, OutOfpods ...), which is what the rejection is about.
+func (k *Kubelet) canAdmitPod(active []*v1.Pod, pod *v1.Pod) admission.Result {
+	res := admission.Admit(pod, active, k.nodeInfo)
+	if res.Admit {
+		res = k.shutdown.Admit(pod)
+	}
+	k.admissionMetrics.Observe(res)
+	return res
+}
+
+// rejectPod records the rejection and fails the pod (upstream rejectPod).
+func (k *Kubelet) rejectPod(pod *v1.Pod, reason, message string) {
+	klog.InfoS("Pod rejected", "pod", klog.KObj(pod), "podUID", pod.UID, "reason", reason, "message", message)
+	k.events.Eventf(events.PodRef(pod), v1.EventTypeWarning, reason, "%s", message)
+	k.status.SetPodStatus(pod, v1.PodStatus{Phase: v1.PodFailed, Reason: reason, Message: "Pod was rejected: " + message})
+}
+
+// isAdmittedPodTerminal: the pod is Succeeded or Failed at its source or in the status
+// manager (rejected pods are Failed there).
+func (k *Kubelet) isAdmittedPodTerminal(pod *v1.Pod) bool {
+	if isTerminalPhase(pod.Status.Phase) {
+		return true
+	}
+	if status, ok := k.status.GetPodStatus(pod.UID); ok && isTerminalPhase(status.Phase) {
+		return true
+	}
+	return false
+}
+
+func isTerminalPhase(p v1.PodPhase) bool { return p == v1.PodSucceeded || p == v1.PodFailed }
+
+// filterOutInactivePods keeps the pods that hold node resources: not known terminated,
+// and not terminal unless still terminating (upstream filterOutInactivePods).
+func (k *Kubelet) filterOutInactivePods(pods []*v1.Pod) []*v1.Pod {
+	out := make([]*v1.Pod, 0, len(pods))
+	for _, p := range pods {
+		if k.podWorkers.IsPodKnownTerminated(p.UID) {
+			continue
+		}
+		if k.isAdmittedPodTerminal(p) && !k.podWorkers.IsPodTerminationRequested(p.UID) {
+			continue
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// GetActivePods returns the admitted pods that are not finished (upstream GetActivePods):
+// what the shutdown manager terminates.
+func (k *Kubelet) GetActivePods() []*v1.Pod {
+	return k.filterOutInactivePods(k.pods.GetPods())
+}
+
+// killPodNow asks the pod's worker to terminate it with gracePeriod and waits until its
+// containers are stopped or ctx ends (upstream killPodNow, used by node shutdown). The
+// request is made even when ctx is already done.
+func (k *Kubelet) killPodNow(ctx context.Context, pod *v1.Pod, gracePeriod int64, status func(*v1.PodStatus)) error {
+	done := make(chan struct{})
+	grace := gracePeriod
+	k.podWorkers.UpdatePod(podworkers.UpdatePodOptions{
+		Pod:        pod,
+		UpdateType: kubetypes.SyncPodKill,
+		KillPodOptions: &podworkers.KillPodOptions{
+			PodTerminationGracePeriodSecondsOverride: &grace,
+			PodStatusFunc:                            status,
+			CompletedCh:                              done,
+		},
+	})
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// --- podworkers.SyncHandler: the kubelet's sync functions, delegated to the standard
+// Syncer (status generation + kuberuntime) ---
+
+// SyncPod generates and stores the pod's status and, unless it is terminal, lets the
+// runtime manager converge it.
+func (k *Kubelet) SyncPod(ctx context.Context, updateType kubetypes.SyncPodType, pod *v1.Pod, podStatus *container.PodStatus) (bool, error) {
+	return k.syncer.SyncPod(ctx, updateType, pod, podStatus)
+}
+
+// SyncTerminatingPod stops the pod's containers within gracePeriod and stores the final
+// status.
+func (k *Kubelet) SyncTerminatingPod(ctx context.Context, pod *v1.Pod, podStatus *container.PodStatus, gracePeriod *int64, podStatusFn func(*v1.PodStatus)) error {
+	return k.syncer.SyncTerminatingPod(ctx, pod, podStatus, gracePeriod, podStatusFn)
+}
+
+// SyncTerminatingRuntimePod stops an orphaned runtime pod.
+func (k *Kubelet) SyncTerminatingRuntimePod(ctx context.Context, runningPod *container.Pod) error {
+	return k.syncer.SyncTerminatingRuntimePod(ctx, runningPod)
+}
+
+// SyncTerminatedPod writes the pod's terminal status.
+func (k *Kubelet) SyncTerminatedPod(ctx context.Context, pod *v1.Pod, podStatus *container.PodStatus) error {
+	return k.syncer.SyncTerminatedPod(ctx, pod, podStatus)
+}

@@ -1,0 +1,93 @@
+package kubelet
+
+import (
+	"context"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
+
+	"github.com/minikubelet/minikubelet/pkg/container"
+	"github.com/minikubelet/minikubelet/pkg/kubetypes"
+	"github.com/minikubelet/minikubelet/pkg/podstatus"
+	"github.com/minikubelet/minikubelet/pkg/podworkers"
+)
+
+// HandlePodCleanups is housekeeping (upstream HandlePodCleanups, without the volume,
+// cgroup, probe and mirror pod parts the simulator has no use for): the pod workers
+// forget finished pods no source wants and start terminating running ones; statuses of
+// pods no source wants are dropped; desired pods the workers do not know (a static pod
+// re-created with the same UID) are restarted; and runtime pods nobody knows (orphans)
+// are killed with a 1s grace period. It also refreshes running_pods and
+// running_containers from the runtime listing it makes.
+func (k *Kubelet) HandlePodCleanups(ctx context.Context) error {
+	logger := klog.FromContext(ctx)
+	allPods := k.pods.GetPods()
+
+	logger.V(3).Info("Clean up pod workers for terminated pods")
+	workingPods := k.podWorkers.SyncKnownPods(allPods)
+
+	// The listing with all=true also sets the running metrics (kuberuntime.Manager).
+	runtimePods, err := k.runtimeMgr.GetPods(ctx, true)
+	if err != nil {
+		return fmt.Errorf("list runtime pods for housekeeping: %w", err)
+	}
+
+	logger.V(3).Info("Clean up orphaned pod statuses")
+	desired := make(map[types.UID]bool, len(allPods))
+	for _, pod := range allPods {
+		desired[pod.UID] = true
+	}
+	k.status.RemoveOrphanedStatuses(desired)
+
+	// Pods in the desired set the workers do not know: most often a static pod re-created
+	// with the same UID while its predecessor was terminating. Only admitted, active pods
+	// qualify: the pod manager also holds pods admission rejected.
+	for _, pod := range k.filterOutInactivePods(allPods) {
+		if _, known := workingPods[pod.UID]; known {
+			continue
+		}
+		logger.V(3).Info("Pod will be restarted because it is in the desired set and not known to the pod workers (likely due to UID reuse)", "podUID", pod.UID)
+		k.podWorkers.UpdatePod(podworkers.UpdatePodOptions{UpdateType: kubetypes.SyncPodCreate, Pod: pod})
+		workingPods[pod.UID] = podworkers.PodWorkerSync{State: podworkers.SyncPodState, HasConfig: true, Static: podstatus.IsStaticPod(pod)}
+	}
+
+	// Finally, terminate what runs in the runtime but is unknown to the workers. The
+	// termination happens in the background; the next housekeeping sees its result.
+	for _, rp := range runtimePods {
+		if !isRunningRuntimePod(rp) {
+			continue
+		}
+		if _, known := workingPods[rp.ID]; known {
+			continue
+		}
+		one := int64(1)
+		running := *rp // the listing's pods are shared with the runtime's cache
+		logger.V(2).Info("Clean up containers for orphaned pod we had not seen before", "podUID", rp.ID, "pod", klog.KRef(rp.Namespace, rp.Name))
+		k.podWorkers.UpdatePod(podworkers.UpdatePodOptions{
+			UpdateType:     kubetypes.SyncPodKill,
+			RunningPod:     &running,
+			KillPodOptions: &podworkers.KillPodOptions{PodTerminationGracePeriodSecondsOverride: &one},
+		})
+		workingPods[rp.ID] = podworkers.PodWorkerSync{State: podworkers.TerminatingPodState, Orphan: true}
+	}
+
+	k.runtimeMgr.ContainerBackOff().GC()
+	return nil
+}
+
+// isRunningRuntimePod: the pod has a running container or a ready sandbox (what the
+// kubelet's runtime cache lists with all=false).
+func isRunningRuntimePod(p *container.Pod) bool {
+	for _, c := range p.Containers {
+		if c.State == container.ContainerStateRunning {
+			return true
+		}
+	}
+	for _, s := range p.Sandboxes {
+		if s.State == container.ContainerStateRunning {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,603 @@
+package kubelet
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"sync"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+
+	"github.com/minikubelet/minikubelet/pkg/admission"
+	"github.com/minikubelet/minikubelet/pkg/config"
+	"github.com/minikubelet/minikubelet/pkg/events"
+	"github.com/minikubelet/minikubelet/pkg/featuregate"
+	"github.com/minikubelet/minikubelet/pkg/features"
+	"github.com/minikubelet/minikubelet/pkg/kuberuntime"
+	"github.com/minikubelet/minikubelet/pkg/kubetypes"
+	"github.com/minikubelet/minikubelet/pkg/metrics"
+	"github.com/minikubelet/minikubelet/pkg/nodeshutdown"
+	"github.com/minikubelet/minikubelet/pkg/nodestatus"
+	"github.com/minikubelet/minikubelet/pkg/pleg"
+	"github.com/minikubelet/minikubelet/pkg/podsource"
+	"github.com/minikubelet/minikubelet/pkg/podstatus"
+	"github.com/minikubelet/minikubelet/pkg/podworkers"
+	"github.com/minikubelet/minikubelet/pkg/runtime/behavior"
+	"github.com/minikubelet/minikubelet/pkg/runtime/fake"
+	"github.com/minikubelet/minikubelet/pkg/runtimestate"
+	"github.com/minikubelet/minikubelet/pkg/server"
+	"github.com/minikubelet/minikubelet/pkg/statuscache"
+	"github.com/minikubelet/minikubelet/pkg/syncloop"
+)
+
+// ContainerGCPeriod is how often dead containers are garbage collected (upstream
+// ContainerGCPeriod).
+const ContainerGCPeriod = time.Minute
+
+// Config configures a Kubelet. Only Config is required.
+type Config struct {
+	// Config is the daemon's effective configuration (config.Load). Required.
+	Config *config.Config
+	// Gate answers the feature gates. Default features.DefaultFeatureGate.
+	Gate featuregate.FeatureGate
+	// Clock drives every loop, timer and timestamp. Default the real clock.
+	Clock clock.WithTicker
+	// Registry receives every metric. Default a new registry with the configured prefix.
+	Registry *metrics.Registry
+	// Events stores the events. Default a new store of events.DefaultCapacity.
+	Events *events.Store
+	// Runtime is the container runtime. Default NewRuntime(Config, Clock, Registry).
+	Runtime *fake.Runtime
+	// Listener, when set, is where Run serves the HTTP API. The daemon binds it before
+	// starting so that a busy port fails the start and the bound port (":0") is known.
+	Listener net.Listener
+	// Synchronous makes the pod workers goroutine-free: syncs run only when the caller
+	// steps them (PodWorkers().Step / StepAll), as simulate mode does. Run must not be used
+	// then.
+	Synchronous bool
+	// WatchManifests turns on fsnotify for the manifest directory (the daemon); without it
+	// the directory is re-listed every fileCheckFrequency only (or by FileSource().Relist).
+	WatchManifests bool
+}
+
+// Kubelet is the simulator's kubelet: it owns every component and implements the sync
+// loop's Handler and the pod workers' SyncHandler. Each component's step is reachable
+// through an accessor; Run is the daemon runner of all of them.
+type Kubelet struct {
+	cfg      *config.Config
+	gate     featuregate.FeatureGate
+	clock    clock.WithTicker
+	nodeName string
+	registry *metrics.Registry
+	events   *events.Store
+	runtime  *fake.Runtime
+	rt       *timeoutRuntime
+
+	pods        *podManager
+	cache       *statuscache.Cache
+	status      *podstatus.Manager
+	reasons     *podstatus.ReasonCache
+	generator   *podstatus.Generator
+	runtimeMgr  *kuberuntime.Manager
+	syncer      *podworkers.Syncer
+	podWorkers  *podworkers.PodWorkers
+	genericPLEG *pleg.GenericPLEG
+	eventedPLEG *pleg.EventedPLEG // nil with the EventedPLEG gate off
+	state       *runtimestate.State
+	nodeStatus  *nodestatus.Manager
+	shutdown    *nodeshutdown.Manager
+	fileSource  *podsource.FileSource // nil without a staticPodPath
+	merger      *podsource.Merger
+	syncLoop    *syncloop.SyncLoop
+	deletor     *containerDeletor
+	server      *server.Server
+	listener    net.Listener
+	synchronous bool
+
+	nodeInfo         admission.NodeInfo
+	admissionMetrics *admission.Metrics
+	defaultBehavior  behavior.Behavior
+
+	stopOnce sync.Once
+}
+
+var (
+	_ syncloop.Handler         = (*Kubelet)(nil)
+	_ podworkers.SyncHandler   = (*Kubelet)(nil)
+	_ nodestatus.UsageProvider = (*Kubelet)(nil)
+)
+
+// New builds every component from cfg.Config and wires them together. Nothing runs yet:
+// call Run (daemon) or drive the steps (simulate mode, tests).
+func New(cfg Config) (*Kubelet, error) {
+	if cfg.Config == nil {
+		return nil, errors.New("kubelet config: Config is required")
+	}
+	c := cfg.Config
+	if c.Simulator.NodeName == "" {
+		return nil, errors.New("kubelet config: simulatorConfiguration.nodeName is empty (config.Load resolves it)")
+	}
+	if cfg.Gate == nil {
+		cfg.Gate = features.DefaultFeatureGate
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = clock.RealClock{}
+	}
+	if cfg.Registry == nil {
+		cfg.Registry = metrics.NewRegistry(c.Simulator.MetricsPrefix)
+	}
+	if cfg.Events == nil {
+		cfg.Events = events.NewStore(cfg.Clock, c.Simulator.NodeName, events.DefaultCapacity)
+	}
+	if cfg.Runtime == nil {
+		rt, err := NewRuntime(c, cfg.Clock, cfg.Registry)
+		if err != nil {
+			return nil, err
+		}
+		cfg.Runtime = rt
+	}
+	defaultBehavior, err := behavior.ParseValue(c.Simulator.Runtime.DefaultBehavior)
+	if err != nil {
+		return nil, fmt.Errorf("simulatorConfiguration.runtime.defaultBehavior %q: %w", c.Simulator.Runtime.DefaultBehavior, err)
+	}
+
+	k := &Kubelet{
+		cfg:              c,
+		gate:             cfg.Gate,
+		clock:            cfg.Clock,
+		nodeName:         c.Simulator.NodeName,
+		registry:         cfg.Registry,
+		events:           cfg.Events,
+		runtime:          cfg.Runtime,
+		pods:             newPodManager(),
+		reasons:          podstatus.NewReasonCache(),
+		listener:         cfg.Listener,
+		synchronous:      cfg.Synchronous,
+		admissionMetrics: admission.NewMetrics(cfg.Registry),
+		defaultBehavior:  defaultBehavior,
+	}
+	k.rt = &timeoutRuntime{rt: cfg.Runtime, timeout: c.Kubelet.RuntimeRequestTimeout.Duration}
+	if afc, ok := cfg.Clock.(afterFuncClock); ok {
+		k.rt.clk = afc
+	}
+	evented := cfg.Gate.Enabled(features.EventedPLEG)
+	nodeIP := c.Kubelet.Address
+
+	if err := k.buildNodeInfo(); err != nil {
+		return nil, err
+	}
+	k.cache = statuscache.New(statuscache.Config{EventedPLEG: evented})
+	if k.status, err = podstatus.NewManager(podstatus.ManagerConfig{Clock: cfg.Clock}); err != nil {
+		return nil, fmt.Errorf("create status manager: %w", err)
+	}
+	k.generator = podstatus.NewGenerator(podstatus.GeneratorConfig{
+		Features: podstatus.Features{
+			SidecarContainers:                  cfg.Gate.Enabled(features.SidecarContainers),
+			PodReadyToStartContainersCondition: cfg.Gate.Enabled(features.PodReadyToStartContainersCondition),
+		},
+		Reasons: k.reasons,
+		HostIP:  hostIP(nodeIP),
+	})
+	if k.runtimeMgr, err = kuberuntime.NewManager(kuberuntime.Config{
+		Runtime:           k.rt,
+		Images:            k.rt,
+		View:              k.rt,
+		Clock:             cfg.Clock,
+		Recorder:          k.events,
+		Registry:          cfg.Registry,
+		SidecarContainers: cfg.Gate.Enabled(features.SidecarContainers),
+	}); err != nil {
+		return nil, fmt.Errorf("create runtime manager: %w", err)
+	}
+	if k.syncer, err = podworkers.NewSyncer(podworkers.SyncerConfig{
+		Runtime:   k.runtimeMgr,
+		Status:    k.status,
+		Generator: k.generator,
+		Reasons:   k.reasons,
+		Clock:     cfg.Clock,
+		Recorder:  k.events,
+		Registry:  cfg.Registry,
+	}); err != nil {
+		return nil, fmt.Errorf("create pod syncer: %w", err)
+	}
+	if k.podWorkers, err = podworkers.New(podworkers.Config{
+		Handler:        k,
+		Cache:          k.cache,
+		Clock:          cfg.Clock,
+		Recorder:       k.events,
+		Registry:       cfg.Registry,
+		ResyncInterval: c.Kubelet.SyncFrequency.Duration,
+		JitterSeed:     c.Simulator.Runtime.Seed,
+		Synchronous:    cfg.Synchronous,
+	}); err != nil {
+		return nil, fmt.Errorf("create pod workers: %w", err)
+	}
+	if err := k.buildPLEG(evented); err != nil {
+		return nil, err
+	}
+
+	if k.state, err = runtimestate.New(runtimestate.Config{
+		Clock:   cfg.Clock,
+		Runtime: k.rt,
+		Period:  c.Simulator.Runtime.StatusPollPeriod.Duration,
+	}); err != nil {
+		return nil, fmt.Errorf("create runtime state: %w", err)
+	}
+	// As upstream, the PLEG health checks feed RuntimeErrors, hence both the sync loop
+	// back-off and the node's Ready condition ("PLEG is not healthy: ...").
+	k.state.AddHealthCheck(k.genericPLEG.Name(), k.genericPLEG.Healthy)
+	if k.eventedPLEG != nil {
+		k.state.AddHealthCheck(k.eventedPLEG.Name(), k.eventedPLEG.Healthy)
+	}
+
+	if err := k.buildNodeStatus(nodeIP); err != nil {
+		return nil, err
+	}
+	if k.shutdown, err = nodeshutdown.NewManager(nodeshutdown.Config{
+		Clock:                           cfg.Clock,
+		ShutdownGracePeriod:             c.Kubelet.ShutdownGracePeriod.Duration,
+		ShutdownGracePeriodCriticalPods: c.Kubelet.ShutdownGracePeriodCriticalPods.Duration,
+		Enabled:                         c.GracefulShutdownEnabled(cfg.Gate),
+		GetPods:                         k.GetActivePods,
+		KillPod:                         k.killPodNow,
+		Recorder:                        k.events,
+		NodeName:                        k.nodeName,
+		SyncNodeStatus:                  k.syncNodeStatusNow,
+	}); err != nil {
+		return nil, fmt.Errorf("create node shutdown manager: %w", err)
+	}
+
+	if err := k.buildSources(cfg.WatchManifests); err != nil {
+		return nil, err
+	}
+	k.deletor = newContainerDeletor(k.runtimeMgr)
+	if k.syncLoop, err = syncloop.New(syncloop.Config{
+		Clock:                  cfg.Clock,
+		ConfigCh:               k.merger.Updates(),
+		PLEGCh:                 k.genericPLEG.Watch(),
+		ResyncInterval:         c.Kubelet.SyncFrequency.Duration,
+		RuntimeErrors:          k.state.RuntimeErrors,
+		GetPodsToSync:          k.getPodsToSync,
+		GetPodByUID:            k.pods.GetPodByUID,
+		CleanUpContainersInPod: k.cleanUpContainersInPod,
+		SourcesReady:           k.merger.SeenAllSources,
+		Handler:                k,
+		Registry:               cfg.Registry,
+	}); err != nil {
+		return nil, fmt.Errorf("create sync loop: %w", err)
+	}
+	if k.server, err = server.New(k.serverConfig()); err != nil {
+		return nil, fmt.Errorf("create HTTP server: %w", err)
+	}
+	return k, nil
+}
+
+// NewRuntime builds the in-memory container runtime the SimulatorConfiguration describes:
+// seed, init container duration, default behaviour and the faults injected from the start.
+func NewRuntime(c *config.Config, clk clock.Clock, reg *metrics.Registry) (*fake.Runtime, error) {
+	rc := c.Simulator.Runtime
+	rt, err := fake.New(fake.Config{
+		Clock:                 clk,
+		Seed:                  rc.Seed,
+		InitContainerDuration: rc.InitContainerDuration.Duration,
+		DefaultBehavior:       rc.DefaultBehavior,
+		Faults:                rc.Faults,
+		Metrics:               reg,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("create the container runtime from simulatorConfiguration.runtime: %w", err)
+	}
+	return rt, nil
+}
+
+// hostIP is the address pods report as status.hostIP: the bind address, or loopback when
+// it is unspecified (0.0.0.0 binds every interface and names none).
+func hostIP(address string) string {
+	if ip := net.ParseIP(address); ip != nil && !ip.IsUnspecified() {
+		return ip.String()
+	}
+	return "127.0.0.1"
+}
+
+// machine converts the SimulatorConfiguration's machine into node status terms.
+func (k *Kubelet) machine() nodestatus.Machine {
+	m := k.cfg.Simulator.Machine
+	return nodestatus.Machine{
+		CPU:              m.CPU.DeepCopy(),
+		Memory:           m.Memory.DeepCopy(),
+		EphemeralStorage: m.EphemeralStorage.DeepCopy(),
+		MaxPIDs:          m.PIDs.Value(),
+	}
+}
+
+// reservation parses a systemReserved/kubeReserved map; config.Validate has checked it, so an
+// error here names the field anyway.
+func reservation(field string, m map[string]string) (v1.ResourceList, error) {
+	if len(m) == 0 {
+		return nil, nil
+	}
+	out := make(v1.ResourceList, len(m))
+	for name, value := range m {
+		q, err := resource.ParseQuantity(value)
+		if err != nil {
+			return nil, fmt.Errorf("kubeletConfiguration.%s[%q]: %q is not a quantity: %w", field, name, value, err)
+		}
+		out[v1.ResourceName(name)] = q
+	}
+	return out, nil
+}
+
+// buildNodeInfo computes what admission checks against: the node's allocatable resources,
+// with the same computation as the node status MachineInfo setter (capacity minus
+// systemReserved, kubeReserved and the hard eviction thresholds), and maxPods.
+func (k *Kubelet) buildNodeInfo() error {
+	kc := &k.cfg.Kubelet
+	sys, err := reservation("systemReserved", kc.SystemReserved)
+	if err != nil {
+		return err
+	}
+	kube, err := reservation("kubeReserved", kc.KubeReserved)
+	if err != nil {
+		return err
+	}
+	thresholds, err := nodestatus.ParseEvictionHard(kc.EvictionHard)
+	if err != nil {
+		return fmt.Errorf("kubeletConfiguration.evictionHard: %w", err)
+	}
+	m := k.machine()
+	capacity := m.Capacity()
+	capacity[v1.ResourcePods] = *resource.NewQuantity(int64(kc.MaxPods), resource.DecimalSI)
+	reserved := nodestatus.NodeAllocatableReservation(capacity, sys, kube, thresholds)
+	allocatable := make(v1.ResourceList, len(capacity))
+	for name, q := range capacity {
+		a := q.DeepCopy()
+		if r, ok := reserved[name]; ok {
+			a.Sub(r)
+		}
+		if a.Sign() < 0 {
+			a.Set(0)
+		}
+		allocatable[name] = a
+	}
+	k.nodeInfo = admission.NodeInfo{Allocatable: allocatable, MaxPods: int(kc.MaxPods)}
+	return nil
+}
+
+// buildPLEG wires the PLEG the EventedPLEG gate asks for. Off: one generic PLEG relisting
+// at pleg.relistPeriod with pleg.relistThreshold. On: as upstream, the generic PLEG relists
+// at the evented cadence (eventedPLEG.relistPeriod/relistThreshold, 300s/10m) beside the
+// evented PLEG, which restores pleg.* on the generic one if it falls back.
+func (k *Kubelet) buildPLEG(evented bool) error {
+	sc := &k.cfg.Simulator
+	period, threshold := sc.PLEG.RelistPeriod.Duration, sc.PLEG.RelistThreshold.Duration
+	if evented {
+		period, threshold = sc.EventedPLEG.RelistPeriod.Duration, sc.EventedPLEG.RelistThreshold.Duration
+	}
+	var err error
+	if k.genericPLEG, err = pleg.NewGenericPLEG(pleg.Config{
+		Runtime:         k.runtimeMgr,
+		Cache:           k.cache,
+		Clock:           k.clock,
+		RelistPeriod:    period,
+		RelistThreshold: threshold,
+		ChannelCapacity: sc.PLEG.ChannelCapacity,
+		Registry:        k.registry,
+		EventedPLEG:     evented,
+	}); err != nil {
+		return fmt.Errorf("create generic PLEG: %w", err)
+	}
+	if !evented {
+		return nil
+	}
+	if k.eventedPLEG, err = pleg.NewEventedPLEG(pleg.EventedConfig{
+		Generic:                 k.genericPLEG,
+		Runtime:                 k.rt,
+		MaxRetries:              sc.EventedPLEG.MaxRetries,
+		GlobalCacheUpdatePeriod: sc.EventedPLEG.GlobalCacheUpdatePeriod.Duration,
+		EventedRelistPeriod:     sc.EventedPLEG.RelistPeriod.Duration,
+		EventedRelistThreshold:  sc.EventedPLEG.RelistThreshold.Duration,
+		GenericRelistPeriod:     sc.PLEG.RelistPeriod.Duration,
+		GenericRelistThreshold:  sc.PLEG.RelistThreshold.Duration,
+	}); err != nil {
+		return fmt.Errorf("create evented PLEG: %w", err)
+	}
+	return nil
+}
+
+func (k *Kubelet) buildNodeStatus(nodeIP string) error {
+	kc := &k.cfg.Kubelet
+	sys, err := reservation("systemReserved", kc.SystemReserved)
+	if err != nil {
+		return err
+	}
+	kube, err := reservation("kubeReserved", kc.KubeReserved)
+	if err != nil {
+		return err
+	}
+	port := kc.ReadOnlyPort
+	if k.listener != nil {
+		if addr, ok := k.listener.Addr().(*net.TCPAddr); ok {
+			port = int32(addr.Port)
+		}
+	}
+	k.nodeStatus, err = nodestatus.New(nodestatus.Config{
+		NodeName:                  k.nodeName,
+		NodeIP:                    hostIP(nodeIP),
+		Machine:                   k.machine(),
+		MaxPods:                   int(kc.MaxPods),
+		SystemReserved:            sys,
+		KubeReserved:              kube,
+		EvictionHard:              kc.EvictionHard,
+		KubeletPort:               port,
+		NodeStatusUpdateFrequency: kc.NodeStatusUpdateFrequency.Duration,
+		NodeStatusReportFrequency: kc.NodeStatusReportFrequency.Duration,
+		NodeLeaseDurationSeconds:  kc.NodeLeaseDurationSeconds,
+		Clock:                     k.clock,
+		Health:                    k.state,
+		Images:                    k.rt,
+		Usage:                     k,
+		ShutdownErrors:            k.shutdownStatus,
+		Recorder:                  k.events,
+		Registry:                  k.registry,
+	})
+	if err != nil {
+		return fmt.Errorf("create node status manager: %w", err)
+	}
+	return nil
+}
+
+// shutdownStatus is the Ready condition's shutdown error source; the shutdown manager is
+// built after the node status manager, so this indirection reads it late.
+func (k *Kubelet) shutdownStatus() error {
+	if k.shutdown == nil {
+		return nil
+	}
+	return k.shutdown.ShutdownStatus()
+}
+
+// syncNodeStatusNow recomputes the node status at once (the shutdown manager calls it so
+// the node reads NotReady without waiting for the status loop).
+func (k *Kubelet) syncNodeStatusNow() {
+	if err := k.nodeStatus.UpdateNodeStatus(context.Background()); err != nil {
+		klog.ErrorS(err, "Failed to set some node status fields", "node", k.nodeName)
+	}
+}
+
+func (k *Kubelet) buildSources(watch bool) error {
+	var err error
+	if k.merger, err = podsource.NewMerger(podsource.MergerConfig{
+		Clock:    k.clock,
+		Recorder: k.events,
+		Sources:  []string{kubetypes.FileSource},
+	}); err != nil {
+		return fmt.Errorf("create pod config merger: %w", err)
+	}
+	path := k.cfg.Kubelet.StaticPodPath
+	if path == "" {
+		return nil
+	}
+	if k.fileSource, err = podsource.NewFileSource(podsource.Config{
+		Path:           path,
+		NodeName:       k.nodeName,
+		Clock:          k.clock,
+		CheckFrequency: k.cfg.Kubelet.FileCheckFrequency.Duration,
+		Watch:          watch,
+		Recorder:       k.events,
+		Registry:       k.registry,
+	}); err != nil {
+		return fmt.Errorf("create static pod source for %s: %w", path, err)
+	}
+	return nil
+}
+
+// getPodsToSync is the sync tick's list: the desired pods whose worker's requeue time is due.
+func (k *Kubelet) getPodsToSync() []*v1.Pod {
+	uids := k.podWorkers.PodsToSync(k.clock.Now())
+	pods := make([]*v1.Pod, 0, len(uids))
+	for _, uid := range uids {
+		if pod, ok := k.pods.GetPodByUID(uid); ok {
+			pods = append(pods, pod)
+		}
+	}
+	return pods
+}
+
+// cleanUpContainersInPod is the sync loop's ContainerDied hook: dead instances of the
+// container are removed in the background, all of them once the pod's content may go.
+func (k *Kubelet) cleanUpContainersInPod(podUID types.UID, exitedContainerID string) {
+	podStatus, err := k.cache.Get(podUID)
+	if err != nil {
+		return
+	}
+	k.deletor.enqueue(podStatus, exitedContainerID, k.podWorkers.ShouldPodContentBeRemoved(podUID))
+}
+
+// sourcesReady reports whether every pod source has reported and been seen by the loop.
+func (k *Kubelet) sourcesReady() bool {
+	return k.merger.SeenAllSources(k.syncLoop.SourcesSeen())
+}
+
+// --- accessors: each component, so a scheduler can call its step ---
+
+// NodeName is the node's name.
+func (k *Kubelet) NodeName() string { return k.nodeName }
+
+// Clock is the kubelet's clock.
+func (k *Kubelet) Clock() clock.WithTicker { return k.clock }
+
+// Registry is the metrics registry.
+func (k *Kubelet) Registry() *metrics.Registry { return k.registry }
+
+// Events is the event store.
+func (k *Kubelet) Events() *events.Store { return k.events }
+
+// Runtime is the container runtime (Advance / NextTransition are its step; faults).
+func (k *Kubelet) Runtime() *fake.Runtime { return k.runtime }
+
+// FileSource is the static pod source (Relist is its step), or nil without a staticPodPath.
+func (k *Kubelet) FileSource() *podsource.FileSource { return k.fileSource }
+
+// Merger merges source snapshots into config updates (Push / Merge).
+func (k *Kubelet) Merger() *podsource.Merger { return k.merger }
+
+// SyncLoop is the main loop (CheckRuntime + TryIterate / Iterate are its step).
+func (k *Kubelet) SyncLoop() *syncloop.SyncLoop { return k.syncLoop }
+
+// PodWorkers are the pod workers (Step / StepAll in synchronous mode).
+func (k *Kubelet) PodWorkers() *podworkers.PodWorkers { return k.podWorkers }
+
+// PLEG is the PLEG in use: the evented one with the EventedPLEG gate, else the generic one.
+// Relist is its step.
+func (k *Kubelet) PLEG() pleg.Interface {
+	if k.eventedPLEG != nil {
+		return k.eventedPLEG
+	}
+	return k.genericPLEG
+}
+
+// GenericPLEG is the relisting PLEG (always present; with the gate on it relists slowly).
+func (k *Kubelet) GenericPLEG() *pleg.GenericPLEG { return k.genericPLEG }
+
+// EventedPLEG is the evented PLEG, or nil with the EventedPLEG gate off.
+func (k *Kubelet) EventedPLEG() *pleg.EventedPLEG { return k.eventedPLEG }
+
+// StatusCache is the pod status cache the PLEG writes.
+func (k *Kubelet) StatusCache() *statuscache.Cache { return k.cache }
+
+// StatusManager holds the pods' API statuses.
+func (k *Kubelet) StatusManager() *podstatus.Manager { return k.status }
+
+// RuntimeManager is the kuberuntime manager (SyncPod, KillPod, GarbageCollect).
+func (k *Kubelet) RuntimeManager() *kuberuntime.Manager { return k.runtimeMgr }
+
+// RuntimeState is the runtime health (UpdateRuntimeUp is its step).
+func (k *Kubelet) RuntimeState() *runtimestate.State { return k.state }
+
+// NodeStatus owns the node and lease (UpdateNodeStatus, RenewLease, RefreshImages).
+func (k *Kubelet) NodeStatus() *nodestatus.Manager { return k.nodeStatus }
+
+// ShutdownManager is the graceful node shutdown manager (Step / Shutdown).
+func (k *Kubelet) ShutdownManager() *nodeshutdown.Manager { return k.shutdown }
+
+// Server is the HTTP API; its Handler serves without a listener.
+func (k *Kubelet) Server() *server.Server { return k.server }
+
+// NodeInfo is what admission checks pods against.
+func (k *Kubelet) NodeInfo() admission.NodeInfo { return k.nodeInfo }
+
+// GarbageCollect is one container garbage collection (the container GC loop's step).
+func (k *Kubelet) GarbageCollect(ctx context.Context) error {
+	return k.runtimeMgr.GarbageCollect(ctx, k.podWorkers, k.sourcesReady())
+}
+
+// ProcessContainerDeletions removes the dead containers queued by ContainerDied events
+// and reports how many requests it handled (the container deletor's step).
+func (k *Kubelet) ProcessContainerDeletions(ctx context.Context) int {
+	return k.deletor.drain(ctx)
+}

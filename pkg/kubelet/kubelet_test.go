@@ -1,0 +1,383 @@
+package kubelet
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/minikubelet/minikubelet/pkg/kubetypes"
+	"github.com/minikubelet/minikubelet/pkg/runtime/cri"
+)
+
+// TestPodLifecycle follows one static pod through the config paths end to end, through
+// the real fake runtime: ADD (running with a full status), an edited manifest (a new UID:
+// the old pod is killed, the new one runs), UPDATE with a deletion timestamp (graceful
+// termination) and REMOVE (killed, then collected until the runtime is empty).
+func TestPodLifecycle(t *testing.T) {
+	h := newHarness(t)
+	h.write("web.yaml", podManifest("web", "nginx:1.27", withRequests("250m", "128Mi")))
+	const name = "web-" + testNode
+
+	// ADD
+	h.until(10, "web Running", func() bool { return h.phase(name) == v1.PodRunning }, h.describe)
+	pod := h.pod(name)
+	if len(pod.Status.ContainerStatuses) != 1 {
+		t.Fatalf("container statuses = %+v", pod.Status.ContainerStatuses)
+	}
+	cs := pod.Status.ContainerStatuses[0]
+	if cs.State.Running == nil || !cs.Ready || cs.Started == nil || !*cs.Started || cs.RestartCount != 0 ||
+		cs.Image != "nginx:1.27" || !strings.HasPrefix(cs.ContainerID, "fake://") {
+		t.Errorf("container status = %+v", cs)
+	}
+	for _, ct := range []v1.PodConditionType{v1.PodScheduled, v1.PodInitialized, v1.ContainersReady, v1.PodReady, v1.PodReadyToStartContainers} {
+		if c := condition(pod, ct); c == nil || c.Status != v1.ConditionTrue {
+			t.Errorf("condition %s = %+v, want True", ct, c)
+		}
+	}
+	if pod.Status.PodIP == "" || pod.Status.HostIP != "127.0.0.1" || pod.Status.StartTime == nil {
+		t.Errorf("podIP=%q hostIP=%q startTime=%v", pod.Status.PodIP, pod.Status.HostIP, pod.Status.StartTime)
+	}
+	if pod.Annotations[kubetypes.ConfigSourceAnnotationKey] != kubetypes.FileSource || pod.Spec.NodeName != testNode {
+		t.Errorf("static pod defaults missing: annotations=%v nodeName=%q", pod.Annotations, pod.Spec.NodeName)
+	}
+	if n := h.runningContainers(); n != 1 {
+		t.Fatalf("running containers = %d, want 1: %s", n, h.runtimeSummary())
+	}
+
+	oldID := cs.ContainerID
+	// An edited manifest is a new static pod (its UID is a hash of the content), so an
+	// edit restarts the pod: the old one is killed and the new one runs.
+	h.write("web.yaml", podManifest("web", "nginx:1.28", withRequests("250m", "128Mi")))
+	h.until(15, "the edited web running alone", func() bool {
+		p := h.pod(name)
+		return p != nil && p.UID != pod.UID && p.Status.Phase == v1.PodRunning && h.runningContainers() == 1 &&
+			p.Status.ContainerStatuses[0].Image == "nginx:1.28"
+	}, h.describe)
+	if cs := h.pod(name).Status.ContainerStatuses[0]; cs.ContainerID == oldID {
+		t.Errorf("the edited pod kept container %s", oldID)
+	}
+
+	// UPDATE (a DELETE is delivered as one): a deletion timestamp terminates the pod
+	// gracefully while its source still lists it.
+	current := h.pod(name)
+	deleting, _ := h.k.pods.GetPodByUID(current.UID)
+	deleting = deleting.DeepCopy()
+	now := metav1.NewTime(h.clk.Now())
+	grace := int64(5)
+	deleting.DeletionTimestamp, deleting.DeletionGracePeriodSeconds = &now, &grace
+	h.k.HandlePodUpdates([]*v1.Pod{deleting})
+	// (A static pod keeps its phase: upstream does not force static pods into a terminal
+	// phase, kubernetes#116484; the pod worker knows it is done.)
+	h.until(10, "the deleted pod stopped", func() bool {
+		return h.runningContainers() == 0 && h.k.PodWorkers().IsPodKnownTerminated(current.UID)
+	}, h.describe)
+	if cs := h.pod(name).Status.ContainerStatuses[0]; cs.State.Terminated == nil {
+		t.Errorf("deleted pod's container status = %+v, want terminated", cs.State)
+	}
+
+	// REMOVE: killed, then the workers forget it and GC removes what is left.
+	h.remove("web.yaml")
+	h.until(15, "web gone from /pods and no container running", func() bool {
+		return h.pod(name) == nil && h.runningContainers() == 0
+	}, h.describe)
+	h.until(15, "the runtime empty", func() bool {
+		if err := h.k.GarbageCollect(h.ctx); err != nil {
+			t.Fatalf("GarbageCollect: %v", err)
+		}
+		return len(h.runtimeContainers()) == 0 && len(h.runtimeSandboxes()) == 0
+	}, h.describe)
+	// Housekeeping forgets the finished workers and the statuses of pods no source wants.
+	h.until(5, "workers and statuses forgotten", func() bool {
+		_, known := h.k.PodWorkers().State(current.UID)
+		return !known && h.k.StatusManager().Len() == 0
+	}, h.describe)
+}
+
+// TestAdmissionRejections checks each resource the kubelet admits against: the rejected
+// pod is Failed with the kubelet's reason and message, gets a Warning event and never
+// reaches the runtime, while the pods admitted before it run.
+func TestAdmissionRejections(t *testing.T) {
+	tests := []struct {
+		name        string
+		flags       []string
+		manifests   map[string]string
+		rejected    string
+		reason      string
+		messagePart string
+	}{
+		{
+			name:  "maxPods",
+			flags: []string{"--max-pods=2"},
+			manifests: map[string]string{
+				"a.yaml": podManifest("a", "busybox", ""),
+				"b.yaml": podManifest("b", "busybox", ""),
+				"c.yaml": podManifest("c", "busybox", ""),
+			},
+			rejected: "c", reason: "OutOfpods",
+			messagePart: "Node didn't have enough resource: pods, requested: 1, used: 2, capacity: 2",
+		},
+		{
+			name: "cpu",
+			manifests: map[string]string{
+				"a.yaml": podManifest("a", "busybox", withRequests("3", "64Mi")),
+				"b.yaml": podManifest("b", "busybox", withRequests("1500m", "64Mi")),
+			},
+			rejected: "b", reason: "OutOfcpu",
+			messagePart: "Node didn't have enough resource: cpu, requested: 1500, used: 3000, capacity: 4000",
+		},
+		{
+			name: "memory",
+			manifests: map[string]string{
+				"a.yaml": podManifest("a", "busybox", withRequests("100m", "9Gi")),
+			},
+			rejected: "a", reason: "OutOfmemory",
+			messagePart: "Node didn't have enough resource: memory, requested: 9663676416, used: 0, capacity: 8485076992",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHarness(t, tt.flags...)
+			for f, m := range tt.manifests {
+				h.write(f, m)
+			}
+			rejected := tt.rejected + "-" + testNode
+			h.until(10, "every admitted pod Running", func() bool {
+				for f := range tt.manifests {
+					n := strings.TrimSuffix(f, ".yaml") + "-" + testNode
+					if n != rejected && h.phase(n) != v1.PodRunning {
+						return false
+					}
+				}
+				return h.phase(rejected) == v1.PodFailed
+			}, h.describe)
+			st := h.pod(rejected).Status
+			if st.Reason != tt.reason || !strings.HasPrefix(st.Message, "Pod was rejected: ") || !strings.Contains(st.Message, tt.messagePart) {
+				t.Errorf("rejected status reason=%q message=%q, want %q containing %q", st.Reason, st.Message, tt.reason, tt.messagePart)
+			}
+			ev := findEvent(h, tt.reason, rejected)
+			if ev == nil || ev.Type != v1.EventTypeWarning {
+				t.Errorf("no Warning %s event for %s: %+v", tt.reason, rejected, h.k.Events().List())
+			}
+			for _, sb := range h.runtimeSandboxes() {
+				if sb.Metadata.Name == rejected {
+					t.Errorf("the rejected pod got a sandbox")
+				}
+			}
+			// The rejection sticks across later syncs and housekeeping.
+			for i := 0; i < 5; i++ {
+				h.round(time.Second)
+			}
+			if h.phase(rejected) != v1.PodFailed {
+				t.Errorf("rejected pod phase became %s", h.phase(rejected))
+			}
+		})
+	}
+}
+
+// TestAllocatableFromMachineAndReservations: admission's allocatable is the machine minus
+// systemReserved, kubeReserved and the hard eviction memory threshold, the same numbers
+// the node reports.
+func TestAllocatableFromMachineAndReservations(t *testing.T) {
+	dir := t.TempDir()
+	cfg, gate := loadConfig(t, dir)
+	cfg.Kubelet.SystemReserved = map[string]string{"cpu": "500m", "memory": "1Gi"}
+	cfg.Kubelet.KubeReserved = map[string]string{"cpu": "250m"}
+	h := newHarnessWithConfig(t, dir, cfg, gate)
+	h.round(time.Second)
+	alloc := h.k.NodeInfo().Allocatable
+	node := h.k.NodeStatus().GetNode()
+	if node == nil {
+		t.Fatal("node not registered")
+	}
+	for _, r := range []v1.ResourceName{v1.ResourceCPU, v1.ResourceMemory, v1.ResourcePods} {
+		a, n := alloc[r], node.Status.Allocatable[r]
+		if a.Cmp(n) != 0 {
+			t.Errorf("admission allocatable %s = %s, node reports %s", r, a.String(), n.String())
+		}
+	}
+	wantCPU := resource.MustParse("3250m")
+	if c := alloc[v1.ResourceCPU]; c.Cmp(wantCPU) != 0 {
+		t.Errorf("allocatable cpu = %s, want 3250m", c.String())
+	}
+	wantMem := resource.MustParse("8Gi")
+	wantMem.Sub(resource.MustParse("1Gi"))
+	wantMem.Sub(resource.MustParse("100Mi"))
+	if m := alloc[v1.ResourceMemory]; m.Cmp(wantMem) != 0 {
+		t.Errorf("allocatable memory = %s, want %s", m.String(), wantMem.String())
+	}
+}
+
+// TestHousekeepingKillsOrphans: a pod in the runtime that no source wants (left over
+// from a previous run, here made directly through the CRI) is killed by housekeeping.
+func TestHousekeepingKillsOrphans(t *testing.T) {
+	h := newHarness(t)
+	h.write("web.yaml", podManifest("web", "nginx", ""))
+	rt := h.k.Runtime()
+	sbCfg := &cri.PodSandboxConfig{Metadata: cri.PodSandboxMetadata{Name: "leftover", Namespace: "default", UID: "orphan-uid"}}
+	sbID, err := rt.RunPodSandbox(h.ctx, sbCfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rt.PullImage(h.ctx, cri.ImageSpec{Image: "busybox"}, sbCfg); err != nil {
+		t.Fatal(err)
+	}
+	cID, err := rt.CreateContainer(h.ctx, sbID, &cri.ContainerConfig{Metadata: cri.ContainerMetadata{Name: "sleeper"}, Image: cri.ImageSpec{Image: "busybox"}}, sbCfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rt.StartContainer(h.ctx, cID); err != nil {
+		t.Fatal(err)
+	}
+
+	h.until(10, "web running and the orphan stopped", func() bool {
+		st, err := rt.ContainerStatus(h.ctx, cID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sb, err := rt.PodSandboxStatus(h.ctx, sbID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h.phase("web-"+testNode) == v1.PodRunning && st.State == cri.ContainerExited && sb.State == cri.SandboxNotReady
+	}, h.describe)
+	if h.pod("leftover") != nil {
+		t.Error("the orphan shows in /pods")
+	}
+	if n := h.runningContainers(); n != 1 {
+		t.Errorf("running containers = %d, want only web's: %s", n, h.runtimeSummary())
+	}
+}
+
+// TestPodReadyToStartContainersGate: the condition is reported only with its gate on.
+func TestPodReadyToStartContainersGate(t *testing.T) {
+	for _, on := range []bool{true, false} {
+		t.Run(map[bool]string{true: "on", false: "off"}[on], func(t *testing.T) {
+			flag := "--feature-gates=PodReadyToStartContainersCondition=" + map[bool]string{true: "true", false: "false"}[on]
+			h := newHarness(t, flag)
+			h.write("web.yaml", podManifest("web", "nginx", ""))
+			h.until(10, "web Running", func() bool { return h.phase("web-"+testNode) == v1.PodRunning }, h.describe)
+			c := condition(h.pod("web-"+testNode), v1.PodReadyToStartContainers)
+			if on && (c == nil || c.Status != v1.ConditionTrue) {
+				t.Errorf("PodReadyToStartContainers = %+v, want True", c)
+			}
+			if !on && c != nil {
+				t.Errorf("PodReadyToStartContainers = %+v with the gate off, want absent", c)
+			}
+		})
+	}
+}
+
+// TestPLEGWiring: the EventedPLEG gate picks the PLEG in use, its cadence and the health
+// checks runtime state consults.
+func TestPLEGWiring(t *testing.T) {
+	tests := []struct {
+		name          string
+		flags         []string
+		evented       bool
+		period, thres time.Duration
+	}{
+		{"generic with config defaults", nil, false, time.Second, 3 * time.Minute},
+		{"generic with flags", []string{"--relist-period=2s", "--relist-threshold=7s"}, false, 2 * time.Second, 7 * time.Second},
+		{"evented", []string{"--feature-gates=EventedPLEG=true", "--relist-threshold=7s"}, true, 300 * time.Second, 10 * time.Minute},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHarness(t, tt.flags...)
+			k := h.k
+			if got := k.EventedPLEG() != nil; got != tt.evented {
+				t.Fatalf("evented PLEG built = %v, want %v", got, tt.evented)
+			}
+			if tt.evented {
+				if k.PLEG() != k.EventedPLEG() {
+					t.Error("PLEG() is not the evented PLEG with the gate on")
+				}
+			} else if k.PLEG() != k.GenericPLEG() {
+				t.Error("PLEG() is not the generic PLEG with the gate off")
+			}
+			if d := k.GenericPLEG().RelistDuration(); d.RelistPeriod != tt.period || d.RelistThreshold != tt.thres {
+				t.Errorf("generic relist cadence = %+v, want %v/%v", d, tt.period, tt.thres)
+			}
+			// Before any relist the PLEG check fails, and runtime state reports it by name.
+			if err := h.k.RuntimeState().UpdateRuntimeUp(h.ctx); err != nil {
+				t.Fatal(err)
+			}
+			err := k.RuntimeState().RuntimeErrors()
+			if err == nil || !strings.Contains(err.Error(), "PLEG is not healthy: pleg has yet to be successful") {
+				t.Errorf("RuntimeErrors = %v, want the PLEG check", err)
+			}
+			if tt.evented {
+				// With the event stream in charge the generic PLEG relists at its slow cadence,
+				// and falling back restores the configured one.
+				if d := k.GenericPLEG().RelistDuration(); d.RelistPeriod != 300*time.Second {
+					t.Errorf("evented cadence = %+v", d)
+				}
+			}
+			k.PLEG().Relist(h.ctx)
+			if err := k.RuntimeState().RuntimeErrors(); err != nil {
+				t.Errorf("RuntimeErrors after a relist = %v, want nil", err)
+			}
+		})
+	}
+}
+
+// TestNodeReadyFollowsPLEG: a runtime that fails every listing stalls the relist; after
+// the relist threshold the node is NotReady naming PLEG, and it recovers once the fault
+// is gone.
+func TestNodeReadyFollowsPLEG(t *testing.T) {
+	h := newHarness(t, "--relist-threshold=10s")
+	h.write("web.yaml", podManifest("web", "nginx", ""))
+	h.until(10, "web Running", func() bool { return h.phase("web-"+testNode) == v1.PodRunning }, h.describe)
+	ready := func() *v1.NodeCondition {
+		for _, c := range h.k.NodeStatus().GetNode().Status.Conditions {
+			if c.Type == v1.NodeReady {
+				c := c
+				return &c
+			}
+		}
+		return nil
+	}
+	if c := ready(); c.Status != v1.ConditionTrue {
+		t.Fatalf("node Ready = %+v before the fault", c)
+	}
+	if _, err := h.k.Runtime().AddFault(faultSpec("ListPodSandbox", "error")); err != nil {
+		t.Fatal(err)
+	}
+	h.until(15, "node NotReady", func() bool { return ready().Status == v1.ConditionFalse }, h.describe)
+	if c := ready(); c.Reason != "KubeletNotReady" || !strings.Contains(c.Message, "PLEG is not healthy: pleg was last seen active") {
+		t.Errorf("Ready = %+v, want KubeletNotReady naming PLEG", c)
+	}
+	if ev := findEvent(h, "NodeNotReady", testNode); ev == nil {
+		t.Error("no NodeNotReady event")
+	}
+	h.k.Runtime().ClearFaults()
+	h.until(3, "node Ready again", func() bool { return ready().Status == v1.ConditionTrue }, h.describe)
+}
+
+// TestMemoryUsage: the node's simulated memory use is the running containers' requests,
+// or their scripted memoryUsage when they have one.
+func TestMemoryUsage(t *testing.T) {
+	h := newHarness(t)
+	h.write("a.yaml", podManifest("a", "nginx", withRequests("100m", "128Mi")))
+	h.write("b.yaml", `apiVersion: v1
+kind: Pod
+metadata:
+  name: b
+  annotations:
+    minikubelet.io/behavior.main: "memoryUsage=64Mi"
+spec:
+  containers:
+  - name: main
+    image: nginx
+`+withRequests("100m", "1Gi"))
+	h.until(10, "both Running", func() bool {
+		return h.phase("a-"+testNode) == v1.PodRunning && h.phase("b-"+testNode) == v1.PodRunning
+	}, h.describe)
+	want := int64(128<<20 + 64<<20)
+	if got := h.k.MemoryUsage(); got != want {
+		t.Errorf("MemoryUsage = %d, want %d (128Mi request + 64Mi scripted)", got, want)
+	}
+}

@@ -1,0 +1,150 @@
+package kubelet
+
+import (
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/minikubelet/minikubelet/pkg/config"
+	"github.com/minikubelet/minikubelet/pkg/container"
+	"github.com/minikubelet/minikubelet/pkg/features"
+	"github.com/minikubelet/minikubelet/pkg/runtime/behavior"
+	"github.com/minikubelet/minikubelet/pkg/server"
+)
+
+// GetPods returns the desired pods with their current status, as the kubelet's read-only
+// /pods does without an API server: the pod manager's pods, each with the status
+// manager's latest status when it has one (a copy; the pod manager is not modified).
+// Sorted by namespace and name.
+func (k *Kubelet) GetPods() []*v1.Pod {
+	pods := k.pods.GetPods()
+	out := make([]*v1.Pod, 0, len(pods))
+	for _, p := range pods {
+		p = p.DeepCopy()
+		if status, ok := k.status.GetPodStatus(p.UID); ok {
+			p.Status = status
+		}
+		if p.Kind == "" {
+			p.APIVersion, p.Kind = "v1", "Pod"
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// Configz is what GET /configz serves: the effective configurations and every feature
+// gate's effective value.
+type Configz struct {
+	KubeletConfig   config.KubeletConfiguration   `json:"kubeletconfig"`
+	SimulatorConfig config.SimulatorConfiguration `json:"simulatorconfig"`
+	FeatureGates    map[string]bool               `json:"featureGates"`
+}
+
+// Configz returns the effective configuration (GET /configz).
+func (k *Kubelet) Configz() any {
+	gates := map[string]bool{}
+	for name := range features.Specs() {
+		gates[string(name)] = k.gate.Enabled(name)
+	}
+	return Configz{KubeletConfig: k.cfg.Kubelet, SimulatorConfig: k.cfg.Simulator, FeatureGates: gates}
+}
+
+// HealthChecks are the /healthz checks: the sync loop's liveness and the PLEG's health
+// (both PLEGs when the evented one is in use).
+func (k *Kubelet) HealthChecks() []server.HealthCheck {
+	return []server.HealthCheck{
+		{Name: "syncloop", Check: k.syncLoop.SyncLoopHealthy},
+		server.HealthyCheck("pleg", k.plegHealthy),
+	}
+}
+
+func (k *Kubelet) plegHealthy() (bool, error) {
+	if ok, err := k.genericPLEG.Healthy(); !ok {
+		return ok, err
+	}
+	if k.eventedPLEG != nil {
+		return k.eventedPLEG.Healthy()
+	}
+	return true, nil
+}
+
+// serverConfig wires the HTTP API to the kubelet's providers.
+func (k *Kubelet) serverConfig() server.Config {
+	debug := k.cfg.Kubelet.EnableDebuggingHandlers != nil && *k.cfg.Kubelet.EnableDebuggingHandlers
+	return server.Config{
+		Pods:                    server.PodsFunc(k.GetPods),
+		Node:                    k.nodeStatus,
+		Lease:                   k.nodeStatus,
+		Events:                  k.events,
+		Registry:                k.registry,
+		Configz:                 server.ConfigzFunc(k.Configz),
+		HealthChecks:            k.HealthChecks(),
+		EnableDebuggingHandlers: debug,
+		Faults:                  k.runtime,
+		Clock:                   k.clock,
+	}
+}
+
+// --- nodestatus.UsageProvider: the simulated usage behind the pressure conditions ---
+
+// MemoryUsage is the node's memory use: the runtime's base use plus, for every running
+// container of a desired pod, its scripted memoryUsage when it has one (the runtime
+// already counts those) or else its memory request.
+func (k *Kubelet) MemoryUsage() int64 {
+	total := k.runtime.Usage().MemoryBytes
+	for _, st := range k.cache.GetAll() {
+		pod, ok := k.pods.GetPodByUID(st.ID)
+		if !ok {
+			continue
+		}
+		for _, cs := range st.ContainerStatuses {
+			if cs.State != container.ContainerStateRunning {
+				continue
+			}
+			spec := findContainer(pod, cs.Name)
+			if spec == nil {
+				continue
+			}
+			if k.behaviorOf(pod, cs.Name).MemoryUsage > 0 {
+				continue
+			}
+			if q, ok := spec.Resources.Requests[v1.ResourceMemory]; ok {
+				total += q.Value()
+			}
+		}
+	}
+	return total
+}
+
+// behaviorOf is the script the runtime runs the container with: its annotation, else the
+// default behaviour. A bad annotation scripts nothing (the runtime refused to create it).
+func (k *Kubelet) behaviorOf(pod *v1.Pod, name string) behavior.Behavior {
+	if _, ok := pod.Annotations[behavior.AnnotationKey(name)]; !ok {
+		return k.defaultBehavior
+	}
+	b, err := behavior.Parse(pod.Annotations, name)
+	if err != nil {
+		return behavior.Behavior{}
+	}
+	return b
+}
+
+func findContainer(pod *v1.Pod, name string) *v1.Container {
+	for i := range pod.Spec.Containers {
+		if pod.Spec.Containers[i].Name == name {
+			return &pod.Spec.Containers[i]
+		}
+	}
+	for i := range pod.Spec.InitContainers {
+		if pod.Spec.InitContainers[i].Name == name {
+			return &pod.Spec.InitContainers[i]
+		}
+	}
+	return nil
+}
+
+// DiskUsage is the scripted disk use on the machine's ephemeral storage.
+func (k *Kubelet) DiskUsage() (used, capacity int64) {
+	return k.runtime.Usage().DiskBytes, 0
+}
+
+// PIDUsage is the scripted number of processes.
+func (k *Kubelet) PIDUsage() int64 { return k.runtime.Usage().PIDs }

@@ -1,0 +1,127 @@
+package kubelet
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/minikubelet/minikubelet/pkg/syncloop"
+)
+
+func get(t *testing.T, h http.Handler, path string) (int, string) {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
+	return rec.Code, rec.Body.String()
+}
+
+// gauge reads an unlabelled gauge, or the series with the given label value.
+func gauge(t *testing.T, h *harness, name, labelValue string) float64 {
+	t.Helper()
+	mfs, err := h.k.Registry().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != name {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			match := labelValue == ""
+			for _, l := range m.GetLabel() {
+				match = match || l.GetValue() == labelValue
+			}
+			if match {
+				return m.GetGauge().GetValue()
+			}
+		}
+	}
+	t.Fatalf("metric %s{%s} not found", name, labelValue)
+	return 0
+}
+
+// TestHTTPProviders: the HTTP API serves the kubelet's pods with their status, the node,
+// the effective configuration with every gate, and the health checks.
+func TestHTTPProviders(t *testing.T) {
+	h := newHarness(t, "--feature-gates=EventedPLEG=true")
+	h.write("web.yaml", podManifest("web", "nginx", ""))
+	h.until(10, "web Running", func() bool { return h.phase("web-"+testNode) == v1.PodRunning }, h.describe)
+	handler := h.k.Server().Handler()
+
+	code, body := get(t, handler, "/pods")
+	var pods v1.PodList
+	if err := json.Unmarshal([]byte(body), &pods); code != http.StatusOK || err != nil {
+		t.Fatalf("/pods = %d %v", code, err)
+	}
+	if len(pods.Items) != 1 || pods.Items[0].Name != "web-"+testNode || pods.Items[0].Status.Phase != v1.PodRunning || pods.Items[0].Kind != "Pod" {
+		t.Errorf("/pods items = %+v", pods.Items)
+	}
+
+	code, body = get(t, handler, "/node")
+	var node v1.Node
+	if err := json.Unmarshal([]byte(body), &node); code != http.StatusOK || err != nil || node.Name != testNode {
+		t.Errorf("/node = %d %v name=%q", code, err, node.Name)
+	}
+
+	code, body = get(t, handler, "/configz")
+	var cz struct {
+		KubeletConfig struct {
+			StaticPodPath string `json:"staticPodPath"`
+		} `json:"kubeletconfig"`
+		SimulatorConfig struct {
+			NodeName string `json:"nodeName"`
+		} `json:"simulatorconfig"`
+		FeatureGates map[string]bool `json:"featureGates"`
+	}
+	if err := json.Unmarshal([]byte(body), &cz); code != http.StatusOK || err != nil {
+		t.Fatalf("/configz = %d %v", code, err)
+	}
+	if cz.KubeletConfig.StaticPodPath != h.dir || cz.SimulatorConfig.NodeName != testNode {
+		t.Errorf("/configz = %s", body)
+	}
+	for gate, want := range map[string]bool{"EventedPLEG": true, "PodReadyToStartContainersCondition": true, "GracefulNodeShutdown": true, "SidecarContainers": true} {
+		if got, ok := cz.FeatureGates[gate]; !ok || got != want {
+			t.Errorf("/configz featureGates[%s] = %v (present %v), want %v", gate, got, ok, want)
+		}
+	}
+
+	for _, path := range []string{"/healthz", "/healthz/syncloop", "/healthz/pleg"} {
+		if code, body := get(t, handler, path); code != http.StatusOK {
+			t.Errorf("GET %s = %d %s", path, code, body)
+		}
+	}
+	if code, _ := get(t, handler, "/debug/faults"); code != http.StatusNotFound {
+		t.Errorf("/debug/faults without enableDebuggingHandlers = %d, want 404", code)
+	}
+}
+
+// TestRunningMetrics: housekeeping's runtime listing keeps running_pods and
+// running_containers current.
+func TestRunningMetrics(t *testing.T) {
+	h := newHarness(t)
+	h.write("a.yaml", podManifest("a", "nginx", ""))
+	h.write("b.yaml", podManifest("b", "nginx", ""))
+	h.until(10, "both Running", func() bool {
+		return h.phase("a-"+testNode) == v1.PodRunning && h.phase("b-"+testNode) == v1.PodRunning
+	}, h.describe)
+	h.round(2 * syncloop.DefaultHousekeepingPeriod)
+	if got := gauge(t, h, "running_pods", ""); got != 2 {
+		t.Errorf("running_pods = %v, want 2", got)
+	}
+	if got := gauge(t, h, "running_containers", "running"); got != 2 {
+		t.Errorf("running_containers{container_state=running} = %v, want 2", got)
+	}
+	h.remove("a.yaml")
+	h.until(10, "a stopped", func() bool { return h.runningContainers() == 1 }, h.describe)
+	h.round(2 * syncloop.DefaultHousekeepingPeriod)
+	if got := gauge(t, h, "running_pods", ""); got != 1 {
+		t.Errorf("running_pods after removal = %v, want 1", got)
+	}
+	if !strings.Contains(h.describe(), "b-node=Running") {
+		t.Errorf("b is not running: %s", h.describe())
+	}
+}

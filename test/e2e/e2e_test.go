@@ -1,0 +1,322 @@
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+)
+
+// bin is the minikubelet binary TestMain builds.
+var bin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "minikubelet-e2e-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	bin = filepath.Join(dir, "minikubelet")
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		goTool = filepath.Join(runtime.GOROOT(), "bin", "go")
+	}
+	build := exec.Command(goTool, "build", "-o", bin, "../../cmd/minikubelet")
+	build.Stdout, build.Stderr = os.Stdout, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "building minikubelet:", err)
+		os.RemoveAll(dir)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+const webManifest = `apiVersion: v1
+kind: Pod
+metadata:
+  name: web
+spec:
+  containers:
+  - name: nginx
+    image: nginx:1.27
+`
+
+// daemon is a running minikubelet process.
+type daemon struct {
+	t      *testing.T
+	cmd    *exec.Cmd
+	url    string
+	mu     sync.Mutex
+	stderr bytes.Buffer
+	exited chan error
+}
+
+var servingRE = regexp.MustCompile(`"Serving HTTP" address="([^"]+)"`)
+
+// startDaemon starts the binary with a manifest directory holding web.yaml and waits
+// for the address it serves on.
+func startDaemon(t *testing.T, args ...string) *daemon {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "web.yaml"), []byte(webManifest), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args = append([]string{"--pod-manifest-path=" + dir, "--read-only-port=0", "--hostname-override=e2e"}, args...)
+	d := &daemon{t: t, cmd: exec.Command(bin, args...), exited: make(chan error, 1)}
+	pipe, err := d.cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	addr := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(pipe)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		for sc.Scan() {
+			line := sc.Text()
+			d.mu.Lock()
+			d.stderr.WriteString(line + "\n")
+			d.mu.Unlock()
+			if m := servingRE.FindStringSubmatch(line); m != nil {
+				select {
+				case addr <- m[1]:
+				default:
+				}
+			}
+		}
+		d.exited <- d.cmd.Wait()
+	}()
+	t.Cleanup(func() {
+		if d.cmd.ProcessState == nil {
+			_ = d.cmd.Process.Kill()
+			<-d.exited
+		}
+		if t.Failed() {
+			t.Logf("daemon stderr:\n%s", d.log())
+		}
+	})
+	select {
+	case a := <-addr:
+		d.url = "http://" + a
+	case err := <-d.exited:
+		d.exited <- err
+		t.Fatalf("daemon exited before serving: %v\n%s", err, d.log())
+	case <-time.After(30 * time.Second):
+		t.Fatalf("no Serving HTTP line within 30s:\n%s", d.log())
+	}
+	return d
+}
+
+func (d *daemon) log() string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.stderr.String()
+}
+
+var client = &http.Client{Timeout: 5 * time.Second}
+
+// request does one HTTP call and returns the status and body.
+func (d *daemon) request(method, path, body string) (int, string) {
+	d.t.Helper()
+	req, err := http.NewRequest(method, d.url+path, strings.NewReader(body))
+	if err != nil {
+		d.t.Fatal(err)
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		d.t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		d.t.Fatal(err)
+	}
+	return resp.StatusCode, string(data)
+}
+
+func (d *daemon) getJSON(path string, v any) {
+	d.t.Helper()
+	code, body := d.request(http.MethodGet, path, "")
+	if code != http.StatusOK {
+		d.t.Fatalf("GET %s = %d %s", path, code, body)
+	}
+	if err := json.Unmarshal([]byte(body), v); err != nil {
+		d.t.Fatalf("GET %s: %v\n%s", path, err, body)
+	}
+}
+
+// eventually polls cond every 100ms until it returns true or timeout passes.
+func (d *daemon) eventually(timeout time.Duration, what string, cond func() (bool, string)) {
+	d.t.Helper()
+	deadline := time.Now().Add(timeout)
+	last := ""
+	for {
+		ok, state := cond()
+		if ok {
+			return
+		}
+		last = state
+		if time.Now().After(deadline) {
+			d.t.Fatalf("%s not seen within %v; last: %s", what, timeout, last)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func (d *daemon) podPhase(name string) v1.PodPhase {
+	var list v1.PodList
+	d.getJSON("/pods", &list)
+	for _, p := range list.Items {
+		if p.Name == name {
+			return p.Status.Phase
+		}
+	}
+	return ""
+}
+
+func (d *daemon) ready() v1.NodeCondition {
+	var node v1.Node
+	d.getJSON("/node", &node)
+	for _, c := range node.Status.Conditions {
+		if c.Type == v1.NodeReady {
+			return c
+		}
+	}
+	return v1.NodeCondition{}
+}
+
+// terminate sends SIGTERM and returns the exit error (nil for status 0).
+func (d *daemon) terminate() error {
+	d.t.Helper()
+	if err := d.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		d.t.Fatal(err)
+	}
+	select {
+	case err := <-d.exited:
+		d.exited <- err
+		return err
+	case <-time.After(30 * time.Second):
+		d.t.Fatalf("the daemon did not exit within 30s of SIGTERM:\n%s", d.log())
+	}
+	return nil
+}
+
+// TestDaemon is issue 6's end-to-end check: the real binary runs a pod, serves its API,
+// goes NotReady naming PLEG when ListPodSandbox hangs past the relist threshold, comes
+// back once the fault is cleared, answers the CLI, and exits 0 on SIGTERM.
+func TestDaemon(t *testing.T) {
+	d := startDaemon(t, "--enable-debugging-handlers", "--relist-threshold=3s", "--node-status-update-frequency=1s")
+
+	d.eventually(30*time.Second, "web-e2e Running", func() (bool, string) {
+		p := d.podPhase("web-e2e")
+		return p == v1.PodRunning, string(p)
+	})
+	d.eventually(15*time.Second, "node Ready", func() (bool, string) {
+		c := d.ready()
+		return c.Status == v1.ConditionTrue, fmt.Sprintf("%+v", c)
+	})
+	if code, body := d.request(http.MethodGet, "/healthz", ""); code != http.StatusOK || body != "ok" {
+		t.Errorf("GET /healthz = %d %q, want 200 ok", code, body)
+	}
+	if code, body := d.request(http.MethodGet, "/metrics", ""); code != http.StatusOK || !strings.Contains(body, "pleg_relist_duration_seconds") {
+		t.Errorf("GET /metrics = %d, pleg_relist_duration_seconds present: %v", code, strings.Contains(body, "pleg_relist_duration_seconds"))
+	}
+
+	t.Run("cli get pods", func(t *testing.T) {
+		out, err := exec.Command(bin, "get", "pods", "--server", d.url).CombinedOutput()
+		if err != nil {
+			t.Fatalf("get pods: %v\n%s", err, out)
+		}
+		lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+		if len(lines) != 2 || strings.Join(strings.Fields(lines[0]), " ") != "NAME READY STATUS RESTARTS AGE" {
+			t.Fatalf("get pods output:\n%s", out)
+		}
+		if f := strings.Fields(lines[1]); f[0] != "web-e2e" || f[1] != "1/1" || f[2] != "Running" {
+			t.Errorf("get pods row = %q", lines[1])
+		}
+	})
+
+	// A hung ListPodSandbox stalls the relist; after the 3s threshold the PLEG is
+	// unhealthy and the next node status update (1s) reports it.
+	code, body := d.request(http.MethodPost, "/debug/faults", `{"method":"ListPodSandbox","type":"hang"}`)
+	if code != http.StatusCreated {
+		t.Fatalf("POST /debug/faults = %d %s", code, body)
+	}
+	d.eventually(30*time.Second, "node NotReady naming PLEG", func() (bool, string) {
+		c := d.ready()
+		return c.Status == v1.ConditionFalse && strings.Contains(c.Message, "PLEG is not healthy"), fmt.Sprintf("%+v", c)
+	})
+	if code, body := d.request(http.MethodGet, "/healthz/pleg", ""); code != http.StatusInternalServerError {
+		t.Errorf("GET /healthz/pleg during the hang = %d %q, want 500", code, body)
+	}
+	if code, body := d.request(http.MethodDelete, "/debug/faults", ""); code != http.StatusOK {
+		t.Fatalf("DELETE /debug/faults = %d %s", code, body)
+	}
+	d.eventually(30*time.Second, "node Ready again", func() (bool, string) {
+		c := d.ready()
+		return c.Status == v1.ConditionTrue, fmt.Sprintf("%+v", c)
+	})
+
+	if err := d.terminate(); err != nil {
+		t.Errorf("exit after SIGTERM: %v, want status 0", err)
+	}
+	if !strings.Contains(d.log(), `"Shutting down"`) {
+		t.Errorf("no shutdown logged:\n%s", d.log())
+	}
+}
+
+// TestDebugHandlersOffByDefault: without --enable-debugging-handlers fault injection is
+// not reachable.
+func TestDebugHandlersOffByDefault(t *testing.T) {
+	d := startDaemon(t)
+	if code, _ := d.request(http.MethodPost, "/debug/faults", `{"method":"ListPodSandbox","type":"hang"}`); code != http.StatusNotFound {
+		t.Errorf("POST /debug/faults = %d, want 404", code)
+	}
+	if err := d.terminate(); err != nil {
+		t.Errorf("exit after SIGTERM: %v", err)
+	}
+}
+
+// TestCLIUnreachable: a client command against no daemon prints one line and exits 1.
+func TestCLIUnreachable(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "get", "pods", "--server", "http://127.0.0.1:1")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 1 {
+		t.Fatalf("exit = %v, want status 1", err)
+	}
+	lines := strings.Split(strings.TrimRight(stderr.String(), "\n"), "\n")
+	if len(lines) != 1 || !strings.Contains(lines[0], "cannot reach minikubelet at http://127.0.0.1:1") {
+		t.Errorf("stderr = %q, want one line naming the server", stderr.String())
+	}
+	if stdout.Len() != 0 {
+		t.Errorf("stdout = %q, want nothing", stdout.String())
+	}
+}
