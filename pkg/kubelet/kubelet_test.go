@@ -1,6 +1,7 @@
 package kubelet
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -380,4 +381,86 @@ spec:
 	if got := h.k.MemoryUsage(); got != want {
 		t.Errorf("MemoryUsage = %d, want %d (128Mi request + 64Mi scripted)", got, want)
 	}
+}
+
+// TestBackOffTiming: a crash-looping container is restarted at once, then when each
+// back-off (10s, 20s, 40s) ends, and shows CrashLoopBackOff while it waits; a failing pull
+// shows ErrImagePull, then ImagePullBackOff while the pull back-off lasts, and is retried
+// when it ends (10s, then 20s). Only PLEG events and requeues sync the pod here, as in the
+// daemon: a back-off must bring its own resync (the 1m syncFrequency is far too late).
+func TestBackOffTiming(t *testing.T) {
+	t.Run("crash loop", func(t *testing.T) {
+		h := newHarness(t)
+		h.write("crash.yaml", strings.Replace(podManifest("crash", "busybox", ""), "metadata:\n", "metadata:\n  annotations:\n    minikubelet.io/behavior.main: \"exitCode=1\"\n", 1))
+		const name = "crash-" + testNode
+		var restarts []time.Duration // virtual time of each restart count increment
+		last := int32(0)
+		var sawBackOff []int32 // restart counts at which CrashLoopBackOff showed
+		for i := 0; i < 100; i++ {
+			h.round(time.Second)
+			p := h.pod(name)
+			if p == nil || len(p.Status.ContainerStatuses) == 0 {
+				continue
+			}
+			cs := p.Status.ContainerStatuses[0]
+			if cs.RestartCount > last {
+				restarts = append(restarts, h.clk.Since(epoch))
+				last = cs.RestartCount
+			}
+			if w := cs.State.Waiting; w != nil && w.Reason == "CrashLoopBackOff" &&
+				(len(sawBackOff) == 0 || sawBackOff[len(sawBackOff)-1] != cs.RestartCount) {
+				sawBackOff = append(sawBackOff, cs.RestartCount)
+			}
+		}
+		if len(restarts) < 4 {
+			t.Fatalf("restarts at %v in 100s, want at least 4 (at once, then after 10s, 20s, 40s)", restarts)
+		}
+		for i, want := range []time.Duration{10 * time.Second, 20 * time.Second, 40 * time.Second} {
+			// each restart comes when the back-off since the previous crash (at the previous
+			// restart) ends, within the PLEG's 1s relist and the 1s sync tick
+			if got := restarts[i+1] - restarts[i]; got < want || got > want+3*time.Second {
+				t.Errorf("restart %d came %v after the previous one, want %v (+ up to 3s)", i+2, got, want)
+			}
+		}
+		if len(sawBackOff) < 3 {
+			t.Errorf("CrashLoopBackOff showed at restart counts %v, want it during every back-off", sawBackOff)
+		}
+	})
+	t.Run("image pull", func(t *testing.T) {
+		h := newHarness(t)
+		h.write("pull.yaml", strings.Replace(podManifest("pull", "nginx:1.27", ""), "metadata:\n", "metadata:\n  annotations:\n    minikubelet.io/behavior.main: \"pullError=ErrImagePull\"\n", 1))
+		const name = "pull-" + testNode
+		var seen []string // waiting reasons, in order, with the virtual time they appeared
+		prev := ""
+		for i := 0; i < 45; i++ {
+			h.round(time.Second)
+			p := h.pod(name)
+			if p == nil || len(p.Status.ContainerStatuses) == 0 || p.Status.ContainerStatuses[0].State.Waiting == nil {
+				continue
+			}
+			if r := p.Status.ContainerStatuses[0].State.Waiting.Reason; r != prev {
+				seen = append(seen, fmt.Sprintf("%s@%v", r, h.clk.Since(epoch)))
+				prev = r
+			}
+		}
+		pulls := 0
+		for _, e := range h.k.Events().List() {
+			if e.Reason == "Pulling" {
+				pulls += int(e.Count)
+			}
+		}
+		// pulls at ~1s, ~11s (10s back-off) and ~31s (20s): 3 in 45s, ImagePullBackOff in between
+		if pulls != 3 {
+			t.Errorf("%d pulls in 45s, want 3 (back-off 10s, then 20s); reasons %v", pulls, seen)
+		}
+		backOffs := 0
+		for _, s := range seen {
+			if strings.HasPrefix(s, "ImagePullBackOff@") {
+				backOffs++
+			}
+		}
+		if backOffs < 2 {
+			t.Errorf("waiting reasons %v, want ImagePullBackOff during each pull back-off", seen)
+		}
+	})
 }

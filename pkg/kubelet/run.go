@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"k8s.io/klog/v2"
 
@@ -63,6 +64,7 @@ func (k *Kubelet) Run(ctx context.Context) error {
 
 	if k.shutdown.Enabled() {
 		grace := k.cfg.Kubelet.ShutdownGracePeriod.Duration
+		start := k.clock.Now()
 		logger.Info("Graceful node shutdown: terminating pods", "shutdownGracePeriod", grace,
 			"shutdownGracePeriodCriticalPods", k.cfg.Kubelet.ShutdownGracePeriodCriticalPods.Duration, "pods", len(k.GetActivePods()))
 		if serr := k.shutdown.Shutdown(base); serr != nil {
@@ -70,6 +72,7 @@ func (k *Kubelet) Run(ctx context.Context) error {
 		} else {
 			logger.Info("Graceful node shutdown complete")
 		}
+		k.waitForTerminations(base, start.Add(grace))
 	}
 
 	// Stop producers before consumers: no new pods, then no new syncs, then the workers
@@ -97,6 +100,40 @@ func (k *Kubelet) Run(ctx context.Context) error {
 		return fmt.Errorf("serve HTTP: %w", err)
 	}
 	return nil
+}
+
+// shutdownSettle is how long the daemon waits, at least, after the shutdown manager is
+// done for the terminations it requested to finish. A container that ignores SIGTERM is
+// killed when its grace period ends, the very instant its group times out; the pod
+// workers need a moment more to see it stop and record the pod's final status.
+const shutdownSettle = 2 * time.Second
+
+// terminationPollPeriod is how often waitForTerminations looks at the pod workers.
+const terminationPollPeriod = 100 * time.Millisecond
+
+// waitForTerminations waits until the pod workers have finished every pod whose termination
+// was requested, until deadline (the end of shutdownGracePeriod) or shutdownSettle from
+// now, whichever is later, so the loops stop with the runtime's containers stopped and the
+// pods' final statuses written. Terminations still going on then are abandoned.
+func (k *Kubelet) waitForTerminations(ctx context.Context, deadline time.Time) {
+	if settle := k.clock.Now().Add(shutdownSettle); deadline.Before(settle) {
+		deadline = settle
+	}
+	for {
+		n := k.podWorkers.UnfinishedTerminations()
+		if n == 0 {
+			return
+		}
+		if !k.clock.Now().Before(deadline) {
+			klog.FromContext(ctx).Info("Stopping with pod terminations still in progress", "pods", n)
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-k.clock.After(terminationPollPeriod):
+		}
+	}
 }
 
 // runPLEG runs the PLEG(s) until ctx ends: the generic one always, the evented one too with

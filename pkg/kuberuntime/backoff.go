@@ -67,6 +67,18 @@ func (b *Backoff) IsInBackOffSince(id string, eventTime time.Time) bool {
 	return b.clock.Since(eventTime) < e.backoff
 }
 
+// ExpiryAfterUpdate is when the delay of id, counted from its last Next, ends (the image
+// pull back-off's retry time); false when id is unknown.
+func (b *Backoff) ExpiryAfterUpdate(id string) (time.Time, bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	e, ok := b.entries[id]
+	if !ok {
+		return time.Time{}, false
+	}
+	return e.lastUpdate.Add(e.backoff), true
+}
+
 // IsInBackOffSinceUpdate reports whether eventTime is within the delay counted from the
 // last Next (the image pull check: eventTime is now).
 func (b *Backoff) IsInBackOffSinceUpdate(id string, eventTime time.Time) bool {

@@ -1,6 +1,7 @@
 package kuberuntime
 
 import (
+	"context"
 	"errors"
 	"sort"
 
@@ -154,6 +155,17 @@ func getContainerSpec(pod *v1.Pod, name string) (*v1.Container, containerKind, b
 
 // isNotFound recognises a runtime's "not found" answer (cri.ErrNotFound, or an error that
 // says so through a NotFound() method).
+// logCallError logs a failed runtime call as an error, unless ctx ended: a call cut short
+// by a cancelled sync or the daemon's shutdown is expected and goes to V(4).
+func logCallError(ctx context.Context, err error, msg string, keysAndValues ...any) {
+	logger := klog.FromContext(ctx)
+	if ctx.Err() != nil {
+		logger.V(4).Info(msg, append([]any{"err", err}, keysAndValues...)...)
+		return
+	}
+	logger.Error(err, msg, keysAndValues...)
+}
+
 func isNotFound(err error) bool {
 	if err == nil {
 		return false

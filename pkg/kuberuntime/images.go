@@ -69,6 +69,9 @@ func shouldPullImage(policy v1.PullPolicy, present bool) bool {
 	}
 }
 
+// imageBackOffKey is the image pull back-off key: the pod UID plus the image, as upstream.
+func imageBackOffKey(pod *v1.Pod, c *v1.Container) string { return string(pod.UID) + "_" + c.Image }
+
 // ensureImageExists makes sure the container's image is present according to its pull
 // policy, with a per pod-and-image back-off after a failed pull (10s doubling to 5m): the
 // first failure answers ErrImagePull, a sync within the back-off ImagePullBackOff. It returns
@@ -101,7 +104,7 @@ func (m *Manager) ensureImageExists(ctx context.Context, ref *v1.ObjectReference
 		return "", msg, ErrImageNeverPull
 	}
 
-	key := string(pod.UID) + "_" + c.Image
+	key := imageBackOffKey(pod, c)
 	if m.imageBackOff.IsInBackOffSinceUpdate(key, m.clock.Now()) {
 		msg := fmt.Sprintf("Back-off pulling image %q", c.Image)
 		m.recorder.Eventf(ref, v1.EventTypeNormal, "BackOff", "%s", msg)

@@ -235,8 +235,9 @@ func (m *Manager) SyncPod(ctx context.Context, pod *v1.Pod, podStatus *container
 	sandboxConfig := m.generatePodSandboxConfig(pod, changes.Attempt)
 	start := func(kind containerKind, c *v1.Container) error {
 		r := result.add(StartContainer, c.Name)
-		if inBackOff, msg, err := m.doBackOff(pod, c, podStatus); inBackOff {
+		if inBackOff, until, msg, err := m.doBackOff(pod, c, podStatus); inBackOff {
 			r.Fail(err, msg)
+			r.BackOffUntil = until
 			logger.V(4).Info("Backing Off restarting container in pod", "containerType", kind.annotation(), "container", c.Name, "pod", klog.KObj(pod))
 			return err
 		}
@@ -244,6 +245,7 @@ func (m *Manager) SyncPod(ctx context.Context, pod *v1.Pod, podStatus *container
 		if msg, err := m.startContainer(ctx, sandboxID, sandboxConfig, c, kind, pod, podStatus); err != nil {
 			r.Fail(err, msg)
 			if err == ErrImagePullBackOff {
+				r.BackOffUntil, _ = m.imageBackOff.ExpiryAfterUpdate(imageBackOffKey(pod, c))
 				logger.V(4).Info("Container start failed in pod", "container", c.Name, "pod", klog.KObj(pod), "containerMessage", msg, "err", err)
 			} else {
 				logger.V(2).Info("Container start failed in pod", "containerType", kind.annotation(), "container", c.Name, "pod", klog.KObj(pod), "err", err, "containerMessage", msg)
@@ -303,8 +305,9 @@ func (m *Manager) generatePodSandboxConfig(pod *v1.Pod, attempt uint32) *cri.Pod
 }
 
 // doBackOff reports whether the container is still in crash-loop back-off, counted from
-// when its last instance finished; otherwise it advances the back-off for this restart.
-func (m *Manager) doBackOff(pod *v1.Pod, c *v1.Container, podStatus *container.PodStatus) (bool, string, error) {
+// when its last instance finished, and when that back-off ends; otherwise it advances the
+// back-off for this restart.
+func (m *Manager) doBackOff(pod *v1.Pod, c *v1.Container, podStatus *container.PodStatus) (bool, time.Time, string, error) {
 	var last *container.ContainerStatus
 	for _, s := range podStatus.ContainerStatuses {
 		if s.Name == c.Name && s.State == container.ContainerStateExited {
@@ -313,17 +316,17 @@ func (m *Manager) doBackOff(pod *v1.Pod, c *v1.Container, podStatus *container.P
 		}
 	}
 	if last == nil {
-		return false, "", nil
+		return false, time.Time{}, "", nil
 	}
 	key := BackOffKey(pod, c)
 	if m.backOff.IsInBackOffSince(key, last.FinishedAt) {
 		m.recorder.Eventf(containerRef(pod, c), v1.EventTypeWarning, "BackOff", "Back-off restarting failed container %s in pod %s", c.Name, FormatPod(pod))
 		msg := fmt.Sprintf("back-off %s restarting failed container=%s pod=%s", m.backOff.Get(key), c.Name, FormatPod(pod))
 		klog.V(4).InfoS("Back-off restarting failed container", "err", msg)
-		return true, msg, ErrCrashLoopBackOff
+		return true, last.FinishedAt.Add(m.backOff.Get(key)), msg, ErrCrashLoopBackOff
 	}
 	m.backOff.Next(key, last.FinishedAt)
-	return false, "", nil
+	return false, time.Time{}, "", nil
 }
 
 // startContainer pulls the image, creates and starts one container, and returns a message
@@ -407,7 +410,7 @@ func (m *Manager) killPodWithSyncResult(ctx context.Context, pod *v1.Pod, runnin
 	for _, sb := range runningPod.Sandboxes {
 		if err := m.runtime.StopPodSandbox(ctx, sb.ID.ID); err != nil && !isNotFound(err) {
 			r.Fail(ErrKillPodSandbox, err.Error())
-			klog.FromContext(ctx).Error(err, "Failed to stop sandbox", "podSandboxID", sb.ID.ID)
+			logCallError(ctx, err, "Failed to stop sandbox", "podSandboxID", sb.ID.ID)
 		}
 	}
 	return result
@@ -436,7 +439,7 @@ func (m *Manager) killContainersWithSyncResult(ctx context.Context, pod *v1.Pod,
 		r := &SyncResult{Action: KillContainer, Target: c.Name}
 		if err := m.killContainer(ctx, pod, c.ID, c.Name, "", override); err != nil {
 			r.Fail(ErrKillContainer, err.Error())
-			klog.FromContext(ctx).Error(err, "Kill container failed", "pod", klog.KRef(runningPod.Namespace, runningPod.Name), "podUID", runningPod.ID, "containerName", c.Name, "containerID", c.ID)
+			logCallError(ctx, err, "Kill container failed", "pod", klog.KRef(runningPod.Namespace, runningPod.Name), "podUID", runningPod.ID, "containerName", c.Name, "containerID", c.ID)
 		}
 		return r
 	}
@@ -531,7 +534,7 @@ func (m *Manager) pruneInitContainersBeforeStart(ctx context.Context, pod *v1.Po
 				continue
 			}
 			if err := m.runtime.RemoveContainer(ctx, s.ID.ID); err != nil && !isNotFound(err) {
-				klog.FromContext(ctx).Error(err, "Failed to remove pod init container", "containerName", name, "containerID", s.ID.ID, "pod", klog.KObj(pod))
+				logCallError(ctx, err, "Failed to remove pod init container", "containerName", name, "containerID", s.ID.ID, "pod", klog.KObj(pod))
 			}
 		}
 	}
@@ -547,7 +550,7 @@ func (m *Manager) purgeInitContainers(ctx context.Context, pod *v1.Pod, podStatu
 				continue
 			}
 			if err := m.runtime.RemoveContainer(ctx, s.ID.ID); err != nil && !isNotFound(err) {
-				klog.FromContext(ctx).Error(err, "Failed to remove pod init container", "containerName", name, "containerID", s.ID.ID, "pod", klog.KObj(pod))
+				logCallError(ctx, err, "Failed to remove pod init container", "containerName", name, "containerID", s.ID.ID, "pod", klog.KObj(pod))
 			}
 		}
 	}

@@ -248,6 +248,10 @@ func TestCrashLoopBackOffTiming(t *testing.T) {
 		if r == nil || r.Error != ErrCrashLoopBackOff || r.Message != want {
 			t.Fatalf("start result = %+v, want CrashLoopBackOff %q", r, want)
 		}
+		// the instance exited at once, at this instant: the back-off ends d from now
+		if until := h.clk.Now().Add(d); !r.BackOffUntil.Equal(until) {
+			t.Fatalf("BackOffUntil = %v, want %v (exit + %v)", r.BackOffUntil, until, d)
+		}
 		h.step(d - time.Second)
 		if r := startResult(h.sync(pod), "app"); r == nil || r.Error != ErrCrashLoopBackOff {
 			t.Fatalf("restarted %v before the %v back-off ended", d-time.Second, d)
@@ -334,6 +338,8 @@ func TestImagePullFailureBacksOff(t *testing.T) {
 		reason error
 	}
 	// a failed pull sets a 10s back-off, doubling after each failed pull
+	var failedAt time.Time
+	delay := 5 * time.Second
 	for i, w := range []want{
 		{0, ErrImagePull},
 		{0, ErrImagePullBackOff},
@@ -349,6 +355,17 @@ func TestImagePullFailureBacksOff(t *testing.T) {
 		}
 		if w.reason == ErrImagePullBackOff && r.Message != `Back-off pulling image "registry.example/app:1.0"` {
 			t.Errorf("sync %d: message %q", i, r.Message)
+		}
+		switch w.reason {
+		case ErrImagePull:
+			failedAt, delay = h.clk.Now(), 2*delay
+			if !r.BackOffUntil.IsZero() {
+				t.Errorf("sync %d: a failed pull is not a back-off, BackOffUntil = %v", i, r.BackOffUntil)
+			}
+		case ErrImagePullBackOff:
+			if until := failedAt.Add(delay); !r.BackOffUntil.Equal(until) {
+				t.Errorf("sync %d: BackOffUntil = %v, want %v (last failed pull + %v)", i, r.BackOffUntil, until, delay)
+			}
 		}
 		if w.reason == ErrImagePull && !strings.Contains(r.Message, "ErrImagePull") {
 			t.Errorf("sync %d: message %q does not carry the runtime's error", i, r.Message)

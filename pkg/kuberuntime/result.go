@@ -3,6 +3,7 @@ package kuberuntime
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"k8s.io/apimachinery/pkg/types"
 )
@@ -47,6 +48,9 @@ type SyncResult struct {
 	Error error
 	// Message is the human-readable detail (the runtime's error text, a back-off message).
 	Message string
+	// BackOffUntil is when the back-off that failed the action ends: set only when Error is
+	// ErrCrashLoopBackOff or ErrImagePullBackOff, so the pod can be synced again right then.
+	BackOffUntil time.Time
 }
 
 // Fail marks the result failed.
@@ -104,6 +108,32 @@ func (p PodSyncResult) OnlyBackOff() bool {
 		}
 	}
 	return true
+}
+
+// BackOffUntil returns the earliest end of the back-offs that failed actions of this sync,
+// and false when no action failed with a back-off.
+func (p PodSyncResult) BackOffUntil() (time.Time, bool) {
+	var until time.Time
+	for _, r := range p.SyncResults {
+		if r.Error != ErrCrashLoopBackOff && r.Error != ErrImagePullBackOff {
+			continue
+		}
+		if until.IsZero() || r.BackOffUntil.Before(until) {
+			until = r.BackOffUntil
+		}
+	}
+	return until, !until.IsZero()
+}
+
+// StartFailed reports whether a container could not be started (whatever the reason): its
+// waiting reason changed.
+func (p PodSyncResult) StartFailed() bool {
+	for _, r := range p.SyncResults {
+		if r.Action == StartContainer && r.Error != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // ReasonRecorder remembers why a container could not be started; the status generator shows

@@ -559,7 +559,7 @@ func (m *Manager) Run(ctx context.Context) {
 	})
 	g.Go("node-status", func(ctx context.Context) {
 		runner.Every(ctx, m.clock, runner.Fixed(m.cfg.NodeStatusUpdateFrequency), func(ctx context.Context) {
-			if err := m.UpdateNodeStatus(ctx); err != nil {
+			if err := m.UpdateNodeStatus(ctx); err != nil && ctx.Err() == nil {
 				klog.FromContext(ctx).Error(err, "Failed to set some node status fields", "node", m.cfg.NodeName)
 			}
 		})

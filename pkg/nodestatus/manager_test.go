@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/utils/clock"
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/minikubelet/minikubelet/pkg/events"
@@ -534,8 +536,24 @@ func TestRenewLease(t *testing.T) {
 	}
 }
 
+// countingClock counts the timers its loops create, so a test knows every loop has
+// parked (created its next timer) before it moves the clock.
+type countingClock struct {
+	*clocktesting.FakeClock
+	timers atomic.Int32
+}
+
+func (c *countingClock) NewTimer(d time.Duration) clock.Timer {
+	c.timers.Add(1)
+	return c.FakeClock.NewTimer(d)
+}
+
 func TestRunCadence(t *testing.T) {
-	h := newHarness(t, nil)
+	var cc *countingClock
+	h := newHarness(t, func(c *Config) {
+		cc = &countingClock{FakeClock: c.Clock.(*clocktesting.FakeClock)}
+		c.Clock = cc
+	})
 	if err := h.state.UpdateRuntimeUp(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -549,13 +567,16 @@ func TestRunCadence(t *testing.T) {
 		}
 		return time.Time{}
 	}
-	waitFor(t, func() bool { return h.m.GetNode() != nil && renewTime().Equal(t0) && h.clk.HasWaiters() })
+	// each loop ran once and parked on its timer: image cache (30s), node status (10s) and
+	// lease (10s)
+	waitFor(t, func() bool { return h.m.GetNode() != nil && renewTime().Equal(t0) && cc.timers.Load() == 3 })
 	// the PLEG stays healthy; every 10s the lease is renewed (40s x 0.25)
 	for i := 1; i <= 6; i++ {
 		h.pleg.relist()
 		h.clk.Step(10 * time.Second)
 		want := t0.Add(time.Duration(i) * 10 * time.Second)
-		waitFor(t, func() bool { return renewTime().Equal(want) })
+		timers := int32(3 + 2*i + i/3) // status and lease every step, images every third
+		waitFor(t, func() bool { return renewTime().Equal(want) && cc.timers.Load() == timers })
 	}
 	// the status loop ran every 10s too: its heartbeat is only reported on change or after
 	// 5m, but the image list (cached at 0s and refreshed at 30s) got reported

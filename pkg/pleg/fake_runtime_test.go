@@ -10,6 +10,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
+	"k8s.io/klog/v2/ktesting"
 	testingclock "k8s.io/utils/clock/testing"
 
 	"github.com/minikubelet/minikubelet/pkg/container"
@@ -246,5 +248,46 @@ func TestEventedPLEGOverFakeRuntimeStream(t *testing.T) {
 	}
 	if got := activeGauge(t, n.reg); got != TypeEvented {
 		t.Fatalf("pleg_active = %q", got)
+	}
+}
+
+// TestRelistInterruptedByShutdownIsQuiet: a relist whose context ends (the daemon stopping)
+// fails its listing, which is not a runtime problem worth an error; a listing that fails
+// for a real reason still is one.
+func TestRelistInterruptedByShutdownIsQuiet(t *testing.T) {
+	tests := []struct {
+		name      string
+		cancel    bool
+		fault     bool
+		wantError bool
+	}{
+		{name: "context ended", cancel: true},
+		{name: "runtime error", fault: true, wantError: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			n := newFakeNode(t, false)
+			sb, cfg := n.runPod("p1")
+			n.startContainer(sb, cfg, "app")
+			if tt.fault {
+				if _, err := n.rt.AddFault(fault.Spec{Method: "ListPodSandbox", Type: fault.Error, Message: "runtime is down"}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			logger := ktesting.NewLogger(t, ktesting.NewConfig(ktesting.Verbosity(2), ktesting.BufferLogs(true)))
+			buf := logger.GetSink().(ktesting.Underlier).GetBuffer()
+			ctx, cancel := context.WithCancel(klog.NewContext(context.Background(), logger))
+			if tt.cancel {
+				cancel()
+			}
+			defer cancel()
+			n.g.Relist(ctx)
+			if _, ok := n.g.LastRelistTime(); ok {
+				t.Fatal("the relist succeeded; the test needs a failing listing")
+			}
+			if got := strings.Contains(buf.String(), "Unable to retrieve pods"); got != tt.wantError {
+				t.Errorf("error logged = %t, want %t; log:\n%s", got, tt.wantError, buf.String())
+			}
+		})
 	}
 }

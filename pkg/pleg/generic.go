@@ -481,6 +481,11 @@ func (g *GenericPLEG) Relist(ctx context.Context) {
 	pods, err := g.runtime.GetPods(ctx, true)
 	if err != nil {
 		// The relist time stays put, so Healthy turns false once the threshold passes.
+		if ctx.Err() != nil {
+			// Stopping (daemon shutdown): an interrupted listing is not a runtime problem.
+			logger.V(4).Info("GenericPLEG: Relist interrupted", "err", err)
+			return
+		}
 		logger.Error(err, "GenericPLEG: Unable to retrieve pods")
 		return
 	}
@@ -654,7 +659,9 @@ func (g *GenericPLEG) updateCache(ctx context.Context, logger klog.Logger, pod *
 	status, err := g.runtime.GetPodStatus(ctx, pod.ID, pod.Name, pod.Namespace)
 	if err != nil {
 		err = fmt.Errorf("get status of pod %s/%s: %w", pod.Namespace, pod.Name, err)
-		logger.Error(err, "PLEG: Write status", "pod", klog.KRef(pod.Namespace, pod.Name))
+		if ctx.Err() == nil {
+			logger.Error(err, "PLEG: Write status", "pod", klog.KRef(pod.Namespace, pod.Name))
+		}
 	} else {
 		if v := logger.V(4); v.Enabled() {
 			v.Info("PLEG: Write status", "pod", klog.KRef(pod.Namespace, pod.Name))

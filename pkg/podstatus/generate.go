@@ -78,13 +78,16 @@ func (g *Generator) Generate(pod *v1.Pod, podStatus *container.PodStatus, old v1
 	s.Phase = getPhase(pod, all, podIsTerminal, sidecars)
 
 	// A terminal phase from the status manager or the source wins over a recomputed one.
-	if s.Phase != v1.PodFailed && s.Phase != v1.PodSucceeded {
-		switch {
-		case isTerminal(old.Phase):
-			s.Phase = old.Phase
-		case isTerminal(pod.Status.Phase):
-			s.Phase = pod.Status.Phase
-		}
+	// The status manager's wins even over a different terminal phase: it was decided when
+	// the termination started, by the kill's PodStatusFunc (node shutdown: Failed, reason
+	// Terminated), and containers that then honour SIGTERM and exit 0 must not turn the pod
+	// Succeeded. Upstream's API server keeps the first terminal phase the same way (the
+	// status manager here refuses the change and would log an illegal phase transition).
+	switch {
+	case isTerminal(old.Phase):
+		s.Phase = old.Phase
+	case !isTerminal(s.Phase) && isTerminal(pod.Status.Phase):
+		s.Phase = pod.Status.Phase
 	}
 	if s.Phase == old.Phase {
 		// keep the reason and message that belong to the phase (e.g. an admission rejection)

@@ -289,6 +289,23 @@ func TestGeneratePhaseConditionsAndReasons(t *testing.T) {
 			ready:       condWant{v1.ConditionFalse, ContainersNotReady, "containers with unready status: [app]"},
 		},
 		{
+			// The node shutdown's kill wrote Failed/Terminated when the termination started;
+			// the container then honoured SIGTERM (exit 0), which alone means Succeeded.
+			name: "a kill's terminal phase sticks when the containers exit 0", pod: pod(), terminal: true,
+			old:         v1.PodStatus{Phase: v1.PodFailed, Reason: "Terminated", Message: "Pod was terminated in response to imminent node shutdown."},
+			rt:          runtime(ctr("app", container.ContainerStateExited, 0, 0, 1)),
+			phase:       v1.PodFailed,
+			initialized: condWant{status: v1.ConditionTrue},
+			ready:       condWant{v1.ConditionFalse, PodFailed, ""},
+		},
+		{
+			name: "a succeeded pod stays succeeded", pod: pod(), terminal: true, old: v1.PodStatus{Phase: v1.PodSucceeded},
+			rt:          runtime(ctr("app", container.ContainerStateExited, 0, 137, 1)),
+			phase:       v1.PodSucceeded,
+			initialized: condWant{v1.ConditionTrue, PodCompleted, ""},
+			ready:       condWant{v1.ConditionFalse, PodCompleted, ""},
+		},
+		{
 			name: "a failed pod never runs again", pod: pod(), old: v1.PodStatus{Phase: v1.PodFailed, Reason: "OutOfcpu"},
 			rt:          runtime(ctr("app", container.ContainerStateRunning, 0, 0, 1)),
 			phase:       v1.PodFailed,

@@ -312,6 +312,21 @@ func (p *PodWorkers) ShouldPodContentBeRemoved(uid types.UID) bool {
 	return p.podsSynced
 }
 
+// UnfinishedTerminations is the number of pods whose termination was requested and whose
+// worker has not finished them yet (containers maybe still stopping, or the terminated
+// pod's cleanup not yet run). The daemon's shutdown waits for it to reach 0.
+func (p *PodWorkers) UnfinishedTerminations() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	n := 0
+	for _, s := range p.statuses {
+		if s.IsTerminationRequested() && !s.finished {
+			n++
+		}
+	}
+	return n
+}
+
 // State returns the pod's lifecycle state and whether the workers know it.
 func (p *PodWorkers) State(uid types.UID) (PodWorkerState, bool) {
 	p.mu.Lock()
@@ -762,6 +777,7 @@ func (p *PodWorkers) processOne(parent context.Context, uid types.UID, read stat
 	}()
 	cancelled := ctx.Err() != nil
 	p.finishSync(podUID)
+	var backOff *BackOffError
 
 	phaseTransition := false
 	switch {
@@ -769,6 +785,11 @@ func (p *PodWorkers) processOne(parent context.Context, uid types.UID, read stat
 		// cancelled by UpdatePod (termination or a shorter grace period): the next update
 		// is already pending
 		logger.V(2).Info("Sync exited with context cancellation error", "pod", podRef, "podUID", podUID, "updateType", update.WorkType)
+	case err != nil && cancelled:
+		// the workers are stopping (daemon shutdown): an interrupted sync is expected
+		logger.V(4).Info("Sync interrupted by shutdown", "pod", podRef, "podUID", podUID, "updateType", update.WorkType, "err", err)
+	case errors.As(err, &backOff):
+		logger.V(4).Info("Pod is backing off, sync again when the back-off ends", "pod", podRef, "podUID", podUID, "until", backOff.Until, "err", err)
 	case err != nil:
 		logger.Error(err, "Error syncing pod, skipping", "pod", podRef, "podUID", podUID)
 	case update.WorkType == TerminatedPodState:
@@ -913,11 +934,16 @@ func (p *PodWorkers) completeTerminated(uid types.UID) {
 // update is pending.
 func (p *PodWorkers) completeWork(uid types.UID, phaseTransition bool, syncErr error) {
 	var delay time.Duration
+	var backOff *BackOffError
 	switch {
 	case phaseTransition:
 		delay = 0
 	case syncErr == nil:
 		delay = p.jitter(p.resync)
+	case errors.As(syncErr, &backOff):
+		// sync again as the back-off ends: no later (it would delay the restart), no
+		// sooner (nothing would change), and at most a resync interval away
+		delay = min(max(backOff.Until.Sub(p.clock.Now()), 0), p.resync)
 	default:
 		delay = p.jitter(p.backOff)
 	}

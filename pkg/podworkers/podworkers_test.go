@@ -221,6 +221,10 @@ func TestRequeueDelays(t *testing.T) {
 	}{
 		{"success resyncs after syncFrequency with jitter", nil, time.Minute, 90 * time.Second},
 		{"error retries after the back-off with jitter", errors.New("boom"), 10 * time.Second, 15 * time.Second},
+		// the sync runs at epoch+1s (after one relist)
+		{"a back-off resyncs when it ends", &BackOffError{Until: epoch.Add(26 * time.Second), Err: errors.New("CrashLoopBackOff")}, 25 * time.Second, 25*time.Second + 1},
+		{"a back-off longer than syncFrequency resyncs after syncFrequency", &BackOffError{Until: epoch.Add(6 * time.Minute), Err: errors.New("CrashLoopBackOff")}, time.Minute, time.Minute + 1},
+		{"a back-off already over resyncs at once", &BackOffError{Until: epoch, Err: errors.New("ImagePullBackOff")}, 0, 1},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -154,8 +154,22 @@ func (s *Syncer) SyncPod(ctx context.Context, updateType kubetypes.SyncPodType, 
 
 	result := s.runtime.SyncPod(ctx, pod, podStatus)
 	result.RecordReasons(s.reasons, pod.UID)
-	if err := result.Error(); err != nil && !result.OnlyBackOff() {
+	if result.StartFailed() {
+		// Show why the container waits (CrashLoopBackOff, ErrImagePull ...) at once. Upstream
+		// writes it only at the pod's next sync, up to a back-off later; the runtime state did
+		// not change, so this status is the one that sync would write.
+		old, _ = s.previousStatus(pod)
+		s.status.SetPodStatus(pod, s.gen.Generate(pod, podStatus, old, false))
+	}
+	err := result.Error()
+	switch {
+	case err == nil:
+		return false, nil
+	case !result.OnlyBackOff():
 		return false, err
+	}
+	if until, ok := result.BackOffUntil(); ok {
+		return false, &BackOffError{Until: until, Err: err}
 	}
 	return false, nil
 }

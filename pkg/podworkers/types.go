@@ -40,6 +40,21 @@ type UpdatePodOptions struct {
 	KillPodOptions *KillPodOptions
 }
 
+// BackOffError is a sync that could not start a container only because it is in a
+// back-off (crash loop, image pull). It is not a sync failure: the worker syncs the pod
+// again when the back-off ends (at most the resync interval later) and does not log it as
+// an error. Newer upstream kubelets requeue the same way (kubernetes#133066); v1.30 retried
+// every 10s with an error log (kubernetes#123602).
+type BackOffError struct {
+	// Until is when the earliest back-off ends.
+	Until time.Time
+	// Err says which containers are backing off.
+	Err error
+}
+
+func (e *BackOffError) Error() string { return e.Err.Error() }
+func (e *BackOffError) Unwrap() error { return e.Err }
+
 // PodWorkerState is where a pod is in its lifecycle.
 type PodWorkerState int
 
@@ -83,7 +98,7 @@ type PodWorkerSync struct {
 type SyncHandler interface {
 	// SyncPod starts and restarts the pod's containers. isTerminal=true ends the pod's
 	// natural life (all containers done and none restarts). An error retries after the
-	// back-off period.
+	// back-off period; a *BackOffError retries when its back-off ends.
 	SyncPod(ctx context.Context, updateType kubetypes.SyncPodType, pod *v1.Pod, podStatus *container.PodStatus) (isTerminal bool, err error)
 	// SyncTerminatingPod stops every container within gracePeriod seconds (never nil) and
 	// writes the pod's final status; it is retried until it returns nil.

@@ -364,7 +364,7 @@ func (l *SyncLoop) handleHousekeeping(ctx context.Context) bool {
 	}
 	start := l.cfg.Clock.Now()
 	logger.V(4).Info("SyncLoop (housekeeping)")
-	if err := l.cfg.Handler.HandlePodCleanups(ctx); err != nil {
+	if err := l.cfg.Handler.HandlePodCleanups(ctx); err != nil && ctx.Err() == nil {
 		logger.Error(err, "Failed cleaning pods")
 	}
 	d := l.cfg.Clock.Since(start)

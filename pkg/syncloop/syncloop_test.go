@@ -16,6 +16,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/klog/v2"
+	"k8s.io/klog/v2/ktesting"
 	testingclock "k8s.io/utils/clock/testing"
 
 	"github.com/minikubelet/minikubelet/pkg/kubetypes"
@@ -494,5 +496,33 @@ func BenchmarkTryIterateIdle(b *testing.B) {
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
 		l.TryIterate(ctx)
+	}
+}
+
+// TestHousekeepingCutShortByShutdownIsQuiet: a cleanup that fails because the daemon is
+// stopping (its context ended meanwhile) is not logged as "Failed cleaning pods"; a cleanup
+// that fails otherwise is.
+func TestHousekeepingCutShortByShutdownIsQuiet(t *testing.T) {
+	for _, stopping := range []bool{false, true} {
+		t.Run(fmt.Sprintf("stopping=%t", stopping), func(t *testing.T) {
+			hs := newHarness(t, nil)
+			logger := ktesting.NewLogger(t, ktesting.NewConfig(ktesting.BufferLogs(true)))
+			buf := logger.GetSink().(ktesting.Underlier).GetBuffer()
+			ctx, cancel := context.WithCancel(klog.NewContext(context.Background(), logger))
+			defer cancel()
+			hs.h.cleanupErr = errors.New("list runtime pods: context canceled")
+			if stopping {
+				hs.h.onCleanup = cancel
+			}
+			hs.loop.tickers()
+			hs.clk.Step(2 * time.Second)
+			mustProgress(t, hs.loop) // sync
+			if p, ok := hs.loop.TryIterate(ctx); !p || !ok {
+				t.Fatalf("housekeeping did not run: %v, %v", p, ok)
+			}
+			if got := strings.Contains(buf.String(), "Failed cleaning pods"); got == stopping {
+				t.Errorf("error logged = %t with stopping=%t; log:\n%s", got, stopping, buf.String())
+			}
+		})
 	}
 }

@@ -61,12 +61,14 @@ spec:
 
 // daemon is a running minikubelet process.
 type daemon struct {
-	t      *testing.T
-	cmd    *exec.Cmd
-	url    string
-	mu     sync.Mutex
-	stderr bytes.Buffer
-	exited chan error
+	t   *testing.T
+	cmd *exec.Cmd
+	url string
+	// manifests is the watched manifest directory.
+	manifests string
+	mu        sync.Mutex
+	stderr    bytes.Buffer
+	exited    chan error
 }
 
 var servingRE = regexp.MustCompile(`"Serving HTTP" address="([^"]+)"`)
@@ -80,7 +82,7 @@ func startDaemon(t *testing.T, args ...string) *daemon {
 		t.Fatal(err)
 	}
 	args = append([]string{"--pod-manifest-path=" + dir, "--read-only-port=0", "--hostname-override=e2e"}, args...)
-	d := &daemon{t: t, cmd: exec.Command(bin, args...), exited: make(chan error, 1)}
+	d := &daemon{t: t, cmd: exec.Command(bin, args...), manifests: dir, exited: make(chan error, 1)}
 	pipe, err := d.cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -318,5 +320,44 @@ func TestCLIUnreachable(t *testing.T) {
 	}
 	if stdout.Len() != 0 {
 		t.Errorf("stdout = %q, want nothing", stdout.String())
+	}
+}
+
+// TestGracefulShutdownIsClean: SIGTERM with graceful node shutdown terminates the pods and
+// exits 0 without logging errors: a restartPolicy OnFailure pod whose container exits 0 on
+// SIGTERM stays Failed (no "illegal phase transition"), and syncs cut short by the stop are
+// not "Error syncing pod".
+func TestGracefulShutdownIsClean(t *testing.T) {
+	cfg := filepath.Join(t.TempDir(), "kubelet.yaml")
+	if err := os.WriteFile(cfg, []byte("apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nshutdownGracePeriod: 30s\nshutdownGracePeriodCriticalPods: 10s\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	d := startDaemon(t, "--config="+cfg)
+	job := "apiVersion: v1\nkind: Pod\nmetadata:\n  name: job\n  namespace: batch\nspec:\n  restartPolicy: OnFailure\n  containers:\n  - {name: worker, image: busybox}\n"
+	if err := os.WriteFile(filepath.Join(d.manifests, "job.yaml"), []byte(job), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"web-e2e", "job-e2e"} {
+		d.eventually(30*time.Second, name+" Running", func() (bool, string) {
+			p := d.podPhase(name)
+			return p == v1.PodRunning, string(p)
+		})
+	}
+	started := time.Now()
+	if err := d.terminate(); err != nil {
+		t.Fatalf("exit after SIGTERM: %v, want status 0", err)
+	}
+	if took := time.Since(started); took > 15*time.Second {
+		t.Errorf("the shutdown took %v; pods that honour SIGTERM stop at once", took)
+	}
+	log := d.log()
+	if !strings.Contains(log, "Shutdown manager completed processing shutdown event") {
+		t.Fatalf("no graceful shutdown logged:\n%s", log)
+	}
+	shutdown := log[strings.Index(log, `"Shutting down"`):]
+	for _, line := range strings.Split(shutdown, "\n") {
+		if strings.HasPrefix(line, "E") {
+			t.Errorf("error logged during the shutdown: %s", line)
+		}
 	}
 }

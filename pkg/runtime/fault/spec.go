@@ -37,9 +37,9 @@ type Spec struct {
 	Method string `json:"method"`
 	Type   Type   `json:"type"`
 	// Delay (latency): added to every matching call.
-	Delay metav1.Duration `json:"delay,omitempty"`
+	Delay metav1.Duration `json:"delay,omitzero"`
 	// PerContainer (latency): extra delay per container the call touches or lists.
-	PerContainer metav1.Duration `json:"perContainer,omitempty"`
+	PerContainer metav1.Duration `json:"perContainer,omitzero"`
 	// Message (error): the error text; default "injected fault".
 	Message string `json:"message,omitempty"`
 	// Count (error, streamError): fire this many times then retire; 0 = unlimited (error) or 1 (streamError).
@@ -47,7 +47,7 @@ type Spec struct {
 	// Rate (error): probability in (0,1] that a matching call fails, from the seeded source.
 	Rate float64 `json:"rate,omitempty"`
 	// For (hang): the longest a call blocks; 0 = until cleared or the caller's context ends.
-	For metav1.Duration `json:"for,omitempty"`
+	For metav1.Duration `json:"for,omitzero"`
 	// Condition (notReady): RuntimeReady or NetworkReady.
 	Condition string `json:"condition,omitempty"`
 }
