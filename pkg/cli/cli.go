@@ -466,7 +466,8 @@ func (c *commands) faultCommand() *cobra.Command {
 		Example: `  minikubelet fault add --method ListPodSandbox --type hang
   minikubelet fault add --method '*' --type latency --delay 2s
   minikubelet fault add --method StartContainer --type error --message "no space left" --count 3
-  minikubelet fault add --method Status --type notReady --condition NetworkReady --for 1m
+  minikubelet fault add --method Status --type notReady --condition NetworkReady
+  minikubelet fault add --method ListContainers --type hang --for 1m
   minikubelet fault add -f fault.yaml`,
 		Args: cobra.NoArgs,
 		RunE: run(func(ctx context.Context, cmd *cobra.Command, _ []string) error {

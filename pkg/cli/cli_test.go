@@ -257,6 +257,30 @@ func TestPodStatusEdgeCases(t *testing.T) {
 	}
 }
 
+// TestTolerationString checks the Tolerations line of describe pod against kubectl's
+// format; every static pod carries {operator: Exists, effect: NoExecute}.
+func TestTolerationString(t *testing.T) {
+	secs := int64(300)
+	for _, tc := range []struct {
+		name string
+		tol  v1.Toleration
+		want string
+	}{
+		{"tolerate everything", v1.Toleration{Operator: v1.TolerationOpExists}, "op=Exists"},
+		{"static pod default: effect only", v1.Toleration{Operator: v1.TolerationOpExists, Effect: v1.TaintEffectNoExecute}, ":NoExecute op=Exists"},
+		{"key and effect with seconds", v1.Toleration{Key: "node.kubernetes.io/not-ready", Operator: v1.TolerationOpExists, Effect: v1.TaintEffectNoExecute, TolerationSeconds: &secs},
+			"node.kubernetes.io/not-ready:NoExecute op=Exists for 300s"},
+		{"key only", v1.Toleration{Key: "dedicated", Operator: v1.TolerationOpExists}, "dedicated op=Exists"},
+		{"equal with value", v1.Toleration{Key: "dedicated", Operator: v1.TolerationOpEqual, Value: "gpu", Effect: v1.TaintEffectNoSchedule}, "dedicated=gpu:NoSchedule"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := tolerationString(tc.tol); got != tc.want {
+				t.Errorf("tolerationString() = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
 func TestUnreachableDaemon(t *testing.T) {
 	srv := httptest.NewServer(http.NotFoundHandler())
 	url := srv.URL

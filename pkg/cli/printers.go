@@ -531,8 +531,10 @@ func tolerationString(t v1.Toleration) string {
 	if t.Effect != "" {
 		s += ":" + string(t.Effect)
 	}
+	// As kubectl: a bare "op=Exists" only when nothing precedes it, so the static pod
+	// default {operator: Exists, effect: NoExecute} reads ":NoExecute op=Exists".
 	if t.Operator == v1.TolerationOpExists && t.Value == "" {
-		if t.Key != "" {
+		if t.Key != "" || t.Effect != "" {
 			s += " op=Exists"
 		} else {
 			s = "op=Exists"

@@ -251,14 +251,15 @@ func validateSimulator(v *validator, sc *SimulatorConfiguration) {
 
 	v.positiveDuration(p+"eventedPLEG.relistPeriod", sc.EventedPLEG.RelistPeriod)
 	v.positiveDuration(p+"eventedPLEG.relistThreshold", sc.EventedPLEG.RelistThreshold)
-	if sc.EventedPLEG.MaxRetries < 0 {
-		v.invalid(p+"eventedPLEG.maxRetries", sc.EventedPLEG.MaxRetries, "must not be negative")
+	// Zero is rejected, not defaulted: the evented PLEG would silently read 0 as its
+	// default of 5, and a SimulatorConfiguration field written as zero is an error.
+	if sc.EventedPLEG.MaxRetries < 1 {
+		v.invalid(p+"eventedPLEG.maxRetries", sc.EventedPLEG.MaxRetries, "must be at least 1")
 	}
 	v.positiveDuration(p+"eventedPLEG.globalCacheUpdatePeriod", sc.EventedPLEG.GlobalCacheUpdatePeriod)
 
-	if sc.Runtime.InitContainerDuration.Duration < 0 {
-		v.invalid(p+"runtime.initContainerDuration", sc.Runtime.InitContainerDuration, "must not be negative")
-	}
+	// Likewise: the fake runtime reads 0 as its 1s default, so "0s" would not mean "at once".
+	v.positiveDuration(p+"runtime.initContainerDuration", sc.Runtime.InitContainerDuration)
 	v.positiveDuration(p+"runtime.statusPollPeriod", sc.Runtime.StatusPollPeriod)
 	if _, err := behavior.ParseValue(sc.Runtime.DefaultBehavior); err != nil {
 		v.invalid(p+"runtime.defaultBehavior", sc.Runtime.DefaultBehavior, "%v", err)

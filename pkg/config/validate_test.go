@@ -74,8 +74,12 @@ func TestValidate(t *testing.T) {
 		{"evented relistPeriod", func(c *Config) { c.Simulator.EventedPLEG.RelistPeriod = d("0s") }, "simulatorConfiguration.eventedPLEG.relistPeriod"},
 		{"evented relistThreshold", func(c *Config) { c.Simulator.EventedPLEG.RelistThreshold = d("0s") }, "simulatorConfiguration.eventedPLEG.relistThreshold"},
 		{"evented maxRetries", func(c *Config) { c.Simulator.EventedPLEG.MaxRetries = -1 }, "simulatorConfiguration.eventedPLEG.maxRetries"},
+		{"evented maxRetries zero is not the default", func(c *Config) { c.Simulator.EventedPLEG.MaxRetries = 0 }, "simulatorConfiguration.eventedPLEG.maxRetries: invalid value 0: must be at least 1"},
+		{"evented maxRetries one", func(c *Config) { c.Simulator.EventedPLEG.MaxRetries = 1 }, ""},
 		{"evented globalCacheUpdatePeriod", func(c *Config) { c.Simulator.EventedPLEG.GlobalCacheUpdatePeriod = d("0s") }, "simulatorConfiguration.eventedPLEG.globalCacheUpdatePeriod"},
 		{"initContainerDuration", func(c *Config) { c.Simulator.Runtime.InitContainerDuration = d("-1s") }, "simulatorConfiguration.runtime.initContainerDuration"},
+		{"initContainerDuration zero is not the default", func(c *Config) { c.Simulator.Runtime.InitContainerDuration = d("0s") }, `simulatorConfiguration.runtime.initContainerDuration: invalid value "0s": must be greater than 0`},
+		{"initContainerDuration short", func(c *Config) { c.Simulator.Runtime.InitContainerDuration = d("1ms") }, ""},
 		{"statusPollPeriod", func(c *Config) { c.Simulator.Runtime.StatusPollPeriod = d("0s") }, "simulatorConfiguration.runtime.statusPollPeriod"},
 		{"fault names its index", func(c *Config) {
 			c.Simulator.Runtime.Faults = []fault.Spec{{Method: "Status", Type: fault.Error}, {Method: "Nope", Type: fault.Error}}
