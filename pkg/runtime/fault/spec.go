@@ -30,7 +30,7 @@ var Methods = []string{
 }
 
 // Spec is one fault as users write it (YAML in the SimulatorConfiguration and scenarios, JSON
-// over HTTP). Unused fields for a type must be left empty.
+// over HTTP). A field its type does not use is refused by Validate.
 type Spec struct {
 	// ID is assigned by the runtime when the fault is added (users may leave it empty).
 	ID     string `json:"id,omitempty"`
@@ -97,7 +97,50 @@ func (s *Spec) Validate() error {
 	default:
 		return fmt.Errorf("fault field \"type\": unknown fault type %q (latency, error, hang, notReady or streamError)", s.Type)
 	}
+	// A field the type does not use is a mistake (say "for" on a notReady fault, which would
+	// otherwise silently never end): refuse it rather than ignore it.
+	allowed := fieldsByType[s.Type]
+	for _, f := range s.setFields() {
+		if !allowed[f] {
+			return fmt.Errorf("fault field %q does not apply to a %s fault (it takes: %s)", f, s.Type, fieldList[s.Type])
+		}
+	}
 	return nil
+}
+
+// fieldsByType lists the optional fields each fault type uses (method and type always apply).
+var fieldsByType = map[Type]map[string]bool{
+	Latency:     {"delay": true, "perContainer": true},
+	Error:       {"message": true, "count": true, "rate": true},
+	Hang:        {"for": true},
+	NotReady:    {"condition": true, "message": true},
+	StreamError: {"message": true, "count": true},
+}
+
+var fieldList = map[Type]string{
+	Latency:     "delay, perContainer",
+	Error:       "message, count, rate",
+	Hang:        "for",
+	NotReady:    "condition, message",
+	StreamError: "message, count",
+}
+
+// setFields names the optional fields that are set.
+func (s *Spec) setFields() []string {
+	var out []string
+	add := func(set bool, name string) {
+		if set {
+			out = append(out, name)
+		}
+	}
+	add(s.Delay.Duration != 0, "delay")
+	add(s.PerContainer.Duration != 0, "perContainer")
+	add(s.Message != "", "message")
+	add(s.Count != 0, "count")
+	add(s.Rate != 0, "rate")
+	add(s.For.Duration != 0, "for")
+	add(s.Condition != "", "condition")
+	return out
 }
 
 // Matches reports whether the fault applies to method.
