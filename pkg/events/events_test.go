@@ -65,7 +65,7 @@ func TestStoreFoldsOnlyIdenticalEvents(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s := NewStore(testingclock.NewFakeClock(time.Unix(0, 0)), "node", 10)
 			s.Eventf(pod, v1.EventTypeNormal, "Started", "Started container %s", "c")
-			s.Eventf(tc.second, tc.typ, tc.reason, tc.message)
+			s.Eventf(tc.second, tc.typ, tc.reason, "%s", tc.message)
 			got := s.List()
 			if len(got) != tc.wantLen || got[len(got)-1].Count != tc.wantLast {
 				t.Fatalf("events = %+v, want %d with the newest counted %d", got, tc.wantLen, tc.wantLast)
