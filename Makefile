@@ -31,6 +31,10 @@ test:
 bench:
 	$(GO) test -run='^$$' -bench=. -benchmem -benchtime=$(BENCHTIME) ./pkg/...
 
+## scale: compare Generic and Evented PLEG at 100-5000 pods (CPU to start, per steady minute, to remove)
+scale:
+	$(GO) test -run='^$$' -bench='^Benchmark(StartAll|SteadyState|RemoveAll)$$' -benchmem -benchtime=$(BENCHTIME) ./pkg/kubelet/
+
 ## fuzz: fuzz featuregate Set for 30s
 fuzz:
 	$(GO) test -run='^$$' -fuzz=FuzzSet -fuzztime=30s ./pkg/featuregate/
@@ -40,4 +44,4 @@ lint:
 	@out=$$(gofmt -l $$(git ls-files -co --exclude-standard '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet $(PKGS)
 
-.PHONY: help build run test bench fuzz lint
+.PHONY: help build run test bench scale fuzz lint

@@ -7,6 +7,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/minikubelet/minikubelet/pkg/metrics"
 )
@@ -75,7 +76,102 @@ func Fits(pod *v1.Pod, admittedPods []*v1.Pod, node NodeInfo) []InsufficientReso
 		active++
 		addResourceList(used, PodRequests(p))
 	}
+	return fits(pod, active, used, node)
+}
 
+// Usage is what a set of admitted pods holds: how many count and the sum of their
+// requests. Admit re-sums its admittedPods on every call, so admitting n pods one after the
+// other against a growing set costs O(n^2); a Usage is summed once and then kept up to date
+// with Add and Remove, so each admission costs only the new pod's own requests. The
+// results are exactly Admit's: quantities are added and subtracted exactly. Not safe for
+// concurrent use.
+type Usage struct {
+	pods     int64
+	requests v1.ResourceList
+	// byUID is each counted UID's share, so the pod being admitted can be left out (Admit
+	// skips admitted pods with its UID) and a pod can be removed.
+	byUID map[types.UID]*share
+}
+
+type share struct {
+	pods     int64
+	requests v1.ResourceList
+}
+
+// NewUsage sums pods as Admit would count them as admittedPods: nil and terminal pods
+// (phase Succeeded or Failed) are skipped.
+func NewUsage(pods []*v1.Pod) *Usage {
+	u := &Usage{requests: v1.ResourceList{}, byUID: make(map[types.UID]*share, len(pods))}
+	for _, p := range pods {
+		u.Add(p)
+	}
+	return u
+}
+
+// Add counts pod as one more admitted pod (nil and terminal pods are skipped, as Admit skips
+// them). A UID added twice counts twice, as it would twice in Admit's admittedPods.
+func (u *Usage) Add(pod *v1.Pod) {
+	if pod == nil || isTerminal(pod) {
+		return
+	}
+	u.AddWithRequests(pod, PodRequests(pod))
+}
+
+// AddWithRequests is Add for a caller that keeps PodRequests(pod) already: requests must be
+// that, and is read, never modified (the Usage may keep it).
+func (u *Usage) AddWithRequests(pod *v1.Pod, requests v1.ResourceList) {
+	if pod == nil || isTerminal(pod) {
+		return
+	}
+	u.pods++
+	addResourceList(u.requests, requests)
+	s, ok := u.byUID[pod.UID]
+	if !ok {
+		u.byUID[pod.UID] = &share{pods: 1, requests: requests}
+		return
+	}
+	merged := s.requests.DeepCopy()
+	addResourceList(merged, requests)
+	s.pods, s.requests = s.pods+1, merged
+}
+
+// Remove stops counting every pod with uid.
+func (u *Usage) Remove(uid types.UID) {
+	s, ok := u.byUID[uid]
+	if !ok {
+		return
+	}
+	delete(u.byUID, uid)
+	u.pods -= s.pods
+	subResourceList(u.requests, s.requests)
+}
+
+// Pods is how many pods are counted.
+func (u *Usage) Pods() int64 { return u.pods }
+
+// Admit is Admit(pod, the counted pods, node).
+func (u *Usage) Admit(pod *v1.Pod, node NodeInfo) Result {
+	short := u.Fits(pod, node)
+	if len(short) == 0 {
+		return Result{Admit: true}
+	}
+	return Result{Admit: false, Reason: short[0].Reason(), Message: short[0].Message()}
+}
+
+// Fits is Fits(pod, the counted pods, node).
+func (u *Usage) Fits(pod *v1.Pod, node NodeInfo) []InsufficientResource {
+	active, used := u.pods, u.requests
+	if s, ok := u.byUID[pod.UID]; ok {
+		// The pod itself does not count against itself.
+		active -= s.pods
+		used = used.DeepCopy()
+		subResourceList(used, s.requests)
+	}
+	return fits(pod, active, used, node)
+}
+
+// fits checks pod against the node with active other pods requesting used.
+func fits(pod *v1.Pod, active int64, used v1.ResourceList, node NodeInfo) []InsufficientResource {
 	var out []InsufficientResource
 	allowedPods := int64(node.MaxPods)
 	if allowedPods <= 0 {
@@ -172,6 +268,15 @@ func addResourceList(into, add v1.ResourceList) {
 		} else {
 			into[name] = q.DeepCopy()
 		}
+	}
+}
+
+// subResourceList takes sub from from. Every name of sub is in from: sub was added to it.
+func subResourceList(from, sub v1.ResourceList) {
+	for name, q := range sub {
+		cur := from[name]
+		cur.Sub(q)
+		from[name] = cur
 	}
 }
 

@@ -1,6 +1,10 @@
 package admission
 
 import (
+	"fmt"
+	"math/rand"
+	"reflect"
+	"sort"
 	"strings"
 	"testing"
 
@@ -183,6 +187,170 @@ func BenchmarkAdmit(b *testing.B) {
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
 		if !Admit(pod, admitted, node).Admit {
+			b.Fatal("rejected")
+		}
+	}
+}
+
+// refFits is Fits as it was before Usage: it re-sums admittedPods itself. Usage must give
+// exactly its results.
+func refFits(pod *v1.Pod, admittedPods []*v1.Pod, node NodeInfo) []InsufficientResource {
+	var active int64
+	used := v1.ResourceList{}
+	for _, p := range admittedPods {
+		if p == nil || p.UID == pod.UID || isTerminal(p) {
+			continue
+		}
+		active++
+		addResourceList(used, PodRequests(p))
+	}
+	var out []InsufficientResource
+	allowedPods := int64(node.MaxPods)
+	if allowedPods <= 0 {
+		q := node.Allocatable[v1.ResourcePods]
+		allowedPods = q.Value()
+	}
+	if active+1 > allowedPods {
+		out = append(out, InsufficientResource{ResourceName: v1.ResourcePods, Requested: 1, Used: active, Capacity: allowedPods})
+	}
+	req := PodRequests(pod)
+	names := []v1.ResourceName{v1.ResourceCPU, v1.ResourceMemory, v1.ResourceEphemeralStorage}
+	var others []string
+	for name := range req {
+		switch name {
+		case v1.ResourceCPU, v1.ResourceMemory, v1.ResourceEphemeralStorage, v1.ResourcePods:
+			continue
+		}
+		if _, offered := node.Allocatable[name]; !offered && isExtendedResourceName(name) {
+			continue
+		}
+		others = append(others, string(name))
+	}
+	sort.Strings(others)
+	for _, n := range others {
+		names = append(names, v1.ResourceName(n))
+	}
+	for _, name := range names {
+		if r := check(name, req, used, node.Allocatable); r != nil {
+			out = append(out, *r)
+		}
+	}
+	return out
+}
+
+// TestUsageMatchesResumming admits random pods one after the other, as HandlePodAdditions
+// does, keeping a Usage up to date with Add and Remove, and checks every decision against
+// re-summing the admitted pods: same shortages, same numbers, in the same order.
+func TestUsageMatchesResumming(t *testing.T) {
+	cpus := []string{"0", "1m", "100m", "250m", "333m", "1", "1500m"}
+	mems := []string{"0", "1", "1Mi", "64Mi", "100M", "1.5Gi"}
+	phases := []v1.PodPhase{"", v1.PodRunning, v1.PodPending, v1.PodSucceeded, v1.PodFailed}
+	node := NodeInfo{Allocatable: rl("cpu", "8", "memory", "8Gi", "ephemeral-storage", "10Gi", "example.com/gpu", "3"), MaxPods: 40}
+	for seed := int64(1); seed <= 20; seed++ {
+		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
+			r := rand.New(rand.NewSource(seed))
+			randomPod := func(uid string) *v1.Pod {
+				var opts []podOpt
+				for c := r.Intn(3); c >= 0; c-- {
+					req := rl("cpu", cpus[r.Intn(len(cpus))], "memory", mems[r.Intn(len(mems))])
+					if r.Intn(5) == 0 {
+						req["example.com/gpu"] = resource.MustParse("1")
+					}
+					if r.Intn(7) == 0 {
+						req["other.io/thing"] = resource.MustParse("2")
+					}
+					switch r.Intn(4) {
+					case 0:
+						opts = append(opts, initC(req))
+					case 1:
+						opts = append(opts, sidecar(req))
+					default:
+						opts = append(opts, app(req))
+					}
+				}
+				if r.Intn(4) == 0 {
+					opts = append(opts, overhead(rl("cpu", "10m", "memory", "1Mi")))
+				}
+				opts = append(opts, phase(phases[r.Intn(len(phases))]))
+				p := mkPod(uid, opts...)
+				p.UID = types.UID(uid) // a few UIDs, so ADDs of known UIDs happen
+				return p
+			}
+			var admitted []*v1.Pod
+			usage := NewUsage(nil)
+			admittedCount, rejectedCount := 0, 0
+			for step := 0; step < 300; step++ {
+				pod := randomPod(fmt.Sprintf("u%d", r.Intn(60)))
+				want := refFits(pod, admitted, node)
+				got := usage.Fits(pod, node)
+				if !reflect.DeepEqual(got, want) {
+					t.Fatalf("step %d: Usage.Fits(%s) = %+v, want %+v", step, pod.UID, got, want)
+				}
+				if res := usage.Admit(pod, node); res.Admit != (len(want) == 0) {
+					t.Fatalf("step %d: Usage.Admit = %+v, want admit %v", step, res, len(want) == 0)
+				}
+				if len(want) > 0 {
+					rejectedCount++
+					continue
+				}
+				admittedCount++
+				kept := admitted[:0:0]
+				for _, p := range admitted {
+					if p.UID != pod.UID {
+						kept = append(kept, p)
+					}
+				}
+				admitted = append(kept, pod)
+				usage.Remove(pod.UID)
+				usage.Add(pod)
+				if fresh := NewUsage(admitted); fresh.Pods() != usage.Pods() {
+					t.Fatalf("step %d: %d pods counted, NewUsage counts %d", step, usage.Pods(), fresh.Pods())
+				}
+			}
+			if admittedCount == 0 || rejectedCount == 0 {
+				t.Fatalf("%d pods admitted, %d rejected: the test must exercise both", admittedCount, rejectedCount)
+			}
+		})
+	}
+}
+
+func TestUsageCountsDuplicateUIDsLikeAdmit(t *testing.T) {
+	node := NodeInfo{Allocatable: rl("cpu", "1", "memory", "1Gi"), MaxPods: 10}
+	a := mkPod("a", app(rl("cpu", "400m")))
+	tests := []struct {
+		name     string
+		pod      *v1.Pod
+		admitted []*v1.Pod
+	}{
+		{"a UID twice counts twice", mkPod("new", app(rl("cpu", "300m"))), []*v1.Pod{a, a}},
+		{"the pod's own UID is left out however often", mkPod("a", app(rl("cpu", "900m"))), []*v1.Pod{a, a, mkPod("b", app(rl("cpu", "100m")))}},
+		{"terminal pods are skipped", mkPod("new", app(rl("cpu", "1"))), []*v1.Pod{mkPod("done", app(rl("cpu", "1")), phase(v1.PodFailed)), nil}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			want := refFits(tt.pod, tt.admitted, node)
+			if got := NewUsage(tt.admitted).Fits(tt.pod, node); !reflect.DeepEqual(got, want) {
+				t.Errorf("Usage.Fits = %+v, want %+v", got, want)
+			}
+			if got := Fits(tt.pod, tt.admitted, node); !reflect.DeepEqual(got, want) {
+				t.Errorf("Fits = %+v, want %+v", got, want)
+			}
+		})
+	}
+}
+
+// BenchmarkUsageAdmit admits one pod against 5000 counted pods: independent of their number.
+func BenchmarkUsageAdmit(b *testing.B) {
+	node := NodeInfo{Allocatable: rl("cpu", "1000", "memory", "1Ti", "pods", "6000"), MaxPods: 6000}
+	admitted := make([]*v1.Pod, 5000)
+	for i := range admitted {
+		admitted[i] = mkPod(fmt.Sprintf("p%d", i), app(rl("cpu", "100m", "memory", "128Mi")))
+	}
+	usage := NewUsage(admitted)
+	pod := mkPod("new", app(rl("cpu", "100m", "memory", "128Mi")))
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		if !usage.Admit(pod, node).Admit {
 			b.Fatal("rejected")
 		}
 	}

@@ -5,7 +5,6 @@ import (
 	"sort"
 
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 
 	"github.com/minikubelet/minikubelet/pkg/admission"
@@ -25,34 +24,34 @@ func (k *Kubelet) HandlePodAdditions(pods []*v1.Pod) {
 	sort.SliceStable(sorted, func(i, j int) bool {
 		return sorted[i].CreationTimestamp.Before(&sorted[j].CreationTimestamp)
 	})
-	// Upstream filters the pod manager's pods before each addition; within one batch only
-	// the batch's own pods change that set, so it is filtered once and then extended with
-	// each pod of the batch that stays active (a batch of n pods costs O(n), not O(n^2)).
-	active := k.filterOutInactivePods(k.pods.GetPods())
+	// Upstream filters the pod manager's pods before each addition and admission sums
+	// their requests again for each pod. Within one batch only the batch's own pods change
+	// that set, so it is filtered and summed once (with the requests the pod manager keeps),
+	// then each pod of the batch that stays active is added to the sums: a batch of n pods
+	// costs O(n), not O(n^2).
+	usage := admission.NewUsage(nil)
+	for _, e := range k.pods.entries() {
+		if k.isActive(e.pod) {
+			usage.AddWithRequests(e.pod, e.requests)
+		}
+	}
 	for _, pod := range sorted {
-		k.pods.AddPod(pod)
+		requests := k.pods.AddPod(pod)
 		// A pod being terminated is not admitted again: its worker finishes the termination
 		// and housekeeping restarts it if it is still wanted.
 		if !k.podWorkers.IsPodTerminationRequested(pod.UID) {
-			if res := k.canAdmitPod(active, pod); !res.Admit {
+			if res := k.canAdmitPod(usage, pod); !res.Admit {
 				k.rejectPod(pod, res.Reason, res.Message)
 				continue
 			}
 		}
 		k.podWorkers.UpdatePod(podworkers.UpdatePodOptions{Pod: pod, UpdateType: kubetypes.SyncPodCreate, StartTime: start})
-		active = withoutUID(active, pod.UID)
-		active = append(active, k.filterOutInactivePods([]*v1.Pod{pod})...)
-	}
-}
-
-// withoutUID drops the pod with uid (an ADD of a UID already known replaces it).
-func withoutUID(pods []*v1.Pod, uid types.UID) []*v1.Pod {
-	for i, p := range pods {
-		if p.UID == uid {
-			return append(pods[:i:i], pods[i+1:]...)
+		// An ADD of a UID already known replaces it.
+		usage.Remove(pod.UID)
+		if k.isActive(pod) {
+			usage.AddWithRequests(pod, requests)
 		}
 	}
-	return pods
 }
 
 // HandlePodUpdates is the config UPDATE (and DELETE) handler: the new spec replaces the
@@ -107,16 +106,17 @@ func (k *Kubelet) HandlePodSyncs(pods []*v1.Pod) {
 }
 
 // canAdmitPod runs the admit handlers in upstream's order and returns the first
-// rejection: resources (the predicate handler), then graceful node shutdown. The eviction
-// manager's admit handler is left out on purpose: it admits critical pods under any
-// pressure, and every pod here is a static pod, which the kubelet treats as critical.
+// rejection: resources against usage, the active pods' requests (the predicate handler),
+// then graceful node shutdown. The eviction manager's admit handler is left out on
+// purpose: it admits critical pods under any pressure, and every pod here is a static
+// pod, which the kubelet treats as critical.
 //
 // Deviation: upstream turns an insufficient-resource rejection of a critical (static) pod
 // into a preemption attempt, and with no lower-priority pod to evict reports
 // "UnexpectedAdmissionError". The simulator reports the resource reason itself
 // (OutOfcpu, OutOfmemory, OutOfpods ...), which is what the rejection is about.
-func (k *Kubelet) canAdmitPod(active []*v1.Pod, pod *v1.Pod) admission.Result {
-	res := admission.Admit(pod, active, k.nodeInfo)
+func (k *Kubelet) canAdmitPod(usage *admission.Usage, pod *v1.Pod) admission.Result {
+	res := usage.Admit(pod, k.nodeInfo)
 	if res.Admit {
 		res = k.shutdown.Admit(pod)
 	}
@@ -137,7 +137,7 @@ func (k *Kubelet) isAdmittedPodTerminal(pod *v1.Pod) bool {
 	if isTerminalPhase(pod.Status.Phase) {
 		return true
 	}
-	if status, ok := k.status.GetPodStatus(pod.UID); ok && isTerminalPhase(status.Phase) {
+	if phase, ok := k.status.GetPodPhase(pod.UID); ok && isTerminalPhase(phase) {
 		return true
 	}
 	return false
@@ -145,20 +145,24 @@ func (k *Kubelet) isAdmittedPodTerminal(pod *v1.Pod) bool {
 
 func isTerminalPhase(p v1.PodPhase) bool { return p == v1.PodSucceeded || p == v1.PodFailed }
 
-// filterOutInactivePods keeps the pods that hold node resources: not known terminated,
-// and not terminal unless still terminating (upstream filterOutInactivePods).
+// filterOutInactivePods keeps the pods that hold node resources (upstream
+// filterOutInactivePods).
 func (k *Kubelet) filterOutInactivePods(pods []*v1.Pod) []*v1.Pod {
 	out := make([]*v1.Pod, 0, len(pods))
 	for _, p := range pods {
-		if k.podWorkers.IsPodKnownTerminated(p.UID) {
-			continue
+		if k.isActive(p) {
+			out = append(out, p)
 		}
-		if k.isAdmittedPodTerminal(p) && !k.podWorkers.IsPodTerminationRequested(p.UID) {
-			continue
-		}
-		out = append(out, p)
 	}
 	return out
+}
+
+// isActive: the pod is not known terminated, and not terminal unless still terminating.
+func (k *Kubelet) isActive(p *v1.Pod) bool {
+	if k.podWorkers.IsPodKnownTerminated(p.UID) {
+		return false
+	}
+	return !k.isAdmittedPodTerminal(p) || k.podWorkers.IsPodTerminationRequested(p.UID)
 }
 
 // GetActivePods returns the admitted pods that are not finished (upstream GetActivePods):

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 
@@ -22,7 +23,9 @@ import (
 // running_containers from the runtime listing it makes.
 func (k *Kubelet) HandlePodCleanups(ctx context.Context) error {
 	logger := klog.FromContext(ctx)
-	allPods := k.pods.GetPods()
+	// In no particular order: housekeeping runs every 2s over every pod, and only the pods
+	// it restarts (rarely any) need the pod manager's stable order.
+	allPods := k.pods.unsortedPods()
 
 	logger.V(3).Info("Clean up pod workers for terminated pods")
 	workingPods := k.podWorkers.SyncKnownPods(allPods)
@@ -43,10 +46,14 @@ func (k *Kubelet) HandlePodCleanups(ctx context.Context) error {
 	// Pods in the desired set the workers do not know: most often a static pod re-created
 	// with the same UID while its predecessor was terminating. Only admitted, active pods
 	// qualify: the pod manager also holds pods admission rejected.
-	for _, pod := range k.filterOutInactivePods(allPods) {
-		if _, known := workingPods[pod.UID]; known {
-			continue
+	var restart []*v1.Pod
+	for _, pod := range allPods {
+		if _, known := workingPods[pod.UID]; !known && k.isActive(pod) {
+			restart = append(restart, pod)
 		}
+	}
+	sortPods(restart)
+	for _, pod := range restart {
 		logger.V(3).Info("Pod will be restarted because it is in the desired set and not known to the pod workers (likely due to UID reuse)", "podUID", pod.UID)
 		k.podWorkers.UpdatePod(podworkers.UpdatePodOptions{UpdateType: kubetypes.SyncPodCreate, Pod: pod})
 		workingPods[pod.UID] = podworkers.PodWorkerSync{State: podworkers.SyncPodState, HasConfig: true, Static: podstatus.IsStaticPod(pod)}

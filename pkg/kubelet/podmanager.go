@@ -6,6 +6,8 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/minikubelet/minikubelet/pkg/admission"
 )
 
 // podManager is the kubelet's desired set of pods (upstream pod manager without mirror
@@ -13,18 +15,28 @@ import (
 // their status lives in the status manager. Safe for concurrent use.
 type podManager struct {
 	mu    sync.RWMutex
-	byUID map[types.UID]*v1.Pod
+	byUID map[types.UID]podEntry
+}
+
+// podEntry is a desired pod and its effective requests, computed once when the pod is
+// stored so that admission does not recompute them for every pod of the node.
+type podEntry struct {
+	pod      *v1.Pod
+	requests v1.ResourceList // admission.PodRequests(pod); read only
 }
 
 func newPodManager() *podManager {
-	return &podManager{byUID: map[types.UID]*v1.Pod{}}
+	return &podManager{byUID: map[types.UID]podEntry{}}
 }
 
-// AddPod adds or replaces a pod (ADD, UPDATE, RECONCILE all store the newest spec).
-func (m *podManager) AddPod(pod *v1.Pod) {
+// AddPod adds or replaces a pod (ADD, UPDATE, RECONCILE all store the newest spec) and
+// returns its requests (admission.PodRequests; read only).
+func (m *podManager) AddPod(pod *v1.Pod) v1.ResourceList {
+	e := podEntry{pod: pod, requests: admission.PodRequests(pod)}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.byUID[pod.UID] = pod
+	m.byUID[pod.UID] = e
+	return e.requests
 }
 
 // RemovePod forgets a pod.
@@ -38,19 +50,43 @@ func (m *podManager) RemovePod(pod *v1.Pod) {
 func (m *podManager) GetPodByUID(uid types.UID) (*v1.Pod, bool) {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
-	p, ok := m.byUID[uid]
-	return p, ok
+	e, ok := m.byUID[uid]
+	return e.pod, ok
+}
+
+// entries returns every pod with its requests, in no particular order.
+func (m *podManager) entries() []podEntry {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	out := make([]podEntry, 0, len(m.byUID))
+	for _, e := range m.byUID {
+		out = append(out, e)
+	}
+	return out
 }
 
 // GetPods returns every pod, sorted by namespace, name and UID so that callers iterate
-// in a stable order (admission and simulate mode depend on it).
+// in a stable order (simulate mode and /pods depend on it).
 func (m *podManager) GetPods() []*v1.Pod {
+	pods := m.unsortedPods()
+	sortPods(pods)
+	return pods
+}
+
+// unsortedPods returns every pod in no particular order, for callers that only build sets
+// or sums: sorting thousands of pods is most of the cost of a listing.
+func (m *podManager) unsortedPods() []*v1.Pod {
 	m.mu.RLock()
+	defer m.mu.RUnlock()
 	pods := make([]*v1.Pod, 0, len(m.byUID))
-	for _, p := range m.byUID {
-		pods = append(pods, p)
+	for _, e := range m.byUID {
+		pods = append(pods, e.pod)
 	}
-	m.mu.RUnlock()
+	return pods
+}
+
+// sortPods sorts pods by namespace, name and UID.
+func sortPods(pods []*v1.Pod) {
 	sort.Slice(pods, func(i, j int) bool {
 		a, b := pods[i], pods[j]
 		if a.Namespace != b.Namespace {
@@ -61,5 +97,4 @@ func (m *podManager) GetPods() []*v1.Pod {
 		}
 		return a.UID < b.UID
 	})
-	return pods
 }

@@ -2,6 +2,7 @@ package podsource
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"hash/fnv"
@@ -97,6 +98,11 @@ type FileSource struct {
 	notes     map[string]bool   // odd things logged once while they last (a subdirectory, ignored fields)
 	curNotes  map[string]bool   // the notes of the list in progress
 	missing   bool              // the path did not exist at the last list
+	// parsed caches each good file's pods by path and content, so a re-list (every
+	// CheckFrequency, and after every file event) parses only the files that changed:
+	// parsing is most of a re-list's cost. Entries of files not listed again are dropped.
+	parsed    map[string]*parsedFile
+	curParsed map[string]*parsedFile // the cache being built by the list in progress
 
 	trigger chan struct{} // the watcher's "something changed" signal, capacity 1
 }
@@ -143,6 +149,7 @@ func NewFileSource(cfg Config) (*FileSource, error) {
 		firstSeen: map[types.UID]metav1.Time{},
 		reported:  map[string]string{},
 		notes:     map[string]bool{},
+		parsed:    map[string]*parsedFile{},
 		trigger:   make(chan struct{}, 1),
 	}
 	if cfg.Registry != nil {
@@ -166,7 +173,11 @@ func (s *FileSource) ListOnce(ctx context.Context) (pods []*v1.Pod, fileErrs []*
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.curNotes = map[string]bool{}
-	defer func() { s.notes, s.curNotes = s.curNotes, nil }()
+	s.curParsed = make(map[string]*parsedFile, len(s.parsed))
+	defer func() {
+		s.notes, s.curNotes = s.curNotes, nil
+		s.parsed, s.curParsed = s.curParsed, nil
+	}()
 
 	info, err := os.Stat(s.cfg.Path)
 	if err != nil {
@@ -340,14 +351,46 @@ func (s *FileSource) readFile(logger klog.Logger, path string) (pods []*v1.Pod, 
 	h := fnv.New64a()
 	h.Write(data)
 	key = fmt.Sprintf("content:%x", h.Sum64())
+	pf := s.parse(data, path)
+	if pf.ferr != nil {
+		return nil, key, pf.ferr
+	}
+	if len(pf.warnings) > 0 {
+		s.noteOnce(logger, key, path, "Manifest file has fields the kubelet ignores", errors.New(strings.Join(pf.warnings, "; ")))
+	}
+	return pf.copyPods(), key, nil
+}
+
+// parsedFile is one manifest file's parse result, for the content with digest sum.
+type parsedFile struct {
+	sum      [sha256.Size]byte
+	pods     []*v1.Pod // never handed out: callers get copies
+	warnings []string
+	ferr     *FileError // not cached: a refused file is parsed again at each list
+}
+
+func (p *parsedFile) copyPods() []*v1.Pod {
+	out := make([]*v1.Pod, len(p.pods))
+	for i, pod := range p.pods {
+		out[i] = pod.DeepCopy()
+	}
+	return out
+}
+
+// parse parses data, the content of path, or takes the result from the cache when the
+// content is the same as at the last list. Called during ListOnce only.
+func (s *FileSource) parse(data []byte, path string) *parsedFile {
+	sum := sha256.Sum256(data)
+	if pf, ok := s.parsed[path]; ok && pf.sum == sum {
+		s.curParsed[path] = pf
+		return pf
+	}
 	pods, warnings, ferr := parseManifest(data, path, s.cfg.NodeName)
-	if ferr != nil {
-		return nil, key, ferr
+	pf := &parsedFile{sum: sum, pods: pods, warnings: warnings, ferr: ferr}
+	if ferr == nil {
+		s.curParsed[path] = pf
 	}
-	if len(warnings) > 0 {
-		s.noteOnce(logger, key, path, "Manifest file has fields the kubelet ignores", errors.New(strings.Join(warnings, "; ")))
-	}
-	return pods, key, nil
+	return pf
 }
 
 // checkDuplicates refuses a file whose pod a file earlier in sorted order already defines.
@@ -388,6 +431,7 @@ func (s *FileSource) forgetAll() {
 	clear(s.firstSeen)
 	clear(s.reported)
 	clear(s.curNotes)
+	clear(s.curParsed)
 }
 
 // Relist is the step: ListOnce, then push the snapshot to sink. A missing path pushes an

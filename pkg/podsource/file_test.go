@@ -279,6 +279,57 @@ func TestCreationTimestampIsFirstSeen(t *testing.T) {
 	}
 }
 
+// TestListOnceParseCache: a re-list parses only the files whose content changed, and what
+// it returns is the same as a fresh parse, in objects the caller owns.
+func TestListOnceParseCache(t *testing.T) {
+	f := newFixture(t, nil)
+	f.write(t, "a.yaml", podYAML("a", ""))
+	f.write(t, "b.yaml", podYAML("b", ""))
+	first, _ := f.list(t)
+	cachedA := f.src.parsed[filepath.Join(f.dir, "a.yaml")]
+	if cachedA == nil || len(f.src.parsed) != 2 {
+		t.Fatalf("after the first list the cache holds %d files (a.yaml: %v), want both", len(f.src.parsed), cachedA != nil)
+	}
+
+	t.Run("unchanged files come from the cache as copies", func(t *testing.T) {
+		first[0].Spec.Containers[0].Image = "changed-by-the-caller"
+		first[0].Labels = map[string]string{"x": "y"}
+		pods, _ := f.list(t)
+		if f.src.parsed[filepath.Join(f.dir, "a.yaml")] != cachedA {
+			t.Error("a.yaml was parsed again although it did not change")
+		}
+		if pods[0] == first[0] || pods[0].Spec.Containers[0].Image != "busybox:1.36" || pods[0].Labels != nil {
+			t.Errorf("a.yaml's pod = %+v: the caller's changes to an earlier list leaked into the cache", pods[0].Spec.Containers[0])
+		}
+	})
+	t.Run("a rewrite of the same size is seen at once", func(t *testing.T) {
+		f.write(t, "a.yaml", podYAML("a", "")[:len(podYAML("a", ""))-3]+"37\n")
+		pods, _ := f.list(t)
+		if got := pods[0].Spec.Containers[0].Image; got != "busybox:1.37" {
+			t.Errorf("image after the rewrite = %q, want busybox:1.37", got)
+		}
+		if pods[0].UID == first[0].UID {
+			t.Error("the rewritten pod kept its UID: the cached parse was used")
+		}
+	})
+	t.Run("removed files leave the cache", func(t *testing.T) {
+		f.remove(t, "b.yaml")
+		pods, _ := f.list(t)
+		if podNames(pods) != "a-node1" || len(f.src.parsed) != 1 {
+			t.Errorf("pods %s, cache holds %d files; want a-node1 and 1", podNames(pods), len(f.src.parsed))
+		}
+	})
+	t.Run("a refused file is not cached", func(t *testing.T) {
+		f.write(t, "bad.yaml", "apiVersion: v1\nkind: Pod\nmetadata: {name: bad}\nspec: {containers: [{name: c}]}\n")
+		if _, errs := f.list(t); len(errs) != 1 {
+			t.Fatalf("errors %v, want bad.yaml refused", errs)
+		}
+		if _, ok := f.src.parsed[filepath.Join(f.dir, "bad.yaml")]; ok {
+			t.Error("the refused file is in the cache")
+		}
+	})
+}
+
 func TestMissingDirectory(t *testing.T) {
 	f := newFixture(t, nil)
 	gone := filepath.Join(f.dir, "manifests")
@@ -496,8 +547,11 @@ func describe(us []kubetypes.PodUpdate) string {
 	return strings.Join(parts, " ")
 }
 
+// BenchmarkListOnce re-lists a directory whose files did not change since the last list
+// (the periodic re-list, and every re-list after a file event): each file is read, and its
+// parse comes from the cache.
 func BenchmarkListOnce(b *testing.B) {
-	for _, n := range []int{10, 200} {
+	for _, n := range []int{10, 200, 1000, 5000} {
 		b.Run("files="+itoa(n), func(b *testing.B) {
 			dir := b.TempDir()
 			for i := 0; i < n; i++ {
@@ -509,11 +563,15 @@ func BenchmarkListOnce(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
+			if _, _, err := src.ListOnce(context.Background()); err != nil {
+				b.Fatal(err)
+			}
 			b.ReportAllocs()
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				if _, _, err := src.ListOnce(context.Background()); err != nil {
-					b.Fatal(err)
+				pods, _, err := src.ListOnce(context.Background())
+				if err != nil || len(pods) != n {
+					b.Fatalf("ListOnce: %d pods, %v", len(pods), err)
 				}
 			}
 		})

@@ -54,6 +54,18 @@ func (m *Manager) GetPodStatus(uid types.UID) (v1.PodStatus, bool) {
 	return *e.status.DeepCopy(), true
 }
 
+// GetPodPhase returns the phase of the pod's latest status: GetPodStatus(uid).Phase
+// without copying the status (admission and housekeeping ask it for every pod).
+func (m *Manager) GetPodPhase(uid types.UID) (v1.PodPhase, bool) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	e, ok := m.pods[uid]
+	if !ok {
+		return "", false
+	}
+	return e.status.Phase, true
+}
+
 // SetPodStatus stores status as the pod's latest. It refuses (and logs) an update that would
 // move a terminated container of a non-restarting pod back to running or waiting.
 func (m *Manager) SetPodStatus(pod *v1.Pod, status v1.PodStatus) {

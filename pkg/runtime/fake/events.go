@@ -141,3 +141,21 @@ func (r *Runtime) streamErr(s *subscriber) error {
 	defer r.mu.Unlock()
 	return s.err
 }
+
+// StreamBacklog reports whether a GetContainerEvents stream is connected and how many of
+// its events are queued but not yet in its channel. A single-threaded scheduler that reads
+// the stream's channel without blocking waits for pending to reach 0 first: every event of
+// the calls made so far is then in the channel.
+func (r *Runtime) StreamBacklog() (pending int64, subscribed bool) {
+	r.mu.Lock()
+	s := r.sub
+	var queued int64
+	if s != nil {
+		queued = s.queued
+	}
+	r.mu.Unlock()
+	if s == nil {
+		return 0, false
+	}
+	return queued - s.sent.Load(), true
+}

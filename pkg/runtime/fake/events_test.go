@@ -231,6 +231,30 @@ func TestEventStreamBreaksOnSlowSubscriber(t *testing.T) {
 	}
 }
 
+// TestStreamBacklog: a single-threaded reader can tell when every event of the calls made so
+// far is in the stream's channel.
+func TestStreamBacklog(t *testing.T) {
+	r, _ := newRuntime(t, Config{})
+	if pending, subscribed := r.StreamBacklog(); pending != 0 || subscribed {
+		t.Fatalf("before any stream: backlog %d subscribed %v, want 0 false", pending, subscribed)
+	}
+	s := subscribe(t, r, 1) // room for one event: the second waits in the runtime
+	runPod(t, r, "u1", nil)
+	waitUntil(t, func() bool { return len(s.ch) == 1 })
+	if pending, subscribed := r.StreamBacklog(); pending != 1 || !subscribed {
+		t.Errorf("with one event in the channel and one waiting: backlog %d subscribed %v, want 1 true", pending, subscribed)
+	}
+	<-s.ch
+	waitUntil(t, func() bool { pending, _ := r.StreamBacklog(); return pending == 0 })
+	if len(s.ch) != 1 {
+		t.Errorf("backlog 0 with %d events in the channel, want the last one there", len(s.ch))
+	}
+	s.close()
+	if pending, subscribed := r.StreamBacklog(); pending != 0 || subscribed {
+		t.Errorf("after the stream closed: backlog %d subscribed %v, want 0 false", pending, subscribed)
+	}
+}
+
 func TestRunEmitsExitsOnTime(t *testing.T) {
 	before := runtime.NumGoroutine()
 	r, clk := newRuntime(t, Config{})

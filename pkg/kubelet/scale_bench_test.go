@@ -1,0 +1,452 @@
+package kubelet
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/klog/v2"
+	clocktesting "k8s.io/utils/clock/testing"
+
+	"github.com/minikubelet/minikubelet/pkg/runtime/cri"
+)
+
+// The scale benchmarks (make scale) compare the Generic and the Evented PLEG with
+// 100-5000 static pods. Each drives a synchronous Kubelet single-threaded on a fake clock,
+// one virtual second at a time, calling every component's step at the period its daemon
+// runner uses (see scaleSim), so ns/op is the CPU the daemon would spend, without the
+// scheduling noise of goroutines:
+//
+//   - BenchmarkStartAll: manifests written, until every pod is Running (virtual-s: how long
+//     that takes on the kubelet's clock).
+//   - BenchmarkSteadyState: one virtual minute with every pod Running.
+//   - BenchmarkRemoveAll: every manifest removed, until no pod, container or worker is left.
+//
+// pleg.channelCapacity is raised to 4 x pods: a mass start sends about 2 events per pod at
+// once, which overflows the default 1000 (as in the kubelet: see README "At scale").
+
+var scalePodCounts = []int{100, 1000, 5000}
+
+var plegModes = []struct {
+	name    string
+	evented bool
+}{{"generic", false}, {"evented", true}}
+
+func BenchmarkStartAll(b *testing.B) {
+	forEachScale(b, func(b *testing.B, n int, evented bool) {
+		var virtual time.Duration
+		b.ReportAllocs()
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			b.StopTimer()
+			s := newScaleSim(b, n, evented)
+			s.writeManifests()
+			b.StartTimer()
+			virtual += s.runUntil("every pod Running", 10*time.Minute, s.allRunning)
+			b.StopTimer()
+			s.stop()
+			b.StartTimer()
+		}
+		b.ReportMetric(virtual.Seconds()/float64(b.N), "virtual-s")
+	})
+}
+
+func BenchmarkSteadyState(b *testing.B) {
+	forEachScale(b, func(b *testing.B, n int, evented bool) {
+		s := newScaleSim(b, n, evented)
+		defer s.stop()
+		s.writeManifests()
+		s.runUntil("every pod Running", 10*time.Minute, s.allRunning)
+		// Past the first resync of every pod, so the minutes measured are alike.
+		s.run(2 * time.Minute)
+		relists, syncs := s.relists(), s.syncs()
+		b.ReportAllocs()
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			s.run(time.Minute)
+		}
+		b.StopTimer()
+		if got := s.countRunning(); got != n {
+			b.Fatalf("%d of %d pods Running after the steady state", got, n)
+		}
+		b.ReportMetric((s.relists()-relists)/float64(b.N), "relists/op")
+		b.ReportMetric((s.syncs()-syncs)/float64(b.N), "syncs/op")
+	})
+}
+
+func BenchmarkRemoveAll(b *testing.B) {
+	forEachScale(b, func(b *testing.B, n int, evented bool) {
+		var virtual time.Duration
+		b.ReportAllocs()
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			b.StopTimer()
+			s := newScaleSim(b, n, evented)
+			s.writeManifests()
+			s.runUntil("every pod Running", 10*time.Minute, s.allRunning)
+			s.removeManifests()
+			b.StartTimer()
+			virtual += s.runUntil("every pod gone", 10*time.Minute, s.allGone)
+			b.StopTimer()
+			s.stop()
+			b.StartTimer()
+		}
+		b.ReportMetric(virtual.Seconds()/float64(b.N), "virtual-s")
+	})
+}
+
+func forEachScale(b *testing.B, fn func(b *testing.B, n int, evented bool)) {
+	quietKlog(b)
+	for _, mode := range plegModes {
+		for _, n := range scalePodCounts {
+			b.Run(fmt.Sprintf("pleg=%s/pods=%d", mode.name, n), func(b *testing.B) { fn(b, n, mode.evented) })
+		}
+	}
+}
+
+// quietKlog discards the global klog output until b ends: the daemon's messages (and their
+// formatting cost) stay, the benchmark output stays readable.
+func quietKlog(b *testing.B) {
+	fs := flag.NewFlagSet("klog", flag.ContinueOnError)
+	klog.InitFlags(fs)
+	saved := map[string]string{}
+	for name, val := range map[string]string{"logtostderr": "false", "alsologtostderr": "false", "stderrthreshold": "FATAL"} {
+		saved[name] = fs.Lookup(name).Value.String()
+		if err := fs.Set(name, val); err != nil {
+			b.Fatalf("set klog flag %s: %v", name, err)
+		}
+	}
+	klog.SetOutput(io.Discard)
+	b.Cleanup(func() {
+		klog.Flush()
+		for name, val := range saved {
+			_ = fs.Set(name, val)
+		}
+		klog.SetOutput(os.Stderr)
+	})
+}
+
+// scaleSim runs a synchronous Kubelet the way the daemon's runners would, on a fake clock
+// stepped one second at a time. Each second: the runtime's due transitions, the periodic
+// steps that are due (runtime status, manifest re-list, generic relist, the evented PLEG's
+// global cache bump, node status, lease, container GC), then the container event stream,
+// the sync loop (gated by the runtime health check, as Run does) and the pod workers until
+// nothing is left to do.
+type scaleSim struct {
+	tb       testing.TB
+	ctx      context.Context
+	cancel   context.CancelFunc
+	clk      *clocktesting.FakeClock
+	k        *Kubelet
+	dir      string
+	n        int
+	periodic []*periodicStep
+
+	stream     chan *cri.ContainerEventResponse // the evented PLEG's event stream, nil without it
+	streamDone chan error
+}
+
+type periodicStep struct {
+	name   string
+	period func() time.Duration
+	next   time.Time
+	step   func()
+}
+
+func newScaleSim(tb testing.TB, n int, evented bool) *scaleSim {
+	tb.Helper()
+	dir := tb.TempDir()
+	var flags []string
+	if evented {
+		flags = append(flags, "--feature-gates=EventedPLEG=true")
+	}
+	cfg, gate := scaleConfig(tb, dir, n, flags...)
+	cfg.Simulator.PLEG.ChannelCapacity = max(cfg.Simulator.PLEG.ChannelCapacity, 4*n)
+	clk := clocktesting.NewFakeClock(epoch)
+	k, err := New(Config{Config: cfg, Gate: gate, Clock: clk, Synchronous: true})
+	if err != nil {
+		tb.Fatalf("New: %v", err)
+	}
+	ctx, cancel := context.WithCancel(klog.NewContext(context.Background(), klog.Background()))
+	s := &scaleSim{tb: tb, ctx: ctx, cancel: cancel, clk: clk, k: k, dir: dir, n: n}
+
+	if evented {
+		// As the daemon: the stream's channel is as big as the PLEG's.
+		s.stream = make(chan *cri.ContainerEventResponse, cfg.Simulator.PLEG.ChannelCapacity)
+		s.streamDone = make(chan error, 1)
+		go func() { s.streamDone <- k.Runtime().GetContainerEvents(ctx, s.stream) }()
+		for {
+			if _, subscribed := k.Runtime().StreamBacklog(); subscribed {
+				break
+			}
+			select {
+			case err := <-s.streamDone:
+				tb.Fatalf("container event stream: %v", err)
+			default:
+				runtime.Gosched()
+			}
+		}
+		k.EventedPLEG().Activate(ctx)
+		k.EventedPLEG().ConnectionEstablished()
+	}
+
+	every := func(d time.Duration) func() time.Duration { return func() time.Duration { return d } }
+	s.periodic = []*periodicStep{
+		{name: "runtime status", period: every(k.RuntimeState().Period()), step: func() {
+			_ = k.RuntimeState().UpdateRuntimeUp(ctx)
+		}},
+		{name: "manifest re-list", period: every(cfg.Kubelet.FileCheckFrequency.Duration), step: func() {
+			if err := k.FileSource().Relist(ctx, k.Merger()); err != nil {
+				tb.Fatalf("file source relist: %v", err)
+			}
+		}},
+		{name: "generic relist", period: func() time.Duration { return k.GenericPLEG().RelistDuration().RelistPeriod }, step: func() {
+			k.GenericPLEG().Relist(ctx)
+		}},
+		{name: "node status", period: k.NodeStatus().NodeStatusUpdateFrequency, step: func() {
+			_ = k.NodeStatus().UpdateNodeStatus(ctx)
+		}},
+		{name: "lease", period: k.NodeStatus().LeaseRenewInterval, step: func() { k.NodeStatus().RenewLease(ctx) }},
+		{name: "container GC", period: every(ContainerGCPeriod), step: func() { _ = k.GarbageCollect(ctx) }},
+	}
+	if evented {
+		s.periodic = append(s.periodic, &periodicStep{name: "global cache bump",
+			period: every(cfg.Simulator.EventedPLEG.GlobalCacheUpdatePeriod.Duration),
+			step:   k.EventedPLEG().UpdateGlobalCache})
+	}
+	// Every runner starts with its step.
+	for _, p := range s.periodic {
+		p.next = clk.Now()
+	}
+	return s
+}
+
+func (s *scaleSim) stop() {
+	s.cancel()
+	if s.stream != nil {
+		<-s.streamDone
+	}
+	s.k.Stop()
+}
+
+func (s *scaleSim) manifest(i int) string {
+	return filepath.Join(s.dir, fmt.Sprintf("pod-%05d.yaml", i))
+}
+
+// writeManifests writes the n pod manifests: each a container with requests, as a
+// scale test of a node would.
+func (s *scaleSim) writeManifests() {
+	for i := 0; i < s.n; i++ {
+		name := fmt.Sprintf("pod-%05d", i)
+		if err := os.WriteFile(s.manifest(i), []byte(podManifest(name, "busybox", withRequests("10m", "16Mi"))), 0o644); err != nil {
+			s.tb.Fatal(err)
+		}
+	}
+	// The daemon's fsnotify watch would pick them up within its debounce.
+	for _, p := range s.periodic {
+		if p.name == "manifest re-list" {
+			p.next = s.clk.Now()
+		}
+	}
+}
+
+func (s *scaleSim) removeManifests() {
+	for i := 0; i < s.n; i++ {
+		if err := os.Remove(s.manifest(i)); err != nil {
+			s.tb.Fatal(err)
+		}
+	}
+	for _, p := range s.periodic {
+		if p.name == "manifest re-list" {
+			p.next = s.clk.Now()
+		}
+	}
+}
+
+// second runs the steps due now, settles, then moves the clock one second on.
+func (s *scaleSim) second() {
+	s.k.Runtime().Advance()
+	now := s.clk.Now()
+	for _, p := range s.periodic {
+		if !now.Before(p.next) {
+			p.step()
+			p.next = now.Add(p.period())
+		}
+	}
+	s.settle()
+	s.clk.Step(time.Second)
+}
+
+func (s *scaleSim) run(d time.Duration) {
+	for end := s.clk.Now().Add(d); s.clk.Now().Before(end); {
+		s.second()
+	}
+}
+
+// runUntil runs seconds until cond holds and returns the virtual time it took; it fails
+// after limit.
+func (s *scaleSim) runUntil(what string, limit time.Duration, cond func() bool) time.Duration {
+	start := s.clk.Now()
+	for !cond() {
+		if s.clk.Since(start) > limit {
+			s.tb.Fatalf("%s did not happen within %v of virtual time: %d pods Running", what, limit, s.countRunning())
+		}
+		s.second()
+	}
+	return s.clk.Since(start)
+}
+
+// settle handles the container events, then runs the sync loop and the pod workers, one pod
+// at a time with the events each sync caused, until none of them has anything to do.
+func (s *scaleSim) settle() {
+	for round := 0; ; round++ {
+		if round > 100000 {
+			s.tb.Fatal("the sync loop and pod workers never settled")
+		}
+		progressed := s.pumpEvents() > 0
+		if _, ok := s.k.SyncLoop().CheckRuntime(s.ctx); ok {
+			for {
+				p, ok := s.k.SyncLoop().TryIterate(s.ctx)
+				if !ok {
+					s.tb.Fatal("sync loop ended")
+				}
+				if !p {
+					break
+				}
+				progressed = true
+			}
+		}
+		for _, uid := range s.k.PodWorkers().PendingPods() {
+			if s.k.PodWorkers().Step(s.ctx, uid) {
+				progressed = true
+				s.pumpEvents()
+			}
+		}
+		if s.k.ProcessContainerDeletions(s.ctx) > 0 {
+			progressed = true
+		}
+		if !progressed {
+			return
+		}
+	}
+}
+
+// pumpEvents hands every container event of the calls made so far to the evented PLEG.
+func (s *scaleSim) pumpEvents() int {
+	if s.stream == nil {
+		return 0
+	}
+	n := 0
+	for {
+		pending, subscribed := s.k.Runtime().StreamBacklog()
+		if !subscribed {
+			s.tb.Fatalf("the container event stream broke: %v", <-s.streamDone)
+		}
+		for drained := false; !drained; {
+			select {
+			case ev := <-s.stream:
+				s.k.EventedPLEG().HandleEvent(s.ctx, ev)
+				n++
+			default:
+				drained = true
+			}
+		}
+		if pending == 0 {
+			return n
+		}
+		runtime.Gosched()
+	}
+}
+
+func (s *scaleSim) countRunning() int {
+	n := 0
+	for _, e := range s.k.pods.entries() {
+		if phase, ok := s.k.StatusManager().GetPodPhase(e.pod.UID); ok && phase == v1.PodRunning {
+			n++
+		}
+	}
+	return n
+}
+
+func (s *scaleSim) allRunning() bool { return s.countRunning() == s.n }
+
+// allGone: no desired pod, no running container or sandbox, no pod worker left.
+func (s *scaleSim) allGone() bool {
+	if len(s.k.pods.entries()) > 0 || s.k.PodWorkers().UnfinishedTerminations() > 0 {
+		return false
+	}
+	pods, err := s.k.Runtime().GetPods(s.ctx, false)
+	if err != nil {
+		s.tb.Fatal(err)
+	}
+	for _, p := range pods {
+		if isRunningRuntimePod(p) {
+			return false
+		}
+	}
+	return len(s.k.PodWorkers().PendingPods()) == 0
+}
+
+// relists is pleg_relist_duration_seconds' count; syncs is pod_worker_duration_seconds'.
+func (s *scaleSim) relists() float64 { return s.histogramCount("pleg_relist_duration_seconds") }
+func (s *scaleSim) syncs() float64   { return s.histogramCount("pod_worker_duration_seconds") }
+
+func (s *scaleSim) histogramCount(name string) float64 {
+	families, err := s.k.Registry().Gather()
+	if err != nil {
+		s.tb.Fatal(err)
+	}
+	var total float64
+	for _, f := range families {
+		if f.GetName() != s.k.Registry().Name(name) {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			total += float64(m.GetHistogram().GetSampleCount())
+		}
+	}
+	return total
+}
+
+// BenchmarkPodsEndpoint serves GET /pods with every pod Running: the provider's copies
+// (GetPods) and the JSON encoding of the list.
+func BenchmarkPodsEndpoint(b *testing.B) {
+	quietKlog(b)
+	for _, n := range []int{1000, 5000} {
+		b.Run(fmt.Sprintf("pods=%d", n), func(b *testing.B) {
+			s := newScaleSim(b, n, false)
+			defer s.stop()
+			s.writeManifests()
+			s.runUntil("every pod Running", 10*time.Minute, s.allRunning)
+			handler := s.k.Server().Handler()
+			b.Run("GetPods", func(b *testing.B) {
+				b.ReportAllocs()
+				for i := 0; i < b.N; i++ {
+					if got := len(s.k.GetPods()); got != n {
+						b.Fatalf("GetPods = %d pods, want %d", got, n)
+					}
+				}
+			})
+			b.Run("GET", func(b *testing.B) {
+				b.ReportAllocs()
+				for i := 0; i < b.N; i++ {
+					w := httptest.NewRecorder()
+					handler.ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/pods", nil))
+					if w.Code != http.StatusOK {
+						b.Fatalf("GET /pods = %d", w.Code)
+					}
+					b.SetBytes(int64(w.Body.Len()))
+				}
+			})
+		})
+	}
+}

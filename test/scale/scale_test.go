@@ -1,0 +1,411 @@
+//go:build scale && linux
+
+package scale
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+var (
+	podCounts = flag.String("pods", "1000", "comma-separated pod counts to run")
+	plegs     = flag.String("pleg", "generic,evented", "comma-separated PLEGs to run: generic, evented")
+	capacity  = flag.Int("channel-capacity", 0, "pleg.channelCapacity; 0 keeps the default (1000)")
+	steady    = flag.Duration("steady", 30*time.Second, "how long the steady-state CPU use is measured")
+	startMax  = flag.Duration("start-timeout", 3*time.Minute, "how long the pods may take to all run")
+	addLater  = flag.Bool("add-while-running", false, "write the manifests once the daemon runs (fsnotify picks them up) instead of before it starts")
+)
+
+// bin is the minikubelet binary TestMain builds.
+var bin string
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	dir, err := os.MkdirTemp("", "minikubelet-scale-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	bin = filepath.Join(dir, "minikubelet")
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		goTool = filepath.Join(runtime.GOROOT(), "bin", "go")
+	}
+	build := exec.Command(goTool, "build", "-o", bin, "../../cmd/minikubelet")
+	build.Stdout, build.Stderr = os.Stdout, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "building minikubelet:", err)
+		os.RemoveAll(dir)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// TestDaemonScale runs the real daemon with N static pods for each PLEG and logs what it
+// costs: wall time until every pod is Running, CPU used until then, CPU use in the steady
+// state, the mean relist time, memory, GET /pods, the time to remove every pod, and the
+// PLEG events dropped on the way.
+func TestDaemonScale(t *testing.T) {
+	var results []result
+	for _, p := range strings.Split(*plegs, ",") {
+		for _, ns := range strings.Split(*podCounts, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(ns))
+			if err != nil || n <= 0 {
+				t.Fatalf("-pods: %q is not a positive number", ns)
+			}
+			p := strings.TrimSpace(p)
+			if p != "generic" && p != "evented" {
+				t.Fatalf("-pleg: %q is neither generic nor evented", p)
+			}
+			t.Run(fmt.Sprintf("pleg=%s/pods=%d", p, n), func(t *testing.T) {
+				results = append(results, measure(t, n, p == "evented"))
+			})
+		}
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "\n| PLEG | pods | all Running after | mean pod start | CPU until then | steady CPU | relist mean | RSS (peak) | GET /pods | all removed after | PLEG events dropped |\n")
+	fmt.Fprintf(&b, "|---|---|---|---|---|---|---|---|---|---|---|\n")
+	for _, r := range results {
+		fmt.Fprintf(&b, "| %s | %d | %s | %.1fs | %.2fs | %.2f%% | %s | %d MiB (%d MiB) | %v, %.1f MB | %s | %.0f |\n",
+			r.pleg, r.pods, r.toRunning, r.meanStart, r.cpuToRunning, r.steadyCPU, r.relistMean, r.rss>>10, r.hwm>>10,
+			r.podsGet.Round(time.Millisecond), float64(r.podsBytes)/1e6, r.removed, r.discards)
+	}
+	t.Log(b.String())
+}
+
+type result struct {
+	pleg                    string
+	pods                    int
+	toRunning, removed      string
+	cpuToRunning, steadyCPU float64
+	meanStart               float64 // pod_start_duration_seconds' mean
+	relistMean              string
+	rss, hwm                int64 // KiB
+	podsGet                 time.Duration
+	podsBytes               int
+	discards                float64
+}
+
+const manifest = `apiVersion: v1
+kind: Pod
+metadata:
+  name: pod-%05d
+  namespace: default
+spec:
+  containers:
+  - name: app
+    image: busybox:1.36
+    resources:
+      requests:
+        cpu: 10m
+        memory: 16Mi
+  terminationGracePeriodSeconds: 1
+`
+
+func measure(t *testing.T, n int, evented bool) result {
+	dir := t.TempDir()
+	pods := filepath.Join(dir, "pods")
+	if err := os.Mkdir(pods, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// A machine large enough for every pod, and maxPods above n.
+	sim := fmt.Sprintf("nodeName: scale\nmachine:\n  cpu: \"%d\"\n  memory: %dGi\n", n/10+4, n/10+8)
+	if *capacity > 0 {
+		sim += fmt.Sprintf("pleg:\n  channelCapacity: %d\n", *capacity)
+	}
+	cfg := fmt.Sprintf("apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nstaticPodPath: pods\nmaxPods: %d\n---\napiVersion: minikubelet.io/v1alpha1\nkind: SimulatorConfiguration\n%s", n+10, sim)
+	if err := os.WriteFile(filepath.Join(dir, "config.yaml"), []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	writeManifests := func() {
+		for i := 0; i < n; i++ {
+			if err := os.WriteFile(filepath.Join(pods, fmt.Sprintf("pod-%05d.yaml", i)), []byte(fmt.Sprintf(manifest, i)), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if !*addLater {
+		writeManifests()
+	}
+	args := []string{"--config", filepath.Join(dir, "config.yaml"), "--read-only-port=0", "--metrics-prefix=kubelet_"}
+	if evented {
+		args = append(args, "--feature-gates=EventedPLEG=true")
+	}
+	r := result{pleg: "generic", pods: n}
+	if evented {
+		r.pleg = "evented"
+	}
+
+	start := time.Now()
+	d := startDaemon(t, args)
+	if *addLater {
+		// Into the watched directory, one file after the other, as cp would.
+		start = time.Now()
+		writeManifests()
+	}
+	running := func() float64 { return d.metric("kubelet_pod_start_duration_seconds_count") }
+	if !d.poll(*startMax, func() bool { return running() >= float64(n) }) {
+		t.Errorf("%.0f of %d pods Running after %v (dropped PLEG events: %.0f; Ready: %s)", running(), n, *startMax,
+			d.metric("kubelet_pleg_discard_events"), d.readyMessage())
+		r.toRunning = fmt.Sprintf("> %v (%.0f)", *startMax, running())
+	} else {
+		r.toRunning = time.Since(start).Round(100 * time.Millisecond).String()
+	}
+	r.cpuToRunning = d.cpuSeconds()
+	if c := running(); c > 0 {
+		r.meanStart = d.metric("kubelet_pod_start_duration_seconds_sum") / c
+	}
+
+	time.Sleep(5 * time.Second) // let the start settle
+	relists0, relistSum0 := d.metric("kubelet_pleg_relist_duration_seconds_count"), d.metric("kubelet_pleg_relist_duration_seconds_sum")
+	cpu0, wall0 := d.cpuSeconds(), time.Now()
+	time.Sleep(*steady)
+	r.steadyCPU = 100 * (d.cpuSeconds() - cpu0) / time.Since(wall0).Seconds()
+	if relists := d.metric("kubelet_pleg_relist_duration_seconds_count") - relists0; relists > 0 {
+		mean := (d.metric("kubelet_pleg_relist_duration_seconds_sum") - relistSum0) / relists
+		r.relistMean = fmt.Sprintf("%.2f ms", 1000*mean)
+	} else {
+		r.relistMean = "no relist"
+	}
+	r.rss, r.hwm = d.memory()
+
+	getStart := time.Now()
+	body := d.get("/pods")
+	r.podsGet, r.podsBytes = time.Since(getStart), len(body)
+
+	entries, err := os.ReadDir(pods)
+	if err != nil {
+		t.Fatal(err)
+	}
+	removeStart := time.Now()
+	for _, e := range entries {
+		if err := os.Remove(filepath.Join(pods, e.Name())); err != nil {
+			t.Fatal(err)
+		}
+	}
+	gone := func() bool {
+		var list struct {
+			Items []json.RawMessage `json:"items"`
+		}
+		if err := json.Unmarshal(d.get("/pods"), &list); err != nil {
+			t.Fatal(err)
+		}
+		return len(list.Items) == 0 && d.metric("kubelet_running_pods") == 0 &&
+			d.metric(`kubelet_running_containers{container_state="running"}`) == 0
+	}
+	if d.poll(*startMax, gone) {
+		r.removed = time.Since(removeStart).Round(100 * time.Millisecond).String()
+	} else {
+		r.removed = fmt.Sprintf("> %v", *startMax)
+		t.Errorf("pods still there %v after their manifests were removed", *startMax)
+	}
+	r.discards = d.metric("kubelet_pleg_discard_events")
+	d.stop()
+	return r
+}
+
+// daemon is a running minikubelet.
+type daemon struct {
+	t      *testing.T
+	cmd    *exec.Cmd
+	url    string
+	mu     sync.Mutex
+	stderr bytes.Buffer
+	exited chan error
+}
+
+var servingRE = regexp.MustCompile(`"Serving HTTP" address="([^"]+)"`)
+
+func startDaemon(t *testing.T, args []string) *daemon {
+	t.Helper()
+	d := &daemon{t: t, cmd: exec.Command(bin, args...), exited: make(chan error, 1)}
+	pipe, err := d.cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	addr := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(pipe)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		for sc.Scan() {
+			line := sc.Text()
+			d.mu.Lock()
+			if d.stderr.Len() < 16<<10 { // the start of the log, for a failure report
+				d.stderr.WriteString(line + "\n")
+			}
+			d.mu.Unlock()
+			if m := servingRE.FindStringSubmatch(line); m != nil {
+				select {
+				case addr <- m[1]:
+				default:
+				}
+			}
+		}
+		d.exited <- d.cmd.Wait()
+	}()
+	t.Cleanup(d.stop)
+	select {
+	case a := <-addr:
+		d.url = "http://" + a
+	case err := <-d.exited:
+		d.exited <- err
+		t.Fatalf("daemon exited before serving: %v\n%s", err, d.log())
+	case <-time.After(30 * time.Second):
+		t.Fatalf("no Serving HTTP line within 30s:\n%s", d.log())
+	}
+	return d
+}
+
+func (d *daemon) log() string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.stderr.String()
+}
+
+// stop sends SIGTERM and waits for the exit (killing it after a minute). Safe twice.
+func (d *daemon) stop() {
+	if d.cmd.ProcessState != nil {
+		return
+	}
+	_ = d.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-d.exited:
+	case <-time.After(time.Minute):
+		_ = d.cmd.Process.Kill()
+		<-d.exited
+	}
+	if d.t.Failed() {
+		d.t.Logf("daemon log (its start):\n%s", d.log())
+	}
+}
+
+var client = &http.Client{Timeout: time.Minute}
+
+func (d *daemon) get(path string) []byte {
+	d.t.Helper()
+	resp, err := client.Get(d.url + path)
+	if err != nil {
+		d.t.Fatalf("GET %s: %v", path, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		d.t.Fatalf("GET %s = %d, %v", path, resp.StatusCode, err)
+	}
+	return body
+}
+
+// metric is the value of a series on /metrics: a full series (`name{label="value"}`) or a
+// metric name, which sums every series of that name.
+func (d *daemon) metric(series string) float64 {
+	d.t.Helper()
+	var sum float64
+	for _, line := range strings.Split(string(d.get("/metrics")), "\n") {
+		if line == "" || line[0] == '#' {
+			continue
+		}
+		i := strings.LastIndexByte(line, ' ')
+		if i < 0 {
+			continue
+		}
+		key, name := line[:i], line[:i]
+		if j := strings.IndexByte(key, '{'); j >= 0 {
+			name = key[:j]
+		}
+		if key != series && name != series {
+			continue
+		}
+		if v, err := strconv.ParseFloat(line[i+1:], 64); err == nil {
+			sum += v
+		}
+	}
+	return sum
+}
+
+func (d *daemon) readyMessage() string {
+	var node struct {
+		Status struct {
+			Conditions []struct{ Type, Status, Message string } `json:"conditions"`
+		} `json:"status"`
+	}
+	if err := json.Unmarshal(d.get("/node"), &node); err != nil {
+		return err.Error()
+	}
+	for _, c := range node.Status.Conditions {
+		if c.Type == "Ready" {
+			return c.Status + " " + c.Message
+		}
+	}
+	return "no Ready condition"
+}
+
+// poll checks cond every 200ms until it holds (true) or timeout passes (false).
+func (d *daemon) poll(timeout time.Duration, cond func() bool) bool {
+	for deadline := time.Now().Add(timeout); ; time.Sleep(200 * time.Millisecond) {
+		if cond() {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+	}
+}
+
+// cpuSeconds is the daemon's user+system CPU time so far (/proc/PID/stat).
+func (d *daemon) cpuSeconds() float64 {
+	d.t.Helper()
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", d.cmd.Process.Pid))
+	if err != nil {
+		d.t.Fatal(err)
+	}
+	// The fields after the command name, which is in parentheses and may hold spaces.
+	fields := strings.Fields(string(data[bytes.LastIndexByte(data, ')')+1:]))
+	utime, _ := strconv.ParseFloat(fields[11], 64)
+	stime, _ := strconv.ParseFloat(fields[12], 64)
+	const clockTicks = 100 // USER_HZ on Linux
+	return (utime + stime) / clockTicks
+}
+
+// memory is the daemon's resident set and its peak, in KiB (/proc/PID/status).
+func (d *daemon) memory() (rss, hwm int64) {
+	d.t.Helper()
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", d.cmd.Process.Pid))
+	if err != nil {
+		d.t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		key, val, ok := strings.Cut(line, ":")
+		if !ok {
+			continue
+		}
+		kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(val), " kB"), 10, 64)
+		switch key {
+		case "VmRSS":
+			rss = kb
+		case "VmHWM":
+			hwm = kb
+		}
+	}
+	return rss, hwm
+}
