@@ -27,7 +27,7 @@ var (
 	podCounts = flag.String("pods", "1000", "comma-separated pod counts to run")
 	plegs     = flag.String("pleg", "generic,evented", "comma-separated PLEGs to run: generic, evented")
 	capacity  = flag.Int("channel-capacity", 0, "pleg.channelCapacity; 0 keeps the default (1000)")
-	steady    = flag.Duration("steady", 30*time.Second, "how long the steady-state CPU use is measured")
+	steady    = flag.Duration("steady", time.Minute, "how long the steady-state CPU use is measured (a multiple of fileCheckFrequency, 20s)")
 	startMax  = flag.Duration("start-timeout", 3*time.Minute, "how long the pods may take to all run")
 	addLater  = flag.Bool("add-while-running", false, "write the manifests once the daemon runs (fsnotify picks them up) instead of before it starts")
 )
