@@ -27,6 +27,7 @@ var (
 	podCounts = flag.String("pods", "1000", "comma-separated pod counts to run")
 	plegs     = flag.String("pleg", "generic,evented", "comma-separated PLEGs to run: generic, evented")
 	capacity  = flag.Int("channel-capacity", 0, "pleg.channelCapacity; 0 keeps the default (1000)")
+	settle    = flag.Duration("settle", 100*time.Second, "wait after every pod runs before measuring the steady state: past the first resync of the pods (syncFrequency 1m + up to 30s jitter), which all come at once")
 	steady    = flag.Duration("steady", time.Minute, "how long the steady-state CPU use is measured (a multiple of fileCheckFrequency, 20s)")
 	startMax  = flag.Duration("start-timeout", 3*time.Minute, "how long the pods may take to all run")
 	addLater  = flag.Bool("add-while-running", false, "write the manifests once the daemon runs (fsnotify picks them up) instead of before it starts")
@@ -174,7 +175,7 @@ func measure(t *testing.T, n int, evented bool) result {
 		r.meanStart = d.metric("kubelet_pod_start_duration_seconds_sum") / c
 	}
 
-	time.Sleep(5 * time.Second) // let the start settle
+	time.Sleep(*settle)
 	relists0, relistSum0 := d.metric("kubelet_pleg_relist_duration_seconds_count"), d.metric("kubelet_pleg_relist_duration_seconds_sum")
 	cpu0, wall0 := d.cpuSeconds(), time.Now()
 	time.Sleep(*steady)
