@@ -27,7 +27,7 @@ run: build
 test:
 	$(GO) test -race -count=1 $(PKGS)
 
-## bench: run the benchmarks (PLEG relist, runtime listing) with allocations
+## bench: run the benchmarks (PLEG relist, runtime listing, simulate 100 pods x 1h) with allocations
 bench:
 	$(GO) test -run='^$$' -bench=. -benchmem -benchtime=$(BENCHTIME) ./pkg/...
 
@@ -35,13 +35,18 @@ bench:
 scale:
 	$(GO) test -run='^$$' -bench='^Benchmark(StartAll|SteadyState|RemoveAll)$$' -benchmem -benchtime=$(BENCHTIME) ./pkg/kubelet/
 
-## fuzz: fuzz featuregate Set for 30s
+## fuzz: fuzz featuregate Set for 30s and the scenario parser for 60s
 fuzz:
 	$(GO) test -run='^$$' -fuzz=FuzzSet -fuzztime=30s ./pkg/featuregate/
+	$(GO) test -run='^$$' -fuzz=FuzzParse -fuzztime=60s ./pkg/simulate/
+
+## simulate: replay every shipped scenario (configs/scenarios) on a virtual clock
+simulate: build
+	@for f in configs/scenarios/*.yaml; do echo "== $$f"; ./$(BIN) simulate -f $$f | tail -1 || exit 1; done
 
 ## lint: gofmt and go vet
 lint:
 	@out=$$(gofmt -l $$(git ls-files -co --exclude-standard '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet $(PKGS)
 
-.PHONY: help build run test bench scale fuzz lint
+.PHONY: help build run test bench scale fuzz simulate lint

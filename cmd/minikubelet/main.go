@@ -3,6 +3,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -30,6 +31,10 @@ func run() int {
 
 	if err := app.NewCommand().ExecuteContext(ctx); err != nil {
 		fmt.Fprintln(os.Stderr, "Error:", err)
+		var exit *app.ExitError
+		if errors.As(err, &exit) {
+			return exit.Code
+		}
 		return 1
 	}
 	return 0

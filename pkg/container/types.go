@@ -4,9 +4,10 @@ import (
 	"context"
 	"time"
 
+	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/minikubelet/minikubelet/pkg/runtime/cri"
+	"github.com/minikubelet/minikubelet/pkg/cri"
 )
 
 // RuntimeType is the Type of every ContainerID the simulator hands out.
@@ -75,6 +76,17 @@ type Pod struct {
 	CreatedAt  int64 // unix nanoseconds of the newest sandbox
 	Containers []*Container
 	Sandboxes  []*Container
+}
+
+// ToAPIPod is the synthetic API pod of a runtime pod no source knows (an orphan): its
+// identity and container names, as upstream's kubecontainer.Pod.ToAPIPod.
+func (p *Pod) ToAPIPod() *v1.Pod {
+	pod := &v1.Pod{}
+	pod.UID, pod.Name, pod.Namespace = p.ID, p.Name, p.Namespace
+	for _, c := range p.Containers {
+		pod.Spec.Containers = append(pod.Spec.Containers, v1.Container{Name: c.Name, Image: c.Image})
+	}
+	return pod
 }
 
 // FindContainerByID returns the container or sandbox with the id, or nil.
@@ -153,9 +165,11 @@ type Cache interface {
 	// Set stores status and err read at timestamp. It reports whether it stored anything: with
 	// EventedPLEG on, a write older than the cached one is dropped.
 	Set(uid types.UID, status *PodStatus, err error, timestamp time.Time) bool
-	// GetNewerThan blocks until the cache holds data for uid newer than minTime (or the global
-	// timestamp passes minTime), or ctx ends (then it returns ctx.Err()).
-	GetNewerThan(ctx context.Context, uid types.UID, minTime time.Time) (*PodStatus, error)
+	// NotifyWhenNewer reports true when the cache already holds data for uid newer than
+	// minTime (or the global timestamp is past it). Otherwise it returns false and calls
+	// notify once, outside the cache's lock, when a Set or UpdateTime reaches minTime: the
+	// pod workers' way to wait for fresh data without blocking.
+	NotifyWhenNewer(uid types.UID, minTime time.Time, notify func()) bool
 	Delete(uid types.UID)
 	// UpdateTime bumps the global timestamp: every pod's data is at least this fresh.
 	UpdateTime(t time.Time)

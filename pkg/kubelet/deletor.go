@@ -3,10 +3,13 @@ package kubelet
 import (
 	"context"
 	"sync"
+	"time"
 
 	"k8s.io/klog/v2"
 
 	"github.com/minikubelet/minikubelet/pkg/container"
+	"github.com/minikubelet/minikubelet/pkg/runner"
+	"github.com/minikubelet/minikubelet/pkg/task"
 )
 
 // containerDeletorBufferLimit bounds the pending removals (upstream
@@ -25,62 +28,86 @@ type deletion struct {
 	removeAll bool
 }
 
-// containerDeletor removes dead containers after a ContainerDied event off the sync loop's
-// goroutine (upstream podContainerDeletor): the loop only queues; drain (the step) or run
-// (the runner) does the runtime calls.
+// containerDeletor removes dead containers after a ContainerDied event off the sync loop
+// (upstream podContainerDeletor): the sync loop only queues; the deletor's loop does the
+// runtime calls, as a task, since a removal can wait on a slow runtime.
 type containerDeletor struct {
 	cleaner containerCleaner
-	ch      chan deletion
-	// mu serialises drain so a scheduler and the runner never remove concurrently.
-	mu sync.Mutex
+	wake    *runner.Signal
+
+	mu    sync.Mutex
+	queue []deletion
+	run   *task.Task // the removals in flight
 }
 
 func newContainerDeletor(c containerCleaner) *containerDeletor {
-	return &containerDeletor{cleaner: c, ch: make(chan deletion, containerDeletorBufferLimit)}
+	return &containerDeletor{cleaner: c, wake: runner.NewSignal()}
 }
 
 // enqueue queues a removal without blocking.
 func (d *containerDeletor) enqueue(status *container.PodStatus, exitedID string, removeAll bool) {
-	select {
-	case d.ch <- deletion{status: status, exitedID: exitedID, removeAll: removeAll}:
-	default:
+	d.mu.Lock()
+	if len(d.queue) >= containerDeletorBufferLimit {
+		d.mu.Unlock()
 		klog.InfoS("Failed to issue the request to remove container", "containerID", exitedID, "podUID", status.ID)
+		return
+	}
+	d.queue = append(d.queue, deletion{status: status, exitedID: exitedID, removeAll: removeAll})
+	d.mu.Unlock()
+	d.wake.Notify()
+}
+
+// Due is now while removals are queued or the batch in flight can go on.
+func (d *containerDeletor) Due(now time.Time) time.Time {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if (d.run != nil && d.run.Ready()) || (d.run == nil && len(d.queue) > 0) {
+		return now
+	}
+	return time.Time{}
+}
+
+// Step starts a batch of every queued removal, or resumes the batch in flight.
+func (d *containerDeletor) Step(ctx context.Context) {
+	d.mu.Lock()
+	t := d.run
+	if t == nil {
+		batch := d.queue
+		d.queue = nil
+		if len(batch) == 0 {
+			d.mu.Unlock()
+			return
+		}
+		t = task.New(ctx, func(ctx context.Context) {
+			for _, r := range batch {
+				d.process(ctx, r)
+			}
+		})
+		d.run = t
+	}
+	d.mu.Unlock()
+	if !t.Resume() {
+		t.Waiting().OnDone(d.wake.Notify)
+		return
+	}
+	d.mu.Lock()
+	d.run = nil
+	d.mu.Unlock()
+}
+
+// Stop abandons the batch in flight.
+func (d *containerDeletor) Stop() {
+	d.mu.Lock()
+	t := d.run
+	d.run = nil
+	d.mu.Unlock()
+	if t != nil {
+		t.Stop()
 	}
 }
 
 func (d *containerDeletor) process(ctx context.Context, r deletion) {
 	if err := d.cleaner.CleanUpContainersInPod(ctx, r.status, r.exitedID, r.removeAll); err != nil && ctx.Err() == nil {
 		klog.FromContext(ctx).Error(err, "Failed to remove dead containers", "podUID", r.status.ID, "containerID", r.exitedID)
-	}
-}
-
-// drain handles every queued removal without waiting for more and returns how many.
-func (d *containerDeletor) drain(ctx context.Context) int {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	n := 0
-	for ctx.Err() == nil {
-		select {
-		case r := <-d.ch:
-			d.process(ctx, r)
-			n++
-		default:
-			return n
-		}
-	}
-	return n
-}
-
-// run handles removals as they come until ctx ends.
-func (d *containerDeletor) run(ctx context.Context) {
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case r := <-d.ch:
-			d.mu.Lock()
-			d.process(ctx, r)
-			d.mu.Unlock()
-		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/minikubelet/minikubelet/pkg/events"
 	"github.com/minikubelet/minikubelet/pkg/kubetypes"
 	"github.com/minikubelet/minikubelet/pkg/podworkers"
+	"github.com/minikubelet/minikubelet/pkg/task"
 )
 
 // HandlePodAdditions is the config ADD handler (upstream HandlePodAdditions): pods are
@@ -171,11 +172,11 @@ func (k *Kubelet) GetActivePods() []*v1.Pod {
 	return k.filterOutInactivePods(k.pods.GetPods())
 }
 
-// killPodNow asks the pod's worker to terminate it with gracePeriod and waits until its
-// containers are stopped or ctx ends (upstream killPodNow, used by node shutdown). The
-// request is made even when ctx is already done.
-func (k *Kubelet) killPodNow(ctx context.Context, pod *v1.Pod, gracePeriod int64, status func(*v1.PodStatus)) error {
-	done := make(chan struct{})
+// killPodNow asks the pod's worker to terminate it with gracePeriod and returns at once an
+// operation completed when its containers are stopped (upstream killPodNow, used by node
+// shutdown, which waits on it).
+func (k *Kubelet) killPodNow(pod *v1.Pod, gracePeriod int64, status func(*v1.PodStatus)) (*task.Op, error) {
+	done := task.NewOp()
 	grace := gracePeriod
 	k.podWorkers.UpdatePod(podworkers.UpdatePodOptions{
 		Pod:        pod,
@@ -183,15 +184,10 @@ func (k *Kubelet) killPodNow(ctx context.Context, pod *v1.Pod, gracePeriod int64
 		KillPodOptions: &podworkers.KillPodOptions{
 			PodTerminationGracePeriodSecondsOverride: &grace,
 			PodStatusFunc:                            status,
-			CompletedCh:                              done,
+			Completed:                                done,
 		},
 	})
-	select {
-	case <-done:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return done, nil
 }
 
 // --- podworkers.SyncHandler: the kubelet's sync functions, delegated to the standard

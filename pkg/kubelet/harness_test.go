@@ -14,9 +14,10 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/minikubelet/minikubelet/pkg/config"
+	"github.com/minikubelet/minikubelet/pkg/cri"
 	"github.com/minikubelet/minikubelet/pkg/featuregate"
 	"github.com/minikubelet/minikubelet/pkg/features"
-	"github.com/minikubelet/minikubelet/pkg/runtime/cri"
+	"github.com/minikubelet/minikubelet/pkg/runner"
 	"github.com/minikubelet/minikubelet/pkg/runtime/fault"
 )
 
@@ -39,13 +40,14 @@ func loadConfig(t testing.TB, dir string, flags ...string) (*config.Config, feat
 	return cfg, gate
 }
 
-// harness drives a synchronous kubelet single-threaded on a fake clock, the way simulate
-// mode will: each round advances virtual time and calls every component's step.
+// harness drives the kubelet's loop table on a fake clock, single-threaded, exactly as
+// simulate mode does: a round steps every loop that falls due while virtual time moves on.
 type harness struct {
 	t   *testing.T
 	ctx context.Context
 	clk *clocktesting.FakeClock
 	k   *Kubelet
+	sim *runner.Sim
 	dir string
 }
 
@@ -59,21 +61,24 @@ func newHarness(t *testing.T, flags ...string) *harness {
 func newHarnessWithConfig(t *testing.T, dir string, cfg *config.Config, gate featuregate.FeatureGate) *harness {
 	t.Helper()
 	clk := clocktesting.NewFakeClock(epoch)
-	k, err := New(Config{Config: cfg, Gate: gate, Clock: clk, Synchronous: true})
+	k, err := New(Config{Config: cfg, Gate: gate, Clock: clk})
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
 	t.Cleanup(k.Stop)
 	ctx := klog.NewContext(context.Background(), klog.Background())
-	return &harness{t: t, ctx: ctx, clk: clk, k: k, dir: dir}
+	k.Start(ctx)
+	return &harness{t: t, ctx: ctx, clk: clk, k: k, dir: dir, sim: runner.NewSim(clk, k.Loops())}
 }
 
-// write puts a manifest file into the watched directory.
+// write puts a manifest file into the watched directory and tells the file source, as
+// its fsnotify watch does in the daemon.
 func (h *harness) write(name, content string) {
 	h.t.Helper()
 	if err := os.WriteFile(filepath.Join(h.dir, name), []byte(content), 0o644); err != nil {
 		h.t.Fatal(err)
 	}
+	h.k.FileSource().Trigger()
 }
 
 func (h *harness) remove(name string) {
@@ -81,58 +86,21 @@ func (h *harness) remove(name string) {
 	if err := os.Remove(filepath.Join(h.dir, name)); err != nil {
 		h.t.Fatal(err)
 	}
+	h.k.FileSource().Trigger()
 }
 
-// relist re-reads the manifest directory into the merger (the file source's step).
-func (h *harness) relist() {
-	h.t.Helper()
-	if err := h.k.FileSource().Relist(h.ctx, h.k.Merger()); err != nil {
-		h.t.Fatalf("file source relist: %v", err)
-	}
-}
-
-// round advances the clock by d, then runs one step of each component: runtime
-// transitions, runtime status, the manifest directory, a PLEG relist, the node status and
-// then the sync loop and pod workers until neither has anything ready.
+// round runs the loop table for d of virtual time.
 func (h *harness) round(d time.Duration) {
 	h.t.Helper()
-	h.clk.Step(d)
-	h.k.Runtime().Advance()
-	if err := h.k.RuntimeState().UpdateRuntimeUp(h.ctx); err != nil {
-		h.t.Logf("runtime status: %v", err)
+	if err := h.sim.RunUntil(h.ctx, h.clk.Now().Add(d), nil); err != nil {
+		h.t.Fatalf("run loops: %v", err)
 	}
-	h.relist()
-	h.k.PLEG().Relist(h.ctx)
-	h.drain()
-	_ = h.k.NodeStatus().UpdateNodeStatus(h.ctx)
 }
 
-// drain runs the sync loop and the pod workers until nothing is ready.
+// drain steps every loop due now until none is, without moving the clock.
 func (h *harness) drain() {
 	h.t.Helper()
-	for i := 0; i < 10000; i++ {
-		progressed := false
-		for {
-			p, ok := h.k.SyncLoop().TryIterate(h.ctx)
-			if !ok {
-				h.t.Fatal("sync loop ended")
-			}
-			if !p {
-				break
-			}
-			progressed = true
-		}
-		if h.k.PodWorkers().StepAll(h.ctx) > 0 {
-			progressed = true
-		}
-		if h.k.ProcessContainerDeletions(h.ctx) > 0 {
-			progressed = true
-		}
-		if !progressed {
-			return
-		}
-	}
-	h.t.Fatal("the sync loop and pod workers never settled")
+	h.round(0)
 }
 
 // until runs 1s rounds until cond holds, failing after max rounds with what describe says.
@@ -220,12 +188,22 @@ func (h *harness) runningContainers() int {
 	return n
 }
 
+// runtimeSummary lists the runtime's sandboxes and containers, or why it cannot (a test
+// may have injected a fault on the listing).
 func (h *harness) runtimeSummary() string {
 	var b strings.Builder
-	for _, sb := range h.runtimeSandboxes() {
+	sbs, err := h.k.Runtime().ListPodSandbox(h.ctx, nil)
+	if err != nil {
+		return "list sandboxes: " + err.Error()
+	}
+	for _, sb := range sbs {
 		fmt.Fprintf(&b, "%s[%v] ", sb.Metadata.Name, sb.State)
 	}
-	for _, c := range h.runtimeContainers() {
+	cs, err := h.k.Runtime().ListContainers(h.ctx, nil)
+	if err != nil {
+		return b.String() + "list containers: " + err.Error()
+	}
+	for _, c := range cs {
 		fmt.Fprintf(&b, "%s(%v) ", c.Metadata.Name, c.State)
 	}
 	return b.String()

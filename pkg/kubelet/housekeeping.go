@@ -10,7 +10,6 @@ import (
 
 	"github.com/minikubelet/minikubelet/pkg/container"
 	"github.com/minikubelet/minikubelet/pkg/kubetypes"
-	"github.com/minikubelet/minikubelet/pkg/podstatus"
 	"github.com/minikubelet/minikubelet/pkg/podworkers"
 )
 
@@ -56,7 +55,7 @@ func (k *Kubelet) HandlePodCleanups(ctx context.Context) error {
 	for _, pod := range restart {
 		logger.V(3).Info("Pod will be restarted because it is in the desired set and not known to the pod workers (likely due to UID reuse)", "podUID", pod.UID)
 		k.podWorkers.UpdatePod(podworkers.UpdatePodOptions{UpdateType: kubetypes.SyncPodCreate, Pod: pod})
-		workingPods[pod.UID] = podworkers.PodWorkerSync{State: podworkers.SyncPodState, HasConfig: true, Static: podstatus.IsStaticPod(pod)}
+		workingPods[pod.UID] = podworkers.PodWorkerSync{State: podworkers.SyncPodState, HasConfig: true, Static: kubetypes.IsStaticPod(pod)}
 	}
 
 	// Finally, terminate what runs in the runtime but is unknown to the workers. The

@@ -28,7 +28,9 @@ import (
 	"github.com/minikubelet/minikubelet/pkg/podsource"
 	"github.com/minikubelet/minikubelet/pkg/podstatus"
 	"github.com/minikubelet/minikubelet/pkg/podworkers"
+	"github.com/minikubelet/minikubelet/pkg/runner"
 	"github.com/minikubelet/minikubelet/pkg/runtime/behavior"
+	"github.com/minikubelet/minikubelet/pkg/runtime/client"
 	"github.com/minikubelet/minikubelet/pkg/runtime/fake"
 	"github.com/minikubelet/minikubelet/pkg/runtimestate"
 	"github.com/minikubelet/minikubelet/pkg/server"
@@ -46,8 +48,9 @@ type Config struct {
 	Config *config.Config
 	// Gate answers the feature gates. Default features.DefaultFeatureGate.
 	Gate featuregate.FeatureGate
-	// Clock drives every loop, timer and timestamp. Default the real clock.
-	Clock clock.WithTicker
+	// Clock drives every loop, timer and timestamp. Default the real clock; simulate mode
+	// passes a fake clock it moves itself.
+	Clock clock.Clock
 	// Registry receives every metric. Default a new registry with the configured prefix.
 	Registry *metrics.Registry
 	// Events stores the events. Default a new store of events.DefaultCapacity.
@@ -57,54 +60,55 @@ type Config struct {
 	// Listener, when set, is where Run serves the HTTP API. The daemon binds it before
 	// starting so that a busy port fails the start and the bound port (":0") is known.
 	Listener net.Listener
-	// Synchronous makes the pod workers goroutine-free: syncs run only when the caller
-	// steps them (PodWorkers().Step / StepAll), as simulate mode does. Run must not be used
-	// then.
-	Synchronous bool
 	// WatchManifests turns on fsnotify for the manifest directory (the daemon); without it
-	// the directory is re-listed every fileCheckFrequency only (or by FileSource().Relist).
+	// the directory is re-listed every fileCheckFrequency only (or after FileSource().Trigger).
 	WatchManifests bool
+	// ManifestUIDRoot, when set, stands for the manifest directory in the static pods' UIDs
+	// (podsource.Config.UIDRoot): simulate mode's runs get the same UIDs.
+	ManifestUIDRoot string
 }
 
 // Kubelet is the simulator's kubelet: it owns every component and implements the sync
-// loop's Handler and the pod workers' SyncHandler. Each component's step is reachable
-// through an accessor; Run is the daemon runner of all of them.
+// loop's Handler and the pod workers' SyncHandler. Loops is the table of every loop; Run
+// is the daemon runner of that table, simulate mode steps it on a virtual clock.
 type Kubelet struct {
 	cfg      *config.Config
 	gate     featuregate.FeatureGate
-	clock    clock.WithTicker
+	clock    clock.Clock
 	nodeName string
 	registry *metrics.Registry
 	events   *events.Store
 	runtime  *fake.Runtime
-	rt       *timeoutRuntime
+	rt       *client.Client // the runtime behind the CRI client's deadlines
 
-	pods        *podManager
-	cache       *statuscache.Cache
-	status      *podstatus.Manager
-	reasons     *podstatus.ReasonCache
-	generator   *podstatus.Generator
-	runtimeMgr  *kuberuntime.Manager
-	syncer      *podworkers.Syncer
-	podWorkers  *podworkers.PodWorkers
-	genericPLEG *pleg.GenericPLEG
-	eventedPLEG *pleg.EventedPLEG // nil with the EventedPLEG gate off
-	state       *runtimestate.State
-	nodeStatus  *nodestatus.Manager
-	shutdown    *nodeshutdown.Manager
-	fileSource  *podsource.FileSource // nil without a staticPodPath
-	merger      *podsource.Merger
-	syncLoop    *syncloop.SyncLoop
-	deletor     *containerDeletor
-	server      *server.Server
-	listener    net.Listener
-	synchronous bool
+	pods            *podManager
+	cache           *statuscache.Cache
+	status          *podstatus.Manager
+	reasons         *podstatus.ReasonCache
+	generator       *podstatus.Generator
+	runtimeMgr      *kuberuntime.Manager
+	syncer          *Syncer
+	podWorkers      *podworkers.PodWorkers
+	genericPLEG     *pleg.GenericPLEG
+	eventedPLEG     *pleg.EventedPLEG // nil with the EventedPLEG gate off
+	state           *runtimestate.State
+	nodeStatus      *nodestatus.Manager
+	shutdown        *nodeshutdown.Manager
+	fileSource      *podsource.FileSource // nil without a staticPodPath
+	merger          *podsource.Merger
+	syncLoop        *syncloop.SyncLoop
+	deletor         *containerDeletor
+	gc              *runner.Periodic
+	watchManifests  bool
+	manifestUIDRoot string
+	server          *server.Server
+	listener        net.Listener
 
 	nodeInfo         admission.NodeInfo
 	admissionMetrics *admission.Metrics
 	defaultBehavior  behavior.Behavior
 
-	stopOnce sync.Once
+	startOnce, stopOnce sync.Once
 }
 
 var (
@@ -158,20 +162,15 @@ func New(cfg Config) (*Kubelet, error) {
 		pods:             newPodManager(),
 		reasons:          podstatus.NewReasonCache(),
 		listener:         cfg.Listener,
-		synchronous:      cfg.Synchronous,
 		admissionMetrics: admission.NewMetrics(cfg.Registry),
 		defaultBehavior:  defaultBehavior,
+		watchManifests:   cfg.WatchManifests,
+		manifestUIDRoot:  cfg.ManifestUIDRoot,
 	}
-	k.rt = &timeoutRuntime{rt: cfg.Runtime, timeout: c.Kubelet.RuntimeRequestTimeout.Duration}
-	if afc, ok := cfg.Clock.(afterFuncClock); ok {
-		k.rt.clk = afc
-	}
+	k.rt = client.New(cfg.Runtime, cfg.Clock, c.Kubelet.RuntimeRequestTimeout.Duration)
 	evented := cfg.Gate.Enabled(features.EventedPLEG)
 	nodeIP := c.Kubelet.Address
 
-	if err := k.buildNodeInfo(); err != nil {
-		return nil, err
-	}
 	k.cache = statuscache.New(statuscache.Config{EventedPLEG: evented})
 	if k.status, err = podstatus.NewManager(podstatus.ManagerConfig{Clock: cfg.Clock}); err != nil {
 		return nil, fmt.Errorf("create status manager: %w", err)
@@ -195,7 +194,7 @@ func New(cfg Config) (*Kubelet, error) {
 	}); err != nil {
 		return nil, fmt.Errorf("create runtime manager: %w", err)
 	}
-	if k.syncer, err = podworkers.NewSyncer(podworkers.SyncerConfig{
+	if k.syncer, err = NewSyncer(SyncerConfig{
 		Runtime:   k.runtimeMgr,
 		Status:    k.status,
 		Generator: k.generator,
@@ -214,7 +213,6 @@ func New(cfg Config) (*Kubelet, error) {
 		Registry:       cfg.Registry,
 		ResyncInterval: c.Kubelet.SyncFrequency.Duration,
 		JitterSeed:     c.Simulator.Runtime.Seed,
-		Synchronous:    cfg.Synchronous,
 	}); err != nil {
 		return nil, fmt.Errorf("create pod workers: %w", err)
 	}
@@ -239,6 +237,7 @@ func New(cfg Config) (*Kubelet, error) {
 	if err := k.buildNodeStatus(nodeIP); err != nil {
 		return nil, err
 	}
+	k.buildNodeInfo()
 	if k.shutdown, err = nodeshutdown.NewManager(nodeshutdown.Config{
 		Clock:                           cfg.Clock,
 		ShutdownGracePeriod:             c.Kubelet.ShutdownGracePeriod.Duration,
@@ -257,6 +256,11 @@ func New(cfg Config) (*Kubelet, error) {
 		return nil, err
 	}
 	k.deletor = newContainerDeletor(k.runtimeMgr)
+	k.gc = runner.NewPeriodic(cfg.Clock, runner.Every(ContainerGCPeriod), func(ctx context.Context) {
+		if err := k.GarbageCollect(ctx); err != nil && ctx.Err() == nil {
+			klog.FromContext(ctx).Error(err, "Container garbage collection failed")
+		}
+	})
 	if k.syncLoop, err = syncloop.New(syncloop.Config{
 		Clock:                  cfg.Clock,
 		ConfigCh:               k.merger.Updates(),
@@ -272,6 +276,11 @@ func New(cfg Config) (*Kubelet, error) {
 	}); err != nil {
 		return nil, fmt.Errorf("create sync loop: %w", err)
 	}
+	if k.fileSource == nil {
+		// Without a staticPodPath the file source is seen at once, empty, so housekeeping
+		// can run (upstream's file source reports an empty snapshot too).
+		_ = k.merger.Push(context.Background(), kubetypes.FileSource, nil)
+	}
 	if k.server, err = server.New(k.serverConfig()); err != nil {
 		return nil, fmt.Errorf("create HTTP server: %w", err)
 	}
@@ -280,16 +289,21 @@ func New(cfg Config) (*Kubelet, error) {
 
 // NewRuntime builds the in-memory container runtime the SimulatorConfiguration describes:
 // seed, init container duration, default behaviour and the faults injected from the start.
-func NewRuntime(c *config.Config, clk clock.Clock, reg *metrics.Registry) (*fake.Runtime, error) {
+// Options adjust the runtime's config last (simulate mode sets OnFault).
+func NewRuntime(c *config.Config, clk clock.Clock, reg *metrics.Registry, options ...func(*fake.Config)) (*fake.Runtime, error) {
 	rc := c.Simulator.Runtime
-	rt, err := fake.New(fake.Config{
+	fc := fake.Config{
 		Clock:                 clk,
 		Seed:                  rc.Seed,
 		InitContainerDuration: rc.InitContainerDuration.Duration,
 		DefaultBehavior:       rc.DefaultBehavior,
 		Faults:                rc.Faults,
 		Metrics:               reg,
-	})
+	}
+	for _, o := range options {
+		o(&fc)
+	}
+	rt, err := fake.New(fc)
 	if err != nil {
 		return nil, fmt.Errorf("create the container runtime from simulatorConfiguration.runtime: %w", err)
 	}
@@ -333,40 +347,10 @@ func reservation(field string, m map[string]string) (v1.ResourceList, error) {
 	return out, nil
 }
 
-// buildNodeInfo computes what admission checks against: the node's allocatable resources,
-// with the same computation as the node status MachineInfo setter (capacity minus
-// systemReserved, kubeReserved and the hard eviction thresholds), and maxPods.
-func (k *Kubelet) buildNodeInfo() error {
-	kc := &k.cfg.Kubelet
-	sys, err := reservation("systemReserved", kc.SystemReserved)
-	if err != nil {
-		return err
-	}
-	kube, err := reservation("kubeReserved", kc.KubeReserved)
-	if err != nil {
-		return err
-	}
-	thresholds, err := nodestatus.ParseEvictionHard(kc.EvictionHard)
-	if err != nil {
-		return fmt.Errorf("kubeletConfiguration.evictionHard: %w", err)
-	}
-	m := k.machine()
-	capacity := m.Capacity()
-	capacity[v1.ResourcePods] = *resource.NewQuantity(int64(kc.MaxPods), resource.DecimalSI)
-	reserved := nodestatus.NodeAllocatableReservation(capacity, sys, kube, thresholds)
-	allocatable := make(v1.ResourceList, len(capacity))
-	for name, q := range capacity {
-		a := q.DeepCopy()
-		if r, ok := reserved[name]; ok {
-			a.Sub(r)
-		}
-		if a.Sign() < 0 {
-			a.Set(0)
-		}
-		allocatable[name] = a
-	}
-	k.nodeInfo = admission.NodeInfo{Allocatable: allocatable, MaxPods: int(kc.MaxPods)}
-	return nil
+// buildNodeInfo takes what admission checks against from the node status manager: the
+// node's allocatable resources (the MachineInfo setter's computation) and maxPods.
+func (k *Kubelet) buildNodeInfo() {
+	k.nodeInfo = admission.NodeInfo{Allocatable: k.nodeStatus.Allocatable(), MaxPods: int(k.cfg.Kubelet.MaxPods)}
 }
 
 // buildPLEG wires the PLEG the EventedPLEG gate asks for. Off: one generic PLEG relisting
@@ -389,6 +373,7 @@ func (k *Kubelet) buildPLEG(evented bool) error {
 		ChannelCapacity: sc.PLEG.ChannelCapacity,
 		Registry:        k.registry,
 		EventedPLEG:     evented,
+		Notify:          k.wakeSyncLoop,
 	}); err != nil {
 		return fmt.Errorf("create generic PLEG: %w", err)
 	}
@@ -475,6 +460,7 @@ func (k *Kubelet) buildSources(watch bool) error {
 		Clock:    k.clock,
 		Recorder: k.events,
 		Sources:  []string{kubetypes.FileSource},
+		Notify:   k.wakeSyncLoop,
 	}); err != nil {
 		return fmt.Errorf("create pod config merger: %w", err)
 	}
@@ -490,6 +476,8 @@ func (k *Kubelet) buildSources(watch bool) error {
 		Watch:          watch,
 		Recorder:       k.events,
 		Registry:       k.registry,
+		Sink:           k.merger,
+		UIDRoot:        k.manifestUIDRoot,
 	}); err != nil {
 		return fmt.Errorf("create static pod source for %s: %w", path, err)
 	}
@@ -529,7 +517,7 @@ func (k *Kubelet) sourcesReady() bool {
 func (k *Kubelet) NodeName() string { return k.nodeName }
 
 // Clock is the kubelet's clock.
-func (k *Kubelet) Clock() clock.WithTicker { return k.clock }
+func (k *Kubelet) Clock() clock.Clock { return k.clock }
 
 // Registry is the metrics registry.
 func (k *Kubelet) Registry() *metrics.Registry { return k.registry }
@@ -537,23 +525,22 @@ func (k *Kubelet) Registry() *metrics.Registry { return k.registry }
 // Events is the event store.
 func (k *Kubelet) Events() *events.Store { return k.events }
 
-// Runtime is the container runtime (Advance / NextTransition are its step; faults).
+// Runtime is the container runtime (its loop completes what falls due; faults).
 func (k *Kubelet) Runtime() *fake.Runtime { return k.runtime }
 
-// FileSource is the static pod source (Relist is its step), or nil without a staticPodPath.
+// FileSource is the static pod source (Trigger asks for a relist), or nil without a staticPodPath.
 func (k *Kubelet) FileSource() *podsource.FileSource { return k.fileSource }
 
 // Merger merges source snapshots into config updates (Push / Merge).
 func (k *Kubelet) Merger() *podsource.Merger { return k.merger }
 
-// SyncLoop is the main loop (CheckRuntime + TryIterate / Iterate are its step).
+// SyncLoop is the main loop.
 func (k *Kubelet) SyncLoop() *syncloop.SyncLoop { return k.syncLoop }
 
-// PodWorkers are the pod workers (Step / StepAll in synchronous mode).
+// PodWorkers are the pod workers.
 func (k *Kubelet) PodWorkers() *podworkers.PodWorkers { return k.podWorkers }
 
 // PLEG is the PLEG in use: the evented one with the EventedPLEG gate, else the generic one.
-// Relist is its step.
 func (k *Kubelet) PLEG() pleg.Interface {
 	if k.eventedPLEG != nil {
 		return k.eventedPLEG
@@ -576,13 +563,13 @@ func (k *Kubelet) StatusManager() *podstatus.Manager { return k.status }
 // RuntimeManager is the kuberuntime manager (SyncPod, KillPod, GarbageCollect).
 func (k *Kubelet) RuntimeManager() *kuberuntime.Manager { return k.runtimeMgr }
 
-// RuntimeState is the runtime health (UpdateRuntimeUp is its step).
+// RuntimeState is the runtime health.
 func (k *Kubelet) RuntimeState() *runtimestate.State { return k.state }
 
 // NodeStatus owns the node and lease (UpdateNodeStatus, RenewLease, RefreshImages).
 func (k *Kubelet) NodeStatus() *nodestatus.Manager { return k.nodeStatus }
 
-// ShutdownManager is the graceful node shutdown manager (Step / Shutdown).
+// ShutdownManager is the graceful node shutdown manager (Start is the shutdown signal).
 func (k *Kubelet) ShutdownManager() *nodeshutdown.Manager { return k.shutdown }
 
 // Server is the HTTP API; its Handler serves without a listener.
@@ -596,8 +583,10 @@ func (k *Kubelet) GarbageCollect(ctx context.Context) error {
 	return k.runtimeMgr.GarbageCollect(ctx, k.podWorkers, k.sourcesReady())
 }
 
-// ProcessContainerDeletions removes the dead containers queued by ContainerDied events
-// and reports how many requests it handled (the container deletor's step).
-func (k *Kubelet) ProcessContainerDeletions(ctx context.Context) int {
-	return k.deletor.drain(ctx)
+// wakeSyncLoop tells the sync loop an update or a PLEG event is waiting (the merger and the
+// PLEG call it after putting one on its channel).
+func (k *Kubelet) wakeSyncLoop() {
+	if k.syncLoop != nil {
+		k.syncLoop.Wake().Notify()
+	}
 }

@@ -10,8 +10,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/minikubelet/minikubelet/pkg/cri"
 	"github.com/minikubelet/minikubelet/pkg/kubetypes"
-	"github.com/minikubelet/minikubelet/pkg/runtime/cri"
 )
 
 // TestPodLifecycle follows one static pod through the config paths end to end, through
@@ -317,7 +317,9 @@ func TestPLEGWiring(t *testing.T) {
 					t.Errorf("evented cadence = %+v", d)
 				}
 			}
-			k.PLEG().Relist(h.ctx)
+			// The first relist (or the evented PLEG's first check) and the runtime status
+			// loop that consults it.
+			h.round(time.Second)
 			if err := k.RuntimeState().RuntimeErrors(); err != nil {
 				t.Errorf("RuntimeErrors after a relist = %v, want nil", err)
 			}
@@ -347,7 +349,8 @@ func TestNodeReadyFollowsPLEG(t *testing.T) {
 	if _, err := h.k.Runtime().AddFault(faultSpec("ListPodSandbox", "error")); err != nil {
 		t.Fatal(err)
 	}
-	h.until(15, "node NotReady", func() bool { return ready().Status == v1.ConditionFalse }, h.describe)
+	// The threshold (10s), then the runtime status poll (5s) and the node status update (10s).
+	h.until(30, "node NotReady", func() bool { return ready().Status == v1.ConditionFalse }, h.describe)
 	if c := ready(); c.Reason != "KubeletNotReady" || !strings.Contains(c.Message, "PLEG is not healthy: pleg was last seen active") {
 		t.Errorf("Ready = %+v, want KubeletNotReady naming PLEG", c)
 	}
@@ -355,7 +358,7 @@ func TestNodeReadyFollowsPLEG(t *testing.T) {
 		t.Error("no NodeNotReady event")
 	}
 	h.k.Runtime().ClearFaults()
-	h.until(3, "node Ready again", func() bool { return ready().Status == v1.ConditionTrue }, h.describe)
+	h.until(20, "node Ready again", func() bool { return ready().Status == v1.ConditionTrue }, h.describe)
 }
 
 // TestMemoryUsage: the node's simulated memory use is the running containers' requests,

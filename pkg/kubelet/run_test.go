@@ -12,60 +12,38 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2"
-	clocktesting "k8s.io/utils/clock/testing"
 
+	"github.com/minikubelet/minikubelet/internal/eventually"
 	"github.com/minikubelet/minikubelet/pkg/config"
+	"github.com/minikubelet/minikubelet/pkg/cri"
 	"github.com/minikubelet/minikubelet/pkg/featuregate"
-	"github.com/minikubelet/minikubelet/pkg/runtime/cri"
 )
 
-// daemon is a kubelet running with Run (goroutines, fsnotify) on a fake clock that a
-// driver goroutine moves forward in small steps, so minutes of virtual time pass in a
-// second or two of wall time whatever the machine's speed.
+// daemon is a kubelet running with Run as the daemon does: each loop of the table in a
+// goroutine on the real clock, fsnotify watching the manifest directory.
 type daemon struct {
 	t       *testing.T
 	k       *Kubelet
-	clk     *clocktesting.FakeClock
 	dir     string
+	start   time.Time
 	cancel  context.CancelFunc
 	runDone chan error
-	drvStop chan struct{}
-	drvDone chan struct{}
 }
-
-// virtualStep is how far the driver moves the clock per wall-clock millisecond.
-const virtualStep = 20 * time.Millisecond
 
 func startDaemon(t *testing.T, dir string, cfg *config.Config, gate featuregate.FeatureGate) *daemon {
 	t.Helper()
-	clk := clocktesting.NewFakeClock(epoch)
-	k, err := New(Config{Config: cfg, Gate: gate, Clock: clk, WatchManifests: true})
+	k, err := New(Config{Config: cfg, Gate: gate, WatchManifests: true})
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
 	ctx, cancel := context.WithCancel(klog.NewContext(context.Background(), klog.Background()))
-	d := &daemon{t: t, k: k, clk: clk, dir: dir, cancel: cancel,
-		runDone: make(chan error, 1), drvStop: make(chan struct{}), drvDone: make(chan struct{})}
+	d := &daemon{t: t, k: k, dir: dir, start: time.Now(), cancel: cancel, runDone: make(chan error, 1)}
 	go func() { d.runDone <- k.Run(ctx) }()
-	go func() {
-		defer close(d.drvDone)
-		tick := time.NewTicker(time.Millisecond)
-		defer tick.Stop()
-		for {
-			select {
-			case <-d.drvStop:
-				return
-			case <-tick.C:
-				clk.Step(virtualStep)
-			}
-		}
-	}()
 	t.Cleanup(func() { d.stop() })
 	return d
 }
 
-// stop cancels Run, waits for it with a bounded wait while the clock keeps moving (a
-// graceful shutdown needs time to pass), then stops the driver. Safe to call twice.
+// stop cancels Run and waits for it (a graceful shutdown takes its time). Safe to call twice.
 func (d *daemon) stop() error {
 	d.t.Helper()
 	d.cancel()
@@ -73,28 +51,21 @@ func (d *daemon) stop() error {
 	select {
 	case err = <-d.runDone:
 		d.runDone <- err // let a second stop see it
-	case <-time.After(30 * time.Second):
-		d.t.Fatal("Run did not return within 30s of the context ending")
-	}
-	select {
-	case <-d.drvDone:
-	default:
-		close(d.drvStop)
-		<-d.drvDone
+	case <-time.After(eventually.Timeout):
+		d.t.Fatalf("Run did not return within %v of the context ending", eventually.Timeout)
 	}
 	return err
 }
 
-// waitFor polls cond (wall clock) until it holds or the deadline passes.
+// waitFor waits for what the daemon's goroutines do.
 func (d *daemon) waitFor(timeout time.Duration, what string, cond func() bool, describe func() string) {
 	d.t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			d.t.Fatalf("%s did not happen within %v (virtual %v): %s", what, timeout, d.clk.Since(epoch).Round(time.Second), describe())
+	eventually.Within(d.t, timeout, what, func() (bool, string) {
+		if cond() {
+			return true, ""
 		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return false, describe()
+	})
 }
 
 func (d *daemon) write(name, content string) {
@@ -114,11 +85,18 @@ func (d *daemon) countPhase(phase v1.PodPhase) int {
 	return n
 }
 
-func (d *daemon) runtimeCounts() (sandboxes, containers, running int) {
+// runtimeCounts counts the runtime's sandboxes (and the ready ones) and containers (and the
+// running ones).
+func (d *daemon) runtimeCounts() (sandboxes, ready, containers, running int) {
 	ctx := context.Background()
 	sbs, err := d.k.Runtime().ListPodSandbox(ctx, nil)
 	if err != nil {
 		d.t.Fatal(err)
+	}
+	for _, sb := range sbs {
+		if sb.State == cri.SandboxReady {
+			ready++
+		}
 	}
 	cs, err := d.k.Runtime().ListContainers(ctx, nil)
 	if err != nil {
@@ -129,33 +107,33 @@ func (d *daemon) runtimeCounts() (sandboxes, containers, running int) {
 			running++
 		}
 	}
-	return len(sbs), len(cs), running
+	return len(sbs), ready, len(cs), running
 }
 
 func (d *daemon) summary() string {
-	sbs, cs, running := d.runtimeCounts()
-	return fmt.Sprintf("pods=%d running=%d pending=%d; runtime sandboxes=%d containers=%d running=%d; workers=%d",
-		len(d.k.GetPods()), d.countPhase(v1.PodRunning), d.countPhase(v1.PodPending), sbs, cs, running, d.k.PodWorkers().RunningWorkers())
+	sbs, ready, cs, running := d.runtimeCounts()
+	return fmt.Sprintf("pods=%d running=%d pending=%d; runtime sandboxes=%d (ready %d) containers=%d (running %d); syncs in flight=%d, terminations=%d",
+		len(d.k.GetPods()), d.countPhase(v1.PodRunning), d.countPhase(v1.PodPending), sbs, ready, cs, running,
+		d.k.PodWorkers().SyncsInFlight(), d.k.PodWorkers().UnfinishedTerminations())
 }
 
 // checkNoGoroutineLeak waits until the goroutine count is back to base, else fails with
 // the stacks.
 func checkNoGoroutineLeak(t *testing.T, base int) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for runtime.NumGoroutine() > base {
-		if time.Now().After(deadline) {
-			buf := make([]byte, 1<<20)
-			n := runtime.Stack(buf, true)
-			t.Fatalf("%d goroutines left, %d before the kubelet started:\n%s", runtime.NumGoroutine(), base, buf[:n])
+	eventually.Within(t, 5*time.Second, "the goroutine count back to its value before the kubelet started", func() (bool, string) {
+		if runtime.NumGoroutine() <= base {
+			return true, ""
 		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		buf := make([]byte, 1<<20)
+		n := runtime.Stack(buf, true)
+		return false, fmt.Sprintf("%d goroutines, %d before:\n%s", runtime.NumGoroutine(), base, buf[:n])
+	})
 }
 
 // TestManyManifests is issue 5's scale check: 200 manifests dropped into the watched
-// directory all run; removing them empties the runtime, and nothing is left running
-// after the shutdown.
+// directory all run; removing them terminates every pod, and no goroutine is left after
+// the shutdown.
 func TestManyManifests(t *testing.T) {
 	const n = 200
 	base := runtime.NumGoroutine()
@@ -168,8 +146,8 @@ func TestManyManifests(t *testing.T) {
 		d.write(fmt.Sprintf("pod-%03d.yaml", i), podManifest(fmt.Sprintf("pod-%03d", i), "busybox", withRequests("10m", "16Mi")))
 	}
 	d.waitFor(20*time.Second, fmt.Sprintf("%d pods Running", n), func() bool { return d.countPhase(v1.PodRunning) == n }, d.summary)
-	t.Logf("%d pods Running after %v wall, %v virtual", n, time.Since(start).Round(time.Millisecond), d.clk.Since(epoch).Round(time.Second))
-	if _, _, running := d.runtimeCounts(); running != n {
+	t.Logf("%d pods Running after %v", n, time.Since(start).Round(time.Millisecond))
+	if _, _, _, running := d.runtimeCounts(); running != n {
 		t.Errorf("runtime runs %d containers, want %d", running, n)
 	}
 
@@ -178,11 +156,12 @@ func TestManyManifests(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	d.waitFor(20*time.Second, "every pod gone and the runtime empty", func() bool {
-		sbs, cs, _ := d.runtimeCounts()
-		return len(d.k.GetPods()) == 0 && sbs == 0 && cs == 0 && d.k.PodWorkers().RunningWorkers() == 0
+	// Terminated: nothing runs. (Container GC removes what is left a minute later.)
+	d.waitFor(20*time.Second, "every pod gone and nothing running", func() bool {
+		_, ready, _, running := d.runtimeCounts()
+		return len(d.k.GetPods()) == 0 && ready == 0 && running == 0 && d.k.PodWorkers().UnfinishedTerminations() == 0
 	}, d.summary)
-	t.Logf("runtime empty after %v wall, %v virtual", time.Since(start).Round(time.Millisecond), d.clk.Since(epoch).Round(time.Second))
+	t.Logf("every pod terminated after %v", time.Since(start).Round(time.Millisecond))
 
 	if err := d.stop(); err != nil {
 		t.Fatalf("Run = %v", err)
@@ -217,7 +196,7 @@ kind: Pod
 metadata:
   name: slow
   annotations:
-    minikubelet.io/behavior.main: "stopDelay=5s"
+    minikubelet.io/behavior.main: "stopDelay=1s"
 spec:
   containers:
   - name: main
@@ -227,7 +206,7 @@ spec:
 			if err := d.stop(); err != nil {
 				t.Fatalf("Run = %v", err)
 			}
-			_, _, running := d.runtimeCounts()
+			_, _, _, running := d.runtimeCounts()
 			if tt.wantKill {
 				if running != 0 {
 					t.Errorf("%d containers still running after a graceful shutdown", running)
@@ -270,12 +249,4 @@ func TestRunWithEventedPLEG(t *testing.T) {
 		t.Fatalf("Run = %v", err)
 	}
 	checkNoGoroutineLeak(t, base)
-}
-
-// TestRunRefusesSynchronous: a kubelet built for stepping cannot also run as a daemon.
-func TestRunRefusesSynchronous(t *testing.T) {
-	h := newHarness(t)
-	if err := h.k.Run(context.Background()); err != ErrSynchronous {
-		t.Errorf("Run = %v, want ErrSynchronous", err)
-	}
 }

@@ -9,7 +9,6 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"runtime"
 	"testing"
 	"time"
 
@@ -17,14 +16,13 @@ import (
 	"k8s.io/klog/v2"
 	clocktesting "k8s.io/utils/clock/testing"
 
-	"github.com/minikubelet/minikubelet/pkg/runtime/cri"
+	"github.com/minikubelet/minikubelet/pkg/runner"
 )
 
 // The scale benchmarks (make scale) compare the Generic and the Evented PLEG with
-// 100-5000 static pods. Each drives a synchronous Kubelet single-threaded on a fake clock,
-// one virtual second at a time, calling every component's step at the period its daemon
-// runner uses (see scaleSim), so ns/op is the CPU the daemon would spend, without the
-// scheduling noise of goroutines:
+// 100-5000 static pods. Each steps the kubelet's loop table single-threaded on a fake clock,
+// as simulate mode does (see scaleSim): the same loops at the same periods as the daemon, so
+// ns/op is the CPU the daemon would spend, without the scheduling noise of goroutines:
 //
 //   - BenchmarkStartAll: manifests written, until every pod is Running (virtual-s: how long
 //     that takes on the kubelet's clock).
@@ -32,7 +30,7 @@ import (
 //   - BenchmarkRemoveAll: every manifest removed, until no pod, container or worker is left.
 //
 // pleg.channelCapacity is raised to 4 x pods: a mass start sends about 2 events per pod at
-// once, which overflows the default 1000 (as in the kubelet: see README "At scale").
+// once, which overflows the default 1000 (as in the kubelet: see docs/pleg.md).
 
 var scalePodCounts = []int{100, 1000, 5000}
 
@@ -135,31 +133,15 @@ func quietKlog(b *testing.B) {
 	})
 }
 
-// scaleSim runs a synchronous Kubelet the way the daemon's runners would, on a fake clock
-// stepped one second at a time. Each second: the runtime's due transitions, the periodic
-// steps that are due (runtime status, manifest re-list, generic relist, the evented PLEG's
-// global cache bump, node status, lease, container GC), then the container event stream,
-// the sync loop (gated by the runtime health check, as Run does) and the pod workers until
-// nothing is left to do.
+// scaleSim steps a kubelet's loop table on a fake clock (runner.Sim), as simulate mode does.
 type scaleSim struct {
-	tb       testing.TB
-	ctx      context.Context
-	cancel   context.CancelFunc
-	clk      *clocktesting.FakeClock
-	k        *Kubelet
-	dir      string
-	n        int
-	periodic []*periodicStep
-
-	stream     chan *cri.ContainerEventResponse // the evented PLEG's event stream, nil without it
-	streamDone chan error
-}
-
-type periodicStep struct {
-	name   string
-	period func() time.Duration
-	next   time.Time
-	step   func()
+	tb  testing.TB
+	ctx context.Context
+	clk *clocktesting.FakeClock
+	k   *Kubelet
+	sim *runner.Sim
+	dir string
+	n   int
 }
 
 func newScaleSim(tb testing.TB, n int, evented bool) *scaleSim {
@@ -172,71 +154,16 @@ func newScaleSim(tb testing.TB, n int, evented bool) *scaleSim {
 	cfg, gate := scaleConfig(tb, dir, n, flags...)
 	cfg.Simulator.PLEG.ChannelCapacity = max(cfg.Simulator.PLEG.ChannelCapacity, 4*n)
 	clk := clocktesting.NewFakeClock(epoch)
-	k, err := New(Config{Config: cfg, Gate: gate, Clock: clk, Synchronous: true})
+	k, err := New(Config{Config: cfg, Gate: gate, Clock: clk})
 	if err != nil {
 		tb.Fatalf("New: %v", err)
 	}
-	ctx, cancel := context.WithCancel(klog.NewContext(context.Background(), klog.Background()))
-	s := &scaleSim{tb: tb, ctx: ctx, cancel: cancel, clk: clk, k: k, dir: dir, n: n}
-
-	if evented {
-		// As the daemon: the stream's channel is as big as the PLEG's.
-		s.stream = make(chan *cri.ContainerEventResponse, cfg.Simulator.PLEG.ChannelCapacity)
-		s.streamDone = make(chan error, 1)
-		go func() { s.streamDone <- k.Runtime().GetContainerEvents(ctx, s.stream) }()
-		for {
-			if _, subscribed := k.Runtime().StreamBacklog(); subscribed {
-				break
-			}
-			select {
-			case err := <-s.streamDone:
-				tb.Fatalf("container event stream: %v", err)
-			default:
-				runtime.Gosched()
-			}
-		}
-		k.EventedPLEG().Activate(ctx)
-		k.EventedPLEG().ConnectionEstablished()
-	}
-
-	every := func(d time.Duration) func() time.Duration { return func() time.Duration { return d } }
-	s.periodic = []*periodicStep{
-		{name: "runtime status", period: every(k.RuntimeState().Period()), step: func() {
-			_ = k.RuntimeState().UpdateRuntimeUp(ctx)
-		}},
-		{name: "manifest re-list", period: every(cfg.Kubelet.FileCheckFrequency.Duration), step: func() {
-			if err := k.FileSource().Relist(ctx, k.Merger()); err != nil {
-				tb.Fatalf("file source relist: %v", err)
-			}
-		}},
-		{name: "generic relist", period: func() time.Duration { return k.GenericPLEG().RelistDuration().RelistPeriod }, step: func() {
-			k.GenericPLEG().Relist(ctx)
-		}},
-		{name: "node status", period: k.NodeStatus().NodeStatusUpdateFrequency, step: func() {
-			_ = k.NodeStatus().UpdateNodeStatus(ctx)
-		}},
-		{name: "lease", period: k.NodeStatus().LeaseRenewInterval, step: func() { k.NodeStatus().RenewLease(ctx) }},
-		{name: "container GC", period: every(ContainerGCPeriod), step: func() { _ = k.GarbageCollect(ctx) }},
-	}
-	if evented {
-		s.periodic = append(s.periodic, &periodicStep{name: "global cache bump",
-			period: every(cfg.Simulator.EventedPLEG.GlobalCacheUpdatePeriod.Duration),
-			step:   k.EventedPLEG().UpdateGlobalCache})
-	}
-	// Every runner starts with its step.
-	for _, p := range s.periodic {
-		p.next = clk.Now()
-	}
-	return s
+	ctx := klog.NewContext(context.Background(), klog.Background())
+	k.Start(ctx)
+	return &scaleSim{tb: tb, ctx: ctx, clk: clk, k: k, sim: runner.NewSim(clk, k.Loops()), dir: dir, n: n}
 }
 
-func (s *scaleSim) stop() {
-	s.cancel()
-	if s.stream != nil {
-		<-s.streamDone
-	}
-	s.k.Stop()
-}
+func (s *scaleSim) stop() { s.k.Stop() }
 
 func (s *scaleSim) manifest(i int) string {
 	return filepath.Join(s.dir, fmt.Sprintf("pod-%05d.yaml", i))
@@ -251,12 +178,8 @@ func (s *scaleSim) writeManifests() {
 			s.tb.Fatal(err)
 		}
 	}
-	// The daemon's fsnotify watch would pick them up within its debounce.
-	for _, p := range s.periodic {
-		if p.name == "manifest re-list" {
-			p.next = s.clk.Now()
-		}
-	}
+	// As the daemon's fsnotify watch does.
+	s.k.FileSource().Trigger()
 }
 
 func (s *scaleSim) removeManifests() {
@@ -265,106 +188,27 @@ func (s *scaleSim) removeManifests() {
 			s.tb.Fatal(err)
 		}
 	}
-	for _, p := range s.periodic {
-		if p.name == "manifest re-list" {
-			p.next = s.clk.Now()
-		}
-	}
+	s.k.FileSource().Trigger()
 }
 
-// second runs the steps due now, settles, then moves the clock one second on.
-func (s *scaleSim) second() {
-	s.k.Runtime().Advance()
-	now := s.clk.Now()
-	for _, p := range s.periodic {
-		if !now.Before(p.next) {
-			p.step()
-			p.next = now.Add(p.period())
-		}
-	}
-	s.settle()
-	s.clk.Step(time.Second)
-}
-
+// run steps the loop table for d of virtual time.
 func (s *scaleSim) run(d time.Duration) {
-	for end := s.clk.Now().Add(d); s.clk.Now().Before(end); {
-		s.second()
+	if err := s.sim.RunUntil(s.ctx, s.clk.Now().Add(d), nil); err != nil {
+		s.tb.Fatal(err)
 	}
 }
 
-// runUntil runs seconds until cond holds and returns the virtual time it took; it fails
-// after limit.
+// runUntil runs a virtual second at a time until cond holds and returns the virtual time it
+// took; it fails after limit.
 func (s *scaleSim) runUntil(what string, limit time.Duration, cond func() bool) time.Duration {
 	start := s.clk.Now()
 	for !cond() {
 		if s.clk.Since(start) > limit {
 			s.tb.Fatalf("%s did not happen within %v of virtual time: %d pods Running", what, limit, s.countRunning())
 		}
-		s.second()
+		s.run(time.Second)
 	}
 	return s.clk.Since(start)
-}
-
-// settle handles the container events, then runs the sync loop and the pod workers, one pod
-// at a time with the events each sync caused, until none of them has anything to do.
-func (s *scaleSim) settle() {
-	for round := 0; ; round++ {
-		if round > 100000 {
-			s.tb.Fatal("the sync loop and pod workers never settled")
-		}
-		progressed := s.pumpEvents() > 0
-		if _, ok := s.k.SyncLoop().CheckRuntime(s.ctx); ok {
-			for {
-				p, ok := s.k.SyncLoop().TryIterate(s.ctx)
-				if !ok {
-					s.tb.Fatal("sync loop ended")
-				}
-				if !p {
-					break
-				}
-				progressed = true
-			}
-		}
-		for _, uid := range s.k.PodWorkers().PendingPods() {
-			if s.k.PodWorkers().Step(s.ctx, uid) {
-				progressed = true
-				s.pumpEvents()
-			}
-		}
-		if s.k.ProcessContainerDeletions(s.ctx) > 0 {
-			progressed = true
-		}
-		if !progressed {
-			return
-		}
-	}
-}
-
-// pumpEvents hands every container event of the calls made so far to the evented PLEG.
-func (s *scaleSim) pumpEvents() int {
-	if s.stream == nil {
-		return 0
-	}
-	n := 0
-	for {
-		pending, subscribed := s.k.Runtime().StreamBacklog()
-		if !subscribed {
-			s.tb.Fatalf("the container event stream broke: %v", <-s.streamDone)
-		}
-		for drained := false; !drained; {
-			select {
-			case ev := <-s.stream:
-				s.k.EventedPLEG().HandleEvent(s.ctx, ev)
-				n++
-			default:
-				drained = true
-			}
-		}
-		if pending == 0 {
-			return n
-		}
-		runtime.Gosched()
-	}
 }
 
 func (s *scaleSim) countRunning() int {
@@ -379,7 +223,7 @@ func (s *scaleSim) countRunning() int {
 
 func (s *scaleSim) allRunning() bool { return s.countRunning() == s.n }
 
-// allGone: no desired pod, no running container or sandbox, no pod worker left.
+// allGone: no desired pod, no running container or sandbox, no termination unfinished.
 func (s *scaleSim) allGone() bool {
 	if len(s.k.pods.entries()) > 0 || s.k.PodWorkers().UnfinishedTerminations() > 0 {
 		return false
@@ -393,7 +237,7 @@ func (s *scaleSim) allGone() bool {
 			return false
 		}
 	}
-	return len(s.k.PodWorkers().PendingPods()) == 0
+	return true
 }
 
 // relists is pleg_relist_duration_seconds' count; syncs is pod_worker_duration_seconds'.

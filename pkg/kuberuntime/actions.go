@@ -50,7 +50,7 @@ func (p podActions) String() string {
 // does, following upstream's computePodActions. Container spec changes (hash) and probes are
 // not tracked: a changed static pod manifest gets a new UID and so is a new pod.
 func (m *Manager) computePodActions(pod *v1.Pod, podStatus *container.PodStatus) podActions {
-	createPodSandbox, attempt, sandboxID := PodSandboxChanged(pod, podStatus)
+	createPodSandbox, attempt, sandboxID := container.PodSandboxChanged(pod, podStatus)
 	changes := podActions{
 		KillPod:           createPodSandbox,
 		CreateSandbox:     createPodSandbox,
@@ -133,7 +133,7 @@ func (m *Manager) computePodActions(pod *v1.Pod, podStatus *container.PodStatus)
 		c := &pod.Spec.Containers[idx]
 		s := podStatus.FindContainerStatusByName(c.Name)
 		if s == nil || s.State != container.ContainerStateRunning {
-			if ShouldContainerBeRestarted(c, pod, podStatus) {
+			if container.ShouldContainerBeRestarted(c, pod, podStatus) {
 				klog.V(4).InfoS("Container of pod is not in the desired state and shall be started", "containerName", c.Name, "pod", klog.KObj(pod))
 				changes.ContainersToStart = append(changes.ContainersToStart, idx)
 				if s != nil && s.State == container.ContainerStateUnknown {
@@ -241,7 +241,7 @@ func (m *Manager) computeInitContainerActions(pod *v1.Pod, podStatus *container.
 	restartOnFailure := shouldRestartOnFailure(pod)
 	for i := len(pod.Spec.InitContainers) - 1; i >= 0; i-- {
 		c := &pod.Spec.InitContainers[i]
-		restartable := IsRestartableInitContainer(c, sidecars)
+		restartable := container.IsRestartableInitContainer(c, sidecars)
 		s := podStatus.FindContainerStatusByName(c.Name)
 		if s == nil {
 			if previouslyInitialized && restartable {

@@ -11,9 +11,11 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	testclock "k8s.io/utils/clock/testing"
 
+	"github.com/minikubelet/minikubelet/internal/simtest"
 	"github.com/minikubelet/minikubelet/pkg/container"
 	"github.com/minikubelet/minikubelet/pkg/events"
 	"github.com/minikubelet/minikubelet/pkg/metrics"
+	"github.com/minikubelet/minikubelet/pkg/runner"
 	"github.com/minikubelet/minikubelet/pkg/runtime/behavior"
 	"github.com/minikubelet/minikubelet/pkg/runtime/fake"
 )
@@ -145,17 +147,12 @@ func withGrace(s int64) podOpt {
 	return func(p *v1.Pod) { p.Spec.TerminationGracePeriodSeconds = &s }
 }
 
-// waitForWaiters polls until a goroutine parked on the fake clock (a StopContainer waiting
-// for its container's exit).
-func waitForWaiters(t testing.TB, clk *testclock.FakeClock) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !clk.HasWaiters() {
-		if time.Now().After(deadline) {
-			t.Fatal("no goroutine parked on the clock")
-		}
-		time.Sleep(time.Millisecond)
-	}
+// await runs fn (a call that waits for the runtime, such as a stop with grace) as a task
+// beside the runtime's loop, moving the fake clock until fn returns.
+func (h *harness) await(max time.Duration, fn func(ctx context.Context) error) error {
+	h.t.Helper()
+	rt := runner.Loop{Name: "runtime", Due: h.rt.Due, Step: h.rt.Step, Wake: h.rt.Wake()}
+	return simtest.Await(h.t, h.clk, []runner.Loop{rt}, max, fn)
 }
 
 func contains(list []string, substr string) bool {

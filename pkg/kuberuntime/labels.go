@@ -6,8 +6,8 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 
+	"github.com/minikubelet/minikubelet/pkg/cri"
 	"github.com/minikubelet/minikubelet/pkg/runtime/behavior"
-	"github.com/minikubelet/minikubelet/pkg/runtime/cri"
 )
 
 // Annotations the manager puts on containers (the io.kubernetes.* ones as the kubelet's

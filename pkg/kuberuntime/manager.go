@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -15,10 +14,11 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/minikubelet/minikubelet/pkg/container"
+	"github.com/minikubelet/minikubelet/pkg/cri"
 	"github.com/minikubelet/minikubelet/pkg/events"
 	"github.com/minikubelet/minikubelet/pkg/metrics"
 	"github.com/minikubelet/minikubelet/pkg/runtime/behavior"
-	"github.com/minikubelet/minikubelet/pkg/runtime/cri"
+	"github.com/minikubelet/minikubelet/pkg/task"
 )
 
 // Defaults, as the kubelet's.
@@ -266,7 +266,7 @@ func (m *Manager) SyncPod(ctx context.Context, pod *v1.Pod, podStatus *container
 		for _, idx := range changes.InitContainersToStart {
 			c := &pod.Spec.InitContainers[idx]
 			kind := kindInit
-			if IsRestartableInitContainer(c, true) {
+			if container.IsRestartableInitContainer(c, true) {
 				kind = kindSidecar
 			}
 			if err := start(kind, c); err != nil {
@@ -421,7 +421,7 @@ func (m *Manager) killContainersWithSyncResult(ctx context.Context, pod *v1.Pod,
 	sidecarIndex := map[string]int{}
 	if pod != nil {
 		for i := range pod.Spec.InitContainers {
-			if IsRestartableInitContainer(&pod.Spec.InitContainers[i], m.cfg.SidecarContainers) {
+			if container.IsRestartableInitContainer(&pod.Spec.InitContainers[i], m.cfg.SidecarContainers) {
 				sidecarIndex[pod.Spec.InitContainers[i].Name] = i
 			}
 		}
@@ -435,7 +435,7 @@ func (m *Manager) killContainersWithSyncResult(ctx context.Context, pod *v1.Pod,
 	}
 	sort.SliceStable(sidecars, func(i, j int) bool { return sidecarIndex[sidecars[i].Name] > sidecarIndex[sidecars[j].Name] })
 
-	kill := func(c *container.Container, override *int64) *SyncResult {
+	kill := func(ctx context.Context, c *container.Container, override *int64) *SyncResult {
 		r := &SyncResult{Action: KillContainer, Target: c.Name}
 		if err := m.killContainer(ctx, pod, c.ID, c.Name, "", override); err != nil {
 			r.Fail(ErrKillContainer, err.Error())
@@ -447,30 +447,31 @@ func (m *Manager) killContainersWithSyncResult(ctx context.Context, pod *v1.Pod,
 	started := m.clock.Now()
 	results := make([]*SyncResult, 0, len(runningPod.Containers))
 	if len(regular) == 1 {
-		results = append(results, kill(regular[0], gracePeriodOverride))
+		results = append(results, kill(ctx, regular[0], gracePeriodOverride))
 	} else if len(regular) > 1 {
 		// Containers of a pod stop in parallel: the pod takes as long as its slowest one.
-		// The goroutines belong to this call and are waited for before it returns.
-		var mu sync.Mutex
-		var wg sync.WaitGroup
-		for _, c := range regular {
-			wg.Add(1)
-			go func(c *container.Container) {
-				defer wg.Done()
-				r := kill(c, gracePeriodOverride)
-				mu.Lock()
-				results = append(results, r)
-				mu.Unlock()
-			}(c)
+		// Each stop is a child task of this call (it waits for its container's exit).
+		rs := make([]*SyncResult, len(regular))
+		fns := make([]func(context.Context), len(regular))
+		for i, c := range regular {
+			fns[i] = func(ctx context.Context) { rs[i] = kill(ctx, c, gracePeriodOverride) }
 		}
-		wg.Wait()
+		if err := task.All(ctx, fns...); err != nil {
+			for i, c := range regular {
+				if rs[i] == nil {
+					rs[i] = &SyncResult{Action: KillContainer, Target: c.Name}
+					rs[i].Fail(ErrKillContainer, err.Error())
+				}
+			}
+		}
+		results = append(results, rs...)
 	}
 	for _, c := range sidecars {
 		// A sidecar waited for the containers it serves: it gets what is left of the grace
 		// period (at least the minimum).
 		grace := m.gracePeriodFor(pod, gracePeriodOverride)
 		left := grace - int64(m.clock.Since(started)/time.Second)
-		results = append(results, kill(c, &left))
+		results = append(results, kill(ctx, c, &left))
 	}
 	return results
 }

@@ -1,6 +1,7 @@
 package kuberuntime
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -11,8 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/minikubelet/minikubelet/pkg/container"
+	"github.com/minikubelet/minikubelet/pkg/cri"
 	"github.com/minikubelet/minikubelet/pkg/runtime/behavior"
-	"github.com/minikubelet/minikubelet/pkg/runtime/cri"
 )
 
 func TestSyncPodStartsInitContainersOneAtATime(t *testing.T) {
@@ -527,12 +528,14 @@ func TestKillPodGracePeriodAndStopDelay(t *testing.T) {
 			h.sync(pod)
 			start := h.clk.Now()
 			status := h.status(pod)
-			done := make(chan error, 1)
-			go func() { done <- h.m.KillPod(h.ctx, pod, ConvertPodStatusToRunningPod(status), &tc.grace) }()
-			waitForWaiters(t, h.clk)
-			h.step(tc.wantAfter)
-			if err := <-done; err != nil {
+			err := h.await(time.Minute, func(ctx context.Context) error {
+				return h.m.KillPod(ctx, pod, ConvertPodStatusToRunningPod(status), &tc.grace)
+			})
+			if err != nil {
 				t.Fatalf("KillPod: %v", err)
+			}
+			if got := h.clk.Since(start); got != tc.wantAfter {
+				t.Errorf("KillPod returned after %v, want %v", got, tc.wantAfter)
 			}
 			app := h.status(pod).FindContainerStatusByName("app")
 			if app.State != container.ContainerStateExited || app.ExitCode != tc.wantExit {
@@ -562,13 +565,10 @@ func TestKillPodStopsSidecarsAfterAppContainers(t *testing.T) {
 	start := h.clk.Now()
 	grace := int64(30)
 	status := h.status(pod)
-	done := make(chan error, 1)
-	go func() { done <- h.m.KillPod(h.ctx, pod, ConvertPodStatusToRunningPod(status), &grace) }()
-	waitForWaiters(t, h.clk)
-	h.step(3 * time.Second) // the app stops; only then is the sidecar told to stop
-	waitForWaiters(t, h.clk)
-	h.step(3 * time.Second)
-	if err := <-done; err != nil {
+	err := h.await(time.Minute, func(ctx context.Context) error {
+		return h.m.KillPod(ctx, pod, ConvertPodStatusToRunningPod(status), &grace)
+	})
+	if err != nil {
 		t.Fatalf("KillPod: %v", err)
 	}
 	after := h.status(pod)

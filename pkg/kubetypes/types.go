@@ -15,7 +15,9 @@ const (
 // Pod sources.
 const (
 	FileSource = "file"
-	AllSource  = "*"
+	// ApiserverSource is the API server's pods (cluster mode).
+	ApiserverSource = "api"
+	AllSource       = "*"
 )
 
 // PodOperation says what a PodUpdate means.
@@ -85,4 +87,11 @@ func (t SyncPodType) String() string {
 	default:
 		return "unknown"
 	}
+}
+
+// IsStaticPod reports whether pod came from a source other than the API server (a
+// manifest file): the kubelet owns its lifecycle and no controller replaces it.
+func IsStaticPod(pod *v1.Pod) bool {
+	src, ok := pod.Annotations[ConfigSourceAnnotationKey]
+	return ok && src != ApiserverSource
 }

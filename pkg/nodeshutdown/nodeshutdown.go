@@ -17,6 +17,8 @@ import (
 
 	"github.com/minikubelet/minikubelet/pkg/admission"
 	"github.com/minikubelet/minikubelet/pkg/events"
+	"github.com/minikubelet/minikubelet/pkg/runner"
+	"github.com/minikubelet/minikubelet/pkg/task"
 )
 
 // Reasons and messages, as upstream pkg/kubelet/nodeshutdown (v1.30).
@@ -47,18 +49,17 @@ const (
 // condition carries its text.
 var ErrShuttingDown = errors.New("node is shutting down")
 
-// KillPodFunc terminates pod with gracePeriodSeconds (it can only shorten a termination
-// already under way) and applies status to the status written when termination starts.
-// It must request the termination even when ctx is already done: ctx bounds only the
-// wait, as upstream lets a kill go on in the pod workers after its group timed out. It
-// returns nil once the pod's containers are stopped, ctx's error when ctx ended first,
-// or why the kill could not be requested.
-type KillPodFunc func(ctx context.Context, pod *v1.Pod, gracePeriodSeconds int64, status func(*v1.PodStatus)) error
+// KillPodFunc asks for pod to be terminated with gracePeriodSeconds (it can only shorten a
+// termination already under way), applying status to the status written when termination
+// starts, and returns at once: the operation completes once the pod's containers are
+// stopped. An error means the kill could not be requested. As upstream, a kill goes on in the
+// pod workers after its group timed out; the manager only stops waiting for it.
+type KillPodFunc func(pod *v1.Pod, gracePeriodSeconds int64, status func(*v1.PodStatus)) (*task.Op, error)
 
 // Config configures a Manager.
 type Config struct {
 	// Clock times the groups and stamps the DisruptionTarget condition. Default: real clock.
-	Clock clock.Clock
+	Clock clock.PassiveClock
 	// ShutdownGracePeriod is the kubelet's shutdownGracePeriod: the whole time pods get.
 	ShutdownGracePeriod time.Duration
 	// ShutdownGracePeriodCriticalPods is the kubelet's shutdownGracePeriodCriticalPods: the
@@ -77,11 +78,10 @@ type Config struct {
 	NodeName string
 	// SyncNodeStatus is called once the node is marked shutting down, so the Ready
 	// condition goes False without waiting for the next status update (upstream
-	// syncNodeStatus). Optional; called synchronously from the step, so it must not block
-	// for long.
+	// syncNodeStatus). Optional; called from the step, so it must not wait.
 	SyncNodeStatus func()
-	// Logger logs the manager's configuration at construction. Default: klog.Background().
-	// Shutdown and Step log through klog.FromContext(ctx).
+	// Logger logs the manager's configuration and the kills' outcomes. Default:
+	// klog.Background(). Step logs through klog.FromContext(ctx).
 	Logger klog.Logger
 }
 
@@ -109,30 +109,25 @@ const (
 	stateDone
 )
 
-// Manager is the graceful node shutdown manager. Step is the step (one advance of a
-// shutdown, never blocking) and Shutdown its runner for the daemon. Admit, ShutdownStatus,
-// ShuttingDown, Plan, NextDeadline, Changed and Done are safe for concurrent use; Step
-// must not be called concurrently with itself or with Shutdown.
+// Manager is the graceful node shutdown manager, a loop of the node's loop table: Start
+// (the shutdown signal) makes it due, and each Step advances the shutdown without waiting:
+// it starts a group's kills, and moves on once they completed or the group's time is up.
+// All methods are safe for concurrent use; Step must not run concurrently with itself.
 type Manager struct {
 	cfg     Config
 	periods []priorityGracePeriod // sorted by priority, low to high; nil when disabled
+	wake    *runner.Signal
 
 	shuttingDown atomic.Bool
-	runnerActive atomic.Bool
 
-	stepMu sync.Mutex // serializes Step and Stop
-
-	mu       sync.Mutex
-	state    state
-	plan     []Group
-	phase    int // index into plan of the group being terminated
-	deadline time.Time
-	pending  map[types.UID]*v1.Pod // pods of the current group whose kill has not returned
-	cancel   context.CancelFunc    // ends the current group's waits
-
-	wg      sync.WaitGroup // kill goroutines
-	changed chan struct{}  // a kill returned (capacity 1, never blocks a sender)
-	done    chan struct{}  // closed when the shutdown finished or was aborted
+	mu        sync.Mutex
+	requested bool
+	state     state
+	plan      []Group
+	phase     int // index into plan of the group being terminated
+	deadline  time.Time
+	pending   map[types.UID]*v1.Pod // pods of the current group whose kill has not completed
+	done      chan struct{}         // closed when the shutdown finished or was aborted
 }
 
 // NewManager validates cfg, fills defaults and returns a manager. A disabled manager
@@ -148,7 +143,7 @@ func NewManager(cfg Config) (*Manager, error) {
 	if cfg.Logger.GetSink() == nil {
 		cfg.Logger = klog.Background()
 	}
-	m := &Manager{cfg: cfg, phase: -1, changed: make(chan struct{}, 1), done: make(chan struct{})}
+	m := &Manager{cfg: cfg, phase: -1, wake: runner.NewSignal(), done: make(chan struct{})}
 	if !cfg.Enabled {
 		// Upstream logs one of these at construction. The simulator's config validation
 		// rejects a positive shutdownGracePeriod with the gate off, so a zero period is the
@@ -250,6 +245,33 @@ func (m *Manager) Plan(pods []*v1.Pod) []Group {
 	return groups
 }
 
+// Start is the shutdown signal (SIGTERM to the daemon, a scenario's shutdown step): the
+// manager's next Step begins the shutdown. Later calls do nothing.
+func (m *Manager) Start() {
+	m.mu.Lock()
+	m.requested = true
+	m.mu.Unlock()
+	m.wake.Notify()
+}
+
+// Due is when the shutdown next needs a step: now once requested and while a group is
+// over (every kill completed) or its time is up, else the group's deadline; zero when no
+// shutdown is requested or it is done.
+func (m *Manager) Due(now time.Time) time.Time {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	switch {
+	case !m.requested || m.state == stateDone:
+		return time.Time{}
+	case m.state == stateIdle, len(m.pending) == 0:
+		return now
+	}
+	return m.deadline
+}
+
+// Wake is notified by Start and when a kill completes.
+func (m *Manager) Wake() *runner.Signal { return m.wake }
+
 // NextDeadline is when the group being terminated times out; false when no group is.
 func (m *Manager) NextDeadline() (time.Time, bool) {
 	m.mu.Lock()
@@ -260,32 +282,26 @@ func (m *Manager) NextDeadline() (time.Time, bool) {
 	return m.deadline, true
 }
 
-// Changed receives after a kill returned, so a simulate runner can poll it (without
-// blocking) to know when another Step may make progress. Spurious wake-ups happen.
-func (m *Manager) Changed() <-chan struct{} { return m.changed }
-
-// Done is closed once a shutdown finished (or was aborted by Stop or its context).
+// Done is closed once a shutdown finished (or was aborted by Stop).
 func (m *Manager) Done() <-chan struct{} { return m.done }
 
-// Step advances the shutdown without blocking and reports whether it is complete. The
-// first call starts it: the node is marked shutting down (Admit rejects, ShutdownStatus
+// Step advances a requested shutdown without waiting and reports whether it is complete.
+// The first step begins it: the node is marked shutting down (Admit rejects, ShutdownStatus
 // errs), the event is recorded, SyncNodeStatus is called, the active pods are grouped by
-// Plan and the first non-empty group's kills start, each in its own goroutine. Later
-// calls move on to the next group once every kill of the current one returned or its
-// time (ShutdownGracePeriodSeconds after it started) is up; the kills still running are
-// then logged and stop being waited for. ctx bounds the waits of the kills this call
-// starts. Disabled, the first call completes the shutdown without touching any pod.
+// Plan and the first non-empty group's kills are requested. Later steps move on to the next
+// group once every kill of the current one completed or its time (ShutdownGracePeriodSeconds
+// after it started) is up; the kills still going on are then logged and no longer waited
+// for. Disabled, the first step completes the shutdown without touching any pod.
 func (m *Manager) Step(ctx context.Context) bool {
-	m.stepMu.Lock()
-	defer m.stepMu.Unlock()
-
 	m.mu.Lock()
-	st := m.state
+	st, requested := m.state, m.requested
 	m.mu.Unlock()
-	switch st {
-	case stateDone:
+	switch {
+	case st == stateDone:
 		return true
-	case stateIdle:
+	case !requested:
+		return false
+	case st == stateIdle:
 		if !m.cfg.Enabled {
 			m.mu.Lock()
 			m.finishLocked()
@@ -293,7 +309,7 @@ func (m *Manager) Step(ctx context.Context) bool {
 			return true
 		}
 		m.begin(ctx)
-	case stateRunning:
+	case st == stateRunning:
 		if !m.groupOver(ctx) {
 			return false
 		}
@@ -334,7 +350,7 @@ func (m *Manager) groupOver(ctx context.Context) bool {
 		klog.FromContext(ctx).Info("Shutdown manager pod killing time out",
 			"gracePeriod", g.ShutdownGracePeriodSeconds, "priority", g.Priority, "pods", podRefs(m.pending))
 	}
-	m.endGroupLocked()
+	m.pending = nil
 	return true
 }
 
@@ -342,7 +358,6 @@ func (m *Manager) groupOver(ctx context.Context) bool {
 func (m *Manager) nextGroup(ctx context.Context) bool {
 	logger := klog.FromContext(ctx)
 	m.mu.Lock()
-	defer m.mu.Unlock()
 	for m.phase+1 < len(m.plan) {
 		m.phase++
 		g := m.plan[m.phase]
@@ -350,13 +365,15 @@ func (m *Manager) nextGroup(ctx context.Context) bool {
 		if len(g.Pods) == 0 {
 			continue
 		}
-		groupCtx, cancel := context.WithCancel(ctx)
-		m.cancel = cancel
+		phase := m.phase
 		m.deadline = m.cfg.Clock.Now().Add(time.Duration(g.ShutdownGracePeriodSeconds) * time.Second)
 		m.pending = make(map[types.UID]*v1.Pod, len(g.Pods))
 		for _, pod := range g.Pods {
 			m.pending[pod.UID] = pod
 		}
+		// The kills are requested without mu: a kill that completes at once runs its
+		// completion callback, which takes mu, on this goroutine.
+		m.mu.Unlock()
 		for _, pod := range g.Pods {
 			grace := g.ShutdownGracePeriodSeconds
 			// A pod asking for less than its group's period gets what it asked for.
@@ -364,41 +381,48 @@ func (m *Manager) nextGroup(ctx context.Context) bool {
 				grace = *tgp
 			}
 			logger.V(1).Info("Shutdown manager killing pod with gracePeriod", "pod", klog.KObj(pod), "gracePeriod", grace)
-			m.wg.Add(1)
-			go m.kill(groupCtx, m.phase, pod, grace)
+			m.kill(phase, pod, grace)
 		}
 		return false
 	}
-	logger.Info("Shutdown manager completed processing shutdown event, node will shutdown shortly")
 	m.finishLocked()
+	m.mu.Unlock()
+	logger.Info("Shutdown manager completed processing shutdown event, node will shutdown shortly")
 	return true
 }
 
-// kill runs one pod's kill and reports its return.
-func (m *Manager) kill(ctx context.Context, phase int, pod *v1.Pod, grace int64) {
-	defer m.wg.Done()
-	logger := klog.FromContext(ctx)
-	err := m.cfg.KillPod(ctx, pod, grace, m.podStatusFunc)
-	// Out of the group before logging, so a pod logged as finished is never also named by
-	// the group's time-out line.
-	m.mu.Lock()
-	if m.phase == phase {
-		delete(m.pending, pod.UID)
+// kill requests one pod's termination and, once it completes, takes the pod out of its
+// group. The caller must not hold mu.
+func (m *Manager) kill(phase int, pod *v1.Pod, grace int64) {
+	op, err := m.cfg.KillPod(pod, grace, m.podStatusFunc)
+	if err != nil {
+		m.mu.Lock()
+		if m.phase == phase {
+			delete(m.pending, pod.UID)
+		}
+		m.mu.Unlock()
+		m.cfg.Logger.V(1).Info("Shutdown manager failed killing pod", "pod", klog.KObj(pod), "err", err)
+		m.wake.Notify()
+		return
 	}
-	m.mu.Unlock()
-	switch {
-	case err == nil:
-		logger.V(1).Info("Shutdown manager finished killing pod", "pod", klog.KObj(pod))
-	case ctx.Err() != nil:
-		// The group's time was up (already logged with the pod) or the shutdown was aborted.
-		logger.V(4).Info("Stopped waiting for pod to be killed", "pod", klog.KObj(pod), "err", err)
-	default:
-		logger.V(1).Info("Shutdown manager failed killing pod", "pod", klog.KObj(pod), "err", err)
-	}
-	select {
-	case m.changed <- struct{}{}:
-	default:
-	}
+	// Runs when the pod workers complete the kill, or right away if it already is.
+	op.OnDone(func() {
+		m.mu.Lock()
+		inGroup := m.phase == phase && m.pending[pod.UID] != nil
+		if inGroup {
+			delete(m.pending, pod.UID)
+		}
+		m.mu.Unlock()
+		switch {
+		case !inGroup:
+			// Cut off at its group's deadline (already logged as a time out) or aborted.
+		case op.Err() != nil:
+			m.cfg.Logger.V(1).Info("Shutdown manager failed killing pod", "pod", klog.KObj(pod), "err", op.Err())
+		default:
+			m.cfg.Logger.V(1).Info("Shutdown manager finished killing pod", "pod", klog.KObj(pod))
+		}
+		m.wake.Notify()
+	})
 }
 
 // podStatusFunc is the status a shutdown gives a pod it terminates, as upstream: Failed
@@ -435,77 +459,16 @@ func updatePodCondition(status *v1.PodStatus, cond v1.PodCondition) {
 	status.Conditions = append(status.Conditions, cond)
 }
 
-// Shutdown runs a whole shutdown (the daemon's runner of Step): it returns nil once every
-// group's pods were killed or had their time, so within ShutdownGracePeriod, with every
-// kill goroutine gone; at once when the manager is disabled. If ctx ends first the
-// shutdown is aborted (the node stays marked shutting down) and ctx's error returned.
-// A second call waits for the first.
-func (m *Manager) Shutdown(ctx context.Context) error {
-	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("graceful node shutdown: %w", err)
-	}
-	if !m.runnerActive.CompareAndSwap(false, true) {
-		select {
-		case <-m.done:
-			return nil
-		case <-ctx.Done():
-			return fmt.Errorf("wait for graceful node shutdown: %w", ctx.Err())
-		}
-	}
-	for !m.Step(ctx) {
-		deadline, ok := m.NextDeadline()
-		if !ok {
-			continue
-		}
-		d := deadline.Sub(m.cfg.Clock.Now())
-		if d <= 0 {
-			// A zero-second group, or time passed during the step: Step times it out now.
-			select {
-			case <-ctx.Done():
-				m.Stop()
-				return fmt.Errorf("graceful node shutdown: %w", ctx.Err())
-			default:
-			}
-			continue
-		}
-		t := m.cfg.Clock.NewTimer(d)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			m.Stop()
-			return fmt.Errorf("graceful node shutdown: %w", ctx.Err())
-		case <-m.changed:
-			t.Stop()
-		case <-t.C():
-		}
-	}
-	m.wg.Wait()
-	return nil
-}
-
-// Stop aborts a shutdown under way: the kills still waited for are cancelled (the
-// terminations they requested go on in the pod workers) and Stop returns once every kill
-// goroutine is gone. The node stays marked shutting down. Safe to call more than once
-// and when no shutdown ran.
+// Stop aborts a shutdown under way: the kills still waited for are no longer waited for
+// (the terminations they requested go on in the pod workers). The node stays marked shutting
+// down. Safe to call more than once and when no shutdown ran.
 func (m *Manager) Stop() {
-	m.stepMu.Lock()
 	m.mu.Lock()
+	defer m.mu.Unlock()
 	if m.state == stateRunning {
-		m.endGroupLocked()
+		m.pending = nil
 		m.finishLocked()
 	}
-	m.mu.Unlock()
-	m.stepMu.Unlock()
-	m.wg.Wait()
-}
-
-// endGroupLocked cancels the current group's waits.
-func (m *Manager) endGroupLocked() {
-	if m.cancel != nil {
-		m.cancel()
-		m.cancel = nil
-	}
-	m.pending = nil
 }
 
 func (m *Manager) finishLocked() {

@@ -2,12 +2,10 @@ package nodeshutdown
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"reflect"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -20,6 +18,8 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/minikubelet/minikubelet/pkg/events"
+	"github.com/minikubelet/minikubelet/pkg/runner"
+	"github.com/minikubelet/minikubelet/pkg/task"
 )
 
 var t0 = time.Date(2024, 5, 1, 12, 0, 0, 0, time.UTC)
@@ -42,22 +42,20 @@ type killCall struct {
 }
 
 // fakeKiller stands in for the pod workers. A pod named in stubborn ignores SIGTERM: its
-// kill returns only when the manager stops waiting (ctx). A pod in release returns when
-// its channel is closed. Any other pod stops at once.
+// kill never completes. A pod in held completes when the test completes its operation.
+// Any other pod stops at once.
 type fakeKiller struct {
 	clk      *testingclock.FakeClock
 	stubborn map[string]bool
-	release  map[string]chan struct{}
+	held     map[string]bool
 
-	mu     sync.Mutex
-	calls  []killCall
-	trace  []string // "start:<pod>" / "end:<pod>" in order
-	active atomic.Int32
+	mu    sync.Mutex
+	calls []killCall
+	ops   map[string]*task.Op
+	trace []string // "start:<pod>" / "end:<pod>" in order
 }
 
-func (f *fakeKiller) kill(ctx context.Context, p *v1.Pod, grace int64, statusFn func(*v1.PodStatus)) error {
-	f.active.Add(1)
-	defer f.active.Add(-1)
+func (f *fakeKiller) kill(p *v1.Pod, grace int64, statusFn func(*v1.PodStatus)) (*task.Op, error) {
 	status := *p.Status.DeepCopy()
 	statusFn(&status)
 	f.mu.Lock()
@@ -65,22 +63,30 @@ func (f *fakeKiller) kill(ctx context.Context, p *v1.Pod, grace int64, statusFn 
 	f.trace = append(f.trace, "start:"+p.Name)
 	f.mu.Unlock()
 
-	var err error
-	switch {
-	case f.stubborn[p.Name]:
-		<-ctx.Done()
-		err = ctx.Err()
-	case f.release[p.Name] != nil:
-		select {
-		case <-f.release[p.Name]:
-		case <-ctx.Done():
-			err = ctx.Err()
-		}
+	if !f.stubborn[p.Name] && !f.held[p.Name] {
+		f.ended(p.Name)
+		return task.Completed(nil), nil
 	}
+	op := task.NewOp()
+	op.OnDone(func() { f.ended(p.Name) })
 	f.mu.Lock()
-	f.trace = append(f.trace, "end:"+p.Name)
+	f.ops[p.Name] = op
 	f.mu.Unlock()
-	return err
+	return op, nil
+}
+
+func (f *fakeKiller) ended(name string) {
+	f.mu.Lock()
+	f.trace = append(f.trace, "end:"+name)
+	f.mu.Unlock()
+}
+
+// release completes a held pod's kill, as the pod workers do once its containers stopped.
+func (f *fakeKiller) release(name string) {
+	f.mu.Lock()
+	op := f.ops[name]
+	f.mu.Unlock()
+	op.Complete(nil)
 }
 
 func (f *fakeKiller) snapshot() ([]killCall, []string) {
@@ -99,18 +105,6 @@ func (f *fakeKiller) call(name string) (killCall, bool) {
 	return killCall{}, false
 }
 
-// waitFor polls cond until it holds: only to let goroutines park, never for timing.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(time.Millisecond)
-	}
-}
-
 // testLogger returns a context whose logger keeps what it logs, and a func to read it.
 func testLogger(t *testing.T) (context.Context, func() string) {
 	logger := ktesting.NewLogger(t, ktesting.NewConfig(ktesting.Verbosity(5), ktesting.BufferLogs(true)))
@@ -119,17 +113,21 @@ func testLogger(t *testing.T) (context.Context, func() string) {
 }
 
 type env struct {
+	ctx    context.Context
+	logs   func() string
 	clk    *testingclock.FakeClock
 	killer *fakeKiller
 	store  *events.Store
 	m      *Manager
-	synced atomic.Int32
+	synced int
 }
 
 func newEnv(t *testing.T, cfg Config, pods []*v1.Pod, stubborn ...string) *env {
 	t.Helper()
 	e := &env{clk: testingclock.NewFakeClock(t0)}
-	e.killer = &fakeKiller{clk: e.clk, stubborn: map[string]bool{}, release: map[string]chan struct{}{}}
+	e.ctx, e.logs = testLogger(t)
+	cfg.Logger = klog.FromContext(e.ctx)
+	e.killer = &fakeKiller{clk: e.clk, stubborn: map[string]bool{}, held: map[string]bool{}, ops: map[string]*task.Op{}}
 	for _, s := range stubborn {
 		e.killer.stubborn[s] = true
 	}
@@ -137,19 +135,36 @@ func newEnv(t *testing.T, cfg Config, pods []*v1.Pod, stubborn ...string) *env {
 	cfg.Clock, cfg.Recorder, cfg.NodeName = e.clk, e.store, "node-a"
 	cfg.GetPods = func() []*v1.Pod { return pods }
 	cfg.KillPod = e.killer.kill
-	cfg.SyncNodeStatus = func() { e.synced.Add(1) }
+	cfg.SyncNodeStatus = func() { e.synced++ }
 	m, err := NewManager(cfg)
 	if err != nil {
 		t.Fatalf("NewManager: %v", err)
 	}
 	e.m = m
-	t.Cleanup(func() {
-		m.Stop()
-		if n := e.killer.active.Load(); n != 0 {
-			t.Errorf("%d kills still running after Stop", n)
-		}
-	})
+	t.Cleanup(m.Stop)
 	return e
+}
+
+// loop is the manager's entry in a loop table, as pkg/kubelet lists it.
+func (e *env) loop() runner.Loop {
+	return runner.Loop{Name: "node-shutdown", Due: e.m.Due, Step: func(ctx context.Context) { e.m.Step(ctx) }, Wake: e.m.Wake()}
+}
+
+// runUntil steps the manager whenever it is due, moving the clock to each due instant,
+// until end (the clock is left at end) or the shutdown is done. It reports whether the
+// shutdown is done.
+func (e *env) runUntil(t *testing.T, ctx context.Context, end time.Time) bool {
+	t.Helper()
+	sim := runner.NewSim(e.clk, []runner.Loop{e.loop()})
+	if err := sim.RunUntil(ctx, end, nil); err != nil {
+		t.Fatalf("RunUntil: %v", err)
+	}
+	select {
+	case <-e.m.Done():
+		return true
+	default:
+		return false
+	}
 }
 
 // pendingPods names the pods of the current group the manager still waits for.
@@ -161,13 +176,6 @@ func (e *env) pendingPods() []string {
 		out = append(out, p.Name)
 	}
 	return out
-}
-
-// runShutdown starts Shutdown in a goroutine and returns a channel with its result.
-func (e *env) runShutdown(ctx context.Context) <-chan error {
-	res := make(chan error, 1)
-	go func() { res <- e.m.Shutdown(ctx) }()
-	return res
 }
 
 func enabled(total, critical time.Duration) Config {
@@ -232,20 +240,21 @@ func TestShutdownBothGateValues(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			e := newEnv(t, tt.cfg, pods())
-			ctx, logs := testLogger(t)
-			if err := e.m.Shutdown(ctx); err != nil {
-				t.Fatalf("Shutdown = %v", err)
+			ctx, logs := e.ctx, e.logs
+			if !e.m.Due(t0).IsZero() {
+				t.Fatal("manager due before the shutdown signal")
 			}
-			// Every pod stops at once: Shutdown must not have needed the clock.
-			if !e.clk.Now().Equal(t0) {
-				t.Fatalf("clock moved")
+			e.m.Start()
+			// Every pod stops at once: the shutdown completes without the clock moving.
+			if !e.runUntil(t, ctx, t0) {
+				t.Fatal("shutdown not done although every kill completed at once")
 			}
 			calls, trace := e.killer.snapshot()
 			if tt.wantGrace == nil {
 				if len(calls) != 0 || e.m.ShuttingDown() || e.m.ShutdownStatus() != nil || !e.m.Admit(pod("new", nil, nil)).Admit {
 					t.Fatalf("disabled manager acted: calls=%v shuttingDown=%t status=%v", calls, e.m.ShuttingDown(), e.m.ShutdownStatus())
 				}
-				if len(e.store.List()) != 0 || e.synced.Load() != 0 {
+				if len(e.store.List()) != 0 || e.synced != 0 {
 					t.Errorf("disabled manager recorded events %v or synced node status", e.store.List())
 				}
 				return
@@ -258,7 +267,7 @@ func TestShutdownBothGateValues(t *testing.T) {
 			if !reflect.DeepEqual(got, tt.wantGrace) {
 				t.Errorf("grace periods = %v, want %v", got, tt.wantGrace)
 			}
-			// No critical pod is killed before every ordinary pod's kill returned.
+			// No critical pod is killed before every ordinary pod's kill completed.
 			firstCritical, lastOrdinary := len(trace), -1
 			for i, ev := range trace {
 				name := ev[strings.Index(ev, ":")+1:]
@@ -273,8 +282,8 @@ func TestShutdownBothGateValues(t *testing.T) {
 			if firstCritical < lastOrdinary {
 				t.Errorf("a critical pod was killed before the ordinary pods stopped: %v", trace)
 			}
-			if !e.m.ShuttingDown() || e.synced.Load() != 1 {
-				t.Errorf("ShuttingDown = %t, SyncNodeStatus calls = %d; want true, 1", e.m.ShuttingDown(), e.synced.Load())
+			if !e.m.ShuttingDown() || e.synced != 1 {
+				t.Errorf("ShuttingDown = %t, SyncNodeStatus calls = %d; want true, 1", e.m.ShuttingDown(), e.synced)
 			}
 			evs := e.store.List()
 			if len(evs) != 1 || evs[0].Reason != "Shutdown" || evs[0].Message != "Shutdown manager detected shutdown event" ||
@@ -291,9 +300,13 @@ func TestShutdownBothGateValues(t *testing.T) {
 					t.Errorf("log lacks %s:\n%s", want, logs())
 				}
 			}
-			// A second Shutdown finds the work done.
-			if err := e.m.Shutdown(ctx); err != nil || len(func() []killCall { c, _ := e.killer.snapshot(); return c }()) != len(calls) {
-				t.Errorf("second Shutdown = %v and killed again", err)
+			// A second signal finds the work done: nothing is due, nobody is killed again.
+			e.m.Start()
+			if !e.m.Due(e.clk.Now()).IsZero() || !e.m.Step(ctx) {
+				t.Error("a finished shutdown is due again")
+			}
+			if c, _ := e.killer.snapshot(); len(c) != len(calls) {
+				t.Errorf("second signal killed again: %d calls, want %d", len(c), len(calls))
 			}
 		})
 	}
@@ -319,7 +332,7 @@ func TestStubbornPodsAreCutOffAtTheirGroupDeadline(t *testing.T) {
 		total    time.Duration
 		critical time.Duration
 		stubborn []string
-		// wantCriticalAt: when the critical pod's kill starts; wantDoneAt: when Shutdown returns.
+		// wantCriticalAt: when the critical pod's kill starts; wantDoneAt: when the shutdown completes.
 		wantCriticalAt, wantDoneAt time.Duration
 		wantTimeouts               []string
 	}{
@@ -349,17 +362,23 @@ func TestStubbornPodsAreCutOffAtTheirGroupDeadline(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			pods := []*v1.Pod{pod("stuck", nil, nil), pod("quick", nil, nil), pod("crit", ptr.To[int32](SystemCriticalPriority), nil)}
 			e := newEnv(t, enabled(tt.total, tt.critical), pods, tt.stubborn...)
-			ctx, logs := testLogger(t)
+			ctx, logs := e.ctx, e.logs
 
 			if !e.m.Admit(pod("before", nil, nil)).Admit || e.m.ShutdownStatus() != nil {
 				t.Fatal("node rejects pods or reports shutting down before any shutdown")
 			}
-			res := e.runShutdown(ctx)
+			e.m.Start()
 			ordinary := tt.total - tt.critical
-			waitFor(t, "ordinary kills and the group timer", func() bool {
-				_, trace := e.killer.snapshot()
-				return contains(trace, "start:stuck") && !contains(e.pendingPods(), "quick") && e.clk.HasWaiters()
-			})
+			if e.runUntil(t, ctx, t0) {
+				t.Fatal("shutdown done while a pod ignores SIGTERM")
+			}
+			if got := e.pendingPods(); !reflect.DeepEqual(got, []string{"stuck"}) {
+				t.Fatalf("pending after the first step = %v, want [stuck]", got)
+			}
+			// The manager sleeps until the group's deadline, not in a busy loop.
+			if due := e.m.Due(t0); !due.Equal(t0.Add(ordinary)) {
+				t.Errorf("Due = %v, want the group deadline +%v", due, ordinary)
+			}
 
 			// While shutting down: new pods are rejected, Ready carries the message.
 			if r := e.m.Admit(pod("late", nil, nil)); r.Admit || r.Reason != "NodeShutdown" || r.Message != "Pod was rejected as the node is shutting down." {
@@ -369,13 +388,15 @@ func TestStubbornPodsAreCutOffAtTheirGroupDeadline(t *testing.T) {
 				t.Errorf("ShutdownStatus = %v, want node is shutting down", err)
 			}
 
-			e.clk.Step(ordinary - time.Second)
+			e.runUntil(t, ctx, t0.Add(ordinary-time.Second))
 			if _, ok := e.killer.call("crit"); ok {
 				t.Fatalf("critical pod killed %v into an ordinary group of %v", ordinary-time.Second, ordinary)
 			}
-			e.clk.Step(time.Second)
-			waitFor(t, "critical kill", func() bool { _, ok := e.killer.call("crit"); return ok })
-			c, _ := e.killer.call("crit")
+			e.runUntil(t, ctx, t0.Add(ordinary))
+			c, ok := e.killer.call("crit")
+			if !ok {
+				t.Fatal("critical pod not killed once the ordinary group's time was up")
+			}
 			if got := c.at.Sub(t0); got != tt.wantCriticalAt {
 				t.Errorf("critical pod killed at +%v, want +%v", got, tt.wantCriticalAt)
 			}
@@ -383,23 +404,12 @@ func TestStubbornPodsAreCutOffAtTheirGroupDeadline(t *testing.T) {
 				t.Errorf("critical grace = %d, want %d", c.grace, int64(tt.critical/time.Second))
 			}
 			if tt.wantDoneAt > tt.wantCriticalAt {
-				waitFor(t, "critical group timer", e.clk.HasWaiters)
-				select {
-				case err := <-res:
-					t.Fatalf("Shutdown returned %v before the critical group's time was up", err)
-				default:
+				if e.runUntil(t, ctx, t0.Add(tt.wantDoneAt-time.Second)) {
+					t.Fatal("shutdown done before the critical group's time was up")
 				}
-				e.clk.Step(tt.wantDoneAt - tt.wantCriticalAt)
 			}
-			if err := <-res; err != nil {
-				t.Fatalf("Shutdown = %v", err)
-			}
-			if got := e.clk.Now().Sub(t0); got != tt.wantDoneAt {
-				t.Errorf("Shutdown returned at +%v, want +%v", got, tt.wantDoneAt)
-			}
-			// Shutdown returned with every kill goroutine gone.
-			if n := e.killer.active.Load(); n != 0 {
-				t.Errorf("%d kills still running after Shutdown returned", n)
+			if !e.runUntil(t, ctx, t0.Add(tt.wantDoneAt)) {
+				t.Fatalf("shutdown not done at +%v", tt.wantDoneAt)
 			}
 			for _, want := range tt.wantTimeouts {
 				if !strings.Contains(logs(), want) {
@@ -417,16 +427,28 @@ func TestStubbornPodsAreCutOffAtTheirGroupDeadline(t *testing.T) {
 	}
 }
 
-func TestStepDrivenLikeSimulateMode(t *testing.T) {
+func TestGroupMovesOnWhenItsKillsComplete(t *testing.T) {
 	pods := []*v1.Pod{pod("a", nil, nil), pod("b", ptr.To[int32](-10), nil), pod("crit", ptr.To[int32](2000001000), nil)}
 	e := newEnv(t, enabled(30*time.Second, 10*time.Second), pods)
 	for _, name := range []string{"a", "b", "crit"} {
-		e.killer.release[name] = make(chan struct{})
+		e.killer.held[name] = true
 	}
-	ctx, _ := testLogger(t)
+	ctx := e.ctx
 
 	if _, ok := e.m.NextDeadline(); ok {
 		t.Fatal("NextDeadline before any shutdown")
+	}
+	if e.m.Step(ctx) {
+		t.Fatal("Step without a shutdown signal completed a shutdown")
+	}
+	if c, _ := e.killer.snapshot(); len(c) != 0 {
+		t.Fatalf("Step without a shutdown signal killed %v", c)
+	}
+	e.m.Start()
+	select {
+	case <-e.m.Wake().C():
+	default:
+		t.Fatal("Start did not wake the manager's loop")
 	}
 	if e.m.Step(ctx) {
 		t.Fatal("first Step completed a shutdown with running pods")
@@ -434,23 +456,30 @@ func TestStepDrivenLikeSimulateMode(t *testing.T) {
 	if d, ok := e.m.NextDeadline(); !ok || !d.Equal(t0.Add(20*time.Second)) {
 		t.Fatalf("NextDeadline = %v %t, want +20s", d, ok)
 	}
-	waitFor(t, "ordinary kills", func() bool { c, _ := e.killer.snapshot(); return len(c) == 2 })
-	// Nothing returned yet, deadline not reached: Step makes no progress.
+	if c, _ := e.killer.snapshot(); len(c) != 2 {
+		t.Fatalf("kills after the first step = %v, want the two ordinary pods", c)
+	}
+	// Nothing completed, deadline not reached: not due, and a Step makes no progress.
 	e.clk.Step(5 * time.Second)
+	if due := e.m.Due(e.clk.Now()); !due.Equal(t0.Add(20 * time.Second)) {
+		t.Fatalf("Due with kills outstanding = %v, want the deadline", due)
+	}
 	if e.m.Step(ctx) {
 		t.Fatal("Step completed while kills were outstanding")
 	}
-	close(e.killer.release["a"])
-	close(e.killer.release["b"])
-	waitFor(t, "ordinary kills to return", func() bool {
-		select {
-		case <-e.m.Changed():
-		default:
-		}
-		e.m.mu.Lock()
-		defer e.m.mu.Unlock()
-		return len(e.m.pending) == 0
-	})
+	e.killer.release("a")
+	if due := e.m.Due(e.clk.Now()); due.Equal(e.clk.Now()) {
+		t.Fatal("due now with one of two kills outstanding")
+	}
+	e.killer.release("b")
+	select {
+	case <-e.m.Wake().C():
+	default:
+		t.Fatal("a completed kill did not wake the manager's loop")
+	}
+	if due := e.m.Due(e.clk.Now()); !due.Equal(e.clk.Now()) {
+		t.Fatalf("Due once the group's kills completed = %v, want now", due)
+	}
 	if e.m.Step(ctx) {
 		t.Fatal("Step completed before the critical group ran")
 	}
@@ -462,58 +491,64 @@ func TestStepDrivenLikeSimulateMode(t *testing.T) {
 		t.Fatal("Done closed during the shutdown")
 	default:
 	}
-	close(e.killer.release["crit"])
-	waitFor(t, "critical kill", func() bool {
-		e.m.mu.Lock()
-		defer e.m.mu.Unlock()
-		return len(e.m.pending) == 0
-	})
+	e.killer.release("crit")
 	if !e.m.Step(ctx) {
 		t.Fatal("Step did not complete once every pod stopped")
 	}
 	<-e.m.Done()
-	if !e.m.Step(ctx) {
-		t.Fatal("Step after completion reports work left")
+	if !e.m.Step(ctx) || !e.m.Due(e.clk.Now()).IsZero() {
+		t.Fatal("a completed shutdown reports work left")
 	}
 }
 
-func TestShutdownContextCancelledAborts(t *testing.T) {
-	pods := []*v1.Pod{pod("stuck", nil, nil)}
-	e := newEnv(t, enabled(30*time.Second, 10*time.Second), pods, "stuck")
-	ctx, cancel := context.WithCancel(context.Background())
-	res := e.runShutdown(ctx)
-	waitFor(t, "kill and timer", func() bool { _, ok := e.killer.call("stuck"); return ok && e.clk.HasWaiters() })
-
-	// A concurrent Shutdown waits for the running one.
-	second := e.runShutdown(context.Background())
-	cancel()
-	if err := <-res; !errors.Is(err, context.Canceled) {
-		t.Fatalf("Shutdown = %v, want context.Canceled", err)
+func TestStopAbortsTheShutdown(t *testing.T) {
+	e := newEnv(t, enabled(30*time.Second, 10*time.Second), []*v1.Pod{pod("stuck", nil, nil)}, "stuck")
+	ctx := e.ctx
+	e.m.Start()
+	if e.runUntil(t, ctx, t0.Add(time.Second)) {
+		t.Fatal("shutdown done while a pod ignores SIGTERM")
 	}
-	if err := <-second; err != nil {
-		t.Fatalf("second Shutdown = %v, want nil once the first ended", err)
+	e.m.Stop()
+	select {
+	case <-e.m.Done():
+	default:
+		t.Fatal("Done not closed by Stop")
 	}
-	if n := e.killer.active.Load(); n != 0 {
-		t.Errorf("%d kills still running after an aborted Shutdown", n)
+	if !e.m.Due(e.clk.Now()).IsZero() {
+		t.Error("an aborted shutdown is still due")
 	}
 	if !e.m.ShuttingDown() {
 		t.Error("an aborted shutdown left the node admitting pods")
 	}
-	if err := e.m.Shutdown(ctx); err == nil {
-		t.Error("Shutdown with a done context = nil, want its error")
-	}
+	e.m.Stop() // idempotent
 }
 
 func TestFailedKillIsLoggedAndDoesNotBlock(t *testing.T) {
 	e := newEnv(t, enabled(30*time.Second, 10*time.Second), []*v1.Pod{pod("gone", nil, nil)})
-	e.m.cfg.KillPod = func(context.Context, *v1.Pod, int64, func(*v1.PodStatus)) error {
-		return fmt.Errorf("pod worker not found")
+	e.m.cfg.KillPod = func(*v1.Pod, int64, func(*v1.PodStatus)) (*task.Op, error) {
+		return nil, fmt.Errorf("pod worker not found")
 	}
-	ctx, logs := testLogger(t)
-	if err := e.m.Shutdown(ctx); err != nil {
-		t.Fatal(err)
+	ctx, logs := e.ctx, e.logs
+	e.m.Start()
+	if !e.runUntil(t, ctx, t0) {
+		t.Fatal("a kill that could not be requested held up the shutdown")
 	}
 	if want := `Shutdown manager failed killing pod pod="default/gone" err="pod worker not found"`; !strings.Contains(logs(), want) {
+		t.Errorf("log lacks %s:\n%s", want, logs())
+	}
+}
+
+func TestKillCompletingWithErrorIsLogged(t *testing.T) {
+	e := newEnv(t, enabled(30*time.Second, 10*time.Second), []*v1.Pod{pod("broken", nil, nil)})
+	e.m.cfg.KillPod = func(*v1.Pod, int64, func(*v1.PodStatus)) (*task.Op, error) {
+		return task.Completed(fmt.Errorf("stop container: runtime unavailable")), nil
+	}
+	ctx, logs := e.ctx, e.logs
+	e.m.Start()
+	if !e.runUntil(t, ctx, t0) {
+		t.Fatal("a failed kill held up the shutdown")
+	}
+	if want := `Shutdown manager failed killing pod pod="default/broken" err="stop container: runtime unavailable"`; !strings.Contains(logs(), want) {
 		t.Errorf("log lacks %s:\n%s", want, logs())
 	}
 }
@@ -550,7 +585,7 @@ func TestPlanGroupsByPriority(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			m, err := NewManager(Config{Enabled: true, ShutdownGracePeriod: tt.total, ShutdownGracePeriodCriticalPods: tt.critical,
-				GetPods: func() []*v1.Pod { return nil }, KillPod: func(context.Context, *v1.Pod, int64, func(*v1.PodStatus)) error { return nil }})
+				GetPods: func() []*v1.Pod { return nil }, KillPod: func(*v1.Pod, int64, func(*v1.PodStatus)) (*task.Op, error) { return task.Completed(nil), nil }})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -622,7 +657,7 @@ func TestPodStatusFunc(t *testing.T) {
 
 func TestNewManagerValidation(t *testing.T) {
 	getPods := func() []*v1.Pod { return nil }
-	kill := func(context.Context, *v1.Pod, int64, func(*v1.PodStatus)) error { return nil }
+	kill := func(*v1.Pod, int64, func(*v1.PodStatus)) (*task.Op, error) { return task.Completed(nil), nil }
 	tests := []struct {
 		name    string
 		cfg     Config
@@ -677,7 +712,7 @@ func BenchmarkPlan(b *testing.B) {
 				pods[i] = pod(fmt.Sprintf("p%d", i), prio, nil)
 			}
 			m, err := NewManager(Config{Enabled: true, ShutdownGracePeriod: 30 * time.Second, ShutdownGracePeriodCriticalPods: 10 * time.Second,
-				GetPods: func() []*v1.Pod { return pods }, KillPod: func(context.Context, *v1.Pod, int64, func(*v1.PodStatus)) error { return nil },
+				GetPods: func() []*v1.Pod { return pods }, KillPod: func(*v1.Pod, int64, func(*v1.PodStatus)) (*task.Op, error) { return task.Completed(nil), nil },
 				Logger: klog.Background().V(100)})
 			if err != nil {
 				b.Fatal(err)

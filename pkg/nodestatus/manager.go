@@ -21,10 +21,10 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
+	"github.com/minikubelet/minikubelet/pkg/cri"
 	"github.com/minikubelet/minikubelet/pkg/events"
 	"github.com/minikubelet/minikubelet/pkg/metrics"
 	"github.com/minikubelet/minikubelet/pkg/runner"
-	"github.com/minikubelet/minikubelet/pkg/runtime/cri"
 	"github.com/minikubelet/minikubelet/pkg/runtimestate"
 )
 
@@ -107,7 +107,7 @@ type Config struct {
 	NodeLeaseDurationSeconds int32
 
 	// Clock is required.
-	Clock clock.Clock
+	Clock clock.PassiveClock
 	// Health is required (runtimestate.State).
 	Health RuntimeHealth
 	// Images is required (the runtime's image service).
@@ -128,7 +128,8 @@ type Config struct {
 // runner, or the simulate scheduler).
 type Manager struct {
 	cfg        Config
-	clock      clock.Clock
+	clock      clock.PassiveClock
+	loops      Loops
 	nodeRef    *v1.ObjectReference
 	setters    []Setter
 	thresholds []Threshold
@@ -265,7 +266,20 @@ func New(cfg Config) (*Manager, error) {
 	}
 	cfg.Registry.MustRegister(m.reports, m.duration)
 	m.setters = m.defaultSetters()
+	m.loops = m.newLoops()
 	return m, nil
+}
+
+// Allocatable is the node's allocatable resources as the MachineInfo setter computes them
+// (capacity minus systemReserved, kubeReserved and the hard eviction thresholds): what pod
+// admission checks requests against (upstream: the kubelet's getNodeAnyWay().Status.Allocatable).
+func (m *Manager) Allocatable() v1.ResourceList {
+	c := &m.cfg
+	node := &v1.Node{}
+	_ = MachineInfo(c.MaxPods, c.PodsPerCore, c.Machine, func(capacity v1.ResourceList) v1.ResourceList {
+		return NodeAllocatableReservation(capacity, c.SystemReserved, c.KubeReserved, m.thresholds)
+	})(context.Background(), node) // MachineInfo never fails
+	return node.Status.Allocatable
 }
 
 // defaultSetters is the chain in the upstream order.
@@ -531,6 +545,19 @@ func (m *Manager) GetNode() *v1.Node {
 	return m.node.DeepCopy()
 }
 
+// Conditions returns a copy of the node's conditions (nil before the first status update):
+// cheaper than GetNode for a caller that looks often.
+func (m *Manager) Conditions() []v1.NodeCondition {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	if m.node == nil {
+		return nil
+	}
+	out := make([]v1.NodeCondition, len(m.node.Status.Conditions))
+	copy(out, m.node.Status.Conditions)
+	return out
+}
+
 // GetLease returns a copy of the node lease, or nil before the first renewal.
 func (m *Manager) GetLease() *coordinationv1.Lease {
 	m.mu.RLock()
@@ -547,26 +574,28 @@ func (m *Manager) NodeStatusUpdateFrequency() time.Duration { return m.cfg.NodeS
 // LeaseRenewInterval is the lease loop period (duration x 0.25).
 func (m *Manager) LeaseRenewInterval() time.Duration { return m.leaseRenew }
 
-// Run runs the image cache, status and lease loops until ctx ends and waits for them.
-func (m *Manager) Run(ctx context.Context) {
-	g := runner.NewGroup(ctx)
-	g.Go("image-cache", func(ctx context.Context) {
-		runner.Every(ctx, m.clock, runner.Fixed(ImageCachePeriod), func(ctx context.Context) {
+// Loops are the node's status loops, entries of the loop table: the image list refresh
+// every ImageCachePeriod, the status update every nodeStatusUpdateFrequency and the lease
+// renewal every leaseDuration x 0.25, each measured from the end of the last run.
+type Loops struct {
+	Images, Status, Lease *runner.Periodic
+}
+
+func (m *Manager) newLoops() Loops {
+	return Loops{
+		Images: runner.NewPeriodic(m.clock, runner.Every(ImageCachePeriod), func(ctx context.Context) {
 			if err := m.RefreshImages(ctx); err != nil && ctx.Err() == nil {
 				klog.FromContext(ctx).Info("Failed to update image list", "err", err)
 			}
-		})
-	})
-	g.Go("node-status", func(ctx context.Context) {
-		runner.Every(ctx, m.clock, runner.Fixed(m.cfg.NodeStatusUpdateFrequency), func(ctx context.Context) {
+		}),
+		Status: runner.NewPeriodic(m.clock, runner.Every(m.cfg.NodeStatusUpdateFrequency), func(ctx context.Context) {
 			if err := m.UpdateNodeStatus(ctx); err != nil && ctx.Err() == nil {
 				klog.FromContext(ctx).Error(err, "Failed to set some node status fields", "node", m.cfg.NodeName)
 			}
-		})
-	})
-	g.Go("node-lease", func(ctx context.Context) {
-		runner.Every(ctx, m.clock, runner.Fixed(m.leaseRenew), m.RenewLease)
-	})
-	<-ctx.Done()
-	g.Stop()
+		}),
+		Lease: runner.NewPeriodic(m.clock, runner.Every(m.leaseRenew), m.RenewLease),
+	}
 }
+
+// Loops returns the status loops.
+func (m *Manager) Loops() Loops { return m.loops }

@@ -6,19 +6,18 @@ import (
 	"fmt"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/utils/clock"
 	clocktesting "k8s.io/utils/clock/testing"
 
+	"github.com/minikubelet/minikubelet/pkg/cri"
 	"github.com/minikubelet/minikubelet/pkg/events"
 	"github.com/minikubelet/minikubelet/pkg/metrics"
-	"github.com/minikubelet/minikubelet/pkg/runtime/cri"
+	"github.com/minikubelet/minikubelet/pkg/runner"
 	"github.com/minikubelet/minikubelet/pkg/runtimestate"
 )
 
@@ -536,66 +535,54 @@ func TestRenewLease(t *testing.T) {
 	}
 }
 
-// countingClock counts the timers its loops create, so a test knows every loop has
-// parked (created its next timer) before it moves the clock.
-type countingClock struct {
-	*clocktesting.FakeClock
-	timers atomic.Int32
-}
-
-func (c *countingClock) NewTimer(d time.Duration) clock.Timer {
-	c.timers.Add(1)
-	return c.FakeClock.NewTimer(d)
-}
-
-func TestRunCadence(t *testing.T) {
-	var cc *countingClock
-	h := newHarness(t, func(c *Config) {
-		cc = &countingClock{FakeClock: c.Clock.(*clocktesting.FakeClock)}
-		c.Clock = cc
-	})
+// TestLoopsCadence runs the three status loops on a virtual clock: each runs at once, then
+// the lease every 10s (40s x 0.25), the status every 10s and the image list every 30s.
+func TestLoopsCadence(t *testing.T) {
+	h := newHarness(t, nil)
 	if err := h.state.UpdateRuntimeUp(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	h.rt.images = []cri.Image{{ID: "x", RepoTags: []string{"x:1"}, Size: 1}}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { defer close(done); h.m.Run(ctx) }()
-	renewTime := func() time.Time {
-		if l := h.m.GetLease(); l != nil {
-			return l.Spec.RenewTime.Time
+	loops := h.m.Loops()
+	var renewals []time.Duration
+	var statusRuns, imageRuns int
+	table := []runner.Loop{
+		{Name: "pleg", Due: func(time.Time) time.Time { return h.clk.Now().Add(time.Second) }, Step: func(context.Context) {}},
+		loops.Images.Loop("images"), loops.Status.Loop("status"), loops.Lease.Loop("lease"),
+	}
+	sim := runner.NewSim(h.clk, table)
+	lastRenew := time.Time{}
+	lastImages := 0
+	err := sim.RunUntil(context.Background(), t0.Add(60*time.Second), func(now time.Time) {
+		h.pleg.relist() // the PLEG stays healthy
+		if l := h.m.GetLease(); l != nil && !l.Spec.RenewTime.Time.Equal(lastRenew) {
+			lastRenew = l.Spec.RenewTime.Time
+			renewals = append(renewals, lastRenew.Sub(t0))
 		}
-		return time.Time{}
-	}
-	// each loop ran once and parked on its timer: image cache (30s), node status (10s) and
-	// lease (10s)
-	waitFor(t, func() bool { return h.m.GetNode() != nil && renewTime().Equal(t0) && cc.timers.Load() == 3 })
-	// the PLEG stays healthy; every 10s the lease is renewed (40s x 0.25)
-	for i := 1; i <= 6; i++ {
-		h.pleg.relist()
-		h.clk.Step(10 * time.Second)
-		want := t0.Add(time.Duration(i) * 10 * time.Second)
-		timers := int32(3 + 2*i + i/3) // status and lease every step, images every third
-		waitFor(t, func() bool { return renewTime().Equal(want) && cc.timers.Load() == timers })
-	}
-	// the status loop ran every 10s too: its heartbeat is only reported on change or after
-	// 5m, but the image list (cached at 0s and refreshed at 30s) got reported
-	waitFor(t, func() bool { n := h.m.GetNode(); return n != nil && len(n.Status.Images) == 1 })
-	cancel()
-	<-done
-	if h.clk.HasWaiters() {
-		t.Error("timers left behind after Run returned")
-	}
-}
-
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not reached in time")
+		if n := h.m.GetNode(); n != nil {
+			statusRuns++
+			if len(n.Status.Images) != lastImages {
+				lastImages = len(n.Status.Images)
+				imageRuns++
+			}
 		}
-		time.Sleep(time.Millisecond)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []time.Duration{0, 10 * time.Second, 20 * time.Second, 30 * time.Second, 40 * time.Second, 50 * time.Second, 60 * time.Second}
+	if fmt.Sprint(renewals) != fmt.Sprint(want) {
+		t.Fatalf("lease renewed at %v, want %v", renewals, want)
+	}
+	if d := loops.Status.Due(h.clk.Now()); !d.Equal(t0.Add(70 * time.Second)) {
+		t.Fatalf("next status update due at %v, want 70s", d.Sub(t0))
+	}
+	if d := loops.Images.Due(h.clk.Now()); !d.Equal(t0.Add(90 * time.Second)) {
+		t.Fatalf("next image refresh due at %v, want 90s", d.Sub(t0))
+	}
+	// the image list (cached at 0s, refreshed at 30s) reached the reported node
+	if n := h.m.GetNode(); n == nil || len(n.Status.Images) != 1 {
+		t.Fatalf("node images = %v, want the refreshed list", n)
 	}
 }
 

@@ -14,7 +14,7 @@ import (
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/klog/v2"
 
-	"github.com/minikubelet/minikubelet/pkg/runtime/cri"
+	"github.com/minikubelet/minikubelet/pkg/cri"
 )
 
 // Setter modifies the node in place and returns an error if the modification failed; it

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -13,16 +12,17 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/minikubelet/minikubelet/pkg/container"
+	"github.com/minikubelet/minikubelet/pkg/cri"
 	"github.com/minikubelet/minikubelet/pkg/runner"
-	"github.com/minikubelet/minikubelet/pkg/runtime/cri"
 	"github.com/minikubelet/minikubelet/pkg/runtime/view"
+	"github.com/minikubelet/minikubelet/pkg/task"
 )
 
 // EventStreamer is the runtime's CRI container event stream.
 type EventStreamer interface {
-	// GetContainerEvents streams events into ch until ctx ends or the stream breaks and
-	// returns why it ended.
-	GetContainerEvents(ctx context.Context, ch chan<- *cri.ContainerEventResponse) error
+	// GetContainerEvents connects the stream; notify is called when events arrive or the
+	// stream breaks (see cri.RuntimeService).
+	GetContainerEvents(ctx context.Context, notify func()) (cri.ContainerEventStream, error)
 }
 
 // errStreamClosed stands for a stream that ended without an error: for the kubelet's CRI
@@ -52,30 +52,32 @@ type EventedConfig struct {
 // EventedPLEG turns the runtime's container events into pod lifecycle events, with the
 // generic PLEG relisting slowly as a safety net. After MaxRetries failed streams it stops
 // and hands over to the generic PLEG at its normal cadence.
+//
+// It is a loop of the node's loop table: Step connects the stream (as a task, since a
+// connection can be held up by the runtime), handles every event that has arrived, reconnects
+// after a broken stream, and bumps the cache's global time every GlobalCacheUpdatePeriod.
 type EventedPLEG struct {
 	generic         *GenericPLEG
 	runtime         EventStreamer
 	cache           container.Cache
-	clock           clock.Clock
+	clock           clock.PassiveClock
 	eventCh         chan *PodLifecycleEvent
 	metrics         *plegMetrics
 	maxRetries      int
 	globalPeriod    time.Duration
 	eventedDuration RelistDuration
 	genericDuration RelistDuration
+	wake            *runner.Signal
 
-	// connected says the current stream connection has been counted as established.
-	connected atomic.Bool
-
-	// mu guards the state below; it is never held while calling the generic PLEG.
+	// mu guards the state below; it is never held while calling the generic PLEG or the
+	// runtime.
 	mu       sync.Mutex
 	inUse    bool
 	attempts int
-	cancel   context.CancelFunc // ends the current loops without waiting
-
-	// runMu serializes Start and Stop; group is the current loops.
-	runMu sync.Mutex
-	group *runner.Group
+	stream   cri.ContainerEventStream
+	connect  *task.Task // a connection attempt in flight
+	arrived  bool       // the stream notified: events arrived or it broke
+	nextBump time.Time  // when the global cache time is bumped next
 }
 
 // NewEventedPLEG validates cfg, fills its defaults and returns a stopped EventedPLEG.
@@ -118,6 +120,7 @@ func NewEventedPLEG(cfg EventedConfig) (*EventedPLEG, error) {
 		globalPeriod:    cfg.GlobalCacheUpdatePeriod,
 		eventedDuration: evented,
 		genericDuration: generic,
+		wake:            runner.NewSignal(),
 	}, nil
 }
 
@@ -133,9 +136,6 @@ func (e *EventedPLEG) Name() string { return "EventedPLEG" }
 
 // Watch returns the event channel, the same as the generic PLEG's.
 func (e *EventedPLEG) Watch() chan *PodLifecycleEvent { return e.eventCh }
-
-// Relist relists with the generic PLEG.
-func (e *EventedPLEG) Relist(ctx context.Context) { e.generic.Relist(ctx) }
 
 // Update changes the generic PLEG's cadence.
 func (e *EventedPLEG) Update(d RelistDuration) { e.generic.Update(d) }
@@ -162,8 +162,8 @@ func (e *EventedPLEG) Healthy() (bool, error) {
 }
 
 // Activate puts the event stream in charge: the generic PLEG slows to the evented cadence
-// and the switch is logged and exported. It is the state change of Start, without loops, for
-// simulate mode. It reports false when the stream was already in charge.
+// and the switch is logged and exported; the loop then connects the stream. It reports false
+// when the stream was already in charge. The kubelet calls it at start (upstream's Start).
 func (e *EventedPLEG) Activate(ctx context.Context) bool {
 	e.mu.Lock()
 	if e.inUse {
@@ -172,88 +172,145 @@ func (e *EventedPLEG) Activate(ctx context.Context) bool {
 	}
 	e.inUse = true
 	e.attempts = 0
+	e.nextBump = e.clock.Now().Add(e.globalPeriod)
 	e.mu.Unlock()
 	e.generic.eventedInUse.Store(true)
 	e.generic.Update(e.eventedDuration)
 	e.metrics.switchTo(klog.FromContext(ctx), TypeEvented, "EventedPLEG started")
+	e.wake.Notify()
 	return true
 }
 
-// Start activates the stream and runs its loops until ctx ends, Stop, or the fallback: one
-// reading the stream and reconnecting, one handling the events, one bumping the cache's
-// global time. A Start while running does nothing; a Start after a fallback tries again.
-func (e *EventedPLEG) Start(ctx context.Context) {
-	e.runMu.Lock()
-	defer e.runMu.Unlock()
-	if e.group != nil {
-		if e.InUse() {
-			return
-		}
-		e.group.Stop() // the loops a fallback ended; reap them
-		e.group = nil
-	}
-	e.Activate(ctx)
-	loopCtx, cancel := context.WithCancel(ctx)
+// Due is when the evented loop next has work: now to connect, to reconnect, to handle events
+// that arrived or to go on with a connection attempt that got its answer; else the next
+// global cache bump; zero once it fell back (or before Activate).
+func (e *EventedPLEG) Due(now time.Time) time.Time {
 	e.mu.Lock()
-	e.cancel = cancel
-	e.mu.Unlock()
-	e.group = runner.NewGroup(loopCtx)
-	ch := make(chan *cri.ContainerEventResponse, cap(e.eventCh))
-	e.group.Go("evented-pleg-stream", func(ctx context.Context) { e.watchStream(ctx, ch) })
-	e.group.Go("evented-pleg-events", func(ctx context.Context) {
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case ev := <-ch:
-				if e.connected.CompareAndSwap(false, true) {
-					e.ConnectionEstablished()
-				}
-				e.HandleEvent(ctx, ev)
-			}
+	defer e.mu.Unlock()
+	if !e.inUse {
+		return time.Time{}
+	}
+	switch {
+	case e.connect != nil:
+		if e.connect.Ready() {
+			return now
 		}
-	})
-	e.group.Go("evented-pleg-global-cache", func(ctx context.Context) {
-		runner.Every(ctx, e.clock, runner.Fixed(e.globalPeriod), func(context.Context) { e.UpdateGlobalCache() })
-	})
+	case e.stream == nil, e.arrived:
+		return now
+	}
+	return e.nextBump
 }
 
-// Stop ends the loops and waits for them; the stream is then no longer in use. It leaves
-// the generic PLEG's cadence alone, as upstream. Idempotent.
-func (e *EventedPLEG) Stop() {
-	e.runMu.Lock()
-	defer e.runMu.Unlock()
-	if e.group != nil {
-		e.group.Stop()
-		e.group = nil
+// Wake is notified when events arrive, the stream breaks or a connection attempt ends.
+func (e *EventedPLEG) Wake() *runner.Signal { return e.wake }
+
+// Step does what is due: the global cache bump, a connection attempt (or its resumption),
+// and every event that has arrived (or the broken stream's error).
+func (e *EventedPLEG) Step(ctx context.Context) {
+	now := e.clock.Now()
+	e.mu.Lock()
+	if !e.inUse {
+		e.mu.Unlock()
+		return
+	}
+	if !now.Before(e.nextBump) {
+		e.nextBump = now.Add(e.globalPeriod)
+		e.mu.Unlock()
+		e.UpdateGlobalCache()
+		e.mu.Lock()
+	}
+	t, stream := e.connect, e.stream
+	if t == nil && stream == nil {
+		t = task.New(ctx, e.connectStream)
+		e.connect = t
+	}
+	e.arrived = false
+	e.mu.Unlock()
+
+	if t != nil {
+		if !t.Resume() {
+			t.Waiting().OnDone(e.wake.Notify)
+			return
+		}
+		e.mu.Lock()
+		e.connect = nil
+		stream = e.stream
+		e.mu.Unlock()
+	}
+	if stream != nil {
+		e.drain(ctx, stream)
+	}
+}
+
+// connectStream is one connection attempt (the body of a task).
+func (e *EventedPLEG) connectStream(ctx context.Context) {
+	s, err := e.runtime.GetContainerEvents(ctx, e.notify)
+	if err != nil {
+		if !interrupted(ctx, err) {
+			e.HandleStreamError(ctx, err)
+		}
+		return
 	}
 	e.mu.Lock()
-	e.inUse = false
-	e.cancel = nil
+	if !e.inUse {
+		e.mu.Unlock()
+		s.Close()
+		return
+	}
+	e.stream = s
 	e.mu.Unlock()
+	// Counted when the connection is established, as upstream's
+	// connectionEstablishedCallback.
+	e.ConnectionEstablished()
+}
+
+// notify is the stream's callback: remember and wake the loop.
+func (e *EventedPLEG) notify() {
+	e.mu.Lock()
+	e.arrived = true
+	e.mu.Unlock()
+	e.wake.Notify()
+}
+
+// drain handles every event that has arrived; a broken stream is dropped and counted.
+func (e *EventedPLEG) drain(ctx context.Context, s cri.ContainerEventStream) {
+	for {
+		ev, ok, err := s.Recv()
+		if ok {
+			e.HandleEvent(ctx, ev)
+			continue
+		}
+		if err != nil {
+			e.mu.Lock()
+			if e.stream == s {
+				e.stream = nil
+			}
+			e.mu.Unlock()
+			s.Close()
+			e.HandleStreamError(ctx, err)
+		}
+		return
+	}
+}
+
+// Stop disconnects the stream and abandons a connection attempt; the stream is then no
+// longer in use. It leaves the generic PLEG's cadence alone, as upstream. Idempotent.
+func (e *EventedPLEG) Stop() {
+	e.mu.Lock()
+	t, s := e.connect, e.stream
+	e.connect, e.stream = nil, nil
+	e.inUse = false
+	e.mu.Unlock()
+	if t != nil {
+		t.Stop()
+	}
+	if s != nil {
+		s.Close()
+	}
 	e.generic.eventedInUse.Store(false)
 }
 
-// watchStream (re)connects to the event stream until ctx ends or the fallback.
-func (e *EventedPLEG) watchStream(ctx context.Context, ch chan<- *cri.ContainerEventResponse) {
-	for ctx.Err() == nil {
-		e.connected.Store(false)
-		err := e.runtime.GetContainerEvents(ctx, ch)
-		if ctx.Err() != nil {
-			return
-		}
-		if err == nil {
-			err = errStreamClosed
-		}
-		if e.HandleStreamError(ctx, err) {
-			return
-		}
-	}
-}
-
 // ConnectionEstablished counts a stream connection in evented_pleg_connection_success_count.
-// The runner calls it when a connection delivers its first event (the CRI interface has no
-// connect callback); simulate mode calls it when it opens a stream.
 func (e *EventedPLEG) ConnectionEstablished() { e.metrics.conn.Inc() }
 
 // HandleStreamError handles one failed or ended stream: it counts the error, forces a
@@ -266,7 +323,7 @@ func (e *EventedPLEG) HandleStreamError(ctx context.Context, err error) bool {
 	e.attempts++
 	attempts, inUse := e.attempts, e.inUse
 	e.mu.Unlock()
-	e.generic.Relist(ctx) // the latest container states, since events may have been lost
+	e.generic.Restart() // relist at once: events may have been lost
 	if v := logger.V(4); v.Enabled() {
 		v.Info("Evented PLEG: Failed to get container events, retrying", "err", err, "attempt", attempts, "maxRetries", e.maxRetries)
 	}
@@ -277,32 +334,31 @@ func (e *EventedPLEG) HandleStreamError(ctx context.Context, err error) bool {
 	return true
 }
 
-// fallback stops the evented loops (without waiting: it runs on one of them) and restores
-// the generic PLEG's normal cadence at once.
+// fallback stops using the stream and restores the generic PLEG's normal cadence at once,
+// as upstream's Stop, Update and Start of the generic PLEG.
 func (e *EventedPLEG) fallback(ctx context.Context) {
 	e.mu.Lock()
-	inUse, cancel := e.inUse, e.cancel
-	e.mu.Unlock()
-	if !inUse {
+	if !e.inUse {
+		e.mu.Unlock()
 		return
 	}
-	if cancel != nil {
-		cancel()
+	e.inUse = false
+	s := e.stream
+	e.stream = nil
+	e.mu.Unlock()
+	if s != nil {
+		s.Close()
 	}
-	// The generic PLEG is in charge at its normal cadence before InUse reports false, so
-	// whoever sees the switch sees all of it. Repeating these steps is harmless.
+	// The generic PLEG is in charge at its normal cadence before InUse reports false to
+	// anyone, so whoever sees the switch sees all of it.
 	e.generic.eventedInUse.Store(false)
 	e.generic.Update(e.genericDuration)
+	e.generic.Restart()
 	e.metrics.switchTo(klog.FromContext(ctx), TypeGeneric, "Fall back to Generic PLEG relisting since Evented PLEG is not working")
-	e.mu.Lock()
-	e.inUse = false
-	e.mu.Unlock()
-	e.generic.restartIfRunning()
 }
 
 // UpdateGlobalCache bumps the cache's global time to now, so pod workers waiting for newer
-// data cannot stay stuck if an event was lost. The runner calls it every
-// GlobalCacheUpdatePeriod.
+// data cannot stay stuck if an event was lost. Step calls it every GlobalCacheUpdatePeriod.
 func (e *EventedPLEG) UpdateGlobalCache() { e.cache.UpdateTime(e.clock.Now()) }
 
 // HandleEvent turns one container event into a cache update and pod lifecycle events.
@@ -363,8 +419,9 @@ func (e *EventedPLEG) HandleEvent(ctx context.Context, ev *cri.ContainerEventRes
 func (e *EventedPLEG) send(logger klog.Logger, ev *PodLifecycleEvent) {
 	select {
 	case e.eventCh <- ev:
+		e.generic.sent()
 	default:
-		e.metrics.discardEvents.Inc()
+		e.metrics.discard()
 		logger.Error(nil, "Evented PLEG: Event channel is full, discarded pod lifecycle event")
 	}
 }

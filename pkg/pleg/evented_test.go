@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -15,40 +14,114 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/minikubelet/minikubelet/pkg/container"
+	"github.com/minikubelet/minikubelet/pkg/cri"
 	"github.com/minikubelet/minikubelet/pkg/metrics"
-	"github.com/minikubelet/minikubelet/pkg/runtime/cri"
+	"github.com/minikubelet/minikubelet/pkg/runner"
+	"github.com/minikubelet/minikubelet/pkg/task"
 )
 
-// scriptedStream is an event stream: each connection returns the next scripted error
-// right away, or (once the script runs out) sends the queued events and blocks until ctx ends.
+// scriptedStream is a runtime's event stream. Each connection attempt takes the next
+// scripted error (refused), or once the script runs out connects and hands out the queued
+// events. hold, when set, makes an attempt wait for it (a runtime slow to answer).
 type scriptedStream struct {
 	mu     sync.Mutex
 	errs   []error
-	events []*cri.ContainerEventResponse
-	conns  int
+	events []*cri.ContainerEventResponse // handed to the next connection
+	hold   *task.Op
+	conns  int // connection attempts
+	cur    *scriptedConn
 }
 
-func (s *scriptedStream) GetContainerEvents(ctx context.Context, ch chan<- *cri.ContainerEventResponse) error {
+// scriptedConn is one connection; its fields are guarded by the stream's mutex.
+type scriptedConn struct {
+	s      *scriptedStream
+	notify func()
+	events []*cri.ContainerEventResponse
+	err    error // why it ended
+}
+
+var errConnClosed = errors.New("connection closed")
+
+func (s *scriptedStream) GetContainerEvents(ctx context.Context, notify func()) (cri.ContainerEventStream, error) {
 	s.mu.Lock()
 	s.conns++
+	hold := s.hold
+	s.mu.Unlock()
+	if hold != nil {
+		if err := task.Await(ctx, hold); err != nil {
+			return nil, err
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	if len(s.errs) > 0 {
 		err := s.errs[0]
 		s.errs = s.errs[1:]
-		s.mu.Unlock()
-		return err
+		return nil, err
 	}
-	evs := s.events
-	s.events = nil
+	c := &scriptedConn{s: s, notify: notify, events: s.events}
+	s.events, s.cur = nil, c
+	return c, nil
+}
+
+func (s *scriptedStream) attempts() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.conns
+}
+
+// send puts an event on the current connection and notifies, as a runtime does.
+func (s *scriptedStream) send(ev *cri.ContainerEventResponse) {
+	s.mu.Lock()
+	c := s.cur
+	c.events = append(c.events, ev)
 	s.mu.Unlock()
-	for _, e := range evs {
-		select {
-		case ch <- e:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
+	c.notify()
+}
+
+// breakConn ends the current connection with err: the events not yet received are lost.
+func (s *scriptedStream) breakConn(err error) {
+	s.mu.Lock()
+	c := s.cur
+	c.err, c.events = err, nil
+	s.cur = nil
+	s.mu.Unlock()
+	c.notify()
+}
+
+// connected reports whether a connection is open (not broken nor closed).
+func (s *scriptedStream) connected() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cur != nil && s.cur.err == nil
+}
+
+func (c *scriptedConn) Recv() (*cri.ContainerEventResponse, bool, error) {
+	c.s.mu.Lock()
+	defer c.s.mu.Unlock()
+	if len(c.events) > 0 {
+		ev := c.events[0]
+		c.events = c.events[1:]
+		return ev, true, nil
 	}
-	<-ctx.Done()
-	return ctx.Err()
+	return nil, false, c.err
+}
+
+func (c *scriptedConn) Len() int {
+	c.s.mu.Lock()
+	defer c.s.mu.Unlock()
+	return len(c.events)
+}
+
+func (c *scriptedConn) Close() {
+	c.s.mu.Lock()
+	defer c.s.mu.Unlock()
+	if c.err == nil {
+		c.err = errConnClosed
+	}
+	if c.s.cur == c {
+		c.s.cur = nil
+	}
 }
 
 func sandboxStatus(uid, id string, state cri.PodSandboxState) *cri.PodSandboxStatus {
@@ -196,34 +269,55 @@ func activeGauge(t *testing.T, reg *metrics.Registry) string {
 	return strings.Join(active, ",")
 }
 
+// relistIfDue runs the generic PLEG's relist when its loop is due now (a forced relist)
+// and reports whether it did.
+func (f *eventedFixture) relistIfDue() bool {
+	now := f.clk.Now()
+	if due := f.g.Due(now); due.IsZero() || due.After(now) {
+		return false
+	}
+	f.g.Step(context.Background())
+	return true
+}
+
+func (f *eventedFixture) loops() []runner.Loop {
+	return []runner.Loop{genericLoop(f.g), eventedLoop(f.e)}
+}
+
+// Each failed connection attempt counts an error and forces a relist (events may have been
+// lost); the attempt after it follows at once, as upstream (no backoff). After the 5th the
+// generic PLEG is back in charge at 1s/3m and the stream is not tried again.
 func TestEventedFallbackAfterStreamErrors(t *testing.T) {
 	tests := []struct {
 		name         string
 		errors       int
 		wantFallback bool
+		// Relists in the 10s run: the first at once, one forced per error (all at the start
+		// instant), then the cadence: 300s while evented, 1s after the fallback.
+		wantLists int
 	}{
-		{"4 errors: evented stays", 4, false},
-		{"5 errors: falls back to generic at 1s/3m", 5, true},
+		{"4 errors: evented stays", 4, false, 1 + 4},
+		{"5 errors: falls back to generic at 1s/3m", 5, true, 1 + 5 + 10},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			base := runtime.NumGoroutine()
 			stream := &scriptedStream{}
 			for i := 0; i < tt.errors; i++ {
 				stream.errs = append(stream.errs, fmt.Errorf("stream broken %d", i))
 			}
 			f := newEventedFixture(t, stream)
-			ctx := context.Background()
-			f.g.Start(ctx)
-			waitFor(t, "first generic relist", func() bool { return f.rt.lists() >= 1 })
-			f.e.Start(ctx)
+			f.e.Activate(context.Background())
+			runFor(t, f.clk, 10*time.Second, f.loops()...)
 
-			waitFor(t, "stream attempts", func() bool {
-				return testutil.ToFloat64(f.g.metrics.connErr) == float64(tt.errors) && f.e.InUse() != tt.wantFallback
-			})
-			// Every failed stream forced a relist.
-			waitFor(t, "forced relists", func() bool { return f.rt.lists() >= 1+tt.errors })
-
+			if got := testutil.ToFloat64(f.g.metrics.connErr); got != float64(tt.errors) {
+				t.Fatalf("evented_pleg_connection_error_count = %v, want %d", got, tt.errors)
+			}
+			if got := f.rt.lists(); got != tt.wantLists {
+				t.Fatalf("relists = %d, want %d", got, tt.wantLists)
+			}
+			if f.e.InUse() == tt.wantFallback {
+				t.Fatalf("InUse = %v, want %v", f.e.InUse(), !tt.wantFallback)
+			}
 			if tt.wantFallback {
 				if got := f.g.RelistDuration(); got != (RelistDuration{time.Second, 3 * time.Minute}) {
 					t.Fatalf("generic cadence after fallback = %+v, want 1s/3m", got)
@@ -234,22 +328,14 @@ func TestEventedFallbackAfterStreamErrors(t *testing.T) {
 				if f.e.ActiveType() != TypeGeneric {
 					t.Fatalf("ActiveType = %q", f.e.ActiveType())
 				}
-				// The restarted generic loop relists every second again: within 10 virtual
-				// seconds (far below 300s) it relists at least 3 more times.
-				n := f.rt.lists()
-				for i := 0; i < 10 && f.rt.lists() < n+3; i++ {
-					waitFor(t, "loop parked", func() bool { return f.clk.HasWaiters() })
-					f.clk.Step(time.Second)
-					waitFor(t, "loop parked again", func() bool { return f.clk.HasWaiters() })
+				if n := stream.attempts(); n != tt.errors {
+					t.Fatalf("connection attempts = %d, want %d (none after falling back)", n, tt.errors)
 				}
-				if got := f.rt.lists(); got < n+3 {
-					t.Fatalf("relists in 10s after fallback = %d, want >= 3", got-n)
+				if due := f.e.Due(f.clk.Now()); !due.IsZero() {
+					t.Fatalf("evented loop due at %v after the fallback, want idle", due)
 				}
-				stream.mu.Lock()
-				conns := stream.conns
-				stream.mu.Unlock()
-				if conns != tt.errors {
-					t.Fatalf("stream connections = %d, want %d (no attempt after falling back)", conns, tt.errors)
+				if got := testutil.ToFloat64(f.g.metrics.conn); got != 0 {
+					t.Fatalf("evented_pleg_connection_success_count = %v, want 0", got)
 				}
 			} else {
 				if got := f.g.RelistDuration(); got != (RelistDuration{300 * time.Second, 10 * time.Minute}) {
@@ -258,47 +344,196 @@ func TestEventedFallbackAfterStreamErrors(t *testing.T) {
 				if got := activeGauge(t, f.reg); got != TypeEvented {
 					t.Fatalf("pleg_active = %q, want evented", got)
 				}
+				if got := testutil.ToFloat64(f.g.metrics.conn); got != 1 || !stream.connected() {
+					t.Fatalf("evented_pleg_connection_success_count = %v, connected %v; want the 5th attempt connected", got, stream.connected())
+				}
 			}
 			f.e.Stop()
-			f.e.Stop()
-			f.g.Stop()
-			waitFor(t, "goroutines to end", func() bool { return runtime.NumGoroutine() <= base })
+			f.e.Stop() // idempotent
+			if stream.connected() || !f.e.Due(f.clk.Now()).IsZero() || f.e.InUse() {
+				t.Fatal("Stop left the stream connected or the loop due")
+			}
 		})
 	}
 }
 
-func TestEventedStreamDeliversEvents(t *testing.T) {
+// Events arrive through the stream's notification: the loop wakes, is due at once and
+// turns every waiting event into a pod lifecycle event, including the ones queued before the
+// connection was read.
+func TestEventedLoopDeliversStreamEvents(t *testing.T) {
 	at := start
+	sb := sandboxStatus("a", "s1", cri.SandboxReady)
 	stream := &scriptedStream{events: []*cri.ContainerEventResponse{
-		event(cri.ContainerStartedEvent, "c1", at, sandboxStatus("a", "s1", cri.SandboxReady), criStatus("c1", cri.ContainerRunning, at)),
+		event(cri.ContainerStartedEvent, "c1", at, sb, criStatus("c1", cri.ContainerRunning, at)),
 	}}
 	f := newEventedFixture(t, stream)
-	ctx := context.Background()
-	f.e.Start(ctx)
-	defer f.e.Stop()
-	var got *PodLifecycleEvent
-	select {
-	case got = <-f.e.Watch():
-	case <-time.After(10 * time.Second):
-		t.Fatal("no event from the stream")
+	if due := f.e.Due(f.clk.Now()); !due.IsZero() {
+		t.Fatalf("Due before Activate = %v, want idle", due)
 	}
-	if got.ID != "a" || got.Type != ContainerStarted || got.Data != "c1" {
-		t.Fatalf("event = %+v", got)
+	f.e.Activate(context.Background())
+	if !signalled(f.e.Wake()) || !f.e.Due(f.clk.Now()).Equal(f.clk.Now()) {
+		t.Fatal("Activate did not make the loop due to connect")
 	}
-	waitFor(t, "connection counted", func() bool { return testutil.ToFloat64(f.g.metrics.conn) == 1 })
-	if got := activeGauge(t, f.reg); got != TypeEvented {
-		t.Fatalf("pleg_active = %q, want evented", got)
+	loop := eventedLoop(f.e)
+	runFor(t, f.clk, 0, loop)
+	if diff := cmp.Diff(map[types.UID][]string{"a": {"ContainerStarted c1"}}, byPod(drain(f.e.Watch()))); diff != "" {
+		t.Fatalf("events (-want +got):\n%s", diff)
+	}
+	// Connected and idle: next due is the global cache bump.
+	if due := f.e.Due(f.clk.Now()); !due.Equal(start.Add(DefaultGlobalCacheUpdatePeriod)) {
+		t.Fatalf("Due when idle = start+%v, want the cache bump at start+5s", due.Sub(start))
+	}
+
+	f.clk.Step(time.Second)
+	stream.send(event(cri.ContainerStoppedEvent, "c1", f.clk.Now(), sb, criStatus("c1", cri.ContainerExited, at)))
+	stream.send(event(cri.ContainerDeletedEvent, "c1", f.clk.Now(), sb))
+	if !signalled(f.e.Wake()) || !f.e.Due(f.clk.Now()).Equal(f.clk.Now()) {
+		t.Fatal("an event did not wake the loop")
+	}
+	runFor(t, f.clk, 0, loop)
+	if diff := cmp.Diff(map[types.UID][]string{"a": {"ContainerDied c1", "ContainerDied c1", "ContainerRemoved c1"}}, byPod(drain(f.e.Watch()))); diff != "" {
+		t.Fatalf("events (-want +got):\n%s", diff)
+	}
+	if got := testutil.ToFloat64(f.g.metrics.conn); got != 1 {
+		t.Fatalf("evented_pleg_connection_success_count = %v, want 1", got)
 	}
 	if n := testutil.ToFloat64(f.g.metrics.connErr); n != 0 {
 		t.Fatalf("connection errors = %v", n)
 	}
+	if got := activeGauge(t, f.reg); got != TypeEvented {
+		t.Fatalf("pleg_active = %q, want evented", got)
+	}
 }
 
-// The steps simulate mode drives, without goroutines.
+// A stream that breaks after connecting counts an error, forces a relist and is reconnected
+// at once. As upstream the failure count is never reset by a successful connection: the 5th
+// broken stream falls back even with successful connections in between.
+func TestEventedReconnectsAfterBrokenStream(t *testing.T) {
+	stream := &scriptedStream{}
+	f := newEventedFixture(t, stream)
+	f.e.Activate(context.Background())
+	loops := f.loops()
+	runFor(t, f.clk, 0, loops...) // the first relist, and the connection
+	for i := 1; i <= 5; i++ {
+		f.clk.Step(time.Second)
+		lists := f.rt.lists()
+		stream.breakConn(fmt.Errorf("broken %d", i))
+		runFor(t, f.clk, 0, loops...)
+		if got := f.rt.lists(); got != lists+1 {
+			t.Fatalf("break %d: %d relists, want one forced relist", i, got-lists)
+		}
+		if got := testutil.ToFloat64(f.g.metrics.connErr); got != float64(i) {
+			t.Fatalf("break %d: evented_pleg_connection_error_count = %v", i, got)
+		}
+		if i < 5 {
+			if !stream.connected() || testutil.ToFloat64(f.g.metrics.conn) != float64(i+1) {
+				t.Fatalf("break %d: not reconnected (successes %v)", i, testutil.ToFloat64(f.g.metrics.conn))
+			}
+			continue
+		}
+		if f.e.InUse() || stream.connected() || activeGauge(t, f.reg) != TypeGeneric {
+			t.Fatalf("after the 5th broken stream: inUse=%v connected=%v, want the fallback", f.e.InUse(), stream.connected())
+		}
+	}
+}
+
+// A connection attempt the runtime is slow to answer is a pending task: the loop is not due
+// for it (only for the global cache bump meanwhile), and the answer wakes it.
+func TestEventedConnectionAttemptWaits(t *testing.T) {
+	hold := task.NewOp()
+	stream := &scriptedStream{hold: hold}
+	f := newEventedFixture(t, stream)
+	f.e.Activate(context.Background())
+	loop := eventedLoop(f.e)
+	runFor(t, f.clk, 0, loop)
+	if n := stream.attempts(); n != 1 {
+		t.Fatalf("connection attempts = %d, want 1", n)
+	}
+	if due := f.e.Due(f.clk.Now()); !due.Equal(start.Add(5 * time.Second)) {
+		t.Fatalf("Due while connecting = start+%v, want the cache bump (start+5s)", due.Sub(start))
+	}
+	// The cache bump goes on while the connection waits.
+	woken := false
+	f.cache.Set("a", &container.PodStatus{ID: "a"}, nil, start)
+	if f.cache.NotifyWhenNewer("a", start.Add(4*time.Second), func() { woken = true }) {
+		t.Fatal("the cache is already fresh enough")
+	}
+	runFor(t, f.clk, 5*time.Second, loop)
+	if !woken {
+		t.Fatal("the global cache time was not bumped while connecting")
+	}
+	drainSignal(f.e.Wake())
+	hold.Complete(nil)
+	if !signalled(f.e.Wake()) || !f.e.Due(f.clk.Now()).Equal(f.clk.Now()) {
+		t.Fatal("the runtime's answer did not wake the loop")
+	}
+	runFor(t, f.clk, 0, loop)
+	if !stream.connected() || testutil.ToFloat64(f.g.metrics.conn) != 1 || stream.attempts() != 1 {
+		t.Fatalf("connected=%v successes=%v attempts=%d, want one successful attempt", stream.connected(), testutil.ToFloat64(f.g.metrics.conn), stream.attempts())
+	}
+}
+
+// Stop during a connection attempt abandons it, without counting it as a failed connection;
+// Activate later starts over.
+func TestEventedStopWhileConnecting(t *testing.T) {
+	hold := task.NewOp()
+	stream := &scriptedStream{hold: hold}
+	f := newEventedFixture(t, stream)
+	ctx := context.Background()
+	f.e.Activate(ctx)
+	f.e.Step(ctx)
+	f.e.Stop()
+	hold.Complete(nil)
+	if stream.connected() || testutil.ToFloat64(f.g.metrics.conn) != 0 {
+		t.Fatal("an abandoned connection attempt connected")
+	}
+	// Stopping is not a connection failure: an abandoned attempt's Await returns
+	// task.ErrStopped with ctx still live.
+	if n := testutil.ToFloat64(f.g.metrics.connErr); n != 0 {
+		t.Errorf("Stop during a connection attempt counted %v evented_pleg_connection_error_count, want 0", n)
+	}
+	if due := f.e.Due(f.clk.Now()); !due.IsZero() {
+		t.Fatalf("Due after Stop = %v, want idle", due)
+	}
+	if !f.e.Activate(ctx) {
+		t.Fatal("Activate after Stop did not take charge again")
+	}
+	runFor(t, f.clk, 0, eventedLoop(f.e))
+	if !stream.connected() || stream.attempts() != 2 {
+		t.Fatalf("connected=%v after %d attempts, want a new connection", stream.connected(), stream.attempts())
+	}
+}
+
+// The evented PLEG shares the generic one's channel and discard counter.
+func TestEventedChannelFullDiscards(t *testing.T) {
+	f := newFixture(t, func(c *Config) { c.ChannelCapacity = 1; c.EventedPLEG = true })
+	e, err := NewEventedPLEG(EventedConfig{Generic: f.g, Runtime: &scriptedStream{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sb := sandboxStatus("a", "s1", cri.SandboxReady)
+	var logs logRecorder
+	e.HandleEvent(logs.ctx(), event(cri.ContainerDeletedEvent, "c1", start, sb))
+	if got := drain(e.Watch()); len(got) != 1 || got[0].Type != ContainerDied {
+		t.Fatalf("delivered = %v, want the first event", got)
+	}
+	if n := f.g.DiscardedEvents(); n != 1 {
+		t.Fatalf("DiscardedEvents = %d, want 1", n)
+	}
+	if got := testutil.ToFloat64(f.g.metrics.discardEvents); got != 1 {
+		t.Fatalf("pleg_discard_events = %v, want 1", got)
+	}
+	if n := logs.count(`"Evented PLEG: Event channel is full, discarded pod lifecycle event"`); n != 1 {
+		t.Fatalf("discard log lines = %d: %q", n, logs.lines)
+	}
+}
+
+// The state changes and the global cache bump, called directly as the loop does.
 func TestEventedSteps(t *testing.T) {
 	f := newEventedFixture(t, &scriptedStream{})
 	var logs logRecorder
 	ctx := logs.ctx()
+	f.g.Step(ctx) // the generic loop's first relist: from now on it relists when due
 	if !f.e.Activate(ctx) || f.e.Activate(ctx) {
 		t.Fatal("Activate should switch once")
 	}
@@ -310,14 +545,28 @@ func TestEventedSteps(t *testing.T) {
 	if got := f.g.RelistDuration(); got != (RelistDuration{300 * time.Second, 10 * time.Minute}) {
 		t.Fatalf("generic cadence = %+v", got)
 	}
+	// The relist scheduled before Activate keeps its time; the one after it waits 300s.
+	f.clk.Step(time.Second)
+	if !f.relistIfDue() {
+		t.Fatal("the relist scheduled at the old cadence did not run")
+	}
+	if due := f.g.Due(f.clk.Now()); !due.Equal(f.clk.Now().Add(300 * time.Second)) {
+		t.Fatalf("next relist in %v, want 300s", due.Sub(f.clk.Now()))
+	}
 	for i := 1; i <= 5; i++ {
 		fellBack := f.e.HandleStreamError(ctx, errors.New("broken"))
 		if fellBack != (i == 5) {
 			t.Fatalf("attempt %d: fell back = %v", i, fellBack)
 		}
+		if !f.relistIfDue() {
+			t.Fatalf("attempt %d: no forced relist", i)
+		}
 	}
-	if f.e.InUse() || f.g.RelistDuration() != (RelistDuration{time.Second, 3 * time.Minute}) || f.rt.lists() != 5 {
+	if f.e.InUse() || f.g.RelistDuration() != (RelistDuration{time.Second, 3 * time.Minute}) || f.rt.lists() != 2+5 {
 		t.Fatalf("after 5 errors: inUse=%v cadence=%+v relists=%d", f.e.InUse(), f.g.RelistDuration(), f.rt.lists())
+	}
+	if due := f.g.Due(f.clk.Now()); !due.Equal(f.clk.Now().Add(time.Second)) {
+		t.Fatalf("next relist in %v after the fallback, want 1s", due.Sub(f.clk.Now()))
 	}
 	const toGeneric = `"Switched PLEG" "active"="generic" "previous"="evented" "reason"="Fall back to Generic PLEG relisting since Evented PLEG is not working"`
 	if n := logs.count(toGeneric); n != 1 {
@@ -326,27 +575,42 @@ func TestEventedSteps(t *testing.T) {
 	if got := activeGauge(t, f.reg); got != TypeGeneric {
 		t.Fatalf("pleg_active = %q, want generic", got)
 	}
-	// Not running: the fallback must not have started a loop.
-	f.g.runMu.Lock()
-	running := f.g.group != nil
-	f.g.runMu.Unlock()
-	if running {
-		t.Fatal("fallback started the generic loop of a PLEG that was not running")
-	}
 
 	// UpdateGlobalCache wakes pod workers waiting for anything newer than before now (for a
 	// pod the cache holds: an unknown one is answered at once in EventedPLEG mode).
 	f.cache.Set("a", &container.PodStatus{ID: "a"}, nil, f.clk.Now())
 	f.clk.Step(time.Second)
-	done := make(chan error, 1)
-	go func() {
-		_, err := f.cache.GetNewerThan(ctx, "a", f.clk.Now().Add(-time.Millisecond))
-		done <- err
-	}()
-	waitFor(t, "waiter parked", func() bool { return f.cache.NumWaiters() == 1 })
+	woken := false
+	if f.cache.NotifyWhenNewer("a", f.clk.Now().Add(-time.Millisecond), func() { woken = true }) {
+		t.Fatal("the cache is already fresh enough")
+	}
 	f.e.UpdateGlobalCache()
-	if err := <-done; err != nil {
-		t.Fatal(err)
+	if !woken || f.cache.NumWaiters() != 0 {
+		t.Fatalf("waiter woken = %v, %d left", woken, f.cache.NumWaiters())
+	}
+}
+
+// The loop bumps the cache's global time every GlobalCacheUpdatePeriod while the stream is
+// in charge, so a pod worker waiting for an event that was lost is not stuck.
+func TestEventedGlobalCacheBump(t *testing.T) {
+	f := newEventedFixture(t, &scriptedStream{})
+	f.e.Activate(context.Background())
+	loop := eventedLoop(f.e)
+	runFor(t, f.clk, 0, loop) // connect
+	// In EventedPLEG mode an unknown pod is answered at once: wait on one the cache holds.
+	f.cache.Set("a", &container.PodStatus{ID: "a"}, nil, start)
+	var woken []time.Duration
+	for _, min := range []time.Duration{time.Second, 7 * time.Second} {
+		if f.cache.NotifyWhenNewer("a", start.Add(min), func() { woken = append(woken, f.clk.Now().Sub(start)) }) {
+			t.Fatal("the cache is already fresh enough")
+		}
+	}
+	runFor(t, f.clk, 12*time.Second, loop)
+	if diff := cmp.Diff([]time.Duration{5 * time.Second, 10 * time.Second}, woken); diff != "" {
+		t.Fatalf("waiters woken at (-want +got):\n%s", diff)
+	}
+	if due := f.e.Due(f.clk.Now()); !due.Equal(start.Add(15 * time.Second)) {
+		t.Fatalf("next bump at start+%v, want start+15s", due.Sub(start))
 	}
 }
 
@@ -441,14 +705,22 @@ func TestEventedFallbackIsConfigurable(t *testing.T) {
 				t.Fatal(err)
 			}
 			ctx := context.Background()
+			f.g.Step(ctx) // the first relist: the generic loop now relists when due
 			e.Activate(ctx)
+			ef := &eventedFixture{fixture: f, e: e}
 			for i := 1; i < tt.wantRetries; i++ {
 				if e.HandleStreamError(ctx, errors.New("broken")) || !e.InUse() {
 					t.Fatalf("fell back after %d of %d failures", i, tt.wantRetries)
 				}
+				if !ef.relistIfDue() {
+					t.Fatalf("failure %d forced no relist", i)
+				}
 			}
 			if !e.HandleStreamError(ctx, errors.New("broken")) || e.InUse() {
 				t.Fatalf("still evented after %d failures", tt.wantRetries)
+			}
+			if !ef.relistIfDue() {
+				t.Fatal("the fallback forced no relist")
 			}
 			if got := f.g.RelistDuration(); got != tt.wantRestore {
 				t.Fatalf("generic cadence after fallback = %+v, want %+v", got, tt.wantRestore)
@@ -456,8 +728,8 @@ func TestEventedFallbackIsConfigurable(t *testing.T) {
 			if got := testutil.ToFloat64(f.g.metrics.connErr); got != float64(tt.wantRetries) {
 				t.Fatalf("evented_pleg_connection_error_count = %v, want %d", got, tt.wantRetries)
 			}
-			if got := f.rt.lists(); got != tt.wantRetries {
-				t.Fatalf("forced relists = %d, want one per failure", got)
+			if got := f.rt.lists(); got != 1+tt.wantRetries {
+				t.Fatalf("relists = %d, want the first and one forced per failure", got)
 			}
 		})
 	}
@@ -478,5 +750,38 @@ func TestHandleEventStatusesNewestFirst(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{"new", "old"}, ids); diff != "" {
 		t.Fatalf("cached container statuses (-want +got):\n%s", diff)
+	}
+}
+
+// A stream error while a relist waits for the runtime forces another relist once that one
+// ends (upstream serialises the forced Relist behind the one in flight): the relist in flight
+// may have listed before the changes whose events the stream lost, and the next scheduled
+// relist is 300s away.
+func TestForcedRelistDuringARelistInFlight(t *testing.T) {
+	f := newEventedFixture(t, &scriptedStream{})
+	ctx := context.Background()
+	f.g.Step(ctx) // the first relist
+	f.e.Activate(ctx)
+	f.clk.Step(time.Second)
+	hold := task.NewOp()
+	f.rt.setHold(hold)
+	f.g.Step(ctx) // the relist due at the old 1s cadence starts and waits
+	if f.e.HandleStreamError(ctx, errors.New("broken")) {
+		t.Fatal("one error fell back")
+	}
+	f.rt.setHold(nil)
+	hold.Complete(nil)
+	f.g.Step(ctx) // the relist in flight ends
+	if n := f.rt.lists(); n != 2 {
+		t.Fatalf("listings = %d, want 2", n)
+	}
+	now := f.clk.Now()
+	if due := f.g.Due(now); !due.Equal(now) {
+		// A trigger during a run is kept: the next run starts when this one ends.
+		t.Fatalf("the forced relist was dropped; next relist in %v instead of now", due.Sub(now))
+	}
+	f.g.Step(ctx)
+	if n := f.rt.lists(); n != 3 {
+		t.Fatalf("listings = %d, want the forced relist", n)
 	}
 }

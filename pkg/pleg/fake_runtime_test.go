@@ -4,19 +4,23 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 	"k8s.io/klog/v2/ktesting"
 	testingclock "k8s.io/utils/clock/testing"
 
+	"github.com/minikubelet/minikubelet/internal/simtest"
 	"github.com/minikubelet/minikubelet/pkg/container"
+	"github.com/minikubelet/minikubelet/pkg/cri"
 	"github.com/minikubelet/minikubelet/pkg/metrics"
-	"github.com/minikubelet/minikubelet/pkg/runtime/cri"
+	"github.com/minikubelet/minikubelet/pkg/runner"
 	"github.com/minikubelet/minikubelet/pkg/runtime/fake"
 	"github.com/minikubelet/minikubelet/pkg/runtime/fault"
 	"github.com/minikubelet/minikubelet/pkg/statuscache"
@@ -30,12 +34,18 @@ type fakeNode struct {
 	cache *statuscache.Cache
 	reg   *metrics.Registry
 	g     *GenericPLEG
+	// lister is the generic PLEG's view of rt, counting listings.
+	lister *listing
 }
 
-func newFakeNode(t *testing.T, evented bool) *fakeNode {
+func newFakeNode(t *testing.T, evented bool, mods ...func(*fake.Config)) *fakeNode {
 	t.Helper()
-	clk := testingclock.NewFakeClock(start)
-	rt, err := fake.New(fake.Config{Clock: clk})
+	clk := simtest.NewClock()
+	cfg := fake.Config{Clock: clk}
+	for _, m := range mods {
+		m(&cfg)
+	}
+	rt, err := fake.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,11 +53,52 @@ func newFakeNode(t *testing.T, evented bool) *fakeNode {
 		t.Fatal(err)
 	}
 	n := &fakeNode{t: t, rt: rt, clk: clk, cache: statuscache.New(statuscache.Config{EventedPLEG: evented}), reg: metrics.NewRegistry("")}
-	n.g, err = NewGenericPLEG(Config{Runtime: rt, Cache: n.cache, Clock: clk, Registry: n.reg, EventedPLEG: evented})
+	n.lister = &listing{Runtime: rt}
+	n.g, err = NewGenericPLEG(Config{Runtime: n.lister, Cache: n.cache, Clock: clk, Registry: n.reg, EventedPLEG: evented})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return n
+}
+
+// listing counts GetPods calls, so tests can see relists.
+type listing struct {
+	*fake.Runtime
+	mu    sync.Mutex
+	calls int
+}
+
+func (l *listing) GetPods(ctx context.Context, all bool) ([]*container.Pod, error) {
+	l.mu.Lock()
+	l.calls++
+	l.mu.Unlock()
+	return l.Runtime.GetPods(ctx, all)
+}
+
+func (n *fakeNode) listings() int {
+	n.lister.mu.Lock()
+	defer n.lister.mu.Unlock()
+	return n.lister.calls
+}
+
+// runtimeLoop is the fake runtime's entry in the loop table: it applies scripted transitions
+// and completes delayed calls when their virtual time comes.
+func (n *fakeNode) runtimeLoop() runner.Loop {
+	return runner.Loop{Name: "runtime", Due: n.rt.Due, Step: n.rt.Step, Wake: n.rt.Wake()}
+}
+
+// loops is the runtime's and the generic PLEG's loops, as the daemon's table has them.
+func (n *fakeNode) loops() []runner.Loop {
+	return []runner.Loop{n.runtimeLoop(), genericLoop(n.g)}
+}
+
+func (n *fakeNode) evented() *EventedPLEG {
+	n.t.Helper()
+	e, err := NewEventedPLEG(EventedConfig{Generic: n.g, Runtime: n.rt})
+	if err != nil {
+		n.t.Fatal(err)
+	}
+	return e
 }
 
 func (n *fakeNode) runPod(uid string) (string, *cri.PodSandboxConfig) {
@@ -155,22 +206,20 @@ func TestGenericPLEGOverFakeRuntimeListingFault(t *testing.T) {
 	}
 }
 
+// The fake runtime refuses the stream 5 times: the evented PLEG gives up and the generic
+// PLEG takes over at 1s.
 func TestEventedPLEGOverFakeRuntimeFallsBack(t *testing.T) {
 	n := newFakeNode(t, true)
-	// The stream is refused 5 times: evented gives up and the generic PLEG takes over at 1s.
 	if _, err := n.rt.AddFault(fault.Spec{Method: "GetContainerEvents", Type: fault.StreamError, Count: 5}); err != nil {
 		t.Fatal(err)
 	}
-	e, err := NewEventedPLEG(EventedConfig{Generic: n.g, Runtime: n.rt})
-	if err != nil {
-		t.Fatal(err)
+	e := n.evented()
+	e.Activate(context.Background())
+	loops := append(n.loops(), eventedLoop(e))
+	simtest.Run(t, n.clk, loops, time.Minute, func() bool { return !e.InUse() })
+	if e.ActiveType() != TypeGeneric {
+		t.Fatalf("ActiveType = %q", e.ActiveType())
 	}
-	ctx := context.Background()
-	n.g.Start(ctx)
-	defer n.g.Stop()
-	e.Start(ctx)
-	defer e.Stop()
-	waitFor(t, "fallback", func() bool { return e.ActiveType() == TypeGeneric && !e.InUse() })
 	if got := testutil.ToFloat64(n.g.metrics.connErr); got != 5 {
 		t.Fatalf("evented_pleg_connection_error_count = %v, want 5", got)
 	}
@@ -180,69 +229,60 @@ func TestEventedPLEGOverFakeRuntimeFallsBack(t *testing.T) {
 	if got := activeGauge(t, n.reg); got != TypeGeneric {
 		t.Fatalf("pleg_active = %q", got)
 	}
+	// The generic PLEG now finds a new pod within a second.
+	sb, _ := n.runPod("p1")
+	at := n.clk.Now()
+	simtest.Run(t, n.clk, loops, 10*time.Second, func() bool { return len(n.g.Watch()) > 0 })
+	if d := n.clk.Now().Sub(at); d > time.Second {
+		t.Fatalf("the new pod was found %v later, want within the 1s relist period", d)
+	}
+	if diff := cmp.Diff(map[types.UID][]string{"p1": {"ContainerStarted " + sb}}, byPod(drain(n.g.Watch()))); diff != "" {
+		t.Fatalf("events (-want +got):\n%s", diff)
+	}
 }
 
+// Every event comes from the fake runtime's stream (the generic loop is not in the table),
+// delivered at the virtual instant it happens.
 func TestEventedPLEGOverFakeRuntimeStream(t *testing.T) {
 	n := newFakeNode(t, true)
-	e, err := NewEventedPLEG(EventedConfig{Generic: n.g, Runtime: n.rt})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.Start(context.Background()) // the generic loop is not started: every event comes from the stream
-	defer e.Stop()
-
-	// Events of things that happen before the stream is subscribed are not replayed: start
-	// pods until one shows up.
-	var uid types.UID
-	var sb string
-	var cfg *cri.PodSandboxConfig
-	for i := 0; uid == ""; i++ {
-		if i == 1000 {
-			t.Fatal("no event from the fake runtime's stream")
-		}
-		sb, cfg = n.runPod(fmt.Sprintf("p%d", i))
-		select {
-		case ev := <-e.Watch():
-			if ev.Type != ContainerStarted || !strings.HasPrefix(string(ev.ID), "p") {
-				t.Fatalf("first event %+v", ev)
-			}
-			uid = ev.ID
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
-	drain(e.Watch())
-	if string(uid) != cfg.Metadata.UID {
-		// An earlier pod's event arrived late; use the newest pod from here on.
-		uid = types.UID(cfg.Metadata.UID)
-	}
-	app := n.startContainer(sb, cfg, "app")
-	expect := func(typ PodLifecycleEventType, id string) {
+	e := n.evented()
+	e.Activate(context.Background())
+	loops := []runner.Loop{n.runtimeLoop(), eventedLoop(e)}
+	settle := func() map[types.UID][]string {
 		t.Helper()
-		for {
-			select {
-			case ev := <-e.Watch():
-				if ev.Data != id {
-					continue // a late sandbox event of a pod started while probing the stream
-				}
-				if ev.ID != uid || ev.Type != typ {
-					t.Fatalf("event = %+v, want %s %s of %s", ev, typ, id, uid)
-				}
-				return
-			case <-time.After(10 * time.Second):
-				t.Fatalf("no %s event", typ)
-			}
-		}
+		runFor(t, n.clk, 0, loops...)
+		return byPod(drain(e.Watch()))
 	}
-	expect(ContainerStarted, app)
-	st, _ := n.cache.Get(uid)
+	settle()
+	if got := testutil.ToFloat64(n.g.metrics.conn); got != 1 {
+		t.Fatalf("evented_pleg_connection_success_count = %v, want 1", got)
+	}
+	sb, cfg := n.runPod("p1")
+	if diff := cmp.Diff(map[types.UID][]string{"p1": {"ContainerStarted " + sb}}, settle()); diff != "" {
+		t.Fatalf("sandbox events (-want +got):\n%s", diff)
+	}
+	n.clk.Step(time.Second)
+	app := n.startContainer(sb, cfg, "app")
+	// Created sends nothing; started sends ContainerStarted.
+	if diff := cmp.Diff(map[types.UID][]string{"p1": {"ContainerStarted " + app}}, settle()); diff != "" {
+		t.Fatalf("events (-want +got):\n%s", diff)
+	}
+	st, _ := n.cache.Get("p1")
 	if cs := st.FindContainerStatusByName("app"); cs == nil || cs.State != container.ContainerStateRunning {
 		t.Fatalf("cached status after the started event: %+v", st)
 	}
+	if !st.TimeStamp.Equal(n.clk.Now()) {
+		t.Fatalf("cached status stamped %v, want the event's time %v", st.TimeStamp, n.clk.Now())
+	}
+	n.clk.Step(time.Second)
 	n.must(n.rt.StopContainer(context.Background(), app, 0))
-	expect(ContainerDied, app)
+	if diff := cmp.Diff(map[types.UID][]string{"p1": {"ContainerDied " + app}}, settle()); diff != "" {
+		t.Fatalf("events (-want +got):\n%s", diff)
+	}
 	n.must(n.rt.RemoveContainer(context.Background(), app))
-	expect(ContainerDied, app)
-	expect(ContainerRemoved, app)
+	if diff := cmp.Diff(map[types.UID][]string{"p1": {"ContainerDied " + app, "ContainerRemoved " + app}}, settle()); diff != "" {
+		t.Fatalf("events (-want +got):\n%s", diff)
+	}
 	if got := testutil.ToFloat64(n.g.metrics.conn); got != 1 {
 		t.Fatalf("evented_pleg_connection_success_count = %v, want 1", got)
 	}
@@ -251,17 +291,177 @@ func TestEventedPLEGOverFakeRuntimeStream(t *testing.T) {
 	}
 }
 
-// TestRelistInterruptedByShutdownIsQuiet: a relist whose context ends (the daemon stopping)
-// fails its listing, which is not a runtime problem worth an error; a listing that fails
-// for a real reason still is one.
+// A reader too slow for the runtime's event buffer loses its stream and the events in it:
+// the evented PLEG reconnects and the relist it forces finds the changes the lost events
+// carried, though the generic cadence is 300s.
+func TestEventedPLEGOverFakeRuntimeSlowReaderCatchesUp(t *testing.T) {
+	n := newFakeNode(t, true, func(c *fake.Config) { c.EventBufferSize = 2 })
+	e := n.evented()
+	e.Activate(context.Background())
+	loops := append(n.loops(), eventedLoop(e))
+	runFor(t, n.clk, 0, loops...) // the first relist and the connection
+	n.clk.Step(time.Second)
+	// Five events (the sandbox's created and started, the container's created and started
+	// ...) arrive before the loop runs: the third breaks the stream.
+	sb, cfg := n.runPod("p1")
+	app := n.startContainer(sb, cfg, "app")
+	lists := n.listings()
+	runFor(t, n.clk, 0, loops...)
+	if got := testutil.ToFloat64(n.g.metrics.connErr); got != 1 {
+		t.Fatalf("evented_pleg_connection_error_count = %v, want 1 (the broken stream)", got)
+	}
+	if got := testutil.ToFloat64(n.g.metrics.conn); got != 2 {
+		t.Fatalf("evented_pleg_connection_success_count = %v, want 2 (reconnected)", got)
+	}
+	if got := n.listings(); got != lists+1 {
+		t.Fatalf("%d relists after the break, want one forced relist", got-lists)
+	}
+	if diff := cmp.Diff(map[types.UID][]string{"p1": {"ContainerStarted " + app, "ContainerStarted " + sb}}, byPod(drain(e.Watch()))); diff != "" {
+		t.Fatalf("events (-want +got):\n%s", diff)
+	}
+	if !e.InUse() {
+		t.Fatal("one broken stream made the evented PLEG fall back")
+	}
+}
+
+// A streamError fault breaks the connected stream: the evented PLEG counts it, relists and
+// reconnects at once; events flow again.
+func TestEventedPLEGOverFakeRuntimeStreamFault(t *testing.T) {
+	n := newFakeNode(t, true)
+	e := n.evented()
+	e.Activate(context.Background())
+	loops := append(n.loops(), eventedLoop(e))
+	runFor(t, n.clk, 0, loops...)
+	if _, err := n.rt.AddFault(fault.Spec{Method: "GetContainerEvents", Type: fault.StreamError}); err != nil {
+		t.Fatal(err)
+	}
+	runFor(t, n.clk, 0, loops...)
+	if errs, conns := testutil.ToFloat64(n.g.metrics.connErr), testutil.ToFloat64(n.g.metrics.conn); errs != 1 || conns != 2 {
+		t.Fatalf("connection errors %v, successes %v; want 1 and 2", errs, conns)
+	}
+	n.clk.Step(time.Second)
+	sb, _ := n.runPod("p1")
+	runFor(t, n.clk, 0, loops...)
+	if diff := cmp.Diff(map[types.UID][]string{"p1": {"ContainerStarted " + sb}}, byPod(drain(e.Watch()))); diff != "" {
+		t.Fatalf("events after reconnecting (-want +got):\n%s", diff)
+	}
+}
+
+// A relist held up by a slow runtime (a listing that takes 4m) waits as a task beside the
+// runtime's loop: the PLEG is unhealthy once its last success is 3m old, the relist counts
+// from its start when it ends (so it is still too old), the relist's duration is observed,
+// and health returns with the next relist a period later.
+func TestGenericPLEGOverFakeRuntimeSlowListing(t *testing.T) {
+	n := newFakeNode(t, false)
+	loops := n.loops()
+	runFor(t, n.clk, 0, loops...) // the first relist, at start
+	if _, err := n.rt.AddFault(fault.Spec{Method: "ListPodSandbox", Type: fault.Latency, Delay: metav1.Duration{Duration: 4 * time.Minute}}); err != nil {
+		t.Fatal(err)
+	}
+	runFor(t, n.clk, time.Second, loops...) // the second relist starts and waits
+	// The latency being served is not shortened by clearing the fault; later calls are fast.
+	n.rt.ClearFaults()
+	steps := []struct {
+		at      time.Duration // after start
+		wantErr string
+	}{
+		{3 * time.Minute, ""},
+		{3*time.Minute + time.Second, "pleg was last seen active 3m1s ago; threshold is 3m0s"},
+		{4*time.Minute + time.Second, "pleg was last seen active 4m0s ago; threshold is 3m0s"}, // the slow relist just ended
+		{4*time.Minute + 2*time.Second, ""},                                                    // the next one
+	}
+	for _, s := range steps {
+		runFor(t, n.clk, start.Add(s.at).Sub(n.clk.Now()), loops...)
+		ok, err := n.g.Healthy()
+		if got := fmt.Sprint(err); ok != (s.wantErr == "") || (s.wantErr != "" && got != s.wantErr) {
+			t.Fatalf("at start+%v: Healthy = %v, %v; want error %q", s.at, ok, err, s.wantErr)
+		}
+		if s.at == 3*time.Minute+time.Second {
+			if due := n.g.Due(n.clk.Now()); !due.IsZero() {
+				t.Fatalf("generic loop due at %v while its relist waits, want idle", due)
+			}
+		}
+	}
+	if got := n.listings(); got != 3 {
+		t.Fatalf("relists = %d, want 3", got)
+	}
+	// Durations: the slow relist took 240s of virtual time, the others none. Intervals
+	// are start to start: 1s, then 4m1s.
+	if err := testutil.GatherAndCompare(n.reg, strings.NewReader(`
+# HELP pleg_relist_duration_seconds [ALPHA] Duration in seconds for relisting pods in PLEG.
+# TYPE pleg_relist_duration_seconds histogram
+pleg_relist_duration_seconds_bucket{le="0.005"} 2
+pleg_relist_duration_seconds_bucket{le="0.01"} 2
+pleg_relist_duration_seconds_bucket{le="0.025"} 2
+pleg_relist_duration_seconds_bucket{le="0.05"} 2
+pleg_relist_duration_seconds_bucket{le="0.1"} 2
+pleg_relist_duration_seconds_bucket{le="0.25"} 2
+pleg_relist_duration_seconds_bucket{le="0.5"} 2
+pleg_relist_duration_seconds_bucket{le="1"} 2
+pleg_relist_duration_seconds_bucket{le="2.5"} 2
+pleg_relist_duration_seconds_bucket{le="5"} 2
+pleg_relist_duration_seconds_bucket{le="10"} 2
+pleg_relist_duration_seconds_bucket{le="+Inf"} 3
+pleg_relist_duration_seconds_sum 240
+pleg_relist_duration_seconds_count 3
+# HELP pleg_relist_interval_seconds [ALPHA] Interval in seconds between relisting in PLEG.
+# TYPE pleg_relist_interval_seconds histogram
+pleg_relist_interval_seconds_bucket{le="0.005"} 0
+pleg_relist_interval_seconds_bucket{le="0.01"} 0
+pleg_relist_interval_seconds_bucket{le="0.025"} 0
+pleg_relist_interval_seconds_bucket{le="0.05"} 0
+pleg_relist_interval_seconds_bucket{le="0.1"} 0
+pleg_relist_interval_seconds_bucket{le="0.25"} 0
+pleg_relist_interval_seconds_bucket{le="0.5"} 0
+pleg_relist_interval_seconds_bucket{le="1"} 1
+pleg_relist_interval_seconds_bucket{le="2.5"} 1
+pleg_relist_interval_seconds_bucket{le="5"} 1
+pleg_relist_interval_seconds_bucket{le="10"} 1
+pleg_relist_interval_seconds_bucket{le="+Inf"} 2
+pleg_relist_interval_seconds_sum 242
+pleg_relist_interval_seconds_count 2
+`), "pleg_relist_duration_seconds", "pleg_relist_interval_seconds"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Clearing a hang fault releases the relist it holds at once.
+func TestGenericPLEGOverFakeRuntimeHangCleared(t *testing.T) {
+	n := newFakeNode(t, false)
+	sb, _ := n.runPod("p1")
+	if _, err := n.rt.AddFault(fault.Spec{Method: "ListPodSandbox", Type: fault.Hang}); err != nil {
+		t.Fatal(err)
+	}
+	loops := n.loops()
+	runFor(t, n.clk, time.Hour, loops...)
+	if _, ok := n.g.LastRelistTime(); ok || len(n.g.Watch()) != 0 {
+		t.Fatal("a relist got through the hang")
+	}
+	n.rt.ClearFaults()
+	runFor(t, n.clk, 0, loops...)
+	if last, ok := n.g.LastRelistTime(); !ok || !last.Equal(start) {
+		t.Fatalf("LastRelistTime = %v, %v; want the held relist's start", last, ok)
+	}
+	if diff := cmp.Diff(map[types.UID][]string{"p1": {"ContainerStarted " + sb}}, byPod(drain(n.g.Watch()))); diff != "" {
+		t.Fatalf("events (-want +got):\n%s", diff)
+	}
+}
+
+// TestRelistInterruptedByShutdownIsQuiet: a relist whose context ends, or whose task Stop
+// abandons while it waits for the runtime (the daemon stopping), fails, which is not a
+// runtime problem worth an error nor a status error for pod workers to see; a listing that
+// fails for a real reason still is an error.
 func TestRelistInterruptedByShutdownIsQuiet(t *testing.T) {
 	tests := []struct {
 		name      string
-		cancel    bool
+		cancel    bool   // the context ends before the relist
+		hang      string // Stop abandons the relist while this call hangs
 		fault     bool
 		wantError bool
 	}{
 		{name: "context ended", cancel: true},
+		{name: "stopped while listing", hang: "ListPodSandbox"},
+		{name: "stopped while reading a status", hang: "PodSandboxStatus"},
 		{name: "runtime error", fault: true, wantError: true},
 	}
 	for _, tt := range tests {
@@ -274,6 +474,11 @@ func TestRelistInterruptedByShutdownIsQuiet(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
+			if tt.hang != "" {
+				if _, err := n.rt.AddFault(fault.Spec{Method: tt.hang, Type: fault.Hang}); err != nil {
+					t.Fatal(err)
+				}
+			}
 			logger := ktesting.NewLogger(t, ktesting.NewConfig(ktesting.Verbosity(2), ktesting.BufferLogs(true)))
 			buf := logger.GetSink().(ktesting.Underlier).GetBuffer()
 			ctx, cancel := context.WithCancel(klog.NewContext(context.Background(), logger))
@@ -281,12 +486,30 @@ func TestRelistInterruptedByShutdownIsQuiet(t *testing.T) {
 				cancel()
 			}
 			defer cancel()
-			n.g.Relist(ctx)
-			if _, ok := n.g.LastRelistTime(); ok {
-				t.Fatal("the relist succeeded; the test needs a failing listing")
+			if tt.hang != "" {
+				n.g.Step(ctx)
+				if due := n.g.Due(n.clk.Now()); !due.IsZero() {
+					t.Fatalf("Due = %v, want the relist waiting for the hung runtime", due)
+				}
+				n.g.Stop()
+			} else {
+				n.g.Relist(ctx)
 			}
-			if got := strings.Contains(buf.String(), "Unable to retrieve pods"); got != tt.wantError {
-				t.Errorf("error logged = %t, want %t; log:\n%s", got, tt.wantError, buf.String())
+			var problems []string
+			if tt.hang != "PodSandboxStatus" {
+				if _, ok := n.g.LastRelistTime(); ok {
+					t.Fatal("the relist succeeded; the test needs a failing listing")
+				}
+			}
+			logged := strings.Contains(buf.String(), "Unable to retrieve pods") || strings.Contains(buf.String(), "PLEG: Write status")
+			if logged != tt.wantError {
+				problems = append(problems, fmt.Sprintf("error logged = %t, want %t; log:\n%s", logged, tt.wantError, buf.String()))
+			}
+			if _, err := n.cache.Get("p1"); err != nil {
+				problems = append(problems, fmt.Sprintf("cached status error %q", err))
+			}
+			for _, p := range problems {
+				t.Error(p)
 			}
 		})
 	}

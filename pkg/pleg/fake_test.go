@@ -13,10 +13,13 @@ import (
 	"k8s.io/klog/v2"
 	testingclock "k8s.io/utils/clock/testing"
 
+	"github.com/minikubelet/minikubelet/internal/simtest"
 	"github.com/minikubelet/minikubelet/pkg/container"
+	"github.com/minikubelet/minikubelet/pkg/cri"
 	"github.com/minikubelet/minikubelet/pkg/metrics"
-	"github.com/minikubelet/minikubelet/pkg/runtime/cri"
+	"github.com/minikubelet/minikubelet/pkg/runner"
 	"github.com/minikubelet/minikubelet/pkg/statuscache"
+	"github.com/minikubelet/minikubelet/pkg/task"
 )
 
 // scriptedRuntime is a runtime whose listing a test sets directly.
@@ -25,10 +28,10 @@ type scriptedRuntime struct {
 	pods      []*container.Pod
 	listErr   error
 	listCalls int
-	// hang makes GetPods block until its context ends (a hung runtime); listing reports
-	// each call as it starts.
-	hang        bool
-	listing     chan struct{}
+	// hold, when set, makes GetPods wait for it (a slow or hung runtime): in a task the
+	// listing is then a pending operation, and it answers once the test completes hold
+	// (with an error: the listing fails with it).
+	hold        *task.Op
 	statusErr   map[types.UID]error
 	statusCalls map[types.UID]int
 	ips         map[types.UID][]string
@@ -50,17 +53,17 @@ func (f *scriptedRuntime) set(pods ...*container.Pod) {
 // GetPods returns copies, as a runtime does: the PLEG must not depend on pointer identity.
 func (f *scriptedRuntime) GetPods(ctx context.Context, all bool) ([]*container.Pod, error) {
 	f.mu.Lock()
-	defer f.mu.Unlock()
 	f.listCalls++
-	if f.listing != nil {
-		f.listing <- struct{}{}
+	hold := f.hold
+	f.mu.Unlock()
+	if hold != nil {
+		// Never wait holding the lock: the test reads the runtime meanwhile.
+		if err := task.Await(ctx, hold); err != nil {
+			return nil, err
+		}
 	}
-	if f.hang {
-		f.mu.Unlock()
-		<-ctx.Done()
-		f.mu.Lock()
-		return nil, ctx.Err()
-	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	if f.listErr != nil {
 		return nil, f.listErr
 	}
@@ -133,7 +136,8 @@ const (
 	unknown = container.ContainerStateUnknown
 )
 
-var start = time.Unix(1700000000, 0)
+// start is the fake clock's initial time.
+var start = simtest.Epoch
 
 type fixture struct {
 	rt    *scriptedRuntime
@@ -145,7 +149,7 @@ type fixture struct {
 
 func newFixture(t *testing.T, mod func(*Config)) *fixture {
 	t.Helper()
-	f := &fixture{rt: newScripted(), clk: testingclock.NewFakeClock(start), reg: metrics.NewRegistry("")}
+	f := &fixture{rt: newScripted(), clk: simtest.NewClock(), reg: metrics.NewRegistry("")}
 	cfg := Config{Runtime: f.rt, Clock: f.clk, Registry: f.reg}
 	if mod != nil {
 		mod(&cfg)
@@ -213,3 +217,47 @@ func (l *logRecorder) count(parts ...string) int {
 	}
 	return n
 }
+
+func (f *scriptedRuntime) lists() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.listCalls
+}
+
+func (f *scriptedRuntime) setHold(op *task.Op) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.hold = op
+}
+
+// genericLoop is the generic PLEG's entry in a loop table.
+func genericLoop(g *GenericPLEG) runner.Loop {
+	return runner.Loop{Name: "generic-pleg", Due: g.Due, Step: g.Step, Wake: g.Wake()}
+}
+
+// eventedLoop is the evented PLEG's entry in a loop table.
+func eventedLoop(e *EventedPLEG) runner.Loop {
+	return runner.Loop{Name: "evented-pleg", Due: e.Due, Step: e.Step, Wake: e.Wake()}
+}
+
+// runFor runs the loops on the fake clock for d of virtual time, stepping every loop that
+// falls due, and leaves the clock at the end.
+func runFor(t testing.TB, clk *testingclock.FakeClock, d time.Duration, loops ...runner.Loop) {
+	t.Helper()
+	if err := runner.NewSim(clk, loops).RunUntil(context.Background(), clk.Now().Add(d), nil); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// nopCache is a cache that stores nothing, for tests that do not look at it.
+type nopCache struct{}
+
+func (nopCache) Get(uid types.UID) (*container.PodStatus, error) {
+	return &container.PodStatus{ID: uid}, nil
+}
+func (nopCache) Set(types.UID, *container.PodStatus, error, time.Time) bool { return true }
+func (nopCache) NotifyWhenNewer(types.UID, time.Time, func()) bool          { return true }
+func (nopCache) Delete(types.UID)                                           {}
+func (nopCache) UpdateTime(time.Time)                                       {}
+
+func ptr(t time.Time) *time.Time { return &t }

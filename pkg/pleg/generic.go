@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -13,9 +12,10 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/minikubelet/minikubelet/pkg/container"
+	"github.com/minikubelet/minikubelet/pkg/cri"
 	"github.com/minikubelet/minikubelet/pkg/metrics"
 	"github.com/minikubelet/minikubelet/pkg/runner"
-	"github.com/minikubelet/minikubelet/pkg/runtime/cri"
+	"github.com/minikubelet/minikubelet/pkg/task"
 )
 
 // Runtime is what the generic PLEG reads: the pod listing and one pod's status. Listed pods
@@ -46,14 +46,20 @@ type Config struct {
 	// EventedPLEG is the feature gate: the cache then keeps the newest write, and a relist
 	// whose write the cache dropped neither advances the pod's record nor sends its events.
 	EventedPLEG bool
+	// Notify is called after an event was put on the channel, so the reader (the sync
+	// loop's Wake) looks at it. Optional.
+	Notify func()
 }
 
 // GenericPLEG finds container changes by relisting the runtime periodically and comparing
 // each listing with the previous one.
 //
 // It assumes a container is not created, terminated and removed within one relist period:
-// such a container goes unseen, as upstream. Relist may run concurrently with the runner
-// (EventedPLEG forces relists); relists are serialized.
+// such a container goes unseen, as upstream. It is a loop of the node's loop table: Due says
+// when the next relist starts (relistPeriod after the end of the last, as upstream's
+// wait.Until), and Step runs it as a task, so a relist held up by a slow or hung runtime
+// waits without blocking anything and ends when the runtime answers (or the call's
+// deadline passes).
 type GenericPLEG struct {
 	runtime     Runtime
 	cache       container.Cache
@@ -61,6 +67,7 @@ type GenericPLEG struct {
 	eventCh     chan *PodLifecycleEvent
 	metrics     *plegMetrics
 	eventedGate bool
+	notify      func()
 	// eventedInUse is set by the EventedPLEG while it is in charge; the cache write then
 	// takes the status's own timestamp.
 	eventedInUse atomic.Bool
@@ -72,23 +79,16 @@ type GenericPLEG struct {
 	relistNanos atomic.Int64
 	relisted    atomic.Bool
 
-	// cacheMu serializes cache writes of Relist and UpdateCache.
-	cacheMu sync.Mutex
-
-	// relistSem (capacity 1) serializes relists and guards the relist state below. A channel,
-	// not a mutex, so that a relist queued behind a hung one gives up when its context ends:
-	// Stop must not wait for a relist forced by someone else (the EventedPLEG).
-	relistSem chan struct{}
-	records   map[types.UID]*podRecord
+	// The relist state below is only touched by the relist task: one relist at a time.
+	records map[types.UID]*podRecord
 	// order holds every record: this relist's listing order, then the unlisted ones. Reused
 	// between relists with spare, so a steady relist allocates no bookkeeping.
 	order, spare []*podRecord
 	gen          uint64
 	events       []*PodLifecycleEvent // scratch for one pod's events
 
-	runMu  sync.Mutex
-	group  *runner.Group
-	parent context.Context
+	// loop runs Relist every period after the end of the last, as a task.
+	loop *runner.Periodic
 }
 
 // NewGenericPLEG validates cfg, fills its defaults and returns a stopped PLEG.
@@ -127,9 +127,10 @@ func NewGenericPLEG(cfg Config) (*GenericPLEG, error) {
 		eventCh:     make(chan *PodLifecycleEvent, cfg.ChannelCapacity),
 		metrics:     newMetrics(cfg.Registry),
 		eventedGate: cfg.EventedPLEG,
+		notify:      cfg.Notify,
 		records:     make(map[types.UID]*podRecord),
-		relistSem:   make(chan struct{}, 1),
 	}
+	g.loop = runner.NewPeriodic(cfg.Clock, g.relistPeriod, g.Relist)
 	g.Update(RelistDuration{cfg.RelistPeriod, cfg.RelistThreshold})
 	return g, nil
 }
@@ -153,12 +154,18 @@ func (g *GenericPLEG) Name() string { return "PLEG" }
 // Watch returns the event channel (one subscriber).
 func (g *GenericPLEG) Watch() chan *PodLifecycleEvent { return g.eventCh }
 
-// Update changes the relist period and threshold. A running loop picks the period up after
-// its current wait; the EventedPLEG restarts the loop when it needs the change at once.
+// Update changes the relist period and threshold; the next relist keeps its schedule (the
+// period applies from the end of the current one). See Restart for upstream's
+// Stop/Update/Start.
 func (g *GenericPLEG) Update(d RelistDuration) {
 	g.period.Store(int64(d.RelistPeriod))
 	g.threshold.Store(int64(d.RelistThreshold))
 }
+
+// Restart schedules the next relist now, as upstream's Stop + Start does (wait.Until relists
+// at once), so a shortened period applies at once rather than after a 300s wait. A relist in
+// flight goes on.
+func (g *GenericPLEG) Restart() { g.loop.Trigger() }
 
 // RelistDuration returns the current period and threshold.
 func (g *GenericPLEG) RelistDuration() RelistDuration {
@@ -167,51 +174,29 @@ func (g *GenericPLEG) RelistDuration() RelistDuration {
 
 func (g *GenericPLEG) relistPeriod() time.Duration { return time.Duration(g.period.Load()) }
 
-// Start relists at once and then every period until ctx ends or Stop. A second Start while
-// running does nothing.
-func (g *GenericPLEG) Start(ctx context.Context) {
-	g.runMu.Lock()
-	defer g.runMu.Unlock()
-	g.startLocked(ctx)
-}
+// Due is when the PLEG loop next has work: the next relist, or now when the relist in flight
+// can go on; zero while it waits for the runtime.
+func (g *GenericPLEG) Due(now time.Time) time.Time { return g.loop.Due(now) }
 
-func (g *GenericPLEG) startLocked(ctx context.Context) {
-	if g.group != nil {
-		return
+// Wake is notified when the relist in flight can go on or a relist was asked for.
+func (g *GenericPLEG) Wake() *runner.Signal { return g.loop.Wake() }
+
+// Step starts the relist that is due, or resumes the one in flight, and returns as soon as
+// it finishes or has to wait for the runtime.
+func (g *GenericPLEG) Step(ctx context.Context) { g.loop.Step(ctx) }
+
+// Stop abandons the relist in flight, if any (daemon shutdown). Idempotent.
+func (g *GenericPLEG) Stop() { g.loop.Stop() }
+
+// DiscardedEvents is how many events were dropped because the channel was full (by this
+// PLEG and the evented one sharing its channel): pleg_discard_events' value.
+func (g *GenericPLEG) DiscardedEvents() uint64 { return g.metrics.discarded.Load() }
+
+// sent tells the channel's reader an event is waiting.
+func (g *GenericPLEG) sent() {
+	if g.notify != nil {
+		g.notify()
 	}
-	g.parent = ctx
-	g.group = runner.NewGroup(ctx)
-	g.group.Go("generic-pleg-relist", func(ctx context.Context) {
-		runner.Every(ctx, g.clock, g.relistPeriod, g.Relist)
-	})
-}
-
-// Stop ends the relist loop and waits for it. Idempotent.
-func (g *GenericPLEG) Stop() {
-	g.runMu.Lock()
-	defer g.runMu.Unlock()
-	g.stopLocked()
-}
-
-func (g *GenericPLEG) stopLocked() {
-	if g.group == nil {
-		return
-	}
-	g.group.Stop()
-	g.group = nil
-}
-
-// restartIfRunning restarts a running loop so a changed period applies now rather than
-// after the current (possibly 300s) wait, as the kubelet's Stop/Update/Start does.
-func (g *GenericPLEG) restartIfRunning() {
-	g.runMu.Lock()
-	defer g.runMu.Unlock()
-	if g.group == nil {
-		return
-	}
-	parent := g.parent
-	g.stopLocked()
-	g.startLocked(parent)
 }
 
 // Healthy reports an error before the first successful relist and when the last one is
@@ -456,17 +441,9 @@ func (g *GenericPLEG) computeEvents(logger klog.Logger, r *podRecord, cur *conta
 }
 
 // Relist lists all pods, generates events for every container whose state changed since
-// the last relist, refreshes the cache for the pods with events and sends the events. It is
-// the PLEG's step: the runner calls it every period, EventedPLEG calls it on stream errors,
-// and simulate mode calls it directly. Relists are serialized; one waiting for another to
-// finish returns without relisting if ctx ends first.
+// the last relist, refreshes the cache for the pods with events and sends the events. Step
+// runs it as a task; it must not run twice at once.
 func (g *GenericPLEG) Relist(ctx context.Context) {
-	select {
-	case g.relistSem <- struct{}{}:
-	case <-ctx.Done():
-		return
-	}
-	defer func() { <-g.relistSem }()
 	logger := klog.FromContext(ctx)
 	if v := logger.V(5); v.Enabled() {
 		v.Info("GenericPLEG: Relisting")
@@ -481,7 +458,7 @@ func (g *GenericPLEG) Relist(ctx context.Context) {
 	pods, err := g.runtime.GetPods(ctx, true)
 	if err != nil {
 		// The relist time stays put, so Healthy turns false once the threshold passes.
-		if ctx.Err() != nil {
+		if interrupted(ctx, err) {
 			// Stopping (daemon shutdown): an interrupted listing is not a runtime problem.
 			logger.V(4).Info("GenericPLEG: Relist interrupted", "err", err)
 			return
@@ -613,8 +590,9 @@ func (g *GenericPLEG) inspect(ctx context.Context, logger klog.Logger, r *podRec
 		}
 		select {
 		case g.eventCh <- ev:
+			g.sent()
 		default:
-			g.metrics.discardEvents.Inc()
+			g.metrics.discard()
 			logger.Error(nil, "Event channel is full, discard this relist() cycle event")
 		}
 		if ev.Type == ContainerDied && status != nil {
@@ -653,15 +631,19 @@ func (g *GenericPLEG) updateCache(ctx context.Context, logger klog.Logger, pod *
 		g.cache.Delete(pid)
 		return nil, true, nil
 	}
-	g.cacheMu.Lock()
-	defer g.cacheMu.Unlock()
+	// Upstream holds a mutex across the read so relist and UpdateCache write in timestamp
+	// order. Here the read may wait for the runtime inside a task, and no lock is held
+	// across a wait; with EventedPLEG on, the cache drops a write older than the one it has,
+	// which is what the ordering protects.
 	timestamp := g.clock.Now()
 	status, err := g.runtime.GetPodStatus(ctx, pod.ID, pod.Name, pod.Namespace)
 	if err != nil {
 		err = fmt.Errorf("get status of pod %s/%s: %w", pod.Namespace, pod.Name, err)
-		if ctx.Err() == nil {
-			logger.Error(err, "PLEG: Write status", "pod", klog.KRef(pod.Namespace, pod.Name))
+		if interrupted(ctx, err) {
+			// Stopping: not the pod's status, so nothing is cached or logged as an error.
+			return nil, false, err
 		}
+		logger.Error(err, "PLEG: Write status", "pod", klog.KRef(pod.Namespace, pod.Name))
 	} else {
 		if v := logger.V(4); v.Enabled() {
 			v.Info("PLEG: Write status", "pod", klog.KRef(pod.Namespace, pod.Name))
@@ -692,4 +674,10 @@ func podIPs(cache container.Cache, pid types.UID, status *container.PodStatus) [
 		}
 	}
 	return old.IPs
+}
+
+// interrupted reports whether err is the work being stopped (the daemon shutting down, the
+// loop abandoning its task) rather than a runtime failure.
+func interrupted(ctx context.Context, err error) bool {
+	return ctx.Err() != nil || errors.Is(err, task.ErrStopped)
 }

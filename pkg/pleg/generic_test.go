@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/minikubelet/minikubelet/pkg/container"
 	"github.com/minikubelet/minikubelet/pkg/metrics"
+	"github.com/minikubelet/minikubelet/pkg/task"
 )
 
 func TestTransitionTable(t *testing.T) {
@@ -288,8 +288,15 @@ func TestRelistChannelFull(t *testing.T) {
 	if diff := cmp.Diff([]string{"ContainerStarted a1", "ContainerStarted a2"}, byPod(got)["a"]); diff != "" {
 		t.Fatalf("delivered events (-want +got): the first ones up to the capacity\n%s", diff)
 	}
-	if n := testutil.ToFloat64(f.g.metrics.discardEvents); n != 2 {
-		t.Fatalf("pleg_discard_events = %v, want 2", n)
+	if err := testutil.GatherAndCompare(f.reg, strings.NewReader(`
+# HELP pleg_discard_events [ALPHA] The number of discard events in PLEG.
+# TYPE pleg_discard_events counter
+pleg_discard_events 2
+`), "pleg_discard_events"); err != nil {
+		t.Fatal(err)
+	}
+	if n := f.g.DiscardedEvents(); n != 2 {
+		t.Fatalf("DiscardedEvents = %d, want 2 (pleg_discard_events without a scrape)", n)
 	}
 	// Upstream's exact message, once per discarded event, at the default verbosity.
 	if n := logs.count(`"Event channel is full, discard this relist() cycle event"`); n != 2 {
@@ -496,99 +503,209 @@ func TestNewGenericPLEGValidates(t *testing.T) {
 	}
 }
 
-// waitFor polls cond briefly: goroutines under test need a moment to park or finish.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
+// The relist loop relists at once, then relistPeriod after the END of each relist
+// (upstream's wait.Until), and Due says when: the loop table sleeps until then.
+func TestGenericLoopSchedule(t *testing.T) {
+	f := newFixture(t, nil)
+	loop := genericLoop(f.g)
+	steps := []struct {
+		name      string
+		act       func()
+		run       time.Duration
+		wantLists int
+		wantDue   time.Duration // after start
+	}{
+		{"first relist is due at once", func() {}, 0, 1, time.Second},
+		{"nothing before the period passed", func() {}, 999 * time.Millisecond, 1, time.Second},
+		{"the period passed", func() {}, time.Millisecond, 2, 2 * time.Second},
+		// The relist already scheduled keeps its time; the new period counts from its end.
+		{"Update keeps the scheduled relist", func() { f.g.Update(RelistDuration{10 * time.Second, time.Minute}) }, time.Second, 3, 12 * time.Second},
+		{"then relists at the new period", func() {}, 10 * time.Second, 4, 22 * time.Second},
+		// Restart is upstream's Stop + Start: a relist at once, so a new period applies now.
+		{"Restart relists at once", func() {
+			f.g.Update(RelistDuration{time.Second, time.Minute})
+			f.g.Restart()
+			if due := f.g.Due(f.clk.Now()); !due.Equal(f.clk.Now()) {
+				t.Fatalf("Due after Restart = %v, want now (%v)", due, f.clk.Now())
+			}
+		}, 0, 5, 13 * time.Second},
+	}
+	for _, s := range steps {
+		s.act()
+		runFor(t, f.clk, s.run, loop)
+		if got := f.rt.lists(); got != s.wantLists {
+			t.Fatalf("%s: %d relists, want %d", s.name, got, s.wantLists)
 		}
-		time.Sleep(time.Millisecond)
+		if due := f.g.Due(f.clk.Now()); !due.Equal(start.Add(s.wantDue)) {
+			t.Fatalf("%s: Due = start+%v, want start+%v", s.name, due.Sub(start), s.wantDue)
+		}
 	}
 }
 
-func (f *scriptedRuntime) lists() int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.listCalls
-}
-
-func TestStartStopRunsOnClock(t *testing.T) {
-	base := runtime.NumGoroutine()
+// A relist that waits for a slow runtime is a pending task: Step returns at once, the loop
+// is not due (nothing to do until the runtime answers), and the runtime's answer wakes it.
+// The relist is timed from its start, and its timestamp is its start too.
+func TestRelistWaitingOnTheRuntimeIsAPendingTask(t *testing.T) {
 	f := newFixture(t, nil)
 	ctx := context.Background()
-	f.g.Start(ctx)
-	f.g.Start(ctx) // no second loop
-	waitFor(t, "first relist", func() bool { return f.rt.lists() == 1 && f.clk.HasWaiters() })
-	f.clk.Step(time.Second)
-	waitFor(t, "second relist", func() bool { return f.rt.lists() == 2 && f.clk.HasWaiters() })
+	f.rt.set(pod("a", []*container.Container{ctr("a1", running)}))
+	hold := task.NewOp()
+	f.rt.setHold(hold)
 
-	// A new period applies after the current wait.
-	f.g.Update(RelistDuration{RelistPeriod: 10 * time.Second, RelistThreshold: time.Minute})
-	f.clk.Step(time.Second)
-	waitFor(t, "third relist", func() bool { return f.rt.lists() == 3 && f.clk.HasWaiters() })
-	f.clk.Step(9 * time.Second)
-	if n := f.rt.lists(); n != 3 {
-		t.Fatalf("relisted %d times before the new 10s period passed", n)
+	f.g.Step(ctx)
+	if n := f.rt.lists(); n != 1 {
+		t.Fatalf("listings = %d, want the relist to have asked the runtime", n)
 	}
-	f.clk.Step(time.Second)
-	waitFor(t, "relist after 10s", func() bool { return f.rt.lists() == 4 })
+	if due := f.g.Due(f.clk.Now()); !due.IsZero() {
+		t.Fatalf("Due while waiting for the runtime = %v, want zero (idle until woken)", due)
+	}
+	if _, ok := f.g.LastRelistTime(); ok {
+		t.Fatal("a relist still waiting for its listing counted as done")
+	}
+	drainSignal(f.g.Wake())
 
-	f.g.Stop()
-	f.g.Stop()
-	waitFor(t, "goroutines to end", func() bool { return runtime.NumGoroutine() <= base })
+	f.clk.Step(2500 * time.Millisecond)
+	hold.Complete(nil)
+	if !signalled(f.g.Wake()) {
+		t.Fatal("the runtime's answer did not wake the PLEG loop")
+	}
+	if due := f.g.Due(f.clk.Now()); !due.Equal(f.clk.Now()) {
+		t.Fatalf("Due once the runtime answered = %v, want now", due)
+	}
+	f.g.Step(ctx)
+	if diff := cmp.Diff(map[types.UID][]string{"a": {"ContainerStarted a1"}}, byPod(drain(f.g.Watch()))); diff != "" {
+		t.Fatalf("events (-want +got):\n%s", diff)
+	}
+	if last, ok := f.g.LastRelistTime(); !ok || !last.Equal(start) {
+		t.Fatalf("LastRelistTime = %v, %v; want the relist's start %v", last, ok, start)
+	}
+	if due := f.g.Due(f.clk.Now()); !due.Equal(start.Add(3500 * time.Millisecond)) {
+		t.Fatalf("next relist due at start+%v, want a period after the end (start+3.5s)", due.Sub(start))
+	}
+	if err := testutil.GatherAndCompare(f.reg, strings.NewReader(`
+# HELP pleg_relist_duration_seconds [ALPHA] Duration in seconds for relisting pods in PLEG.
+# TYPE pleg_relist_duration_seconds histogram
+pleg_relist_duration_seconds_bucket{le="0.005"} 0
+pleg_relist_duration_seconds_bucket{le="0.01"} 0
+pleg_relist_duration_seconds_bucket{le="0.025"} 0
+pleg_relist_duration_seconds_bucket{le="0.05"} 0
+pleg_relist_duration_seconds_bucket{le="0.1"} 0
+pleg_relist_duration_seconds_bucket{le="0.25"} 0
+pleg_relist_duration_seconds_bucket{le="0.5"} 0
+pleg_relist_duration_seconds_bucket{le="1"} 0
+pleg_relist_duration_seconds_bucket{le="2.5"} 1
+pleg_relist_duration_seconds_bucket{le="5"} 1
+pleg_relist_duration_seconds_bucket{le="10"} 1
+pleg_relist_duration_seconds_bucket{le="+Inf"} 1
+pleg_relist_duration_seconds_sum 2.5
+pleg_relist_duration_seconds_count 1
+`), "pleg_relist_duration_seconds"); err != nil {
+		t.Fatal(err)
+	}
 }
 
-// nopCache is a cache that stores nothing, for tests that do not look at it.
-type nopCache struct{}
-
-func (nopCache) Get(uid types.UID) (*container.PodStatus, error) {
-	return &container.PodStatus{ID: uid}, nil
-}
-func (nopCache) Set(types.UID, *container.PodStatus, error, time.Time) bool { return true }
-func (nopCache) GetNewerThan(context.Context, types.UID, time.Time) (*container.PodStatus, error) {
-	return nil, nil
-}
-func (nopCache) Delete(types.UID)     {}
-func (nopCache) UpdateTime(time.Time) {}
-
-func ptr(t time.Time) *time.Time { return &t }
-
-// A relist forced from elsewhere (the evented PLEG on a stream error) that hangs in the
-// runtime must not keep Stop from stopping the loop: the loop's relist, queued behind it,
-// gives up when the loop's context ends.
-func TestStopWhileAnotherRelistHangs(t *testing.T) {
-	base := runtime.NumGoroutine()
+// While a relist hangs in the runtime the PLEG goes unhealthy once the last successful relist
+// is older than the threshold, with upstream's message; the hung relist does not block the
+// caller, and Healthy answers meanwhile.
+func TestHealthWhileARelistHangs(t *testing.T) {
 	f := newFixture(t, nil)
-	f.rt.listing = make(chan struct{}, 10)
-	f.g.Start(context.Background())
-	<-f.rt.listing
-	waitFor(t, "loop parked", f.clk.HasWaiters)
-
-	f.rt.mu.Lock()
-	f.rt.hang = true
-	f.rt.mu.Unlock()
-	forcedCtx, cancelForced := context.WithCancel(context.Background())
-	forced := make(chan struct{})
-	go func() { defer close(forced); f.g.Relist(forcedCtx) }()
-	<-f.rt.listing // the forced relist hangs in GetPods
-	f.clk.Step(time.Second)
-	time.Sleep(20 * time.Millisecond) // let the loop's relist queue up behind the hung one
-
-	stopped := make(chan struct{})
-	go func() { defer close(stopped); f.g.Stop() }()
-	select {
-	case <-stopped:
-	case <-time.After(10 * time.Second):
-		t.Fatal("Stop blocked behind a relist it does not own")
+	loop := genericLoop(f.g)
+	runFor(t, f.clk, 0, loop) // the first relist, at start
+	hold := task.NewOp()
+	f.rt.setHold(hold)
+	runFor(t, f.clk, time.Second, loop) // the second one starts and waits
+	if n := f.rt.lists(); n != 2 || !f.g.Due(f.clk.Now()).IsZero() {
+		t.Fatalf("listings = %d, due %v: want the second relist waiting", n, f.g.Due(f.clk.Now()))
 	}
+	tests := []struct {
+		at      time.Duration // after start
+		wantErr string
+	}{
+		{time.Minute, ""},
+		{3 * time.Minute, ""}, // at the threshold exactly: still healthy
+		{3*time.Minute + time.Second, "pleg was last seen active 3m1s ago; threshold is 3m0s"},
+		{10 * time.Minute, "pleg was last seen active 10m0s ago; threshold is 3m0s"},
+	}
+	for _, tt := range tests {
+		runFor(t, f.clk, start.Add(tt.at).Sub(f.clk.Now()), loop)
+		ok, err := f.g.Healthy()
+		if got := fmt.Sprint(err); ok != (tt.wantErr == "") || (tt.wantErr != "" && got != tt.wantErr) {
+			t.Fatalf("at start+%v: Healthy = %v, %v; want error %q", tt.at, ok, err, tt.wantErr)
+		}
+	}
+	if got := testutil.ToFloat64(f.g.metrics.lastSeen); got != float64(start.Unix()) {
+		t.Fatalf("pleg_last_seen_seconds = %v, want the last success %v", got, start.Unix())
+	}
+	// The runtime answers: the relist finishes with its start as its timestamp, which is
+	// still too old (as upstream, health returns with the next relist a period later).
+	hold.Complete(nil)
+	runFor(t, f.clk, 0, loop)
+	if last, _ := f.g.LastRelistTime(); !last.Equal(start.Add(time.Second)) {
+		t.Fatalf("LastRelistTime = start+%v, want the hung relist's start", last.Sub(start))
+	}
+	runFor(t, f.clk, time.Second, loop)
+	if ok, err := f.g.Healthy(); !ok {
+		t.Fatalf("Healthy after the next relist = %v", err)
+	}
+}
+
+// Stop (daemon shutdown) abandons the relist in flight: it neither counts as a relist nor
+// sends events, and nothing is left waiting for the runtime.
+func TestStopAbandonsTheRelistInFlight(t *testing.T) {
+	f := newFixture(t, nil)
+	ctx := context.Background()
+	f.rt.set(pod("a", []*container.Container{ctr("a1", running)}))
+	hold := task.NewOp()
+	f.rt.setHold(hold)
+	f.g.Step(ctx)
+	f.g.Stop()
+	f.g.Stop() // idempotent
+	hold.Complete(nil)
+	if got := drain(f.g.Watch()); len(got) != 0 {
+		t.Fatalf("events from an abandoned relist: %v", got)
+	}
+	if _, ok := f.g.LastRelistTime(); ok {
+		t.Fatal("an abandoned relist counted as successful")
+	}
+	if len(f.g.records) != 0 {
+		t.Fatalf("an abandoned relist recorded %d pods", len(f.g.records))
+	}
+}
+
+// Config.Notify is called once per event put on the channel (the sync loop's wake-up), and
+// not for a discarded event.
+func TestNotifyHook(t *testing.T) {
+	notified := 0
+	f := newFixture(t, func(c *Config) {
+		c.ChannelCapacity = 2
+		c.Notify = func() { notified++ }
+	})
+	f.rt.set(pod("a", []*container.Container{ctr("a1", running)}, ctr("s1", running)))
+	f.g.Relist(context.Background())
+	if notified != 2 {
+		t.Fatalf("Notify called %d times, want 2 (one per event)", notified)
+	}
+	f.rt.set(pod("a", []*container.Container{ctr("a1", exited)}, ctr("s1", running)))
+	f.g.Relist(context.Background()) // the channel is full: the event is discarded
+	if notified != 2 || f.g.DiscardedEvents() != 1 {
+		t.Fatalf("Notify called %d times, %d discarded; want 2 and 1", notified, f.g.DiscardedEvents())
+	}
+}
+
+// drainSignal consumes a pending notification, so the next one can be observed.
+func drainSignal(s interface{ C() <-chan struct{} }) {
 	select {
-	case <-f.rt.listing:
-		t.Fatal("the loop relisted after Stop")
+	case <-s.C():
 	default:
 	}
-	cancelForced()
-	<-forced
-	waitFor(t, "goroutines to end", func() bool { return runtime.NumGoroutine() <= base })
+}
+
+// signalled reports (and consumes) a pending notification.
+func signalled(s interface{ C() <-chan struct{} }) bool {
+	select {
+	case <-s.C():
+		return true
+	default:
+		return false
+	}
 }

@@ -2,6 +2,7 @@ package pleg
 
 import (
 	"sync"
+	"sync/atomic"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/klog/v2"
@@ -21,6 +22,7 @@ type plegMetrics struct {
 	relistDuration prometheus.Histogram
 	relistInterval prometheus.Histogram
 	discardEvents  prometheus.Counter
+	discarded      atomic.Uint64 // discardEvents' value, for readers without a scrape
 	lastSeen       prometheus.Gauge
 	connErr        prometheus.Counter
 	conn           prometheus.Counter
@@ -93,4 +95,10 @@ func (m *plegMetrics) activeType() string {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.current
+}
+
+// discard counts one discarded event.
+func (m *plegMetrics) discard() {
+	m.discardEvents.Inc()
+	m.discarded.Add(1)
 }

@@ -1,7 +1,6 @@
 package pleg
 
 import (
-	"context"
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -56,20 +55,15 @@ const (
 	DefaultGlobalCacheUpdatePeriod = 5 * time.Second
 )
 
-// Interface is what the kubelet uses of a PLEG. Both GenericPLEG and EventedPLEG implement it.
+// Interface is what the kubelet uses of a PLEG. Both GenericPLEG and EventedPLEG implement
+// it. Their loops (Due/Step/Wake) are entries of the node's loop table.
 type Interface interface {
-	// Start runs the PLEG's loops in goroutines owned by the PLEG until ctx ends or Stop.
-	Start(ctx context.Context)
-	// Stop ends the loops and waits for them. Safe to call twice or before Start.
-	Stop()
-	// Update changes the relist cadence; it takes effect after the current wait.
-	Update(d RelistDuration)
 	// Watch is the channel events are sent to (one subscriber).
 	Watch() chan *PodLifecycleEvent
 	// Healthy reports an error when the PLEG has stalled.
 	Healthy() (bool, error)
-	// Relist runs one relist: the single step the runner repeats.
-	Relist(ctx context.Context)
+	// Update changes the relist cadence.
+	Update(d RelistDuration)
 }
 
 // HealthChecker is a named health check as the kubelet's runtime state registers it

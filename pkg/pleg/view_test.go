@@ -12,8 +12,8 @@ import (
 	testingclock "k8s.io/utils/clock/testing"
 
 	"github.com/minikubelet/minikubelet/pkg/container"
+	"github.com/minikubelet/minikubelet/pkg/cri"
 	"github.com/minikubelet/minikubelet/pkg/runtime/behavior"
-	"github.com/minikubelet/minikubelet/pkg/runtime/cri"
 	"github.com/minikubelet/minikubelet/pkg/runtime/fake"
 	"github.com/minikubelet/minikubelet/pkg/runtime/fault"
 	"github.com/minikubelet/minikubelet/pkg/runtime/view"

@@ -1,6 +1,7 @@
 package podsource
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"errors"
@@ -12,6 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -24,6 +26,7 @@ import (
 	"github.com/minikubelet/minikubelet/pkg/events"
 	"github.com/minikubelet/minikubelet/pkg/kubetypes"
 	"github.com/minikubelet/minikubelet/pkg/metrics"
+	"github.com/minikubelet/minikubelet/pkg/runner"
 )
 
 // Defaults of Config.
@@ -83,11 +86,19 @@ type Config struct {
 	Recorder events.Recorder
 	// Registry receives static_pod_manifest_errors_total. Optional (metrics then go nowhere).
 	Registry *metrics.Registry
+	// UIDRoot, when set, stands for Path in what a pod's UID hashes (the file's path): the
+	// same file then gets the same UID wherever the directory is. Simulate mode sets it, as
+	// its manifest directory is a new temporary one at every run.
+	UIDRoot string
+	// Sink receives the snapshot of every Step. Required for Step.
+	Sink SnapshotSink
 }
 
-// FileSource reads static pod manifests from a directory: the kubelet's file source.
-// Relist is the step (read the whole directory, push one snapshot); Run is the runner
-// (Relist every CheckFrequency, and soon after an fsnotify event when Watch is set).
+// FileSource reads static pod manifests from a directory: the kubelet's file source. It is a
+// loop of the node's loop table: Step relists (reads the whole directory, pushes one
+// snapshot to the sink) every CheckFrequency, and WatchDebounce after Trigger — which the
+// fsnotify watcher (WatchLoop, daemon only) calls on every file event, and simulate mode
+// calls after writing a manifest.
 type FileSource struct {
 	cfg         Config
 	errorsTotal *prometheus.CounterVec
@@ -103,8 +114,17 @@ type FileSource struct {
 	// parsing is most of a re-list's cost. Entries of files not listed again are dropped.
 	parsed    map[string]*parsedFile
 	curParsed map[string]*parsedFile // the cache being built by the list in progress
+	// listDigest hashes the accepted files (path and content) of the last list; Relist
+	// skips a push whose digest is pushedDigest, the last snapshot the sink took.
+	listDigest   uint64
+	pushedDigest uint64
+	pushed       bool
 
-	trigger chan struct{} // the watcher's "something changed" signal, capacity 1
+	wake *runner.Signal
+
+	loopMu    sync.Mutex
+	nextList  time.Time // the periodic relist; zero before the first
+	triggered time.Time // the debounced relist after a file event; zero when none pending
 }
 
 // NewFileSource validates cfg, fills its defaults and registers the source's metric.
@@ -150,7 +170,7 @@ func NewFileSource(cfg Config) (*FileSource, error) {
 		reported:  map[string]string{},
 		notes:     map[string]bool{},
 		parsed:    map[string]*parsedFile{},
-		trigger:   make(chan struct{}, 1),
+		wake:      runner.NewSignal(),
 	}
 	if cfg.Registry != nil {
 		cfg.Registry.MustRegister(s.errorsTotal)
@@ -197,10 +217,10 @@ func (s *FileSource) ListOnce(ctx context.Context) (pods []*v1.Pod, fileErrs []*
 		s.missing = false
 	}
 
-	var files []string
+	var files []manifestFile
 	switch {
 	case info.Mode().IsRegular():
-		files = []string{s.cfg.Path}
+		files = []manifestFile{{path: s.cfg.Path, info: info}}
 	case info.IsDir():
 		files, err = s.listDir(logger)
 		if err != nil {
@@ -215,8 +235,10 @@ func (s *FileSource) ListOnce(ctx context.Context) (pods []*v1.Pod, fileErrs []*
 	liveUIDs := map[types.UID]bool{}
 	bad := map[string]bool{}
 	pods = []*v1.Pod{}
-	for _, path := range files {
-		filePods, key, ferr := s.readFile(logger, path)
+	digest := fnv.New64a() // of every accepted file's path and content
+	for _, file := range files {
+		path := file.path
+		filePods, key, ferr := s.readFile(logger, file)
 		if ferr == nil {
 			ferr = s.checkDuplicates(path, filePods, owner)
 		}
@@ -233,6 +255,7 @@ func (s *FileSource) ListOnce(ctx context.Context) (pods []*v1.Pod, fileErrs []*
 			logger.V(2).Info("Manifest file is valid again", "path", path)
 			delete(s.reported, path)
 		}
+		digest.Write([]byte(path + "\x00" + key + "\x00"))
 		for _, pod := range filePods {
 			owner[pod.Namespace+"/"+pod.Name] = path
 			liveUIDs[pod.UID] = true
@@ -259,18 +282,25 @@ func (s *FileSource) ListOnce(ctx context.Context) (pods []*v1.Pod, fileErrs []*
 			delete(s.reported, path) // gone or fine: a new problem with it is reported afresh
 		}
 	}
+	s.listDigest = digest.Sum64()
 	logger.V(5).Info("Listed static pod manifests", "path", s.cfg.Path, "files", len(files), "pods", len(pods), "refused", len(fileErrs))
 	return pods, fileErrs, nil
 }
 
 // listDir returns the candidate manifest files of the directory, sorted, skipping dotfiles,
 // editor temp files and anything that is not a regular file.
-func (s *FileSource) listDir(logger klog.Logger) ([]string, error) {
+// manifestFile is a regular file to read, with what Stat said of it.
+type manifestFile struct {
+	path string
+	info fs.FileInfo
+}
+
+func (s *FileSource) listDir(logger klog.Logger) ([]manifestFile, error) {
 	entries, err := os.ReadDir(s.cfg.Path) // sorted by name, as upstream's sorted glob
 	if err != nil {
 		return nil, fmt.Errorf("read manifest directory %q: %w", s.cfg.Path, err)
 	}
-	files := make([]string, 0, len(entries))
+	files := make([]manifestFile, 0, len(entries))
 	for _, e := range entries {
 		if IgnoredFileName(e.Name()) {
 			continue
@@ -285,7 +315,7 @@ func (s *FileSource) listDir(logger klog.Logger) ([]string, error) {
 		case info.IsDir():
 			s.noteOnce(logger, "", path, "Provided manifest path is a directory, not recursing into manifest path", nil)
 		case info.Mode().IsRegular():
-			files = append(files, path)
+			files = append(files, manifestFile{path: path, info: info})
 		default:
 			s.noteOnce(logger, "", path, "Manifest path is not a directory or file", fmt.Errorf("mode %v", info.Mode()))
 		}
@@ -325,22 +355,26 @@ func IgnoredFileName(name string) bool {
 
 // readFile reads and parses one manifest. key identifies the file's content and outcome, so a
 // problem is reported once per change.
-func (s *FileSource) readFile(logger klog.Logger, path string) (pods []*v1.Pod, key string, ferr *FileError) {
-	f, err := os.Open(path)
+func (s *FileSource) readFile(logger klog.Logger, file manifestFile) (pods []*v1.Pod, key string, ferr *FileError) {
+	path := file.path
+	// O_NONBLOCK spares the two fcntl calls os.Open makes on Linux to try (and fail) to
+	// register a regular file with the poller: a third of a re-list's system calls. It has
+	// no effect on reading a regular file.
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, "open:" + err.Error(), &FileError{Path: path, Reason: ReasonReadError, Err: err}
 	}
 	defer f.Close()
-	info, err := f.Stat()
-	if err != nil {
-		return nil, "stat:" + err.Error(), &FileError{Path: path, Reason: ReasonReadError, Err: err}
+	size := file.info.Size() // the listing's Stat: one syscall fewer per file and list
+	if size > s.cfg.MaxFileSize {
+		return nil, fmt.Sprintf("size:%d", size), &FileError{Path: path, Reason: ReasonTooLarge,
+			Err: fmt.Errorf("file is %d bytes, over the %d-byte limit for a manifest", size, s.cfg.MaxFileSize)}
 	}
-	if info.Size() > s.cfg.MaxFileSize {
-		return nil, fmt.Sprintf("size:%d", info.Size()), &FileError{Path: path, Reason: ReasonTooLarge,
-			Err: fmt.Errorf("file is %d bytes, over the %d-byte limit for a manifest", info.Size(), s.cfg.MaxFileSize)}
-	}
-	// Read at most one byte past the limit: the file may grow between Stat and Read.
-	data, err := io.ReadAll(io.LimitReader(f, s.cfg.MaxFileSize+1))
+	// Read at most one byte past the limit: the file may grow between Stat and Read. The
+	// buffer fits the file as it was, so the read takes one call and the EOF another.
+	buf := bytes.NewBuffer(make([]byte, 0, size+bytes.MinRead))
+	_, err = buf.ReadFrom(io.LimitReader(f, s.cfg.MaxFileSize+1))
+	data := buf.Bytes()
 	if err != nil {
 		return nil, "read:" + err.Error(), &FileError{Path: path, Reason: ReasonReadError, Err: err}
 	}
@@ -385,7 +419,13 @@ func (s *FileSource) parse(data []byte, path string) *parsedFile {
 		s.curParsed[path] = pf
 		return pf
 	}
-	pods, warnings, ferr := parseManifest(data, path, s.cfg.NodeName)
+	uidPath := path
+	if s.cfg.UIDRoot != "" {
+		if rel, err := filepath.Rel(s.cfg.Path, path); err == nil {
+			uidPath = filepath.Join(s.cfg.UIDRoot, rel)
+		}
+	}
+	pods, warnings, ferr := parseManifest(data, path, uidPath, s.cfg.NodeName)
 	pf := &parsedFile{sum: sum, pods: pods, warnings: warnings, ferr: ferr}
 	if ferr == nil {
 		s.curParsed[path] = pf
@@ -443,65 +483,71 @@ func (s *FileSource) Relist(ctx context.Context, sink SnapshotSink) error {
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
+	// The same files with the same content make the same pods: the merger would find no
+	// difference, so the snapshot is not pushed again (the kubelet's merger does that
+	// comparison at every fileCheckFrequency; here it is most of a long simulation's work).
+	s.mu.Lock()
+	digest, same := s.listDigest, err == nil && s.pushed && s.listDigest == s.pushedDigest
+	s.mu.Unlock()
+	if same {
+		return nil
+	}
 	if perr := sink.Push(ctx, kubetypes.FileSource, pods); perr != nil {
 		return fmt.Errorf("push static pods snapshot: %w", perr)
 	}
+	s.mu.Lock()
+	s.pushed, s.pushedDigest = err == nil, digest
+	s.mu.Unlock()
 	return err
 }
 
-// Run is the runner: Relist now, then every CheckFrequency, and WatchDebounce after a file
-// event when Watch is set, until ctx ends. It returns once every goroutine it started has
-// stopped.
-func (s *FileSource) Run(ctx context.Context, sink SnapshotSink) {
+// Due is when the next relist is due: at once before the first, then CheckFrequency after
+// the last, or WatchDebounce after a Trigger if that is sooner.
+func (s *FileSource) Due(now time.Time) time.Time {
+	s.loopMu.Lock()
+	defer s.loopMu.Unlock()
+	if s.nextList.IsZero() {
+		return now
+	}
+	if !s.triggered.IsZero() && s.triggered.Before(s.nextList) {
+		return s.triggered
+	}
+	return s.nextList
+}
+
+// Wake is notified by Trigger.
+func (s *FileSource) Wake() *runner.Signal { return s.wake }
+
+// Step relists and pushes the snapshot to Config.Sink. Triggers that arrived before it are
+// covered by it: one relist reads every change.
+func (s *FileSource) Step(ctx context.Context) {
+	now := s.cfg.Clock.Now()
+	s.loopMu.Lock()
+	first := s.nextList.IsZero()
+	s.nextList = now.Add(s.cfg.CheckFrequency)
+	s.triggered = time.Time{}
+	s.loopMu.Unlock()
 	logger := klog.FromContext(ctx)
-	logger.V(1).Info("Watching path", "path", s.cfg.Path, "checkFrequency", s.cfg.CheckFrequency, "fsnotify", s.cfg.Watch)
-	ctx, cancel := context.WithCancel(ctx)
-	var wg sync.WaitGroup
-	defer func() { cancel(); wg.Wait() }()
-	if s.cfg.Watch {
-		wg.Add(1)
-		go func() { defer wg.Done(); s.watchLoop(ctx) }()
+	if first {
+		logger.V(1).Info("Watching path", "path", s.cfg.Path, "checkFrequency", s.cfg.CheckFrequency, "fsnotify", s.cfg.Watch)
 	}
-	for {
-		if err := s.Relist(ctx, sink); err != nil && !errors.Is(err, fs.ErrNotExist) && ctx.Err() == nil {
-			logger.Error(err, "Unable to read config path", "path", s.cfg.Path)
-		}
-		period := s.cfg.Clock.NewTimer(s.cfg.CheckFrequency)
-		select {
-		case <-ctx.Done():
-			period.Stop()
-			return
-		case <-period.C():
-		case <-s.trigger:
-			period.Stop()
-			if !s.settle(ctx) {
-				return
-			}
-		}
+	if s.cfg.Sink == nil {
+		logger.Error(nil, "File source has no sink; dropping snapshot", "path", s.cfg.Path)
+		return
+	}
+	if err := s.Relist(ctx, s.cfg.Sink); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		logger.Error(err, "Unable to read config path", "path", s.cfg.Path)
 	}
 }
 
-// settle waits WatchDebounce and drops the events that arrived meanwhile: one re-list
-// covers them. False when ctx ended.
-func (s *FileSource) settle(ctx context.Context) bool {
-	t := s.cfg.Clock.NewTimer(s.cfg.WatchDebounce)
-	select {
-	case <-ctx.Done():
-		t.Stop()
-		return false
-	case <-t.C():
+// Trigger asks for a relist WatchDebounce from now, so a burst of file events (an editor's
+// create, write, chmod, rename) is read once, and rarely half-written. Triggers within that
+// window coalesce. Never blocks.
+func (s *FileSource) Trigger() {
+	s.loopMu.Lock()
+	if s.triggered.IsZero() {
+		s.triggered = s.cfg.Clock.Now().Add(s.cfg.WatchDebounce)
 	}
-	select {
-	case <-s.trigger:
-	default:
-	}
-	return true
-}
-
-// poke asks the runner for a re-list without blocking; pending pokes coalesce.
-func (s *FileSource) poke() {
-	select {
-	case s.trigger <- struct{}{}:
-	default:
-	}
+	s.loopMu.Unlock()
+	s.wake.Notify()
 }

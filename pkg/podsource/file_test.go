@@ -21,9 +21,11 @@ import (
 	"k8s.io/utils/clock"
 	testingclock "k8s.io/utils/clock/testing"
 
+	"github.com/minikubelet/minikubelet/internal/eventually"
 	"github.com/minikubelet/minikubelet/pkg/events"
 	"github.com/minikubelet/minikubelet/pkg/kubetypes"
 	"github.com/minikubelet/minikubelet/pkg/metrics"
+	"github.com/minikubelet/minikubelet/pkg/runner"
 )
 
 var t0 = time.Date(2024, 5, 1, 12, 0, 0, 0, time.UTC)
@@ -426,48 +428,64 @@ func TestRelistThroughMerger(t *testing.T) {
 	}
 }
 
-// TestRunPeriodicRelistOnFakeClock checks the runner without fsnotify: a change is seen at the
-// next CheckFrequency tick.
-func TestRunPeriodicRelistOnFakeClock(t *testing.T) {
-	f := newFixture(t, nil)
-	m := newMerger(t, f.clk)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { defer close(done); f.src.Run(ctx, m) }()
-
-	if got := describe([]kubetypes.PodUpdate{<-m.Updates()}); got != "ADD[]" {
-		t.Fatalf("first update: %s", got)
+// TestLoopPeriodicAndTriggeredRelist checks the source as a loop on a fake clock: it lists
+// at once, then every CheckFrequency, and WatchDebounce after a Trigger (coalescing a burst).
+func TestLoopPeriodicAndTriggeredRelist(t *testing.T) {
+	var m *Merger
+	f := newFixture(t, func(c *Config) { m = newMerger(t, c.Clock); c.Sink = m })
+	loops := []runner.Loop{{Name: "file-source", Due: f.src.Due, Step: f.src.Step, Wake: f.src.Wake()}}
+	sim := runner.NewSim(f.clk, loops)
+	ctx := context.Background()
+	// runFor steps every relist due up to d from now and returns what was pushed.
+	runFor := func(d time.Duration) string {
+		t.Helper()
+		if err := sim.RunUntil(ctx, f.clk.Now().Add(d), nil); err != nil {
+			t.Fatal(err)
+		}
+		return describe(drain(m))
+	}
+	if got := runFor(0); got != "ADD[]" {
+		t.Fatalf("first relist: %s, want the empty snapshot at once", got)
 	}
 	f.write(t, "web.yaml", podYAML("web", ""))
-	waitForWaiters(t, f.clk)
-	f.clk.Step(DefaultCheckFrequency - time.Second)
-	select {
-	case u := <-m.Updates():
-		t.Fatalf("update before the period elapsed: %s", describe([]kubetypes.PodUpdate{u}))
-	default:
+	if got := runFor(DefaultCheckFrequency - time.Second); got != "" {
+		t.Fatalf("update before the period elapsed: %s", got)
 	}
-	f.clk.Step(time.Second)
-	if got := describe([]kubetypes.PodUpdate{<-m.Updates()}); got != "ADD[web-node1]" {
+	if got := runFor(time.Second); got != "ADD[web-node1]" {
 		t.Errorf("after one period: %s", got)
 	}
-	cancel()
-	<-done
+	// A burst of triggers is one relist, WatchDebounce after the first.
+	f.write(t, "api.yaml", podYAML("api", ""))
+	f.src.Trigger()
+	f.clk.Step(DefaultWatchDebounce / 2)
+	f.src.Trigger()
+	if got := runFor(DefaultWatchDebounce/2 - time.Millisecond); got != "" {
+		t.Fatalf("update before the debounce elapsed: %s", got)
+	}
+	if got := runFor(time.Millisecond); got != "ADD[api-node1]" {
+		t.Errorf("after the debounce: %s", got)
+	}
+	// The triggered relist restarted the period.
+	if due := f.src.Due(f.clk.Now()); !due.Equal(f.clk.Now().Add(DefaultCheckFrequency)) {
+		t.Errorf("next relist due %v, want one CheckFrequency after the triggered one (%v)", due, f.clk.Now().Add(DefaultCheckFrequency))
+	}
 }
 
 // TestWatchSeesChangesQuickly is the one real-time test: fsnotify on a real directory that
-// does not exist when the source starts. The deadline is generous; the feature needs 1s.
+// does not exist when the source starts, the source run by the daemon's runner. The deadline
+// is generous; the feature needs 1s.
 func TestWatchSeesChangesQuickly(t *testing.T) {
 	base := t.TempDir()
 	dir := filepath.Join(base, "manifests")
 	before := runtime.NumGoroutine()
-	src, err := NewFileSource(Config{Path: dir, NodeName: "node1", Clock: clock.RealClock{}, Watch: true, CheckFrequency: time.Hour})
+	m := newMerger(t, clock.RealClock{})
+	src, err := NewFileSource(Config{Path: dir, NodeName: "node1", Clock: clock.RealClock{}, Watch: true, CheckFrequency: time.Hour, Sink: m})
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := newMerger(t, clock.RealClock{})
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { defer close(done); src.Run(ctx, m) }()
+	g := runner.NewGroup(context.Background())
+	runner.Start(g, clock.RealClock{}, []runner.Loop{{Name: "file-source", Due: src.Due, Step: src.Step, Wake: src.Wake()}})
+	g.Go("file-watch", src.WatchLoop)
 
 	const deadline = 10 * time.Second
 	await := func(want string) {
@@ -501,24 +519,10 @@ func TestWatchSeesChangesQuickly(t *testing.T) {
 	}
 	await("REMOVE[web-node1]")
 
-	cancel()
-	<-done
-	for i := 0; i < 100 && runtime.NumGoroutine() > before; i++ {
-		time.Sleep(10 * time.Millisecond) // let fsnotify's reader goroutine finish exiting
-	}
-	if n := runtime.NumGoroutine(); n > before {
-		t.Errorf("goroutines: %d after Run returned, %d before: leak", n, before)
-	}
-}
-
-func waitForWaiters(t *testing.T, clk *testingclock.FakeClock) {
-	t.Helper()
-	for i := 0; !clk.HasWaiters(); i++ {
-		if i > 5000 {
-			t.Fatal("the runner never waited on the clock")
-		}
-		time.Sleep(time.Millisecond)
-	}
+	g.Stop()
+	g.Wait()
+	// fsnotify's reader goroutine exits just after Close returns.
+	eventually.True(t, "the watcher's goroutines to exit", func() bool { return runtime.NumGoroutine() <= before })
 }
 
 func drain(m *Merger) []kubetypes.PodUpdate {
@@ -575,5 +579,54 @@ func BenchmarkListOnce(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// countingSink records the snapshots pushed to it.
+type countingSink struct{ snapshots [][]*v1.Pod }
+
+func (c *countingSink) Push(_ context.Context, _ string, pods []*v1.Pod) error {
+	c.snapshots = append(c.snapshots, pods)
+	return nil
+}
+
+// TestRelistPushesOnlyChangedSnapshots: a relist that finds the same files with the same
+// content does not push them again; any change (a new, edited, refused or removed file)
+// does, and so does the first relist of an empty directory (it marks the source seen).
+func TestRelistPushesOnlyChangedSnapshots(t *testing.T) {
+	f := newFixture(t, nil)
+	sink := &countingSink{}
+	ctx := context.Background()
+	steps := []struct {
+		name     string
+		change   func()
+		wantPush bool
+		wantPods string
+	}{
+		{"first relist of an empty directory", func() {}, true, ""},
+		{"nothing changed", func() {}, false, ""},
+		{"new file", func() { f.write(t, "web.yaml", podYAML("web", "")) }, true, "web-node1"},
+		{"same content rewritten", func() { f.write(t, "web.yaml", podYAML("web", "")) }, false, ""},
+		{"edited file", func() { f.write(t, "web.yaml", podYAML("web", "    imagePullPolicy: Never\n")) }, true, "web-node1"},
+		{"bad file beside it", func() { f.write(t, "bad.yaml", "kind: Pod\nspec: [\n") }, false, ""},
+		{"good file made bad", func() { f.write(t, "web.yaml", "kind: Pod\nspec: [\n") }, true, ""},
+		{"removed files", func() { f.remove(t, "web.yaml"); f.remove(t, "bad.yaml") }, false, ""},
+		{"file back", func() { f.write(t, "web.yaml", podYAML("web", "")) }, true, "web-node1"},
+	}
+	for _, st := range steps {
+		before := len(sink.snapshots)
+		st.change()
+		if err := f.src.Relist(ctx, sink); err != nil {
+			t.Fatalf("%s: %v", st.name, err)
+		}
+		pushed := len(sink.snapshots) > before
+		if pushed != st.wantPush {
+			t.Fatalf("%s: pushed = %t, want %t", st.name, pushed, st.wantPush)
+		}
+		if pushed {
+			if got := podNames(sink.snapshots[len(sink.snapshots)-1]); got != st.wantPods {
+				t.Errorf("%s: pushed %q, want %q", st.name, got, st.wantPods)
+			}
+		}
 	}
 }

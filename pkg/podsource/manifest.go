@@ -81,14 +81,15 @@ func couldNotParse(path, reason string, err error) *FileError {
 // and the error is a *FileError naming path. warnings lists fields the decoder ignored.
 // Safe for concurrent use.
 func ParseManifest(data []byte, path, nodeName string) (pods []*v1.Pod, warnings []string, err error) {
-	pods, warnings, ferr := parseManifest(data, path, nodeName)
+	pods, warnings, ferr := parseManifest(data, path, path, nodeName)
 	if ferr != nil {
 		return nil, warnings, ferr
 	}
 	return pods, warnings, nil
 }
 
-func parseManifest(data []byte, path, nodeName string) ([]*v1.Pod, []string, *FileError) {
+// uidPath is the path the pods' UIDs hash (normally path).
+func parseManifest(data []byte, path, uidPath, nodeName string) ([]*v1.Pod, []string, *FileError) {
 	docs, err := splitDocuments(data)
 	if err != nil {
 		return nil, nil, couldNotParse(path, ReasonDecode, err)
@@ -121,7 +122,7 @@ func parseManifest(data []byte, path, nodeName string) ([]*v1.Pod, []string, *Fi
 			return nil, nil, &FileError{Path: path, Reason: ReasonInvalid, Err: fmt.Errorf("%sinvalid pod: name is needed for the pod", where)}
 		}
 		applyAPIDefaults(pod)
-		applyStaticPodDefaults(pod, path, nodeName)
+		applyStaticPodDefaults(pod, uidPath, nodeName)
 		if errs := validatePod(pod); len(errs) > 0 {
 			var ref *v1.ObjectReference
 			if len(validation.IsDNS1123Subdomain(pod.Name)) == 0 {

@@ -2,7 +2,6 @@ package podsource
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"reflect"
 	"sort"
@@ -33,7 +32,15 @@ type MergerConfig struct {
 	Sources []string
 	// BufferSize is the capacity of Updates(). Default DefaultUpdatesBuffer.
 	BufferSize int
+	// Notify is called after updates were put on Updates(), so the reader (the sync loop's
+	// Wake) looks at them. Optional.
+	Notify func()
 }
+
+// BackpressurePoll is how often a merger whose updates channel is full looks again for
+// room: the channel's reader does not tell it when it takes an update. Upstream blocks the
+// source instead; a source here never waits, so its updates queue in order in the merger.
+const BackpressurePoll = 10 * time.Millisecond
 
 // Merger merges the pods of every source into one store and turns each change into
 // incremental updates, like upstream's PodConfig in PodConfigNotificationIncremental mode:
@@ -45,7 +52,8 @@ type Merger struct {
 	cfg     MergerConfig
 	updates chan kubetypes.PodUpdate
 
-	sendMu sync.Mutex // keeps merge order equal to channel order (upstream updateLock)
+	sendMu  sync.Mutex            // keeps merge order equal to channel order (upstream updateLock)
+	backlog []kubetypes.PodUpdate // merged updates waiting for room on the channel, in order
 
 	mu   sync.Mutex
 	pods map[string]map[types.UID]*v1.Pod // source -> uid -> pod
@@ -187,24 +195,59 @@ func (m *Merger) Apply(change kubetypes.PodUpdate) []kubetypes.PodUpdate {
 	return out
 }
 
-// Push merges a snapshot and sends the resulting updates on Updates(), blocking while the
-// channel is full (as upstream) until ctx ends. Concurrent pushes are delivered in merge order.
-func (m *Merger) Push(ctx context.Context, source string, pods []*v1.Pod) error {
+// Push merges a snapshot and puts the resulting updates on Updates() in merge order. It
+// never waits: what does not fit waits in the merger, in order, and goes out at the next
+// Push or Step (see Due). The error is for SnapshotSink; a merger never fails a push.
+func (m *Merger) Push(_ context.Context, source string, pods []*v1.Pod) error {
 	m.sendMu.Lock()
-	defer m.sendMu.Unlock()
-	for _, u := range m.Merge(source, pods) {
-		select {
-		case m.updates <- u:
-		case <-ctx.Done():
-			return fmt.Errorf("send %s update from %s: %w", u.Op, source, errors.Join(ctx.Err(), errDroppedUpdate))
-		}
+	m.backlog = append(m.backlog, m.Merge(source, pods)...)
+	sent := m.flushLocked()
+	m.sendMu.Unlock()
+	if sent && m.cfg.Notify != nil {
+		m.cfg.Notify()
 	}
 	return nil
 }
 
-// errDroppedUpdate marks a push that gave up: the merged store already holds the change, so
-// the sync loop will not be told about it. Only happens on shutdown.
-var errDroppedUpdate = errors.New("update dropped")
+// flushLocked moves what fits from the backlog to the channel (sendMu held).
+func (m *Merger) flushLocked() (sent bool) {
+	for len(m.backlog) > 0 {
+		select {
+		case m.updates <- m.backlog[0]:
+			m.backlog[0] = kubetypes.PodUpdate{}
+			m.backlog = m.backlog[1:]
+			sent = true
+		default:
+			return sent
+		}
+	}
+	m.backlog = nil
+	return sent
+}
+
+// Due is when updates waiting for room on the channel should be tried again: every
+// BackpressurePoll while there are any; zero otherwise.
+func (m *Merger) Due(now time.Time) time.Time {
+	m.sendMu.Lock()
+	defer m.sendMu.Unlock()
+	if len(m.backlog) == 0 {
+		return time.Time{}
+	}
+	if len(m.updates) < cap(m.updates) {
+		return now
+	}
+	return now.Add(BackpressurePoll)
+}
+
+// Step sends what fits of the waiting updates.
+func (m *Merger) Step(context.Context) {
+	m.sendMu.Lock()
+	sent := m.flushLocked()
+	m.sendMu.Unlock()
+	if sent && m.cfg.Notify != nil {
+		m.cfg.Notify()
+	}
+}
 
 // SeenAllSources reports whether every configured source has delivered a snapshot here and
 // the sync loop has seen an update from each (seen holds the sources it saw). Housekeeping

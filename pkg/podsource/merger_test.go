@@ -2,7 +2,6 @@ package podsource
 
 import (
 	"context"
-	"errors"
 	"strconv"
 	"testing"
 	"time"
@@ -164,27 +163,42 @@ func TestMergerApplyOpsAndDuplicates(t *testing.T) {
 	}
 }
 
-func TestMergerPush(t *testing.T) {
-	m, err := NewMerger(MergerConfig{Clock: testingclock.NewFakeClock(t0), BufferSize: 3})
+func TestMergerPushNeverWaits(t *testing.T) {
+	notified := 0
+	m, err := NewMerger(MergerConfig{Clock: testingclock.NewFakeClock(t0), BufferSize: 3, Notify: func() { notified++ }})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	if err := m.Push(ctx, "file", []*v1.Pod{pod("a")}); err != nil {
-		t.Fatal(err)
+	for _, name := range []string{"a", "b", "c"} {
+		if err := m.Push(ctx, "file", []*v1.Pod{pod(name)}); err != nil {
+			t.Fatal(err)
+		}
 	}
-	if err := m.Push(ctx, "file", []*v1.Pod{pod("b")}); err != nil {
-		t.Fatal(err)
+	// ADD a, REMOVE a, ADD b fill the channel; REMOVE b, ADD c wait in the merger, in order.
+	if notified != 2 {
+		t.Errorf("Notify called %d times, want 2 (the third push sent nothing)", notified)
 	}
-	// REMOVE a + ADD c do not fit: Push blocks until ctx ends and says so.
-	cctx, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
-	defer cancel()
-	err = m.Push(cctx, "file", []*v1.Pod{pod("c")})
-	if !errors.Is(err, context.DeadlineExceeded) {
-		t.Errorf("Push into a full channel: %v, want the context error", err)
+	now := t0
+	if due := m.Due(now); !due.Equal(now.Add(BackpressurePoll)) {
+		t.Errorf("Due with a full channel = %v, want %v", due, now.Add(BackpressurePoll))
 	}
-	if got := describe(drain(m)); got != "ADD[a] REMOVE[a] ADD[b]" {
-		t.Errorf("channel = %q, want the updates in merge order", got)
+	if got := describe([]kubetypes.PodUpdate{<-m.Updates()}); got != "ADD[a]" {
+		t.Fatalf("first update %s", got)
+	}
+	if due := m.Due(now); !due.Equal(now) {
+		t.Errorf("Due with room = %v, want now", due)
+	}
+	m.Step(ctx)
+	if got := describe(drain(m)); got != "REMOVE[a] ADD[b] REMOVE[b]" {
+		t.Errorf("channel after a step = %q, want the updates in merge order", got)
+	}
+	m.Step(ctx)
+	if got := describe(drain(m)); got != "ADD[c]" {
+		t.Errorf("channel after the next step = %q", got)
+	}
+	if due := m.Due(now); !due.IsZero() {
+		t.Errorf("Due with nothing waiting = %v, want idle", due)
 	}
 	if _, err := NewMerger(MergerConfig{Sources: []string{"*"}}); err == nil {
 		t.Errorf("NewMerger accepted the reserved source name *")

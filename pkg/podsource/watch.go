@@ -14,10 +14,12 @@ import (
 
 var errWatchedPathGone = errors.New("watched path was removed or renamed")
 
-// watchLoop keeps an fsnotify watch on the path and pokes the runner on every relevant event.
-// When the path is missing or the watch fails it retries every WatchRetryPeriod (on the
-// clock), so a directory created later is watched within that period.
-func (s *FileSource) watchLoop(ctx context.Context) {
+// WatchLoop keeps an fsnotify watch on the path and calls Trigger on every relevant event,
+// until ctx ends. When the path is missing or the watch fails it retries every
+// WatchRetryPeriod (on the clock), so a directory created later is watched within that
+// period. It blocks on the kernel's events: the daemon runs it as a goroutine of its own
+// beside the loop table (simulate mode has no watcher and triggers relists itself).
+func (s *FileSource) WatchLoop(ctx context.Context) {
 	logger := klog.FromContext(ctx)
 	var lastErr string
 	for ctx.Err() == nil {
@@ -60,7 +62,7 @@ func (s *FileSource) watchOnce(ctx context.Context) error {
 	}
 	logger.V(2).Info("Started watching manifest path", "path", s.cfg.Path)
 	// Files may have appeared between the last list and the watch: look once more.
-	s.poke()
+	s.Trigger()
 	for {
 		select {
 		case <-ctx.Done():
@@ -70,7 +72,7 @@ func (s *FileSource) watchOnce(ctx context.Context) error {
 				return errors.New("inotify watcher closed")
 			}
 			if filepath.Clean(ev.Name) == s.cfg.Path && ev.Has(fsnotify.Remove|fsnotify.Rename) {
-				s.poke() // the pods of a vanished directory go away at the re-list
+				s.Trigger() // the pods of a vanished directory go away at the re-list
 				return errWatchedPathGone
 			}
 			if IgnoredFileName(filepath.Base(ev.Name)) {
@@ -79,7 +81,7 @@ func (s *FileSource) watchOnce(ctx context.Context) error {
 			}
 			if ev.Has(fsnotify.Create | fsnotify.Write | fsnotify.Remove | fsnotify.Rename | fsnotify.Chmod) {
 				logger.V(5).Info("Manifest path event", "event", ev.String())
-				s.poke()
+				s.Trigger()
 			}
 		case err, ok := <-w.Errors:
 			if !ok {

@@ -10,9 +10,8 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/minikubelet/minikubelet/pkg/container"
-	"github.com/minikubelet/minikubelet/pkg/kuberuntime"
+	"github.com/minikubelet/minikubelet/pkg/cri"
 	"github.com/minikubelet/minikubelet/pkg/kubetypes"
-	"github.com/minikubelet/minikubelet/pkg/runtime/cri"
 )
 
 // Waiting reasons the kubelet sets before a container exists.
@@ -315,7 +314,7 @@ func (g *Generator) convertToAPIContainerStatuses(pod *v1.Pod, podStatus *contai
 				continue // a completed init container is not restarted
 			}
 		}
-		if !kuberuntime.ShouldContainerBeRestarted(c, pod, podStatus) || g.cfg.Reasons == nil {
+		if !container.ShouldContainerBeRestarted(c, pod, podStatus) || g.cfg.Reasons == nil {
 			continue
 		}
 		reason, ok := g.cfg.Reasons.Get(pod.UID, c.Name)
@@ -359,7 +358,7 @@ func updateProbeStatus(pod *v1.Pod, s *v1.PodStatus, sidecars bool) {
 		cs := &s.InitContainerStatuses[i]
 		started := cs.State.Running != nil
 		cs.Started = &started
-		if c := initContainerSpec(pod, cs.Name); c != nil && kuberuntime.IsRestartableInitContainer(c, sidecars) {
+		if c := initContainerSpec(pod, cs.Name); c != nil && container.IsRestartableInitContainer(c, sidecars) {
 			cs.Ready = started
 			continue
 		}
@@ -385,13 +384,6 @@ func findStatus(statuses []v1.ContainerStatus, name string) (v1.ContainerStatus,
 	return v1.ContainerStatus{}, false
 }
 
-// IsStaticPod reports whether the pod came from a static source (file), which the kubelet
-// exempts from being forced into a terminal phase (upstream TODO #116484).
-func IsStaticPod(pod *v1.Pod) bool {
-	src, ok := pod.Annotations[kubetypes.ConfigSourceAnnotationKey]
-	return ok && src != "api"
-}
-
 // hasAnyRegularContainerStarted: an app container running or terminated means the pod was
 // initialized, even while a sidecar restarts.
 func hasAnyRegularContainerStarted(spec *v1.PodSpec, statuses []v1.ContainerStatus) bool {
@@ -413,7 +405,7 @@ func getPhase(pod *v1.Pod, info []v1.ContainerStatus, podIsTerminal, sidecars bo
 	pendingInitialization, failedInitialization := 0, 0
 	for i := range spec.InitContainers {
 		c := &spec.InitContainers[i]
-		if kuberuntime.IsRestartableInitContainer(c, sidecars) {
+		if container.IsRestartableInitContainer(c, sidecars) {
 			continue
 		}
 		cs, ok := findStatus(info, c.Name)
@@ -444,7 +436,7 @@ func getPhase(pod *v1.Pod, info []v1.ContainerStatus, podIsTerminal, sidecars bo
 	unknown, running, waiting, stopped, succeeded := 0, 0, 0, 0, 0
 	for i := range spec.InitContainers {
 		c := &spec.InitContainers[i]
-		if !kuberuntime.IsRestartableInitContainer(c, sidecars) {
+		if !container.IsRestartableInitContainer(c, sidecars) {
 			continue
 		}
 		cs, ok := findStatus(info, c.Name)
@@ -507,7 +499,7 @@ func getPhase(pod *v1.Pod, info []v1.ContainerStatus, podIsTerminal, sidecars bo
 	case running > 0 && unknown == 0:
 		return v1.PodRunning
 	case running == 0 && stopped > 0 && unknown == 0:
-		if podIsTerminal && !IsStaticPod(pod) {
+		if podIsTerminal && !kubetypes.IsStaticPod(pod) {
 			// the containers will not be restarted whatever the restart policy
 			if stopped == succeeded {
 				return v1.PodSucceeded
@@ -530,7 +522,7 @@ func getPhase(pod *v1.Pod, info []v1.ContainerStatus, podIsTerminal, sidecars bo
 }
 
 func podReadyToStartContainersCondition(pod *v1.Pod, podStatus *container.PodStatus) v1.PodCondition {
-	if needed, _, _ := kuberuntime.PodSandboxChanged(pod, podStatus); !needed {
+	if needed, _, _ := container.PodSandboxChanged(pod, podStatus); !needed {
 		return v1.PodCondition{Type: v1.PodReadyToStartContainers, Status: v1.ConditionTrue}
 	}
 	return v1.PodCondition{Type: v1.PodReadyToStartContainers, Status: v1.ConditionFalse}
@@ -551,7 +543,7 @@ func containersReadyCondition(pod *v1.Pod, statuses []v1.ContainerStatus, phase 
 		}
 	}
 	for i := range pod.Spec.InitContainers {
-		if kuberuntime.IsRestartableInitContainer(&pod.Spec.InitContainers[i], sidecars) {
+		if container.IsRestartableInitContainer(&pod.Spec.InitContainers[i], sidecars) {
 			check(pod.Spec.InitContainers[i].Name)
 		}
 	}
@@ -629,7 +621,7 @@ func podInitializedCondition(pod *v1.Pod, statuses []v1.ContainerStatus, phase v
 			unknown = append(unknown, c.Name)
 			continue
 		}
-		if kuberuntime.IsRestartableInitContainer(c, sidecars) {
+		if container.IsRestartableInitContainer(c, sidecars) {
 			if cs.Started == nil || !*cs.Started {
 				incomplete = append(incomplete, c.Name)
 			}

@@ -11,8 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/minikubelet/minikubelet/pkg/container"
+	"github.com/minikubelet/minikubelet/pkg/cri"
 	"github.com/minikubelet/minikubelet/pkg/kubetypes"
-	"github.com/minikubelet/minikubelet/pkg/runtime/cri"
 )
 
 var t0 = time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)

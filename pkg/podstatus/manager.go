@@ -11,6 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
+
+	"github.com/minikubelet/minikubelet/pkg/kubetypes"
 )
 
 // ManagerConfig configures a Manager.
@@ -26,8 +28,9 @@ type ManagerConfig struct {
 type Manager struct {
 	clock clock.PassiveClock
 
-	mu   sync.RWMutex
-	pods map[types.UID]*statusEntry
+	mu      sync.RWMutex
+	pods    map[types.UID]*statusEntry
+	version uint64 // bumped by every write, so an observer can skip unchanged states
 }
 
 type statusEntry struct {
@@ -120,6 +123,7 @@ func (m *Manager) setLocked(pod *v1.Pod, status v1.PodStatus) {
 		klog.V(2).InfoS("Pod phase changed", "pod", klog.KObj(pod), "podUID", pod.UID, "oldPhase", old.Phase, "phase", status.Phase)
 	}
 	m.pods[pod.UID] = &statusEntry{pod: pod, status: status}
+	m.version++
 }
 
 // checkContainerStateTransition: a container that terminated in a pod that will not restart
@@ -188,7 +192,7 @@ func (m *Manager) TerminatePod(pod *v1.Pod) {
 			status.InitContainerStatuses[i].State = unknown()
 		}
 	}
-	if !IsStaticPod(pod) && !isTerminal(status.Phase) {
+	if !kubetypes.IsStaticPod(pod) && !isTerminal(status.Phase) {
 		klog.V(3).InfoS("Marking terminal pod as failed", "oldPhase", status.Phase, "pod", klog.KObj(pod), "podUID", pod.UID)
 		status.Phase = v1.PodFailed
 	}
@@ -234,6 +238,7 @@ func (m *Manager) RemovePod(uid types.UID) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	delete(m.pods, uid)
+	m.version++
 }
 
 // RemoveOrphanedStatuses forgets every pod not in keep (housekeeping).
@@ -243,6 +248,7 @@ func (m *Manager) RemoveOrphanedStatuses(keep map[types.UID]bool) {
 	for uid := range m.pods {
 		if !keep[uid] {
 			delete(m.pods, uid)
+			m.version++
 		}
 	}
 }
@@ -265,6 +271,23 @@ func (m *Manager) Pods() []*v1.Pod {
 		return out[i].Name < out[j].Name
 	})
 	return out
+}
+
+// Version changes whenever a status is written or removed.
+func (m *Manager) Version() uint64 {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return m.version
+}
+
+// Each calls fn with every pod and its latest status, under the manager's read lock and
+// without copies: fn must not modify them, keep them or call the manager.
+func (m *Manager) Each(fn func(pod *v1.Pod, status *v1.PodStatus)) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	for _, e := range m.pods {
+		fn(e.pod, &e.status)
+	}
 }
 
 // Len is the number of pods with a status.

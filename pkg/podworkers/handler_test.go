@@ -11,13 +11,16 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	testclock "k8s.io/utils/clock/testing"
 
+	"github.com/minikubelet/minikubelet/internal/simtest"
 	"github.com/minikubelet/minikubelet/pkg/container"
 	"github.com/minikubelet/minikubelet/pkg/kubetypes"
 	"github.com/minikubelet/minikubelet/pkg/metrics"
+	"github.com/minikubelet/minikubelet/pkg/runner"
 	"github.com/minikubelet/minikubelet/pkg/statuscache"
+	"github.com/minikubelet/minikubelet/pkg/task"
 )
 
-var epoch = time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+var epoch = simtest.Epoch
 
 // call is one recorded SyncHandler call.
 type call struct {
@@ -26,41 +29,58 @@ type call struct {
 	updateType kubetypes.SyncPodType
 	pod        *v1.Pod
 	grace      int64 // 0 when nil
+	at         time.Time
+	// returned and err are filled in when the handler returns (a held call returns later).
+	returned bool
+	err      error
 }
 
-// recorder is a SyncHandler that records calls and returns scripted results.
+// recorder is a SyncHandler that records calls and returns scripted results. It can hold a
+// call on a pending operation, as the real sync functions wait for the runtime (a stop with a
+// grace period, a slow pull): the call awaits the op (task.Await) and so gives control back
+// to the pod workers' Step until the test completes the op.
 type recorder struct {
+	clk      *testclock.FakeClock
 	mu       sync.Mutex
 	calls    []call
 	terminal map[types.UID]bool
 	errs     map[string]error // by kind, returned every time
-	// block, when set, makes SyncPod (sync) or SyncTerminatingPod (terminating) wait for a
-	// value on it or for ctx to end; entered receives the call first.
-	blockKind string
-	block     chan struct{}
-	entered   chan call
+	// holds: the next calls of a kind each await the first op still queued for that kind.
+	holds map[string][]*task.Op
 }
 
-func newRecorder() *recorder {
-	return &recorder{terminal: map[types.UID]bool{}, errs: map[string]error{}}
+func newRecorder(clk *testclock.FakeClock) *recorder {
+	return &recorder{clk: clk, terminal: map[types.UID]bool{}, errs: map[string]error{}, holds: map[string][]*task.Op{}}
+}
+
+// hold makes the next call of kind wait for the returned op.
+func (r *recorder) hold(kind string) *task.Op {
+	op := task.NewOp()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.holds[kind] = append(r.holds[kind], op)
+	return op
 }
 
 func (r *recorder) record(ctx context.Context, c call) error {
+	c.at = r.clk.Now()
 	r.mu.Lock()
+	i := len(r.calls)
 	r.calls = append(r.calls, c)
-	blockKind, block, entered := r.blockKind, r.block, r.entered
 	err := r.errs[c.kind]
-	r.mu.Unlock()
-	if entered != nil {
-		entered <- c
+	var op *task.Op
+	if q := r.holds[c.kind]; len(q) > 0 {
+		op, r.holds[c.kind] = q[0], q[1:]
 	}
-	if block != nil && blockKind == c.kind {
-		select {
-		case <-block:
-		case <-ctx.Done():
-			return ctx.Err()
+	r.mu.Unlock()
+	if op != nil {
+		if werr := task.Await(ctx, op); werr != nil {
+			err = werr // cancelled or abandoned while waiting for the runtime
 		}
 	}
+	r.mu.Lock()
+	r.calls[i].returned, r.calls[i].err = true, err
+	r.mu.Unlock()
 	return err
 }
 
@@ -105,15 +125,19 @@ func (r *recorder) list() []call {
 	return append([]call(nil), r.calls...)
 }
 
-func (r *recorder) kinds() []string {
-	var out []string
-	for _, c := range r.list() {
+func (r *recorder) kinds() []string { return kindsOf(r.list()) }
+
+func kindsOf(calls []call) []string {
+	out := []string{}
+	for _, c := range calls {
 		out = append(out, c.kind)
 	}
 	return out
 }
 
-// env is pod workers over a recorder and a real status cache on a fake clock.
+// env is pod workers over a recorder and a real status cache on a fake clock. Nothing runs
+// on its own: the test moves the clock, plays the PLEG (relist) and runs the workers' loop
+// entry (step), as the loop table would.
 type env struct {
 	t     *testing.T
 	clk   *testclock.FakeClock
@@ -124,18 +148,20 @@ type env struct {
 	ctx   context.Context
 }
 
-func newEnv(t *testing.T, synchronous bool) *env {
+func newEnv(t *testing.T) *env {
 	t.Helper()
-	clk := testclock.NewFakeClock(epoch)
+	clk := simtest.NewClock()
 	cache := statuscache.New(statuscache.Config{})
-	h := newRecorder()
+	h := newRecorder(clk)
 	reg := metrics.NewRegistry("kubelet_")
-	p, err := New(Config{Handler: h, Cache: cache, Clock: clk, Registry: reg, Synchronous: synchronous, JitterSeed: 7})
+	p, err := New(Config{Handler: h, Cache: cache, Clock: clk, Registry: reg, JitterSeed: 7})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(p.Stop)
-	return &env{t: t, clk: clk, cache: cache, h: h, p: p, reg: reg, ctx: context.Background()}
+	// The loop table's steps get a context that forbids blocking: a sync that waited outside
+	// its task would fail instead of hanging the test.
+	return &env{t: t, clk: clk, cache: cache, h: h, p: p, reg: reg, ctx: task.WithoutBlocking(context.Background())}
 }
 
 // relist moves time on and marks the whole cache fresh, as a PLEG relist does.
@@ -144,9 +170,50 @@ func (e *env) relist() {
 	e.cache.UpdateTime(e.clk.Now())
 }
 
-func (e *env) step(uid types.UID) bool {
+// maxStepsPerInstant bounds step: the workers must go idle at an instant (a step that keeps
+// them due without progress would spin the daemon's loop goroutine).
+const maxStepsPerInstant = 100
+
+// step runs the pod workers' loop entry for as long as it is due at the current instant,
+// as the loop table would, and returns the handler calls made meanwhile.
+func (e *env) step() []call {
 	e.t.Helper()
-	return e.p.Step(e.ctx, uid)
+	before := len(e.h.list())
+	for i := 0; e.due(); i++ {
+		if i == maxStepsPerInstant {
+			e.t.Fatalf("pod workers still due after %d steps at %v: a step must make progress", i, e.clk.Now())
+		}
+		e.p.Step(e.ctx)
+	}
+	return e.h.list()[before:]
+}
+
+// due reports whether the pod workers' Due says "now".
+func (e *env) due() bool {
+	now := e.clk.Now()
+	d := e.p.Due(now)
+	if !d.IsZero() && !d.Equal(now) {
+		e.t.Fatalf("Due = %v at %v: the pod workers are due now or idle, never later", d, now)
+	}
+	return !d.IsZero()
+}
+
+// pleg is a loop entry that relists every second, as the generic PLEG does.
+func (e *env) pleg() runner.Loop {
+	next := e.clk.Now()
+	return runner.Loop{
+		Name: "pleg",
+		Due:  func(time.Time) time.Time { return next },
+		Step: func(context.Context) {
+			e.cache.UpdateTime(e.clk.Now())
+			next = e.clk.Now().Add(time.Second)
+		},
+	}
+}
+
+// loop is the pod workers' loop table entry.
+func (e *env) loop() runner.Loop {
+	return runner.Loop{Name: "pod-workers", Due: e.p.Due, Step: e.p.Step, Wake: e.p.Wake()}
 }
 
 func testPod(name string) *v1.Pod {
@@ -165,18 +232,6 @@ func staticPod(name string, uid types.UID) *v1.Pod {
 }
 
 func int64p(v int64) *int64 { return &v }
-
-// waitFor polls a condition a goroutine will make true (a worker parking or exiting).
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(time.Millisecond)
-	}
-}
 
 // idle reports whether the pod's worker has nothing pending or running.
 func (p *PodWorkers) idle(uid types.UID) bool {

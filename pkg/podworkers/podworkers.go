@@ -5,9 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"math/rand"
+	"slices"
 	"sort"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -17,13 +17,12 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/minikubelet/minikubelet/pkg/container"
+	"github.com/minikubelet/minikubelet/pkg/cri"
 	"github.com/minikubelet/minikubelet/pkg/events"
-	"github.com/minikubelet/minikubelet/pkg/kuberuntime"
 	"github.com/minikubelet/minikubelet/pkg/kubetypes"
 	"github.com/minikubelet/minikubelet/pkg/metrics"
-	"github.com/minikubelet/minikubelet/pkg/podstatus"
 	"github.com/minikubelet/minikubelet/pkg/runner"
-	"github.com/minikubelet/minikubelet/pkg/runtime/cri"
+	"github.com/minikubelet/minikubelet/pkg/task"
 )
 
 // Defaults, as the kubelet's.
@@ -54,24 +53,23 @@ type Config struct {
 	BackOffPeriod  time.Duration
 	// JitterSeed seeds the requeue jitter so runs are reproducible (0 means 1).
 	JitterSeed int64
-	// Synchronous: UpdatePod only records the update and the caller runs syncs with Step /
-	// StepAll on its own goroutine, reading the cache without blocking (simulate mode). When
-	// false every pod gets a goroutine that waits for cache data newer than its last sync.
-	Synchronous bool
 }
 
-// PodWorkers owns one worker per pod UID. All methods are safe for concurrent use.
+// PodWorkers owns one worker per pod UID: its state machine, its pending update and the sync
+// in flight. It is a synchronous core: Step runs the syncs that can make progress now and
+// returns; a sync that waits for the runtime is a task (package task) resumed by a later Step
+// when what it waits for completes. The daemon runs Step from one goroutine (the loop
+// table's "pod-workers" entry) woken by Wake; simulate mode steps it on a virtual clock.
+// All methods are safe for concurrent use.
 type PodWorkers struct {
 	handler  SyncHandler
 	cache    container.Cache
-	clock    clock.Clock
+	clock    clock.PassiveClock
 	recorder events.Recorder
 	resync   time.Duration
 	backOff  time.Duration
-	sync     bool
 	duration *prometheus.HistogramVec
-	group    *runner.Group
-	running  atomic.Int64
+	wake     *runner.Signal
 
 	randMu sync.Mutex
 	rand   *rand.Rand
@@ -80,22 +78,20 @@ type PodWorkers struct {
 	stopped    bool
 	podsSynced bool
 	statuses   map[types.UID]*podSyncStatus
-	updates    map[types.UID]chan struct{}
-	queue      map[types.UID]time.Time
+	// ready holds the pods a Step should look at: a pending update, a finished wait.
+	ready map[types.UID]struct{}
+	queue map[types.UID]time.Time
 	// static pods with the same full name start one at a time, in arrival order
 	startedStaticPodsByFullname        map[string]types.UID
 	waitingToStartStaticPodsByFullname map[string][]types.UID
 }
 
-// The garbage collector asks the pod workers whether a pod's content may go.
-var _ kuberuntime.PodStateProvider = (*PodWorkers)(nil)
-
 type discardRecorder struct{}
 
 func (discardRecorder) Eventf(*v1.ObjectReference, string, string, string, ...interface{}) {}
 
-// New validates cfg, fills defaults and returns the pod workers. In daemon mode (not
-// Synchronous) call Stop to end the workers.
+// New validates cfg, fills defaults and returns the pod workers. Call Stop to abandon the
+// syncs in flight.
 func New(cfg Config) (*PodWorkers, error) {
 	switch {
 	case cfg.Handler == nil:
@@ -140,41 +136,72 @@ func New(cfg Config) (*PodWorkers, error) {
 		recorder:                           cfg.Recorder,
 		resync:                             cfg.ResyncInterval,
 		backOff:                            cfg.BackOffPeriod,
-		sync:                               cfg.Synchronous,
 		duration:                           duration,
+		wake:                               runner.NewSignal(),
 		rand:                               rand.New(rand.NewSource(cfg.JitterSeed)),
 		statuses:                           map[types.UID]*podSyncStatus{},
-		updates:                            map[types.UID]chan struct{}{},
+		ready:                              map[types.UID]struct{}{},
 		queue:                              map[types.UID]time.Time{},
 		startedStaticPodsByFullname:        map[string]types.UID{},
 		waitingToStartStaticPodsByFullname: map[string][]types.UID{},
 	}
-	if !cfg.Synchronous {
-		p.group = runner.NewGroup(context.Background())
-	}
 	return p, nil
 }
 
-// Stop ends every worker goroutine (cancelling in-flight syncs) and waits for them; later
-// updates are ignored. Safe to call more than once.
+// Stop cancels and abandons every sync in flight (its task ends before Stop returns); later
+// updates are ignored. The caller must have stopped calling Step. Safe to call more than once.
 func (p *PodWorkers) Stop() {
 	p.mu.Lock()
 	p.stopped = true
+	var tasks []*task.Task
+	for _, s := range p.statuses {
+		if s.task != nil {
+			if s.cancelFn != nil {
+				s.cancelFn()
+			}
+			tasks = append(tasks, s.task)
+			s.task = nil
+		}
+	}
 	p.mu.Unlock()
-	if p.group != nil {
-		p.group.Stop()
+	for _, t := range tasks {
+		t.Stop()
 	}
 }
 
-// RunningWorkers is the number of live worker goroutines (0 in synchronous mode).
-func (p *PodWorkers) RunningWorkers() int { return int(p.running.Load()) }
+// SyncsInFlight is the number of syncs that have started and wait for the runtime.
+func (p *PodWorkers) SyncsInFlight() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	n := 0
+	for _, s := range p.statuses {
+		if s.task != nil {
+			n++
+		}
+	}
+	return n
+}
 
 // podSyncStatus tracks one pod through setup, termination and cleanup.
 type podSyncStatus struct {
-	// cancelFn cancels the sync in flight (set only while one runs).
+	// task is the sync in flight, nil between syncs.
+	task *task.Task
+	// syncCtx is the context of the sync in flight; cancelFn cancels it (set only while one
+	// runs). A cancelled sync waiting for the runtime is resumed at once to see it.
+	syncCtx  context.Context
 	cancelFn context.CancelFunc
-	fullname string
-	// hasWorker: a worker exists for the pod (a goroutine in daemon mode).
+	// resumedCancelled: the sync in flight was resumed once after its cancellation; from
+	// then on it is resumed only when what it waits for completes.
+	resumedCancelled bool
+	// waitingForCache: a cache notification is registered (the pending update needs data
+	// newer than lastSyncTime).
+	waitingForCache bool
+	// startDeferred: the pending update is a static pod's start that must wait for another
+	// pod of its full name; it is retried at the next update (the sync loop's back-off
+	// resync), not at once.
+	startDeferred bool
+	fullname      string
+	// hasWorker: a worker exists for the pod.
 	hasWorker bool
 	// working: an update is pending or being synced.
 	working bool
@@ -402,6 +429,14 @@ func (p *PodWorkers) UpdatePod(options UpdatePodOptions) {
 		return
 	}
 
+	// Kill operations this update completes are completed once the lock is released:
+	// their callbacks may call back into the pod workers.
+	var completed []*task.Op
+	defer func() {
+		for _, op := range completed {
+			op.Complete(nil)
+		}
+	}()
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.stopped {
@@ -444,7 +479,7 @@ func (p *PodWorkers) UpdatePod(options UpdatePodOptions) {
 			pod = status.activeUpdate.Pod
 			options.Pod, options.RunningPod = pod, nil
 		default:
-			pod = runningPodToAPIPod(options.RunningPod)
+			pod = options.RunningPod.ToAPIPod()
 		}
 	}
 
@@ -492,7 +527,7 @@ func (p *PodWorkers) UpdatePod(options UpdatePodOptions) {
 			klog.V(3).InfoS("Pod is waiting for termination, ignoring runtime-only kill until after pod worker is fully terminated", "pod", klog.KRef(ns, name), "podUID", uid)
 			return
 		}
-		closeCompleted(options.KillPodOptions)
+		completed = takeCompleted(completed, options.KillPodOptions)
 		options.KillPodOptions = nil
 	case status.IsTerminationRequested():
 		grace, sh := calculateEffectiveGracePeriod(status, pod, options.KillPodOptions)
@@ -506,24 +541,14 @@ func (p *PodWorkers) UpdatePod(options UpdatePodOptions) {
 		options.KillPodOptions.PodTerminationGracePeriodSecondsOverride = &grace
 		options.UpdateType = kubetypes.SyncPodKill
 	default:
-		closeCompleted(options.KillPodOptions)
+		completed = takeCompleted(completed, options.KillPodOptions)
 		options.KillPodOptions = nil
 	}
 
 	if !status.hasWorker {
 		status.hasWorker = true
-		if podstatus.IsStaticPod(pod) {
+		if kubetypes.IsStaticPod(pod) {
 			p.waitingToStartStaticPodsByFullname[status.fullname] = append(p.waitingToStartStaticPodsByFullname[status.fullname], uid)
-		}
-		if !p.sync {
-			ch := make(chan struct{}, 1)
-			p.updates[uid] = ch
-			p.running.Add(1)
-			p.group.Go("pod-worker", func(ctx context.Context) {
-				defer p.running.Add(-1)
-				defer klog.V(3).InfoS("Pod worker has stopped", "podUID", uid)
-				p.workerLoop(ctx, uid, ch)
-			})
 		}
 	}
 
@@ -531,6 +556,7 @@ func (p *PodWorkers) UpdatePod(options UpdatePodOptions) {
 		options.StartTime = status.pendingUpdate.StartTime
 	}
 	status.pendingUpdate = &options
+	status.startDeferred = false
 	status.working = true
 	if v := klog.V(4); v.Enabled() { // hot path: skip building the arguments
 		v.InfoS("Notifying pod of pending update", "pod", klog.KRef(ns, name), "podUID", uid, "workType", status.WorkType())
@@ -543,21 +569,29 @@ func (p *PodWorkers) UpdatePod(options UpdatePodOptions) {
 	}
 }
 
-func closeCompleted(o *KillPodOptions) {
-	if o != nil && o.CompletedCh != nil {
-		close(o.CompletedCh)
-		o.CompletedCh = nil
+// takeCompleted appends o's Completed operation, if any, to ops and clears it: the caller
+// completes ops once it released p.mu.
+func takeCompleted(ops []*task.Op, o *KillPodOptions) []*task.Op {
+	if o != nil && o.Completed != nil {
+		ops = append(ops, o.Completed)
+		o.Completed = nil
 	}
+	return ops
 }
 
-// notifyLocked wakes the pod's worker goroutine without blocking (no-op when synchronous).
+// notifyLocked marks the pod for the next Step and wakes the loop; it never blocks.
 func (p *PodWorkers) notifyLocked(uid types.UID) {
-	if ch, ok := p.updates[uid]; ok {
-		select {
-		case ch <- struct{}{}:
-		default:
-		}
+	if _, ok := p.ready[uid]; ok {
+		return
 	}
+	p.ready[uid] = struct{}{}
+	p.wake.Notify()
+}
+
+func (p *PodWorkers) notify(uid types.UID) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.notifyLocked(uid)
 }
 
 // calculateEffectiveGracePeriod: the deletion grace period and any override may only lower
@@ -590,7 +624,7 @@ func calculateEffectiveGracePeriod(status *podSyncStatus, pod *v1.Pod, options *
 // allowPodStart lets a static pod start only when no other pod with its full name runs and
 // it is next in line; otherwise it is retried after the back-off period.
 func (p *PodWorkers) allowPodStart(pod *v1.Pod) (canStart, canEverStart bool) {
-	if !podstatus.IsStaticPod(pod) {
+	if !kubetypes.IsStaticPod(pod) {
 		return true, true
 	}
 	status, ok := p.statuses[pod.UID]
@@ -667,16 +701,10 @@ func (p *PodWorkers) startPodSync(parent context.Context, uid types.UID) (ctx co
 	update.WorkType = status.WorkType()
 	update.Options = *status.pendingUpdate
 	status.pendingUpdate = nil
-	if ch, ok := p.updates[uid]; ok {
-		select {
-		case <-ch: // the signal for the update just taken
-		default:
-		}
-	}
 	lastSync = status.lastSyncTime
 	var cancel context.CancelFunc
 	ctx, cancel = context.WithCancel(parent)
-	status.cancelFn = cancel
+	status.syncCtx, status.cancelFn = ctx, cancel
 
 	if status.IsStarted() {
 		status.mergeLastUpdate(update.Options)
@@ -701,6 +729,7 @@ func (p *PodWorkers) startPodSync(parent context.Context, uid types.UID) (ctx co
 		return ctx, update, lastSync, canStart, canEverStart, true
 	case !canStart:
 		status.pendingUpdate = &update.Options
+		status.startDeferred = true
 		status.working = false
 		status.cancelFn = nil
 		cancel()
@@ -834,7 +863,7 @@ func (p *PodWorkers) finishSync(uid types.UID) {
 	defer p.mu.Unlock()
 	if s, ok := p.statuses[uid]; ok && s.cancelFn != nil {
 		s.cancelFn()
-		s.cancelFn = nil
+		s.syncCtx, s.cancelFn = nil, nil
 	}
 }
 
@@ -879,17 +908,19 @@ func (p *PodWorkers) completeSync(uid types.UID) {
 
 // completeTerminating: every container stopped; move to terminated now.
 func (p *PodWorkers) completeTerminating(uid types.UID) {
+	var completed []*task.Op
 	p.mu.Lock()
-	defer p.mu.Unlock()
-	s, ok := p.statuses[uid]
-	if !ok {
-		return
+	if s, ok := p.statuses[uid]; ok {
+		s.terminatedAt = p.clock.Now()
+		for i := range s.abnormalTerminations {
+			completed = takeCompleted(completed, &s.abnormalTerminations[i])
+		}
+		p.requeueLastPodUpdate(uid, s)
 	}
-	s.terminatedAt = p.clock.Now()
-	for i := range s.abnormalTerminations {
-		closeCompleted(&s.abnormalTerminations[i])
+	p.mu.Unlock()
+	for _, op := range completed {
+		op.Complete(nil)
 	}
-	p.requeueLastPodUpdate(uid, s)
 }
 
 // completeTerminatingRuntimePod: an orphan is stopped; forget it entirely.
@@ -981,16 +1012,14 @@ func (p *PodWorkers) requeueLastPodUpdate(uid types.UID, s *podSyncStatus) {
 	}
 	copied.StartTime = p.clock.Now()
 	s.pendingUpdate = &copied
+	s.startDeferred = false
 	s.working = true
 	p.notifyLocked(uid)
 }
 
-// cleanupPodUpdates closes the worker's channel so its goroutine exits (caller holds mu).
+// cleanupPodUpdates retires the pod's worker (caller holds mu).
 func (p *PodWorkers) cleanupPodUpdates(uid types.UID) {
-	if ch, ok := p.updates[uid]; ok {
-		close(ch)
-		delete(p.updates, uid)
-	}
+	delete(p.ready, uid)
 	if s, ok := p.statuses[uid]; ok {
 		s.hasWorker = false
 	}
@@ -1020,9 +1049,9 @@ func (p *PodWorkers) SyncKnownPods(desired []*v1.Pod) map[types.UID]PodWorkerSyn
 		sync := PodWorkerSync{State: s.WorkType(), Orphan: orphan}
 		switch {
 		case s.activeUpdate != nil && s.activeUpdate.Pod != nil:
-			sync.HasConfig, sync.Static = true, podstatus.IsStaticPod(s.activeUpdate.Pod)
+			sync.HasConfig, sync.Static = true, kubetypes.IsStaticPod(s.activeUpdate.Pod)
 		case s.pendingUpdate != nil && s.pendingUpdate.Pod != nil:
-			sync.HasConfig, sync.Static = true, podstatus.IsStaticPod(s.pendingUpdate.Pod)
+			sync.HasConfig, sync.Static = true, kubetypes.IsStaticPod(s.pendingUpdate.Pod)
 		}
 		out[uid] = sync
 	}
@@ -1071,95 +1100,128 @@ func (p *PodWorkers) removeTerminatedWorker(uid types.UID, s *podSyncStatus, orp
 	return true
 }
 
-// --- runners ---
+// --- the step ---
 
-// workerLoop is the daemon runner of one pod: it runs a step whenever the pod has an update,
-// waiting for fresh cache data first, and returns when the pod is done or on shutdown.
-func (p *PodWorkers) workerLoop(ctx context.Context, uid types.UID, updates <-chan struct{}) {
-	read := func(ctx context.Context, uid types.UID, minTime time.Time) (*container.PodStatus, error) {
-		return p.cache.GetNewerThan(ctx, uid, minTime)
-	}
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case _, open := <-updates:
-			if !open {
-				return
-			}
-			if _, exit := p.processOne(ctx, uid, read); exit {
-				return
-			}
-		}
-	}
-}
-
-// freshReader is the non-blocking freshness check of statuscache.Cache.
-type freshReader interface {
-	GetIfNewerThan(uid types.UID, minTime time.Time) (*container.PodStatus, bool, error)
-}
-
-// Step runs one pending sync of the pod on the caller's goroutine (synchronous mode only)
-// and reports whether a sync ran. It never blocks on the cache: when the cache can tell
-// (GetIfNewerThan) and holds nothing newer than the pod's last sync, Step does nothing and
-// the update stays pending until the PLEG relists, as a daemon worker would wait; with any
-// other cache it reads the current data.
-func (p *PodWorkers) Step(ctx context.Context, uid types.UID) bool {
-	if !p.sync {
-		return false
-	}
-	if fr, ok := p.cache.(freshReader); ok {
-		p.mu.Lock()
-		s, known := p.statuses[uid]
-		needsStatus := known && s.pendingUpdate != nil && s.pendingUpdate.RunningPod == nil
-		var last time.Time
-		if known {
-			last = s.lastSyncTime
-		}
-		p.mu.Unlock()
-		if needsStatus {
-			if _, fresh, _ := fr.GetIfNewerThan(uid, last); !fresh {
-				return false
-			}
-		}
-	}
-	read := func(_ context.Context, uid types.UID, _ time.Time) (*container.PodStatus, error) {
-		return p.cache.Get(uid)
-	}
-	didWork, _ := p.processOne(ctx, uid, read)
-	return didWork
-}
-
-// StepAll runs one pending sync for every pod with an update, in UID order, and returns how
-// many ran (synchronous mode only).
-func (p *PodWorkers) StepAll(ctx context.Context) int {
-	if !p.sync {
-		return 0
-	}
-	n := 0
-	for _, uid := range p.PendingPods() {
-		if ctx.Err() != nil {
-			break
-		}
-		if p.Step(ctx, uid) {
-			n++
-		}
-	}
-	return n
-}
-
-// PendingPods returns the pods with an update waiting for their worker, sorted.
-func (p *PodWorkers) PendingPods() []types.UID {
+// Due is the pod workers' next due time: now while a pod can make progress (an update to
+// sync, a sync whose wait is over), else zero (idle until Wake).
+func (p *PodWorkers) Due(now time.Time) time.Time {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	var out []types.UID
-	for uid, s := range p.statuses {
-		if s.pendingUpdate != nil {
-			out = append(out, uid)
-		}
+	if len(p.ready) > 0 && !p.stopped {
+		return now
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
-	return out
+	return time.Time{}
+}
+
+// Wake is notified when a pod becomes ready to make progress.
+func (p *PodWorkers) Wake() *runner.Signal { return p.wake }
+
+// Step advances every pod that can make progress now, in UID order: it starts a sync for a
+// pending update once the status cache holds data newer than the pod's last sync (else it
+// asks the cache to tell it), and resumes a sync whose wait for the runtime is over or whose
+// context was cancelled. It never waits; a sync that has to wait is resumed by a later Step.
+func (p *PodWorkers) Step(ctx context.Context) {
+	p.mu.Lock()
+	if p.stopped || len(p.ready) == 0 {
+		p.mu.Unlock()
+		return
+	}
+	uids := make([]types.UID, 0, len(p.ready))
+	for uid := range p.ready {
+		uids = append(uids, uid)
+	}
+	clear(p.ready)
+	p.mu.Unlock()
+	slices.Sort(uids)
+	for _, uid := range uids {
+		if ctx.Err() != nil {
+			return
+		}
+		p.stepPod(ctx, uid)
+	}
+}
+
+// stepPod starts or resumes one pod's sync.
+func (p *PodWorkers) stepPod(ctx context.Context, uid types.UID) {
+	p.mu.Lock()
+	s, ok := p.statuses[uid]
+	if !ok || p.stopped {
+		p.mu.Unlock()
+		return
+	}
+	t := s.task
+	switch {
+	case t != nil:
+		if !t.Ready() && (s.syncCtx == nil || s.syncCtx.Err() == nil || s.resumedCancelled) {
+			p.mu.Unlock()
+			return // spurious: still waiting
+		}
+	case s.pendingUpdate == nil:
+		s.working = false
+		p.mu.Unlock()
+		return
+	default:
+		// Wait for the PLEG to refresh the cache past the last sync, so this sync sees the
+		// result of the previous one. An orphan's kill needs no status.
+		if s.pendingUpdate.RunningPod == nil && !p.freshLocked(uid, s) {
+			p.mu.Unlock()
+			return
+		}
+		t = task.New(ctx, func(ctx context.Context) { p.processOne(ctx, uid, p.readCache) })
+		s.task, s.resumedCancelled = t, false
+	}
+	p.mu.Unlock()
+
+	finished := t.Resume()
+
+	p.mu.Lock()
+	if finished {
+		if s.task == t {
+			s.task = nil
+		}
+		if s.pendingUpdate != nil && !s.startDeferred && p.statuses[uid] == s {
+			p.notifyLocked(uid)
+		}
+		p.mu.Unlock()
+		return
+	}
+	// Resume once more to let the sync see its cancellation; if it still waits after that
+	// (it awaits with a context that outlives the sync's), wait for its operation rather
+	// than resuming it at every step.
+	cancelled := s.syncCtx != nil && s.syncCtx.Err() != nil && !s.resumedCancelled
+	if cancelled {
+		s.resumedCancelled = true
+	}
+	p.mu.Unlock()
+	if cancelled {
+		p.notify(uid)
+		return
+	}
+	t.Waiting().OnDone(func() { p.notify(uid) })
+}
+
+// freshLocked reports whether the cache holds data for the pod newer than its last sync; if
+// not, it asks the cache to notify when it does (once).
+func (p *PodWorkers) freshLocked(uid types.UID, s *podSyncStatus) bool {
+	if s.waitingForCache {
+		return false
+	}
+	fresh := p.cache.NotifyWhenNewer(uid, s.lastSyncTime, func() {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		s.waitingForCache = false
+		if p.statuses[uid] == s {
+			p.notifyLocked(uid)
+		}
+	})
+	s.waitingForCache = !fresh
+	return fresh
+}
+
+// readCache is how a sync reads the pod's runtime status: Step only starts a sync once the
+// cache is fresh enough, so the current entry is the one to use.
+func (p *PodWorkers) readCache(_ context.Context, uid types.UID, _ time.Time) (*container.PodStatus, error) {
+	return p.cache.Get(uid)
 }
 
 // --- helpers ---
@@ -1185,16 +1247,6 @@ func isPodStatusCacheTerminal(s *container.PodStatus) bool {
 }
 
 func fullName(name, ns string) string { return name + "_" + ns }
-
-// runningPodToAPIPod is the synthetic pod of an orphan: identity and container names.
-func runningPodToAPIPod(rp *container.Pod) *v1.Pod {
-	pod := &v1.Pod{}
-	pod.UID, pod.Name, pod.Namespace = rp.ID, rp.Name, rp.Namespace
-	for _, c := range rp.Containers {
-		pod.Spec.Containers = append(pod.Spec.Containers, v1.Container{Name: c.Name, Image: c.Image})
-	}
-	return pod
-}
 
 func uidAndRef(u UpdatePodOptions) (types.UID, klog.ObjectRef) {
 	if u.RunningPod != nil {

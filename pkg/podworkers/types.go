@@ -9,6 +9,7 @@ import (
 
 	"github.com/minikubelet/minikubelet/pkg/container"
 	"github.com/minikubelet/minikubelet/pkg/kubetypes"
+	"github.com/minikubelet/minikubelet/pkg/task"
 )
 
 // KillPodOptions are the options of a kill update.
@@ -20,9 +21,9 @@ type KillPodOptions struct {
 	Evict bool
 	// PodStatusFunc adjusts the status written when termination starts (phase, reason).
 	PodStatusFunc func(*v1.PodStatus)
-	// CompletedCh is closed once the pod's containers are stopped (or immediately if the pod
-	// already was, or when the kill is not valid for the pod).
-	CompletedCh chan<- struct{}
+	// Completed is completed once the pod's containers are stopped (or at once if the pod
+	// already was, or when the kill is not valid for the pod). Optional.
+	Completed *task.Op
 }
 
 // UpdatePodOptions is one update handed to the pod workers.

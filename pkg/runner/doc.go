@@ -1,2 +1,2 @@
-// Package runner runs component steps as owned goroutines on an injected clock, the daemon's counterpart of simulate mode's virtual-time scheduler.
+// Package runner runs the node's loops: each loop is a step plus when it is next due, listed in one table; the daemon runs every entry as a goroutine on the real clock, and simulate mode runs the earliest due entry on a virtual clock.
 package runner

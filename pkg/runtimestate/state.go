@@ -11,8 +11,8 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
+	"github.com/minikubelet/minikubelet/pkg/cri"
 	"github.com/minikubelet/minikubelet/pkg/runner"
-	"github.com/minikubelet/minikubelet/pkg/runtime/cri"
 )
 
 const (
@@ -43,7 +43,7 @@ var _ StatusGetter = cri.RuntimeService(nil)
 // Config configures a State.
 type Config struct {
 	// Clock stamps successful checks and judges the threshold. Required.
-	Clock clock.Clock
+	Clock clock.PassiveClock
 	// Runtime is polled by UpdateRuntimeUp. Required.
 	Runtime StatusGetter
 	// SyncThreshold: default DefaultSyncThreshold.
@@ -59,14 +59,13 @@ type healthCheck struct {
 
 // State is the kubelet's view of runtime health. All methods are safe for concurrent use.
 type State struct {
-	clock     clock.Clock
+	clock     clock.PassiveClock
 	runtime   StatusGetter
 	threshold time.Duration
 	period    time.Duration
-
-	// updateMu serialises UpdateRuntimeUp (upstream updateRuntimeMux) without blocking
-	// readers while a slow Status() call is in flight.
-	updateMu sync.Mutex
+	// poll runs UpdateRuntimeUp every period as a task: a slow or hung Status() call waits
+	// without blocking readers or other loops.
+	poll *runner.Periodic
 
 	mu           sync.RWMutex
 	lastSync     time.Time
@@ -96,13 +95,19 @@ func New(cfg Config) (*State, error) {
 	if cfg.Period == 0 {
 		cfg.Period = DefaultPeriod
 	}
-	return &State{
+	s := &State{
 		clock:        cfg.Clock,
 		runtime:      cfg.Runtime,
 		threshold:    cfg.SyncThreshold,
 		period:       cfg.Period,
 		networkError: ErrNetworkUnknown,
-	}, nil
+	}
+	s.poll = runner.NewPeriodic(cfg.Clock, runner.Every(cfg.Period), func(ctx context.Context) {
+		if err := s.UpdateRuntimeUp(ctx); err != nil && ctx.Err() == nil {
+			klog.FromContext(ctx).Error(err, "Container runtime sanity check failed")
+		}
+	})
+	return s, nil
 }
 
 // AddHealthCheck registers a check that RuntimeErrors consults on every call, reporting a
@@ -117,11 +122,9 @@ func (s *State) AddHealthCheck(name string, f func() (bool, error)) {
 // UpdateRuntimeUp is one poll of the runtime (upstream updateRuntimeUp): it asks Status()
 // and records the network and runtime conditions; only a runtime that reports
 // RuntimeReady refreshes the last successful sync. A failed Status() call keeps the
-// previous state and is returned. Blocks while Status() blocks (a hung runtime), which is
-// why readers never wait for it.
+// previous state and is returned. It waits while Status() waits (a hung runtime; run it as a
+// task, as the poll loop does), so readers never depend on it. Calls must not overlap.
 func (s *State) UpdateRuntimeUp(ctx context.Context) error {
-	s.updateMu.Lock()
-	defer s.updateMu.Unlock()
 	logger := klog.FromContext(ctx)
 
 	st, err := s.runtime.Status(ctx)
@@ -229,12 +232,9 @@ func (s *State) LastSync() time.Time {
 // Period is the runner's polling period.
 func (s *State) Period() time.Duration { return s.period }
 
-// Run polls the runtime every Period until ctx ends, logging failed checks. Call it in a
-// goroutine owned by a runner.Group.
-func (s *State) Run(ctx context.Context) {
-	runner.Every(ctx, s.clock, runner.Fixed(s.period), func(ctx context.Context) {
-		if err := s.UpdateRuntimeUp(ctx); err != nil && ctx.Err() == nil {
-			klog.FromContext(ctx).Error(err, "Container runtime sanity check failed")
-		}
-	})
-}
+// Due, Step, Wake and Stop are the poll loop (upstream's updateRuntimeUp every 5s): see
+// runner.Periodic.
+func (s *State) Due(now time.Time) time.Time { return s.poll.Due(now) }
+func (s *State) Step(ctx context.Context)    { s.poll.Step(ctx) }
+func (s *State) Wake() *runner.Signal        { return s.poll.Wake() }
+func (s *State) Stop()                       { s.poll.Stop() }

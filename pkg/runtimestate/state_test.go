@@ -11,7 +11,7 @@ import (
 
 	clocktesting "k8s.io/utils/clock/testing"
 
-	"github.com/minikubelet/minikubelet/pkg/runtime/cri"
+	"github.com/minikubelet/minikubelet/pkg/cri"
 )
 
 type fakeRuntime struct {
@@ -268,34 +268,25 @@ func TestHealthChecks(t *testing.T) {
 	}
 }
 
-func TestRunPollsEveryPeriod(t *testing.T) {
+func TestPollLoopPollsEveryPeriod(t *testing.T) {
 	rt := &fakeRuntime{status: ready()}
 	s, clk := newState(t, rt)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		s.Run(ctx)
-	}()
-	waitFor(t, func() bool { return clk.HasWaiters() })
-	if got := rt.callCount(); got != 1 {
-		t.Fatalf("calls after start = %d, want 1 (the runner polls immediately)", got)
+	ctx := context.Background()
+	if !s.Due(clk.Now()).Equal(clk.Now()) {
+		t.Fatal("the first poll is due at once")
 	}
-	for i := 2; i <= 4; i++ {
-		clk.Step(DefaultPeriod)
-		waitFor(t, func() bool { return rt.callCount() == i && clk.HasWaiters() })
-	}
-	cancel()
-	<-done
-}
-
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not reached")
+	for i := 1; i <= 4; i++ {
+		now := clk.Now()
+		if due := s.Due(now); !due.Equal(now) {
+			t.Fatalf("poll %d due at %v, want %v", i, due, now)
 		}
-		time.Sleep(time.Millisecond)
+		s.Step(ctx)
+		if got := rt.callCount(); got != i {
+			t.Fatalf("calls = %d, want %d", got, i)
+		}
+		if due := s.Due(now); !due.Equal(now.Add(DefaultPeriod)) {
+			t.Fatalf("next poll due at %v, want a period later", due)
+		}
+		clk.Step(DefaultPeriod)
 	}
 }

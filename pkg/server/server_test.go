@@ -22,6 +22,7 @@ import (
 	"k8s.io/klog/v2"
 	clocktesting "k8s.io/utils/clock/testing"
 
+	"github.com/minikubelet/minikubelet/internal/eventually"
 	"github.com/minikubelet/minikubelet/pkg/metrics"
 	"github.com/minikubelet/minikubelet/pkg/runtime/fault"
 )
@@ -479,21 +480,17 @@ func TestServeLogsAddressAndShutsDown(t *testing.T) {
 	go func() { done <- s.Serve(ctx, "127.0.0.1:0") }()
 
 	var addr string
-	deadline := time.Now().Add(5 * time.Second)
-	for addr == "" {
-		if time.Now().After(deadline) {
-			t.Fatalf("no Serving HTTP log line; got %v", lines)
-		}
+	eventually.True(t, "the Serving HTTP log line", func() bool {
 		mu.Lock()
+		defer mu.Unlock()
 		for _, l := range lines {
 			if strings.Contains(l, `"msg"="Serving HTTP"`) {
 				i := strings.Index(l, `"address"="`)
 				addr = strings.TrimSuffix(l[i+len(`"address"="`):], `"`)
 			}
 		}
-		mu.Unlock()
-		time.Sleep(time.Millisecond)
-	}
+		return addr != ""
+	})
 	if !strings.HasPrefix(addr, "127.0.0.1:") || strings.HasSuffix(addr, ":0") {
 		t.Fatalf("logged address %q is not the bound one", addr)
 	}

@@ -1,8 +1,6 @@
 package statuscache
 
 import (
-	"context"
-	"slices"
 	"sync"
 	"time"
 
@@ -22,7 +20,7 @@ type Config struct {
 }
 
 // Cache implements container.Cache: every pod's latest status with the time it was read, a
-// global timestamp that says how fresh all of it is at least, and waiters blocked until a
+// global timestamp that says how fresh all of it is at least, and waiters to notify when a
 // pod's data passes a given time. The zero value is not usable; use New. Safe for concurrent use.
 type Cache struct {
 	evented bool
@@ -46,8 +44,7 @@ type data struct {
 
 type waiter struct {
 	minTime time.Time
-	// ch has room for the one value notify sends, so notify never blocks under the lock.
-	ch chan *data
+	notify  func()
 }
 
 // New returns an empty cache.
@@ -85,15 +82,23 @@ func (c *Cache) GetAll() []*container.PodStatus {
 // older than the cached one is dropped (an equal timestamp still wins, as upstream).
 func (c *Cache) Set(uid types.UID, status *container.PodStatus, err error, timestamp time.Time) bool {
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	if c.evented {
 		if cur, ok := c.pods[uid]; ok && cur.modified.After(timestamp) {
+			c.mu.Unlock()
 			return false
 		}
 	}
 	c.pods[uid] = &data{status: status, err: err, modified: timestamp}
-	c.notify(uid, timestamp)
+	fns := c.notify(uid, timestamp, nil)
+	c.mu.Unlock()
+	run(fns)
 	return true
+}
+
+func run(fns []func()) {
+	for _, f := range fns {
+		f()
+	}
 }
 
 // Delete forgets the pod. Waiters are not woken: a deleted pod reads as an empty status once
@@ -108,41 +113,31 @@ func (c *Cache) Delete(uid types.UID) {
 // waiter whose minimum time is not after it. The PLEG calls it after each relist.
 func (c *Cache) UpdateTime(t time.Time) {
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	c.timestamp = t
 	c.hasTimestamp = true
+	var fns []func()
 	for uid := range c.waiters {
-		c.notify(uid, t) // may delete uid from the map, which is safe while ranging
+		fns = c.notify(uid, t, fns) // may delete uid from the map, which is safe while ranging
 	}
-}
-
-// GetNewerThan returns the pod's status once the cache holds data for it modified after
-// minTime, or the global timestamp is after minTime (in EventedPLEG mode, an unknown pod is
-// answered at once with an empty status). Until then it blocks; a Set or
-// UpdateTime at or after minTime wakes it. When ctx ends first it returns ctx.Err().
-func (c *Cache) GetNewerThan(ctx context.Context, uid types.UID, minTime time.Time) (*container.PodStatus, error) {
-	c.mu.Lock()
-	if d := c.getIfNewerThan(uid, minTime); d != nil {
-		c.mu.Unlock()
-		return d.status, d.err
-	}
-	w := &waiter{minTime: minTime, ch: make(chan *data, 1)}
-	c.waiters[uid] = append(c.waiters[uid], w)
 	c.mu.Unlock()
-
-	select {
-	case d := <-w.ch:
-		return d.status, d.err
-	case <-ctx.Done():
-		c.mu.Lock()
-		c.removeWaiter(uid, w)
-		c.mu.Unlock()
-		return nil, ctx.Err()
-	}
+	run(fns)
 }
 
-// GetIfNewerThan is GetNewerThan without blocking, for a single-threaded scheduler that
-// polls: ok is false when the cache has nothing newer than minTime yet (status and err are
+// NotifyWhenNewer implements container.Cache. The check is strict (data modified after
+// minTime) while waking is inclusive (a write at minTime wakes), as upstream; in EventedPLEG
+// mode an unknown pod counts as fresh at once (upstream's behaviour with the gate on).
+func (c *Cache) NotifyWhenNewer(uid types.UID, minTime time.Time, notify func()) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.getIfNewerThan(uid, minTime) != nil {
+		return true
+	}
+	c.waiters[uid] = append(c.waiters[uid], &waiter{minTime: minTime, notify: notify})
+	return false
+}
+
+// GetIfNewerThan returns the pod's data if it is newer than minTime (see NotifyWhenNewer):
+// ok is false when the cache has nothing newer than minTime yet (status and err are
 // then nil).
 func (c *Cache) GetIfNewerThan(uid types.UID, minTime time.Time) (status *container.PodStatus, ok bool, err error) {
 	c.mu.Lock()
@@ -154,8 +149,7 @@ func (c *Cache) GetIfNewerThan(uid types.UID, minTime time.Time) (status *contai
 	return d.status, true, d.err
 }
 
-// NumWaiters is the number of GetNewerThan calls currently blocked, so tests and schedulers
-// can tell that a waiter has parked.
+// NumWaiters is the number of NotifyWhenNewer registrations not yet notified.
 func (c *Cache) NumWaiters() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -191,13 +185,13 @@ func (c *Cache) getIfNewerThan(uid types.UID, minTime time.Time) *data {
 	return nil
 }
 
-// notify hands the pod's current data to every waiter whose minimum time is not after
-// timestamp and keeps the rest. Like upstream, waking is inclusive (timestamp == minTime
-// wakes) while the immediate check in GetNewerThan is strict. The caller holds the lock.
-func (c *Cache) notify(uid types.UID, timestamp time.Time) {
+// notify appends to fns the notifications of the pod's waiters whose minimum time is not
+// after timestamp, drops them and keeps the rest. The caller holds the lock and runs fns
+// after releasing it.
+func (c *Cache) notify(uid types.UID, timestamp time.Time, fns []func()) []func() {
 	ws, ok := c.waiters[uid]
 	if !ok {
-		return
+		return fns
 	}
 	keep := ws[:0]
 	for _, w := range ws {
@@ -205,24 +199,13 @@ func (c *Cache) notify(uid types.UID, timestamp time.Time) {
 			keep = append(keep, w)
 			continue
 		}
-		w.ch <- c.get(uid)
+		fns = append(fns, w.notify)
 	}
 	if len(keep) == 0 {
 		delete(c.waiters, uid)
-		return
+		return fns
 	}
 	clear(ws[len(keep):])
 	c.waiters[uid] = keep
-}
-
-func (c *Cache) removeWaiter(uid types.UID, w *waiter) {
-	ws := c.waiters[uid]
-	if i := slices.Index(ws, w); i >= 0 {
-		ws = slices.Delete(ws, i, i+1) // clears the freed slot
-	}
-	if len(ws) == 0 {
-		delete(c.waiters, uid)
-		return
-	}
-	c.waiters[uid] = ws
+	return fns
 }

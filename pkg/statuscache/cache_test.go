@@ -1,7 +1,6 @@
 package statuscache
 
 import (
-	"context"
 	"errors"
 	"testing"
 	"time"
@@ -115,13 +114,13 @@ func TestGetIfNewerThan(t *testing.T) {
 			if ok && (got.ID != uid || got.Name != tt.wantName) {
 				t.Fatalf("status = %+v, want ID %q name %q", got, uid, tt.wantName)
 			}
-			// The blocking variant answers at once exactly when the polling one does.
-			if ok {
-				ctx, cancel := context.WithCancel(context.Background())
-				cancel()
-				if s, err := c.GetNewerThan(ctx, uid, tt.minTime); err != nil || s.Name != tt.wantName {
-					t.Fatalf("GetNewerThan = %+v, %v; want immediate %q", s, err, tt.wantName)
-				}
+			// NotifyWhenNewer answers at once exactly when GetIfNewerThan does, and only
+			// registers a waiter otherwise.
+			if fresh := c.NotifyWhenNewer(uid, tt.minTime, func() {}); fresh != tt.wantOK {
+				t.Fatalf("NotifyWhenNewer = %v, want %v", fresh, tt.wantOK)
+			}
+			if want := map[bool]int{true: 0, false: 1}[tt.wantOK]; c.NumWaiters() != want {
+				t.Fatalf("waiters = %d, want %d", c.NumWaiters(), want)
 			}
 		})
 	}
@@ -129,112 +128,78 @@ func TestGetIfNewerThan(t *testing.T) {
 
 func ptr(t time.Time) *time.Time { return &t }
 
-type result struct {
-	status *container.PodStatus
-	err    error
-}
-
-// wait starts a GetNewerThan and returns once it has parked in the cache.
-func wait(t *testing.T, ctx context.Context, c *Cache, minTime time.Time) <-chan result {
+// newWaiter registers a NotifyWhenNewer and counts its notifications.
+func newWaiter(t *testing.T, c *Cache, minTime time.Time) *int {
 	t.Helper()
-	before := c.NumWaiters()
-	out := make(chan result, 1)
-	go func() {
-		s, err := c.GetNewerThan(ctx, uid, minTime)
-		out <- result{s, err}
-	}()
-	for c.NumWaiters() == before {
-		time.Sleep(time.Millisecond) // the goroutine has not parked yet
+	n := new(int)
+	if c.NotifyWhenNewer(uid, minTime, func() { *n++ }) {
+		t.Fatal("NotifyWhenNewer answered fresh; the test wants a waiter")
 	}
-	return out
+	return n
 }
 
-func receive(t *testing.T, ch <-chan result) result {
-	t.Helper()
-	select {
-	case r := <-ch:
-		return r
-	case <-time.After(10 * time.Second):
-		t.Fatal("GetNewerThan did not return")
-		return result{}
-	}
-}
-
-func TestGetNewerThanWakeups(t *testing.T) {
+func TestNotifyWhenNewerWakeups(t *testing.T) {
 	minTime := t0
 	tests := []struct {
 		name     string
 		act      func(c *Cache)
 		wantWake bool
-		wantName string
 	}{
-		{"Set after minTime wakes", func(c *Cache) { c.Set(uid, status("new"), nil, minTime.Add(time.Second)) }, true, "new"},
-		{"Set at minTime wakes (inclusive, as upstream)", func(c *Cache) { c.Set(uid, status("eq"), nil, minTime) }, true, "eq"},
-		{"Set before minTime does not wake", func(c *Cache) { c.Set(uid, status("old"), nil, minTime.Add(-time.Second)) }, false, ""},
-		{"Set of another pod does not wake", func(c *Cache) { c.Set("other", status("o"), nil, minTime.Add(time.Second)) }, false, ""},
-		{"UpdateTime after minTime wakes with empty status", func(c *Cache) { c.UpdateTime(minTime.Add(time.Second)) }, true, ""},
-		{"UpdateTime before minTime does not wake", func(c *Cache) { c.UpdateTime(minTime.Add(-time.Second)) }, false, ""},
-		{"Delete does not wake", func(c *Cache) { c.Delete(uid) }, false, ""},
+		{"Set after minTime wakes", func(c *Cache) { c.Set(uid, status("new"), nil, minTime.Add(time.Second)) }, true},
+		{"Set at minTime wakes (inclusive, as upstream)", func(c *Cache) { c.Set(uid, status("eq"), nil, minTime) }, true},
+		{"Set before minTime does not wake", func(c *Cache) { c.Set(uid, status("old"), nil, minTime.Add(-time.Second)) }, false},
+		{"Set of another pod does not wake", func(c *Cache) { c.Set("other", status("o"), nil, minTime.Add(time.Second)) }, false},
+		{"UpdateTime after minTime wakes", func(c *Cache) { c.UpdateTime(minTime.Add(time.Second)) }, true},
+		{"UpdateTime before minTime does not wake", func(c *Cache) { c.UpdateTime(minTime.Add(-time.Second)) }, false},
+		{"Delete does not wake", func(c *Cache) { c.Delete(uid) }, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			c := New(Config{})
-			ctx, cancel := context.WithCancel(context.Background())
-			defer cancel()
-			ch := wait(t, ctx, c, minTime)
+			n := newWaiter(t, c, minTime)
 			tt.act(c)
-			if !tt.wantWake {
-				if n := c.NumWaiters(); n != 1 {
-					t.Fatalf("waiters = %d, want the waiter still parked", n)
-				}
-				cancel()
-				if r := receive(t, ch); !errors.Is(r.err, context.Canceled) {
-					t.Fatalf("after cancel got %+v, want context.Canceled", r)
-				}
-				return
+			want, wantWaiters := 0, 1
+			if tt.wantWake {
+				want, wantWaiters = 1, 0
 			}
-			r := receive(t, ch)
-			if r.err != nil || r.status == nil || r.status.ID != uid || r.status.Name != tt.wantName {
-				t.Fatalf("GetNewerThan = %+v, %v; want status %q", r.status, r.err, tt.wantName)
+			if *n != want || c.NumWaiters() != wantWaiters {
+				t.Fatalf("notified %d times with %d waiters left, want %d and %d", *n, c.NumWaiters(), want, wantWaiters)
 			}
-			if n := c.NumWaiters(); n != 0 {
-				t.Fatalf("waiters = %d after wake, want 0", n)
+			c.UpdateTime(minTime.Add(time.Hour)) // a waiter is notified at most once
+			if *n != 1 {
+				t.Fatalf("notified %d times in all, want exactly once", *n)
 			}
 		})
 	}
 }
 
-func TestGetNewerThanContextEnds(t *testing.T) {
+// TestNotifyRunsOutsideTheLock: a notification may call back into the cache (the pod
+// workers read it right away).
+func TestNotifyRunsOutsideTheLock(t *testing.T) {
 	c := New(Config{})
-	ctx, cancel := context.WithCancel(context.Background())
-	ch1 := wait(t, ctx, c, t0)
-	ch2 := wait(t, context.Background(), c, t0) // an unrelated waiter on the same pod stays
-	cancel()
-	if r := receive(t, ch1); !errors.Is(r.err, context.Canceled) || r.status != nil {
-		t.Fatalf("cancelled waiter got %+v", r)
+	var got *container.PodStatus
+	c.NotifyWhenNewer(uid, t0, func() { got, _ = c.Get(uid) })
+	c.Set(uid, status("s"), nil, t0.Add(time.Second))
+	if got == nil || got.Name != "s" {
+		t.Fatalf("Get from the notification = %+v", got)
 	}
-	if n := c.NumWaiters(); n != 1 {
-		t.Fatalf("waiters = %d, want 1 (the cancelled one removed, the other kept)", n)
-	}
-	c.UpdateTime(t0.Add(time.Second))
-	if r := receive(t, ch2); r.err != nil {
-		t.Fatalf("remaining waiter got %v", r.err)
+	c.NotifyWhenNewer(uid, t0.Add(time.Minute), func() { c.NotifyWhenNewer(uid, t0.Add(time.Hour), func() {}) })
+	c.UpdateTime(t0.Add(time.Minute))
+	if c.NumWaiters() != 1 {
+		t.Fatalf("waiters = %d, want the one registered from the notification", c.NumWaiters())
 	}
 }
 
-func TestGetNewerThanManyWaitersWakeSelectively(t *testing.T) {
+func TestNotifyWhenNewerWakesSelectively(t *testing.T) {
 	c := New(Config{})
-	early := wait(t, context.Background(), c, t0)
-	late := wait(t, context.Background(), c, t0.Add(10*time.Second))
+	early := newWaiter(t, c, t0)
+	late := newWaiter(t, c, t0.Add(10*time.Second))
 	c.Set(uid, status("s"), nil, t0.Add(time.Second))
-	if r := receive(t, early); r.status.Name != "s" {
-		t.Fatalf("early waiter got %+v", r.status)
-	}
-	if n := c.NumWaiters(); n != 1 {
-		t.Fatalf("waiters = %d, want the late one still parked", n)
+	if *early != 1 || *late != 0 || c.NumWaiters() != 1 {
+		t.Fatalf("early=%d late=%d waiters=%d, want 1 0 1", *early, *late, c.NumWaiters())
 	}
 	c.UpdateTime(t0.Add(10 * time.Second))
-	if r := receive(t, late); r.status.Name != "s" {
-		t.Fatalf("late waiter got %+v", r.status)
+	if *late != 1 || c.NumWaiters() != 0 {
+		t.Fatalf("late=%d waiters=%d, want 1 0", *late, c.NumWaiters())
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/minikubelet/minikubelet/pkg/kubetypes"
 	"github.com/minikubelet/minikubelet/pkg/metrics"
 	"github.com/minikubelet/minikubelet/pkg/pleg"
+	"github.com/minikubelet/minikubelet/pkg/runner"
 )
 
 // Defaults and constants, as upstream's kubelet.go.
@@ -60,8 +61,8 @@ type Handler interface {
 
 // Config configures a SyncLoop. Only ConfigCh and Handler are required.
 type Config struct {
-	// Clock makes the tickers and the back-off timer and stamps the monitor. Default: real clock.
-	Clock clock.WithTicker
+	// Clock times the ticks and the back-off and stamps the monitor. Default: real clock.
+	Clock clock.PassiveClock
 	// ConfigCh carries the merged pod updates; its closing ends the loop.
 	ConfigCh <-chan kubetypes.PodUpdate
 	// PLEGCh carries pod lifecycle events. Nil: no PLEG.
@@ -91,20 +92,25 @@ type Config struct {
 	Registry *metrics.Registry
 }
 
-// SyncLoop is the kubelet's syncLoop. Iterate (blocking) and TryIterate (polling) are the
-// step, one syncLoopIteration each; CheckRuntime is the back-off step before it; Run is the
-// runner. The steps must be called from one goroutine at a time; LatestLoopEntryTime,
-// SyncLoopHealthy and SourcesSeen are safe from any goroutine.
+// SyncLoop is the kubelet's syncLoop as a loop of the node's loop table: Due says when the
+// next iteration has work (an update or PLEG event waiting, the sync or housekeeping tick, the
+// end of a runtime back-off), and Step is one syncLoopIteration: it checks the runtime
+// (backing off while it reports errors) and handles one ready input. Producers of updates and
+// events notify Wake. Step must be called from one goroutine at a time; the other methods
+// are safe from any goroutine.
 type SyncLoop struct {
 	cfg    Config
 	plegCh <-chan *pleg.PodLifecycleEvent // nil once closed, so a closed channel cannot spin the loop
+	wake   *runner.Signal
 
 	monitor atomic.Pointer[time.Time]
 
 	mu           sync.Mutex
-	syncTicker   clock.Ticker
-	hkTicker     clock.Ticker
+	started      bool
 	stopped      bool
+	nextSync     time.Time // the sync tick
+	nextHK       time.Time // the housekeeping tick
+	backoffUntil time.Time // no iteration before this while the runtime reports errors
 	backoff      time.Duration
 	sourcesSeen  sets.Set[string]
 	iterations   *prometheus.CounterVec
@@ -147,6 +153,7 @@ func New(cfg Config) (*SyncLoop, error) {
 		cfg:         cfg,
 		plegCh:      cfg.PLEGCh,
 		backoff:     BackoffBase,
+		wake:        runner.NewSignal(),
 		sourcesSeen: sets.New[string](),
 		iterations: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: iterName,
@@ -164,31 +171,72 @@ func New(cfg Config) (*SyncLoop, error) {
 	return l, nil
 }
 
-// Run is the runner: the kubelet's syncLoop. Before each iteration it checks the runtime
-// and waits out the back-off on the clock; it returns when ctx ends or the config channel
-// closes, after stopping the tickers.
-func (l *SyncLoop) Run(ctx context.Context) {
-	logger := klog.FromContext(ctx)
-	logger.Info("Starting kubelet main sync loop")
-	defer l.Stop()
-	for ctx.Err() == nil {
-		if wait, ok := l.CheckRuntime(ctx); !ok {
-			t := l.cfg.Clock.NewTimer(wait)
-			select {
-			case <-ctx.Done():
-				t.Stop()
-				return
-			case <-t.C():
-			}
-			continue
+// Wake is notified by whoever sends on the config or PLEG channel, so the daemon's loop
+// goroutine looks at them.
+func (l *SyncLoop) Wake() *runner.Signal { return l.wake }
+
+// Due is when the loop next has work: at once before its first iteration and while an update
+// or a PLEG event waits; else the next tick; after a failed runtime check, the back-off's end. Zero after
+// Stop or once the config channel closed.
+func (l *SyncLoop) Due(now time.Time) time.Time {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	switch {
+	case l.stopped:
+		return time.Time{}
+	case !l.started:
+		return now
+	case l.backoff > BackoffBase || now.Before(l.backoffUntil):
+		// The last runtime check failed: check again when the back-off ends, work or not,
+		// as upstream's loop sleeps and checks again.
+		if now.Before(l.backoffUntil) {
+			return l.backoffUntil
 		}
-		if !l.Iterate(ctx) {
-			return
-		}
+		return now
+	case len(l.cfg.ConfigCh) > 0, l.plegCh != nil && len(l.plegCh) > 0:
+		return now
 	}
+	if l.nextHK.Before(l.nextSync) {
+		return l.nextHK
+	}
+	return l.nextSync
 }
 
-// CheckRuntime is the step before an iteration. When RuntimeErrors reports an error it logs
+// Step is one syncLoopIteration. The first starts the ticks (as upstream's tickers start at
+// syncLoop entry) and logs the loop's start. Each checks the runtime first: while it
+// reports errors the iteration is skipped and the next is due after the back-off. Otherwise
+// it handles one ready input, checked in a fixed order (config, PLEG, sync tick,
+// housekeeping tick) so runs replay identically; upstream's select picks at random.
+func (l *SyncLoop) Step(ctx context.Context) {
+	now := l.cfg.Clock.Now()
+	l.mu.Lock()
+	if l.stopped {
+		l.mu.Unlock()
+		return
+	}
+	if !l.started {
+		l.started = true
+		l.nextSync = now.Add(l.cfg.SyncPeriod)
+		l.nextHK = now.Add(l.cfg.HousekeepingPeriod)
+		l.mu.Unlock()
+		klog.FromContext(ctx).Info("Starting kubelet main sync loop")
+		l.mu.Lock()
+	}
+	if now.Before(l.backoffUntil) {
+		l.mu.Unlock()
+		return
+	}
+	l.mu.Unlock()
+	if wait, ok := l.CheckRuntime(ctx); !ok {
+		l.mu.Lock()
+		l.backoffUntil = now.Add(wait)
+		l.mu.Unlock()
+		return
+	}
+	l.iterate(ctx, now)
+}
+
+// CheckRuntime is the check before an iteration. When RuntimeErrors reports an error it logs
 // "Skipping pod synchronization" and returns ok false with how long to wait before the next
 // check (100ms, 200ms, ... capped at 5s); otherwise it resets the back-off and returns true.
 func (l *SyncLoop) CheckRuntime(ctx context.Context) (wait time.Duration, ok bool) {
@@ -208,44 +256,8 @@ func (l *SyncLoop) CheckRuntime(ctx context.Context) (wait time.Duration, ok boo
 	return wait, false
 }
 
-// Iterate is one syncLoopIteration: it blocks until the config channel, the PLEG channel, the
-// sync ticker or the housekeeping ticker has something (the first ready one, picked at random
-// as Go's select does), dispatches it, and returns true; false when the config channel is
-// closed, ctx ended or the loop was stopped.
-func (l *SyncLoop) Iterate(ctx context.Context) bool {
-	syncC, hkC, ok := l.tickers()
-	if !ok {
-		return false
-	}
-	l.touch()
-	var cont bool
-	select {
-	case <-ctx.Done():
-		return false
-	case u, open := <-l.cfg.ConfigCh:
-		cont = l.handleConfig(ctx, u, open)
-	case e, open := <-l.plegCh:
-		cont = l.handlePLEG(ctx, e, open)
-	case <-syncC:
-		cont = l.handleSync(ctx)
-	case <-hkC:
-		cont = l.handleHousekeeping(ctx)
-	}
-	if cont {
-		l.touch()
-	}
-	return cont
-}
-
-// TryIterate is Iterate without blocking, for a scheduler on a virtual clock: it handles one
-// ready input if there is one, checking them in a fixed order (config, PLEG, sync tick,
-// housekeeping tick) so runs replay identically. progressed says whether something was
-// handled; ok is false when the loop must end (config channel closed, ctx ended, stopped).
-func (l *SyncLoop) TryIterate(ctx context.Context) (progressed, ok bool) {
-	syncC, hkC, ok := l.tickers()
-	if !ok || ctx.Err() != nil {
-		return false, false
-	}
+// iterate handles one ready input.
+func (l *SyncLoop) iterate(ctx context.Context, now time.Time) {
 	l.touch()
 	cont := true
 	select {
@@ -256,23 +268,51 @@ func (l *SyncLoop) TryIterate(ctx context.Context) (progressed, ok bool) {
 		case e, open := <-l.plegCh:
 			cont = l.handlePLEG(ctx, e, open)
 		default:
-			select {
-			case <-syncC:
+			switch tick := l.dueTick(now); tick {
+			case tickSync:
 				cont = l.handleSync(ctx)
+			case tickHousekeeping:
+				cont = l.handleHousekeeping(ctx)
 			default:
-				select {
-				case <-hkC:
-					cont = l.handleHousekeeping(ctx)
-				default:
-					return false, true
-				}
+				return
 			}
 		}
 	}
-	if cont {
-		l.touch()
+	if !cont {
+		l.Stop()
+		return
 	}
-	return true, cont
+	l.touch()
+}
+
+type tick int
+
+const (
+	tickNone tick = iota
+	tickSync
+	tickHousekeeping
+)
+
+// dueTick consumes the tick due at now, sync before housekeeping. Like a time.Ticker's, the
+// next tick stays on the period's grid and ticks missed meanwhile are dropped.
+func (l *SyncLoop) dueTick(now time.Time) tick {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	switch {
+	case !now.Before(l.nextSync):
+		l.nextSync = nextOnGrid(l.nextSync, l.cfg.SyncPeriod, now)
+		return tickSync
+	case !now.Before(l.nextHK):
+		l.nextHK = nextOnGrid(l.nextHK, l.cfg.HousekeepingPeriod, now)
+		return tickHousekeeping
+	}
+	return tickNone
+}
+
+// nextOnGrid is the first tick after now on the grid of period through last.
+func nextOnGrid(last time.Time, period time.Duration, now time.Time) time.Time {
+	n := now.Sub(last)/period + 1
+	return last.Add(n * period)
 }
 
 func (l *SyncLoop) handleConfig(ctx context.Context, u kubetypes.PodUpdate, open bool) bool {
@@ -317,7 +357,9 @@ func (l *SyncLoop) handlePLEG(ctx context.Context, e *pleg.PodLifecycleEvent, op
 	if !open {
 		// Upstream's PLEG channel never closes; if ours does, stop selecting on it.
 		logger.Error(nil, "PLEG channel is closed, no more pod lifecycle events")
+		l.mu.Lock() // Due reads it from any goroutine
 		l.plegCh = nil
+		l.mu.Unlock()
 		return true
 	}
 	if e == nil {
@@ -391,33 +433,11 @@ func (l *SyncLoop) SourcesSeen() sets.Set[string] {
 	return l.sourcesSeen.Clone()
 }
 
-// tickers starts the tickers on first use and returns their channels; ok is false after Stop.
-func (l *SyncLoop) tickers() (syncC, hkC <-chan time.Time, ok bool) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.stopped {
-		return nil, nil, false
-	}
-	if l.syncTicker == nil {
-		l.syncTicker = l.cfg.Clock.NewTicker(l.cfg.SyncPeriod)
-		l.hkTicker = l.cfg.Clock.NewTicker(l.cfg.HousekeepingPeriod)
-	}
-	return l.syncTicker.C(), l.hkTicker.C(), true
-}
-
-// Stop stops the tickers; later iterations return false. Safe to call twice. It does not
-// wait for a running Iterate: cancel Run's context for that.
+// Stop ends the loop: Due turns zero and Step does nothing. Safe to call twice.
 func (l *SyncLoop) Stop() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.stopped {
-		return
-	}
 	l.stopped = true
-	if l.syncTicker != nil {
-		l.syncTicker.Stop()
-		l.hkTicker.Stop()
-	}
 }
 
 func (l *SyncLoop) touch() {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -23,6 +22,8 @@ import (
 	"github.com/minikubelet/minikubelet/pkg/kubetypes"
 	"github.com/minikubelet/minikubelet/pkg/metrics"
 	"github.com/minikubelet/minikubelet/pkg/pleg"
+	"github.com/minikubelet/minikubelet/pkg/runner"
+	"github.com/minikubelet/minikubelet/pkg/task"
 )
 
 var t0 = time.Date(2024, 5, 1, 12, 0, 0, 0, time.UTC)
@@ -80,6 +81,8 @@ type harness struct {
 	ready    bool
 	seenArg  sets.Set[string]
 	mu       sync.Mutex
+	// ctx is what the loop table gives a step: it forbids blocking.
+	ctx context.Context
 }
 
 func newHarness(t *testing.T, mutate func(*Config)) *harness {
@@ -92,6 +95,8 @@ func newHarness(t *testing.T, mutate func(*Config)) *harness {
 		reg:      metrics.NewRegistry("kubelet_"),
 		ready:    true,
 	}
+	_, ctx := ktesting.NewTestContext(t) // the loop's logs go to the test's log
+	hs.ctx = task.WithoutBlocking(ctx)
 	known := map[types.UID]*v1.Pod{"uid-web": mkPod("web")}
 	cfg := Config{
 		Clock:    hs.clk,
@@ -141,6 +146,34 @@ func update(op kubetypes.PodOperation, names ...string) kubetypes.PodUpdate {
 	return u
 }
 
+// step runs one iteration at the current virtual time, as the loop table would.
+func (hs *harness) step() { hs.loop.Step(hs.ctx) }
+
+// due is the loop's Due at the current virtual time, as an offset from t0; idle is true for
+// the zero time.
+func (hs *harness) due() (offset time.Duration, idle bool) {
+	d := hs.loop.Due(hs.clk.Now())
+	if d.IsZero() {
+		return 0, true
+	}
+	return d.Sub(t0), false
+}
+
+// entry is the loop's table entry.
+func (hs *harness) entry() runner.Loop {
+	return runner.Loop{Name: "sync-loop", Due: hs.loop.Due, Step: hs.loop.Step, Wake: hs.loop.Wake()}
+}
+
+func (hs *harness) setToSync(pods ...*v1.Pod) {
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	hs.toSync = pods
+}
+
+func (hs *harness) iterations(kind string) float64 {
+	return testutil.ToFloat64(hs.loop.iterations.WithLabelValues(kind))
+}
+
 func TestConfigDispatch(t *testing.T) {
 	tests := []struct {
 		name   string
@@ -159,27 +192,61 @@ func TestConfigDispatch(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			hs := newHarness(t, nil)
 			hs.configCh <- tt.update
-			if !hs.loop.Iterate(context.Background()) {
-				t.Fatal("Iterate ended the loop")
-			}
+			hs.step() // the first iteration starts the ticks and handles the update at once
 			if got := hs.h.take(); got != tt.want {
 				t.Errorf("handler calls = %q, want %q", got, tt.want)
 			}
 			if !hs.loop.SourcesSeen().Has(kubetypes.FileSource) {
 				t.Errorf("the update's source is not marked seen")
 			}
+			if got := hs.iterations("config"); got != 1 {
+				t.Errorf("sync_loop_iterations_total{kind=config} = %v, want 1", got)
+			}
+			if d, idle := hs.due(); idle || d != time.Second {
+				t.Errorf("Due after the update = %v (idle %t), want the first sync tick at 1s", d, idle)
+			}
 		})
 	}
 }
 
+// TestClosedConfigChannelEndsTheLoop: the closing of the config channel ends the loop at the
+// next iteration: Due turns zero for good and steps do nothing.
 func TestClosedConfigChannelEndsTheLoop(t *testing.T) {
-	hs := newHarness(t, nil)
-	close(hs.configCh)
-	if hs.loop.Iterate(context.Background()) {
-		t.Errorf("Iterate on a closed config channel returned true")
+	tests := []struct {
+		name string
+		// closeIt closes the channel and moves the clock to the iteration that sees it.
+		closeIt func(hs *harness)
+	}{
+		{"before the first iteration", func(hs *harness) { close(hs.configCh) }},
+		{"while idle, seen at the next tick", func(hs *harness) {
+			hs.step()
+			close(hs.configCh)
+			// a closed channel holds nothing, so Due does not see it: the next tick does
+			if d, idle := hs.due(); idle || d != time.Second {
+				t.Fatalf("Due with the channel closed = %v (idle %t), want the next tick", d, idle)
+			}
+			hs.clk.Step(time.Second)
+		}},
 	}
-	if _, ok := hs.loop.TryIterate(context.Background()); ok {
-		t.Errorf("TryIterate on a closed config channel returned ok")
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			hs := newHarness(t, nil)
+			tt.closeIt(hs)
+			hs.step()
+			if _, idle := hs.due(); !idle {
+				t.Fatal("the loop is still due after its config channel closed")
+			}
+			entered := hs.loop.LatestLoopEntryTime()
+			hs.plegCh <- &pleg.PodLifecycleEvent{ID: "uid-web", Type: pleg.ContainerStarted}
+			hs.clk.Step(10 * time.Second)
+			hs.step()
+			if got := hs.h.take(); got != "" {
+				t.Errorf("an ended loop dispatched %q", got)
+			}
+			if !hs.loop.LatestLoopEntryTime().Equal(entered) {
+				t.Error("an ended loop still stamps its monitor")
+			}
+		})
 	}
 }
 
@@ -195,14 +262,17 @@ func TestPLEGDispatch(t *testing.T) {
 		{"died cleans up", &pleg.PodLifecycleEvent{ID: "uid-web", Type: pleg.ContainerDied, Data: "c1"}, "Syncs[web]", "uid-web/c1"},
 		{"removed is not sync-worthy", &pleg.PodLifecycleEvent{ID: "uid-web", Type: pleg.ContainerRemoved, Data: "c1"}, "", ""},
 		{"unknown pod is ignored, but its dead containers are cleaned", &pleg.PodLifecycleEvent{ID: "uid-gone", Type: pleg.ContainerDied, Data: "c9"}, "", "uid-gone/c9"},
+		{"a nil event is skipped", nil, "", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			hs := newHarness(t, nil)
+			hs.step() // start the loop: the event arrives while it is idle
 			hs.plegCh <- tt.event
-			if !hs.loop.Iterate(context.Background()) {
-				t.Fatal("Iterate ended the loop")
+			if d, idle := hs.due(); idle || d != 0 {
+				t.Fatalf("Due with an event waiting = %v (idle %t), want now", d, idle)
 			}
+			hs.step()
 			if got := hs.h.take(); got != tt.wantCalls {
 				t.Errorf("handler calls = %q, want %q", got, tt.wantCalls)
 			}
@@ -213,79 +283,139 @@ func TestPLEGDispatch(t *testing.T) {
 	}
 }
 
-func TestTickers(t *testing.T) {
+func TestTicks(t *testing.T) {
 	hs := newHarness(t, nil)
-	ctx := context.Background()
-	if progressed, ok := hs.loop.TryIterate(ctx); progressed || !ok {
-		t.Fatalf("TryIterate with nothing ready = %v, %v; want false, true", progressed, ok)
+	hs.step() // starts the ticks; nothing to do yet
+	if got := hs.h.take(); got != "" {
+		t.Fatalf("first iteration with nothing ready called %q", got)
+	}
+	if d, _ := hs.due(); d != time.Second {
+		t.Fatalf("Due = %v, want the sync tick at 1s", d)
 	}
 
 	// Sync tick with no due pods: no handler call.
 	hs.clk.Step(time.Second)
-	mustProgress(t, hs.loop)
+	hs.step()
 	if got := hs.h.take(); got != "" {
 		t.Errorf("sync tick without due pods called %q", got)
 	}
 	// Sync tick with due pods.
-	hs.mu.Lock()
-	hs.toSync = []*v1.Pod{mkPod("a"), mkPod("b")}
-	hs.mu.Unlock()
-	hs.clk.Step(time.Second) // t=2s: both tickers fire; TryIterate takes sync before housekeeping
-	mustProgress(t, hs.loop)
+	hs.setToSync(mkPod("a"), mkPod("b"))
+	hs.clk.Step(time.Second) // t=2s: both ticks are due; the sync tick goes first
+	hs.step()
 	if got := hs.h.take(); got != "Syncs[a,b]" {
 		t.Errorf("sync tick: %q, want Syncs[a,b]", got)
 	}
-	mustProgress(t, hs.loop)
+	if d, _ := hs.due(); d != 2*time.Second {
+		t.Errorf("Due after the sync tick = %v, want now (the housekeeping tick)", d)
+	}
+	hs.step()
 	if got := hs.h.take(); got != "Cleanups[]" {
 		t.Errorf("housekeeping tick: %q, want Cleanups[]", got)
 	}
-	if progressed, _ := hs.loop.TryIterate(ctx); progressed {
-		t.Errorf("nothing should be left after both ticks were handled")
+	if d, _ := hs.due(); d != 3*time.Second {
+		t.Errorf("Due after both ticks = %v, want the next sync tick at 3s", d)
+	}
+	hs.step() // a spurious step (a wake with nothing to do) handles nothing
+	if got := hs.h.take(); got != "" {
+		t.Errorf("nothing should be left after both ticks were handled, got %q", got)
 	}
 
 	// Housekeeping waits for the sources.
 	hs.configCh <- update(kubetypes.ADD)
-	mustProgress(t, hs.loop)
+	hs.step()
 	hs.mu.Lock()
 	hs.ready, hs.toSync = false, nil
 	hs.mu.Unlock()
 	hs.clk.Step(2 * time.Second)
-	mustProgress(t, hs.loop) // sync
-	mustProgress(t, hs.loop) // housekeeping, skipped
+	hs.step() // sync
+	hs.step() // housekeeping, skipped
 	if got := hs.h.take(); got != "Additions[]" {
 		t.Errorf("calls = %q, want only the empty ADD (housekeeping skipped while sources are not ready)", got)
 	}
 	if !hs.seenArg.Has(kubetypes.FileSource) {
 		t.Errorf("SourcesReady got %v, want the sources seen so far", hs.seenArg)
 	}
-	if got := testutil.ToFloat64(hs.loop.iterations.WithLabelValues("housekeeping")); got != 2 {
+	if got := hs.iterations("housekeeping"); got != 2 {
 		t.Errorf("sync_loop_iterations_total{kind=housekeeping} = %v, want 2", got)
 	}
 }
 
-func TestTryIterateOrder(t *testing.T) {
+// TestTicksStayOnTheGrid: a late iteration (the loop's goroutine was busy) handles one tick
+// of each kind, drops the ticks missed meanwhile and keeps the next ones on the period's grid,
+// as a time.Ticker does.
+func TestTicksStayOnTheGrid(t *testing.T) {
 	hs := newHarness(t, nil)
+	hs.step()
+	hs.clk.Step(3500 * time.Millisecond)
+	hs.step()
+	hs.step()
+	hs.step() // nothing left: the missed ticks are dropped
+	if s, h := hs.iterations("sync"), hs.iterations("housekeeping"); s != 1 || h != 1 {
+		t.Fatalf("iterations sync=%v housekeeping=%v, want one of each", s, h)
+	}
+	if d, _ := hs.due(); d != 4*time.Second {
+		t.Fatalf("Due = %v, want 4s (the grids of 1s and 2s)", d)
+	}
+}
+
+func TestStepOrder(t *testing.T) {
+	hs := newHarness(t, nil)
+	hs.step() // start the ticks
 	hs.plegCh <- &pleg.PodLifecycleEvent{ID: "uid-web", Type: pleg.ContainerStarted}
 	hs.configCh <- update(kubetypes.ADD, "a")
 	hs.clk.Step(2 * time.Second)
-	hs.loop.tickers() // start them, then fire them
-	hs.clk.Step(2 * time.Second)
-	hs.mu.Lock()
-	hs.toSync = []*v1.Pod{mkPod("s")}
-	hs.mu.Unlock()
+	hs.setToSync(mkPod("s"))
 	for i := 0; i < 4; i++ {
-		mustProgress(t, hs.loop)
+		if d, idle := hs.due(); idle || d > 2*time.Second {
+			t.Fatalf("Due before iteration %d = %v (idle %t), want now", i, d, idle)
+		}
+		hs.step()
 	}
 	if got, want := hs.h.take(), "Additions[a] Syncs[web] Syncs[s] Cleanups[]"; got != want {
 		t.Errorf("order = %q, want %q (config, PLEG, sync, housekeeping)", got, want)
 	}
+	if d, _ := hs.due(); d != 3*time.Second {
+		t.Errorf("Due after everything was handled = %v, want 3s", d)
+	}
 }
 
-func mustProgress(t *testing.T, l *SyncLoop) {
-	t.Helper()
-	progressed, ok := l.TryIterate(context.Background())
-	if !progressed || !ok {
-		t.Fatalf("TryIterate = %v, %v; want progress", progressed, ok)
+func TestDue(t *testing.T) {
+	runtimeDown := func(c *Config) { c.RuntimeErrors = func() error { return errors.New("container runtime is down") } }
+	tests := []struct {
+		name   string
+		mutate func(*Config)
+		setup  func(hs *harness)
+		want   time.Duration // offset from t0 (the clock stays at t0)
+		idle   bool
+	}{
+		{"before the first iteration: now", nil, func(*harness) {}, 0, false},
+		{"idle: the sync tick", nil, func(hs *harness) { hs.step() }, time.Second, false},
+		{"idle: the housekeeping tick when it comes first", func(c *Config) { c.SyncPeriod, c.HousekeepingPeriod = 5*time.Second, 2*time.Second },
+			func(hs *harness) { hs.step() }, 2 * time.Second, false},
+		{"a config update waits: now", nil, func(hs *harness) { hs.step(); hs.configCh <- update(kubetypes.ADD, "a") }, 0, false},
+		{"a PLEG event waits: now", nil, func(hs *harness) {
+			hs.step()
+			hs.plegCh <- &pleg.PodLifecycleEvent{ID: "uid-web", Type: pleg.PodSync}
+		}, 0, false},
+		{"runtime back-off: its end, even with work waiting", runtimeDown, func(hs *harness) {
+			hs.step()
+			hs.configCh <- update(kubetypes.ADD, "a")
+		}, BackoffBase, false},
+		{"stopped: idle, even with work waiting", nil, func(hs *harness) {
+			hs.configCh <- update(kubetypes.ADD, "a")
+			hs.loop.Stop()
+		}, 0, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			hs := newHarness(t, tt.mutate)
+			tt.setup(hs)
+			d, idle := hs.due()
+			if idle != tt.idle || (!idle && d != tt.want) {
+				t.Fatalf("Due = %v (idle %t), want %v (idle %t)", d, idle, tt.want, tt.idle)
+			}
+		})
 	}
 }
 
@@ -326,52 +456,136 @@ func TestCheckRuntimeBackoff(t *testing.T) {
 	}
 }
 
-// TestRunBacksOffOnTheClock runs the runner: while the runtime is down it checks again only
-// when the fake clock has advanced by the back-off, and handles work once it is up.
-func TestRunBacksOffOnTheClock(t *testing.T) {
-	var checks atomic.Int32
-	var down atomic.Bool
-	down.Store(true)
-	hs := newHarness(t, func(c *Config) {
+// TestRuntimeBackoffOnTheClock runs the loop on a virtual clock with a config update
+// waiting from the start: while the runtime is down the loop checks again only when its
+// back-off ends (Due reports that instant), handles nothing meanwhile, and handles the update
+// at the first check that finds the runtime up.
+func TestRuntimeBackoffOnTheClock(t *testing.T) {
+	var checks []time.Duration
+	down := true
+	var hs *harness // the check reads the harness's clock once it exists
+	hs = newHarness(t, func(c *Config) {
 		c.RuntimeErrors = func() error {
-			checks.Add(1)
-			if down.Load() {
+			checks = append(checks, hs.clk.Now().Sub(t0))
+			if down {
 				return errors.New("container runtime is down")
 			}
 			return nil
 		}
 	})
-	before := runtime.NumGoroutine()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { defer close(done); hs.loop.Run(ctx) }()
+	hs.configCh <- update(kubetypes.ADD, "a")
+	sim := runner.NewSim(hs.clk, []runner.Loop{hs.entry()})
+	ctx := hs.ctx
+	if err := sim.RunUntil(ctx, t0.Add(700*time.Millisecond), nil); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := fmt.Sprint(checks), "[0s 100ms 300ms 700ms]"; got != want {
+		t.Fatalf("runtime checked at %s, want %s (back-off 100ms, 200ms, 400ms)", got, want)
+	}
+	if d, _ := hs.due(); d != 1500*time.Millisecond {
+		t.Fatalf("Due = %v, want the end of the 800ms back-off (1.5s)", d)
+	}
+	down = false
+	hs.step() // a spurious wake during the back-off neither checks nor handles anything
+	if err := sim.RunUntil(ctx, t0.Add(1499*time.Millisecond), nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := hs.h.take(); got != "" || len(checks) != 4 {
+		t.Fatalf("during the back-off: calls %q, %d checks; want nothing", got, len(checks))
+	}
+	if err := sim.RunUntil(ctx, t0.Add(1500*time.Millisecond), nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := hs.h.take(); got != "Additions[a]" || checks[len(checks)-1] != 1500*time.Millisecond {
+		t.Fatalf("calls %q, checks %v; want the update handled at 1.5s", got, checks)
+	}
+	// The ticks missed while the runtime was down (sync at 1s) are still due: the next
+	// iteration handles one at once, then the grid goes on (housekeeping at 2s).
+	hs.step()
+	if s := hs.iterations("sync"); s != 1 {
+		t.Fatalf("sync iterations = %v, want the missed tick handled", s)
+	}
+	if d, _ := hs.due(); d != 2*time.Second {
+		t.Fatalf("Due after recovery = %v, want 2s", d)
+	}
+}
 
-	for i, wait := range []time.Duration{100 * time.Millisecond, 200 * time.Millisecond, 400 * time.Millisecond} {
-		waitForWaiters(t, hs.clk)
-		if got := checks.Load(); got != int32(i+1) {
-			t.Fatalf("checks = %d before stepping %v, want %d", got, wait, i+1)
+// TestIdleRuntimeBackoffKeepsChecking: with nothing to do, a loop whose runtime check fails
+// still checks again at the end of each back-off (upstream's loop sleeps and checks, logging
+// "Skipping pod synchronization" each time), not only at the next tick.
+func TestIdleRuntimeBackoffKeepsChecking(t *testing.T) {
+	var checks []time.Duration
+	var hs *harness
+	hs = newHarness(t, func(c *Config) {
+		c.RuntimeErrors = func() error {
+			checks = append(checks, hs.clk.Now().Sub(t0))
+			return errors.New("container runtime is down")
 		}
-		hs.clk.Step(wait - time.Millisecond)
-		if got := checks.Load(); got != int32(i+1) {
-			t.Fatalf("checked again before the %v back-off elapsed", wait)
-		}
-		hs.clk.Step(time.Millisecond)
+	})
+	sim := runner.NewSim(hs.clk, []runner.Loop{hs.entry()})
+	if err := sim.RunUntil(hs.ctx, t0.Add(1500*time.Millisecond), nil); err != nil {
+		t.Fatal(err)
 	}
-	waitForWaiters(t, hs.clk)
-	down.Store(false)
-	hs.configCh <- update(kubetypes.ADD, "a") // not handled while the runtime is down
-	hs.clk.Step(800 * time.Millisecond)
-	waitFor(t, func() bool { return hs.h.take() == "Additions[a]" })
+	if got, want := fmt.Sprint(checks), "[0s 100ms 300ms 700ms 1.5s]"; got != want {
+		t.Fatalf("runtime checked at %s, want %s (back-off 100ms doubling)", got, want)
+	}
+}
 
-	cancel()
-	<-done
-	if n := runtime.NumGoroutine(); n > before {
-		t.Errorf("goroutines after Run: %d, before: %d", n, before)
+// TestSimRunsTheLoop runs the loop's table entry for 10 virtual seconds beside a producer that
+// sends a config update at 2.5s: the sync tick every second, housekeeping every two, the
+// update at the instant it arrives.
+func TestSimRunsTheLoop(t *testing.T) {
+	hs := newHarness(t, nil)
+	hs.setToSync(mkPod("a"))
+	sent := false
+	producer := runner.Loop{Name: "config", Due: func(time.Time) time.Time {
+		if sent {
+			return time.Time{}
+		}
+		return t0.Add(2500 * time.Millisecond)
+	}, Step: func(context.Context) {
+		hs.configCh <- update(kubetypes.ADD, "late")
+		hs.loop.Wake().Notify() // what a producer does for the daemon's loop goroutine
+		sent = true
+	}}
+	if hs.loop.Wake() == nil || hs.loop.Wake() != hs.loop.Wake() {
+		t.Fatal("Wake must be one signal for the loop's life")
 	}
-	if _, ok := hs.loop.TryIterate(context.Background()); ok {
-		t.Errorf("the loop still iterates after Run returned (tickers must be stopped)")
+	var want []string
+	for s := 1; s <= 10; s++ {
+		want = append(want, "Syncs[a]")
+		if s%2 == 0 {
+			want = append(want, "Cleanups[]")
+		}
+		if s == 2 {
+			want = append(want, "Additions[late]")
+		}
 	}
+	if err := runner.NewSim(hs.clk, []runner.Loop{hs.entry(), producer}).RunUntil(hs.ctx, t0.Add(10*time.Second), nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := hs.h.take(); got != strings.Join(want, " ") {
+		t.Fatalf("calls\n%s\nwant\n%s", got, strings.Join(want, " "))
+	}
+	if c, s, h := hs.iterations("config"), hs.iterations("sync"), hs.iterations("housekeeping"); c != 1 || s != 10 || h != 5 {
+		t.Fatalf("iterations config=%v sync=%v housekeeping=%v, want 1, 10, 5", c, s, h)
+	}
+}
+
+func TestStop(t *testing.T) {
+	hs := newHarness(t, nil)
+	hs.step()
+	hs.configCh <- update(kubetypes.ADD, "a")
+	hs.loop.Stop()
 	hs.loop.Stop() // idempotent
+	if _, idle := hs.due(); !idle {
+		t.Fatal("a stopped loop is due")
+	}
+	hs.clk.Step(5 * time.Second)
+	hs.step()
+	if got := hs.h.take(); got != "" || len(hs.configCh) != 1 {
+		t.Fatalf("a stopped loop handled %q (config left %d)", got, len(hs.configCh))
+	}
 }
 
 func TestMonitorAndHealth(t *testing.T) {
@@ -388,7 +602,7 @@ func TestMonitorAndHealth(t *testing.T) {
 			if err := hs.loop.SyncLoopHealthy(); err != nil || !hs.loop.LatestLoopEntryTime().IsZero() {
 				t.Fatalf("before the first iteration: %v, entry %v; want healthy, zero", err, hs.loop.LatestLoopEntryTime())
 			}
-			hs.loop.TryIterate(context.Background())
+			hs.step()
 			if !hs.loop.LatestLoopEntryTime().Equal(t0) {
 				t.Errorf("LatestLoopEntryTime = %v, want %v", hs.loop.LatestLoopEntryTime(), t0)
 			}
@@ -400,7 +614,7 @@ func TestMonitorAndHealth(t *testing.T) {
 			if err := hs.loop.SyncLoopHealthy(); !errors.Is(err, ErrSyncLoopStalled) || err.Error() != "sync Loop took longer than expected" {
 				t.Errorf("past the window: %v, want %q", err, ErrSyncLoopStalled)
 			}
-			hs.loop.TryIterate(context.Background())
+			hs.step()
 			if err := hs.loop.SyncLoopHealthy(); err != nil {
 				t.Errorf("after another iteration: %v, want healthy", err)
 			}
@@ -408,14 +622,26 @@ func TestMonitorAndHealth(t *testing.T) {
 	}
 }
 
+// TestMonitorNotStampedDuringBackoff: while the runtime is down the loop skips its
+// iterations, so the health check ends up failing, as upstream's.
+func TestMonitorNotStampedDuringBackoff(t *testing.T) {
+	hs := newHarness(t, func(c *Config) { c.RuntimeErrors = func() error { return errors.New("down") } })
+	if err := runner.NewSim(hs.clk, []runner.Loop{hs.entry()}).RunUntil(hs.ctx, t0.Add(6*time.Minute), nil); err != nil {
+		t.Fatal(err)
+	}
+	if !hs.loop.LatestLoopEntryTime().IsZero() || hs.h.take() != "" {
+		t.Fatalf("entry %v: an iteration ran while the runtime was down", hs.loop.LatestLoopEntryTime())
+	}
+}
+
 func TestHousekeepingDurationAndErrors(t *testing.T) {
 	hs := newHarness(t, nil)
 	hs.h.onCleanup = func() { hs.clk.Step(1500 * time.Millisecond) } // a slow cleanup
 	hs.h.cleanupErr = errors.New("boom")
-	hs.loop.tickers()
+	hs.step() // start the ticks
 	hs.clk.Step(2 * time.Second)
-	mustProgress(t, hs.loop) // sync
-	mustProgress(t, hs.loop) // housekeeping
+	hs.step() // sync
+	hs.step() // housekeeping
 	if got := hs.h.take(); got != "Cleanups[]" {
 		t.Fatalf("calls = %q", got)
 	}
@@ -445,9 +671,15 @@ kubelet_housekeeping_duration_seconds_count 1
 func TestClosedPLEGChannelDoesNotSpin(t *testing.T) {
 	hs := newHarness(t, nil)
 	close(hs.plegCh)
-	mustProgress(t, hs.loop) // notices the close
-	if progressed, ok := hs.loop.TryIterate(context.Background()); progressed || !ok {
-		t.Errorf("after the PLEG channel closed: progressed %v ok %v; want idle, running", progressed, ok)
+	hs.step() // notices the close
+	if d, idle := hs.due(); idle || d != time.Second {
+		t.Fatalf("Due after the PLEG channel closed = %v (idle %t), want the next tick", d, idle)
+	}
+	hs.step()
+	hs.configCh <- update(kubetypes.ADD, "a")
+	hs.step()
+	if got := hs.h.take(); got != "Additions[a]" {
+		t.Errorf("calls = %q: the loop must go on without its PLEG", got)
 	}
 }
 
@@ -471,31 +703,19 @@ func TestNewValidates(t *testing.T) {
 	}
 }
 
-func waitForWaiters(t *testing.T, clk *testingclock.FakeClock) {
-	t.Helper()
-	waitFor(t, clk.HasWaiters)
-}
-
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	for i := 0; !cond(); i++ {
-		if i > 5000 {
-			t.Fatal("condition never became true")
-		}
-		time.Sleep(time.Millisecond)
-	}
-}
-
-func BenchmarkTryIterateIdle(b *testing.B) {
-	l, err := New(Config{Clock: testingclock.NewFakeClock(t0), ConfigCh: make(chan kubetypes.PodUpdate), Handler: &recorder{}})
+func BenchmarkStepIdle(b *testing.B) {
+	clk := testingclock.NewFakeClock(t0)
+	l, err := New(Config{Clock: clk, ConfigCh: make(chan kubetypes.PodUpdate), Handler: &recorder{}})
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer l.Stop()
-	ctx := context.Background()
+	ctx := task.WithoutBlocking(context.Background())
+	l.Step(ctx) // start the ticks: later steps find nothing due
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
-		l.TryIterate(ctx)
+		l.Due(clk.Now())
+		l.Step(ctx)
 	}
 }
 
@@ -514,11 +734,12 @@ func TestHousekeepingCutShortByShutdownIsQuiet(t *testing.T) {
 			if stopping {
 				hs.h.onCleanup = cancel
 			}
-			hs.loop.tickers()
+			hs.step() // start the ticks
 			hs.clk.Step(2 * time.Second)
-			mustProgress(t, hs.loop) // sync
-			if p, ok := hs.loop.TryIterate(ctx); !p || !ok {
-				t.Fatalf("housekeeping did not run: %v, %v", p, ok)
+			hs.step() // sync
+			hs.loop.Step(ctx)
+			if got := hs.h.take(); got != "Cleanups[]" {
+				t.Fatalf("housekeeping did not run: calls %q", got)
 			}
 			if got := strings.Contains(buf.String(), "Failed cleaning pods"); got == stopping {
 				t.Errorf("error logged = %t with stopping=%t; log:\n%s", got, stopping, buf.String())

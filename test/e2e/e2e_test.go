@@ -21,6 +21,8 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+
+	"github.com/minikubelet/minikubelet/internal/eventually"
 )
 
 // bin is the minikubelet binary TestMain builds.
@@ -170,22 +172,10 @@ func (d *daemon) getJSON(path string, v any) {
 	}
 }
 
-// eventually polls cond every 100ms until it returns true or timeout passes.
+// eventually waits until cond returns true, failing the test after timeout.
 func (d *daemon) eventually(timeout time.Duration, what string, cond func() (bool, string)) {
 	d.t.Helper()
-	deadline := time.Now().Add(timeout)
-	last := ""
-	for {
-		ok, state := cond()
-		if ok {
-			return
-		}
-		last = state
-		if time.Now().After(deadline) {
-			d.t.Fatalf("%s not seen within %v; last: %s", what, timeout, last)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	eventually.Within(d.t, timeout, what, cond)
 }
 
 func (d *daemon) podPhase(name string) v1.PodPhase {

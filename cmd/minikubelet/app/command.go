@@ -41,11 +41,12 @@ func NewCommand() *cobra.Command {
 	})
 }
 
-// subcommands lists every subcommand; add new ones (simulate) here.
+// subcommands lists every subcommand.
 func subcommands(o options) []*cobra.Command {
 	cmds := []*cobra.Command{
 		newVersionCommand(o),
 		newFeatureGatesCommand(o),
+		newSimulateCommand(o),
 	}
 	// get, describe and fault: clients of a running daemon's HTTP API.
 	return append(cmds, cli.NewCommands(cli.Options{})...)

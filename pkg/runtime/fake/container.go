@@ -6,8 +6,9 @@ import (
 	"slices"
 	"time"
 
+	"github.com/minikubelet/minikubelet/pkg/cri"
 	"github.com/minikubelet/minikubelet/pkg/runtime/behavior"
-	"github.com/minikubelet/minikubelet/pkg/runtime/cri"
+	"github.com/minikubelet/minikubelet/pkg/task"
 )
 
 // behaviourFor returns the script of a container: its pod's annotation, else the configured
@@ -197,9 +198,7 @@ func (r *Runtime) exitLocked(c *ctr, at int64, code int32, reason, message strin
 	c.exitCode = code
 	c.reason = reason
 	c.message = message
-	if c.exited != nil {
-		close(c.exited)
-	}
+	r.releaseStopWaitersLocked(c)
 	r.logger.V(4).Info("Container exited", "containerID", c.info.ID, "container", c.info.Metadata.Name, "podUID", c.sb.info.Metadata.UID, "exitCode", code, "reason", reason)
 	r.changedLocked(cri.ContainerStoppedEvent, c.info.ID, c.sb, at)
 }
@@ -211,8 +210,9 @@ func (r *Runtime) killLocked(c *ctr, now int64) {
 	}
 }
 
-// StopContainer stops a running container with a grace period of timeout seconds and blocks
-// until it has exited (on the clock), or ctx ends. The container honours SIGTERM after its
+// StopContainer stops a running container with a grace period of timeout seconds and
+// returns once it has exited on the clock (a pending operation: see task.Await), or ctx
+// ends. The container honours SIGTERM after its
 // stopDelay (default 0) and exits 0 (reason Completed); if stopDelay is longer than the grace
 // period (or timeout <= 0) it is killed when the grace period ends: exit 137, reason Error.
 // If it would exit on its own sooner, that exit wins. A container still starting is killed
@@ -249,42 +249,20 @@ func (r *Runtime) StopContainer(ctx context.Context, containerID string, timeout
 	if c.due == 0 || exitAt < c.due {
 		r.scheduleLocked(c, exitAt, transitionExit, code, reason)
 	}
-	if c.exited == nil {
-		c.exited = make(chan struct{})
-	}
-	exited, due := c.exited, c.due
+	op := task.NewOp()
+	c.stopWaiters = append(c.stopWaiters, op)
 	r.unlock(now)
+	// A pending operation: the event queue completes it when the container exits (or is
+	// removed), so a task waiting here gives control back instead of blocking.
+	return r.await(ctx, op)
+}
 
-	// Wait on the clock for the exit, waking early if another stop or a removal ends it.
-	for {
-		if d := time.Duration(due - r.now()); d <= 0 {
-			r.Advance()
-		} else {
-			t := r.clk.NewTimer(d)
-			select {
-			case <-exited:
-				t.Stop()
-				return nil
-			case <-ctx.Done():
-				t.Stop()
-				return ctx.Err()
-			case <-t.C():
-				r.Advance()
-			}
-		}
-		select {
-		case <-exited:
-			return nil
-		default:
-		}
-		r.mu.Lock()
-		due = c.due
-		r.mu.Unlock()
-		if due == 0 {
-			// Nothing pending yet not exited: cannot happen, but never spin.
-			return nil
-		}
+// releaseStopWaitersLocked completes the StopContainer calls waiting for c.
+func (r *Runtime) releaseStopWaitersLocked(c *ctr) {
+	for _, op := range c.stopWaiters {
+		r.completeLocked(op, nil)
 	}
+	c.stopWaiters = nil
 }
 
 // RemoveContainer removes a container, killing it first if it runs (the CRI requires a
@@ -311,9 +289,7 @@ func (r *Runtime) removeContainerLocked(c *ctr, now int64) {
 	r.killLocked(c, now)
 	r.cancelPendingLocked(c)
 	c.removed = true
-	if c.exited != nil && c.info.State != cri.ContainerExited {
-		close(c.exited)
-	}
+	r.releaseStopWaitersLocked(c)
 	delete(r.containers, c.info.ID)
 	delete(r.ctrNames, c.name)
 	r.nContainers--

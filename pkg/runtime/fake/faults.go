@@ -7,8 +7,9 @@ import (
 	"slices"
 	"time"
 
-	"github.com/minikubelet/minikubelet/pkg/runtime/cri"
+	"github.com/minikubelet/minikubelet/pkg/cri"
 	"github.com/minikubelet/minikubelet/pkg/runtime/fault"
+	"github.com/minikubelet/minikubelet/pkg/task"
 )
 
 // ErrFaultNotFound is wrapped by RemoveFault for an unknown id.
@@ -35,8 +36,8 @@ type faultState struct {
 	remaining int // error: fires left when spec.Count > 0; streamError: breaks/refusals left
 	fired     int
 	removed   bool
-	retired   bool          // removed because its count was spent
-	cleared   chan struct{} // closed on removal: releases hung calls
+	retired   bool       // removed because its count was spent
+	hung      []*task.Op // the calls a hang fault holds; completed on removal
 }
 
 // AddFault validates a fault and starts injecting it; an empty ID gets "fault-N". A
@@ -56,7 +57,7 @@ func (r *Runtime) AddFault(spec fault.Spec) (fault.Spec, error) {
 		r.mu.Unlock()
 		return fault.Spec{}, fmt.Errorf("add runtime fault: field \"id\": %q is already in use", spec.ID)
 	}
-	f := &faultState{spec: spec, remaining: spec.Count, cleared: make(chan struct{})}
+	f := &faultState{spec: spec, remaining: spec.Count}
 	if spec.Type == fault.StreamError && f.remaining == 0 {
 		f.remaining = 1
 	}
@@ -68,7 +69,7 @@ func (r *Runtime) AddFault(spec fault.Spec) (fault.Spec, error) {
 		broke = true
 		r.useLocked(f)
 	}
-	r.mu.Unlock()
+	r.release()
 	r.logger.Info("Added runtime fault", "id", spec.ID, "method", spec.Method, "type", spec.Type)
 	if broke {
 		r.fire(f, methodGetContainerEvents)
@@ -97,7 +98,7 @@ func (r *Runtime) RemoveFault(id string) error {
 		return fmt.Errorf("remove runtime fault %q: %w", id, ErrFaultNotFound)
 	}
 	r.removeFaultLocked(f)
-	r.mu.Unlock()
+	r.release()
 	r.logger.Info("Removed runtime fault", "id", id, "method", f.spec.Method, "type", f.spec.Type)
 	return nil
 }
@@ -109,7 +110,7 @@ func (r *Runtime) ClearFaults() {
 	for _, f := range faults {
 		r.removeFaultLocked(f)
 	}
-	r.mu.Unlock()
+	r.release()
 	if len(faults) > 0 {
 		r.logger.Info("Cleared runtime faults", "count", len(faults))
 	}
@@ -129,7 +130,10 @@ func (r *Runtime) removeFaultLocked(f *faultState) {
 		return
 	}
 	f.removed = true
-	close(f.cleared)
+	for _, op := range f.hung {
+		r.completeLocked(op, nil)
+	}
+	f.hung = nil
 	r.faults = slices.DeleteFunc(r.faults, func(x *faultState) bool { return x == f })
 	r.nFaults.Store(int32(len(r.faults)))
 }
@@ -204,18 +208,16 @@ func (r *Runtime) inject(ctx context.Context, method string, touched func() int)
 				d += f.spec.PerContainer.Duration * time.Duration(touched())
 			}
 			r.fire(f, method)
-			if err := r.sleep(ctx, d); err != nil {
+			if err := r.delay(ctx, d); err != nil {
 				return err
 			}
 		case fault.Hang:
-			r.mu.Lock()
-			removed := f.removed
-			r.mu.Unlock()
-			if removed {
-				continue
+			op := r.hangOp(f)
+			if op == nil {
+				continue // removed meanwhile
 			}
 			r.fire(f, method)
-			if err := r.hang(ctx, f); err != nil {
+			if err := r.await(ctx, op); err != nil {
 				return err
 			}
 		case fault.Error:
@@ -224,7 +226,7 @@ func (r *Runtime) inject(ctx context.Context, method string, touched func() int)
 			if hit {
 				r.useLocked(f)
 			}
-			r.mu.Unlock()
+			r.release()
 			if hit {
 				r.fire(f, method)
 				return &InjectedError{FaultID: f.spec.ID, Method: method, Type: f.spec.Type, Message: faultMessage(f.spec)}
@@ -234,22 +236,24 @@ func (r *Runtime) inject(ctx context.Context, method string, touched func() int)
 	return ctx.Err()
 }
 
-// hang blocks until the fault is removed, its "for" elapses, or ctx ends.
-func (r *Runtime) hang(ctx context.Context, f *faultState) error {
-	var elapsed <-chan time.Time // nil: never
+// hangOp returns the pending operation a call hung by f waits for: it completes when the
+// fault is removed or its "for" elapses (the caller's deadline ends the wait sooner). Nil when
+// the fault is already gone.
+func (r *Runtime) hangOp(f *faultState) *task.Op {
+	r.mu.Lock()
+	defer r.release()
+	if f.removed {
+		return nil
+	}
+	op := task.NewOp()
+	if len(f.hung) >= 64 {
+		f.hung = slices.DeleteFunc(f.hung, (*task.Op).Done)
+	}
+	f.hung = append(f.hung, op)
 	if d := f.spec.For.Duration; d > 0 {
-		t := r.clk.NewTimer(d)
-		defer t.Stop()
-		elapsed = t.C()
+		r.scheduleOpLocked(r.now()+int64(d), op, nil)
 	}
-	select {
-	case <-f.cleared:
-		return nil
-	case <-elapsed:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return op
 }
 
 // streamRefusalLocked spends a streamError fault on a new subscriber, if one is active.

@@ -12,9 +12,11 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/minikubelet/minikubelet/internal/simtest"
+	"github.com/minikubelet/minikubelet/pkg/cri"
 	"github.com/minikubelet/minikubelet/pkg/metrics"
-	"github.com/minikubelet/minikubelet/pkg/runtime/cri"
 	"github.com/minikubelet/minikubelet/pkg/runtime/fault"
+	"github.com/minikubelet/minikubelet/pkg/task"
 )
 
 func dur(d time.Duration) metav1.Duration { return metav1.Duration{Duration: d} }
@@ -125,7 +127,7 @@ func TestStartupFaults(t *testing.T) {
 	if _, err := r.GetPods(ctx, true); err != nil {
 		t.Errorf("second listing: %v, want the count-1 fault spent", err)
 	}
-	if err := r.GetContainerEvents(ctx, make(chan *cri.ContainerEventResponse)); err == nil || !strings.Contains(err.Error(), "connection refused") {
+	if _, err := r.GetContainerEvents(ctx, nil); err == nil || !strings.Contains(err.Error(), "connection refused") {
 		t.Errorf("first event stream: %v, want refused by the startup streamError", err)
 	}
 }
@@ -221,82 +223,116 @@ func TestErrorFaultAnyMethodAndRate(t *testing.T) {
 }
 
 func TestLatencyFault(t *testing.T) {
-	ctx := context.Background()
 	r, clk := newRuntime(t, Config{})
 	for i := 0; i < 3; i++ {
 		runPod(t, r, uidN(i), nil)
 	}
 	r.AddFault(fault.Spec{Method: "ListPodSandbox", Type: fault.Latency, Delay: dur(time.Second), PerContainer: dur(100 * time.Millisecond)})
-	done := async(func() error { _, err := r.ListPodSandbox(ctx, nil); return err })
-	waitForWaiters(t, clk)
-	clk.Step(1299 * time.Millisecond)
-	notDone(t, done)
-	clk.Step(time.Millisecond) // 1s + 3 sandboxes x 100ms
-	if err := recv(t, done); err != nil {
+	// The call is a pending operation: it completes 1s + 3 sandboxes x 100ms later on the
+	// clock, and only the caller waits.
+	call := start(func(ctx context.Context) error { _, err := r.ListPodSandbox(ctx, nil); return err })
+	if call.Poll() {
+		t.Fatal("ListPodSandbox under latency returned at once")
+	}
+	if due := r.Due(clk.Now()); !due.Equal(epoch.Add(1300 * time.Millisecond)) {
+		t.Fatalf("runtime loop due %v, want the call's completion at +1.3s", due)
+	}
+	if _, err := r.ListContainers(context.Background(), nil); err != nil {
+		t.Fatalf("an unmatched call meanwhile: %v", err)
+	}
+	run(t, r, clk, 1299*time.Millisecond)
+	if call.Poll() {
+		t.Fatal("returned before its latency passed")
+	}
+	run(t, r, clk, time.Millisecond)
+	if !call.Poll() || call.Err() != nil {
+		t.Fatalf("after 1.3s: returned %t, err %v", call.Done(), call.Err())
+	}
+	// GetPods pays the same latency.
+	start := clk.Now()
+	if err := await(t, r, clk, time.Minute, func(ctx context.Context) error { _, err := r.GetPods(ctx, true); return err }); err != nil {
 		t.Fatal(err)
 	}
-	// GetPods pays the same latency, and a cancelled caller stops waiting.
-	cctx, cancel := context.WithCancel(ctx)
-	done = async(func() error { _, err := r.GetPods(cctx, true); return err })
-	waitForWaiters(t, clk)
-	cancel()
-	if err := recv(t, done); !errors.Is(err, context.Canceled) {
-		t.Errorf("cancelled GetPods under latency: %v", err)
-	}
-	// Unmatched methods are not delayed.
-	if _, err := r.ListContainers(ctx, nil); err != nil {
-		t.Fatal(err)
+	if took := clk.Since(start); took != 1300*time.Millisecond {
+		t.Errorf("GetPods under latency took %v, want 1.3s", took)
 	}
 }
 
 func TestHangFault(t *testing.T) {
-	ctx := context.Background()
 	t.Run("until cleared", func(t *testing.T) {
 		r, clk := newRuntime(t, Config{})
 		f, _ := r.AddFault(fault.Spec{Method: "ListPodSandbox", Type: fault.Hang})
-		done := async(func() error { _, err := r.GetPods(ctx, true); return err })
-		clk.Step(time.Hour)
-		notDone(t, done)
+		call := start(func(ctx context.Context) error { _, err := r.GetPods(ctx, true); return err })
+		run(t, r, clk, time.Hour)
+		if call.Poll() {
+			t.Fatal("hung call returned within an hour")
+		}
 		if err := r.RemoveFault(f.ID); err != nil {
 			t.Fatal(err)
 		}
-		if err := recv(t, done); err != nil {
-			t.Errorf("hung call after clearing: %v, want success", err)
+		if !call.Poll() || call.Err() != nil {
+			t.Errorf("hung call after clearing: returned %t, err %v; want success", call.Done(), call.Err())
 		}
 	})
 	t.Run("for elapses", func(t *testing.T) {
 		r, clk := newRuntime(t, Config{})
 		r.AddFault(fault.Spec{Method: "*", Type: fault.Hang, For: dur(30 * time.Second)})
-		done := async(func() error { _, err := r.Status(ctx); return err })
-		waitForWaiters(t, clk)
-		clk.Step(29 * time.Second)
-		notDone(t, done)
-		clk.Step(time.Second)
-		if err := recv(t, done); err != nil {
-			t.Errorf("after for: %v", err)
+		call := start(func(ctx context.Context) error { _, err := r.Status(ctx); return err })
+		run(t, r, clk, 29*time.Second)
+		if call.Poll() {
+			t.Fatal("returned before for elapsed")
+		}
+		run(t, r, clk, time.Second)
+		if !call.Poll() || call.Err() != nil {
+			t.Errorf("after for: returned %t, err %v", call.Done(), call.Err())
 		}
 	})
-	t.Run("ctx ends", func(t *testing.T) {
+	t.Run("the caller's deadline passes", func(t *testing.T) {
+		r, clk := newRuntime(t, Config{})
+		r.AddFault(fault.Spec{Method: "ContainerStatus", Type: fault.Hang})
+		// The kubelet's CRI client gives each call a deadline on the clock.
+		call := start(func(ctx context.Context) error {
+			_, err := r.ContainerStatus(task.WithDeadline(ctx, clk.Now().Add(2*time.Minute)), "x")
+			return err
+		})
+		run(t, r, clk, 2*time.Minute-time.Millisecond)
+		if call.Poll() {
+			t.Fatal("returned before its deadline")
+		}
+		run(t, r, clk, time.Millisecond)
+		if !call.Poll() || !errors.Is(call.Err(), cri.ErrDeadlineExceeded) {
+			t.Errorf("at the deadline: returned %t, err %v; want %v", call.Done(), call.Err(), cri.ErrDeadlineExceeded)
+		}
+		if len(r.Faults()) != 1 {
+			t.Errorf("a call giving up removed the fault: %+v", r.Faults())
+		}
+	})
+	t.Run("a blocking caller's context ends", func(t *testing.T) {
+		// Outside a task (a daemon goroutine) the call blocks until its context ends.
 		r, _ := newRuntime(t, Config{})
 		r.AddFault(fault.Spec{Method: "ContainerStatus", Type: fault.Hang})
-		cctx, cancel := context.WithTimeout(ctx, 20*time.Millisecond)
-		defer cancel()
-		if _, err := r.ContainerStatus(cctx, "x"); !errors.Is(err, context.DeadlineExceeded) {
-			t.Errorf("hung call with a deadline: %v", err)
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { _, err := r.ContainerStatus(ctx, "x"); done <- err }()
+		cancel()
+		if err := <-done; !errors.Is(err, context.Canceled) {
+			t.Errorf("hung call whose context ended: %v, want context.Canceled", err)
 		}
 	})
 	t.Run("clear releases every hung call", func(t *testing.T) {
 		r, _ := newRuntime(t, Config{})
 		r.AddFault(fault.Spec{Method: "*", Type: fault.Hang})
-		var calls []<-chan error
+		var calls []*simtest.Call
 		for i := 0; i < 5; i++ {
-			calls = append(calls, async(func() error { _, err := r.ListContainers(ctx, nil); return err }))
+			calls = append(calls, start(func(ctx context.Context) error { _, err := r.ListContainers(ctx, nil); return err }))
 		}
-		notDone(t, calls[0])
+		if calls[0].Poll() {
+			t.Fatal("hung call returned")
+		}
 		r.ClearFaults()
-		for _, c := range calls {
-			if err := recv(t, c); err != nil {
-				t.Error(err)
+		for i, c := range calls {
+			if !c.Poll() || c.Err() != nil {
+				t.Errorf("call %d after ClearFaults: returned %t, err %v", i, c.Done(), c.Err())
 			}
 		}
 	})
@@ -349,18 +385,21 @@ func TestStreamErrorFault(t *testing.T) {
 	ctx := context.Background()
 	t.Run("breaks the active stream then refuses count-1 times", func(t *testing.T) {
 		r, _ := newRuntime(t, Config{})
-		s := subscribe(t, r, 10)
+		s := subscribe(t, r)
 		f, err := r.AddFault(fault.Spec{Method: "GetContainerEvents", Type: fault.StreamError, Count: 3})
 		if err != nil {
 			t.Fatal(err)
 		}
-		err = recv(t, s.done)
+		if s.notified != 1 {
+			t.Errorf("the break notified the reader %d times, want 1", s.notified)
+		}
+		_, err = s.recvAll()
 		var ie *InjectedError
 		if !errors.As(err, &ie) || ie.FaultID != f.ID || !strings.Contains(err.Error(), "stream broken") {
 			t.Fatalf("active stream ended with %v, want the injected break", err)
 		}
 		for i := 0; i < 2; i++ {
-			err := r.GetContainerEvents(ctx, make(chan *cri.ContainerEventResponse))
+			_, err := r.GetContainerEvents(ctx, nil)
 			if !errors.As(err, &ie) || !strings.Contains(err.Error(), "connection refused") {
 				t.Fatalf("reconnect %d: %v, want refused", i, err)
 			}
@@ -368,7 +407,7 @@ func TestStreamErrorFault(t *testing.T) {
 		if len(r.Faults()) != 0 {
 			t.Errorf("spent streamError fault still listed")
 		}
-		s2 := subscribe(t, r, 10)
+		s2 := subscribe(t, r)
 		runPod(t, r, "u1", nil)
 		if evs := s2.drain(); len(evs) != 2 {
 			t.Errorf("after the fault: %d events", len(evs))
@@ -380,16 +419,16 @@ func TestStreamErrorFault(t *testing.T) {
 	t.Run("without a stream refuses the next connection once", func(t *testing.T) {
 		r, _ := newRuntime(t, Config{})
 		r.AddFault(fault.Spec{Method: "*", Type: fault.StreamError})
-		if err := r.GetContainerEvents(ctx, make(chan *cri.ContainerEventResponse)); err == nil {
+		if _, err := r.GetContainerEvents(ctx, nil); err == nil {
 			t.Fatal("connection accepted, want refused")
 		}
-		s := subscribe(t, r, 10)
+		s := subscribe(t, r)
 		s.close()
 	})
 	t.Run("error fault on GetContainerEvents refuses connections", func(t *testing.T) {
 		r, _ := newRuntime(t, Config{})
 		r.AddFault(fault.Spec{Method: "GetContainerEvents", Type: fault.Error, Count: 1})
-		if err := r.GetContainerEvents(ctx, make(chan *cri.ContainerEventResponse)); err == nil {
+		if _, err := r.GetContainerEvents(ctx, nil); err == nil {
 			t.Fatal("connection accepted")
 		}
 	})

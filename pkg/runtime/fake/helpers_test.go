@@ -8,8 +8,10 @@ import (
 
 	testclock "k8s.io/utils/clock/testing"
 
+	"github.com/minikubelet/minikubelet/internal/simtest"
+	"github.com/minikubelet/minikubelet/pkg/cri"
+	"github.com/minikubelet/minikubelet/pkg/runner"
 	"github.com/minikubelet/minikubelet/pkg/runtime/behavior"
-	"github.com/minikubelet/minikubelet/pkg/runtime/cri"
 )
 
 var epoch = time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -92,44 +94,31 @@ func annotate(container, value string) map[string]string {
 	return map[string]string{behavior.AnnotationKey(container): value}
 }
 
-// waitForWaiters polls until something blocks on the fake clock (a goroutine parked in a
-// timer), so that a Step reaches it.
-func waitForWaiters(t testing.TB, clk *testclock.FakeClock) {
+// loop is the runtime's entry of a loop table.
+func loop(r *Runtime) runner.Loop {
+	return runner.Loop{Name: "runtime", Due: r.Due, Step: r.Step, Wake: r.Wake()}
+}
+
+// run runs the runtime's loop for d of virtual time: transitions and pending operations
+// complete at their instants.
+func run(t testing.TB, r *Runtime, clk *testclock.FakeClock, d time.Duration) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !clk.HasWaiters() {
-		if time.Now().After(deadline) {
-			t.Fatal("nothing started waiting on the clock")
-		}
-		time.Sleep(time.Millisecond)
+	if err := runner.NewSim(clk, []runner.Loop{loop(r)}).RunUntil(context.Background(), clk.Now().Add(d), nil); err != nil {
+		t.Fatal(err)
 	}
 }
 
-// result runs fn in a goroutine and returns a channel with its error.
-func async(fn func() error) <-chan error {
-	ch := make(chan error, 1)
-	go func() { ch <- fn() }()
-	return ch
+// start runs fn as a task until it first waits for a pending operation (or returns); the
+// test then moves the clock with run and resumes it with Poll.
+func start(fn func(ctx context.Context) error) *simtest.Call {
+	return simtest.Go(context.Background(), fn)
 }
 
-func recv(t testing.TB, ch <-chan error) error {
+// await runs fn as a task beside the runtime's loop until it returns, moving the clock as
+// far as needed (at most max), and returns its error.
+func await(t testing.TB, r *Runtime, clk *testclock.FakeClock, max time.Duration, fn func(ctx context.Context) error) error {
 	t.Helper()
-	select {
-	case err := <-ch:
-		return err
-	case <-time.After(10 * time.Second):
-		t.Fatal("call did not return")
-		return nil
-	}
-}
-
-func notDone(t testing.TB, ch <-chan error) {
-	t.Helper()
-	select {
-	case err := <-ch:
-		t.Fatalf("call returned early with %v", err)
-	case <-time.After(20 * time.Millisecond):
-	}
+	return simtest.Await(t, clk, []runner.Loop{loop(r)}, max, fn)
 }
 
 func ns(d time.Duration) int64 { return epoch.Add(d).UnixNano() }

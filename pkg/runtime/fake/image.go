@@ -9,8 +9,8 @@ import (
 	"slices"
 	"sort"
 
+	"github.com/minikubelet/minikubelet/pkg/cri"
 	"github.com/minikubelet/minikubelet/pkg/runtime/behavior"
-	"github.com/minikubelet/minikubelet/pkg/runtime/cri"
 )
 
 // PullError is the error of a pull scripted to fail with pullError. Reason is the scripted
@@ -64,8 +64,8 @@ func (r *Runtime) pullScript(image cri.ImageSpec, sandboxConfig *cri.PodSandboxC
 	return out, key, nil
 }
 
-// PullImage pulls an image: it waits the container's scripted pullDelay on the clock
-// (honouring ctx), then fails with a *PullError if pullError is scripted, else records the
+// PullImage pulls an image: it takes the container's scripted pullDelay on the clock (a
+// pending operation, honouring ctx), then fails with a *PullError if pullError is scripted, else records the
 // image and returns its id. Ids and sizes derive from the image name.
 func (r *Runtime) PullImage(ctx context.Context, image cri.ImageSpec, sandboxConfig *cri.PodSandboxConfig) (string, error) {
 	if err := ctx.Err(); err != nil {
@@ -81,7 +81,7 @@ func (r *Runtime) PullImage(ctx context.Context, image cri.ImageSpec, sandboxCon
 	if err != nil {
 		return "", fmt.Errorf("pull image %q: invalid behaviour: %w", image.Image, err)
 	}
-	if err := r.sleep(ctx, beh.PullDelay); err != nil {
+	if err := r.delay(ctx, beh.PullDelay); err != nil {
 		return "", err
 	}
 	if beh.PullError != "" {

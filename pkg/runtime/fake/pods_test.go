@@ -11,8 +11,11 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/utils/clock"
+
 	"github.com/minikubelet/minikubelet/pkg/container"
-	"github.com/minikubelet/minikubelet/pkg/runtime/cri"
+	"github.com/minikubelet/minikubelet/pkg/cri"
+	"github.com/minikubelet/minikubelet/pkg/runner"
 	"github.com/minikubelet/minikubelet/pkg/runtime/fault"
 	"github.com/minikubelet/minikubelet/pkg/runtime/view"
 )
@@ -46,7 +49,7 @@ func populate(t testing.TB, r *Runtime, n int) {
 func history(t *testing.T, seed int64) []string {
 	r, clk := newRuntime(t, Config{Seed: seed})
 	ctx := context.Background()
-	s := subscribe(t, r, 1000)
+	s := subscribe(t, r)
 	var out []string
 	r.AddFault(fault.Spec{Method: "StartContainer", Type: fault.Error, Rate: 0.5})
 	for i := 0; i < 5; i++ {
@@ -104,34 +107,43 @@ func TestDeterminism(t *testing.T) {
 	}
 }
 
-// TestConcurrentUse hammers the runtime from many goroutines while a Run loop, an event
-// subscriber and a clock driver run; -race checks the locking, the end state checks nothing
-// was lost.
+// TestConcurrentUse hammers the runtime from many goroutines, as the daemon does: its loop
+// runs on the real clock in a goroutine, an event subscriber drains the stream whenever it
+// is notified, and the callers' stops wait for the runtime; -race checks the locking, the end
+// state checks nothing was lost.
 func TestConcurrentUse(t *testing.T) {
-	r, clk := newRuntime(t, Config{})
+	r, err := New(Config{}) // the real clock
+	if err != nil {
+		t.Fatal(err)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	if _, err := r.PullImage(ctx, cri.ImageSpec{Image: "busybox:1.36"}, nil); err != nil {
 		t.Fatal(err)
 	}
 	var bg sync.WaitGroup
-	bg.Add(3)
-	go func() { defer bg.Done(); r.Run(ctx) }()
+	bg.Add(2)
+	go func() { defer bg.Done(); runner.RunLoop(ctx, clock.RealClock{}, loop(r)) }()
 	go func() {
 		defer bg.Done()
-		events := make(chan *cri.ContainerEventResponse, 100)
-		go func() {
-			for range events {
+		ready := runner.NewSignal()
+		stream, err := r.GetContainerEvents(ctx, ready.Notify)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		defer stream.Close()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-ready.C():
 			}
-		}()
-		r.GetContainerEvents(ctx, events)
-		close(events)
-	}()
-	go func() {
-		defer bg.Done()
-		for ctx.Err() == nil {
-			clk.Step(100 * time.Millisecond)
-			time.Sleep(100 * time.Microsecond)
+			for {
+				if _, ok, _ := stream.Recv(); !ok {
+					break
+				}
+			}
 		}
 	}()
 
@@ -145,7 +157,7 @@ func TestConcurrentUse(t *testing.T) {
 			fail := func(err error) { errs <- err }
 			for i := 0; i < perWorker; i++ {
 				uid := fmt.Sprintf("w%d-%d", w, i)
-				cfg := sandboxConfig(uid, map[string]string{"minikubelet.io/behavior.b": "runFor=1s,stopDelay=300ms"})
+				cfg := sandboxConfig(uid, map[string]string{"minikubelet.io/behavior.b": "runFor=1s,stopDelay=5ms"})
 				sb, err := r.RunPodSandbox(ctx, cfg)
 				if err != nil {
 					fail(err)

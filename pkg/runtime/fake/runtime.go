@@ -16,11 +16,13 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/minikubelet/minikubelet/pkg/container"
+	"github.com/minikubelet/minikubelet/pkg/cri"
 	"github.com/minikubelet/minikubelet/pkg/metrics"
+	"github.com/minikubelet/minikubelet/pkg/runner"
 	"github.com/minikubelet/minikubelet/pkg/runtime/behavior"
-	"github.com/minikubelet/minikubelet/pkg/runtime/cri"
 	"github.com/minikubelet/minikubelet/pkg/runtime/fault"
 	"github.com/minikubelet/minikubelet/pkg/runtime/view"
+	"github.com/minikubelet/minikubelet/pkg/task"
 )
 
 // Container roles, re-exported from package behavior so the kubelet can label containers
@@ -87,8 +89,8 @@ type Runtime struct {
 	faultsFired  *prometheus.CounterVec
 	view         *view.View
 
-	// wake tells Run that the schedule changed (capacity 1, never blocks a sender).
-	wake chan struct{}
+	// wake tells the runtime's loop that the schedule changed.
+	wake *runner.Signal
 	// nFaults mirrors len(faults) so calls skip the fault path without the lock.
 	nFaults atomic.Int32
 
@@ -104,14 +106,18 @@ type Runtime struct {
 	images       []*cri.Image // in pull order
 	ipSeq        uint32
 	queue        transitionQueue
+	compactAt    int // queue length that triggers the next compaction
 	seq          uint64
-	sub          *subscriber
-	faults       []*faultState
-	faultSeq     int
-	memRunning   int64 // memoryUsage of running containers
-	memBase      int64
-	diskUsage    int64
-	pidUsage     int64
+	sub          *eventStream
+	// deferred runs once the lock is released: operation completions and wake-ups call
+	// other components, which must never run under the runtime's lock.
+	deferred   []func()
+	faults     []*faultState
+	faultSeq   int
+	memRunning int64 // memoryUsage of running containers
+	memBase    int64
+	diskUsage  int64
+	pidUsage   int64
 }
 
 var (
@@ -155,8 +161,8 @@ type ctr struct {
 	// At most one transition is pending per container; gen invalidates queued ones.
 	due int64
 	gen uint64
-	// exited is closed when the container exits or is removed (made on demand for StopContainer).
-	exited chan struct{}
+	// stopWaiters are the StopContainer calls waiting for the container to exit or go.
+	stopWaiters []*task.Op
 }
 
 type transitionKind uint8
@@ -164,8 +170,13 @@ type transitionKind uint8
 const (
 	transitionStart transitionKind = iota
 	transitionExit
+	// transitionOp completes a pending operation: a latency that ends, a pull that finishes,
+	// a hang's "for" or a caller's deadline.
+	transitionOp
 )
 
+// transition is one entry of the runtime's discrete-event queue: a container that starts or
+// exits, or an operation that completes.
 type transition struct {
 	at       int64 // unix ns
 	seq      uint64
@@ -174,6 +185,17 @@ type transition struct {
 	kind     transitionKind
 	exitCode int32
 	reason   string
+	op       *task.Op
+	err      error
+}
+
+// live reports whether the entry still has an effect: a container transition not since
+// rescheduled, or an operation not yet completed.
+func (t *transition) live() bool {
+	if t.kind == transitionOp {
+		return !t.op.Done()
+	}
+	return t.gen == t.c.gen && !t.c.removed
 }
 
 // transitionQueue is a min-heap by (at, seq): ties resolve in scheduling order, so
@@ -228,7 +250,8 @@ func New(cfg Config) (*Runtime, error) {
 		defaultBeh:   def,
 		eventBufSize: cfg.EventBufferSize,
 		onFault:      cfg.OnFault,
-		wake:         make(chan struct{}, 1),
+		wake:         runner.NewSignal(),
+		compactAt:    minCompact,
 		rng:          rand.New(rand.NewPCG(uint64(cfg.Seed), 0x6d696e696b75)),
 		podByUID:     map[string]*podEntry{},
 		sandboxes:    map[string]*sandbox{},
@@ -274,13 +297,30 @@ func (r *Runtime) lock() int64 {
 // unlock materialises transitions the call itself made due (runFor=0, a kill) and unlocks.
 func (r *Runtime) unlock(now int64) {
 	r.advanceLocked(now)
-	r.mu.Unlock()
+	r.release()
 }
 
-// NextTransition returns the virtual time of the earliest scripted transition (a delayed
-// start, an exit, a stop) and false when nothing is scheduled. With Advance it is the
-// runtime's step for a discrete-event scheduler: advance the clock to that time, then call
-// Advance.
+// release unlocks and then runs what was deferred under the lock.
+func (r *Runtime) release() {
+	fns := r.deferred
+	r.deferred = nil
+	r.mu.Unlock()
+	for _, f := range fns {
+		f()
+	}
+}
+
+// deferLocked queues f to run once the lock is released.
+func (r *Runtime) deferLocked(f func()) { r.deferred = append(r.deferred, f) }
+
+// completeLocked completes op with err once the lock is released.
+func (r *Runtime) completeLocked(op *task.Op, err error) {
+	r.deferLocked(func() { op.Complete(err) })
+}
+
+// NextTransition returns the virtual time of the earliest entry of the event queue (a
+// delayed start, an exit, a stop, an operation that completes) and false when nothing is
+// scheduled.
 func (r *Runtime) NextTransition() (time.Time, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -291,48 +331,29 @@ func (r *Runtime) NextTransition() (time.Time, bool) {
 	return time.Unix(0, r.queue[0].at), true
 }
 
-// Advance applies every transition due at the clock's current time, stamping each with its
-// scheduled time (not the time it is observed), and emits their events. Every API call does
-// the same first, so calling Advance is only needed to make events flow without other calls.
+// Advance applies every entry due at the clock's current time, stamping each with its
+// scheduled time (not the time it is observed), emits their events and completes their
+// operations. Every API call does the same first.
 func (r *Runtime) Advance() {
 	r.unlock(r.lock())
 }
 
-// Run calls Advance whenever the next transition falls due on the clock, until ctx ends: the
-// runner for the daemon, so event subscribers see a container exit at its exact time. The
-// caller owns the goroutine (e.g. runner.Group.Go("runtime", rt.Run)).
-func (r *Runtime) Run(ctx context.Context) {
-	for {
-		r.Advance()
-		var fire <-chan time.Time
-		var t clock.Timer
-		if next, ok := r.NextTransition(); ok {
-			d := next.Sub(r.clk.Now())
-			if d <= 0 {
-				continue
-			}
-			t = r.clk.NewTimer(d)
-			fire = t.C()
-		}
-		select {
-		case <-ctx.Done():
-			if t != nil {
-				t.Stop()
-			}
-			return
-		case <-fire:
-		case <-r.wake:
-			if t != nil {
-				t.Stop()
-			}
-		}
-	}
+// Due is the runtime loop's next due time: the earliest queued transition, or zero when the
+// queue is empty.
+func (r *Runtime) Due(time.Time) time.Time {
+	t, _ := r.NextTransition()
+	return t
 }
+
+// Step is the runtime loop's step: Advance.
+func (r *Runtime) Step(context.Context) { r.Advance() }
+
+// Wake is notified whenever something is queued, so the daemon's runtime loop re-reads Due.
+func (r *Runtime) Wake() *runner.Signal { return r.wake }
 
 func (r *Runtime) dropStaleLocked() {
 	for len(r.queue) > 0 {
-		t := &r.queue[0]
-		if t.gen == t.c.gen && !t.c.removed {
+		if r.queue[0].live() {
 			return
 		}
 		heap.Pop(&r.queue)
@@ -346,6 +367,10 @@ func (r *Runtime) advanceLocked(now int64) {
 			return
 		}
 		t := heap.Pop(&r.queue).(transition)
+		if t.kind == transitionOp {
+			r.completeLocked(t.op, t.err)
+			continue
+		}
 		t.c.due = 0
 		switch t.kind {
 		case transitionStart:
@@ -360,31 +385,43 @@ func (r *Runtime) advanceLocked(now int64) {
 func (r *Runtime) scheduleLocked(c *ctr, at int64, kind transitionKind, exitCode int32, reason string) {
 	c.gen++
 	c.due = at
-	r.seq++
-	r.compactLocked()
-	heap.Push(&r.queue, transition{at: at, seq: r.seq, c: c, gen: c.gen, kind: kind, exitCode: exitCode, reason: reason})
-	select {
-	case r.wake <- struct{}{}:
-	default:
-	}
+	r.pushLocked(transition{at: at, c: c, gen: c.gen, kind: kind, exitCode: exitCode, reason: reason})
 }
 
-// compactLocked drops stale queue entries (rescheduled or removed containers) once they are
-// the majority: each container has at most one live entry, so the queue stays within twice
-// the number of containers however many long runFor or oomAfter containers come and go.
+// scheduleOpLocked queues the completion of op with err at time at.
+func (r *Runtime) scheduleOpLocked(at int64, op *task.Op, err error) {
+	r.pushLocked(transition{at: at, kind: transitionOp, op: op, err: err})
+}
+
+func (r *Runtime) pushLocked(t transition) {
+	r.seq++
+	t.seq = r.seq
+	r.compactLocked()
+	heap.Push(&r.queue, t)
+	r.wake.Notify()
+}
+
+// minCompact is the smallest queue worth compacting.
+const minCompact = 64
+
+// compactLocked drops dead queue entries (rescheduled or removed containers, completed
+// operations) each time the queue has doubled since the last compaction, so it stays within
+// a constant factor of its live entries however many long runFor or oomAfter containers
+// and deadlines come and go, at amortised constant cost.
 func (r *Runtime) compactLocked() {
-	if len(r.queue) < 64 || len(r.queue) <= 2*len(r.containers) {
+	if len(r.queue) < r.compactAt {
 		return
 	}
 	live := r.queue[:0]
 	for _, t := range r.queue {
-		if t.gen == t.c.gen && !t.c.removed {
+		if t.live() {
 			live = append(live, t)
 		}
 	}
 	clear(r.queue[len(live):])
 	r.queue = live
 	heap.Init(&r.queue)
+	r.compactAt = max(minCompact, 2*len(live))
 }
 
 func (r *Runtime) cancelPendingLocked(c *ctr) {
@@ -413,19 +450,37 @@ func (r *Runtime) newIDLocked() string {
 	}
 }
 
-// sleep waits d on the clock, or until ctx ends.
-func (r *Runtime) sleep(ctx context.Context, d time.Duration) error {
+// delay waits d on the clock as a pending operation completed by the event queue (a task
+// gives control back meanwhile), or until ctx ends or its deadline passes.
+func (r *Runtime) delay(ctx context.Context, d time.Duration) error {
 	if d <= 0 {
 		return ctx.Err()
 	}
-	t := r.clk.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C():
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
+	op := task.NewOp()
+	r.mu.Lock()
+	r.scheduleOpLocked(r.now()+int64(d), op, nil)
+	r.release()
+	return r.await(ctx, op)
+}
+
+// await waits for op as the caller's context allows (task.Await). A deadline set with
+// task.WithDeadline (the kubelet's CRI client does, per call) fails the call at that
+// instant with the error a gRPC client reports; the operation itself goes on.
+func (r *Runtime) await(ctx context.Context, op *task.Op) error {
+	if op.Done() {
+		return op.Err()
 	}
+	if dl, ok := task.Deadline(ctx); ok {
+		call := task.NewOp()
+		op.OnDone(func() { call.Complete(op.Err()) })
+		r.mu.Lock()
+		now := r.now()
+		r.scheduleOpLocked(max(dl.UnixNano(), now), call, cri.ErrDeadlineExceeded)
+		r.advanceLocked(now)
+		r.release()
+		op = call
+	}
+	return task.Await(ctx, op)
 }
 
 // Usage is what the node uses, for node status pressure conditions.
@@ -487,3 +542,6 @@ func notFound(kind, id string) error {
 
 // errStreamBusy is returned to a second concurrent GetContainerEvents subscriber.
 var errStreamBusy = errors.New("get container events: another subscriber is connected (one at a time)")
+
+// errStreamClosed is what Recv reports on a stream its subscriber closed.
+var errStreamClosed = errors.New("get container events: stream closed by the subscriber")

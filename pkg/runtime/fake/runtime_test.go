@@ -7,9 +7,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/minikubelet/minikubelet/pkg/cri"
 	"github.com/minikubelet/minikubelet/pkg/runtime/behavior"
-	"github.com/minikubelet/minikubelet/pkg/runtime/cri"
 	"github.com/minikubelet/minikubelet/pkg/runtime/fault"
+	"github.com/minikubelet/minikubelet/pkg/task"
 )
 
 func TestNewValidatesConfig(t *testing.T) {
@@ -314,17 +315,22 @@ func TestStopContainer(t *testing.T) {
 			}
 			sbID, sbCfg := runPod(t, r, "u1", ann)
 			id := startContainer(t, r, sbID, sbCfg, "c", "")
-			done := async(func() error { return r.StopContainer(context.Background(), id, tc.timeout) })
+			// A stop is a pending operation that completes when the container exits.
+			call := start(func(ctx context.Context) error { return r.StopContainer(ctx, id, tc.timeout) })
 			if tc.wantAfter > 0 {
-				waitForWaiters(t, clk)
-				clk.Step(tc.wantAfter - time.Millisecond)
-				notDone(t, done)
+				run(t, r, clk, tc.wantAfter-time.Millisecond)
+				if call.Poll() {
+					t.Fatal("StopContainer returned before the container stopped")
+				}
 				if st := status(t, r, id); st.State != cri.ContainerRunning {
 					t.Fatalf("container %v before its stop time", st.State)
 				}
-				clk.Step(time.Millisecond)
+				run(t, r, clk, time.Millisecond)
 			}
-			if err := recv(t, done); err != nil {
+			if !call.Poll() {
+				t.Fatal("StopContainer did not return once the container stopped")
+			}
+			if err := call.Err(); err != nil {
 				t.Fatalf("StopContainer error: %v", err)
 			}
 			st := status(t, r, id)
@@ -339,25 +345,44 @@ func TestStopShorterGraceWins(t *testing.T) {
 	r, clk := newRuntime(t, Config{})
 	sbID, sbCfg := runPod(t, r, "u1", annotate("c", "stopDelay=1m"))
 	id := startContainer(t, r, sbID, sbCfg, "c", "")
-	first := async(func() error { return r.StopContainer(context.Background(), id, 30) })
-	waitForWaiters(t, clk)
-	clk.Step(time.Second)
-	second := async(func() error { return r.StopContainer(context.Background(), id, 2) })
-	// Wait until the second call has scheduled its kill and parked on the clock.
-	for next, _ := r.NextTransition(); !next.Equal(epoch.Add(3 * time.Second)); next, _ = r.NextTransition() {
-		time.Sleep(time.Millisecond)
+	first := start(func(ctx context.Context) error { return r.StopContainer(ctx, id, 30) })
+	run(t, r, clk, time.Second)
+	second := start(func(ctx context.Context) error { return r.StopContainer(ctx, id, 2) })
+	if next, _ := r.NextTransition(); !next.Equal(epoch.Add(3 * time.Second)) {
+		t.Fatalf("next transition %v, want the second stop's kill at +3s", next)
 	}
-	waitForWaiters(t, clk)
-	clk.Step(2 * time.Second)
-	if err := recv(t, second); err != nil {
-		t.Fatal(err)
+	run(t, r, clk, 2*time.Second)
+	if !second.Poll() || second.Err() != nil {
+		t.Fatalf("second stop: returned %t, err %v", second.Done(), second.Err())
 	}
-	if err := recv(t, first); err != nil {
-		t.Fatal(err)
+	if !first.Poll() || first.Err() != nil {
+		t.Fatalf("first stop: returned %t, err %v; want it to return with the kill too", first.Done(), first.Err())
 	}
 	st := status(t, r, id)
 	if st.ExitCode != 137 || st.FinishedAt != ns(3*time.Second) {
 		t.Errorf("exit %d at %v, want 137 at 3s (the second stop's grace)", st.ExitCode, time.Unix(0, st.FinishedAt).Sub(epoch))
+	}
+}
+
+// TestStopGoesOnAfterTheCallerGivesUp: a stop whose caller's deadline passes (the CRI client
+// gives up) still kills the container at the end of the grace period, as a real runtime does.
+func TestStopGoesOnAfterTheCallerGivesUp(t *testing.T) {
+	r, clk := newRuntime(t, Config{})
+	sbID, sbCfg := runPod(t, r, "u1", annotate("c", "stopDelay=1h"))
+	id := startContainer(t, r, sbID, sbCfg, "c", "")
+	call := start(func(ctx context.Context) error {
+		return r.StopContainer(task.WithDeadline(ctx, clk.Now().Add(10*time.Second)), id, 30)
+	})
+	run(t, r, clk, 10*time.Second)
+	if !call.Poll() || !errors.Is(call.Err(), cri.ErrDeadlineExceeded) {
+		t.Fatalf("at the caller's deadline: returned %t, err %v", call.Done(), call.Err())
+	}
+	if st := status(t, r, id); st.State != cri.ContainerRunning {
+		t.Fatalf("container %v when the caller gave up, want still running (its grace is 30s)", st.State)
+	}
+	run(t, r, clk, 20*time.Second)
+	if st := status(t, r, id); st.State != cri.ContainerExited || st.ExitCode != ExitCodeKilled || st.FinishedAt != ns(30*time.Second) {
+		t.Errorf("after the grace period: %+v, want killed at 30s", st)
 	}
 }
 
@@ -379,11 +404,11 @@ func TestRemoveRunningContainerKillsIt(t *testing.T) {
 	ctx := context.Background()
 	sbID, sbCfg := runPod(t, r, "u1", nil)
 	id := startContainer(t, r, sbID, sbCfg, "c", "")
-	events := collectEvents(t, r, func() {
-		if err := r.RemoveContainer(ctx, id); err != nil {
-			t.Fatal(err)
-		}
-	})
+	s := subscribe(t, r)
+	if err := r.RemoveContainer(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	events := s.drain()
 	want := []string{"CONTAINER_STOPPED_EVENT " + id, "CONTAINER_DELETED_EVENT " + id}
 	if got := eventNames(events); strings.Join(got, ";") != strings.Join(want, ";") {
 		t.Errorf("events = %v, want %v", got, want)
@@ -418,34 +443,36 @@ func TestPull(t *testing.T) {
 	forContainer := func(name string) cri.ImageSpec {
 		return cri.ImageSpec{Image: "nginx:1.25", Annotations: map[string]string{cri.ContainerNameLabel: name}}
 	}
-	t.Run("pullDelay blocks on the clock", func(t *testing.T) {
+	t.Run("pullDelay is a pending operation", func(t *testing.T) {
 		r, clk := newRuntime(t, Config{})
 		cfg := sandboxConfig("u1", annotate("web", "pullDelay=5s"))
-		done := async(func() error { _, err := r.PullImage(ctx, forContainer("web"), cfg); return err })
-		waitForWaiters(t, clk)
-		clk.Step(4 * time.Second)
-		notDone(t, done)
-		clk.Step(time.Second)
-		if err := recv(t, done); err != nil {
-			t.Fatal(err)
+		call := start(func(ctx context.Context) error { _, err := r.PullImage(ctx, forContainer("web"), cfg); return err })
+		run(t, r, clk, 4*time.Second)
+		if call.Poll() {
+			t.Fatal("pull returned before its delay")
+		}
+		run(t, r, clk, time.Second)
+		if !call.Poll() || call.Err() != nil {
+			t.Fatalf("pull after 5s: returned %t, err %v", call.Done(), call.Err())
 		}
 		img, err := r.ImageStatus(ctx, cri.ImageSpec{Image: "nginx:1.25"})
 		if err != nil || img == nil {
 			t.Fatalf("ImageStatus after pull = %v, %v", img, err)
 		}
 	})
-	t.Run("pullDelay honours ctx", func(t *testing.T) {
+	t.Run("a pull given up by its caller records nothing", func(t *testing.T) {
 		r, clk := newRuntime(t, Config{})
-		cctx, cancel := context.WithCancel(ctx)
 		cfg := sandboxConfig("u1", annotate("web", "pullDelay=5s"))
-		done := async(func() error { _, err := r.PullImage(cctx, forContainer("web"), cfg); return err })
-		waitForWaiters(t, clk)
-		cancel()
-		if err := recv(t, done); !errors.Is(err, context.Canceled) {
-			t.Errorf("cancelled pull: %v", err)
+		call := start(func(ctx context.Context) error {
+			_, err := r.PullImage(task.WithDeadline(ctx, clk.Now().Add(time.Second)), forContainer("web"), cfg)
+			return err
+		})
+		run(t, r, clk, 10*time.Second)
+		if !call.Poll() || !errors.Is(call.Err(), cri.ErrDeadlineExceeded) {
+			t.Errorf("pull past its caller's deadline: returned %t, err %v", call.Done(), call.Err())
 		}
 		if imgs, _ := r.ListImages(ctx); len(imgs) != 0 {
-			t.Errorf("a cancelled pull recorded the image: %v", imgs)
+			t.Errorf("a pull given up recorded the image: %v", imgs)
 		}
 	})
 	t.Run("pullError fails with the reason", func(t *testing.T) {
@@ -646,7 +673,7 @@ func TestCancelledContextFailsEveryCall(t *testing.T) {
 		"ListContainers":     func() error { _, err := r.ListContainers(ctx, nil); return err },
 		"ContainerStatus":    func() error { _, err := r.ContainerStatus(ctx, id); return err },
 		"Status":             func() error { _, err := r.Status(ctx); return err },
-		"GetContainerEvents": func() error { return r.GetContainerEvents(ctx, make(chan *cri.ContainerEventResponse)) },
+		"GetContainerEvents": func() error { _, err := r.GetContainerEvents(ctx, nil); return err },
 		"PullImage":          func() error { _, err := r.PullImage(ctx, img, nil); return err },
 		"ImageStatus":        func() error { _, err := r.ImageStatus(ctx, img); return err },
 		"ListImages":         func() error { _, err := r.ListImages(ctx); return err },

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/minikubelet/minikubelet/pkg/runtime/cri"
+	"github.com/minikubelet/minikubelet/pkg/cri"
 )
 
 // CRI method names, as faults name them.

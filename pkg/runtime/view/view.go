@@ -11,7 +11,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/minikubelet/minikubelet/pkg/container"
-	"github.com/minikubelet/minikubelet/pkg/runtime/cri"
+	"github.com/minikubelet/minikubelet/pkg/cri"
 )
 
 // Config configures a View.

@@ -12,7 +12,7 @@ import (
 	testclock "k8s.io/utils/clock/testing"
 
 	"github.com/minikubelet/minikubelet/pkg/container"
-	"github.com/minikubelet/minikubelet/pkg/runtime/cri"
+	"github.com/minikubelet/minikubelet/pkg/cri"
 )
 
 // stub is a canned CRI runtime; methods the view does not call are left nil and panic.

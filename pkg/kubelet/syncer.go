@@ -1,4 +1,4 @@
-package podworkers
+package kubelet
 
 import (
 	"context"
@@ -19,6 +19,7 @@ import (
 	"github.com/minikubelet/minikubelet/pkg/kubetypes"
 	"github.com/minikubelet/minikubelet/pkg/metrics"
 	"github.com/minikubelet/minikubelet/pkg/podstatus"
+	"github.com/minikubelet/minikubelet/pkg/podworkers"
 )
 
 // PodRuntime is the part of kuberuntime.Manager the syncer drives.
@@ -65,7 +66,7 @@ type Syncer struct {
 	observed  map[types.UID]bool
 }
 
-var _ SyncHandler = (*Syncer)(nil)
+var _ podworkers.SyncHandler = (*Syncer)(nil)
 
 // NewSyncer validates cfg and returns a Syncer.
 func NewSyncer(cfg SyncerConfig) (*Syncer, error) {
@@ -169,7 +170,7 @@ func (s *Syncer) SyncPod(ctx context.Context, updateType kubetypes.SyncPodType, 
 		return false, err
 	}
 	if until, ok := result.BackOffUntil(); ok {
-		return false, &BackOffError{Until: until, Err: err}
+		return false, &podworkers.BackOffError{Until: until, Err: err}
 	}
 	return false, nil
 }
@@ -226,7 +227,7 @@ func (s *Syncer) SyncTerminatingPod(ctx context.Context, pod *v1.Pod, podStatus 
 // SyncTerminatingRuntimePod stops an orphaned runtime pod with a 1s grace period (the
 // runtime's 2s minimum applies), as the kubelet does for pods it lost track of.
 func (s *Syncer) SyncTerminatingRuntimePod(ctx context.Context, runningPod *container.Pod) error {
-	pod := runningPodToAPIPod(runningPod)
+	pod := runningPod.ToAPIPod()
 	klog.FromContext(ctx).V(4).Info("Orphaned running pod terminating without grace period", "pod", klog.KObj(pod), "podUID", pod.UID)
 	grace := int64(1)
 	if err := s.runtime.KillPod(ctx, pod, *runningPod, &grace); err != nil {
@@ -249,3 +250,7 @@ func (s *Syncer) SyncTerminatedPod(ctx context.Context, pod *v1.Pod, podStatus *
 	s.mu.Unlock()
 	return nil
 }
+
+type discardRecorder struct{}
+
+func (discardRecorder) Eventf(*v1.ObjectReference, string, string, string, ...interface{}) {}

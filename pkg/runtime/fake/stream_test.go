@@ -4,109 +4,61 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/minikubelet/minikubelet/pkg/runtime/cri"
+	"github.com/minikubelet/minikubelet/pkg/cri"
 )
 
-// stream is a test subscriber of GetContainerEvents.
+// stream is a test subscriber of GetContainerEvents: it counts the runtime's notifications
+// and receives what has arrived, as the evented PLEG's loop does.
 type stream struct {
-	t      testing.TB
-	r      *Runtime
-	ch     chan *cri.ContainerEventResponse
-	cancel context.CancelFunc
-	done   <-chan error
-	got    []*cri.ContainerEventResponse
+	t        testing.TB
+	s        cri.ContainerEventStream
+	notified int
+	got      []*cri.ContainerEventResponse
 }
 
-func subscribe(t testing.TB, r *Runtime, capacity int) *stream {
+func subscribe(t testing.TB, r *Runtime) *stream {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	s := &stream{t: t, r: r, ch: make(chan *cri.ContainerEventResponse, capacity), cancel: cancel}
-	s.done = async(func() error { return r.GetContainerEvents(ctx, s.ch) })
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		r.mu.Lock()
-		ok := r.sub != nil
-		r.mu.Unlock()
-		if ok {
-			break
-		}
-		select {
-		case err := <-s.done:
-			t.Fatalf("GetContainerEvents returned at once: %v", err)
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("subscriber never connected")
-		}
-		time.Sleep(time.Millisecond)
+	st := &stream{t: t}
+	s, err := r.GetContainerEvents(context.Background(), func() { st.notified++ })
+	if err != nil {
+		t.Fatalf("GetContainerEvents: %v", err)
 	}
-	t.Cleanup(func() { s.cancel() })
-	return s
+	st.s = s
+	t.Cleanup(s.Close)
+	return st
 }
 
-// drain waits until every queued event reached the channel and returns the new ones.
+// drain receives every event that has arrived and returns them; it fails the test if the
+// stream broke.
 func (s *stream) drain() []*cri.ContainerEventResponse {
 	s.t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		s.r.mu.Lock()
-		sub := s.r.sub
-		settled := sub == nil || (len(sub.buf) == 0 && sub.sent.Load() == sub.queued)
-		s.r.mu.Unlock()
-		if settled {
-			break
-		}
-		if time.Now().After(deadline) {
-			s.t.Fatal("events never reached the channel")
-		}
-		time.Sleep(time.Millisecond)
-	}
-	start := len(s.got)
-	for {
-		select {
-		case ev := <-s.ch:
-			s.got = append(s.got, ev)
-		default:
-			return s.got[start:]
-		}
-	}
-}
-
-// waitFor waits until n events in total have arrived (for events made by Run).
-func (s *stream) waitFor(n int) []*cri.ContainerEventResponse {
-	s.t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for len(s.got) < n {
-		select {
-		case ev := <-s.ch:
-			s.got = append(s.got, ev)
-		case <-time.After(time.Until(deadline)):
-			s.t.Fatalf("got %d events, want %d: %v", len(s.got), n, eventNames(s.got))
-		}
-	}
-	return s.got
-}
-
-func (s *stream) close() error {
-	s.t.Helper()
-	s.cancel()
-	return recv(s.t, s.done)
-}
-
-func collectEvents(t testing.TB, r *Runtime, fn func()) []*cri.ContainerEventResponse {
-	t.Helper()
-	s := subscribe(t, r, 1000)
-	fn()
-	evs := s.drain()
-	if err := s.close(); !errors.Is(err, context.Canceled) {
-		t.Fatalf("stream ended with %v, want context.Canceled", err)
+	evs, err := s.recvAll()
+	if err != nil {
+		s.t.Fatalf("stream broke: %v", err)
 	}
 	return evs
+}
+
+func (s *stream) recvAll() ([]*cri.ContainerEventResponse, error) {
+	start := len(s.got)
+	for {
+		ev, ok, err := s.s.Recv()
+		if !ok {
+			return s.got[start:], err
+		}
+		s.got = append(s.got, ev)
+	}
+}
+
+// close disconnects and returns what a Recv then reports.
+func (s *stream) close() error {
+	s.s.Close()
+	_, _, err := s.s.Recv()
+	return err
 }
 
 func eventNames(evs []*cri.ContainerEventResponse) []string {
@@ -123,7 +75,7 @@ func TestEventStreamOrderAndContents(t *testing.T) {
 	if _, err := r.PullImage(ctx, cri.ImageSpec{Image: "busybox:1.36"}, nil); err != nil {
 		t.Fatal(err)
 	}
-	s := subscribe(t, r, 1000)
+	s := subscribe(t, r)
 	sbID, sbCfg := runPod(t, r, "u1", annotate("c", "runFor=10s,exitCode=1"))
 	clk.Step(time.Second)
 	id := startContainer(t, r, sbID, sbCfg, "c", "")
@@ -187,41 +139,70 @@ func TestEventStreamOrderAndContents(t *testing.T) {
 	if st := evs[4].ContainersStatuses[0]; st.ExitCode != 1 || st.Reason != ReasonError {
 		t.Errorf("STOPPED event status: exit %d reason %q, want 1 Error", st.ExitCode, st.Reason)
 	}
-	if err := s.close(); !errors.Is(err, context.Canceled) {
+	if err := s.close(); !errors.Is(err, errStreamClosed) {
 		t.Errorf("closed stream returned %v", err)
 	}
 }
 
 func TestEventStreamOneSubscriberAtATime(t *testing.T) {
 	r, _ := newRuntime(t, Config{})
-	first := subscribe(t, r, 10)
-	err := r.GetContainerEvents(context.Background(), make(chan *cri.ContainerEventResponse))
-	if err == nil || !strings.Contains(err.Error(), "one at a time") {
+	first := subscribe(t, r)
+	if _, err := r.GetContainerEvents(context.Background(), nil); !errors.Is(err, errStreamBusy) {
 		t.Fatalf("second subscriber: %v, want refused", err)
 	}
-	if err := first.close(); !errors.Is(err, context.Canceled) {
-		t.Fatalf("first stream ended with %v", err)
+	if err := first.close(); !errors.Is(err, errStreamClosed) {
+		t.Fatalf("first stream after Close: %v", err)
 	}
-	second := subscribe(t, r, 10)
+	second := subscribe(t, r)
 	runPod(t, r, "u1", nil)
 	if evs := second.drain(); len(evs) != 2 {
 		t.Errorf("new subscriber got %d events, want the sandbox's 2", len(evs))
 	}
-	second.close()
 }
 
+// TestEventStreamNotifiesWhenEventsArrive: the runtime calls notify when the first event
+// arrives in an empty stream (the reader's loop then drains it), not for every event, and
+// when the stream breaks.
+func TestEventStreamNotifiesWhenEventsArrive(t *testing.T) {
+	r, _ := newRuntime(t, Config{EventBufferSize: 4})
+	s := subscribe(t, r)
+	if s.notified != 0 || s.s.Len() != 0 {
+		t.Fatalf("before any event: notified %d, len %d", s.notified, s.s.Len())
+	}
+	runPod(t, r, "u1", nil) // two events
+	if s.notified != 1 || s.s.Len() != 2 {
+		t.Fatalf("after two events: notified %d, len %d; want 1 notification and 2 waiting", s.notified, s.s.Len())
+	}
+	s.drain()
+	runPod(t, r, "u2", nil)
+	if s.notified != 2 {
+		t.Fatalf("after the stream emptied and refilled: notified %d, want 2", s.notified)
+	}
+	runPod(t, r, "u3", nil) // 4 waiting: at the limit
+	runPod(t, r, "u4", nil) // over it: broken
+	if s.notified != 3 {
+		t.Errorf("a broken stream notified %d times in all, want 3", s.notified)
+	}
+}
+
+// TestEventStreamBreaksOnSlowSubscriber: more than EventBufferSize waiting events break the
+// stream (the reader learns why once it has read what arrived before), free the slot, and
+// the runtime goes on.
 func TestEventStreamBreaksOnSlowSubscriber(t *testing.T) {
 	r, _ := newRuntime(t, Config{EventBufferSize: 5})
-	s := subscribe(t, r, 0) // nobody reads the channel
+	s := subscribe(t, r) // nobody reads
 	for i := 0; i < 10; i++ {
 		runPod(t, r, uidN(i), nil)
 	}
-	err := recv(t, s.done)
+	evs, err := s.recvAll()
 	if err == nil || !strings.Contains(err.Error(), "too slow") {
 		t.Fatalf("stream ended with %v, want broken for a slow subscriber", err)
 	}
+	if len(evs) != 0 {
+		t.Errorf("a broken stream handed out %d events, want none (lost, as with a broken gRPC stream)", len(evs))
+	}
 	// The slot is free again and the runtime kept working.
-	s2 := subscribe(t, r, 100)
+	s2 := subscribe(t, r)
 	runPod(t, r, "again", nil)
 	if evs := s2.drain(); len(evs) != 2 {
 		t.Errorf("after reconnect: %d events", len(evs))
@@ -231,66 +212,38 @@ func TestEventStreamBreaksOnSlowSubscriber(t *testing.T) {
 	}
 }
 
-// TestStreamBacklog: a single-threaded reader can tell when every event of the calls made so
-// far is in the stream's channel.
-func TestStreamBacklog(t *testing.T) {
-	r, _ := newRuntime(t, Config{})
-	if pending, subscribed := r.StreamBacklog(); pending != 0 || subscribed {
-		t.Fatalf("before any stream: backlog %d subscribed %v, want 0 false", pending, subscribed)
-	}
-	s := subscribe(t, r, 1) // room for one event: the second waits in the runtime
-	runPod(t, r, "u1", nil)
-	waitUntil(t, func() bool { return len(s.ch) == 1 })
-	if pending, subscribed := r.StreamBacklog(); pending != 1 || !subscribed {
-		t.Errorf("with one event in the channel and one waiting: backlog %d subscribed %v, want 1 true", pending, subscribed)
-	}
-	<-s.ch
-	waitUntil(t, func() bool { pending, _ := r.StreamBacklog(); return pending == 0 })
-	if len(s.ch) != 1 {
-		t.Errorf("backlog 0 with %d events in the channel, want the last one there", len(s.ch))
-	}
-	s.close()
-	if pending, subscribed := r.StreamBacklog(); pending != 0 || subscribed {
-		t.Errorf("after the stream closed: backlog %d subscribed %v, want 0 false", pending, subscribed)
-	}
-}
-
-func TestRunEmitsExitsOnTime(t *testing.T) {
-	before := runtime.NumGoroutine()
+// TestEventsOnTheLoop: the runtime's loop applies scheduled transitions at their instants;
+// a reader sees each event stamped with the instant it happened.
+func TestEventsOnTheLoop(t *testing.T) {
 	r, clk := newRuntime(t, Config{})
-	ctx, cancel := context.WithCancel(context.Background())
-	ran := make(chan struct{})
-	go func() { defer close(ran); r.Run(ctx) }()
-
-	s := subscribe(t, r, 100)
+	s := subscribe(t, r)
 	sbID, sbCfg := runPod(t, r, "u1", annotate("c", "startDelay=1s,runFor=10s"))
 	id := startContainer(t, r, sbID, sbCfg, "c", "")
-	s.waitFor(3) // sandbox created+started, container created
-	for _, step := range []time.Duration{time.Second, 10 * time.Second} {
-		waitForWaiters(t, clk)
-		clk.Step(step)
+	if got := len(s.drain()); got != 3 {
+		t.Fatalf("%d events before the clock moved, want 3 (sandbox created+started, container created)", got)
 	}
-	evs := s.waitFor(5)
-	if evs[3].ContainerEventType != cri.ContainerStartedEvent || evs[3].CreatedAt != ns(time.Second) {
-		t.Errorf("event 3 = %s at %d, want STARTED at 1s", evs[3].ContainerEventType, evs[3].CreatedAt)
+	if due := r.Due(clk.Now()); !due.Equal(epoch.Add(time.Second)) {
+		t.Fatalf("runtime loop due %v, want the start at +1s", due)
 	}
-	if evs[4].ContainerEventType != cri.ContainerStoppedEvent || evs[4].ContainerID != id || evs[4].CreatedAt != ns(11*time.Second) {
-		t.Errorf("event 4 = %s %s at %d, want STOPPED at 11s", evs[4].ContainerEventType, evs[4].ContainerID, evs[4].CreatedAt)
+	run(t, r, clk, 20*time.Second)
+	if s.notified != 2 {
+		t.Errorf("notified %d times, want 2 (the first event into an empty stream, twice)", s.notified)
+	}
+	evs := s.drain()
+	if len(evs) != 2 {
+		t.Fatalf("events after 20s: %v, want STARTED and STOPPED", eventNames(evs))
+	}
+	if evs[0].ContainerEventType != cri.ContainerStartedEvent || evs[0].CreatedAt != ns(time.Second) {
+		t.Errorf("event 3 = %s at %d, want STARTED at 1s", evs[0].ContainerEventType, evs[0].CreatedAt)
+	}
+	if evs[1].ContainerEventType != cri.ContainerStoppedEvent || evs[1].ContainerID != id || evs[1].CreatedAt != ns(11*time.Second) {
+		t.Errorf("event 4 = %s %s at %d, want STOPPED at 11s", evs[1].ContainerEventType, evs[1].ContainerID, evs[1].CreatedAt)
 	}
 	if _, ok := r.NextTransition(); ok {
 		t.Error("a transition is still pending after the container exited")
 	}
-	cancel()
-	<-ran
-	s.close()
-	// No goroutine of the runtime outlives Run and the stream.
-	deadline := time.Now().Add(5 * time.Second)
-	for runtime.NumGoroutine() > before {
-		if time.Now().After(deadline) {
-			buf := make([]byte, 1<<16)
-			t.Fatalf("goroutines leaked: %d > %d\n%s", runtime.NumGoroutine(), before, buf[:runtime.Stack(buf, true)])
-		}
-		time.Sleep(time.Millisecond)
+	if due := r.Due(clk.Now()); !due.IsZero() {
+		t.Errorf("runtime loop due %v with nothing scheduled, want zero", due)
 	}
 }
 
@@ -310,7 +263,7 @@ func TestStepAPI(t *testing.T) {
 		t.Fatalf("NextTransition = %v, %v; want epoch+20s", next, ok)
 	}
 	// A scheduler moves the clock to the next transition and calls Advance.
-	s := subscribe(t, r, 10)
+	s := subscribe(t, r)
 	clk.SetTime(next)
 	r.Advance()
 	evs := s.drain()

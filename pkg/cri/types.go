@@ -10,6 +10,19 @@ import (
 // status skip such objects, since they were removed in between.
 var ErrNotFound = errors.New("not found")
 
+// ErrDeadlineExceeded is the error of a call still pending at its deadline (the kubelet's
+// runtimeRequestTimeout), with the text a gRPC client reports; errors.Is matches it with
+// context.DeadlineExceeded too.
+var ErrDeadlineExceeded error = deadlineExceeded{}
+
+type deadlineExceeded struct{}
+
+func (deadlineExceeded) Error() string {
+	return "rpc error: code = DeadlineExceeded desc = context deadline exceeded"
+}
+
+func (deadlineExceeded) Is(target error) bool { return target == context.DeadlineExceeded }
+
 // Labels the kubelet puts on sandboxes and containers so that a runtime listing can be mapped
 // back to pods (the same keys as the real kubelet's kuberuntime labels).
 const (
@@ -235,6 +248,19 @@ type Image struct {
 	Size     uint64
 }
 
+// ContainerEventStream is a connected GetContainerEvents stream. It never blocks: Recv hands
+// out the events that have arrived so far. Safe for concurrent use.
+type ContainerEventStream interface {
+	// Recv returns the oldest event not yet received; ok is false when none is waiting.
+	// Once the stream has broken err says why (events not yet received are lost, as with
+	// a broken gRPC stream) and no event comes any more.
+	Recv() (ev *ContainerEventResponse, ok bool, err error)
+	// Len is the number of events waiting to be received.
+	Len() int
+	// Close disconnects; a new GetContainerEvents may then connect.
+	Close()
+}
+
 // RuntimeService is the CRI runtime service. Every call honours ctx cancellation; an error
 // means the call did not happen (or its outcome is unknown, as with a real gRPC deadline).
 // Implementations are safe for concurrent use.
@@ -254,9 +280,11 @@ type RuntimeService interface {
 	ContainerStatus(ctx context.Context, containerID string) (*ContainerStatus, error)
 
 	Status(ctx context.Context) (*RuntimeStatus, error)
-	// GetContainerEvents streams events into ch until ctx ends or the stream breaks; it
-	// returns the reason the stream ended. One subscriber at a time.
-	GetContainerEvents(ctx context.Context, ch chan<- *ContainerEventResponse) error
+	// GetContainerEvents connects to the container event stream; a nil error means the
+	// connection is established (upstream's connectionEstablishedCallback). notify is called
+	// (never under the runtime's locks, and it must not block) whenever events arrive or the
+	// stream breaks. One subscriber at a time.
+	GetContainerEvents(ctx context.Context, notify func()) (ContainerEventStream, error)
 }
 
 // ImageService is the CRI image service.

@@ -7,24 +7,24 @@ import (
 	"time"
 
 	"github.com/go-logr/logr/funcr"
-	"github.com/prometheus/client_golang/prometheus/testutil"
 	testclock "k8s.io/utils/clock/testing"
 
-	"github.com/minikubelet/minikubelet/pkg/runtime/cri"
+	"github.com/minikubelet/minikubelet/pkg/cri"
 	"github.com/minikubelet/minikubelet/pkg/runtime/fault"
+	"github.com/minikubelet/minikubelet/pkg/task"
 )
 
-// TestBlockingCallsHonourCancellation: every call that can block (on the clock, on a hang
-// fault or on the event stream) returns ctx.Err() as soon as its caller gives up, and what
-// the runtime already accepted goes on.
-func TestBlockingCallsHonourCancellation(t *testing.T) {
+// TestPendingCallsEndAtTheCallersDeadline: every call that takes time (a pull's delay, a stop's
+// grace period, a latency or hang fault) is a pending operation; a caller whose deadline
+// (task.WithDeadline, as the kubelet's CRI client sets) passes first gets
+// cri.ErrDeadlineExceeded at that instant, and what the runtime had accepted goes on.
+func TestPendingCallsEndAtTheCallersDeadline(t *testing.T) {
+	const deadline = 10 * time.Second
 	tests := []struct {
 		name string
-		// setup prepares the runtime and returns the blocking call.
+		// setup prepares the runtime and returns the call.
 		setup func(t *testing.T, r *Runtime) func(ctx context.Context) error
-		// blocked reports that the call has parked.
-		blocked func(r *Runtime, clk *testclock.FakeClock) bool
-		// after checks the runtime once the call was cancelled (optional).
+		// after checks the runtime once the call gave up (optional).
 		after func(t *testing.T, r *Runtime, clk *testclock.FakeClock)
 	}{
 		{
@@ -34,10 +34,10 @@ func TestBlockingCallsHonourCancellation(t *testing.T) {
 				img := cri.ImageSpec{Image: "nginx", Annotations: map[string]string{cri.ContainerNameLabel: "web"}}
 				return func(ctx context.Context) error { _, err := r.PullImage(ctx, img, cfg); return err }
 			},
-			blocked: onClock,
 			after: func(t *testing.T, r *Runtime, clk *testclock.FakeClock) {
+				run(t, r, clk, time.Hour)
 				if imgs, _ := r.ListImages(context.Background()); len(imgs) != 0 {
-					t.Errorf("a cancelled pull recorded the image: %+v", imgs)
+					t.Errorf("a pull given up recorded the image: %+v", imgs)
 				}
 			},
 		},
@@ -48,11 +48,10 @@ func TestBlockingCallsHonourCancellation(t *testing.T) {
 				id := startContainer(t, r, sb, cfg, "c", "")
 				return func(ctx context.Context) error { return r.StopContainer(ctx, id, 30) }
 			},
-			blocked: onClock,
 			after: func(t *testing.T, r *Runtime, clk *testclock.FakeClock) {
 				// The runtime had accepted the stop: the kill at the end of the grace
 				// period still happens, as with a real runtime whose client timed out.
-				clk.Step(30 * time.Second)
+				run(t, r, clk, 20*time.Second)
 				cs, _ := r.ListContainers(context.Background(), nil)
 				if st := status(t, r, cs[0].ID); st.State != cri.ContainerExited || st.ExitCode != ExitCodeKilled || st.FinishedAt != ns(30*time.Second) {
 					t.Errorf("after the grace period: %+v, want killed at 30s", st)
@@ -66,7 +65,6 @@ func TestBlockingCallsHonourCancellation(t *testing.T) {
 				runPod(t, r, "u1", nil)
 				return func(ctx context.Context) error { _, err := r.GetPodStatus(ctx, "u1", "pod-u1", "default"); return err }
 			},
-			blocked: onClock,
 		},
 		{
 			name: "hang fault without for",
@@ -74,10 +72,9 @@ func TestBlockingCallsHonourCancellation(t *testing.T) {
 				addFault(t, r, fault.Spec{Method: "ListContainers", Type: fault.Hang})
 				return func(ctx context.Context) error { _, err := r.GetPods(ctx, true); return err }
 			},
-			blocked: fired("ListContainers", fault.Hang),
 			after: func(t *testing.T, r *Runtime, clk *testclock.FakeClock) {
 				if len(r.Faults()) != 1 {
-					t.Errorf("cancelling a hung call removed the fault: %+v", r.Faults())
+					t.Errorf("a call giving up removed the fault: %+v", r.Faults())
 				}
 			},
 		},
@@ -87,67 +84,20 @@ func TestBlockingCallsHonourCancellation(t *testing.T) {
 				addFault(t, r, fault.Spec{Method: "Status", Type: fault.Hang, For: dur(time.Hour)})
 				return func(ctx context.Context) error { _, err := r.Status(ctx); return err }
 			},
-			blocked: onClock,
-		},
-		{
-			name: "GetContainerEvents while connected",
-			setup: func(t *testing.T, r *Runtime) func(context.Context) error {
-				return func(ctx context.Context) error {
-					return r.GetContainerEvents(ctx, make(chan *cri.ContainerEventResponse))
-				}
-			},
-			blocked: func(r *Runtime, _ *testclock.FakeClock) bool {
-				r.mu.Lock()
-				defer r.mu.Unlock()
-				return r.sub != nil
-			},
-			after: func(t *testing.T, r *Runtime, clk *testclock.FakeClock) {
-				// The slot is free for the next subscriber.
-				s := subscribe(t, r, 10)
-				if err := s.close(); !errors.Is(err, context.Canceled) {
-					t.Errorf("next subscriber ended with %v", err)
-				}
-			},
-		},
-		{
-			name: "GetContainerEvents while sending to a full channel",
-			setup: func(t *testing.T, r *Runtime) func(context.Context) error {
-				return func(ctx context.Context) error {
-					ch := make(chan *cri.ContainerEventResponse) // nobody reads
-					return r.GetContainerEvents(ctx, ch)
-				}
-			},
-			blocked: func(r *Runtime, _ *testclock.FakeClock) bool {
-				r.mu.Lock()
-				s := r.sub
-				queued, waiting := int64(0), 0
-				if s != nil {
-					queued, waiting = s.queued, len(s.buf)
-				}
-				r.mu.Unlock()
-				if s != nil && queued == 0 {
-					// Connected: give the stream something to send (two events).
-					if _, err := r.RunPodSandbox(context.Background(), sandboxConfig("u9", nil)); err != nil {
-						panic(err)
-					}
-				}
-				// The stream took the events to send and is stuck on the channel.
-				return queued > 0 && waiting == 0
-			},
 		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			r, clk := newRuntime(t, Config{})
 			call := tc.setup(t, r)
-			ctx, cancel := context.WithCancel(context.Background())
-			defer cancel()
-			done := async(func() error { return call(ctx) })
-			waitUntil(t, func() bool { return tc.blocked(r, clk) })
-			notDone(t, done)
-			cancel()
-			if err := recv(t, done); !errors.Is(err, context.Canceled) {
-				t.Fatalf("cancelled call returned %v, want context.Canceled", err)
+			c := start(func(ctx context.Context) error { return call(task.WithDeadline(ctx, clk.Now().Add(deadline))) })
+			run(t, r, clk, deadline-time.Millisecond)
+			if c.Poll() {
+				t.Fatalf("returned %v before its deadline", c.Err())
+			}
+			run(t, r, clk, time.Millisecond)
+			if !c.Poll() || !errors.Is(c.Err(), cri.ErrDeadlineExceeded) {
+				t.Fatalf("at the deadline: returned %t, err %v; want %v", c.Done(), c.Err(), cri.ErrDeadlineExceeded)
 			}
 			if tc.after != nil {
 				tc.after(t, r, clk)
@@ -163,27 +113,6 @@ func addFault(t *testing.T, r *Runtime, spec fault.Spec) {
 	}
 }
 
-// onClock: the call waits on a timer of the fake clock.
-func onClock(_ *Runtime, clk *testclock.FakeClock) bool { return clk.HasWaiters() }
-
-// fired: the fault has fired for the method (a hang fires, then blocks).
-func fired(method string, typ fault.Type) func(*Runtime, *testclock.FakeClock) bool {
-	return func(r *Runtime, _ *testclock.FakeClock) bool {
-		return testutil.ToFloat64(r.faultsFired.WithLabelValues(method, string(typ))) > 0
-	}
-}
-
-func waitUntil(t *testing.T, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("timed out")
-		}
-		time.Sleep(time.Millisecond)
-	}
-}
-
 // TestEveryFaultTypeIsLoggedWhenItFires: at the default verbosity (no -v), the first firing
 // of every kind of fault is logged with its id, method and type.
 func TestEveryFaultTypeIsLoggedWhenItFires(t *testing.T) {
@@ -193,10 +122,7 @@ func TestEveryFaultTypeIsLoggedWhenItFires(t *testing.T) {
 		fire func(t *testing.T, r *Runtime, clk *testclock.FakeClock)
 	}{
 		{fault.Spec{Method: "ListContainers", Type: fault.Latency, Delay: dur(time.Second)}, func(t *testing.T, r *Runtime, clk *testclock.FakeClock) {
-			done := async(func() error { _, err := r.ListContainers(context.Background(), nil); return err })
-			waitForWaiters(t, clk)
-			clk.Step(time.Second)
-			if err := recv(t, done); err != nil {
+			if err := await(t, r, clk, time.Minute, func(ctx context.Context) error { _, err := r.ListContainers(ctx, nil); return err }); err != nil {
 				t.Fatal(err)
 			}
 		}},
@@ -206,10 +132,7 @@ func TestEveryFaultTypeIsLoggedWhenItFires(t *testing.T) {
 			}
 		}},
 		{fault.Spec{Method: "ListContainers", Type: fault.Hang, For: dur(time.Minute)}, func(t *testing.T, r *Runtime, clk *testclock.FakeClock) {
-			done := async(func() error { _, err := r.ListContainers(context.Background(), nil); return err })
-			waitForWaiters(t, clk)
-			clk.Step(time.Minute)
-			if err := recv(t, done); err != nil {
+			if err := await(t, r, clk, time.Hour, func(ctx context.Context) error { _, err := r.ListContainers(ctx, nil); return err }); err != nil {
 				t.Fatal(err)
 			}
 		}},
@@ -219,7 +142,7 @@ func TestEveryFaultTypeIsLoggedWhenItFires(t *testing.T) {
 			}
 		}},
 		{fault.Spec{Method: "GetContainerEvents", Type: fault.StreamError}, func(t *testing.T, r *Runtime, _ *testclock.FakeClock) {
-			if err := r.GetContainerEvents(context.Background(), make(chan *cri.ContainerEventResponse)); err == nil {
+			if _, err := r.GetContainerEvents(context.Background(), nil); err == nil {
 				t.Fatal("stream accepted")
 			}
 		}},

@@ -1,4 +1,4 @@
-package podworkers
+package kubelet
 
 import (
 	"context"
@@ -12,19 +12,23 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	testclock "k8s.io/utils/clock/testing"
+	"k8s.io/utils/ptr"
 
 	"github.com/minikubelet/minikubelet/pkg/events"
 	"github.com/minikubelet/minikubelet/pkg/kuberuntime"
 	"github.com/minikubelet/minikubelet/pkg/kubetypes"
 	"github.com/minikubelet/minikubelet/pkg/metrics"
 	"github.com/minikubelet/minikubelet/pkg/podstatus"
+	"github.com/minikubelet/minikubelet/pkg/podworkers"
+	"github.com/minikubelet/minikubelet/pkg/runner"
 	"github.com/minikubelet/minikubelet/pkg/runtime/behavior"
 	"github.com/minikubelet/minikubelet/pkg/runtime/fake"
 	"github.com/minikubelet/minikubelet/pkg/statuscache"
 )
 
-// stack is the whole pod lifecycle in synchronous mode: pod workers -> Syncer -> runtime
-// manager -> fake runtime, with a minimal relist filling the status cache.
+// stack is the whole pod lifecycle without the sync loop: pod workers -> Syncer -> runtime
+// manager -> fake runtime, stepped on a fake clock, with a minimal relist filling the
+// status cache.
 type stack struct {
 	t      *testing.T
 	ctx    context.Context
@@ -32,7 +36,8 @@ type stack struct {
 	rt     *fake.Runtime
 	cache  *statuscache.Cache
 	status *podstatus.Manager
-	p      *PodWorkers
+	p      *podworkers.PodWorkers
+	sim    *runner.Sim
 	reg    *metrics.Registry
 	events *events.Store
 	pods   map[types.UID]*v1.Pod
@@ -64,23 +69,35 @@ func newStack(t *testing.T, f podstatus.Features) *stack {
 		t.Fatal(err)
 	}
 	cache := statuscache.New(statuscache.Config{})
-	p, err := New(Config{Handler: syncer, Cache: cache, Clock: clk, Recorder: store, Registry: reg, Synchronous: true})
+	p, err := podworkers.New(podworkers.Config{Handler: syncer, Cache: cache, Clock: clk, Recorder: store, Registry: reg})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &stack{t: t, ctx: context.Background(), clk: clk, rt: rt, cache: cache, status: statusMgr, p: p, reg: reg, events: store, pods: map[types.UID]*v1.Pod{}}
+	t.Cleanup(p.Stop)
+	sim := runner.NewSim(clk, []runner.Loop{
+		{Name: "runtime", Due: rt.Due, Step: rt.Step, Wake: rt.Wake()},
+		{Name: "pod-workers", Due: p.Due, Step: p.Step, Wake: p.Wake()},
+	})
+	return &stack{t: t, ctx: context.Background(), clk: clk, rt: rt, cache: cache, status: statusMgr, p: p, sim: sim, reg: reg, events: store, pods: map[types.UID]*v1.Pod{}}
 }
 
 func (s *stack) add(pod *v1.Pod) {
 	s.pods[pod.UID] = pod
-	s.p.UpdatePod(UpdatePodOptions{Pod: pod, UpdateType: kubetypes.SyncPodCreate})
+	s.p.UpdatePod(podworkers.UpdatePodOptions{Pod: pod, UpdateType: kubetypes.SyncPodCreate})
 }
 
-// tick moves virtual time, relists every pod into the cache, and runs one sync per pod.
+// run steps the runtime and the pod workers for d of virtual time.
+func (s *stack) run(d time.Duration) {
+	s.t.Helper()
+	if err := s.sim.RunUntil(s.ctx, s.clk.Now().Add(d), nil); err != nil {
+		s.t.Fatal(err)
+	}
+}
+
+// tick moves virtual time, relists every pod into the cache, and gives every pod a sync.
 func (s *stack) tick(d time.Duration) {
 	s.t.Helper()
-	s.clk.Step(d)
-	s.rt.Advance()
+	s.run(d)
 	for uid, pod := range s.pods {
 		st, err := s.rt.GetPodStatus(s.ctx, uid, pod.Name, pod.Namespace)
 		if err != nil {
@@ -93,9 +110,9 @@ func (s *stack) tick(d time.Duration) {
 	// requeue is due are among them.
 	s.p.PodsToSync(s.clk.Now())
 	for _, pod := range s.pods {
-		s.p.UpdatePod(UpdatePodOptions{Pod: pod, UpdateType: kubetypes.SyncPodSync})
+		s.p.UpdatePod(podworkers.UpdatePodOptions{Pod: pod, UpdateType: kubetypes.SyncPodSync})
 	}
-	s.p.StepAll(s.ctx)
+	s.run(0)
 }
 
 func (s *stack) podStatus(pod *v1.Pod) v1.PodStatus {
@@ -116,7 +133,7 @@ func containerStatus(st v1.PodStatus, name string) v1.ContainerStatus {
 	return v1.ContainerStatus{}
 }
 
-func condition(st v1.PodStatus, t v1.PodConditionType) v1.PodCondition {
+func statusCondition(st v1.PodStatus, t v1.PodConditionType) v1.PodCondition {
 	for _, c := range st.Conditions {
 		if c.Type == t {
 			return c
@@ -154,16 +171,16 @@ func TestLifecycleToRunning(t *testing.T) {
 			if st.Phase != v1.PodPending || waitingReasonOf(containerStatus(st, "app")) != podstatus.PodInitializing {
 				t.Fatalf("first status: phase %s, app %+v", st.Phase, containerStatus(st, "app").State)
 			}
-			if c := condition(st, v1.PodReadyToStartContainers); gate != (c.Type != "") || (gate && c.Status != v1.ConditionFalse) {
+			if c := statusCondition(st, v1.PodReadyToStartContainers); gate != (c.Type != "") || (gate && c.Status != v1.ConditionFalse) {
 				t.Fatalf("PodReadyToStartContainers = %+v with the gate %t before any sandbox", c, gate)
 			}
 
 			s.tick(time.Second) // setup runs
 			st = s.podStatus(pod)
-			if c := condition(st, v1.PodInitialized); c.Status != v1.ConditionFalse || c.Message != "containers with incomplete status: [setup]" {
+			if c := statusCondition(st, v1.PodInitialized); c.Status != v1.ConditionFalse || c.Message != "containers with incomplete status: [setup]" {
 				t.Fatalf("Initialized = %+v while setup runs", c)
 			}
-			if gate && condition(st, v1.PodReadyToStartContainers).Status != v1.ConditionTrue {
+			if gate && statusCondition(st, v1.PodReadyToStartContainers).Status != v1.ConditionTrue {
 				t.Fatal("PodReadyToStartContainers not True with a ready sandbox")
 			}
 			for i := 0; i < 4 && s.podStatus(pod).Phase != v1.PodRunning; i++ {
@@ -174,7 +191,7 @@ func TestLifecycleToRunning(t *testing.T) {
 			if st.Phase != v1.PodRunning || app.State.Running == nil || !app.Ready {
 				t.Fatalf("phase %s app %+v, want Running with app running and ready", st.Phase, app)
 			}
-			if condition(st, v1.PodReady).Status != v1.ConditionTrue || !strings.HasPrefix(app.ContainerID, "fake://") || app.Image != "nginx:1.25" || !strings.HasPrefix(app.ImageID, "sha256:") {
+			if statusCondition(st, v1.PodReady).Status != v1.ConditionTrue || !strings.HasPrefix(app.ContainerID, "fake://") || app.Image != "nginx:1.25" || !strings.HasPrefix(app.ImageID, "sha256:") {
 				t.Fatalf("status %+v", st)
 			}
 			if st.PodIP == "" || st.HostIP != "192.168.0.10" || st.StartTime == nil {
@@ -309,7 +326,7 @@ func TestTerminationWithGracePeriodAndStopDelay(t *testing.T) {
 	}{
 		{"stops on SIGTERM", "stopDelay=4s", nil, 4 * time.Second, 0, v1.PodSucceeded},
 		{"killed at the pod's grace period", "stopDelay=60s", nil, 10 * time.Second, 137, v1.PodFailed},
-		{"killed at a shorter override", "stopDelay=60s", int64p(3), 3 * time.Second, 137, v1.PodFailed},
+		{"killed at a shorter override", "stopDelay=60s", ptr.To[int64](3), 3 * time.Second, 137, v1.PodFailed},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -321,22 +338,24 @@ func TestTerminationWithGracePeriodAndStopDelay(t *testing.T) {
 			if containerStatus(s.podStatus(pod), "app").State.Running == nil {
 				t.Fatal("app not running")
 			}
-			var opts *KillPodOptions
+			var opts *podworkers.KillPodOptions
 			if tc.override != nil {
-				opts = &KillPodOptions{PodTerminationGracePeriodSecondsOverride: tc.override}
+				opts = &podworkers.KillPodOptions{PodTerminationGracePeriodSecondsOverride: tc.override}
 			}
-			s.p.UpdatePod(UpdatePodOptions{Pod: pod, UpdateType: kubetypes.SyncPodKill, KillPodOptions: opts})
+			s.p.UpdatePod(podworkers.UpdatePodOptions{Pod: pod, UpdateType: kubetypes.SyncPodKill, KillPodOptions: opts})
 			s.clk.Step(time.Second)
 			s.cache.UpdateTime(s.clk.Now())
 			start := s.clk.Now()
-			// SyncTerminatingPod blocks in StopContainer until the container is gone
-			done := make(chan int, 1)
-			go func() { done <- s.p.StepAll(s.ctx) }()
-			waitFor(t, "the stop to wait on the clock", s.clk.HasWaiters)
-			s.clk.Step(tc.wantAfter)
-			if n := <-done; n != 1 {
-				t.Fatalf("StepAll ran %d syncs", n)
+			// The terminating sync waits for StopContainer, a pending operation of the
+			// runtime: a second short of the stop, the pod is still terminating.
+			s.run(tc.wantAfter - time.Second)
+			if s.p.IsPodKnownTerminated(pod.UID) || containerStatus(s.podStatus(pod), "app").State.Terminated != nil {
+				t.Fatalf("pod terminated %v into a stop that takes %v", tc.wantAfter-time.Second, tc.wantAfter)
 			}
+			if s.p.SyncsInFlight() != 1 {
+				t.Fatalf("syncs in flight = %d, want the terminating sync waiting for the stop", s.p.SyncsInFlight())
+			}
+			s.run(time.Second)
 			st := s.podStatus(pod)
 			term := containerStatus(st, "app").State.Terminated
 			if term == nil || term.ExitCode != tc.wantExit || term.FinishedAt.Time.Sub(start) != tc.wantAfter {
@@ -361,8 +380,8 @@ func TestNeverPodSucceedsAndStays(t *testing.T) {
 		s.tick(time.Second)
 	}
 	st := s.podStatus(pod)
-	if st.Phase != v1.PodSucceeded || condition(st, v1.PodReady).Reason != podstatus.PodCompleted {
-		t.Fatalf("phase %s Ready %+v, want Succeeded / PodCompleted", st.Phase, condition(st, v1.PodReady))
+	if st.Phase != v1.PodSucceeded || statusCondition(st, v1.PodReady).Reason != podstatus.PodCompleted {
+		t.Fatalf("phase %s Ready %+v, want Succeeded / PodCompleted", st.Phase, statusCondition(st, v1.PodReady))
 	}
 	if !s.p.ShouldPodBeFinished(pod.UID) {
 		t.Fatal("a succeeded pod's worker did not finish")
@@ -373,38 +392,16 @@ func TestNeverPodSucceedsAndStays(t *testing.T) {
 	}
 }
 
-// TestDaemonStackRunsAndStopsPods runs the same stack with a goroutine per pod: pods come up,
-// are killed, and every worker exits.
-func TestDaemonStackRunsAndStopsPods(t *testing.T) {
+// TestPodsStopInParallel: the terminations of many pods wait for the runtime side by side,
+// not one after the other: ten pods that take 2s each to stop are all gone 2s after the kill.
+func TestPodsStopInParallel(t *testing.T) {
 	s := newStack(t, podstatus.Features{SidecarContainers: true})
-	p, err := New(Config{Handler: s.p.handler, Cache: s.cache, Clock: s.clk})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Stop()
-	s.p = p
 	const n = 10
 	var pods []*v1.Pod
 	for i := 0; i < n; i++ {
 		pod := lifecyclePod(fmt.Sprint("d", i), map[string]string{behavior.AnnotationKey("app"): "stopDelay=2s"})
 		pods = append(pods, pod)
 		s.add(pod)
-	}
-	relist := func() {
-		s.clk.Step(time.Second)
-		s.rt.Advance()
-		for uid, pod := range s.pods {
-			st, err := s.rt.GetPodStatus(s.ctx, uid, pod.Name, pod.Namespace)
-			if err != nil {
-				t.Fatal(err)
-			}
-			s.cache.Set(uid, st, nil, s.clk.Now())
-		}
-		s.cache.UpdateTime(s.clk.Now())
-		for _, pod := range s.pods {
-			p.UpdatePod(UpdatePodOptions{Pod: pod, UpdateType: kubetypes.SyncPodSync})
-		}
-		time.Sleep(time.Millisecond) // let the workers run
 	}
 	running := func() bool {
 		for _, pod := range pods {
@@ -414,23 +411,34 @@ func TestDaemonStackRunsAndStopsPods(t *testing.T) {
 		}
 		return true
 	}
-	for deadline := time.Now().Add(10 * time.Second); !running(); relist() {
-		if time.Now().After(deadline) {
-			t.Fatal("pods did not all reach Running")
+	for i := 0; !running(); i++ {
+		if i == 10 {
+			t.Fatal("pods did not all reach Running in 10s")
 		}
+		s.tick(time.Second)
 	}
 	for _, pod := range pods {
-		p.UpdatePod(UpdatePodOptions{Pod: pod, UpdateType: kubetypes.SyncPodKill})
+		s.p.UpdatePod(podworkers.UpdatePodOptions{Pod: pod, UpdateType: kubetypes.SyncPodKill})
 	}
-	for deadline := time.Now().Add(10 * time.Second); p.RunningWorkers() > 0; relist() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d workers still running", p.RunningWorkers())
-		}
-	}
+	// A sync reads a status newer than the previous sync's: the relist the PLEG would make.
+	s.clk.Step(time.Second)
+	s.cache.UpdateTime(s.clk.Now())
+	start := s.clk.Now()
+	s.run(2 * time.Second)
 	for _, pod := range pods {
+		if !s.p.IsPodKnownTerminated(pod.UID) {
+			t.Fatalf("%s not terminated 2s after the kill: the stops ran one after another", pod.Name)
+		}
 		st := s.podStatus(pod)
-		if term := containerStatus(st, "app").State.Terminated; term == nil || term.ExitCode != 0 || st.Phase != v1.PodSucceeded {
-			t.Fatalf("%s: phase %s app %+v, want stopped gracefully", pod.Name, st.Phase, containerStatus(st, "app").State)
+		term := containerStatus(st, "app").State.Terminated
+		if term == nil || term.ExitCode != 0 || !term.FinishedAt.Time.Equal(start.Add(2*time.Second)) {
+			t.Fatalf("%s: app %+v, want stopped gracefully at +2s", pod.Name, containerStatus(st, "app").State)
+		}
+	}
+	s.tick(time.Second)
+	for _, pod := range pods {
+		if st := s.podStatus(pod); !s.p.ShouldPodBeFinished(pod.UID) || st.Phase != v1.PodSucceeded {
+			t.Fatalf("%s: finished=%t phase=%s, want finished and Succeeded", pod.Name, s.p.ShouldPodBeFinished(pod.UID), st.Phase)
 		}
 	}
 }

@@ -3,34 +3,7 @@ package runner
 import (
 	"context"
 	"sync"
-	"time"
-
-	"k8s.io/klog/v2"
-	"k8s.io/utils/clock"
 )
-
-// Every calls step, then waits period() measured from the end of the step (the kubelet's
-// wait.Until, sliding), until ctx ends. period is re-read after every step so a component
-// can change its cadence (EventedPLEG stretches the relist period). A panic in step is not
-// recovered: as in the kubelet, a crashing loop crashes the daemon.
-func Every(ctx context.Context, clk clock.Clock, period func() time.Duration, step func(context.Context)) {
-	for {
-		if ctx.Err() != nil {
-			return
-		}
-		step(ctx)
-		t := clk.NewTimer(period())
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return
-		case <-t.C():
-		}
-	}
-}
-
-// Fixed returns a period func for a constant period.
-func Fixed(d time.Duration) func() time.Duration { return func() time.Duration { return d } }
 
 // Group owns a set of goroutines that share one context: Stop cancels it and waits for all
 // of them. The zero value is not usable; use NewGroup.
@@ -54,9 +27,9 @@ func (g *Group) Go(name string, fn func(ctx context.Context)) {
 	g.wg.Add(1)
 	go func() {
 		defer g.wg.Done()
-		klog.FromContext(g.ctx).V(4).Info("Starting loop", "loop", name)
+		logger := logStart(g.ctx, name)
 		fn(g.ctx)
-		klog.FromContext(g.ctx).V(4).Info("Stopped loop", "loop", name)
+		logger.V(4).Info("Stopped loop", "loop", name)
 	}()
 }
 

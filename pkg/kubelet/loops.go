@@ -1,0 +1,81 @@
+package kubelet
+
+import (
+	"context"
+
+	"k8s.io/klog/v2"
+
+	"github.com/minikubelet/minikubelet/pkg/runner"
+)
+
+// Loops is the node's loop table: every control loop of this kubelet, once, in the order
+// the virtual-time scheduler breaks ties at one instant (the runtime first, so what falls
+// due is visible to the loops that look at it; producers before their consumers). The
+// daemon runs each entry in a goroutine of its own on the real clock (Run); simulate mode
+// steps the earliest due entry on a virtual clock. Same entries, same component code.
+//
+// docs/architecture.md lists the table with what each loop does and its upstream period.
+func (k *Kubelet) Loops() []runner.Loop {
+	images, status, lease := k.nodeStatus.Loops().Images, k.nodeStatus.Loops().Status, k.nodeStatus.Loops().Lease
+	loops := []runner.Loop{
+		{Name: "runtime", Due: k.runtime.Due, Step: k.runtime.Step, Wake: k.runtime.Wake()},
+		{Name: "runtime-status", Due: k.state.Due, Step: k.state.Step, Wake: k.state.Wake()},
+	}
+	if k.fileSource != nil {
+		loops = append(loops, runner.Loop{Name: "file-source", Due: k.fileSource.Due, Step: k.fileSource.Step, Wake: k.fileSource.Wake()})
+	}
+	loops = append(loops,
+		runner.Loop{Name: "config-merger", Due: k.merger.Due, Step: k.merger.Step},
+		runner.Loop{Name: "pleg", Due: k.genericPLEG.Due, Step: k.genericPLEG.Step, Wake: k.genericPLEG.Wake()},
+	)
+	if k.eventedPLEG != nil {
+		loops = append(loops, runner.Loop{Name: "evented-pleg", Due: k.eventedPLEG.Due, Step: k.eventedPLEG.Step, Wake: k.eventedPLEG.Wake()})
+	}
+	loops = append(loops,
+		runner.Loop{Name: "sync-loop", Due: k.syncLoop.Due, Step: k.syncLoop.Step, Wake: k.syncLoop.Wake()},
+		runner.Loop{Name: "pod-workers", Due: k.podWorkers.Due, Step: k.podWorkers.Step, Wake: k.podWorkers.Wake()},
+		runner.Loop{Name: "container-deletor", Due: k.deletor.Due, Step: k.deletor.Step, Wake: k.deletor.wake},
+		k.gc.Loop("container-gc"),
+		images.Loop("node-images"),
+		status.Loop("node-status"),
+		lease.Loop("node-lease"),
+		runner.Loop{Name: "node-shutdown", Due: k.shutdown.Due, Step: func(ctx context.Context) { k.shutdown.Step(ctx) }, Wake: k.shutdown.Wake()},
+	)
+	return loops
+}
+
+// Start does what the kubelet does once before its loops run: log the static pod path and
+// put the evented PLEG in charge when its gate is on (upstream starts it beside the generic
+// one). Run calls it; simulate mode calls it before stepping the table. Idempotent.
+func (k *Kubelet) Start(ctx context.Context) {
+	k.startOnce.Do(func() {
+		if k.fileSource != nil {
+			klog.FromContext(ctx).Info("Adding static pod path", "path", k.fileSource.Path())
+		}
+		if k.eventedPLEG != nil {
+			k.eventedPLEG.Activate(ctx)
+		}
+	})
+}
+
+// Stop abandons the work in flight of every loop (a sync waiting for the runtime, a relist,
+// a shutdown under way): their tasks end before Stop returns. Run does this after its loops'
+// goroutines stopped; call it after stepping the table. Idempotent.
+func (k *Kubelet) Stop() {
+	k.stopOnce.Do(func() {
+		k.syncLoop.Stop()
+		k.podWorkers.Stop()
+		k.shutdown.Stop()
+		k.deletor.Stop()
+		k.gc.Stop()
+		if k.eventedPLEG != nil {
+			k.eventedPLEG.Stop()
+		}
+		k.genericPLEG.Stop()
+		loops := k.nodeStatus.Loops()
+		loops.Images.Stop()
+		loops.Status.Stop()
+		loops.Lease.Stop()
+		k.state.Stop()
+	})
+}

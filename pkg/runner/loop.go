@@ -1,0 +1,55 @@
+package runner
+
+import (
+	"context"
+	"time"
+)
+
+// Loop is one of the node's loops: a step that does the work due now and returns without
+// waiting, and when it is next due.
+type Loop struct {
+	// Name names the loop in logs, errors and the architecture docs.
+	Name string
+	// Due returns when Step should next run: a time at or before now means now; the zero
+	// time means idle until the loop's Wake fires (new work from elsewhere). It must be
+	// cheap: the virtual-time scheduler calls it for every entry at every step.
+	Due func(now time.Time) time.Time
+	// Step does the work due at the clock's current time. It must not wait for anything:
+	// work that takes time is a pending operation (package task) that makes the loop due
+	// again when it completes.
+	Step func(ctx context.Context)
+	// Wake is notified when Due may have moved earlier because of something outside the
+	// loop's own steps (a pod update, a completed operation). The daemon runner sleeps on it
+	// between steps; the virtual-time scheduler re-reads every Due after every step instead.
+	// Nil for loops that only ever run on their own schedule.
+	Wake *Signal
+}
+
+// Signal wakes a loop's goroutine without blocking the notifier; notifications coalesce.
+// The zero value is not usable; use NewSignal.
+type Signal struct{ ch chan struct{} }
+
+// NewSignal returns a signal with no notification pending.
+func NewSignal() *Signal { return &Signal{ch: make(chan struct{}, 1)} }
+
+// Notify records a notification; it never blocks.
+func (s *Signal) Notify() {
+	if s == nil {
+		return
+	}
+	select {
+	case s.ch <- struct{}{}:
+	default:
+	}
+}
+
+// C receives once per coalesced notification.
+func (s *Signal) C() <-chan struct{} {
+	if s == nil {
+		return nil
+	}
+	return s.ch
+}
+
+// isDue reports whether a Due answer means "run now".
+func isDue(due, now time.Time) bool { return !due.IsZero() && !due.After(now) }

@@ -1,0 +1,414 @@
+package simulate
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+	v1 "k8s.io/api/core/v1"
+	testingclock "k8s.io/utils/clock/testing"
+
+	"github.com/minikubelet/minikubelet/pkg/config"
+	"github.com/minikubelet/minikubelet/pkg/events"
+	"github.com/minikubelet/minikubelet/pkg/featuregate"
+	"github.com/minikubelet/minikubelet/pkg/features"
+	"github.com/minikubelet/minikubelet/pkg/kubelet"
+	"github.com/minikubelet/minikubelet/pkg/metrics"
+	"github.com/minikubelet/minikubelet/pkg/runner"
+	"github.com/minikubelet/minikubelet/pkg/runtime/fake"
+	"github.com/minikubelet/minikubelet/pkg/runtime/fault"
+)
+
+// Epoch is the virtual wall-clock time a scenario starts at (T+0). Fixed, so metric values
+// that are timestamps are the same on every run.
+var Epoch = time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// ManifestUIDRoot is the manifest directory as the static pods' UIDs see it in a scenario
+// (the kubelet's usual staticPodPath).
+const ManifestUIDRoot = "/etc/kubernetes/manifests"
+
+// DefaultNodeName is the node's name in a scenario unless its args set --hostname-override.
+const DefaultNodeName = "node"
+
+// Options configure Run.
+type Options struct {
+	// Dir is a directory Run may use for the manifest directory and the config file; a
+	// temporary one (removed after the run) when empty.
+	Dir string
+}
+
+// Run replays sc and returns its timeline and expectation results. An error means the
+// scenario could not run (an *InvalidError for a bad configuration in args or config).
+func Run(ctx context.Context, sc *Scenario, opts Options) (*Result, error) {
+	dir := opts.Dir
+	if dir == "" {
+		d, err := os.MkdirTemp("", "minikubelet-simulate-")
+		if err != nil {
+			return nil, fmt.Errorf("create a directory for the scenario's files: %w", err)
+		}
+		defer os.RemoveAll(d)
+		dir = d
+	}
+	s, err := newSimulation(ctx, sc, dir)
+	if err != nil {
+		return nil, err
+	}
+	defer s.stopKubelet()
+	if err := s.run(ctx); err != nil {
+		return nil, err
+	}
+	return s.result(), nil
+}
+
+// simulation is one run of a scenario.
+type simulation struct {
+	sc       *Scenario
+	manifest string // the manifest directory
+	cfg      *config.Config
+	gate     featuregate.MutableFeatureGate
+	clock    *testingclock.FakeClock
+	runtime  *fake.Runtime
+	rtReg    *metrics.Registry
+	events   *events.Store
+	seen     []v1.Event // every event recorded so far (the store keeps a bounded window)
+	k        *kubelet.Kubelet
+	kReg     *metrics.Registry
+	sim      *runner.Sim
+	running  bool // the kubelet's loops run (false after a shutdown completed)
+	obs      *observer
+	results  []ExpectationResult
+
+	shutdownStart time.Time // zero when no shutdown is under way
+	shutdownEnd   time.Time // when the loops may stop at the latest, once the manager is done
+}
+
+func newSimulation(ctx context.Context, sc *Scenario, dir string) (*simulation, error) {
+	manifests := filepath.Join(dir, "manifests")
+	if err := os.MkdirAll(manifests, 0o755); err != nil {
+		return nil, fmt.Errorf("create the manifest directory: %w", err)
+	}
+	for _, name := range sortedKeys(sc.Manifests) {
+		if err := os.WriteFile(filepath.Join(manifests, name), []byte(sc.Manifests[name]), 0o644); err != nil {
+			return nil, fmt.Errorf("write manifest %s: %w", name, err)
+		}
+	}
+	args := []string{"--hostname-override=" + DefaultNodeName}
+	args = append(args, sc.Args...)
+	if sc.Config != "" {
+		path := filepath.Join(dir, "config.yaml")
+		if err := os.WriteFile(path, []byte(sc.Config), 0o644); err != nil {
+			return nil, fmt.Errorf("write the config file: %w", err)
+		}
+		args = append(args, "--config="+path)
+	}
+	// The manifest directory is the scenario's, whatever args or config say.
+	args = append(args, "--pod-manifest-path="+manifests)
+	gate := features.NewFeatureGate()
+	cfg, err := config.Load(args, gate, nil)
+	if err != nil {
+		return nil, &InvalidError{Err: fmt.Errorf("key \"args\"/\"config\": %w", err)}
+	}
+	if sc.Seed != nil {
+		cfg.Simulator.Runtime.Seed = *sc.Seed
+	} else if !containsFlag(sc.Args, "seed") {
+		cfg.Simulator.Runtime.Seed = 1
+	}
+
+	s := &simulation{sc: sc, manifest: manifests, cfg: cfg, clock: testingclock.NewFakeClock(Epoch)}
+	s.obs = newObserver(s)
+	s.rtReg = metrics.NewRegistry(cfg.Simulator.MetricsPrefix)
+	s.runtime, err = kubelet.NewRuntime(cfg, s.clock, s.rtReg, func(fc *fake.Config) { fc.OnFault = s.obs.faultFired })
+	if err != nil {
+		return nil, &InvalidError{Err: err}
+	}
+	s.events = events.NewStore(s.clock, cfg.Simulator.NodeName, events.DefaultCapacity)
+	s.events.Subscribe(func(e v1.Event) { s.seen = append(s.seen, e) })
+	s.gate = gate
+	if err := s.startKubelet(ctx); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// startKubelet builds a kubelet on the simulation's runtime and clock (at start, and for a
+// restart: a new process on the same runtime, with fresh metrics) and puts its loop table in
+// the scheduler.
+func (s *simulation) startKubelet(ctx context.Context) error {
+	gate := s.gate
+	s.kReg = metrics.NewRegistry(s.cfg.Simulator.MetricsPrefix)
+	if err := gate.AddMetrics(s.kReg); err != nil {
+		return fmt.Errorf("register feature gate metrics: %w", err)
+	}
+	k, err := kubelet.New(kubelet.Config{
+		Config:   s.cfg,
+		Gate:     gate,
+		Clock:    s.clock,
+		Registry: s.kReg,
+		Events:   s.events,
+		Runtime:  s.runtime,
+		// Every run has its own temporary manifest directory; UIDs hash this path instead.
+		ManifestUIDRoot: ManifestUIDRoot,
+	})
+	if err != nil {
+		return &InvalidError{Err: err}
+	}
+	s.k = k
+	k.Start(ctx)
+	loops := k.Loops()
+	if s.sim == nil {
+		s.sim = runner.NewSim(s.clock, loops)
+	} else {
+		s.sim.SetLoops(loops)
+	}
+	s.running = true
+	s.obs.kubeletStarted(k)
+	return nil
+}
+
+// stopKubelet stops the kubelet's loops; the runtime goes on (its containers keep running).
+func (s *simulation) stopKubelet() {
+	if !s.running {
+		return
+	}
+	s.k.Stop()
+	s.running = false
+	s.sim.SetLoops([]runner.Loop{{Name: "runtime", Due: s.runtime.Due, Step: s.runtime.Step, Wake: s.runtime.Wake()}})
+}
+
+// pending is an expectation still waiting for an instant at which it holds.
+type pending struct {
+	resIndex int // into simulation.results
+	check    func() (bool, string)
+	deadline time.Time
+}
+
+func (s *simulation) run(ctx context.Context) error {
+	end := Epoch.Add(s.sc.Duration.Duration)
+	var active []*pending
+	// settled observes the state complete at an instant: the timeline, then the
+	// expectations waiting in their window.
+	settled := func(now time.Time) {
+		s.obs.observe(now)
+		s.checkShutdown(ctx, now)
+		kept := active[:0]
+		for _, p := range active {
+			if ok, _ := p.check(); ok {
+				s.results[p.resIndex].Passed, s.results[p.resIndex].HeldAt = true, now.Sub(Epoch)
+				continue
+			}
+			kept = append(kept, p)
+		}
+		active = kept
+	}
+	next := 0
+	for {
+		// The next boundary: a step's time, an expectation window's end, the end of a
+		// shutdown's grace, or the end of the scenario.
+		boundary := end
+		if next < len(s.sc.Steps) {
+			boundary = minTime(boundary, Epoch.Add(s.sc.Steps[next].At.Duration))
+		}
+		for _, p := range active {
+			boundary = minTime(boundary, p.deadline)
+		}
+		if !s.shutdownEnd.IsZero() && s.running {
+			boundary = minTime(boundary, s.shutdownEnd)
+		}
+		if err := s.sim.RunUntil(ctx, boundary, settled); err != nil {
+			return fmt.Errorf("run until %s: %w", offset(boundary.Sub(Epoch)), err)
+		}
+		now := s.clock.Now()
+		settled(now)
+		// Windows that end now and still do not hold fail with what was observed last.
+		kept := active[:0]
+		for _, p := range active {
+			if !now.Before(p.deadline) {
+				_, s.results[p.resIndex].Observed = p.check()
+				continue
+			}
+			kept = append(kept, p)
+		}
+		active = kept
+		for next < len(s.sc.Steps) && !Epoch.Add(s.sc.Steps[next].At.Duration).After(now) {
+			ps, err := s.apply(ctx, next, now)
+			if err != nil {
+				return err
+			}
+			active = append(active, ps...)
+			next++
+		}
+		if !now.Before(end) && next >= len(s.sc.Steps) {
+			for _, p := range active {
+				_, s.results[p.resIndex].Observed = p.check()
+			}
+			return nil
+		}
+	}
+}
+
+// apply runs step i at now: an action, or the checks of an expectation (those that do not
+// hold yet and have a window are returned to be checked again).
+func (s *simulation) apply(ctx context.Context, i int, now time.Time) ([]*pending, error) {
+	st := &s.sc.Steps[i]
+	switch {
+	case st.Write != nil:
+		for _, name := range sortedKeys(st.Write) {
+			if err := os.WriteFile(filepath.Join(s.manifest, name), []byte(st.Write[name]), 0o644); err != nil {
+				return nil, fmt.Errorf("step %d: write %s: %w", i, name, err)
+			}
+			s.obs.line(now, "manifest", "wrote "+name)
+		}
+		s.triggerRelist()
+	case st.Remove != nil:
+		for _, name := range st.Remove {
+			err := os.Remove(filepath.Join(s.manifest, name))
+			if err != nil && !os.IsNotExist(err) {
+				return nil, fmt.Errorf("step %d: remove %s: %w", i, name, err)
+			}
+			s.obs.line(now, "manifest", "removed "+name)
+		}
+		s.triggerRelist()
+	case st.Fault != nil:
+		spec, err := s.runtime.AddFault(*st.Fault)
+		if err != nil {
+			return nil, &InvalidError{Err: fmt.Errorf("step %d: key \"fault\": %w", i, err)}
+		}
+		s.obs.line(now, "fault", "added "+describeFault(spec))
+	case st.ClearFaults:
+		for _, f := range s.runtime.Faults() {
+			s.obs.line(now, "fault", "cleared id="+f.ID)
+		}
+		s.runtime.ClearFaults()
+	case st.ClearFault != "":
+		if err := s.runtime.RemoveFault(st.ClearFault); err != nil {
+			return nil, &InvalidError{Err: fmt.Errorf("step %d: key \"clearFault\": %w", i, err)}
+		}
+		s.obs.line(now, "fault", "cleared id="+st.ClearFault)
+	case st.Shutdown:
+		s.shutdown(now)
+	case st.RestartKubelet:
+		s.stopKubelet()
+		s.shutdownStart, s.shutdownEnd = time.Time{}, time.Time{}
+		if err := s.startKubelet(ctx); err != nil {
+			return nil, fmt.Errorf("step %d: restart: %w", i, err)
+		}
+		s.obs.line(now, "kubelet", "restarted")
+	case st.Expect != nil:
+		return s.expect(i, st, now), nil
+	}
+	return nil, nil
+}
+
+// triggerRelist makes the file source relist soon, as the daemon's fsnotify watcher does
+// after a file event.
+func (s *simulation) triggerRelist() {
+	if s.running {
+		if fs := s.k.FileSource(); fs != nil {
+			fs.Trigger()
+		}
+	}
+}
+
+// shutdown is the node shutdown signal (SIGTERM to the daemon).
+func (s *simulation) shutdown(now time.Time) {
+	if !s.running || !s.shutdownStart.IsZero() {
+		return
+	}
+	s.obs.line(now, "kubelet", "shutdown signal")
+	if !s.k.ShutdownManager().Enabled() {
+		// Upstream: "node shutdown will be immediate".
+		s.stopKubelet()
+		s.obs.line(now, "kubelet", "stopped")
+		return
+	}
+	s.shutdownStart = now
+	s.k.ShutdownManager().Start()
+}
+
+// checkShutdown stops the kubelet once a shutdown is complete: the manager is done and the
+// terminations it asked for finished (or their time is up).
+func (s *simulation) checkShutdown(ctx context.Context, now time.Time) {
+	if !s.running || s.shutdownStart.IsZero() {
+		return
+	}
+	select {
+	case <-s.k.ShutdownManager().Done():
+	default:
+		return
+	}
+	if s.shutdownEnd.IsZero() {
+		s.shutdownEnd = s.k.TerminationsDeadline(s.shutdownStart, now)
+	}
+	if s.k.TerminationsSettled(ctx, s.shutdownEnd, now) {
+		s.stopKubelet()
+		s.obs.line(now, "kubelet", "stopped")
+	}
+}
+
+// gather reads every metric series of the kubelet and the runtime.
+func (s *simulation) gather() ([]*dto.MetricFamily, error) {
+	return prometheus.Gatherers{s.kReg, s.rtReg}.Gather()
+}
+
+func minTime(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func containsFlag(args []string, name string) bool {
+	for _, a := range args {
+		if a == "--"+name || len(a) > len(name)+3 && a[:len(name)+3] == "--"+name+"=" {
+			return true
+		}
+	}
+	return false
+}
+
+func describeFault(f fault.Spec) string {
+	out := "id=" + f.ID + " method=" + f.Method + " type=" + string(f.Type)
+	if f.Delay.Duration > 0 {
+		out += " delay=" + f.Delay.Duration.String()
+	}
+	if f.PerContainer.Duration > 0 {
+		out += " perContainer=" + f.PerContainer.Duration.String()
+	}
+	if f.For.Duration > 0 {
+		out += " for=" + f.For.Duration.String()
+	}
+	if f.Count > 0 {
+		out += " count=" + strconv.Itoa(f.Count)
+	}
+	if f.Rate > 0 {
+		out += " rate=" + strconv.FormatFloat(f.Rate, 'g', -1, 64)
+	}
+	if f.Condition != "" {
+		out += " condition=" + f.Condition
+	}
+	return out
+}
+
+// offset formats a virtual time offset as the timeline does: T+hh:mm:ss.mmm.
+func offset(d time.Duration) string {
+	ms := d.Milliseconds()
+	h := ms / 3_600_000
+	m := ms / 60_000 % 60
+	sec := ms / 1000 % 60
+	return fmt.Sprintf("T+%02d:%02d:%02d.%03d", h, m, sec, ms%1000)
+}

@@ -1,0 +1,185 @@
+package simulate
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/go-logr/logr"
+	"k8s.io/klog/v2"
+)
+
+func TestMain(m *testing.M) {
+	// The timeline is the output under test; the kubelet's logs would only be noise.
+	klog.SetLogger(logr.Discard())
+	os.Exit(m.Run())
+}
+
+// scenarioFiles are the shipped scenarios, which are also the project's acceptance tests.
+func scenarioFiles(t testing.TB) []string {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join("..", "..", "configs", "scenarios", "*.yaml"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no scenarios in configs/scenarios: %v", err)
+	}
+	return files
+}
+
+func runFile(t testing.TB, path string) (*Result, []byte) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc, err := Parse(data)
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	res, err := Run(context.Background(), sc, Options{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	var b bytes.Buffer
+	if err := res.WriteText(&b); err != nil {
+		t.Fatal(err)
+	}
+	return res, b.Bytes()
+}
+
+// TestShippedScenarios runs every scenario of configs/scenarios twice: each must pass, and
+// both runs must print the same bytes (the determinism contract).
+func TestShippedScenarios(t *testing.T) {
+	want := []string{"static-pod-lifecycle", "pleg-unhealthy", "relist-slow", "event-channel-full",
+		"evented-fallback", "crashloop-backoff", "feature-gate-precedence", "memory-pressure", "graceful-shutdown"}
+	seen := map[string]bool{}
+	for _, path := range scenarioFiles(t) {
+		name := strings.TrimSuffix(filepath.Base(path), ".yaml")
+		seen[name] = true
+		t.Run(name, func(t *testing.T) {
+			res, first := runFile(t, path)
+			if !res.OK() || res.Passed == 0 {
+				t.Errorf("%d passed, %d failed:\n%s", res.Passed, res.Failed, first)
+			}
+			_, second := runFile(t, path)
+			if !bytes.Equal(first, second) {
+				t.Errorf("two runs differ:\n--- first\n%s\n--- second\n%s", first, second)
+			}
+		})
+	}
+	for _, name := range want {
+		if !seen[name] {
+			t.Errorf("configs/scenarios/%s.yaml is missing", name)
+		}
+	}
+}
+
+// TestFailingExpectationReportsObserved checks that a failed expectation says what was seen
+// instead, and that the totals count it.
+func TestFailingExpectationReportsObserved(t *testing.T) {
+	sc, err := Parse([]byte(`
+name: wrong
+duration: 20s
+manifests:
+  web.yaml: |
+    apiVersion: v1
+    kind: Pod
+    metadata: {name: web}
+    spec: {containers: [{name: c, image: nginx}]}
+steps:
+- at: 10s
+  expect:
+    pod: {name: web-node, phase: Succeeded}
+    node: {condition: Ready, status: "False"}
+- at: 10s
+  within: 5s
+  expect:
+    absent: {pod: web-node}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Run(context.Background(), sc, Options{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	_ = res.WriteText(&b)
+	out := b.String()
+	for _, want := range []string{
+		"FAIL step 0 at T+00:00:10.000: node Ready=False; observed: Ready=True reason=KubeletReady",
+		"FAIL step 0 at T+00:00:10.000: pod web-node phase=Succeeded; observed: phase=Running ready=true restarts=0",
+		"FAIL step 1 at T+00:00:10.000 within 5s: absent pod web-node; observed: pod web-node present, phase=Running",
+		"0 passed, 3 failed\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if res.OK() {
+		t.Error("OK() with failed expectations")
+	}
+}
+
+// TestRestartKubelet checks that a restarted kubelet finds the pods the runtime still runs
+// and does not restart their containers.
+func TestRestartKubelet(t *testing.T) {
+	sc, err := Parse([]byte(`
+name: restart
+duration: 2m
+manifests:
+  web.yaml: |
+    apiVersion: v1
+    kind: Pod
+    metadata: {name: web}
+    spec: {containers: [{name: c, image: nginx}]}
+steps:
+- at: 30s
+  restartKubelet: true
+- at: 30s
+  within: 30s
+  expect:
+    pod: {name: web-node, phase: Running, ready: true, restarts: 0}
+- at: 1m30s
+  expect:
+    metric: {name: started_containers_total, value: 0}
+    metric_: {}
+`))
+	if err == nil || !strings.Contains(err.Error(), `step 2: unknown key "metric_"`) {
+		t.Fatalf("Parse error = %v, want the unknown nested key named", err)
+	}
+	sc, err = Parse([]byte(`
+name: restart
+duration: 2m
+manifests:
+  web.yaml: |
+    apiVersion: v1
+    kind: Pod
+    metadata: {name: web}
+    spec: {containers: [{name: c, image: nginx}]}
+steps:
+- at: 30s
+  restartKubelet: true
+- at: 30s
+  within: 30s
+  expect:
+    pod: {name: web-node, phase: Running, ready: true, restarts: 0}
+- at: 1m30s
+  expect:
+    metric: {name: running_containers, labels: {container_state: running}, value: 1}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Run(context.Background(), sc, Options{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	_ = res.WriteText(&b)
+	if !res.OK() || !strings.Contains(b.String(), "T+00:00:30.000 kubelet restarted") {
+		t.Errorf("restart scenario:\n%s", b.String())
+	}
+}
