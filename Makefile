@@ -1,6 +1,7 @@
 # minikubelet: a miniature kubelet simulator. Run `make help` for the targets.
 GO        ?= go
 BIN       ?= bin/minikubelet
+K8S_VERSION ?= v1.30.14
 CONFIG    ?= configs/minikubelet.yaml
 PKGS      ?= ./...
 BENCHTIME ?= 1s
@@ -49,4 +50,10 @@ lint:
 	@out=$$(gofmt -l $$(git ls-files -co --exclude-standard '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet $(PKGS)
 
-.PHONY: help build run test bench scale fuzz simulate lint
+.PHONY: help build run test bench scale fuzz simulate lint gates
+
+## gates: regenerate pkg/features/testdata/kube_features.json from k8s.io/kubernetes $(K8S_VERSION)
+gates:
+	@dir=$$($(GO) mod download -json k8s.io/kubernetes@$(K8S_VERSION) | sed -n 's/.*"Dir": "\(.*\)",/\1/p'); \
+	  test -n "$$dir" || { echo "cannot download k8s.io/kubernetes@$(K8S_VERSION)"; exit 1; }; \
+	  $(GO) run ./hack/gengates -file "$$dir/pkg/features/kube_features.go" -version $(K8S_VERSION) -o pkg/features/testdata/kube_features.json

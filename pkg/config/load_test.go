@@ -275,10 +275,10 @@ func TestLoadErrors(t *testing.T) {
 		{"positional argument", "", []string{"run"}, []string{`unknown command "run"`}},
 		{"missing config file", "", []string{"--config=/nonexistent/minikubelet.yaml"}, []string{"/nonexistent/minikubelet.yaml"}},
 		{"unknown field in the file", kubeletHead + "maxPod: 3\n", []string{"--config=$CONFIG"}, []string{"$CONFIG", `unknown field "kubeletConfiguration.maxPod"`}},
-		{"locked gate off by flag", "", []string{"--feature-gates=SidecarContainers=false"},
-			[]string{"cannot set feature gate SidecarContainers to false, feature is locked to true"}},
-		{"locked gate off in the file", kubeletHead + "featureGates:\n  SidecarContainers: false\n", []string{"--config=$CONFIG"},
-			[]string{"kubeletConfiguration.featureGates (set in $CONFIG)", "cannot set feature gate SidecarContainers to false, feature is locked to true"}},
+		{"locked gate off by flag", "", []string{"--feature-gates=PodHostIPs=false"},
+			[]string{"cannot set feature gate PodHostIPs to false, feature is locked to true"}},
+		{"locked gate off in the file", kubeletHead + "featureGates:\n  PodHostIPs: false\n", []string{"--config=$CONFIG"},
+			[]string{"kubeletConfiguration.featureGates (set in $CONFIG)", "cannot set feature gate PodHostIPs to false, feature is locked to true"}},
 		{"misspelt simulator gate in the file", kubeletHead + "featureGates:\n  EventedPleg: true\n", []string{"--config=$CONFIG"},
 			[]string{"kubeletConfiguration.featureGates (set in $CONFIG)", "unrecognized feature gate: EventedPleg (did you mean EventedPLEG?)"}},
 		{"invalid flag value names the flag", "", []string{"--max-pods=-1"},
@@ -355,12 +355,12 @@ func TestLoadWarnsOnGAGate(t *testing.T) {
 		klog.SetOutput(os.Stderr)
 		klog.LogToStderr(true)
 	})
-	path := writeConfig(t, kubeletHead+"featureGates:\n  SidecarContainers: true\n")
+	path := writeConfig(t, kubeletHead+"featureGates:\n  PodHostIPs: true\n")
 	if _, err := Load([]string{"--config=" + path}, features.NewFeatureGate(), nil); err != nil {
 		t.Fatal(err)
 	}
 	klog.Flush()
-	const want = "Setting GA feature gate SidecarContainers=true. It will be removed in a future release."
+	const want = "Setting GA feature gate PodHostIPs=true. It will be removed in a future release."
 	if !strings.Contains(buf.String(), want) {
 		t.Errorf("log lacks %q:\n%s", want, buf.String())
 	}

@@ -31,17 +31,23 @@ const (
 	// SidecarContainers starts init containers with restartPolicy Always as sidecars: they
 	// start in order with the other init containers, keep running while the app containers
 	// run, and are restarted when they exit.
-	// Upstream: beta since v1.29 and GA (locked on) in v1.33; the simulator uses the GA
-	// spec so the behaviour cannot be switched off, as on current nodes.
+	// Upstream: beta (default on) since v1.29, as here; GA in v1.33.
 	SidecarContainers featuregate.Feature = "SidecarContainers"
+
+	// PodHostIPs makes the kubelet report status.hostIPs beside status.hostIP.
+	// Upstream: GA and locked on in v1.30, so it can only be set to true.
+	PodHostIPs featuregate.Feature = "PodHostIPs"
 )
 
-// defaultSimulatorFeatureGates holds every gate of the simulator and its spec.
+// defaultSimulatorFeatureGates holds every gate of the simulator and its spec: the spec
+// kubelet v1.30 gives it (TestGatesMatchKubernetes checks each against
+// testdata/kube_features.json, generated from the upstream source by hack/gengates).
 var defaultSimulatorFeatureGates = map[featuregate.Feature]featuregate.FeatureSpec{
 	EventedPLEG:                        {Default: false, PreRelease: featuregate.Alpha},
 	PodReadyToStartContainersCondition: {Default: true, PreRelease: featuregate.Beta},
 	GracefulNodeShutdown:               {Default: true, PreRelease: featuregate.Beta},
-	SidecarContainers:                  {Default: true, PreRelease: featuregate.GA, LockToDefault: true},
+	SidecarContainers:                  {Default: true, PreRelease: featuregate.Beta},
+	PodHostIPs:                         {Default: true, PreRelease: featuregate.GA, LockToDefault: true},
 }
 
 var (

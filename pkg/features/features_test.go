@@ -1,6 +1,9 @@
 package features
 
 import (
+	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -17,7 +20,8 @@ func TestGateSpecs(t *testing.T) {
 		{EventedPLEG, featuregate.FeatureSpec{Default: false, PreRelease: featuregate.Alpha}, false},
 		{PodReadyToStartContainersCondition, featuregate.FeatureSpec{Default: true, PreRelease: featuregate.Beta}, false},
 		{GracefulNodeShutdown, featuregate.FeatureSpec{Default: true, PreRelease: featuregate.Beta}, false},
-		{SidecarContainers, featuregate.FeatureSpec{Default: true, PreRelease: featuregate.GA, LockToDefault: true}, true},
+		{SidecarContainers, featuregate.FeatureSpec{Default: true, PreRelease: featuregate.Beta}, false},
+		{PodHostIPs, featuregate.FeatureSpec{Default: true, PreRelease: featuregate.GA, LockToDefault: true}, true},
 	}
 	all := DefaultMutableFeatureGate.GetAll()
 	for _, tt := range tests {
@@ -56,14 +60,15 @@ func TestKnownFeaturesListsNonGAGates(t *testing.T) {
 		"EventedPLEG=true|false (ALPHA - default=false)",
 		"GracefulNodeShutdown=true|false (BETA - default=true)",
 		"PodReadyToStartContainersCondition=true|false (BETA - default=true)",
+		"SidecarContainers=true|false (BETA - default=true)",
 	} {
 		if !strings.Contains(known, want) {
 			t.Errorf("KnownFeatures() lacks %q:\n%s", want, known)
 		}
 	}
 	// GA gates are hidden, as upstream.
-	if strings.Contains(known, string(SidecarContainers)) {
-		t.Errorf("KnownFeatures() lists the GA gate %s:\n%s", SidecarContainers, known)
+	if strings.Contains(known, string(PodHostIPs)) {
+		t.Errorf("KnownFeatures() lists the GA gate %s:\n%s", PodHostIPs, known)
 	}
 }
 
@@ -96,5 +101,49 @@ func TestSetFeatureGateDuringTestOnDefaultGate(t *testing.T) {
 	})
 	if DefaultFeatureGate.Enabled(EventedPLEG) {
 		t.Fatal("EventedPLEG stayed on after the test that set it")
+	}
+}
+
+// upstreamGate is one row of testdata/kube_features.json (hack/gengates).
+type upstreamGate struct {
+	Name          string `json:"name"`
+	Default       bool   `json:"default"`
+	PreRelease    string `json:"preRelease"`
+	LockToDefault bool   `json:"lockToDefault"`
+}
+
+// TestGatesMatchKubernetes checks every gate the simulator registers against the table of
+// kubelet v1.30: the same default, stage and lock. `make gates` regenerates the table from
+// k8s.io/kubernetes' pkg/features/kube_features.go.
+func TestGatesMatchKubernetes(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("testdata", "kube_features.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var table struct {
+		Source string         `json:"source"`
+		Gates  []upstreamGate `json:"gates"`
+	}
+	if err := json.Unmarshal(data, &table); err != nil {
+		t.Fatalf("testdata/kube_features.json: %v", err)
+	}
+	if !strings.Contains(table.Source, "k8s.io/kubernetes@v1.30.") {
+		t.Fatalf("the table is from %q, want a v1.30 release", table.Source)
+	}
+	upstream := map[string]upstreamGate{}
+	for _, g := range table.Gates {
+		upstream[g.Name] = g
+	}
+	for name, spec := range Specs() {
+		t.Run(string(name), func(t *testing.T) {
+			want, ok := upstream[string(name)]
+			if !ok {
+				t.Fatalf("%s is not a gate of %s", name, table.Source)
+			}
+			got := upstreamGate{Name: string(name), Default: spec.Default, PreRelease: string(spec.PreRelease), LockToDefault: spec.LockToDefault}
+			if got != want {
+				t.Errorf("spec = %+v, upstream %+v", got, want)
+			}
+		})
 	}
 }

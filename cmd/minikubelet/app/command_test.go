@@ -94,7 +94,7 @@ func TestRootStartsDaemonWithLoadedConfig(t *testing.T) {
 func TestRootRejectsInvalidConfigBeforeStarting(t *testing.T) {
 	tests := [][]string{
 		{"--max-pods=-1"},
-		{"--feature-gates=SidecarContainers=false"},
+		{"--feature-gates=PodHostIPs=false"},
 		{"--config=/does/not/exist.yaml"},
 		{"not-a-command"},
 	}
@@ -137,7 +137,8 @@ func TestFeatureGatesCommand(t *testing.T) {
 			"EventedPLEG":                        "ALPHA false false false",
 			"GracefulNodeShutdown":               "BETA true false true",
 			"PodReadyToStartContainersCondition": "BETA true false true",
-			"SidecarContainers":                  "GA true true true",
+			"SidecarContainers":                  "BETA true false true",
+			"PodHostIPs":                         "GA true true true",
 		}},
 		{"file, then flag over it", []string{"feature-gates", "--config=" + path, "--feature-gates=EventedPLEG=false"}, map[string]string{
 			"EventedPLEG":          "ALPHA false false false",
@@ -178,7 +179,7 @@ func TestFeatureGatesCommand(t *testing.T) {
 }
 
 func TestFeatureGatesCommandReportsErrors(t *testing.T) {
-	path := writeFile(t, "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nfeatureGates:\n  SidecarContainers: false\n")
+	path := writeFile(t, "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nfeatureGates:\n  PodHostIPs: false\n")
 	cmd, _, _, _ := testCommand(t, "feature-gates", "--config="+path)
 	err := cmd.Execute()
 	if err == nil || !strings.Contains(err.Error(), "feature is locked to true") {
