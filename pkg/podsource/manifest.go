@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
@@ -35,7 +34,8 @@ const (
 	ReasonTooLarge = "too_large"
 	// ReasonDecode: not YAML/JSON, not an object, or fields of the wrong type.
 	ReasonDecode = "decode_error"
-	// ReasonNotPod: an object, but not apiVersion v1 kind Pod, PodList or List of pods.
+	// ReasonNotPod: an object, but not apiVersion v1 kind Pod (a PodList or List too: the
+	// kubelet reads one pod per file).
 	ReasonNotPod = "not_a_pod"
 	// ReasonInvalid: a pod that fails validation (missing container name or image, ...).
 	ReasonInvalid = "invalid"
@@ -72,14 +72,14 @@ func couldNotParse(path, reason string, err error) *FileError {
 	return &FileError{Path: path, Reason: reason, Err: fmt.Errorf("couldn't parse as pod(%w), please check config file", err)}
 }
 
-// ParseManifest decodes a manifest file's content into static pods, as the kubelet's file
-// source does: data holds one v1 Pod, a v1 PodList, or a v1 List of pods (YAML or JSON;
-// several YAML documents separated by "---" are accepted too); every pod gets the API
-// server's defaults and the kubelet's static pod defaults (name suffixed with the node name,
-// namespace, UID hashed from the pod, node and path, config.hash annotation, node name,
-// phase Pending) and is validated. A file is all or nothing: on any error no pod is returned
-// and the error is a *FileError naming path. warnings lists fields the decoder ignored.
-// Safe for concurrent use.
+// ParseManifest decodes a manifest file's content into its static pod, as the kubelet's file
+// source does (tryDecodeSinglePod): data holds one v1 Pod, in YAML or JSON. As upstream, only
+// the first YAML document is read (a warning says when others follow) and a PodList or List
+// is refused. The pod gets the API server's defaults and the kubelet's static pod defaults
+// (name suffixed with the node name, namespace, UID hashed from the pod, node and path,
+// config.hash annotation, node name, phase Pending) and is validated. On any error no pod is
+// returned and the error is a *FileError naming path. warnings lists what the decoder
+// ignored. Safe for concurrent use.
 func ParseManifest(data []byte, path, nodeName string) (pods []*v1.Pod, warnings []string, err error) {
 	pods, warnings, ferr := parseManifest(data, path, path, nodeName)
 	if ferr != nil {
@@ -88,160 +88,107 @@ func ParseManifest(data []byte, path, nodeName string) (pods []*v1.Pod, warnings
 	return pods, warnings, nil
 }
 
-// uidPath is the path the pods' UIDs hash (normally path).
+// uidPath is the path the pod's UID hashes (normally path).
 func parseManifest(data []byte, path, uidPath, nodeName string) ([]*v1.Pod, []string, *FileError) {
-	docs, err := splitDocuments(data)
+	j, more, err := firstDocument(data)
 	if err != nil {
 		return nil, nil, couldNotParse(path, ReasonDecode, err)
 	}
-	if len(docs) == 0 {
-		return nil, nil, couldNotParse(path, ReasonDecode, errors.New("the file holds no object"))
+	pod, warnings, ferr := decodeDocument(j, path)
+	if ferr != nil {
+		return nil, nil, ferr
 	}
-	var pods []*v1.Pod
-	var warnings []string
-	for i, doc := range docs {
-		ps, ws, ferr := decodeDocument(doc, path)
-		if ferr != nil {
-			if len(docs) > 1 {
-				ferr.Err = fmt.Errorf("document %d: %w", i+1, ferr.Err)
-			}
-			return nil, nil, ferr
-		}
-		pods = append(pods, ps...)
-		warnings = append(warnings, ws...)
+	if more {
+		warnings = append(warnings, "documents after the first are ignored: the kubelet reads one pod per file")
 	}
-
-	seen := make(map[string]int, len(pods))
-	for i, pod := range pods {
-		where := ""
-		if len(pods) > 1 {
-			where = fmt.Sprintf("pod %d: ", i+1)
-		}
-		// Upstream refuses a nameless pod before defaulting; "-node" would be a confusing name.
-		if pod.Name == "" {
-			return nil, nil, &FileError{Path: path, Reason: ReasonInvalid, Err: fmt.Errorf("%sinvalid pod: name is needed for the pod", where)}
-		}
-		applyAPIDefaults(pod)
-		applyStaticPodDefaults(pod, uidPath, nodeName)
-		if errs := validatePod(pod); len(errs) > 0 {
-			var ref *v1.ObjectReference
-			if len(validation.IsDNS1123Subdomain(pod.Name)) == 0 {
-				ref = events.PodRef(pod) // an event about a pod needs a usable name
-			}
-			return nil, nil, &FileError{Path: path, Reason: ReasonInvalid, Pod: ref, Err: fmt.Errorf("%sinvalid pod: %v", where, errs)}
-		}
-		full := pod.Namespace + "/" + pod.Name
-		if j, dup := seen[full]; dup {
-			return nil, nil, &FileError{Path: path, Reason: ReasonInvalid, Pod: events.PodRef(pod),
-				Err: fmt.Errorf("%sinvalid pod: metadata.name: Duplicate value: %q (pod %d of this file has the same namespace/name %s)", where, pod.Name, j+1, full)}
-		}
-		seen[full] = i
+	// Upstream refuses a nameless pod before defaulting; "-node" would be a confusing name.
+	if pod.Name == "" {
+		return nil, nil, &FileError{Path: path, Reason: ReasonInvalid, Err: errors.New("invalid pod: name is needed for the pod")}
 	}
-	return pods, warnings, nil
+	applyAPIDefaults(pod)
+	applyStaticPodDefaults(pod, uidPath, nodeName)
+	if errs := validatePod(pod); len(errs) > 0 {
+		var ref *v1.ObjectReference
+		if len(validation.IsDNS1123Subdomain(pod.Name)) == 0 {
+			ref = events.PodRef(pod) // an event about a pod needs a usable name
+		}
+		return nil, nil, &FileError{Path: path, Reason: ReasonInvalid, Pod: ref, Err: fmt.Errorf("invalid pod: %v", errs)}
+	}
+	return []*v1.Pod{pod}, warnings, nil
 }
 
-// splitDocuments returns the JSON of every non-empty YAML document in data.
-func splitDocuments(data []byte) ([][]byte, error) {
+// firstDocument converts data to JSON as the kubelet does (apimachinery's yaml.ToJSON: JSON
+// as it is, else the first YAML document), and reports whether non-empty YAML documents
+// follow the first.
+func firstDocument(data []byte) (j []byte, more bool, err error) {
 	trimmed := bytes.TrimSpace(data)
-	// JSON goes through as is (as apimachinery's ToJSON does): tab-indented JSON is not valid YAML.
+	// JSON goes through as is: tab-indented JSON is not valid YAML.
 	if len(trimmed) > 0 && trimmed[0] == '{' {
 		if !json.Valid(trimmed) {
 			var v interface{}
-			return nil, fmt.Errorf("invalid JSON: %w", json.Unmarshal(trimmed, &v))
+			return nil, false, fmt.Errorf("invalid JSON: %w", json.Unmarshal(trimmed, &v))
 		}
-		return [][]byte{trimmed}, nil
+		return trimmed, false, nil
+	}
+	if j, err = yaml.YAMLToJSON(data); err != nil {
+		return nil, false, err
 	}
 	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
-	var out [][]byte
-	for {
+	docs := 0
+	for docs < 2 {
 		doc, err := r.Read()
-		if err == io.EOF {
-			break
-		}
 		if err != nil {
-			return nil, err
+			break // io.EOF, or a later document that does not split: not read anyway
 		}
-		j, err := yaml.YAMLToJSON(doc)
-		if err != nil {
-			return nil, err
+		if dj, err := yaml.YAMLToJSON(doc); err != nil || !isEmptyDocument(dj) {
+			docs++
 		}
-		if s := bytes.TrimSpace(j); len(s) == 0 || bytes.Equal(s, []byte("null")) {
-			continue // empty or comment-only document
-		}
-		out = append(out, j)
 	}
-	return out, nil
+	return j, docs > 1, nil
 }
 
-// decodeDocument decodes one JSON document into pods, checking apiVersion and kind.
-func decodeDocument(j []byte, path string) ([]*v1.Pod, []string, *FileError) {
-	if t := bytes.TrimSpace(j); len(t) == 0 || t[0] != '{' {
+func isEmptyDocument(j []byte) bool {
+	s := bytes.TrimSpace(j)
+	return len(s) == 0 || bytes.Equal(s, []byte("null"))
+}
+
+// decodeDocument decodes one JSON document into a pod, checking apiVersion and kind.
+func decodeDocument(j []byte, path string) (*v1.Pod, []string, *FileError) {
+	t := bytes.TrimSpace(j)
+	if isEmptyDocument(t) {
+		// An empty file, or one whose first document is only a comment: upstream's message.
+		return nil, nil, couldNotParse(path, ReasonDecode, fmt.Errorf("Object 'Kind' is missing in '%s'", t))
+	}
+	if t[0] != '{' {
 		return nil, nil, couldNotParse(path, ReasonDecode, fmt.Errorf("the document is %s, not a Kubernetes object", jsonKind(t)))
 	}
 	var tm metav1.TypeMeta
 	if err := json.Unmarshal(j, &tm); err != nil {
 		return nil, nil, couldNotParse(path, ReasonDecode, err)
 	}
-	if err := checkTypeMeta(tm, false); err != nil {
+	if err := checkTypeMeta(tm, t); err != nil {
 		return nil, nil, couldNotParse(path, ReasonNotPod, err)
 	}
-	if tm.Kind == "Pod" {
-		pod, warn, err := decodePod(j)
-		if err != nil {
-			return nil, nil, couldNotParse(path, ReasonDecode, err)
-		}
-		return []*v1.Pod{pod}, warn, nil
-	}
-	var list struct {
-		Items []json.RawMessage `json:"items"`
-	}
-	if err := json.Unmarshal(j, &list); err != nil {
+	pod, warn, err := decodePod(j)
+	if err != nil {
 		return nil, nil, couldNotParse(path, ReasonDecode, err)
 	}
-	if len(list.Items) == 0 {
-		return nil, nil, couldNotParse(path, ReasonNotPod, fmt.Errorf("the %s has no items", tm.Kind))
-	}
-	var pods []*v1.Pod
-	var warnings []string
-	for i, item := range list.Items {
-		var itm metav1.TypeMeta
-		if err := json.Unmarshal(item, &itm); err != nil {
-			return nil, nil, couldNotParse(path, ReasonDecode, fmt.Errorf("items[%d]: %w", i, err))
-		}
-		// PodList items may omit their type; List items must say they are pods.
-		if tm.Kind == "PodList" && itm.Kind == "" && itm.APIVersion == "" {
-			itm = metav1.TypeMeta{Kind: "Pod", APIVersion: "v1"}
-		}
-		if err := checkTypeMeta(itm, true); err != nil {
-			return nil, nil, couldNotParse(path, ReasonNotPod, fmt.Errorf("items[%d]: %w", i, err))
-		}
-		pod, warn, err := decodePod(item)
-		if err != nil {
-			return nil, nil, couldNotParse(path, ReasonDecode, fmt.Errorf("items[%d]: %w", i, err))
-		}
-		for _, w := range warn {
-			warnings = append(warnings, fmt.Sprintf("items[%d]: %s", i, w))
-		}
-		pods = append(pods, pod)
-	}
-	return pods, warnings, nil
+	return pod, warn, nil
 }
 
-func checkTypeMeta(tm metav1.TypeMeta, item bool) error {
+// checkTypeMeta accepts apiVersion v1 kind Pod. Upstream decodes any registered kind and
+// then refuses what is not a Pod with "invalid pod: " and the object printed in full
+// (%#v); here the message names the kind instead.
+func checkTypeMeta(tm metav1.TypeMeta, j []byte) error {
 	switch {
 	case tm.Kind == "":
-		return errors.New("object kind is missing")
+		return fmt.Errorf("Object 'Kind' is missing in '%s'", j)
 	case tm.APIVersion == "":
-		return fmt.Errorf("apiVersion is missing for kind %q", tm.Kind)
-	}
-	isPodKind := tm.Kind == "Pod" || (!item && (tm.Kind == "PodList" || tm.Kind == "List"))
-	switch {
-	case isPodKind && tm.APIVersion != "v1":
+		return fmt.Errorf("Object 'apiVersion' is missing for kind %q", tm.Kind)
+	case tm.Kind == "Pod" && tm.APIVersion != "v1":
 		return fmt.Errorf("no kind %q is registered for version %q: a static pod manifest is apiVersion v1", tm.Kind, tm.APIVersion)
-	case !isPodKind && item:
-		return fmt.Errorf("kind %q (apiVersion %q) is not a Pod", tm.Kind, tm.APIVersion)
-	case !isPodKind:
-		return fmt.Errorf("kind %q (apiVersion %q) is not a Pod, PodList or List of pods", tm.Kind, tm.APIVersion)
+	case tm.Kind != "Pod":
+		return fmt.Errorf("invalid pod: kind %q (apiVersion %q) is not a Pod: the kubelet reads one pod per file", tm.Kind, tm.APIVersion)
 	}
 	return nil
 }

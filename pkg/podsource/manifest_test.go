@@ -133,31 +133,20 @@ func TestParseManifestFormats(t *testing.T) {
 	}{
 		{"json", `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"j"},"spec":{"containers":[{"name":"c","image":"i:1"}]}}`, []string{"j-n"}},
 		{"json with tabs", "{\n\t\"apiVersion\": \"v1\",\n\t\"kind\": \"Pod\",\n\t\"metadata\": {\"name\": \"t\"},\n\t\"spec\": {\"containers\": [{\"name\": \"c\", \"image\": \"i:1\"}]}\n}", []string{"t-n"}},
-		{"pod list", `apiVersion: v1
-kind: PodList
-items:
-- metadata: {name: a}
-  spec: {containers: [{name: c, image: "i:1"}]}
-- apiVersion: v1
-  kind: Pod
-  metadata: {name: b, namespace: kube-system}
-  spec: {containers: [{name: c, image: "i:1"}]}
-`, []string{"a-n", "b-n"}},
-		{"list of pods", `apiVersion: v1
-kind: List
-items:
-- apiVersion: v1
-  kind: Pod
-  metadata: {name: a}
-  spec: {containers: [{name: c, image: "i:1"}]}
-`, []string{"a-n"}},
-		{"several documents", podYAML("one", "") + "---\n# just a comment\n---\n" + podYAML("two", ""), []string{"one-n", "two-n"}},
+		// As upstream (tryDecodeSinglePod over yaml.ToJSON): the first document only.
+		{"several documents: the first", podYAML("one", "") + "---\n" + podYAML("two", ""), []string{"one-n"}},
+		{"leading document marker", "---\n" + podYAML("one", ""), []string{"one-n"}},
+		{"comment before the marker", "# a comment\n---\n" + podYAML("one", ""), []string{"one-n"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			pods, _, err := ParseManifest([]byte(tt.data), "/m/f", "n")
+			pods, warnings, err := ParseManifest([]byte(tt.data), "/m/f", "n")
 			if err != nil {
 				t.Fatalf("ParseManifest: %v", err)
+			}
+			ignored := strings.Contains(strings.Join(warnings, ";"), "documents after the first are ignored")
+			if want := strings.HasPrefix(tt.name, "several documents"); ignored != want {
+				t.Errorf("warnings %q: a warning about ignored documents = %t, want %t", warnings, ignored, want)
 			}
 			var got []string
 			for _, p := range pods {
@@ -184,11 +173,13 @@ func TestParseManifestRejects(t *testing.T) {
 	}{
 		{"not yaml", "apiVersion: v1\nkind: Pod\nmetadata: [unclosed\n", ReasonDecode, "couldn't parse as pod(", false},
 		{"plain text", "hello world\n", ReasonDecode, "not a Kubernetes object", false},
-		{"empty file", "\n# nothing\n", ReasonDecode, "holds no object", false},
+		{"empty file", "\n# nothing\n", ReasonDecode, "Object 'Kind' is missing in 'null'", false},
 		{"a deployment", "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\n", ReasonNotPod, `kind "Deployment" (apiVersion "apps/v1") is not a Pod`, false},
 		{"wrong version", strings.Replace(podYAML("p", ""), "apiVersion: v1", "apiVersion: v2", 1), ReasonNotPod, `no kind "Pod" is registered for version "v2"`, false},
-		{"no kind", "apiVersion: v1\nmetadata: {name: p}\n", ReasonNotPod, "object kind is missing", false},
-		{"list holding a service", "apiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: Service, metadata: {name: s}}\n", ReasonNotPod, `items[0]: kind "Service"`, false},
+		{"no kind", "apiVersion: v1\nmetadata: {name: p}\n", ReasonNotPod, `Object 'Kind' is missing in '{"apiVersion":"v1","metadata":{"name":"p"}}'`, false},
+		// The kubelet reads one pod per file: lists are refused as upstream does.
+		{"pod list", "apiVersion: v1\nkind: PodList\nitems:\n- metadata: {name: a}\n  spec: {containers: [{name: c, image: 'i:1'}]}\n", ReasonNotPod, `invalid pod: kind "PodList" (apiVersion "v1") is not a Pod`, false},
+		{"list of pods", "apiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: Pod, metadata: {name: a}}\n", ReasonNotPod, `invalid pod: kind "List" (apiVersion "v1") is not a Pod`, false},
 		{"bad quantity", podYAML("p", "    resources: {requests: {cpu: lots}}\n"), ReasonDecode, "quantities must match", false},
 		{"wrong field type", podYAML("p", "    ports: [{containerPort: eighty}]\n"), ReasonDecode, "cannot unmarshal string", false},
 		{"no name", strings.Replace(podYAML("p", ""), "  name: p\n", "  labels: {a: b}\n", 1), ReasonInvalid, "name is needed for the pod", false},
@@ -204,7 +195,6 @@ func TestParseManifestRejects(t *testing.T) {
 		{"app restart policy", podYAML("p", "    restartPolicy: Always\n"), ReasonInvalid, "spec.containers[0].restartPolicy: Forbidden: may not be set for non-init containers", true},
 		{"request over limit", podYAML("p", "    resources: {requests: {cpu: 2}, limits: {cpu: 1}}\n"), ReasonInvalid, "must be less than or equal to cpu limit of 1", true},
 		{"mount of unknown volume", podYAML("p", "    volumeMounts: [{name: data, mountPath: /data}]\n"), ReasonInvalid, `spec.containers[0].volumeMounts[0].name: Not found: "data"`, true},
-		{"duplicate pods in a list", "apiVersion: v1\nkind: PodList\nitems:\n- metadata: {name: a}\n  spec: {containers: [{name: c, image: 'i:1'}]}\n- metadata: {name: a}\n  spec: {containers: [{name: c, image: 'i:2'}]}\n", ReasonInvalid, `Duplicate value: "a-n"`, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
