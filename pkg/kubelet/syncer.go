@@ -162,17 +162,12 @@ func (s *Syncer) SyncPod(ctx context.Context, updateType kubetypes.SyncPodType, 
 		old, _ = s.previousStatus(pod)
 		s.status.SetPodStatus(pod, s.gen.Generate(pod, podStatus, old, false))
 	}
-	err := result.Error()
-	switch {
-	case err == nil:
-		return false, nil
-	case !result.OnlyBackOff():
-		return false, err
-	}
-	if until, ok := result.BackOffUntil(); ok {
-		return false, &podworkers.BackOffError{Until: until, Err: err}
-	}
-	return false, nil
+	// As kubelet v1.30, a container in back-off fails the sync too: upstream meant to return
+	// nil when back-offs are the only failures, but the check never passes (the sandbox's
+	// ConfigPodSandbox result is always there with no error, kubernetes#123602), so the pod
+	// worker logs "Error syncing pod, skipping" and retries after its 10s error back-off.
+	// The container restarts at the first sync after its back-off ended.
+	return false, result.Error()
 }
 
 // SyncTerminatingPod stops every container of the pod within gracePeriod, checks that none

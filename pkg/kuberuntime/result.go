@@ -95,36 +95,6 @@ func (p PodSyncResult) Error() error {
 	return errors.Join(errs...)
 }
 
-// OnlyBackOff reports whether every failure is a back-off (CrashLoopBackOff or
-// ImagePullBackOff): the kubelet does not treat those as sync errors, so the pod worker
-// keeps its normal resync period instead of the error back-off.
-func (p PodSyncResult) OnlyBackOff() bool {
-	if p.SyncError != nil {
-		return false
-	}
-	for _, r := range p.SyncResults {
-		if r.Error != nil && r.Error != ErrCrashLoopBackOff && r.Error != ErrImagePullBackOff {
-			return false
-		}
-	}
-	return true
-}
-
-// BackOffUntil returns the earliest end of the back-offs that failed actions of this sync,
-// and false when no action failed with a back-off.
-func (p PodSyncResult) BackOffUntil() (time.Time, bool) {
-	var until time.Time
-	for _, r := range p.SyncResults {
-		if r.Error != ErrCrashLoopBackOff && r.Error != ErrImagePullBackOff {
-			continue
-		}
-		if until.IsZero() || r.BackOffUntil.Before(until) {
-			until = r.BackOffUntil
-		}
-	}
-	return until, !until.IsZero()
-}
-
 // StartFailed reports whether a container could not be started (whatever the reason): its
 // waiting reason changed.
 func (p PodSyncResult) StartFailed() bool {

@@ -806,7 +806,6 @@ func (p *PodWorkers) processOne(parent context.Context, uid types.UID, read stat
 	}()
 	cancelled := ctx.Err() != nil
 	p.finishSync(podUID)
-	var backOff *BackOffError
 
 	phaseTransition := false
 	switch {
@@ -817,8 +816,6 @@ func (p *PodWorkers) processOne(parent context.Context, uid types.UID, read stat
 	case err != nil && cancelled:
 		// the workers are stopping (daemon shutdown): an interrupted sync is expected
 		logger.V(4).Info("Sync interrupted by shutdown", "pod", podRef, "podUID", podUID, "updateType", update.WorkType, "err", err)
-	case errors.As(err, &backOff):
-		logger.V(4).Info("Pod is backing off, sync again when the back-off ends", "pod", podRef, "podUID", podUID, "until", backOff.Until, "err", err)
 	case err != nil:
 		logger.Error(err, "Error syncing pod, skipping", "pod", podRef, "podUID", podUID)
 	case update.WorkType == TerminatedPodState:
@@ -965,16 +962,11 @@ func (p *PodWorkers) completeTerminated(uid types.UID) {
 // update is pending.
 func (p *PodWorkers) completeWork(uid types.UID, phaseTransition bool, syncErr error) {
 	var delay time.Duration
-	var backOff *BackOffError
 	switch {
 	case phaseTransition:
 		delay = 0
 	case syncErr == nil:
 		delay = p.jitter(p.resync)
-	case errors.As(syncErr, &backOff):
-		// sync again as the back-off ends: no later (it would delay the restart), no
-		// sooner (nothing would change), and at most a resync interval away
-		delay = min(max(backOff.Until.Sub(p.clock.Now()), 0), p.resync)
 	default:
 		delay = p.jitter(p.backOff)
 	}

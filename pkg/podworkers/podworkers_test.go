@@ -385,10 +385,8 @@ func TestRequeueDelays(t *testing.T) {
 	}{
 		{"success resyncs after syncFrequency with jitter", nil, time.Minute, 90 * time.Second},
 		{"error retries after the back-off with jitter", errors.New("boom"), 10 * time.Second, 15 * time.Second},
-		// the sync runs at epoch+1s (after one relist)
-		{"a back-off resyncs when it ends", &BackOffError{Until: epoch.Add(26 * time.Second), Err: errors.New("CrashLoopBackOff")}, 25 * time.Second, 25*time.Second + 1},
-		{"a back-off longer than syncFrequency resyncs after syncFrequency", &BackOffError{Until: epoch.Add(6 * time.Minute), Err: errors.New("CrashLoopBackOff")}, time.Minute, time.Minute + 1},
-		{"a back-off already over resyncs at once", &BackOffError{Until: epoch, Err: errors.New("ImagePullBackOff")}, 0, 1},
+		// As v1.30: a container in back-off is a sync error like any other (kubernetes#123602).
+		{"a back-off retries after the error back-off", errors.New(`failed to "StartContainer" for "app" with CrashLoopBackOff: "back-off 5m0s restarting failed container=app"`), 10 * time.Second, 15 * time.Second},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -428,7 +426,7 @@ func TestRequeueDelays(t *testing.T) {
 
 // TestRequeueDrivesTheNextSync runs the workers beside a PLEG and a stand-in for the sync
 // loop's sync tick (PodsToSync fed back as sync updates, every second) on a virtual clock: a
-// failing sync is retried after the back-off, a backing-off one when its back-off ends.
+// failing sync is retried after the error back-off (10s plus up to 50% jitter).
 func TestRequeueDrivesTheNextSync(t *testing.T) {
 	tests := []struct {
 		name string
@@ -439,7 +437,6 @@ func TestRequeueDrivesTheNextSync(t *testing.T) {
 		min, max time.Duration
 	}{
 		{"error", errors.New("boom"), 10 * time.Second, 16 * time.Second},
-		{"back-off", &BackOffError{Until: epoch.Add(20 * time.Second), Err: errors.New("CrashLoopBackOff")}, 20 * time.Second, 20 * time.Second},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -41,21 +41,6 @@ type UpdatePodOptions struct {
 	KillPodOptions *KillPodOptions
 }
 
-// BackOffError is a sync that could not start a container only because it is in a
-// back-off (crash loop, image pull). It is not a sync failure: the worker syncs the pod
-// again when the back-off ends (at most the resync interval later) and does not log it as
-// an error. Newer upstream kubelets requeue the same way (kubernetes#133066); v1.30 retried
-// every 10s with an error log (kubernetes#123602).
-type BackOffError struct {
-	// Until is when the earliest back-off ends.
-	Until time.Time
-	// Err says which containers are backing off.
-	Err error
-}
-
-func (e *BackOffError) Error() string { return e.Err.Error() }
-func (e *BackOffError) Unwrap() error { return e.Err }
-
 // PodWorkerState is where a pod is in its lifecycle.
 type PodWorkerState int
 
