@@ -2,6 +2,7 @@ package container
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -173,4 +174,13 @@ type Cache interface {
 	Delete(uid types.UID)
 	// UpdateTime bumps the global timestamp: every pod's data is at least this fresh.
 	UpdateTime(t time.Time)
+}
+
+// ParseContainerID parses "type://id" as it appears in a pod status; a string without a type
+// is all id.
+func ParseContainerID(s string) ContainerID {
+	if typ, id, ok := strings.Cut(s, "://"); ok {
+		return ContainerID{Type: typ, ID: id}
+	}
+	return ContainerID{ID: s}
 }

@@ -3,6 +3,7 @@ package cri
 import (
 	"context"
 	"errors"
+	"time"
 )
 
 // ErrNotFound is wrapped by errors for a sandbox, container or image the runtime does not
@@ -280,6 +281,10 @@ type RuntimeService interface {
 	ContainerStatus(ctx context.Context, containerID string) (*ContainerStatus, error)
 
 	Status(ctx context.Context) (*RuntimeStatus, error)
+	// ExecSync runs cmd in a running container and returns its output and exit code; it
+	// fails with an error wrapping ErrDeadlineExceeded when cmd runs longer than timeout
+	// (0: no limit), as a CRI runtime does.
+	ExecSync(ctx context.Context, containerID string, cmd []string, timeout time.Duration) (*ExecSyncResponse, error)
 	// GetContainerEvents connects to the container event stream; a nil error means the
 	// connection is established (upstream's connectionEstablishedCallback). notify is called
 	// (never under the runtime's locks, and it must not block) whenever events arrive or the
@@ -293,4 +298,10 @@ type ImageService interface {
 	ImageStatus(ctx context.Context, image ImageSpec) (*Image, error)
 	ListImages(ctx context.Context) ([]Image, error)
 	RemoveImage(ctx context.Context, image ImageSpec) error
+}
+
+// ExecSyncResponse is what a command run with ExecSync printed and how it exited.
+type ExecSyncResponse struct {
+	Stdout, Stderr []byte
+	ExitCode       int32
 }

@@ -41,6 +41,8 @@ func (k *Kubelet) HandlePodCleanups(ctx context.Context) error {
 		desired[pod.UID] = true
 	}
 	k.status.RemoveOrphanedStatuses(desired)
+	logger.V(3).Info("Clean up probes for terminated pods")
+	k.prober.CleanupPods(desired)
 
 	// Pods in the desired set the workers do not know: most often a static pod re-created
 	// with the same UID while its predecessor was terminating. Only admitted, active pods

@@ -28,6 +28,8 @@ import (
 	"github.com/minikubelet/minikubelet/pkg/podsource"
 	"github.com/minikubelet/minikubelet/pkg/podstatus"
 	"github.com/minikubelet/minikubelet/pkg/podworkers"
+	"github.com/minikubelet/minikubelet/pkg/prober"
+	"github.com/minikubelet/minikubelet/pkg/prober/results"
 	"github.com/minikubelet/minikubelet/pkg/runner"
 	"github.com/minikubelet/minikubelet/pkg/runtime/behavior"
 	"github.com/minikubelet/minikubelet/pkg/runtime/client"
@@ -89,6 +91,9 @@ type Kubelet struct {
 	runtimeMgr      *kuberuntime.Manager
 	syncer          *Syncer
 	podWorkers      *podworkers.PodWorkers
+	prober          *prober.Manager
+	probeResults    probeResults
+	probeRegistry   *metrics.Registry // prober_* metrics, served on /metrics/probes
 	genericPLEG     *pleg.GenericPLEG
 	eventedPLEG     *pleg.EventedPLEG // nil with the EventedPLEG gate off
 	state           *runtimestate.State
@@ -116,6 +121,15 @@ var (
 	_ podworkers.SyncHandler   = (*Kubelet)(nil)
 	_ nodestatus.UsageProvider = (*Kubelet)(nil)
 )
+
+// ProbeRegistry holds the prober's metrics (prober_probe_total,
+// prober_probe_duration_seconds), served on /metrics/probes.
+func (k *Kubelet) ProbeRegistry() *metrics.Registry { return k.probeRegistry }
+
+// probeResults are the prober's three results managers.
+type probeResults struct {
+	liveness, readiness, startup *results.Manager
+}
 
 // New builds every component from cfg.Config and wires them together. Nothing runs yet:
 // call Run (daemon) or drive the steps (simulate mode, tests).
@@ -175,6 +189,31 @@ func New(cfg Config) (*Kubelet, error) {
 	if k.status, err = podstatus.NewManager(podstatus.ManagerConfig{Clock: cfg.Clock}); err != nil {
 		return nil, fmt.Errorf("create status manager: %w", err)
 	}
+	// The prober's results wake the sync loop, whose inputs they are.
+	wakeSyncLoop := func() {
+		if k.syncLoop != nil {
+			k.syncLoop.Wake().Notify()
+		}
+	}
+	k.probeResults = probeResults{
+		liveness:  results.NewManager(wakeSyncLoop),
+		readiness: results.NewManager(wakeSyncLoop),
+		startup:   results.NewManager(wakeSyncLoop),
+	}
+	k.probeRegistry = metrics.NewRegistry("")
+	if k.prober, err = prober.NewManager(prober.Config{
+		Clock:     cfg.Clock,
+		Status:    k.status,
+		Runtime:   k.rt,
+		Liveness:  k.probeResults.liveness,
+		Readiness: k.probeResults.readiness,
+		Startup:   k.probeResults.startup,
+		Recorder:  k.events,
+		Registry:  k.probeRegistry,
+		Seed:      c.Simulator.Runtime.Seed,
+	}); err != nil {
+		return nil, fmt.Errorf("create prober manager: %w", err)
+	}
 	k.generator = podstatus.NewGenerator(podstatus.GeneratorConfig{
 		Features: podstatus.Features{
 			SidecarContainers:                  cfg.Gate.Enabled(features.SidecarContainers),
@@ -182,6 +221,7 @@ func New(cfg Config) (*Kubelet, error) {
 		},
 		Reasons: k.reasons,
 		HostIP:  hostIP(nodeIP),
+		Probes:  k.prober,
 	})
 	if k.runtimeMgr, err = kuberuntime.NewManager(kuberuntime.Config{
 		Runtime:           k.rt,
@@ -191,6 +231,8 @@ func New(cfg Config) (*Kubelet, error) {
 		Recorder:          k.events,
 		Registry:          cfg.Registry,
 		SidecarContainers: cfg.Gate.Enabled(features.SidecarContainers),
+		Liveness:          k.probeResults.liveness,
+		Startup:           k.probeResults.startup,
 	}); err != nil {
 		return nil, fmt.Errorf("create runtime manager: %w", err)
 	}
@@ -202,6 +244,7 @@ func New(cfg Config) (*Kubelet, error) {
 		Clock:     cfg.Clock,
 		Recorder:  k.events,
 		Registry:  cfg.Registry,
+		Probes:    k.prober,
 	}); err != nil {
 		return nil, fmt.Errorf("create pod syncer: %w", err)
 	}
@@ -273,6 +316,9 @@ func New(cfg Config) (*Kubelet, error) {
 		SourcesReady:           k.merger.SeenAllSources,
 		Handler:                k,
 		Registry:               cfg.Registry,
+		Liveness:               k.probeResults.liveness,
+		Readiness:              k.probeResults.readiness,
+		Startup:                k.probeResults.startup,
 	}); err != nil {
 		return nil, fmt.Errorf("create sync loop: %w", err)
 	}

@@ -34,6 +34,7 @@ func (k *Kubelet) Loops() []runner.Loop {
 	loops = append(loops,
 		runner.Loop{Name: "sync-loop", Due: k.syncLoop.Due, Step: k.syncLoop.Step, Wake: k.syncLoop.Wake()},
 		runner.Loop{Name: "pod-workers", Due: k.podWorkers.Due, Step: k.podWorkers.Step, Wake: k.podWorkers.Wake()},
+		runner.Loop{Name: "prober", Due: k.prober.Due, Step: k.prober.Step, Wake: k.prober.Wake()},
 		runner.Loop{Name: "container-deletor", Due: k.deletor.Due, Step: k.deletor.Step, Wake: k.deletor.wake},
 		k.gc.Loop("container-gc"),
 		images.Loop("node-images"),
@@ -65,6 +66,7 @@ func (k *Kubelet) Stop() {
 	k.stopOnce.Do(func() {
 		k.syncLoop.Stop()
 		k.podWorkers.Stop()
+		k.prober.Stop()
 		k.shutdown.Stop()
 		k.deletor.Stop()
 		k.gc.Stop()

@@ -75,6 +75,7 @@ func (k *Kubelet) serverConfig() server.Config {
 		Lease:                   k.nodeStatus,
 		Events:                  k.events,
 		Registry:                k.registry,
+		ProbeRegistry:           k.probeRegistry,
 		Configz:                 server.ConfigzFunc(k.Configz),
 		HealthChecks:            k.HealthChecks(),
 		EnableDebuggingHandlers: debug,

@@ -125,3 +125,22 @@ func TestRunningMetrics(t *testing.T) {
 		t.Errorf("b is not running: %s", h.describe())
 	}
 }
+
+// TestProbeMetricsEndpoint: the prober's metrics are served on /metrics/probes, unprefixed,
+// with upstream's labels, and not on /metrics.
+func TestProbeMetricsEndpoint(t *testing.T) {
+	h := newHarness(t)
+	h.write("web.yaml", podManifest("web", "nginx", "    readinessProbe:\n      tcpSocket: {port: 80}\n      periodSeconds: 5\n"))
+	h.until(10, "web ready", func() bool {
+		p := h.pod("web-" + testNode)
+		return p != nil && len(p.Status.ContainerStatuses) == 1 && p.Status.ContainerStatuses[0].Ready
+	}, h.describe)
+	code, body := get(t, h.k.Server().Handler(), "/metrics/probes")
+	want := `prober_probe_total{container="main",namespace="default",pod="web-node",pod_uid="`
+	if code != 200 || !strings.Contains(body, want) || !strings.Contains(body, `probe_type="Readiness",result="successful"} `) {
+		t.Fatalf("GET /metrics/probes = %d:\n%s\nwant a series like %s...", code, body, want)
+	}
+	if _, body := get(t, h.k.Server().Handler(), "/metrics"); strings.Contains(body, "prober_probe_total") {
+		t.Error("/metrics serves the prober's metrics too")
+	}
+}

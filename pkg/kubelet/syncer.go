@@ -47,6 +47,16 @@ type SyncerConfig struct {
 	Recorder events.Recorder
 	// Registry receives pod_start_duration_seconds. Nil keeps it unregistered.
 	Registry *metrics.Registry
+	// Probes is the prober manager: SyncPod makes sure the pod is probed, a terminating pod
+	// loses its liveness and startup probes, a terminated one all of them. Nil: no probes.
+	Probes Probes
+}
+
+// Probes is what the sync functions tell the prober manager (upstream's probeManager calls).
+type Probes interface {
+	AddPod(pod *v1.Pod)
+	StopLivenessAndStartup(pod *v1.Pod)
+	RemovePod(pod *v1.Pod)
 }
 
 // Syncer is the kubelet's SyncPod / SyncTerminatingPod / SyncTerminatedPod: it generates and
@@ -57,6 +67,7 @@ type Syncer struct {
 	status   *podstatus.Manager
 	gen      *podstatus.Generator
 	reasons  *podstatus.ReasonCache
+	probes   Probes
 	clock    clock.PassiveClock
 	recorder events.Recorder
 	start    prometheus.Histogram
@@ -99,7 +110,7 @@ func NewSyncer(cfg SyncerConfig) (*Syncer, error) {
 	}
 	return &Syncer{
 		runtime: cfg.Runtime, status: cfg.Status, gen: cfg.Generator, reasons: cfg.Reasons,
-		clock: cfg.Clock, recorder: cfg.Recorder, start: start,
+		clock: cfg.Clock, recorder: cfg.Recorder, start: start, probes: cfg.Probes,
 		firstSeen: map[types.UID]time.Time{}, observed: map[types.UID]bool{},
 	}, nil
 }
@@ -152,6 +163,9 @@ func (s *Syncer) SyncPod(ctx context.Context, updateType kubetypes.SyncPodType, 
 		}
 	}
 	s.status.SetPodStatus(pod, api)
+	if s.probes != nil {
+		s.probes.AddPod(pod) // ensure the pod is being probed, as upstream
+	}
 
 	result := s.runtime.SyncPod(ctx, pod, podStatus)
 	result.RecordReasons(s.reasons, pod.UID)
@@ -175,6 +189,10 @@ func (s *Syncer) SyncPod(ctx context.Context, updateType kubetypes.SyncPodType, 
 func (s *Syncer) SyncTerminatingPod(ctx context.Context, pod *v1.Pod, podStatus *container.PodStatus, gracePeriod *int64, podStatusFn func(*v1.PodStatus)) error {
 	logger := klog.FromContext(ctx)
 	logger.V(4).Info("SyncTerminatingPod enter", "pod", klog.KObj(pod), "podUID", pod.UID)
+	if s.probes != nil {
+		// A container being stopped must not be restarted by a failing probe.
+		s.probes.StopLivenessAndStartup(pod)
+	}
 	old, _ := s.previousStatus(pod)
 	api := s.gen.Generate(pod, podStatus, old, false)
 	if podStatusFn != nil {
@@ -239,6 +257,9 @@ func (s *Syncer) SyncTerminatedPod(ctx context.Context, pod *v1.Pod, podStatus *
 	s.status.SetPodStatus(pod, s.gen.Generate(pod, podStatus, old, true))
 	s.status.TerminatePod(pod)
 	s.reasons.ForgetPod(pod.UID)
+	if s.probes != nil {
+		s.probes.RemovePod(pod)
+	}
 	s.mu.Lock()
 	delete(s.firstSeen, pod.UID)
 	delete(s.observed, pod.UID)

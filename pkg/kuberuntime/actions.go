@@ -7,6 +7,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/minikubelet/minikubelet/pkg/container"
+	"github.com/minikubelet/minikubelet/pkg/prober/results"
 )
 
 // podActions is what one SyncPod must do (upstream podActions without ephemeral containers
@@ -35,6 +36,9 @@ type containerToKillInfo struct {
 	container *v1.Container
 	name      string
 	message   string
+	// grace is the probe's terminationGracePeriodSeconds of a container killed for failing
+	// it (it wins over the pod's, as upstream); nil: the pod's.
+	grace *int64
 }
 
 func (p podActions) String() string {
@@ -146,7 +150,18 @@ func (m *Manager) computePodActions(pod *v1.Pod, podStatus *container.PodStatus)
 			}
 			continue
 		}
-		keep++
+		// Running: kill it if its liveness or startup probe failed (upstream's checks of a
+		// running container), restarting it unless the policy is Never.
+		message, grace := m.probeFailure(c, s.ID)
+		if message == "" {
+			keep++
+			continue
+		}
+		if pod.Spec.RestartPolicy != v1.RestartPolicyNever {
+			message += ", will be restarted"
+			changes.ContainersToStart = append(changes.ContainersToStart, idx)
+		}
+		changes.ContainersToKill[s.ID] = containerToKillInfo{name: s.Name, container: c, message: message, grace: grace}
 	}
 
 	if keep == 0 && len(changes.ContainersToStart) == 0 {
@@ -263,6 +278,12 @@ func (m *Manager) computeInitContainerActions(pod *v1.Pod, podStatus *container.
 			if !restartable {
 				break // wait for the init container to finish
 			}
+			if message, grace := m.probeFailure(c, s.ID); message != "" {
+				// a sidecar that failed its liveness or startup probe is restarted
+				changes.ContainersToKill[s.ID] = containerToKillInfo{name: c.Name, container: c, message: message + ", will be restarted", grace: grace}
+				changes.InitContainersToStart = append(changes.InitContainersToStart, i)
+				break
+			}
 			// Without startup probes a running sidecar counts as started.
 			if i == len(pod.Spec.InitContainers)-1 {
 				podHasInitialized = true
@@ -315,4 +336,28 @@ func (m *Manager) computeInitContainerActions(pod *v1.Pod, podStatus *container.
 		l[i], l[j] = l[j], l[i]
 	}
 	return podHasInitialized
+}
+
+// probeFailure is the kill message of a running container whose liveness or startup probe
+// failed (upstream's "Container %s failed liveness probe"), or "", and the probe's
+// terminationGracePeriodSeconds when it sets one.
+func (m *Manager) probeFailure(c *v1.Container, id container.ContainerID) (string, *int64) {
+	if m.cfg.Liveness != nil {
+		if r, ok := m.cfg.Liveness.Get(id.ID); ok && r == results.Failure {
+			return fmt.Sprintf("Container %s failed liveness probe", c.Name), probeGrace(c.LivenessProbe)
+		}
+	}
+	if m.cfg.Startup != nil {
+		if r, ok := m.cfg.Startup.Get(id.ID); ok && r == results.Failure {
+			return fmt.Sprintf("Container %s failed startup probe", c.Name), probeGrace(c.StartupProbe)
+		}
+	}
+	return "", nil
+}
+
+func probeGrace(p *v1.Probe) *int64 {
+	if p == nil {
+		return nil
+	}
+	return p.TerminationGracePeriodSeconds
 }

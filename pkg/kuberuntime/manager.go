@@ -17,6 +17,7 @@ import (
 	"github.com/minikubelet/minikubelet/pkg/cri"
 	"github.com/minikubelet/minikubelet/pkg/events"
 	"github.com/minikubelet/minikubelet/pkg/metrics"
+	"github.com/minikubelet/minikubelet/pkg/prober/results"
 	"github.com/minikubelet/minikubelet/pkg/runtime/behavior"
 	"github.com/minikubelet/minikubelet/pkg/task"
 )
@@ -55,6 +56,9 @@ type Config struct {
 	// Registry receives running_pods, running_containers, started_pods_total,
 	// started_containers_total and restarted_containers_total. Nil keeps them unregistered.
 	Registry *metrics.Registry
+	// Liveness and Startup are the probe results: a running container whose liveness or
+	// startup probe failed is killed and restarted. Nil: no probes.
+	Liveness, Startup ProbeResults
 	// SidecarContainers is the SidecarContainers feature gate: init containers with
 	// restartPolicy Always are started in order and keep running.
 	SidecarContainers bool
@@ -198,7 +202,7 @@ func (m *Manager) SyncPod(ctx context.Context, pod *v1.Pod, podStatus *container
 	} else {
 		for id, info := range changes.ContainersToKill {
 			r := result.add(KillContainer, info.name)
-			if err := m.killContainer(ctx, pod, id, info.name, info.message, nil); err != nil {
+			if err := m.killContainer(ctx, pod, id, info.name, info.message, info.grace); err != nil {
 				r.Fail(ErrKillContainer, err.Error())
 				return result
 			}
@@ -555,4 +559,9 @@ func (m *Manager) purgeInitContainers(ctx context.Context, pod *v1.Pod, podStatu
 			}
 		}
 	}
+}
+
+// ProbeResults gives a container's latest probe result (pkg/prober/results.Manager).
+type ProbeResults interface {
+	Get(containerID string) (results.Result, bool)
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/minikubelet/minikubelet/pkg/container"
 	"github.com/minikubelet/minikubelet/pkg/cri"
+	"github.com/minikubelet/minikubelet/pkg/prober/results"
 	"github.com/minikubelet/minikubelet/pkg/runtime/behavior"
 )
 
@@ -687,6 +688,48 @@ func TestNewManagerValidates(t *testing.T) {
 			_, err := NewManager(tc.cfg)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("NewManager() error = %v, want %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// TestProbeFailuresKillTheContainer: a running container whose liveness or startup probe
+// failed is killed with upstream's message and restarted unless the policy is Never.
+func TestProbeFailuresKillTheContainer(t *testing.T) {
+	tests := []struct {
+		probe       string
+		policy      v1.RestartPolicy
+		wantMessage string
+		wantRestart bool
+	}{
+		{"liveness", v1.RestartPolicyAlways, "Container app failed liveness probe, will be restarted", true},
+		{"startup", v1.RestartPolicyOnFailure, "Container app failed startup probe, will be restarted", true},
+		// Never: no container would be left running, so the whole pod is killed (upstream's
+		// KillPod), with the plain stop message.
+		{"liveness", v1.RestartPolicyNever, "Stopping container app", false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.probe+"/"+string(tc.policy), func(t *testing.T) {
+			h := newHarness(t, true)
+			live, startup := results.NewManager(nil), results.NewManager(nil)
+			h.m.cfg.Liveness, h.m.cfg.Startup = live, startup
+			pod := newPod("probed", withRestartPolicy(tc.policy))
+			h.sync(pod)
+			id := h.status(pod).FindContainerStatusByName("app").ID.ID
+			// A passing probe keeps it running.
+			live.Set(id, results.Success, pod.UID)
+			h.sync(pod)
+			if msgs := h.eventMessages("Killing"); len(msgs) != 0 {
+				t.Fatalf("killed with a passing probe: %q", msgs)
+			}
+			map[string]*results.Manager{"liveness": live, "startup": startup}[tc.probe].Set(id, results.Failure, pod.UID)
+			h.sync(pod)
+			if msgs := h.eventMessages("Killing"); len(msgs) != 1 || msgs[0] != tc.wantMessage {
+				t.Fatalf("Killing events %q, want %q", msgs, tc.wantMessage)
+			}
+			st, attempt := h.state(pod, "app")
+			if restarted := attempt == 1 && st == container.ContainerStateRunning; restarted != tc.wantRestart {
+				t.Fatalf("app = %q attempt %d, want restarted=%t", st, attempt, tc.wantRestart)
 			}
 		})
 	}

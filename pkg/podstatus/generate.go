@@ -48,6 +48,14 @@ type GeneratorConfig struct {
 	Reasons ReasonGetter
 	// HostIP is the node IP reported as status.hostIP (and podIP of host-network pods).
 	HostIP string
+	// Probes sets the containers' started and ready from their probes (the prober manager).
+	// Nil: as for containers without probes.
+	Probes ProbeStatusUpdater
+}
+
+// ProbeStatusUpdater sets started and ready of a generated status's containers.
+type ProbeStatusUpdater interface {
+	UpdatePodStatus(pod *v1.Pod, s *v1.PodStatus)
 }
 
 // Generator builds API pod statuses. It holds no mutable state and is safe for concurrent use.
@@ -103,7 +111,11 @@ func (g *Generator) Generate(pod *v1.Pod, podStatus *container.PodStatus, old v1
 		s.Phase = pod.Status.Phase
 	}
 
-	updateProbeStatus(pod, &s, sidecars)
+	if g.cfg.Probes != nil {
+		g.cfg.Probes.UpdatePodStatus(pod, &s)
+	} else {
+		updateProbeStatus(pod, &s, sidecars)
+	}
 
 	// conditions not owned by the kubelet are kept as the source wrote them
 	s.Conditions = make([]v1.PodCondition, 0, len(pod.Status.Conditions)+6)

@@ -123,6 +123,9 @@ type Config struct {
 	Lease    LeaseProvider
 	Events   EventsProvider
 	Registry *metrics.Registry
+	// ProbeRegistry, when set, is served on /metrics/probes (the prober's metrics, as the
+	// kubelet serves them apart from /metrics).
+	ProbeRegistry *metrics.Registry
 	// Configz is optional (GET /configz answers 404 without it).
 	Configz ConfigzProvider
 	// HealthChecks are run by /healthz after the built-in "ping", in order. Names must be
@@ -279,6 +282,9 @@ func (s *Server) routes() http.Handler {
 		route("/healthz/"+c.Name, get(checkHandler(c)))
 	}
 	route("/metrics", get(promhttp.HandlerFor(s.cfg.Registry, promhttp.HandlerOpts{EnableOpenMetrics: true}).ServeHTTP))
+	if s.cfg.ProbeRegistry != nil {
+		route("/metrics/probes", get(promhttp.HandlerFor(s.cfg.ProbeRegistry, promhttp.HandlerOpts{EnableOpenMetrics: true}).ServeHTTP))
+	}
 	route("/pods", get(s.pods))
 	route("/node", get(s.node))
 	route("/lease", get(s.lease))

@@ -353,7 +353,7 @@ func (s *simulation) checkShutdown(ctx context.Context, now time.Time) {
 
 // gather reads every metric series of the kubelet and the runtime.
 func (s *simulation) gather() ([]*dto.MetricFamily, error) {
-	return prometheus.Gatherers{s.kReg, s.rtReg}.Gather()
+	return prometheus.Gatherers{s.kReg, s.rtReg, s.k.ProbeRegistry()}.Gather()
 }
 
 func minTime(a, b time.Time) time.Time {

@@ -18,6 +18,7 @@ import (
 	"github.com/minikubelet/minikubelet/pkg/kubetypes"
 	"github.com/minikubelet/minikubelet/pkg/metrics"
 	"github.com/minikubelet/minikubelet/pkg/pleg"
+	"github.com/minikubelet/minikubelet/pkg/prober/results"
 	"github.com/minikubelet/minikubelet/pkg/runner"
 )
 
@@ -88,6 +89,10 @@ type Config struct {
 	SourcesReady func(seen sets.Set[string]) bool
 	// Handler receives the dispatched work. Required.
 	Handler Handler
+	// Liveness, Readiness and Startup are the prober's results (optional): their changes are
+	// inputs of the loop, after the sync tick and before housekeeping, as upstream's select
+	// lists them. Each change syncs its pod (a liveness failure: the container is killed).
+	Liveness, Readiness, Startup *results.Manager
 	// Registry receives sync_loop_iterations_total{kind} and housekeeping_duration_seconds. Optional.
 	Registry *metrics.Registry
 }
@@ -193,7 +198,7 @@ func (l *SyncLoop) Due(now time.Time) time.Time {
 			return l.backoffUntil
 		}
 		return now
-	case len(l.cfg.ConfigCh) > 0, l.plegCh != nil && len(l.plegCh) > 0:
+	case len(l.cfg.ConfigCh) > 0, l.plegCh != nil && len(l.plegCh) > 0, l.probesPending():
 		return now
 	}
 	if l.nextHK.Before(l.nextSync) {
@@ -268,13 +273,20 @@ func (l *SyncLoop) iterate(ctx context.Context, now time.Time) {
 		case e, open := <-l.plegCh:
 			cont = l.handlePLEG(ctx, e, open)
 		default:
-			switch tick := l.dueTick(now); tick {
-			case tickSync:
+			switch {
+			case l.syncDue(now):
+				l.dueTick(now)
 				cont = l.handleSync(ctx)
-			case tickHousekeeping:
-				cont = l.handleHousekeeping(ctx)
+			case l.handleProbe(ctx):
 			default:
-				return
+				switch l.dueTick(now) {
+				case tickHousekeeping:
+					cont = l.handleHousekeeping(ctx)
+				case tickSync:
+					cont = l.handleSync(ctx)
+				default:
+					return
+				}
 			}
 		}
 	}
@@ -307,6 +319,67 @@ func (l *SyncLoop) dueTick(now time.Time) tick {
 		return tickHousekeeping
 	}
 	return tickNone
+}
+
+// syncDue reports whether the sync tick is due at now.
+func (l *SyncLoop) syncDue(now time.Time) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return !now.Before(l.nextSync)
+}
+
+// probesPending reports whether a probe result change waits.
+func (l *SyncLoop) probesPending() bool {
+	for _, m := range []*results.Manager{l.cfg.Liveness, l.cfg.Readiness, l.cfg.Startup} {
+		if m != nil && m.Len() > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// handleProbe handles one probe result change, liveness first, as upstream's select cases:
+// a liveness failure, any readiness change and any startup change sync the pod. It reports
+// whether there was one.
+func (l *SyncLoop) handleProbe(ctx context.Context) bool {
+	for _, p := range []struct {
+		m    *results.Manager
+		name string
+	}{{l.cfg.Liveness, "liveness"}, {l.cfg.Readiness, "readiness"}, {l.cfg.Startup, "startup"}} {
+		if p.m == nil {
+			continue
+		}
+		u, ok := p.m.Pop()
+		if !ok {
+			continue
+		}
+		l.iterations.WithLabelValues("probe").Inc()
+		var status string
+		switch p.name {
+		case "liveness":
+			if u.Result != results.Failure {
+				return true
+			}
+			status = "unhealthy"
+		case "readiness":
+			if u.Result == results.Success {
+				status = "ready"
+			}
+		case "startup":
+			status = "unhealthy"
+			if u.Result == results.Success {
+				status = "started"
+			}
+		}
+		pod, ok := l.cfg.GetPodByUID(u.PodUID)
+		if !ok {
+			return true // the pod is gone
+		}
+		klog.FromContext(ctx).V(1).Info("SyncLoop (probe)", "probe", p.name, "status", status, "pod", klog.KObj(pod))
+		l.cfg.Handler.HandlePodSyncs([]*v1.Pod{pod})
+		return true
+	}
+	return false
 }
 
 // nextOnGrid is the first tick after now on the grid of period through last.

@@ -22,6 +22,7 @@ import (
 	"github.com/minikubelet/minikubelet/pkg/kubetypes"
 	"github.com/minikubelet/minikubelet/pkg/metrics"
 	"github.com/minikubelet/minikubelet/pkg/pleg"
+	"github.com/minikubelet/minikubelet/pkg/prober/results"
 	"github.com/minikubelet/minikubelet/pkg/runner"
 	"github.com/minikubelet/minikubelet/pkg/task"
 )
@@ -745,5 +746,33 @@ func TestHousekeepingCutShortByShutdownIsQuiet(t *testing.T) {
 				t.Errorf("error logged = %t with stopping=%t; log:\n%s", got, stopping, buf.String())
 			}
 		})
+	}
+}
+
+// TestProbeResults: probe result changes are inputs of the loop after the sync tick and
+// before housekeeping (liveness, readiness, startup); a liveness failure and any readiness or
+// startup change sync the pod, a liveness success does not, and a pod gone is skipped.
+func TestProbeResults(t *testing.T) {
+	live, ready, startup := results.NewManager(nil), results.NewManager(nil), results.NewManager(nil)
+	hs := newHarness(t, func(c *Config) { c.Liveness, c.Readiness, c.Startup = live, ready, startup })
+	hs.step() // start the ticks
+	hs.clk.Step(2 * time.Second)
+	hs.setToSync(mkPod("s"))
+	startup.Set("c1", results.Success, "uid-web")
+	ready.Set("c1", results.Success, "uid-web")
+	live.Set("c1", results.Success, "uid-web")   // a success: nothing to do
+	live.Set("c2", results.Failure, "uid-web")   // a failure: kill it
+	ready.Set("c3", results.Failure, "uid-gone") // the pod is gone
+	for i := 0; i < 7; i++ {
+		if d, idle := hs.due(); idle || d > 2*time.Second {
+			t.Fatalf("Due before iteration %d = %v (idle %t), want now", i, d, idle)
+		}
+		hs.step()
+	}
+	if got, want := hs.h.take(), "Syncs[s] Syncs[web] Syncs[web] Syncs[web] Cleanups[]"; got != want {
+		t.Errorf("handled %q, want %q (sync tick, liveness failure, readiness, startup, housekeeping)", got, want)
+	}
+	if n := hs.iterations("probe"); n != 5 {
+		t.Errorf("probe iterations = %v, want 5", n)
 	}
 }

@@ -41,10 +41,17 @@ const (
 	KeyOOMAfter    = "oomAfter"
 	KeyStopDelay   = "stopDelay"
 	KeyMemoryUsage = "memoryUsage"
+	// Probe keys: what the container answers to its probes (a container with none passes
+	// every probe).
+	KeyReadinessFailFor  = "readinessFailFor"
+	KeyLivenessFailAfter = "livenessFailAfter"
+	KeyStartupFailFor    = "startupFailFor"
+	KeyProbeDelay        = "probeDelay"
 )
 
 // Keys lists every key the annotation accepts, in documentation order.
-var Keys = []string{KeyRunFor, KeyExitCode, KeyStartDelay, KeyPullDelay, KeyPullError, KeyOOMAfter, KeyStopDelay, KeyMemoryUsage}
+var Keys = []string{KeyRunFor, KeyExitCode, KeyStartDelay, KeyPullDelay, KeyPullError, KeyOOMAfter, KeyStopDelay, KeyMemoryUsage,
+	KeyReadinessFailFor, KeyLivenessFailAfter, KeyStartupFailFor, KeyProbeDelay}
 
 // Behavior is one container's script. The zero value is "no instructions": an app container
 // runs until stopped, an init container completes after the runtime's default init duration.
@@ -72,6 +79,17 @@ type Behavior struct {
 	StopDelay time.Duration
 	// MemoryUsage is the memory in bytes the running container uses (node memory pressure).
 	MemoryUsage int64
+	// ReadinessFailFor: the readiness probe fails for this long after each start, then passes.
+	ReadinessFailFor time.Duration
+	// LivenessFailAfter: the liveness probe passes for this long after each start, then
+	// fails (HasLivenessFailAfter says it was given: 0 fails from the start).
+	LivenessFailAfter    time.Duration
+	HasLivenessFailAfter bool
+	// StartupFailFor: the startup probe fails for this long after each start, then passes.
+	StartupFailFor time.Duration
+	// ProbeDelay is how long every probe of the container takes to answer (a probe whose
+	// timeoutSeconds is shorter times out).
+	ProbeDelay time.Duration
 }
 
 // IsZero reports whether b has no instructions.
@@ -104,6 +122,18 @@ func (b Behavior) String() string {
 	}
 	if b.MemoryUsage != 0 {
 		parts = append(parts, KeyMemoryUsage+"="+resource.NewQuantity(b.MemoryUsage, resource.BinarySI).String())
+	}
+	if b.ReadinessFailFor != 0 {
+		parts = append(parts, KeyReadinessFailFor+"="+b.ReadinessFailFor.String())
+	}
+	if b.HasLivenessFailAfter {
+		parts = append(parts, KeyLivenessFailAfter+"="+b.LivenessFailAfter.String())
+	}
+	if b.StartupFailFor != 0 {
+		parts = append(parts, KeyStartupFailFor+"="+b.StartupFailFor.String())
+	}
+	if b.ProbeDelay != 0 {
+		parts = append(parts, KeyProbeDelay+"="+b.ProbeDelay.String())
 	}
 	return strings.Join(parts, ",")
 }
@@ -204,6 +234,15 @@ func set(b *Behavior, k, val string) error {
 		b.HasOOMAfter = true
 	case KeyStopDelay:
 		b.StopDelay, err = dur()
+	case KeyReadinessFailFor:
+		b.ReadinessFailFor, err = dur()
+	case KeyLivenessFailAfter:
+		b.LivenessFailAfter, err = dur()
+		b.HasLivenessFailAfter = true
+	case KeyStartupFailFor:
+		b.StartupFailFor, err = dur()
+	case KeyProbeDelay:
+		b.ProbeDelay, err = dur()
 	case KeyExitCode:
 		n, perr := strconv.Atoi(val)
 		if perr != nil || n < 0 || n > 255 {
@@ -272,4 +311,18 @@ func ValidatePod(annotations map[string]string, containerNames []string) error {
 		errs = append(errs, &Error{Annotation: AnnotationKey(n), Reason: fmt.Sprintf("no container named %q in the pod (containers: %s)", n, strings.Join(containerNames, ", "))})
 	}
 	return errors.Join(errs...)
+}
+
+// ProbePasses reports whether a probe of kind ("Liveness", "Readiness", "Startup") passes
+// sinceStart after the container started, by the script.
+func (b Behavior) ProbePasses(kind string, sinceStart time.Duration) bool {
+	switch kind {
+	case "Readiness":
+		return sinceStart >= b.ReadinessFailFor
+	case "Liveness":
+		return !b.HasLivenessFailAfter || sinceStart < b.LivenessFailAfter
+	case "Startup":
+		return sinceStart >= b.StartupFailFor
+	}
+	return true
 }

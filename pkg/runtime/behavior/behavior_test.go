@@ -29,6 +29,9 @@ func TestParse(t *testing.T) {
 		{name: "stopDelay", annotations: map[string]string{key: "stopDelay=3s"}, want: Behavior{StopDelay: 3 * time.Second}},
 		{name: "memoryUsage binary", annotations: map[string]string{key: "memoryUsage=256Mi"}, want: Behavior{MemoryUsage: 256 << 20}},
 		{name: "memoryUsage decimal", annotations: map[string]string{key: "memoryUsage=1G"}, want: Behavior{MemoryUsage: 1e9}},
+		{name: "probe keys", annotations: map[string]string{key: "readinessFailFor=30s,livenessFailAfter=1m,startupFailFor=20s,probeDelay=2s"},
+			want: Behavior{ReadinessFailFor: 30 * time.Second, LivenessFailAfter: time.Minute, HasLivenessFailAfter: true, StartupFailFor: 20 * time.Second, ProbeDelay: 2 * time.Second}},
+		{name: "livenessFailAfter zero fails from the start", annotations: map[string]string{key: "livenessFailAfter=0s"}, want: Behavior{HasLivenessFailAfter: true}},
 		{
 			name:        "combined with spaces and empty items",
 			annotations: map[string]string{key: " runFor=10s , exitCode=3,,stopDelay=1m30s, "},
@@ -152,5 +155,29 @@ func TestValidatePod(t *testing.T) {
 				t.Fatalf("ValidatePod() error = %v, want one containing %q", err, tc.wantErr)
 			}
 		})
+	}
+}
+
+func TestProbePasses(t *testing.T) {
+	b := Behavior{ReadinessFailFor: 30 * time.Second, LivenessFailAfter: time.Minute, HasLivenessFailAfter: true, StartupFailFor: 20 * time.Second}
+	tests := []struct {
+		kind  string
+		since time.Duration
+		want  bool
+	}{
+		{"Readiness", 29 * time.Second, false}, {"Readiness", 30 * time.Second, true},
+		{"Liveness", 59 * time.Second, true}, {"Liveness", time.Minute, false},
+		{"Startup", 19 * time.Second, false}, {"Startup", 20 * time.Second, true},
+	}
+	for _, tt := range tests {
+		if got := b.ProbePasses(tt.kind, tt.since); got != tt.want {
+			t.Errorf("%s at %v: passes = %t, want %t", tt.kind, tt.since, got, tt.want)
+		}
+	}
+	var none Behavior
+	for _, kind := range []string{"Readiness", "Liveness", "Startup"} {
+		if !none.ProbePasses(kind, 0) || !none.ProbePasses(kind, time.Hour) {
+			t.Errorf("an unscripted container fails its %s probe", kind)
+		}
 	}
 }

@@ -116,6 +116,18 @@ func (c *Client) StopContainer(ctx context.Context, id string, timeout int64) er
 	return err
 }
 
+// ExecSync gets the request timeout plus the command's timeout, as upstream's remote runtime
+// client does: the runtime itself ends a command that runs longer than timeout.
+func (c *Client) ExecSync(ctx context.Context, id string, cmd []string, timeout time.Duration) (*cri.ExecSyncResponse, error) {
+	bound := c.timeout + timeout
+	if timeout == 0 {
+		bound = 0 // no deadline, as upstream
+	}
+	resp, err := c.rt.ExecSync(c.bound(ctx, bound), id, cmd, timeout)
+	logErr(ctx, err, "ExecSync cmd from runtime service failed", "containerID", id, "cmd", cmd)
+	return resp, err
+}
+
 func (c *Client) RemoveContainer(ctx context.Context, id string) error {
 	err := c.rt.RemoveContainer(c.ctx(ctx), id)
 	logErr(ctx, err, "RemoveContainer from runtime service failed", "containerID", id)

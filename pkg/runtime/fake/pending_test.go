@@ -3,6 +3,7 @@ package fake
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -161,4 +162,56 @@ func TestEveryFaultTypeIsLoggedWhenItFires(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestExecSync: a command takes the container's probeDelay; the runtime enforces the exec
+// timeout over the whole call, a latency fault's included, as a CRI runtime does.
+func TestExecSync(t *testing.T) {
+	tests := []struct {
+		name     string
+		script   string
+		fault    *fault.Spec
+		timeout  time.Duration
+		wantTook time.Duration
+		timedOut bool
+	}{
+		{name: "answers at once", timeout: time.Second},
+		{name: "probeDelay within the timeout", script: "probeDelay=500ms", timeout: time.Second, wantTook: 500 * time.Millisecond},
+		{name: "probeDelay over the timeout", script: "probeDelay=3s", timeout: time.Second, wantTook: time.Second, timedOut: true},
+		{name: "no timeout", script: "probeDelay=3s", wantTook: 3 * time.Second},
+		{name: "a slow runtime times out", fault: &fault.Spec{Method: "ExecSync", Type: fault.Latency, Delay: dur(2 * time.Second)}, timeout: time.Second, wantTook: time.Second, timedOut: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r, clk := newRuntime(t, Config{})
+			var ann map[string]string
+			if tt.script != "" {
+				ann = annotate("c", tt.script)
+			}
+			sb, cfg := runPod(t, r, "u1", ann)
+			id := startContainer(t, r, sb, cfg, "c", "")
+			if tt.fault != nil {
+				addFault(t, r, *tt.fault)
+			}
+			start := clk.Now()
+			err := await(t, r, clk, time.Minute, func(ctx context.Context) error {
+				_, err := r.ExecSync(ctx, id, []string{"check"}, tt.timeout)
+				return err
+			})
+			if took := clk.Since(start); took != tt.wantTook {
+				t.Errorf("took %v, want %v", took, tt.wantTook)
+			}
+			if got := errors.Is(err, cri.ErrDeadlineExceeded); got != tt.timedOut || (!tt.timedOut && err != nil) {
+				t.Errorf("err = %v, want timed out %t", err, tt.timedOut)
+			}
+		})
+	}
+	t.Run("a container that is not running", func(t *testing.T) {
+		r, _ := newRuntime(t, Config{})
+		sb, cfg := runPod(t, r, "u1", nil)
+		id := createContainer(t, r, sb, cfg, "c", "")
+		if _, err := r.ExecSync(context.Background(), id, []string{"check"}, time.Second); err == nil || !strings.Contains(err.Error(), "is not running") {
+			t.Errorf("exec in a created container: %v", err)
+		}
+	})
 }

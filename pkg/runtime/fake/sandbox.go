@@ -27,6 +27,7 @@ const (
 	methodImageStatus        = "ImageStatus"
 	methodListImages         = "ListImages"
 	methodRemoveImage        = "RemoveImage"
+	methodExecSync           = "ExecSync"
 )
 
 func one() int { return 1 }

@@ -1,0 +1,783 @@
+package prober
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand"
+	"net"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+
+	"github.com/minikubelet/minikubelet/pkg/container"
+	"github.com/minikubelet/minikubelet/pkg/cri"
+	"github.com/minikubelet/minikubelet/pkg/events"
+	"github.com/minikubelet/minikubelet/pkg/metrics"
+	"github.com/minikubelet/minikubelet/pkg/prober/results"
+	"github.com/minikubelet/minikubelet/pkg/runner"
+	"github.com/minikubelet/minikubelet/pkg/runtime/behavior"
+	"github.com/minikubelet/minikubelet/pkg/task"
+)
+
+// ProbeType is the kind of a probe.
+type ProbeType int
+
+// The probe types.
+const (
+	Liveness ProbeType = iota
+	Readiness
+	Startup
+)
+
+// String is upstream's name of the probe type, as events and metrics show it.
+func (t ProbeType) String() string {
+	switch t {
+	case Liveness:
+		return "Liveness"
+	case Readiness:
+		return "Readiness"
+	}
+	return "Startup"
+}
+
+// Reasons of the probe events, as upstream's.
+const (
+	EventUnhealthy = "Unhealthy"
+)
+
+// StatusGetter gives the pod status the kubelet last generated (the status manager).
+type StatusGetter interface {
+	GetPodStatus(uid types.UID) (v1.PodStatus, bool)
+}
+
+// ExecRunner runs exec probes in containers (the CRI's ExecSync).
+type ExecRunner interface {
+	ExecSync(ctx context.Context, containerID string, cmd []string, timeout time.Duration) (*cri.ExecSyncResponse, error)
+}
+
+// Config configures a Manager.
+type Config struct {
+	Clock   clock.PassiveClock
+	Status  StatusGetter
+	Runtime ExecRunner
+	// Liveness, Readiness and Startup receive the results; required.
+	Liveness, Readiness, Startup *results.Manager
+	Recorder                     events.Recorder
+	// Registry receives prober_probe_total and prober_probe_duration_seconds (the kubelet
+	// serves them on /metrics/probes, without its metric prefix). Optional.
+	Registry *metrics.Registry
+	// Seed seeds the random initial delay of probes started soon after the kubelet.
+	Seed int64
+}
+
+// Manager owns a worker per probe of every admitted pod's containers. It is one loop of the
+// node's loop table: Due is the earliest probe due (or a probe in flight that can go on),
+// Step runs them. A probe that waits (an exec probe's ExecSync, a slow endpoint) runs as a
+// task. Methods are safe for concurrent use; Step must not run concurrently with itself.
+type Manager struct {
+	cfg   Config
+	start time.Time // when the manager was made: the kubelet's start
+	wake  *runner.Signal
+
+	total    *prometheus.CounterVec
+	duration *prometheus.HistogramVec
+
+	mu      sync.Mutex
+	rand    *rand.Rand
+	workers map[workerKey]*worker
+	timers  []timer // probe answers pending on the clock (http, tcp, grpc)
+	stopped bool
+}
+
+type workerKey struct {
+	uid       types.UID
+	container string
+	probeType ProbeType
+}
+
+type timer struct {
+	at time.Time
+	op *task.Op
+}
+
+// NewManager validates cfg and returns a manager with no workers.
+func NewManager(cfg Config) (*Manager, error) {
+	switch {
+	case cfg.Clock == nil:
+		return nil, errors.New("prober config: Clock is required")
+	case cfg.Status == nil:
+		return nil, errors.New("prober config: Status is required")
+	case cfg.Runtime == nil:
+		return nil, errors.New("prober config: Runtime is required")
+	case cfg.Liveness == nil || cfg.Readiness == nil || cfg.Startup == nil:
+		return nil, errors.New("prober config: Liveness, Readiness and Startup results are required")
+	}
+	if cfg.Recorder == nil {
+		cfg.Recorder = events.Discard{}
+	}
+	m := &Manager{cfg: cfg, start: cfg.Clock.Now(), wake: runner.NewSignal(), workers: map[workerKey]*worker{},
+		rand: rand.New(rand.NewSource(cfg.Seed + 1))}
+	m.total = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "prober_probe_total",
+		Help: "Cumulative number of a liveness, readiness or startup probe for a container by result.",
+	}, []string{"probe_type", "result", "container", "pod", "namespace", "pod_uid"})
+	m.duration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "prober_probe_duration_seconds",
+		Help:    "Duration in seconds for a probe response.",
+		Buckets: prometheus.DefBuckets,
+	}, []string{"probe_type", "container", "pod", "namespace"})
+	if cfg.Registry != nil {
+		cfg.Registry.MustRegister(m.total, m.duration)
+	}
+	return m, nil
+}
+
+// Wake is notified when a probe was added or one in flight can go on.
+func (m *Manager) Wake() *runner.Signal { return m.wake }
+
+// AddPod starts a worker for each probe of the pod's containers (and sidecars) that has none.
+func (m *Manager) AddPod(pod *v1.Pod) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.stopped {
+		return
+	}
+	now := m.cfg.Clock.Now()
+	add := func(c v1.Container) {
+		for _, p := range []struct {
+			t    ProbeType
+			spec *v1.Probe
+		}{{Startup, c.StartupProbe}, {Readiness, c.ReadinessProbe}, {Liveness, c.LivenessProbe}} {
+			if p.spec == nil {
+				continue
+			}
+			key := workerKey{pod.UID, c.Name, p.t}
+			if _, ok := m.workers[key]; ok {
+				// Every sync adds the pod again (upstream logs this at -v=8 only).
+				klog.V(8).ErrorS(nil, "Probe already exists for container", "pod", klog.KObj(pod), "containerName", c.Name, "probeType", p.t)
+				continue
+			}
+			m.workers[key] = m.newWorkerLocked(pod, c, p.t, p.spec, now)
+		}
+	}
+	for _, c := range pod.Spec.InitContainers {
+		if c.RestartPolicy != nil && *c.RestartPolicy == v1.ContainerRestartPolicyAlways {
+			add(c)
+		}
+	}
+	for _, c := range pod.Spec.Containers {
+		add(c)
+	}
+	m.wake.Notify()
+}
+
+// RemovePod stops the pod's workers.
+func (m *Manager) RemovePod(pod *v1.Pod) {
+	m.mu.Lock()
+	var stop []*worker
+	for k, w := range m.workers {
+		if k.uid == pod.UID {
+			stop = append(stop, w)
+		}
+	}
+	m.mu.Unlock()
+	for _, w := range stop {
+		m.removeWorker(w)
+	}
+}
+
+// StopLivenessAndStartup stops the pod's liveness and startup workers (the pod is
+// terminating: its readiness keeps being probed).
+func (m *Manager) StopLivenessAndStartup(pod *v1.Pod) {
+	m.mu.Lock()
+	var stop []*worker
+	for k, w := range m.workers {
+		if k.uid == pod.UID && (k.probeType == Liveness || k.probeType == Startup) {
+			stop = append(stop, w)
+		}
+	}
+	m.mu.Unlock()
+	for _, w := range stop {
+		m.removeWorker(w)
+	}
+}
+
+// CleanupPods stops the workers of pods not in desired.
+func (m *Manager) CleanupPods(desired map[types.UID]bool) {
+	m.mu.Lock()
+	var stop []*worker
+	for k, w := range m.workers {
+		if !desired[k.uid] {
+			stop = append(stop, w)
+		}
+	}
+	m.mu.Unlock()
+	for _, w := range stop {
+		m.removeWorker(w)
+	}
+}
+
+// Workers is the number of probe workers.
+func (m *Manager) Workers() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.workers)
+}
+
+// Stop abandons every probe in flight and stops the workers. Idempotent.
+func (m *Manager) Stop() {
+	m.mu.Lock()
+	m.stopped = true
+	var all []*worker
+	for _, w := range m.workers {
+		all = append(all, w)
+	}
+	m.mu.Unlock()
+	for _, w := range all {
+		m.removeWorker(w)
+	}
+}
+
+// Due is now while a probe in flight can go on, else the earliest probe or pending answer.
+func (m *Manager) Due(now time.Time) time.Time {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var due time.Time
+	earliest := func(t time.Time) {
+		if due.IsZero() || t.Before(due) {
+			due = t
+		}
+	}
+	for _, t := range m.timers {
+		earliest(t.at)
+	}
+	for _, w := range m.workers {
+		switch {
+		case w.task != nil && w.task.Ready():
+			return now
+		case w.task == nil:
+			earliest(w.next)
+		}
+	}
+	return due
+}
+
+// Step answers the pending probes that are due, then resumes or starts every probe that can
+// go on, in a fixed order (pod UID, container, type) so runs replay identically.
+func (m *Manager) Step(ctx context.Context) {
+	now := m.cfg.Clock.Now()
+	m.mu.Lock()
+	var fired []*task.Op
+	kept := m.timers[:0]
+	for _, t := range m.timers {
+		if !t.at.After(now) {
+			fired = append(fired, t.op)
+		} else {
+			kept = append(kept, t)
+		}
+	}
+	m.timers = kept
+	ws := make([]*worker, 0, len(m.workers))
+	for _, w := range m.workers {
+		ws = append(ws, w)
+	}
+	m.mu.Unlock()
+	for _, op := range fired {
+		op.Complete(nil)
+	}
+	sort.Slice(ws, func(i, j int) bool { return ws[i].key.less(ws[j].key) })
+	for _, w := range ws {
+		m.stepWorker(ctx, w, now)
+	}
+}
+
+func (k workerKey) less(o workerKey) bool {
+	if k.uid != o.uid {
+		return k.uid < o.uid
+	}
+	if k.container != o.container {
+		return k.container < o.container
+	}
+	return k.probeType < o.probeType
+}
+
+// after returns an operation completed once the clock reaches now+d (a probe answer's delay).
+func (m *Manager) after(d time.Duration) *task.Op {
+	op := task.NewOp()
+	m.mu.Lock()
+	m.timers = append(m.timers, timer{at: m.cfg.Clock.Now().Add(d), op: op})
+	m.mu.Unlock()
+	return op
+}
+
+func (m *Manager) stepWorker(ctx context.Context, w *worker, now time.Time) {
+	m.mu.Lock()
+	if w.stopped {
+		m.mu.Unlock()
+		return
+	}
+	t := w.task
+	if t == nil {
+		if now.Before(w.next) {
+			m.mu.Unlock()
+			return
+		}
+		t = task.New(ctx, func(ctx context.Context) { w.keepGoing = w.doProbe(ctx) })
+		w.task = t
+	} else if !t.Ready() {
+		m.mu.Unlock()
+		return
+	}
+	m.mu.Unlock()
+
+	if !t.Resume() {
+		t.Waiting().OnDone(m.wake.Notify)
+		return
+	}
+	m.mu.Lock()
+	w.task = nil
+	w.next = now.Add(w.period)
+	if w.manual {
+		w.manual, w.next = false, now
+	}
+	keep := w.keepGoing
+	m.mu.Unlock()
+	if !keep {
+		m.removeWorker(w)
+	}
+}
+
+func (m *Manager) removeWorker(w *worker) {
+	m.mu.Lock()
+	if w.stopped {
+		m.mu.Unlock()
+		return
+	}
+	w.stopped = true
+	if m.workers[w.key] == w {
+		delete(m.workers, w.key)
+	}
+	t := w.task
+	w.task = nil
+	m.mu.Unlock()
+	if t != nil {
+		t.Stop()
+	}
+	if w.containerID != "" {
+		w.results.Remove(w.containerID)
+	}
+	for _, r := range []string{"successful", "failed", "unknown"} {
+		m.total.DeleteLabelValues(w.probeType.String(), r, w.container.Name, w.pod.Name, w.pod.Namespace, string(w.pod.UID))
+	}
+	m.duration.DeleteLabelValues(w.probeType.String(), w.container.Name, w.pod.Name, w.pod.Namespace)
+}
+
+// UpdatePodStatus sets each container's started and ready from the probe results, as
+// upstream's prober manager does when the kubelet generates a pod status: without a startup
+// probe a running container is started; once started, without a readiness probe it is ready,
+// with one it is ready once the probe succeeded. A regular init container is ready once it
+// exited 0.
+func (m *Manager) UpdatePodStatus(pod *v1.Pod, s *v1.PodStatus) {
+	for i := range s.ContainerStatuses {
+		m.updateContainer(pod, &s.ContainerStatuses[i])
+	}
+	for i := range s.InitContainerStatuses {
+		cs := &s.InitContainerStatuses[i]
+		if !isSidecar(pod, cs.Name) {
+			started := cs.State.Running != nil
+			cs.Started = &started
+			cs.Ready = cs.State.Terminated != nil && cs.State.Terminated.ExitCode == 0
+			continue
+		}
+		m.updateContainer(pod, cs)
+	}
+}
+
+func (m *Manager) updateContainer(pod *v1.Pod, cs *v1.ContainerStatus) {
+	id := container.ParseContainerID(cs.ContainerID).ID
+	started := false
+	switch {
+	case cs.State.Running == nil:
+	default:
+		if r, ok := m.cfg.Startup.Get(id); ok {
+			started = r == results.Success
+		} else {
+			started = !m.hasWorker(pod.UID, cs.Name, Startup) // no startup probe: started
+		}
+	}
+	cs.Started = &started
+	if !started {
+		cs.Ready = false
+		return
+	}
+	if r, ok := m.cfg.Readiness.Get(id); ok && r == results.Success {
+		cs.Ready = true
+		return
+	}
+	cs.Ready = !m.hasWorker(pod.UID, cs.Name, Readiness) // no readiness probe: ready
+	if !cs.Ready {
+		m.triggerManual(pod.UID, cs.Name, Readiness)
+	}
+}
+
+func (m *Manager) hasWorker(uid types.UID, name string, t ProbeType) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	_, ok := m.workers[workerKey{uid, name, t}]
+	return ok
+}
+
+// triggerManual runs the readiness probe at once (upstream's manualTriggerCh): a container
+// that just started need not wait a whole period to become ready.
+func (m *Manager) triggerManual(uid types.UID, name string, t ProbeType) {
+	m.mu.Lock()
+	w, ok := m.workers[workerKey{uid, name, t}]
+	if ok {
+		if w.task != nil {
+			w.manual = true
+		} else if now := m.cfg.Clock.Now(); w.next.After(now) && w.started {
+			w.next = now
+		}
+	}
+	m.mu.Unlock()
+	if ok {
+		m.wake.Notify()
+	}
+}
+
+func isSidecar(pod *v1.Pod, name string) bool {
+	for _, c := range pod.Spec.InitContainers {
+		if c.Name == name {
+			return c.RestartPolicy != nil && *c.RestartPolicy == v1.ContainerRestartPolicyAlways
+		}
+	}
+	return false
+}
+
+// worker is one probe of one container: upstream's worker, its loop replaced by next.
+type worker struct {
+	m         *Manager
+	key       workerKey
+	pod       *v1.Pod
+	container v1.Container
+	spec      *v1.Probe
+	probeType ProbeType
+	results   *results.Manager
+	initial   results.Result
+	period    time.Duration
+
+	// guarded by m.mu
+	next      time.Time
+	task      *task.Task
+	stopped   bool
+	manual    bool
+	started   bool // probed at least once
+	keepGoing bool
+
+	// touched by the probe task only
+	containerID string
+	onHold      bool
+	lastResult  results.Result
+	resultRun   int
+}
+
+func (m *Manager) newWorkerLocked(pod *v1.Pod, c v1.Container, t ProbeType, spec *v1.Probe, now time.Time) *worker {
+	w := &worker{m: m, key: workerKey{pod.UID, c.Name, t}, pod: pod, container: c, spec: withDefaults(spec), probeType: t,
+		lastResult: results.Unknown}
+	switch t {
+	case Liveness:
+		w.results, w.initial = m.cfg.Liveness, results.Success
+	case Readiness:
+		w.results, w.initial = m.cfg.Readiness, results.Failure
+	case Startup:
+		w.results, w.initial = m.cfg.Startup, results.Unknown
+	}
+	w.period = time.Duration(w.spec.PeriodSeconds) * time.Second
+	w.next = now
+	// Probes of a kubelet that just started would all fire at once: each waits a random part
+	// of its period first, as upstream.
+	if w.period > now.Sub(m.start) {
+		w.next = now.Add(time.Duration(m.rand.Float64() * float64(w.period)))
+	}
+	return w
+}
+
+// withDefaults fills the API server's probe defaults.
+func withDefaults(p *v1.Probe) *v1.Probe {
+	p = p.DeepCopy()
+	if p.TimeoutSeconds == 0 {
+		p.TimeoutSeconds = 1
+	}
+	if p.PeriodSeconds == 0 {
+		p.PeriodSeconds = 10
+	}
+	if p.SuccessThreshold == 0 {
+		p.SuccessThreshold = 1
+	}
+	if p.FailureThreshold == 0 {
+		p.FailureThreshold = 3
+	}
+	return p
+}
+
+// doProbe probes once and records the result; false stops the worker (upstream's doProbe).
+func (w *worker) doProbe(ctx context.Context) bool {
+	m := w.m
+	start := m.cfg.Clock.Now()
+	status, ok := m.cfg.Status.GetPodStatus(w.pod.UID)
+	if !ok {
+		klog.V(3).InfoS("No status for pod", "pod", klog.KObj(w.pod))
+		return true
+	}
+	if status.Phase == v1.PodFailed || status.Phase == v1.PodSucceeded {
+		klog.V(3).InfoS("Pod is terminated, exiting probe worker", "pod", klog.KObj(w.pod), "phase", status.Phase)
+		return false
+	}
+	c, ok := containerStatus(status.ContainerStatuses, w.container.Name)
+	if !ok || c.ContainerID == "" {
+		c, ok = containerStatus(status.InitContainerStatuses, w.container.Name)
+		if !ok || c.ContainerID == "" {
+			klog.V(3).InfoS("Probe target container not found", "pod", klog.KObj(w.pod), "containerName", w.container.Name)
+			return true
+		}
+	}
+	id := container.ParseContainerID(c.ContainerID).ID
+	if w.containerID != id {
+		if w.containerID != "" {
+			w.results.Remove(w.containerID)
+		}
+		w.containerID = id
+		w.results.Set(id, w.initial, w.pod.UID)
+		w.onHold = false
+	}
+	if w.onHold {
+		return true
+	}
+	if c.State.Running == nil {
+		klog.V(3).InfoS("Non-running container probed", "pod", klog.KObj(w.pod), "containerName", w.container.Name)
+		w.results.Set(id, results.Failure, w.pod.UID)
+		return c.State.Terminated == nil || w.pod.Spec.RestartPolicy != v1.RestartPolicyNever
+	}
+	if w.pod.DeletionTimestamp != nil && (w.probeType == Liveness || w.probeType == Startup) {
+		klog.V(3).InfoS("Pod deletion requested, setting probe result to success", "probeType", w.probeType, "pod", klog.KObj(w.pod), "containerName", w.container.Name)
+		w.results.Set(id, results.Success, w.pod.UID)
+		return false
+	}
+	sinceStart := m.cfg.Clock.Since(c.State.Running.StartedAt.Time)
+	if int32(sinceStart.Seconds()) < w.spec.InitialDelaySeconds {
+		return true
+	}
+	if c.Started != nil && *c.Started {
+		if w.probeType == Startup { // started: the startup probe has done its job
+			return true
+		}
+	} else if w.probeType != Startup { // the others wait for the container to have started
+		return true
+	}
+	m.mu.Lock()
+	w.started = true
+	m.mu.Unlock()
+
+	result, err := w.probe(ctx, status, sinceStart)
+	if err != nil {
+		if errors.Is(err, task.ErrStopped) || ctx.Err() != nil {
+			return true // the worker is going away
+		}
+		m.total.WithLabelValues(w.probeType.String(), "unknown", w.container.Name, w.pod.Name, w.pod.Namespace, string(w.pod.UID)).Inc()
+		m.duration.WithLabelValues(w.probeType.String(), w.container.Name, w.pod.Name, w.pod.Namespace).Observe(m.cfg.Clock.Since(start).Seconds())
+		return true // a prober error: the result is thrown away, as upstream
+	}
+	switch result {
+	case results.Success:
+		m.total.WithLabelValues(w.probeType.String(), "successful", w.container.Name, w.pod.Name, w.pod.Namespace, string(w.pod.UID)).Inc()
+		m.duration.WithLabelValues(w.probeType.String(), w.container.Name, w.pod.Name, w.pod.Namespace).Observe(m.cfg.Clock.Since(start).Seconds())
+	default:
+		m.total.WithLabelValues(w.probeType.String(), "failed", w.container.Name, w.pod.Name, w.pod.Namespace, string(w.pod.UID)).Inc()
+	}
+	if w.lastResult == result {
+		w.resultRun++
+	} else {
+		w.lastResult, w.resultRun = result, 1
+	}
+	if (result == results.Failure && w.resultRun < int(w.spec.FailureThreshold)) ||
+		(result == results.Success && w.resultRun < int(w.spec.SuccessThreshold)) {
+		return true // the threshold is not reached: keep the previous result
+	}
+	w.results.Set(id, result, w.pod.UID)
+	if (w.probeType == Liveness || w.probeType == Startup) && result == results.Failure {
+		// The container will be restarted: stop probing until a new container ID shows.
+		w.onHold, w.resultRun = true, 0
+	}
+	return true
+}
+
+func containerStatus(statuses []v1.ContainerStatus, name string) (v1.ContainerStatus, bool) {
+	for _, s := range statuses {
+		if s.Name == name {
+			return s, true
+		}
+	}
+	return v1.ContainerStatus{}, false
+}
+
+// probe runs the probe and records the Unhealthy event of a failure, as upstream's
+// prober.probe. A probe's answer comes from the container's behaviour script: its probe keys
+// say whether it passes, its probeDelay how long it takes. Exec probes run through the
+// runtime's ExecSync, so runtime faults reach them.
+func (w *worker) probe(ctx context.Context, status v1.PodStatus, sinceStart time.Duration) (results.Result, error) {
+	pass, output, err := w.run(ctx, status, sinceStart)
+	if err != nil {
+		if !errors.Is(err, task.ErrStopped) && ctx.Err() == nil {
+			klog.V(1).ErrorS(err, "Probe errored", "probeType", w.probeType, "pod", klog.KObj(w.pod), "podUID", w.pod.UID, "containerName", w.container.Name)
+			w.event("%s probe errored: %v", w.probeType, err)
+		}
+		return results.Failure, err
+	}
+	if !pass {
+		klog.V(1).InfoS("Probe failed", "probeType", w.probeType, "pod", klog.KObj(w.pod), "podUID", w.pod.UID, "containerName", w.container.Name, "probeResult", "failure", "output", output)
+		w.event("%s probe failed: %s", w.probeType, output)
+		return results.Failure, nil
+	}
+	klog.V(3).InfoS("Probe succeeded", "probeType", w.probeType, "pod", klog.KObj(w.pod), "podUID", w.pod.UID, "containerName", w.container.Name)
+	return results.Success, nil
+}
+
+func (w *worker) event(format string, args ...any) {
+	ref := events.ContainerRef(w.pod, w.container.Name)
+	w.m.cfg.Recorder.Eventf(ref, v1.EventTypeWarning, EventUnhealthy, format, args...)
+}
+
+// run answers the probe: whether it passed, the output a failure shows, or an error (the
+// probe could not run).
+func (w *worker) run(ctx context.Context, status v1.PodStatus, sinceStart time.Duration) (bool, string, error) {
+	beh, _ := behavior.Parse(w.pod.Annotations, w.container.Name) // a bad script fails the container's start, not its probes
+	scripted := beh.ProbePasses(w.probeType.String(), sinceStart)
+	timeout := time.Duration(w.spec.TimeoutSeconds) * time.Second
+	h := w.spec.ProbeHandler
+	switch {
+	case h.Exec != nil:
+		cmd := h.Exec.Command
+		_, err := w.m.cfg.Runtime.ExecSync(ctx, w.containerID, cmd, timeout)
+		switch {
+		case errors.Is(err, cri.ErrDeadlineExceeded):
+			return false, fmt.Sprintf("command %q timed out", strings.Join(cmd, " ")), nil
+		case err != nil:
+			return false, "", err
+		case !scripted:
+			return false, scriptedFailure(w), nil
+		}
+		return true, "", nil
+	case h.HTTPGet != nil, h.TCPSocket != nil, h.GRPC != nil:
+		delay := beh.ProbeDelay
+		if delay > timeout {
+			delay = timeout
+		}
+		if delay > 0 {
+			if err := task.Await(ctx, w.m.after(delay)); err != nil {
+				return false, "", err
+			}
+		}
+		target, err := w.target(status)
+		if err != nil {
+			return false, "", err
+		}
+		if beh.ProbeDelay > timeout {
+			return false, timeoutOutput(h, target, timeout), nil
+		}
+		if !scripted {
+			return false, failureOutput(h, target), nil
+		}
+		return true, "", nil
+	}
+	return false, "", fmt.Errorf("missing probe handler for %s:%s", w.pod.Name, w.container.Name)
+}
+
+func scriptedFailure(w *worker) string {
+	return fmt.Sprintf("probe scripted to fail by %s", behavior.AnnotationKey(w.container.Name))
+}
+
+// target is the host:port (or URL) the probe reaches, as the kubelet resolves it: the pod IP
+// unless the probe names a host, and a named port looked up in the container's ports.
+func (w *worker) target(status v1.PodStatus) (string, error) {
+	h := w.spec.ProbeHandler
+	host := status.PodIP
+	var port intstr.IntOrString
+	switch {
+	case h.HTTPGet != nil:
+		if h.HTTPGet.Host != "" {
+			host = h.HTTPGet.Host
+		}
+		port = h.HTTPGet.Port
+	case h.TCPSocket != nil:
+		if h.TCPSocket.Host != "" {
+			host = h.TCPSocket.Host
+		}
+		port = h.TCPSocket.Port
+	case h.GRPC != nil:
+		port = intstr.FromInt32(h.GRPC.Port)
+	}
+	p, err := resolvePort(port, &w.container)
+	if err != nil {
+		return "", err
+	}
+	hostPort := net.JoinHostPort(host, strconv.Itoa(p))
+	if h.HTTPGet != nil {
+		scheme := strings.ToLower(string(h.HTTPGet.Scheme))
+		if scheme == "" {
+			scheme = "http"
+		}
+		path := h.HTTPGet.Path
+		if !strings.HasPrefix(path, "/") {
+			path = "/" + path
+		}
+		return scheme + "://" + hostPort + path, nil
+	}
+	return hostPort, nil
+}
+
+func resolvePort(port intstr.IntOrString, c *v1.Container) (int, error) {
+	if port.Type == intstr.Int {
+		if p := port.IntValue(); p > 0 && p < 65536 {
+			return p, nil
+		}
+		return 0, fmt.Errorf("invalid port number: %v", port.IntValue())
+	}
+	for _, cp := range c.Ports {
+		if cp.Name == port.StrVal {
+			return int(cp.ContainerPort), nil
+		}
+	}
+	return 0, fmt.Errorf("couldn't find port: %v in %v", port.StrVal, c.Name)
+}
+
+// failureOutput is what a failing probe of each kind reports upstream.
+func failureOutput(h v1.ProbeHandler, target string) string {
+	switch {
+	case h.HTTPGet != nil:
+		return "HTTP probe failed with statuscode: 503"
+	case h.TCPSocket != nil:
+		return fmt.Sprintf("dial tcp %s: connect: connection refused", target)
+	}
+	return `service unhealthy (responded with "NOT_SERVING")`
+}
+
+// timeoutOutput is what a probe that timed out reports upstream.
+func timeoutOutput(h v1.ProbeHandler, target string, timeout time.Duration) string {
+	switch {
+	case h.HTTPGet != nil:
+		return fmt.Sprintf("Get %q: context deadline exceeded (Client.Timeout exceeded while awaiting headers)", target)
+	case h.TCPSocket != nil:
+		return fmt.Sprintf("dial tcp %s: i/o timeout", target)
+	}
+	return fmt.Sprintf("timeout: health rpc did not complete within %v", timeout)
+}
