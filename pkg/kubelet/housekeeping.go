@@ -14,12 +14,12 @@ import (
 )
 
 // HandlePodCleanups is housekeeping (upstream HandlePodCleanups, without the volume,
-// cgroup, probe and mirror pod parts the simulator has no use for): the pod workers
-// forget finished pods no source wants and start terminating running ones; statuses of
+// cgroup and mirror pod parts the simulator has no use for): the pod workers forget
+// finished pods no source wants and start terminating running ones; statuses and probes of
 // pods no source wants are dropped; desired pods the workers do not know (a static pod
-// re-created with the same UID) are restarted; and runtime pods nobody knows (orphans)
-// are killed with a 1s grace period. It also refreshes running_pods and
-// running_containers from the runtime listing it makes.
+// re-created with the same UID) are restarted; and runtime pods nobody knows (orphans) are
+// killed with a 1s grace period. As upstream, it leaves running_pods and
+// running_containers to the PLEG.
 func (k *Kubelet) HandlePodCleanups(ctx context.Context) error {
 	logger := klog.FromContext(ctx)
 	// In no particular order: housekeeping runs every 2s over every pod, and only the pods
@@ -29,8 +29,7 @@ func (k *Kubelet) HandlePodCleanups(ctx context.Context) error {
 	logger.V(3).Info("Clean up pod workers for terminated pods")
 	workingPods := k.podWorkers.SyncKnownPods(allPods)
 
-	// The listing with all=true also sets the running metrics (kuberuntime.Manager).
-	runtimePods, err := k.runtimeMgr.GetPods(ctx, true)
+	runtimePods, err := k.runtimeMgr.ListPods(ctx, true)
 	if err != nil {
 		return fmt.Errorf("list runtime pods for housekeeping: %w", err)
 	}

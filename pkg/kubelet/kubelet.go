@@ -435,6 +435,7 @@ func (k *Kubelet) buildPLEG(evented bool) error {
 		EventedRelistThreshold:  sc.EventedPLEG.RelistThreshold.Duration,
 		GenericRelistPeriod:     sc.PLEG.RelistPeriod.Duration,
 		GenericRelistThreshold:  sc.PLEG.RelistThreshold.Duration,
+		AdjustRunningContainers: k.runtimeMgr.AdjustRunningContainers,
 	}); err != nil {
 		return fmt.Errorf("create evented PLEG: %w", err)
 	}

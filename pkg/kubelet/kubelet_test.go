@@ -471,3 +471,28 @@ func TestBackOffTiming(t *testing.T) {
 		}
 	})
 }
+
+// TestNodeEventsOnStart: a starting kubelet records upstream's node events, in order: its
+// birth cry, node allocatable enforced, then the conditions of its first status. As
+// upstream's Ready setter, NodeReady is recorded only when Ready changes, not when the first
+// status is already Ready (a real node usually starts NotReady until its network is up).
+func TestNodeEventsOnStart(t *testing.T) {
+	h := newHarness(t)
+	h.round(time.Second)
+	var got []string
+	for _, e := range h.k.Events().List() {
+		if e.InvolvedObject.Kind == "Node" {
+			got = append(got, e.Reason+": "+e.Message)
+		}
+	}
+	want := []string{
+		"Starting: Starting kubelet.",
+		"NodeAllocatableEnforced: Updated Node Allocatable limit across pods",
+		"NodeHasSufficientMemory: Node node status is now: NodeHasSufficientMemory",
+		"NodeHasNoDiskPressure: Node node status is now: NodeHasNoDiskPressure",
+		"NodeHasSufficientPID: Node node status is now: NodeHasSufficientPID",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("node events:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}

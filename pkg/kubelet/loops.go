@@ -2,9 +2,13 @@ package kubelet
 
 import (
 	"context"
+	"encoding/json"
+	"slices"
 
+	v1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2"
 
+	"github.com/minikubelet/minikubelet/pkg/events"
 	"github.com/minikubelet/minikubelet/pkg/runner"
 )
 
@@ -50,6 +54,13 @@ func (k *Kubelet) Loops() []runner.Loop {
 // one). Run calls it; simulate mode calls it before stepping the table. Idempotent.
 func (k *Kubelet) Start(ctx context.Context) {
 	k.startOnce.Do(func() {
+		// The kubelet's birth cry, then the container manager enforcing node allocatable on
+		// the pods cgroup (enforceNodeAllocatable defaults to [pods]).
+		node := events.NodeRef(k.nodeName)
+		k.events.Eventf(node, v1.EventTypeNormal, "Starting", "Starting kubelet.")
+		if k.enforcesPodsAllocatable() {
+			k.events.Eventf(node, v1.EventTypeNormal, "NodeAllocatableEnforced", "Updated Node Allocatable limit across pods")
+		}
 		if k.fileSource != nil {
 			klog.FromContext(ctx).Info("Adding static pod path", "path", k.fileSource.Path())
 		}
@@ -80,4 +91,17 @@ func (k *Kubelet) Stop() {
 		loops.Lease.Stop()
 		k.state.Stop()
 	})
+}
+
+// enforcesPodsAllocatable reports whether enforceNodeAllocatable names "pods" (its default).
+func (k *Kubelet) enforcesPodsAllocatable() bool {
+	raw := k.cfg.Kubelet.EnforceNodeAllocatable
+	if len(raw) == 0 {
+		return true
+	}
+	var keys []string
+	if err := json.Unmarshal(raw, &keys); err != nil {
+		return true // config.Load accepted it; the default stands
+	}
+	return slices.Contains(keys, "pods")
 }

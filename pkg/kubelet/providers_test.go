@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 
@@ -142,5 +143,26 @@ func TestProbeMetricsEndpoint(t *testing.T) {
 	}
 	if _, body := get(t, h.k.Server().Handler(), "/metrics"); strings.Contains(body, "prober_probe_total") {
 		t.Error("/metrics serves the prober's metrics too")
+	}
+}
+
+// TestEventedPLEGMovesRunningContainers: with the evented PLEG, running_containers follows
+// the container events (upstream's updateRunningContainerMetric) although the generic relist
+// runs only every 300s; running_pods waits for that relist, as in v1.30.
+func TestEventedPLEGMovesRunningContainers(t *testing.T) {
+	h := newHarness(t, "--feature-gates=EventedPLEG=true")
+	h.round(time.Second) // the first relist: an empty node
+	h.write("web.yaml", podManifest("web", "nginx", ""))
+	h.until(10, "web Running", func() bool { return h.phase("web-"+testNode) == v1.PodRunning }, h.describe)
+	if got := gauge(t, h, "running_containers", "running"); got != 1 {
+		t.Errorf("running_containers{running} = %v after the container started, want 1 from its events", got)
+	}
+	if got := gauge(t, h, "running_pods", ""); got != 0 {
+		t.Errorf("running_pods = %v before the next relist, want 0 (v1.30's evented PLEG never moves it)", got)
+	}
+	h.remove("web.yaml")
+	h.until(10, "web's container stopped", func() bool { return h.runningContainers() == 0 }, h.describe)
+	if got := gauge(t, h, "running_containers", "running"); got != 0 {
+		t.Errorf("running_containers{running} = %v after the container stopped, want 0", got)
 	}
 }

@@ -2,11 +2,11 @@ package kuberuntime
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sort"
 
 	"k8s.io/apimachinery/pkg/types"
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/klog/v2"
 
 	"github.com/minikubelet/minikubelet/pkg/container"
@@ -39,7 +39,7 @@ func (m *Manager) CleanUpContainersInPod(ctx context.Context, podStatus *contain
 			errs = append(errs, fmt.Errorf("remove container %q of pod %q: %w", s.ID.ID, podStatus.ID, err))
 		}
 	}
-	return errors.Join(errs...)
+	return utilerrors.NewAggregate(errs)
 }
 
 // containersToDeleteInPod is upstream's getContainersToDeleteInPod: the exited instances of
@@ -154,5 +154,5 @@ func (m *Manager) GarbageCollect(ctx context.Context, state PodStateProvider, al
 			}
 		}
 	}
-	return errors.Join(errs...)
+	return utilerrors.NewAggregate(errs)
 }

@@ -121,7 +121,12 @@ func (m *Manager) ensureImageExists(ctx context.Context, ref *v1.ObjectReference
 	}
 	// Pulls are not queued here, so the pull time and the time including waiting are equal.
 	d := m.clock.Since(start).Truncate(time.Millisecond)
-	m.recorder.Eventf(ref, v1.EventTypeNormal, "Pulled", "Successfully pulled image %q in %v (%v including waiting)", c.Image, d, d)
+	// The image's size, as upstream's puller asks the runtime after the pull (0 if it cannot).
+	var size uint64
+	if img, err := m.images.ImageStatus(ctx, spec); err == nil && img != nil {
+		size = img.Size
+	}
+	m.recorder.Eventf(ref, v1.EventTypeNormal, "Pulled", "Successfully pulled image %q in %v (%v including waiting). Image size: %v bytes.", c.Image, d, d, size)
 	m.imageBackOff.GC()
 	return image, "", nil
 }

@@ -157,6 +157,12 @@ func (m *Manager) GetPods(ctx context.Context, all bool) ([]*container.Pod, erro
 	return pods, nil
 }
 
+// ListPods lists the runtime's pods without touching the running gauges (housekeeping's
+// listing: upstream reads its runtime cache there, and only the relist sets the gauges).
+func (m *Manager) ListPods(ctx context.Context, all bool) ([]*container.Pod, error) {
+	return m.view.GetPods(ctx, all)
+}
+
 // GetPodStatus reads one pod's status from the runtime.
 func (m *Manager) GetPodStatus(ctx context.Context, uid types.UID, name, namespace string) (*container.PodStatus, error) {
 	return m.view.GetPodStatus(ctx, uid, name, namespace)
@@ -165,6 +171,16 @@ func (m *Manager) GetPodStatus(ctx context.Context, uid types.UID, name, namespa
 // UpdateRunningMetrics sets running_pods and running_containers from a pod listing, for a
 // caller that lists the runtime without going through GetPods(all=true).
 func (m *Manager) UpdateRunningMetrics(pods []*container.Pod) { m.metrics.recordRunning(pods) }
+
+// AdjustRunningContainers adds deltas to running_containers by state (the evented PLEG's
+// per-event update).
+func (m *Manager) AdjustRunningContainers(deltas map[container.State]int) {
+	for state, d := range deltas {
+		if d != 0 {
+			m.metrics.runningContainers.WithLabelValues(string(state)).Add(float64(d))
+		}
+	}
+}
 
 // SyncPod drives the pod towards its spec: (1) compute actions, (2) kill the pod when its
 // sandbox changed or it is done, or (3) kill unwanted containers, (4) create the sandbox,

@@ -2,6 +2,7 @@ package kuberuntime
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -732,5 +733,45 @@ func TestProbeFailuresKillTheContainer(t *testing.T) {
 				t.Fatalf("app = %q attempt %d, want restarted=%t", st, attempt, tc.wantRestart)
 			}
 		})
+	}
+}
+
+// TestPulledEventMessage: the Pulled event reads as v1.30's, with the pull's duration and
+// the image size the runtime reports.
+func TestPulledEventMessage(t *testing.T) {
+	h := newHarness(t, true)
+	pod := newPod("pull", withBehavior("app", "pullDelay=1500ms"))
+	if err := h.await(time.Minute, func(ctx context.Context) error { h.m.SyncPod(ctx, pod, h.status(pod)); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	img, err := h.rt.ImageStatus(h.ctx, cri.ImageSpec{Image: pod.Spec.Containers[0].Image})
+	if err != nil || img == nil {
+		t.Fatalf("ImageStatus = %v, %v", img, err)
+	}
+	want := fmt.Sprintf("Successfully pulled image %q in 1.5s (1.5s including waiting). Image size: %d bytes.", pod.Spec.Containers[0].Image, img.Size)
+	if got := h.eventMessages("Pulled"); len(got) != 1 || got[0] != want {
+		t.Errorf("Pulled events %q, want %q", got, want)
+	}
+}
+
+// TestSyncResultErrorIsAnAggregate: several failures read as upstream's
+// utilerrors.NewAggregate ("[a, b]"), one failure as its message alone.
+func TestSyncResultErrorIsAnAggregate(t *testing.T) {
+	one := PodSyncResult{}
+	one.add(StartContainer, "a").Fail(ErrCrashLoopBackOff, "back-off 10s")
+	if got, want := one.Error().Error(), `failed to "StartContainer" for "a" with CrashLoopBackOff: "back-off 10s"`; got != want {
+		t.Errorf("one failure: %q, want %q", got, want)
+	}
+	two := one
+	two.add(StartContainer, "b").Fail(ErrImagePullBackOff, `Back-off pulling image "x"`)
+	want := `[failed to "StartContainer" for "a" with CrashLoopBackOff: "back-off 10s", failed to "StartContainer" for "b" with ImagePullBackOff: "Back-off pulling image \"x\""]`
+	if got := two.Error().Error(); got != want {
+		t.Errorf("two failures: %q, want %q", got, want)
+	}
+	if !errors.Is(two.Error(), ErrImagePullBackOff) {
+		t.Error("the aggregate does not wrap its errors")
+	}
+	if (PodSyncResult{}).Error() != nil {
+		t.Error("no failure is not nil")
 	}
 }

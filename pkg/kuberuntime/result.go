@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 )
 
 // Errors a sync action can fail with. Their text is exactly the waiting reason the kubelet
@@ -81,7 +82,8 @@ func (p *PodSyncResult) merge(o PodSyncResult) {
 // Fail records a failure that is not tied to one action.
 func (p *PodSyncResult) Fail(err error) { p.SyncError = errors.Join(p.SyncError, err) }
 
-// Error aggregates every failure, or returns nil when all actions succeeded.
+// Error aggregates every failure as upstream does (utilerrors.NewAggregate: the message
+// alone for one failure, "[a, b]" for several), or returns nil when all actions succeeded.
 func (p PodSyncResult) Error() error {
 	var errs []error
 	if p.SyncError != nil {
@@ -92,7 +94,7 @@ func (p PodSyncResult) Error() error {
 			errs = append(errs, fmt.Errorf("failed to %q for %q with %w: %q", r.Action, r.Target, r.Error, r.Message))
 		}
 	}
-	return errors.Join(errs...)
+	return utilerrors.NewAggregate(errs)
 }
 
 // StartFailed reports whether a container could not be started (whatever the reason): its

@@ -47,6 +47,9 @@ type EventedConfig struct {
 	// GenericRelistPeriod and GenericRelistThreshold are restored on fallback: 1s and 3m.
 	GenericRelistPeriod    time.Duration
 	GenericRelistThreshold time.Duration
+	// AdjustRunningContainers adds deltas (by container state) to running_containers as
+	// events arrive, as upstream's updateRunningContainerMetric. Optional.
+	AdjustRunningContainers func(deltas map[container.State]int)
 }
 
 // EventedPLEG turns the runtime's container events into pod lifecycle events, with the
@@ -57,6 +60,7 @@ type EventedConfig struct {
 // connection can be held up by the runtime), handles every event that has arrived, reconnects
 // after a broken stream, and bumps the cache's global time every GlobalCacheUpdatePeriod.
 type EventedPLEG struct {
+	adjustRunning   func(map[container.State]int)
 	generic         *GenericPLEG
 	runtime         EventStreamer
 	cache           container.Cache
@@ -117,6 +121,7 @@ func NewEventedPLEG(cfg EventedConfig) (*EventedPLEG, error) {
 		eventCh:         g.eventCh,
 		metrics:         g.metrics,
 		maxRetries:      cfg.MaxRetries,
+		adjustRunning:   cfg.AdjustRunningContainers,
 		globalPeriod:    cfg.GlobalCacheUpdatePeriod,
 		eventedDuration: evented,
 		genericDuration: generic,
@@ -325,7 +330,8 @@ func (e *EventedPLEG) HandleStreamError(ctx context.Context, err error) bool {
 	e.mu.Unlock()
 	e.generic.Restart() // relist at once: events may have been lost
 	if v := logger.V(4); v.Enabled() {
-		v.Info("Evented PLEG: Failed to get container events, retrying", "err", err, "attempt", attempts, "maxRetries", e.maxRetries)
+		// upstream's message, trailing ": " included
+		v.Info("Evented PLEG: Failed to get container events, retrying: ", "err", err, "attempt", attempts, "maxRetries", e.maxRetries)
 	}
 	if attempts < e.maxRetries || !inUse {
 		return false
@@ -349,6 +355,7 @@ func (e *EventedPLEG) fallback(ctx context.Context) {
 	if s != nil {
 		s.Close()
 	}
+	klog.FromContext(ctx).V(4).Info("Fall back to Generic PLEG relisting since Evented PLEG is not working")
 	// The generic PLEG is in charge at its normal cadence before InUse reports false to
 	// anyone, so whoever sees the switch sees all of it.
 	e.generic.eventedInUse.Store(false)
@@ -377,6 +384,7 @@ func (e *EventedPLEG) HandleEvent(ctx context.Context, ev *cri.ContainerEventRes
 		v.Info("Evented PLEG: Generated pod status from the received event", "podUID", pid)
 	}
 	status.IPs = podIPs(e.cache, pid, status)
+	e.updateRunningContainers(status)
 	e.metrics.connLatency.Observe(e.clock.Since(eventTime).Seconds())
 
 	send := false
@@ -414,6 +422,27 @@ func (e *EventedPLEG) HandleEvent(ctx context.Context, ev *cri.ContainerEventRes
 	if v := logger.V(4); v.Enabled() && msg != "" {
 		v.Info(msg, "podUID", pid, "containerID", ev.ContainerID, "eventType", ev.ContainerEventType)
 	}
+}
+
+// updateRunningContainers moves running_containers by the difference between the cached
+// status's container states and the event's, as upstream does for every event (all of the
+// event's containers on a cache miss). running_pods is left to the relist: upstream's
+// evented update looks for the sandbox among the containers, never finds it running, and
+// so never moves the gauge.
+func (e *EventedPLEG) updateRunningContainers(status *container.PodStatus) {
+	if e.adjustRunning == nil {
+		return
+	}
+	deltas := map[container.State]int{}
+	for _, c := range status.ContainerStatuses {
+		deltas[c.State]++
+	}
+	if cached, _ := e.cache.Get(status.ID); cached != nil && len(cached.SandboxStatuses) > 0 {
+		for _, c := range cached.ContainerStatuses {
+			deltas[c.State]--
+		}
+	}
+	e.adjustRunning(deltas)
 }
 
 func (e *EventedPLEG) send(logger klog.Logger, ev *PodLifecycleEvent) {

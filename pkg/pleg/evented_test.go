@@ -538,7 +538,7 @@ func TestEventedSteps(t *testing.T) {
 		t.Fatal("Activate should switch once")
 	}
 	// Which PLEG is in charge is visible without -v, on every switch.
-	const toEvented = `"Switched PLEG" "active"="evented" "previous"="generic" "reason"="EventedPLEG started"`
+	const toEvented = `"level"=0 "msg"="Switched PLEG" "active"="evented" "previous"="generic" "reason"="EventedPLEG started"`
 	if n := logs.count(toEvented); n != 1 {
 		t.Fatalf("switch log lines = %d, want 1: %q", n, logs.lines)
 	}
@@ -568,9 +568,16 @@ func TestEventedSteps(t *testing.T) {
 	if due := f.g.Due(f.clk.Now()); !due.Equal(f.clk.Now().Add(time.Second)) {
 		t.Fatalf("next relist in %v after the fallback, want 1s", due.Sub(f.clk.Now()))
 	}
-	const toGeneric = `"Switched PLEG" "active"="generic" "previous"="evented" "reason"="Fall back to Generic PLEG relisting since Evented PLEG is not working"`
+	const toGeneric = `"level"=0 "msg"="Switched PLEG" "active"="generic" "previous"="evented" "reason"="Fall back to Generic PLEG relisting since Evented PLEG is not working"`
 	if n := logs.count(toGeneric); n != 1 {
 		t.Fatalf("fallback log lines = %d, want 1: %q", n, logs.lines)
+	}
+	// upstream's own lines, at -v=4
+	if n := logs.count(`"level"=4 "msg"="Fall back to Generic PLEG relisting since Evented PLEG is not working"`); n != 1 {
+		t.Fatalf("upstream fallback log lines = %d, want 1: %q", n, logs.lines)
+	}
+	if n := logs.count(`"level"=4 "msg"="Evented PLEG: Failed to get container events, retrying: "`); n != 5 {
+		t.Fatalf("retry log lines = %d, want 5: %q", n, logs.lines)
 	}
 	if got := activeGauge(t, f.reg); got != TypeGeneric {
 		t.Fatalf("pleg_active = %q, want generic", got)

@@ -198,7 +198,7 @@ func (l *logRecorder) ctx() context.Context {
 		l.mu.Lock()
 		defer l.mu.Unlock()
 		l.lines = append(l.lines, args)
-	}, funcr.Options{Verbosity: 0}))
+	}, funcr.Options{Verbosity: 4}))
 }
 
 // count returns how many lines contain every part.
