@@ -50,10 +50,19 @@ lint:
 	@out=$$(gofmt -l $$(git ls-files -co --exclude-standard '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet $(PKGS)
 
-.PHONY: help build run test bench scale fuzz simulate lint gates
+.PHONY: help build run test bench scale fuzz simulate lint gates controlplane e2e-cluster
 
 ## gates: regenerate pkg/features/testdata/kube_features.json from k8s.io/kubernetes $(K8S_VERSION)
 gates:
 	@dir=$$($(GO) mod download -json k8s.io/kubernetes@$(K8S_VERSION) | sed -n 's/.*"Dir": "\(.*\)",/\1/p'); \
 	  test -n "$$dir" || { echo "cannot download k8s.io/kubernetes@$(K8S_VERSION)"; exit 1; }; \
 	  $(GO) run ./hack/gengates -file "$$dir/pkg/features/kube_features.go" -version $(K8S_VERSION) -o pkg/features/testdata/kube_features.json
+
+## controlplane: build kube-apiserver, kube-controller-manager, kube-scheduler v1.30 into _output/bin (tools/controlplane)
+controlplane:
+	@mkdir -p _output/bin
+	cd tools/controlplane && $(GO) build -o ../../_output/bin/ k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager k8s.io/kubernetes/cmd/kube-scheduler
+
+## e2e-cluster: run the cluster-mode tests against a real control plane on loopback (needs etcd: Debian etcd-server)
+e2e-cluster: controlplane
+	KUBE_BIN_DIR=$(CURDIR)/_output/bin $(GO) test -count=1 -v -run . ./test/cluster/

@@ -17,6 +17,9 @@ type Config struct {
 	FeatureGates map[string]bool `json:"featureGates"`
 	// ConfigFile is the absolute path of --config, or empty.
 	ConfigFile string `json:"configFile,omitempty"`
+	// Kubeconfig is --kubeconfig: the cluster to join as a node (cluster mode); empty:
+	// standalone.
+	Kubeconfig string `json:"kubeconfig,omitempty"`
 	// UnsimulatedFields lists the KubeletConfiguration fields the config file sets that the
 	// simulator accepts but does not model. The daemon logs them once at start.
 	UnsimulatedFields []string `json:"unsimulatedFields,omitempty"`

@@ -15,6 +15,7 @@ const (
 	flagFeatureGates              = "feature-gates"
 	flagPodManifestPath           = "pod-manifest-path"
 	flagHostnameOverride          = "hostname-override"
+	flagKubeconfig                = "kubeconfig"
 	flagSyncFrequency             = "sync-frequency"
 	flagFileCheckFrequency        = "file-check-frequency"
 	flagNodeStatusUpdateFrequency = "node-status-update-frequency"
@@ -32,6 +33,7 @@ const (
 type commandLine struct {
 	configFile       string
 	hostnameOverride string
+	kubeconfig       string
 }
 
 // NewFlagSet returns the daemon's flags bound to throwaway defaults, for help output. The
@@ -54,6 +56,8 @@ func addFlags(fs *pflag.FlagSet, cl *commandLine, kc *KubeletConfiguration, sc *
 			strings.Join(knownFeatures, "\n"))
 	fs.StringVar(&kc.StaticPodPath, flagPodManifestPath, kc.StaticPodPath,
 		"Path to the directory containing static pod files to run, or the path to a single static pod file. Files starting with dots will be ignored. (kubeletConfiguration.staticPodPath)")
+	fs.StringVar(&cl.kubeconfig, flagKubeconfig, cl.kubeconfig,
+		"Path to a kubeconfig file: join that cluster as a node (cluster mode). Without it the daemon runs standalone, with static pods only.")
 	fs.StringVar(&cl.hostnameOverride, flagHostnameOverride, cl.hostnameOverride,
 		"If non-empty, will use this string as identification instead of the actual hostname. (overrides simulatorConfiguration.nodeName)")
 	fs.DurationVar(&kc.SyncFrequency.Duration, flagSyncFrequency, kc.SyncFrequency.Duration,

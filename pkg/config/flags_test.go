@@ -17,6 +17,7 @@ func TestFlagHelpShowsValueTypes(t *testing.T) {
 		flagFeatureGates:              "mapStringBool",
 		flagPodManifestPath:           "string",
 		flagHostnameOverride:          "string",
+		flagKubeconfig:                "string",
 		flagSyncFrequency:             "duration",
 		flagFileCheckFrequency:        "duration",
 		flagNodeStatusUpdateFrequency: "duration",

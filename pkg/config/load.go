@@ -81,6 +81,7 @@ func Load(args []string, gate featuregate.MutableFeatureGate, globals *pflag.Fla
 	}
 
 	sc.NodeName = resolveNodeName(cl.hostnameOverride, sc.NodeName)
+	cfg.Kubeconfig = cl.kubeconfig
 	prov.changedFlags = map[string]bool{}
 	final.Visit(func(f *pflag.Flag) { prov.changedFlags[f.Name] = true })
 

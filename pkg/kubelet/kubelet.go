@@ -11,10 +11,12 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
 	"github.com/minikubelet/minikubelet/pkg/admission"
+	"github.com/minikubelet/minikubelet/pkg/cluster"
 	"github.com/minikubelet/minikubelet/pkg/config"
 	"github.com/minikubelet/minikubelet/pkg/events"
 	"github.com/minikubelet/minikubelet/pkg/featuregate"
@@ -68,6 +70,12 @@ type Config struct {
 	// ManifestUIDRoot, when set, stands for the manifest directory in the static pods' UIDs
 	// (podsource.Config.UIDRoot): simulate mode's runs get the same UIDs.
 	ManifestUIDRoot string
+	// KubeClient is the API server of the cluster to join (cluster mode): the node is
+	// registered, its status patched and its lease renewed there. Nil: standalone.
+	KubeClient kubernetes.Interface
+	// InlineAPICalls runs API calls on the loops' goroutines instead of goroutines of their
+	// own: for tests with an in-memory fake clientset, so that they stay deterministic.
+	InlineAPICalls bool
 }
 
 // Kubelet is the simulator's kubelet: it owns every component and implements the sync
@@ -92,6 +100,9 @@ type Kubelet struct {
 	syncer          *Syncer
 	podWorkers      *podworkers.PodWorkers
 	prober          *prober.Manager
+	kubeClient      kubernetes.Interface
+	inlineAPI       bool
+	apiCaller       *cluster.Caller // runs API calls off the loops' goroutines; nil standalone
 	probeResults    probeResults
 	probeRegistry   *metrics.Registry // prober_* metrics, served on /metrics/probes
 	genericPLEG     *pleg.GenericPLEG
@@ -121,6 +132,19 @@ var (
 	_ podworkers.SyncHandler   = (*Kubelet)(nil)
 	_ nodestatus.UsageProvider = (*Kubelet)(nil)
 )
+
+// nodeAPI is the node status manager's API server in cluster mode, nil standalone (a nil
+// *cluster.NodeAPI must not become a non-nil interface).
+func (k *Kubelet) nodeAPI() nodestatus.NodeAPI {
+	if k.kubeClient == nil {
+		return nil
+	}
+	k.apiCaller = cluster.NewCaller(context.Background())
+	if k.inlineAPI {
+		k.apiCaller = cluster.Inline()
+	}
+	return cluster.NewNodeAPI(k.kubeClient, k.apiCaller)
+}
 
 // ProbeRegistry holds the prober's metrics (prober_probe_total,
 // prober_probe_duration_seconds), served on /metrics/probes.
@@ -180,6 +204,8 @@ func New(cfg Config) (*Kubelet, error) {
 		defaultBehavior:  defaultBehavior,
 		watchManifests:   cfg.WatchManifests,
 		manifestUIDRoot:  cfg.ManifestUIDRoot,
+		kubeClient:       cfg.KubeClient,
+		inlineAPI:        cfg.InlineAPICalls,
 	}
 	k.rt = client.New(cfg.Runtime, cfg.Clock, c.Kubelet.RuntimeRequestTimeout.Duration)
 	evented := cfg.Gate.Enabled(features.EventedPLEG)
@@ -477,6 +503,7 @@ func (k *Kubelet) buildNodeStatus(nodeIP string) error {
 		ShutdownErrors:            k.shutdownStatus,
 		Recorder:                  k.events,
 		Registry:                  k.registry,
+		API:                       k.nodeAPI(),
 	})
 	if err != nil {
 		return fmt.Errorf("create node status manager: %w", err)

@@ -90,6 +90,9 @@ func (k *Kubelet) Stop() {
 		loops.Status.Stop()
 		loops.Lease.Stop()
 		k.state.Stop()
+		if k.apiCaller != nil {
+			k.apiCaller.Stop() // API calls still in flight end now
+		}
 	})
 }
 

@@ -121,6 +121,18 @@ type Config struct {
 	// Registry receives node_status_reports_total and node_status_update_duration_seconds;
 	// nil uses a private unexposed registry.
 	Registry *metrics.Registry
+	// API is the API server of the cluster the node joined (cluster mode): the node is
+	// registered there, each report is patched to nodes/status and each lease renewal
+	// written. Nil: standalone, the node and lease live here only.
+	API NodeAPI
+}
+
+// NodeAPI is what the node status manager asks of an API server (pkg/cluster.NodeAPI).
+// Calls may wait (as tasks) for the network.
+type NodeAPI interface {
+	RegisterNode(ctx context.Context, node *v1.Node) (*v1.Node, error)
+	PatchNodeStatus(ctx context.Context, old, node *v1.Node) (*v1.Node, error)
+	UpdateLease(ctx context.Context, lease *coordinationv1.Lease) error
 }
 
 // Manager owns the node object and its lease. GetNode, GetLease and the pressure getters
@@ -423,6 +435,12 @@ func (m *Manager) UpdateNodeStatus(ctx context.Context) error {
 	if !changed && m.clock.Since(lastReport) < m.cfg.NodeStatusReportFrequency {
 		return utilerrors.NewAggregate(errs)
 	}
+	if m.cfg.API != nil {
+		if !m.reportToAPI(ctx, register, original, node) {
+			// Not reported: the next update tries again against the last reported node.
+			return utilerrors.NewAggregate(errs)
+		}
+	}
 
 	m.mu.Lock()
 	m.nodeVersion++
@@ -436,6 +454,32 @@ func (m *Manager) UpdateNodeStatus(ctx context.Context) error {
 	}
 	logger.V(2).Info("Reported node status", "node", klog.KObj(node), "changed", changed, "ready", readyStatus(node), "crossedThresholds", m.pressure.crossed)
 	return utilerrors.NewAggregate(errs)
+}
+
+// reportToAPI registers the node (the first time) and patches its status to the API
+// server, logging failures as upstream does; it reports whether the status got there.
+func (m *Manager) reportToAPI(ctx context.Context, register bool, original, node *v1.Node) bool {
+	logger := klog.FromContext(ctx)
+	if register {
+		logger.Info("Attempting to register node", "node", klog.KObj(node))
+		registered, err := m.cfg.API.RegisterNode(ctx, node)
+		if err != nil {
+			if ctx.Err() == nil {
+				logger.Error(err, "Unable to register node with API server", "node", klog.KObj(node))
+			}
+			return false
+		}
+		// The API server's identity of the node is the one that counts (owner references).
+		node.UID, node.CreationTimestamp = registered.UID, registered.CreationTimestamp
+		original = registered
+	}
+	if _, err := m.cfg.API.PatchNodeStatus(ctx, original, node); err != nil {
+		if ctx.Err() == nil {
+			logger.Error(err, "Error updating node status, will retry")
+		}
+		return false
+	}
+	return true
 }
 
 func readyStatus(node *v1.Node) v1.ConditionStatus {
@@ -504,6 +548,17 @@ func nodeConditionsHaveChanged(original, conditions []v1.NodeCondition) bool {
 // creates the Lease on the first call, sets renewTime to now, and points its owner
 // reference at the node once the node is registered.
 func (m *Manager) RenewLease(ctx context.Context) {
+	lease := m.renewLease(ctx)
+	if m.cfg.API == nil {
+		return
+	}
+	if err := m.cfg.API.UpdateLease(ctx, lease); err != nil && ctx.Err() == nil {
+		klog.FromContext(ctx).Error(err, "Failed to update lease")
+	}
+}
+
+// renewLease renews the local lease and returns a copy of it.
+func (m *Manager) renewLease(ctx context.Context) *coordinationv1.Lease {
 	now := m.clock.Now()
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -533,6 +588,7 @@ func (m *Manager) RenewLease(ctx context.Context) {
 	lease.ResourceVersion = strconv.FormatInt(m.leaseVersion, 10)
 	m.lease = lease
 	klog.FromContext(ctx).V(5).Info("Renewed node lease", "lease", klog.KObj(lease))
+	return lease.DeepCopy()
 }
 
 // GetNode returns a copy of the last reported node, or nil before registration.

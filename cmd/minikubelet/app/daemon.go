@@ -2,10 +2,13 @@ package app
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net"
 	"strconv"
 
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
@@ -40,6 +43,16 @@ func runDaemon(ctx context.Context, cfg *config.Config) error {
 	if err := gate.AddMetrics(reg); err != nil {
 		return fmt.Errorf("register feature gate metrics: %w", err)
 	}
+	var client kubernetes.Interface
+	if cfg.Kubeconfig != "" {
+		c, err := kubeClient(cfg)
+		if err != nil {
+			return &ExitError{Code: 2, Err: err}
+		}
+		client = c
+		logger.Info("Joining the cluster of the kubeconfig as a node", "kubeconfig", cfg.Kubeconfig, "node", cfg.Simulator.NodeName)
+	}
+
 	rt, err := kubelet.NewRuntime(cfg, clk, reg)
 	if err != nil {
 		return err
@@ -58,6 +71,7 @@ func runDaemon(ctx context.Context, cfg *config.Config) error {
 		Runtime:        rt,
 		Listener:       ln,
 		WatchManifests: true,
+		KubeClient:     client,
 	})
 	if err != nil {
 		_ = ln.Close()
@@ -69,4 +83,41 @@ func runDaemon(ctx context.Context, cfg *config.Config) error {
 	debug := cfg.Kubelet.EnableDebuggingHandlers != nil && *cfg.Kubelet.EnableDebuggingHandlers
 	logger.Info("Serving HTTP", "address", ln.Addr().String(), "debuggingHandlers", debug)
 	return k.Run(ctx)
+}
+
+// The kubelet's client defaults (v1.30 kubeAPIQPS and kubeAPIBurst).
+const (
+	defaultKubeAPIQPS   = 50
+	defaultKubeAPIBurst = 100
+)
+
+// kubeClient builds the API client of --kubeconfig, with the kubeAPIQPS and kubeAPIBurst of
+// the configuration (v1.30 defaults 50 and 100). An unreadable or invalid kubeconfig is an
+// error naming the file.
+func kubeClient(cfg *config.Config) (kubernetes.Interface, error) {
+	restCfg, err := clientcmd.BuildConfigFromFlags("", cfg.Kubeconfig)
+	if err != nil {
+		return nil, fmt.Errorf("--kubeconfig %s: %w", cfg.Kubeconfig, err)
+	}
+	restCfg.QPS, restCfg.Burst = defaultKubeAPIQPS, defaultKubeAPIBurst
+	if raw := cfg.Kubelet.KubeAPIQPS; len(raw) > 0 {
+		var qps float32
+		if err := json.Unmarshal(raw, &qps); err != nil || qps <= 0 {
+			return nil, fmt.Errorf("kubeletConfiguration.kubeAPIQPS %s: want a number greater than 0", raw)
+		}
+		restCfg.QPS = qps
+	}
+	if raw := cfg.Kubelet.KubeAPIBurst; len(raw) > 0 {
+		var burst int
+		if err := json.Unmarshal(raw, &burst); err != nil || burst <= 0 {
+			return nil, fmt.Errorf("kubeletConfiguration.kubeAPIBurst %s: want an integer greater than 0", raw)
+		}
+		restCfg.Burst = burst
+	}
+	restCfg.UserAgent = "minikubelet/" + cfg.Simulator.NodeName
+	client, err := kubernetes.NewForConfig(restCfg)
+	if err != nil {
+		return nil, fmt.Errorf("--kubeconfig %s: %w", cfg.Kubeconfig, err)
+	}
+	return client, nil
 }

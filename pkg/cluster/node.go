@@ -1,0 +1,134 @@
+package cluster
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/strategicpatch"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/klog/v2"
+
+	"github.com/minikubelet/minikubelet/pkg/task"
+)
+
+// NodeAPI is the node's API client: registration, status patches and the lease, as the
+// kubelet's kubelet_node_status.go and node lease controller make them. Each method runs the
+// call through the Caller and waits for it as a task (or blocks, outside one).
+type NodeAPI struct {
+	client kubernetes.Interface
+	caller *Caller
+}
+
+// NewNodeAPI returns the node's API client.
+func NewNodeAPI(client kubernetes.Interface, caller *Caller) *NodeAPI {
+	return &NodeAPI{client: client, caller: caller}
+}
+
+// RegisterNode creates the node, or reconciles the one that exists (upstream
+// tryRegisterWithAPIServer: an existing node keeps its identity and gets the kubelet's
+// default labels back). It returns the node as the API server has it.
+func (a *NodeAPI) RegisterNode(ctx context.Context, node *v1.Node) (*v1.Node, error) {
+	var got *v1.Node
+	err := task.Await(ctx, a.caller.Go(func(cctx context.Context) error {
+		created, err := a.client.CoreV1().Nodes().Create(cctx, node, metav1.CreateOptions{})
+		if err == nil {
+			got = created
+			return nil
+		}
+		if !apierrors.IsAlreadyExists(err) {
+			return err
+		}
+		existing, err := a.client.CoreV1().Nodes().Get(cctx, node.Name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if !reconcileLabels(existing, node) {
+			got = existing
+			return nil
+		}
+		got, err = a.client.CoreV1().Nodes().Update(cctx, existing, metav1.UpdateOptions{})
+		return err
+	}))
+	return got, err
+}
+
+// reconcileLabels puts the kubelet's labels back on an existing node (upstream
+// updateDefaultLabels) and reports whether it changed.
+func reconcileLabels(existing, initial *v1.Node) bool {
+	changed := false
+	if existing.Labels == nil {
+		existing.Labels = map[string]string{}
+	}
+	for k, v := range initial.Labels {
+		if existing.Labels[k] != v {
+			existing.Labels[k] = v
+			changed = true
+		}
+	}
+	return changed
+}
+
+// PatchNodeStatus sends the difference between the node as last reported and now as a
+// strategic merge patch of nodes/status (upstream nodeutil.PatchNodeStatus).
+func (a *NodeAPI) PatchNodeStatus(ctx context.Context, old, node *v1.Node) (*v1.Node, error) {
+	patch, err := statusPatch(old, node)
+	if err != nil {
+		return nil, err
+	}
+	var got *v1.Node
+	err = task.Await(ctx, a.caller.Go(func(cctx context.Context) error {
+		var err error
+		got, err = a.client.CoreV1().Nodes().Patch(cctx, node.Name, types.StrategicMergePatchType, patch, metav1.PatchOptions{}, "status")
+		return err
+	}))
+	return got, err
+}
+
+func statusPatch(old, node *v1.Node) ([]byte, error) {
+	oldData, err := json.Marshal(&v1.Node{Status: old.Status})
+	if err != nil {
+		return nil, fmt.Errorf("marshal node status: %w", err)
+	}
+	newData, err := json.Marshal(&v1.Node{Status: node.Status})
+	if err != nil {
+		return nil, fmt.Errorf("marshal node status: %w", err)
+	}
+	patch, err := strategicpatch.CreateTwoWayMergePatch(oldData, newData, v1.Node{})
+	if err != nil {
+		return nil, fmt.Errorf("create node status patch: %w", err)
+	}
+	return patch, nil
+}
+
+// UpdateLease writes the lease: created when it does not exist, else renewed (upstream's
+// lease controller: get, then update with the new renew time; create when missing).
+func (a *NodeAPI) UpdateLease(ctx context.Context, lease *coordinationv1.Lease) error {
+	return task.Await(ctx, a.caller.Go(func(cctx context.Context) error {
+		leases := a.client.CoordinationV1().Leases(lease.Namespace)
+		existing, err := leases.Get(cctx, lease.Name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			fresh := lease.DeepCopy()
+			fresh.ResourceVersion, fresh.UID, fresh.CreationTimestamp = "", "", metav1.Time{}
+			_, err = leases.Create(cctx, fresh, metav1.CreateOptions{})
+			if err == nil {
+				klog.FromContext(cctx).V(2).Info("Created node lease in the API server", "lease", klog.KObj(lease))
+			}
+			return err
+		}
+		if err != nil {
+			return err
+		}
+		existing.Spec = lease.Spec
+		if len(existing.OwnerReferences) == 0 {
+			existing.OwnerReferences = lease.OwnerReferences
+		}
+		_, err = leases.Update(cctx, existing, metav1.UpdateOptions{})
+		return err
+	}))
+}

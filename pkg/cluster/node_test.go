@@ -1,0 +1,136 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
+	"k8s.io/utils/ptr"
+)
+
+func newAPI(t *testing.T, objects ...runtime.Object) (*NodeAPI, *fake.Clientset) {
+	t.Helper()
+	client := fake.NewSimpleClientset(objects...)
+	caller := NewCaller(context.Background())
+	t.Cleanup(caller.Stop)
+	return NewNodeAPI(client, caller), client
+}
+
+func node(labels map[string]string, ready v1.ConditionStatus) *v1.Node {
+	return &v1.Node{
+		ObjectMeta: metav1.ObjectMeta{Name: "n1", Labels: labels},
+		Status: v1.NodeStatus{
+			Conditions: []v1.NodeCondition{{Type: v1.NodeReady, Status: ready, Reason: "KubeletReady"}},
+			Capacity:   v1.ResourceList{v1.ResourcePods: *resourcePods(110)},
+		},
+	}
+}
+
+func TestRegisterNode(t *testing.T) {
+	labels := map[string]string{v1.LabelHostname: "n1", v1.LabelOSStable: "linux"}
+	t.Run("creates it", func(t *testing.T) {
+		api, client := newAPI(t)
+		got, err := api.RegisterNode(context.Background(), node(labels, v1.ConditionTrue))
+		if err != nil || got.Name != "n1" {
+			t.Fatalf("RegisterNode = %v, %v", got, err)
+		}
+		stored, err := client.CoreV1().Nodes().Get(context.Background(), "n1", metav1.GetOptions{})
+		if err != nil || stored.Labels[v1.LabelHostname] != "n1" {
+			t.Fatalf("stored node %v, %v", stored, err)
+		}
+	})
+	t.Run("reconciles an existing node's labels, keeping its identity", func(t *testing.T) {
+		existing := node(map[string]string{v1.LabelHostname: "old", "team": "a"}, v1.ConditionFalse)
+		existing.UID = "uid-existing"
+		api, client := newAPI(t, existing)
+		got, err := api.RegisterNode(context.Background(), node(labels, v1.ConditionTrue))
+		if err != nil || got.UID != "uid-existing" {
+			t.Fatalf("RegisterNode = %v, %v; want the existing node", got, err)
+		}
+		stored, _ := client.CoreV1().Nodes().Get(context.Background(), "n1", metav1.GetOptions{})
+		if stored.Labels[v1.LabelHostname] != "n1" || stored.Labels[v1.LabelOSStable] != "linux" || stored.Labels["team"] != "a" {
+			t.Errorf("labels %v, want the kubelet's back and the others kept", stored.Labels)
+		}
+	})
+	t.Run("an API error is returned", func(t *testing.T) {
+		api, client := newAPI(t)
+		client.PrependReactor("create", "nodes", func(k8stesting.Action) (bool, runtime.Object, error) {
+			return true, nil, errors.New("connection refused")
+		})
+		if _, err := api.RegisterNode(context.Background(), node(labels, v1.ConditionTrue)); err == nil {
+			t.Fatal("RegisterNode succeeded against a failing API server")
+		}
+	})
+}
+
+func TestPatchNodeStatus(t *testing.T) {
+	old := node(nil, v1.ConditionTrue)
+	api, client := newAPI(t, old)
+	updated := old.DeepCopy()
+	updated.Status.Conditions[0] = v1.NodeCondition{Type: v1.NodeReady, Status: v1.ConditionFalse, Reason: "KubeletNotReady", Message: "PLEG is not healthy"}
+	if _, err := api.PatchNodeStatus(context.Background(), old, updated); err != nil {
+		t.Fatal(err)
+	}
+	var patch k8stesting.PatchAction
+	for _, a := range client.Actions() {
+		if p, ok := a.(k8stesting.PatchAction); ok {
+			patch = p
+		}
+	}
+	if patch == nil || patch.GetSubresource() != "status" || string(patch.GetPatchType()) != "application/strategic-merge-patch+json" {
+		t.Fatalf("patch action %+v, want a strategic merge patch of nodes/status", patch)
+	}
+	stored, _ := client.CoreV1().Nodes().Get(context.Background(), "n1", metav1.GetOptions{})
+	if c := stored.Status.Conditions[0]; c.Status != v1.ConditionFalse || c.Message != "PLEG is not healthy" {
+		t.Errorf("stored Ready = %+v, want the patched condition", c)
+	}
+}
+
+func TestUpdateLease(t *testing.T) {
+	api, client := newAPI(t)
+	renew := metav1.NewMicroTime(time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC))
+	lease := &coordinationv1.Lease{
+		ObjectMeta: metav1.ObjectMeta{Name: "n1", Namespace: "kube-node-lease", ResourceVersion: "7", UID: "local",
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "Node", Name: "n1", UID: "uid-n1"}}},
+		Spec: coordinationv1.LeaseSpec{HolderIdentity: ptr.To("n1"), LeaseDurationSeconds: ptr.To[int32](40), RenewTime: &renew},
+	}
+	if err := api.UpdateLease(context.Background(), lease); err != nil {
+		t.Fatalf("first UpdateLease (create): %v", err)
+	}
+	later := metav1.NewMicroTime(renew.Add(10 * time.Second))
+	lease.Spec.RenewTime = &later
+	if err := api.UpdateLease(context.Background(), lease); err != nil {
+		t.Fatalf("second UpdateLease (renew): %v", err)
+	}
+	stored, err := client.CoordinationV1().Leases("kube-node-lease").Get(context.Background(), "n1", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !stored.Spec.RenewTime.Equal(&later) || len(stored.OwnerReferences) != 1 || stored.OwnerReferences[0].UID != "uid-n1" {
+		t.Errorf("stored lease %+v, want the renewed time and the node as owner", stored)
+	}
+}
+
+func TestCallerStopEndsCalls(t *testing.T) {
+	caller := NewCaller(context.Background())
+	started := make(chan struct{})
+	op := caller.Go(func(ctx context.Context) error { close(started); <-ctx.Done(); return ctx.Err() })
+	<-started
+	caller.Stop()
+	if !op.Done() || !errors.Is(op.Err(), context.Canceled) {
+		t.Fatalf("a call in flight after Stop: done %t, err %v", op.Done(), op.Err())
+	}
+	if op := caller.Go(func(context.Context) error { return nil }); !op.Done() || op.Err() == nil {
+		t.Error("a call after Stop ran")
+	}
+}
+
+func resourcePods(n int64) *resource.Quantity { return resource.NewQuantity(n, resource.DecimalSI) }

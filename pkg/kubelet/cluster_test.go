@@ -1,0 +1,101 @@
+package kubelet
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
+	"k8s.io/klog/v2"
+	clocktesting "k8s.io/utils/clock/testing"
+
+	"github.com/minikubelet/minikubelet/pkg/runner"
+)
+
+// newClusterHarness is a harness whose kubelet joined a (fake, in-memory) cluster.
+func newClusterHarness(t *testing.T, client *fake.Clientset) *harness {
+	t.Helper()
+	dir := t.TempDir()
+	cfg, gate := loadConfig(t, dir)
+	clk := clocktesting.NewFakeClock(epoch)
+	k, err := New(Config{Config: cfg, Gate: gate, Clock: clk, KubeClient: client, InlineAPICalls: true})
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	t.Cleanup(k.Stop)
+	ctx := klog.NewContext(context.Background(), klog.Background())
+	k.Start(ctx)
+	return &harness{t: t, ctx: ctx, clk: clk, k: k, dir: dir, sim: runner.NewSim(clk, k.Loops())}
+}
+
+// TestClusterNodeRegistrationStatusAndLease: in cluster mode the node is registered with the
+// kubelet's labels, its status reaches nodes/status (Ready with the conditions), and the
+// lease in kube-node-lease is renewed with the node as its owner.
+func TestClusterNodeRegistrationStatusAndLease(t *testing.T) {
+	client := fake.NewSimpleClientset()
+	h := newClusterHarness(t, client)
+	h.round(time.Second)
+	ctx := context.Background()
+	node, err := client.CoreV1().Nodes().Get(ctx, testNode, metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("node not registered: %v", err)
+	}
+	for _, l := range []string{v1.LabelHostname, v1.LabelOSStable, v1.LabelArchStable, "beta.kubernetes.io/os"} {
+		if node.Labels[l] == "" {
+			t.Errorf("registered node lacks label %s: %v", l, node.Labels)
+		}
+	}
+	ready := func(n *v1.Node) v1.ConditionStatus {
+		for _, c := range n.Status.Conditions {
+			if c.Type == v1.NodeReady {
+				return c.Status
+			}
+		}
+		return ""
+	}
+	if ready(node) != v1.ConditionTrue || node.Status.Capacity.Pods().Value() == 0 {
+		t.Fatalf("node status in the API: Ready %q capacity %v", ready(node), node.Status.Capacity)
+	}
+	lease, err := client.CoordinationV1().Leases("kube-node-lease").Get(ctx, testNode, metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("lease not created: %v", err)
+	}
+	first := lease.Spec.RenewTime.Time
+	h.round(30 * time.Second)
+	lease, _ = client.CoordinationV1().Leases("kube-node-lease").Get(ctx, testNode, metav1.GetOptions{})
+	if !lease.Spec.RenewTime.After(first) {
+		t.Errorf("lease renew time %v, not renewed after %v", lease.Spec.RenewTime, first)
+	}
+	if len(lease.OwnerReferences) != 1 || lease.OwnerReferences[0].Kind != "Node" || lease.OwnerReferences[0].UID != node.UID {
+		t.Errorf("lease owners %+v, want the node (uid %s)", lease.OwnerReferences, node.UID)
+	}
+}
+
+// TestClusterAPIServerDown: while the API server fails, the node is not registered and the
+// static pods run anyway; once it answers, the node registers at the next status update.
+func TestClusterAPIServerDown(t *testing.T) {
+	client := fake.NewSimpleClientset()
+	down := true
+	client.PrependReactor("*", "nodes", func(k8stesting.Action) (bool, runtime.Object, error) {
+		if down {
+			return true, nil, errors.New("connection refused")
+		}
+		return false, nil, nil
+	})
+	h := newClusterHarness(t, client)
+	h.write("web.yaml", podManifest("web", "nginx", ""))
+	h.until(10, "web Running without an API server", func() bool { return h.phase("web-"+testNode) == v1.PodRunning }, h.describe)
+	if _, err := client.Tracker().Get(v1.SchemeGroupVersion.WithResource("nodes"), "", testNode); err == nil {
+		t.Fatal("node registered while the API server failed")
+	}
+	down = false
+	h.round(15 * time.Second) // the next node status update
+	if _, err := client.CoreV1().Nodes().Get(context.Background(), testNode, metav1.GetOptions{}); err != nil {
+		t.Fatalf("node not registered once the API server answers: %v", err)
+	}
+}

@@ -1,0 +1,198 @@
+package cluster
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/x509"
+	"encoding/pem"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/minikubelet/minikubelet/internal/eventually"
+)
+
+// binDir holds kube-apiserver and kube-controller-manager (make controlplane builds them).
+func binDir(t *testing.T) string {
+	t.Helper()
+	dir := os.Getenv("KUBE_BIN_DIR")
+	if dir == "" {
+		dir = filepath.Join("..", "..", "_output", "bin")
+	}
+	for _, b := range []string{"kube-apiserver", "kube-controller-manager"} {
+		if _, err := os.Stat(filepath.Join(dir, b)); err != nil {
+			t.Skipf("%s not built (make controlplane): %v", b, err)
+		}
+	}
+	if _, err := exec.LookPath("etcd"); err != nil {
+		t.Skip("etcd not installed (Debian package etcd-server)")
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return abs
+}
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// controlPlane is etcd, kube-apiserver and kube-controller-manager on loopback, stopped
+// when the test ends.
+type controlPlane struct {
+	url       string
+	dir       string
+	admin     kubernetes.Interface
+	nodeToken string
+}
+
+const (
+	adminToken = "admin-token"
+	nodeToken  = "node-token"
+)
+
+func startControlPlane(t *testing.T, nodes ...string) *controlPlane {
+	t.Helper()
+	bin := binDir(t)
+	dir := t.TempDir()
+	cp := &controlPlane{dir: dir, nodeToken: nodeToken}
+
+	etcdPort, peerPort := freePort(t), freePort(t)
+	etcdURL := "http://127.0.0.1:" + strconv.Itoa(etcdPort)
+	start(t, dir, "etcd", "etcd", "--data-dir", filepath.Join(dir, "etcd"),
+		"--listen-client-urls", etcdURL, "--advertise-client-urls", etcdURL,
+		"--listen-peer-urls", "http://127.0.0.1:"+strconv.Itoa(peerPort),
+		"--initial-advertise-peer-urls", "http://127.0.0.1:"+strconv.Itoa(peerPort),
+		"--initial-cluster", "default=http://127.0.0.1:"+strconv.Itoa(peerPort))
+
+	// Tokens: an admin, and one system:node:<name> user in system:nodes per node.
+	tokens := adminToken + ",admin,admin,system:masters\n"
+	for i, n := range nodes {
+		tokens += fmt.Sprintf("%s-%d,system:node:%s,uid-%s,system:nodes\n", nodeToken, i, n, n)
+	}
+	writeFile(t, filepath.Join(dir, "tokens.csv"), tokens)
+	key, pub := serviceAccountKeys(t, dir)
+
+	port := freePort(t)
+	cp.url = "https://127.0.0.1:" + strconv.Itoa(port)
+	start(t, dir, "kube-apiserver", filepath.Join(bin, "kube-apiserver"),
+		"--etcd-servers", etcdURL, "--bind-address", "127.0.0.1", "--advertise-address", "127.0.0.1",
+		"--secure-port", strconv.Itoa(port), "--cert-dir", filepath.Join(dir, "certs"),
+		"--token-auth-file", filepath.Join(dir, "tokens.csv"),
+		"--authorization-mode", "Node,RBAC", "--enable-admission-plugins", "NodeRestriction",
+		"--service-account-key-file", pub, "--service-account-signing-key-file", key,
+		"--service-account-issuer", "https://kubernetes.default.svc",
+		"--service-cluster-ip-range", "10.0.0.0/24", "--allow-privileged=true")
+
+	admin, err := kubernetes.NewForConfig(cp.restConfig(adminToken))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cp.admin = admin
+	eventually.Within(t, 60*time.Second, "kube-apiserver /readyz", func() (bool, string) {
+		body, err := admin.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(context.Background())
+		return err == nil && string(body) == "ok", fmt.Sprintf("%s %v", body, err)
+	})
+
+	kubeconfig := cp.kubeconfig(t, "admin", adminToken)
+	start(t, dir, "kube-controller-manager", filepath.Join(bin, "kube-controller-manager"),
+		"--kubeconfig", kubeconfig, "--bind-address", "127.0.0.1", "--secure-port", strconv.Itoa(freePort(t)),
+		"--leader-elect=false", "--controllers", "nodelifecycle,nodeipam,garbagecollector",
+		"--node-monitor-grace-period", "20s", "--node-monitor-period", "2s",
+		"--use-service-account-credentials=false")
+	return cp
+}
+
+func (cp *controlPlane) restConfig(token string) *rest.Config {
+	return &rest.Config{Host: cp.url, BearerToken: token, TLSClientConfig: rest.TLSClientConfig{Insecure: true}}
+}
+
+// kubeconfig writes a kubeconfig for a token and returns its path.
+func (cp *controlPlane) kubeconfig(t *testing.T, name, token string) string {
+	t.Helper()
+	path := filepath.Join(cp.dir, name+".kubeconfig")
+	writeFile(t, path, fmt.Sprintf(`apiVersion: v1
+kind: Config
+clusters: [{name: local, cluster: {server: %q, insecure-skip-tls-verify: true}}]
+users: [{name: %s, user: {token: %q}}]
+contexts: [{name: local, context: {cluster: local, user: %s}}]
+current-context: local
+`, cp.url, name, token, name))
+	return path
+}
+
+// start runs a process until the test ends; its output goes to <dir>/<name>.log, shown
+// when the test fails.
+func start(t *testing.T, dir, name, path string, args ...string) {
+	t.Helper()
+	logPath := filepath.Join(dir, name+".log")
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(path, args...)
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start %s: %v", name, err)
+	}
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(os.Interrupt)
+		select {
+		case <-done:
+		case <-time.After(20 * time.Second):
+			_ = cmd.Process.Kill()
+			<-done
+		}
+		logFile.Close()
+		if t.Failed() {
+			if data, err := os.ReadFile(logPath); err == nil {
+				tail := data
+				if len(tail) > 4000 {
+					tail = tail[len(tail)-4000:]
+				}
+				t.Logf("--- %s log (tail) ---\n%s", name, tail)
+			}
+		}
+	})
+}
+
+func writeFile(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func serviceAccountKeys(t *testing.T, dir string) (keyPath, pubPath string) {
+	t.Helper()
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub, err := x509.MarshalPKIXPublicKey(&key.PublicKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyPath, pubPath = filepath.Join(dir, "sa.key"), filepath.Join(dir, "sa.pub")
+	writeFile(t, keyPath, string(pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)})))
+	writeFile(t, pubPath, string(pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: pub})))
+	return keyPath, pubPath
+}

@@ -1,0 +1,130 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/minikubelet/minikubelet/internal/eventually"
+)
+
+// buildDaemon builds the minikubelet binary once per test run.
+func buildDaemon(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "minikubelet")
+	cmd := exec.Command("go", "build", "-o", bin, "../../cmd/minikubelet")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+func nodeReady(n *v1.Node) v1.ConditionStatus {
+	for _, c := range n.Status.Conditions {
+		if c.Type == v1.NodeReady {
+			return c.Status
+		}
+	}
+	return ""
+}
+
+// TestNodesJoinTheCluster: two daemons with the least privilege of a kubelet (a
+// system:node:<name> user under the Node authorizer and NodeRestriction) register as two
+// Ready nodes with the kubelet's labels, and renew their leases; a daemon that stops goes
+// Unknown once the node controller's grace period passes.
+func TestNodesJoinTheCluster(t *testing.T) {
+	nodes := []string{"mk-node-1", "mk-node-2"}
+	cp := startControlPlane(t, nodes...)
+	bin := buildDaemon(t)
+	ctx := context.Background()
+
+	stops := map[string]func(){}
+	for i, name := range nodes {
+		dir := t.TempDir()
+		kubeconfig := cp.kubeconfig(t, name, fmt.Sprintf("%s-%d", nodeToken, i))
+		cmd := exec.Command(bin, "--kubeconfig", kubeconfig, "--hostname-override", name,
+			"--read-only-port", "0", "--pod-manifest-path", dir)
+		logFile, err := os.Create(filepath.Join(cp.dir, name+".log"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd.Stdout, cmd.Stderr = logFile, logFile
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan struct{})
+		go func() { _ = cmd.Wait(); close(done) }()
+		stop := func() {
+			_ = cmd.Process.Signal(os.Interrupt)
+			select {
+			case <-done:
+			case <-time.After(30 * time.Second):
+				_ = cmd.Process.Kill()
+				<-done
+			}
+		}
+		stops[name] = stop
+		t.Cleanup(func() {
+			stop()
+			logFile.Close()
+			if t.Failed() {
+				data, _ := os.ReadFile(logFile.Name())
+				if len(data) > 4000 {
+					data = data[len(data)-4000:]
+				}
+				t.Logf("--- %s log (tail) ---\n%s", name, data)
+			}
+		})
+	}
+
+	for _, name := range nodes {
+		eventually.Within(t, 60*time.Second, name+" Ready in the API", func() (bool, string) {
+			n, err := cp.admin.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+			if err != nil {
+				return false, err.Error()
+			}
+			return nodeReady(n) == v1.ConditionTrue, fmt.Sprintf("Ready=%q", nodeReady(n))
+		})
+		n, _ := cp.admin.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+		if n.Labels[v1.LabelHostname] != name || n.Labels[v1.LabelOSStable] == "" || n.Status.Capacity.Pods().Value() == 0 {
+			t.Errorf("%s: labels %v capacity %v", name, n.Labels, n.Status.Capacity)
+		}
+		var first time.Time
+		eventually.Within(t, 30*time.Second, name+" lease created", func() (bool, string) {
+			l, err := cp.admin.CoordinationV1().Leases("kube-node-lease").Get(ctx, name, metav1.GetOptions{})
+			if err != nil {
+				return false, err.Error()
+			}
+			first = l.Spec.RenewTime.Time
+			return true, ""
+		})
+		eventually.Within(t, 30*time.Second, name+" lease renewed", func() (bool, string) {
+			l, err := cp.admin.CoordinationV1().Leases("kube-node-lease").Get(ctx, name, metav1.GetOptions{})
+			if err != nil {
+				return false, err.Error()
+			}
+			return l.Spec.RenewTime.After(first) && len(l.OwnerReferences) == 1 && l.OwnerReferences[0].UID == n.UID,
+				fmt.Sprintf("renewTime %v owners %v", l.Spec.RenewTime, l.OwnerReferences)
+		})
+	}
+
+	// A node whose kubelet stops goes Unknown after the node monitor grace period.
+	stops[nodes[1]]()
+	eventually.Within(t, 90*time.Second, nodes[1]+" Unknown", func() (bool, string) {
+		n, err := cp.admin.CoreV1().Nodes().Get(ctx, nodes[1], metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		return nodeReady(n) == v1.ConditionUnknown, fmt.Sprintf("Ready=%q", nodeReady(n))
+	})
+	if n, _ := cp.admin.CoreV1().Nodes().Get(ctx, nodes[0], metav1.GetOptions{}); nodeReady(n) != v1.ConditionTrue {
+		t.Errorf("%s Ready=%q while the other node went away, want True", nodes[0], nodeReady(n))
+	}
+}

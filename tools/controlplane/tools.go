@@ -1,0 +1,12 @@
+//go:build tools
+
+// Package controlplane builds a real Kubernetes v1.30 control plane (kube-apiserver,
+// kube-controller-manager, kube-scheduler) for minikubelet's cluster tests. It is a module of
+// its own so the main go.mod stays free of k8s.io/kubernetes.
+package controlplane
+
+import (
+	_ "k8s.io/kubernetes/cmd/kube-apiserver"
+	_ "k8s.io/kubernetes/cmd/kube-controller-manager"
+	_ "k8s.io/kubernetes/cmd/kube-scheduler"
+)
