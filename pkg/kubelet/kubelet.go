@@ -102,6 +102,7 @@ type Kubelet struct {
 	prober          *prober.Manager
 	kubeClient      kubernetes.Interface
 	inlineAPI       bool
+	statusSync      *apiStatusSync  // cluster mode: pod statuses to the API server; nil standalone
 	apiCaller       *cluster.Caller // runs API calls off the loops' goroutines; nil standalone
 	probeResults    probeResults
 	probeRegistry   *metrics.Registry // prober_* metrics, served on /metrics/probes
@@ -212,7 +213,7 @@ func New(cfg Config) (*Kubelet, error) {
 	nodeIP := c.Kubelet.Address
 
 	k.cache = statuscache.New(statuscache.Config{EventedPLEG: evented})
-	if k.status, err = podstatus.NewManager(podstatus.ManagerConfig{Clock: cfg.Clock}); err != nil {
+	if k.status, err = podstatus.NewManager(podstatus.ManagerConfig{Clock: cfg.Clock, OnChange: k.statusChanged}); err != nil {
 		return nil, fmt.Errorf("create status manager: %w", err)
 	}
 	// The prober's results wake the sync loop, whose inputs they are.
@@ -307,6 +308,7 @@ func New(cfg Config) (*Kubelet, error) {
 		return nil, err
 	}
 	k.buildNodeInfo()
+	k.buildStatusSync()
 	if k.shutdown, err = nodeshutdown.NewManager(nodeshutdown.Config{
 		Clock:                           cfg.Clock,
 		ShutdownGracePeriod:             c.Kubelet.ShutdownGracePeriod.Duration,
@@ -533,7 +535,7 @@ func (k *Kubelet) buildSources(watch bool) error {
 	if k.merger, err = podsource.NewMerger(podsource.MergerConfig{
 		Clock:    k.clock,
 		Recorder: k.events,
-		Sources:  []string{kubetypes.FileSource},
+		Sources:  k.sources(),
 		Notify:   k.wakeSyncLoop,
 	}); err != nil {
 		return fmt.Errorf("create pod config merger: %w", err)

@@ -39,6 +39,11 @@ func (k *Kubelet) Loops() []runner.Loop {
 		runner.Loop{Name: "sync-loop", Due: k.syncLoop.Due, Step: k.syncLoop.Step, Wake: k.syncLoop.Wake()},
 		runner.Loop{Name: "pod-workers", Due: k.podWorkers.Due, Step: k.podWorkers.Step, Wake: k.podWorkers.Wake()},
 		runner.Loop{Name: "prober", Due: k.prober.Due, Step: k.prober.Step, Wake: k.prober.Wake()},
+	)
+	if k.statusSync != nil {
+		loops = append(loops, k.statusSync.loop())
+	}
+	loops = append(loops,
 		runner.Loop{Name: "container-deletor", Due: k.deletor.Due, Step: k.deletor.Step, Wake: k.deletor.wake},
 		k.gc.Loop("container-gc"),
 		images.Loop("node-images"),
@@ -78,6 +83,9 @@ func (k *Kubelet) Stop() {
 		k.syncLoop.Stop()
 		k.podWorkers.Stop()
 		k.prober.Stop()
+		if k.statusSync != nil {
+			k.statusSync.periodic.Stop()
+		}
 		k.shutdown.Stop()
 		k.deletor.Stop()
 		k.gc.Stop()

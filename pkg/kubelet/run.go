@@ -29,6 +29,9 @@ func (k *Kubelet) Run(ctx context.Context) error {
 	if k.fileSource != nil && k.watchManifests {
 		loops.Go("manifest-watch", k.fileSource.WatchLoop)
 	}
+	if k.kubeClient != nil {
+		loops.Go("api-pod-source", k.watchAPIPods)
+	}
 	serveErr := make(chan error, 1)
 	var server *runner.Group
 	if k.listener != nil {

@@ -19,6 +19,9 @@ import (
 type ManagerConfig struct {
 	// Clock stamps StartTime and condition transition times. Required.
 	Clock clock.PassiveClock
+	// OnChange, when set, is called (outside the manager's lock, and must not block) after
+	// a pod's status was set: the API status sync of cluster mode wakes on it.
+	OnChange func()
 }
 
 // Manager keeps the latest API status of every pod, like the kubelet's status manager
@@ -26,7 +29,8 @@ type ManagerConfig struct {
 // StartTime is set once, and a pod that reached Succeeded or Failed never leaves that phase.
 // Safe for concurrent use.
 type Manager struct {
-	clock clock.PassiveClock
+	clock    clock.PassiveClock
+	onChange func()
 
 	mu      sync.RWMutex
 	pods    map[types.UID]*statusEntry
@@ -43,7 +47,7 @@ func NewManager(cfg ManagerConfig) (*Manager, error) {
 	if cfg.Clock == nil {
 		return nil, errors.New("podstatus manager config: Clock is required")
 	}
-	return &Manager{clock: cfg.Clock, pods: map[types.UID]*statusEntry{}}, nil
+	return &Manager{clock: cfg.Clock, onChange: cfg.OnChange, pods: map[types.UID]*statusEntry{}}, nil
 }
 
 // GetPodStatus returns a copy of the pod's latest status.
@@ -73,8 +77,11 @@ func (m *Manager) GetPodPhase(uid types.UID) (v1.PodPhase, bool) {
 // move a terminated container of a non-restarting pod back to running or waiting.
 func (m *Manager) SetPodStatus(pod *v1.Pod, status v1.PodStatus) {
 	m.mu.Lock()
-	defer m.mu.Unlock()
 	m.setLocked(pod, *status.DeepCopy())
+	m.mu.Unlock()
+	if m.onChange != nil {
+		m.onChange()
+	}
 }
 
 func (m *Manager) setLocked(pod *v1.Pod, status v1.PodStatus) {

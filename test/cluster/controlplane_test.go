@@ -113,7 +113,7 @@ func startControlPlane(t *testing.T, nodes ...string) *controlPlane {
 	kubeconfig := cp.kubeconfig(t, "admin", adminToken)
 	start(t, dir, "kube-controller-manager", filepath.Join(bin, "kube-controller-manager"),
 		"--kubeconfig", kubeconfig, "--bind-address", "127.0.0.1", "--secure-port", strconv.Itoa(freePort(t)),
-		"--leader-elect=false", "--controllers", "nodelifecycle,nodeipam,garbagecollector",
+		"--leader-elect=false", "--controllers", "nodelifecycle,nodeipam,garbagecollector,serviceaccount",
 		"--node-monitor-grace-period", "20s", "--node-monitor-period", "2s",
 		"--use-service-account-credentials=false")
 	return cp

@@ -10,7 +10,9 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/minikubelet/minikubelet/internal/eventually"
 )
@@ -115,6 +117,10 @@ func TestNodesJoinTheCluster(t *testing.T) {
 		})
 	}
 
+	// A pod bound to the first node runs there: Running and Ready in the API with its pod IP;
+	// deleting it completes (the kubelet stops it, then deletes it with grace 0).
+	podLifecycle(t, cp, nodes[0])
+
 	// A node whose kubelet stops goes Unknown after the node monitor grace period.
 	stops[nodes[1]]()
 	eventually.Within(t, 90*time.Second, nodes[1]+" Unknown", func() (bool, string) {
@@ -127,4 +133,51 @@ func TestNodesJoinTheCluster(t *testing.T) {
 	if n, _ := cp.admin.CoreV1().Nodes().Get(ctx, nodes[0], metav1.GetOptions{}); nodeReady(n) != v1.ConditionTrue {
 		t.Errorf("%s Ready=%q while the other node went away, want True", nodes[0], nodeReady(n))
 	}
+}
+
+func podLifecycle(t *testing.T, cp *controlPlane, node string) {
+	t.Helper()
+	ctx := context.Background()
+	eventually.Within(t, 60*time.Second, "the default service account", func() (bool, string) {
+		_, err := cp.admin.CoreV1().ServiceAccounts("default").Get(ctx, "default", metav1.GetOptions{})
+		return err == nil, fmt.Sprint(err)
+	})
+	pod := &v1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default"},
+		Spec: v1.PodSpec{NodeName: node, Containers: []v1.Container{{
+			Name: "nginx", Image: "nginx:1.25",
+			ReadinessProbe: &v1.Probe{ProbeHandler: v1.ProbeHandler{TCPSocket: &v1.TCPSocketAction{Port: intstr.FromInt32(80)}}, PeriodSeconds: 1},
+		}}},
+	}
+	if _, err := cp.admin.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("create pod: %v", err)
+	}
+	eventually.Within(t, 60*time.Second, "the pod Running and Ready in the API", func() (bool, string) {
+		p, err := cp.admin.CoreV1().Pods("default").Get(ctx, "web", metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		ready := false
+		for _, c := range p.Status.Conditions {
+			if c.Type == v1.PodReady && c.Status == v1.ConditionTrue {
+				ready = true
+			}
+		}
+		return p.Status.Phase == v1.PodRunning && ready && p.Status.PodIP != "" && len(p.Status.ContainerStatuses) == 1 &&
+				p.Status.ContainerStatuses[0].ContainerID != "",
+			fmt.Sprintf("phase %s ready %t podIP %q containers %+v", p.Status.Phase, ready, p.Status.PodIP, p.Status.ContainerStatuses)
+	})
+	if err := cp.admin.CoreV1().Pods("default").Delete(ctx, "web", metav1.DeleteOptions{}); err != nil {
+		t.Fatalf("delete pod: %v", err)
+	}
+	eventually.Within(t, 60*time.Second, "the pod gone from the API", func() (bool, string) {
+		p, err := cp.admin.CoreV1().Pods("default").Get(ctx, "web", metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return true, ""
+		}
+		if err != nil {
+			return false, err.Error()
+		}
+		return false, fmt.Sprintf("phase %s deletionTimestamp %v", p.Status.Phase, p.DeletionTimestamp)
+	})
 }

@@ -1,0 +1,145 @@
+package cluster
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/strategicpatch"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
+
+	"github.com/minikubelet/minikubelet/pkg/task"
+)
+
+// WatchPods is the kubelet's API server pod source (upstream NewSourceApiserver): it lists
+// and watches the pods bound to nodeName and hands push the whole set after every change,
+// until ctx ends. Run it in a goroutine of its own.
+func WatchPods(ctx context.Context, client kubernetes.Interface, nodeName string, push func(pods []*v1.Pod)) {
+	selector := fields.OneTermEqualSelector("spec.nodeName", nodeName).String()
+	lw := &cache.ListWatch{
+		ListFunc: func(opts metav1.ListOptions) (runtime.Object, error) {
+			opts.FieldSelector = selector
+			return client.CoreV1().Pods(metav1.NamespaceAll).List(ctx, opts)
+		},
+		WatchFunc: func(opts metav1.ListOptions) (watch.Interface, error) {
+			opts.FieldSelector = selector
+			return client.CoreV1().Pods(metav1.NamespaceAll).Watch(ctx, opts)
+		},
+	}
+	send := func(objs []interface{}) {
+		pods := make([]*v1.Pod, 0, len(objs))
+		for _, o := range objs {
+			if p, ok := o.(*v1.Pod); ok {
+				pods = append(pods, p.DeepCopy())
+			}
+		}
+		push(pods)
+	}
+	store := cache.NewUndeltaStore(send, cache.MetaNamespaceKeyFunc)
+	r := cache.NewReflector(lw, &v1.Pod{}, store, 0)
+	klog.FromContext(ctx).V(2).Info("Watching apiserver", "node", nodeName)
+	r.Run(ctx.Done())
+}
+
+// PodStatusSync writes the kubelet's pod statuses to the API server (upstream's status
+// manager syncPod): each changed status as a strategic merge patch of pods/status, and a pod
+// being deleted whose containers are all gone is deleted with grace 0 and its UID as
+// precondition.
+type PodStatusSync struct {
+	client kubernetes.Interface
+	caller *Caller
+	sent   map[types.UID]v1.PodStatus // the last status each pod's patch carried
+}
+
+// NewPodStatusSync returns the status sync of client.
+func NewPodStatusSync(client kubernetes.Interface, caller *Caller) *PodStatusSync {
+	return &PodStatusSync{client: client, caller: caller, sent: map[types.UID]v1.PodStatus{}}
+}
+
+// Sync patches status when it differs from what was last sent for the pod, then deletes the
+// pod when canDelete. Errors are logged as upstream's; the next sync retries.
+func (s *PodStatusSync) Sync(ctx context.Context, pod *v1.Pod, status v1.PodStatus, canDelete bool) {
+	logger := klog.FromContext(ctx)
+	old, ok := s.sent[pod.UID]
+	if !ok {
+		old = pod.Status
+	}
+	if !statusEqual(old, status) {
+		patch, err := podStatusPatch(old, status)
+		if err == nil {
+			err = task.Await(ctx, s.caller.Go(func(cctx context.Context) error {
+				_, err := s.client.CoreV1().Pods(pod.Namespace).Patch(cctx, pod.Name, types.StrategicMergePatchType, patch, metav1.PatchOptions{}, "status")
+				return err
+			}))
+		}
+		if err != nil {
+			if ctx.Err() == nil {
+				logger.Info("Failed to update status for pod", "pod", klog.KObj(pod), "err", err)
+			}
+			return
+		}
+		s.sent[pod.UID] = *status.DeepCopy()
+		logger.V(3).Info("Patch status for pod", "pod", klog.KObj(pod), "podUID", pod.UID, "patch", string(patch))
+	}
+	if !canDelete {
+		return
+	}
+	zero := int64(0)
+	uid := pod.UID
+	err := task.Await(ctx, s.caller.Go(func(cctx context.Context) error {
+		return s.client.CoreV1().Pods(pod.Namespace).Delete(cctx, pod.Name, metav1.DeleteOptions{
+			GracePeriodSeconds: &zero, Preconditions: &metav1.Preconditions{UID: &uid}})
+	}))
+	if err != nil {
+		if ctx.Err() == nil {
+			logger.Info("Failed to delete status for pod", "pod", klog.KObj(pod), "err", err)
+		}
+		return
+	}
+	logger.V(3).Info("Pod fully terminated and removed from etcd", "pod", klog.KObj(pod))
+	delete(s.sent, pod.UID)
+}
+
+// Forget drops what was sent for pods no longer known.
+func (s *PodStatusSync) Forget(keep func(types.UID) bool) {
+	for uid := range s.sent {
+		if !keep(uid) {
+			delete(s.sent, uid)
+		}
+	}
+}
+
+func statusEqual(a, b v1.PodStatus) bool {
+	ja, _ := json.Marshal(a)
+	jb, _ := json.Marshal(b)
+	return string(ja) == string(jb)
+}
+
+func podStatusPatch(old, status v1.PodStatus) ([]byte, error) {
+	oldData, err := json.Marshal(&v1.Pod{Status: old})
+	if err != nil {
+		return nil, fmt.Errorf("marshal pod status: %w", err)
+	}
+	newData, err := json.Marshal(&v1.Pod{Status: status})
+	if err != nil {
+		return nil, fmt.Errorf("marshal pod status: %w", err)
+	}
+	patch, err := strategicpatch.CreateTwoWayMergePatch(oldData, newData, v1.Pod{})
+	if err != nil {
+		return nil, fmt.Errorf("create pod status patch: %w", err)
+	}
+	return patch, nil
+}
+
+// StatusSyncPeriod is upstream's status manager batch period: every status is checked at
+// least this often.
+const StatusSyncPeriod = 10 * time.Second

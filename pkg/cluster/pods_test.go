@@ -1,0 +1,97 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
+
+	"github.com/minikubelet/minikubelet/internal/eventually"
+)
+
+func apiPod(name string) *v1.Pod {
+	return &v1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", UID: types.UID("uid-" + name)},
+		Spec:       v1.PodSpec{NodeName: "n1", Containers: []v1.Container{{Name: "c", Image: "nginx"}}},
+		Status:     v1.PodStatus{Phase: v1.PodPending},
+	}
+}
+
+// TestWatchPods: the source hands over the whole set of the node's pods after each change.
+func TestWatchPods(t *testing.T) {
+	client := fake.NewSimpleClientset(apiPod("a"))
+	var mu sync.Mutex
+	var last []string
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		WatchPods(ctx, client, "n1", func(pods []*v1.Pod) {
+			mu.Lock()
+			defer mu.Unlock()
+			last = nil
+			for _, p := range pods {
+				last = append(last, p.Name)
+			}
+		})
+	}()
+	defer func() { cancel(); <-done }()
+	snapshot := func() string { mu.Lock(); defer mu.Unlock(); return fmt.Sprint(last) }
+	eventually.True(t, "the listed pod", func() bool { return snapshot() == "[a]" })
+	if _, err := client.CoreV1().Pods("default").Create(ctx, apiPod("b"), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually.True(t, "the watched addition", func() bool { s := snapshot(); return s == "[a b]" || s == "[b a]" })
+	if err := client.CoreV1().Pods("default").Delete(ctx, "a", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually.True(t, "the watched deletion", func() bool { return snapshot() == "[b]" })
+}
+
+// TestPodStatusSync: a changed status is patched to pods/status once; a pod being deleted
+// whose containers are gone is deleted with grace 0 and its UID as precondition.
+func TestPodStatusSync(t *testing.T) {
+	pod := apiPod("web")
+	client := fake.NewSimpleClientset(pod)
+	s := NewPodStatusSync(client, Inline())
+	ctx := context.Background()
+	running := v1.PodStatus{Phase: v1.PodRunning, PodIP: "10.88.0.5", Conditions: []v1.PodCondition{{Type: v1.PodReady, Status: v1.ConditionTrue}}}
+	s.Sync(ctx, pod, running, false)
+	s.Sync(ctx, pod, running, false) // unchanged: no second patch
+	patches := 0
+	for _, a := range client.Actions() {
+		if p, ok := a.(k8stesting.PatchAction); ok && p.GetSubresource() == "status" {
+			patches++
+		}
+	}
+	if patches != 1 {
+		t.Fatalf("%d status patches, want 1", patches)
+	}
+	got, _ := client.CoreV1().Pods("default").Get(ctx, "web", metav1.GetOptions{})
+	if got.Status.Phase != v1.PodRunning || got.Status.PodIP != "10.88.0.5" {
+		t.Fatalf("API status %+v, want the patched one", got.Status)
+	}
+	deleting := pod.DeepCopy()
+	now := metav1.Now()
+	deleting.DeletionTimestamp = &now
+	s.Sync(ctx, deleting, v1.PodStatus{Phase: v1.PodSucceeded}, true)
+	var del k8stesting.DeleteActionImpl
+	for _, a := range client.Actions() {
+		if d, ok := a.(k8stesting.DeleteActionImpl); ok {
+			del = d
+		}
+	}
+	if o := del.DeleteOptions; o.GracePeriodSeconds == nil || *o.GracePeriodSeconds != 0 || o.Preconditions == nil || *o.Preconditions.UID != pod.UID {
+		t.Fatalf("delete options %+v, want grace 0 and the pod's UID as precondition", del.DeleteOptions)
+	}
+	if _, err := client.CoreV1().Pods("default").Get(ctx, "web", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("pod still in the API after the final delete: %v", err)
+	}
+}
