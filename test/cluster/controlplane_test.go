@@ -113,9 +113,12 @@ func startControlPlane(t *testing.T, nodes ...string) *controlPlane {
 	kubeconfig := cp.kubeconfig(t, "admin", adminToken)
 	start(t, dir, "kube-controller-manager", filepath.Join(bin, "kube-controller-manager"),
 		"--kubeconfig", kubeconfig, "--bind-address", "127.0.0.1", "--secure-port", strconv.Itoa(freePort(t)),
-		"--leader-elect=false", "--controllers", "nodelifecycle,nodeipam,garbagecollector,serviceaccount",
+		"--leader-elect=false", "--controllers", "nodelifecycle,nodeipam,garbagecollector,serviceaccount,deployment,replicaset",
 		"--node-monitor-grace-period", "20s", "--node-monitor-period", "2s",
 		"--use-service-account-credentials=false")
+	start(t, dir, "kube-scheduler", filepath.Join(bin, "kube-scheduler"),
+		"--kubeconfig", kubeconfig, "--bind-address", "127.0.0.1", "--secure-port", strconv.Itoa(freePort(t)),
+		"--leader-elect=false")
 	return cp
 }
 

@@ -3,16 +3,21 @@ package cluster
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
 
 	"github.com/minikubelet/minikubelet/internal/eventually"
 )
@@ -48,11 +53,14 @@ func TestNodesJoinTheCluster(t *testing.T) {
 	ctx := context.Background()
 
 	stops := map[string]func(){}
+	ports := map[string]int{}
 	for i, name := range nodes {
 		dir := t.TempDir()
 		kubeconfig := cp.kubeconfig(t, name, fmt.Sprintf("%s-%d", nodeToken, i))
+		ports[name] = freePort(t)
 		cmd := exec.Command(bin, "--kubeconfig", kubeconfig, "--hostname-override", name,
-			"--read-only-port", "0", "--pod-manifest-path", dir)
+			"--read-only-port", strconv.Itoa(ports[name]), "--pod-manifest-path", dir,
+			"--enable-debugging-handlers", "--relist-threshold", "10s")
 		logFile, err := os.Create(filepath.Join(cp.dir, name+".log"))
 		if err != nil {
 			t.Fatal(err)
@@ -120,6 +128,11 @@ func TestNodesJoinTheCluster(t *testing.T) {
 	// A pod bound to the first node runs there: Running and Ready in the API with its pod IP;
 	// deleting it completes (the kubelet stops it, then deletes it with grace 0).
 	podLifecycle(t, cp, nodes[0])
+	// A Deployment's pods are scheduled to the nodes and run; deleting it removes them.
+	deployment(t, cp, nodes)
+	// A hung runtime turns the node NotReady with the PLEG message; the node lifecycle
+	// controller taints it; clearing the fault brings it back and lifts the taint.
+	notReadyTaint(t, cp, nodes[0], ports[nodes[0]])
 
 	// A node whose kubelet stops goes Unknown after the node monitor grace period.
 	stops[nodes[1]]()
@@ -179,5 +192,108 @@ func podLifecycle(t *testing.T, cp *controlPlane, node string) {
 			return false, err.Error()
 		}
 		return false, fmt.Sprintf("phase %s deletionTimestamp %v", p.Status.Phase, p.DeletionTimestamp)
+	})
+}
+
+func deployment(t *testing.T, cp *controlPlane, nodes []string) {
+	t.Helper()
+	ctx := context.Background()
+	labels := map[string]string{"app": "web"}
+	d := &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default"},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: ptr.To[int32](3),
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: v1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec:       v1.PodSpec{Containers: []v1.Container{{Name: "nginx", Image: "nginx:1.25"}}},
+			},
+		},
+	}
+	if _, err := cp.admin.AppsV1().Deployments("default").Create(ctx, d, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("create deployment: %v", err)
+	}
+	eventually.Within(t, 90*time.Second, "3 replicas Running and Ready on the minikubelet nodes", func() (bool, string) {
+		pods, err := cp.admin.CoreV1().Pods("default").List(ctx, metav1.ListOptions{LabelSelector: "app=web"})
+		if err != nil {
+			return false, err.Error()
+		}
+		ready := 0
+		var state []string
+		for _, p := range pods.Items {
+			onOurs := false
+			for _, n := range nodes {
+				onOurs = onOurs || p.Spec.NodeName == n
+			}
+			r := false
+			for _, c := range p.Status.Conditions {
+				r = r || (c.Type == v1.PodReady && c.Status == v1.ConditionTrue)
+			}
+			if onOurs && p.Status.Phase == v1.PodRunning && r && p.Status.PodIP != "" {
+				ready++
+			}
+			state = append(state, fmt.Sprintf("%s@%s:%s/%t/%s", p.Name, p.Spec.NodeName, p.Status.Phase, r, p.Status.PodIP))
+		}
+		return ready == 3, fmt.Sprint(state)
+	})
+	fg := metav1.DeletePropagationForeground
+	if err := cp.admin.AppsV1().Deployments("default").Delete(ctx, "web", metav1.DeleteOptions{PropagationPolicy: &fg}); err != nil {
+		t.Fatalf("delete deployment: %v", err)
+	}
+	eventually.Within(t, 90*time.Second, "the deployment's pods gone", func() (bool, string) {
+		pods, err := cp.admin.CoreV1().Pods("default").List(ctx, metav1.ListOptions{LabelSelector: "app=web"})
+		if err != nil {
+			return false, err.Error()
+		}
+		return len(pods.Items) == 0, fmt.Sprintf("%d pods left", len(pods.Items))
+	})
+}
+
+func hasNotReadyTaint(n *v1.Node) bool {
+	for _, t := range n.Spec.Taints {
+		if t.Key == v1.TaintNodeNotReady {
+			return true
+		}
+	}
+	return false
+}
+
+func notReadyTaint(t *testing.T, cp *controlPlane, node string, port int) {
+	t.Helper()
+	ctx := context.Background()
+	base := "http://127.0.0.1:" + strconv.Itoa(port)
+	resp, err := http.Post(base+"/debug/faults", "application/json", strings.NewReader(`{"method":"ListPodSandbox","type":"hang"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusCreated {
+		t.Fatalf("inject fault: %s", resp.Status)
+	}
+	eventually.Within(t, 90*time.Second, node+" NotReady with the PLEG message, tainted", func() (bool, string) {
+		n, err := cp.admin.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		var msg string
+		for _, c := range n.Status.Conditions {
+			if c.Type == v1.NodeReady {
+				msg = c.Message
+			}
+		}
+		return nodeReady(n) == v1.ConditionFalse && strings.Contains(msg, "PLEG is not healthy") && hasNotReadyTaint(n),
+			fmt.Sprintf("Ready=%q %q taints %v", nodeReady(n), msg, n.Spec.Taints)
+	})
+	req, _ := http.NewRequest(http.MethodDelete, base+"/debug/faults", nil)
+	if resp, err = http.DefaultClient.Do(req); err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	eventually.Within(t, 90*time.Second, node+" Ready again, untainted", func() (bool, string) {
+		n, err := cp.admin.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		return nodeReady(n) == v1.ConditionTrue && !hasNotReadyTaint(n), fmt.Sprintf("Ready=%q taints %v", nodeReady(n), n.Spec.Taints)
 	})
 }
