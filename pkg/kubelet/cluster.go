@@ -2,10 +2,12 @@ package kubelet
 
 import (
 	"context"
+	"sync"
 	"sync/atomic"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
 
 	"github.com/minikubelet/minikubelet/pkg/cluster"
 	"github.com/minikubelet/minikubelet/pkg/kubetypes"
@@ -25,13 +27,25 @@ func (k *Kubelet) sources() []string {
 // pushed to the merger as source "api" after every change, until ctx ends.
 func (k *Kubelet) watchAPIPods(ctx context.Context) {
 	cluster.WatchPods(ctx, k.kubeClient, k.nodeName, func(pods []*v1.Pod) {
+		// Mirror pods are the API's view of static pods, not pods to run (upstream's pod
+		// manager keeps them apart).
+		regular := make([]*v1.Pod, 0, len(pods))
+		mirrors := map[string]*v1.Pod{}
 		for _, p := range pods {
+			if cluster.IsMirrorPod(p) {
+				mirrors[p.Namespace+"/"+p.Name] = p
+				continue
+			}
 			if p.Annotations == nil {
 				p.Annotations = map[string]string{}
 			}
 			p.Annotations[kubetypes.ConfigSourceAnnotationKey] = kubetypes.ApiserverSource
+			regular = append(regular, p)
 		}
-		_ = k.merger.Push(ctx, kubetypes.ApiserverSource, pods)
+		if k.statusSync != nil {
+			k.statusSync.setMirrors(mirrors)
+		}
+		_ = k.merger.Push(ctx, kubetypes.ApiserverSource, regular)
 	})
 }
 
@@ -41,15 +55,34 @@ func (k *Kubelet) watchAPIPods(ctx context.Context) {
 type apiStatusSync struct {
 	k        *Kubelet
 	sync     *cluster.PodStatusSync
+	mirror   *cluster.MirrorPods
 	periodic *runner.Periodic
 	version  atomic.Uint64 // the status manager's version the last run synced
+
+	mu      sync.Mutex
+	mirrors map[string]*v1.Pod // the API's mirror pods, by namespace/name (from the pod watch)
+}
+
+// setMirrors records the API's mirror pods and syncs them at once.
+func (s *apiStatusSync) setMirrors(m map[string]*v1.Pod) {
+	s.mu.Lock()
+	s.mirrors = m
+	s.mu.Unlock()
+	s.periodic.Trigger()
+}
+
+func (s *apiStatusSync) mirrorOf(fullName string) *v1.Pod {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.mirrors[fullName]
 }
 
 func (k *Kubelet) buildStatusSync() {
 	if k.kubeClient == nil {
 		return
 	}
-	s := &apiStatusSync{k: k, sync: cluster.NewPodStatusSync(k.kubeClient, k.apiCaller)}
+	s := &apiStatusSync{k: k, sync: cluster.NewPodStatusSync(k.kubeClient, k.apiCaller),
+		mirror: cluster.NewMirrorPods(cluster.NewNodeAPI(k.kubeClient, k.apiCaller))}
 	s.periodic = runner.NewPeriodic(k.clock, runner.Every(cluster.StatusSyncPeriod), s.run)
 	k.statusSync = s
 }
@@ -65,7 +98,8 @@ func (s *apiStatusSync) loop() runner.Loop {
 	return s.periodic.Loop("api-status-sync")
 }
 
-// run syncs the API server's pods (static pods have no API object until mirror pods exist).
+// run syncs the API server's pods' statuses, and the static pods' mirror pods and their
+// statuses.
 func (s *apiStatusSync) run(ctx context.Context) {
 	k := s.k
 	s.version.Store(k.status.Version())
@@ -73,13 +107,34 @@ func (s *apiStatusSync) run(ctx context.Context) {
 		pod    *v1.Pod
 		status v1.PodStatus
 	}
-	var items []item
+	var items, statics []item
 	k.status.Each(func(pod *v1.Pod, status *v1.PodStatus) {
-		if pod.Annotations[kubetypes.ConfigSourceAnnotationKey] == kubetypes.ApiserverSource {
+		switch {
+		case pod.Annotations[kubetypes.ConfigSourceAnnotationKey] == kubetypes.ApiserverSource:
 			items = append(items, item{pod, *status.DeepCopy()})
+		case kubetypes.IsStaticPod(pod):
+			statics = append(statics, item{pod, *status.DeepCopy()})
 		}
 	})
 	known := map[types.UID]bool{}
+	wanted := map[string]bool{} // the static pods the node has: their mirrors stay
+	for _, p := range k.pods.GetPods() {
+		if kubetypes.IsStaticPod(p) {
+			wanted[p.Namespace+"/"+p.Name] = true
+		}
+	}
+	for _, it := range statics {
+		static, ok := k.pods.GetPodByUID(it.pod.UID)
+		if !ok {
+			continue // removed: its mirror goes below
+		}
+		if mirror := s.syncMirror(ctx, static); mirror != nil {
+			known[mirror.UID] = true
+			// The static pod's status goes to its mirror (upstream translates the UID).
+			s.sync.Sync(ctx, mirror, it.status, false)
+		}
+	}
+	s.deleteOrphanedMirrors(ctx, wanted)
 	for _, it := range items {
 		known[it.pod.UID] = true
 		// The newest copy of the pod (it may carry a deletion timestamp by now).
@@ -102,4 +157,50 @@ func (s *apiStatusSync) canBeDeleted(pod *v1.Pod, status v1.PodStatus) bool {
 		return false
 	}
 	return !s.k.podWorkers.CouldHaveRunningContainers(pod.UID)
+}
+
+// syncMirror makes sure the static pod has its current mirror pod in the API (upstream
+// SyncPod's mirror pod part): a mirror of an older version of the pod is deleted, a missing
+// one created (once the node is registered). It returns the mirror when one is current.
+func (s *apiStatusSync) syncMirror(ctx context.Context, static *v1.Pod) *v1.Pod {
+	logger := klog.FromContext(ctx)
+	mirror := s.mirrorOf(static.Namespace + "/" + static.Name)
+	if mirror != nil && cluster.MirrorMatches(mirror, static) {
+		return mirror
+	}
+	if mirror != nil {
+		// Outdated, or being deleted by someone: remove it now; the next sync creates the
+		// current one (upstream SyncPod).
+		logger.Info("Trying to delete pod", "pod", klog.KObj(mirror), "podUID", mirror.UID)
+		if err := s.mirror.Delete(ctx, mirror); err != nil && ctx.Err() == nil {
+			logger.Error(err, "Failed deleting mirror pod", "pod", klog.KObj(mirror))
+		}
+		return nil
+	}
+	node := s.k.nodeStatus.GetNode()
+	if mirror == nil && node != nil && !s.k.podWorkers.IsPodTerminationRequested(static.UID) {
+		logger.V(4).Info("Creating a mirror pod for static pod", "pod", klog.KObj(static))
+		if err := s.mirror.Create(ctx, static, node); err != nil && ctx.Err() == nil {
+			logger.Error(err, "Failed creating a mirror pod for", "pod", klog.KObj(static))
+		}
+	}
+	return nil
+}
+
+// deleteOrphanedMirrors deletes the mirror pods of static pods that are gone (upstream
+// HandlePodCleanups' deleteOrphanedMirrorPods).
+func (s *apiStatusSync) deleteOrphanedMirrors(ctx context.Context, wanted map[string]bool) {
+	s.mu.Lock()
+	var orphans []*v1.Pod
+	for name, m := range s.mirrors {
+		if !wanted[name] {
+			orphans = append(orphans, m)
+		}
+	}
+	s.mu.Unlock()
+	for _, m := range orphans {
+		if err := s.mirror.Delete(ctx, m); err != nil && ctx.Err() == nil {
+			klog.FromContext(ctx).Error(err, "Failed deleting orphaned mirror pod", "pod", klog.KObj(m))
+		}
+	}
 }

@@ -54,8 +54,10 @@ func TestNodesJoinTheCluster(t *testing.T) {
 
 	stops := map[string]func(){}
 	ports := map[string]int{}
+	manifests := map[string]string{}
 	for i, name := range nodes {
 		dir := t.TempDir()
+		manifests[name] = dir
 		kubeconfig := cp.kubeconfig(t, name, fmt.Sprintf("%s-%d", nodeToken, i))
 		ports[name] = freePort(t)
 		cmd := exec.Command(bin, "--kubeconfig", kubeconfig, "--hostname-override", name,
@@ -128,6 +130,8 @@ func TestNodesJoinTheCluster(t *testing.T) {
 	// A pod bound to the first node runs there: Running and Ready in the API with its pod IP;
 	// deleting it completes (the kubelet stops it, then deletes it with grace 0).
 	podLifecycle(t, cp, nodes[0])
+	// A static pod gets its mirror pod, recreated when deleted, gone with the manifest.
+	mirrorPod(t, cp, nodes[0], manifests[nodes[0]])
 	// A Deployment's pods are scheduled to the nodes and run; deleting it removes them.
 	deployment(t, cp, nodes)
 	// A hung runtime turns the node NotReady with the PLEG message; the node lifecycle
@@ -295,5 +299,42 @@ func notReadyTaint(t *testing.T, cp *controlPlane, node string, port int) {
 			return false, err.Error()
 		}
 		return nodeReady(n) == v1.ConditionTrue && !hasNotReadyTaint(n), fmt.Sprintf("Ready=%q taints %v", nodeReady(n), n.Spec.Taints)
+	})
+}
+
+func mirrorPod(t *testing.T, cp *controlPlane, node, dir string) {
+	t.Helper()
+	ctx := context.Background()
+	manifest := filepath.Join(dir, "static-web.yaml")
+	writeFile(t, manifest, "apiVersion: v1\nkind: Pod\nmetadata: {name: static-web, namespace: default}\nspec:\n  containers: [{name: nginx, image: nginx:1.25}]\n")
+	name := "static-web-" + node
+	var uid string
+	eventually.Within(t, 60*time.Second, "the mirror pod Running in the API, owned by the node", func() (bool, string) {
+		p, err := cp.admin.CoreV1().Pods("default").Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		uid = string(p.UID)
+		owned := len(p.OwnerReferences) == 1 && p.OwnerReferences[0].Kind == "Node" && p.OwnerReferences[0].Name == node
+		_, mirror := p.Annotations["kubernetes.io/config.mirror"]
+		return p.Status.Phase == v1.PodRunning && owned && mirror && p.Spec.NodeName == node,
+			fmt.Sprintf("phase %s owners %v annotations %v", p.Status.Phase, p.OwnerReferences, p.Annotations)
+	})
+	if err := cp.admin.CoreV1().Pods("default").Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
+		t.Fatalf("delete mirror pod: %v", err)
+	}
+	eventually.Within(t, 60*time.Second, "the mirror pod recreated", func() (bool, string) {
+		p, err := cp.admin.CoreV1().Pods("default").Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		return string(p.UID) != uid && p.DeletionTimestamp == nil, fmt.Sprintf("uid %s deleting %v", p.UID, p.DeletionTimestamp)
+	})
+	if err := os.Remove(manifest); err != nil {
+		t.Fatal(err)
+	}
+	eventually.Within(t, 60*time.Second, "the mirror pod gone with the manifest", func() (bool, string) {
+		_, err := cp.admin.CoreV1().Pods("default").Get(ctx, name, metav1.GetOptions{})
+		return apierrors.IsNotFound(err), fmt.Sprint(err)
 	})
 }
