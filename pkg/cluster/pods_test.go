@@ -95,3 +95,33 @@ func TestPodStatusSync(t *testing.T) {
 		t.Errorf("pod still in the API after the final delete: %v", err)
 	}
 }
+
+// TestEventSink: a new event is created in its object's namespace; a repeat patches its
+// count.
+func TestEventSink(t *testing.T) {
+	client := fake.NewSimpleClientset()
+	s := NewEventSink(client)
+	ctx := context.Background()
+	ev := v1.Event{
+		ObjectMeta:     metav1.ObjectMeta{Name: "web.1", Namespace: "default"},
+		InvolvedObject: v1.ObjectReference{Kind: "Pod", Name: "web", Namespace: "default"},
+		Reason:         "Pulling", Message: `Pulling image "nginx"`, Count: 1, Type: v1.EventTypeNormal,
+		Source: v1.EventSource{Component: "kubelet", Host: "n1"},
+	}
+	s.send(ctx, ev)
+	ev.Count = 3
+	s.send(ctx, ev)
+	got, err := client.CoreV1().Events("default").Get(ctx, "web.1", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Count != 3 || got.Source.Component != "kubelet" || got.Source.Host != "n1" {
+		t.Errorf("stored event %+v, want count 3 from the kubelet on n1", got)
+	}
+	for i := 0; i < EventQueueSize+5; i++ {
+		s.Queue(ev)
+	}
+	if s.Dropped() != 5 {
+		t.Errorf("dropped %d, want 5 beyond the queue's %d", s.Dropped(), EventQueueSize)
+	}
+}

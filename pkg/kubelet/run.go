@@ -7,6 +7,7 @@ import (
 
 	"k8s.io/klog/v2"
 
+	"github.com/minikubelet/minikubelet/pkg/cluster"
 	"github.com/minikubelet/minikubelet/pkg/runner"
 )
 
@@ -31,6 +32,9 @@ func (k *Kubelet) Run(ctx context.Context) error {
 	}
 	if k.kubeClient != nil {
 		loops.Go("api-pod-source", k.watchAPIPods)
+		sink := cluster.NewEventSink(k.kubeClient)
+		k.events.Subscribe(sink.Queue)
+		loops.Go("api-event-sink", sink.Run)
 	}
 	serveErr := make(chan error, 1)
 	var server *runner.Group

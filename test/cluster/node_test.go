@@ -184,6 +184,21 @@ func podLifecycle(t *testing.T, cp *controlPlane, node string) {
 				p.Status.ContainerStatuses[0].ContainerID != "",
 			fmt.Sprintf("phase %s ready %t podIP %q containers %+v", p.Status.Phase, ready, p.Status.PodIP, p.Status.ContainerStatuses)
 	})
+	// The kubelet's events reached the API, from the kubelet on that node.
+	eventually.Within(t, 30*time.Second, "the pod's Started event in the API", func() (bool, string) {
+		evs, err := cp.admin.CoreV1().Events("default").List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=web"})
+		if err != nil {
+			return false, err.Error()
+		}
+		var seen []string
+		for _, e := range evs.Items {
+			if e.Reason == "Started" && e.Source.Component == "kubelet" && e.Source.Host == node && e.Message == "Started container nginx" {
+				return true, ""
+			}
+			seen = append(seen, e.Reason+": "+e.Message)
+		}
+		return false, fmt.Sprint(seen)
+	})
 	if err := cp.admin.CoreV1().Pods("default").Delete(ctx, "web", metav1.DeleteOptions{}); err != nil {
 		t.Fatalf("delete pod: %v", err)
 	}
