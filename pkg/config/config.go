@@ -20,6 +20,8 @@ type Config struct {
 	// Kubeconfig is --kubeconfig: the cluster to join as a node (cluster mode); empty:
 	// standalone.
 	Kubeconfig string `json:"kubeconfig,omitempty"`
+	// NodeLabels is --node-labels: labels the node is registered with.
+	NodeLabels map[string]string `json:"nodeLabels,omitempty"`
 	// UnsimulatedFields lists the KubeletConfiguration fields the config file sets that the
 	// simulator accepts but does not model. The daemon logs them once at start.
 	UnsimulatedFields []string `json:"unsimulatedFields,omitempty"`

@@ -16,6 +16,7 @@ const (
 	flagPodManifestPath           = "pod-manifest-path"
 	flagHostnameOverride          = "hostname-override"
 	flagKubeconfig                = "kubeconfig"
+	flagNodeLabels                = "node-labels"
 	flagSyncFrequency             = "sync-frequency"
 	flagFileCheckFrequency        = "file-check-frequency"
 	flagNodeStatusUpdateFrequency = "node-status-update-frequency"
@@ -34,6 +35,7 @@ type commandLine struct {
 	configFile       string
 	hostnameOverride string
 	kubeconfig       string
+	nodeLabels       map[string]string
 }
 
 // NewFlagSet returns the daemon's flags bound to throwaway defaults, for help output. The
@@ -56,6 +58,8 @@ func addFlags(fs *pflag.FlagSet, cl *commandLine, kc *KubeletConfiguration, sc *
 			strings.Join(knownFeatures, "\n"))
 	fs.StringVar(&kc.StaticPodPath, flagPodManifestPath, kc.StaticPodPath,
 		"Path to the directory containing static pod files to run, or the path to a single static pod file. Files starting with dots will be ignored. (kubeletConfiguration.staticPodPath)")
+	fs.Var(&mapStringString{m: &cl.nodeLabels}, flagNodeLabels,
+		"Labels to add when registering the node, key=value pairs separated by ','. Labels in the 'kubernetes.io' namespace must begin with an allowed prefix (kubelet.kubernetes.io, node.kubernetes.io) or be in the specifically allowed set, as the kubelet's.")
 	fs.StringVar(&cl.kubeconfig, flagKubeconfig, cl.kubeconfig,
 		"Path to a kubeconfig file: join that cluster as a node (cluster mode). Without it the daemon runs standalone, with static pods only.")
 	fs.StringVar(&cl.hostnameOverride, flagHostnameOverride, cl.hostnameOverride,
@@ -159,3 +163,38 @@ type noOpValue struct{ typ string }
 func (noOpValue) String() string   { return "" }
 func (noOpValue) Set(string) error { return nil }
 func (v noOpValue) Type() string   { return v.typ }
+
+// mapStringString is the --node-labels value: key=value pairs separated by commas; each Set
+// adds to the map.
+type mapStringString struct{ m *map[string]string }
+
+func (v *mapStringString) String() string {
+	if v.m == nil || *v.m == nil {
+		return ""
+	}
+	pairs := make([]string, 0, len(*v.m))
+	for k, val := range *v.m {
+		pairs = append(pairs, k+"="+val)
+	}
+	sort.Strings(pairs)
+	return strings.Join(pairs, ",")
+}
+
+func (v *mapStringString) Set(value string) error {
+	if *v.m == nil {
+		*v.m = map[string]string{}
+	}
+	for _, s := range strings.Split(value, ",") {
+		if s = strings.TrimSpace(s); s == "" {
+			continue
+		}
+		k, val, ok := strings.Cut(s, "=")
+		if !ok {
+			return fmt.Errorf("malformed pair %q, expect key=value", s)
+		}
+		(*v.m)[strings.TrimSpace(k)] = strings.TrimSpace(val)
+	}
+	return nil
+}
+
+func (v *mapStringString) Type() string { return "mapStringString" }

@@ -18,6 +18,7 @@ func TestFlagHelpShowsValueTypes(t *testing.T) {
 		flagPodManifestPath:           "string",
 		flagHostnameOverride:          "string",
 		flagKubeconfig:                "string",
+		flagNodeLabels:                "mapStringString",
 		flagSyncFrequency:             "duration",
 		flagFileCheckFrequency:        "duration",
 		flagNodeStatusUpdateFrequency: "duration",

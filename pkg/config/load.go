@@ -82,6 +82,10 @@ func Load(args []string, gate featuregate.MutableFeatureGate, globals *pflag.Fla
 
 	sc.NodeName = resolveNodeName(cl.hostnameOverride, sc.NodeName)
 	cfg.Kubeconfig = cl.kubeconfig
+	if err := validateNodeLabels(cl.nodeLabels); err != nil {
+		return nil, err
+	}
+	cfg.NodeLabels = cl.nodeLabels
 	prov.changedFlags = map[string]bool{}
 	final.Visit(func(f *pflag.Flag) { prov.changedFlags[f.Name] = true })
 

@@ -3,6 +3,7 @@ package kubelet
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -97,5 +98,38 @@ func TestClusterAPIServerDown(t *testing.T) {
 	h.round(15 * time.Second) // the next node status update
 	if _, err := client.CoreV1().Nodes().Get(context.Background(), testNode, metav1.GetOptions{}); err != nil {
 		t.Fatalf("node not registered once the API server answers: %v", err)
+	}
+}
+
+// TestClusterNodeLabelsAndTaints: --node-labels and registerWithTaints are on the node the
+// kubelet registers.
+func TestClusterNodeLabelsAndTaints(t *testing.T) {
+	client := fake.NewSimpleClientset()
+	dir := t.TempDir()
+	cfg, gate := loadConfig(t, dir, "--node-labels=team=a,node.kubernetes.io/pool=edge")
+	cfg.Kubelet.RegisterWithTaints = []byte(`[{"key":"dedicated","value":"sim","effect":"NoSchedule"}]`)
+	clk := clocktesting.NewFakeClock(epoch)
+	k, err := New(Config{Config: cfg, Gate: gate, Clock: clk, KubeClient: client, InlineAPICalls: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(k.Stop)
+	ctx := klog.NewContext(context.Background(), klog.Background())
+	k.Start(ctx)
+	h := &harness{t: t, ctx: ctx, clk: clk, k: k, dir: dir, sim: runner.NewSim(clk, k.Loops())}
+	h.round(time.Second)
+	node, err := client.CoreV1().Nodes().Get(context.Background(), testNode, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if node.Labels["team"] != "a" || node.Labels["node.kubernetes.io/pool"] != "edge" || node.Labels[v1.LabelHostname] != testNode {
+		t.Errorf("labels %v", node.Labels)
+	}
+	if len(node.Spec.Taints) != 1 || node.Spec.Taints[0].Key != "dedicated" || node.Spec.Taints[0].Effect != v1.TaintEffectNoSchedule {
+		t.Errorf("taints %v, want dedicated=sim:NoSchedule", node.Spec.Taints)
+	}
+	cfg.Kubelet.RegisterWithTaints = []byte(`[{"key":"x","effect":"Sometimes"}]`)
+	if _, err := New(Config{Config: cfg, Gate: gate, Clock: clk}); err == nil || !strings.Contains(err.Error(), `registerWithTaints[0].effect "Sometimes"`) {
+		t.Errorf("a bad taint: %v", err)
 	}
 }

@@ -2,15 +2,18 @@ package kubelet
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
+	"strings"
 	"sync"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
@@ -480,6 +483,10 @@ func (k *Kubelet) buildNodeStatus(nodeIP string) error {
 	if err != nil {
 		return err
 	}
+	taints, err := registerWithTaints(kc.RegisterWithTaints)
+	if err != nil {
+		return err
+	}
 	port := kc.ReadOnlyPort
 	if k.listener != nil {
 		if addr, ok := k.listener.Addr().(*net.TCPAddr); ok {
@@ -489,6 +496,8 @@ func (k *Kubelet) buildNodeStatus(nodeIP string) error {
 	k.nodeStatus, err = nodestatus.New(nodestatus.Config{
 		NodeName:                  k.nodeName,
 		NodeIP:                    hostIP(nodeIP),
+		Labels:                    k.cfg.NodeLabels,
+		Taints:                    taints,
 		Machine:                   k.machine(),
 		MaxPods:                   int(kc.MaxPods),
 		SystemReserved:            sys,
@@ -665,4 +674,27 @@ func (k *Kubelet) wakeSyncLoop() {
 	if k.syncLoop != nil {
 		k.syncLoop.Wake().Notify()
 	}
+}
+
+// registerWithTaints parses kubeletConfiguration.registerWithTaints: the taints the node is
+// registered with.
+func registerWithTaints(raw json.RawMessage) ([]v1.Taint, error) {
+	if len(raw) == 0 {
+		return nil, nil
+	}
+	var taints []v1.Taint
+	if err := json.Unmarshal(raw, &taints); err != nil {
+		return nil, fmt.Errorf("kubeletConfiguration.registerWithTaints: %w", err)
+	}
+	for i, t := range taints {
+		if msgs := validation.IsQualifiedName(t.Key); len(msgs) > 0 {
+			return nil, fmt.Errorf("kubeletConfiguration.registerWithTaints[%d].key %q: %s", i, t.Key, strings.Join(msgs, "; "))
+		}
+		switch t.Effect {
+		case v1.TaintEffectNoSchedule, v1.TaintEffectPreferNoSchedule, v1.TaintEffectNoExecute:
+		default:
+			return nil, fmt.Errorf("kubeletConfiguration.registerWithTaints[%d].effect %q: must be NoSchedule, PreferNoSchedule or NoExecute", i, t.Effect)
+		}
+	}
+	return taints, nil
 }

@@ -72,6 +72,8 @@ type Config struct {
 	NodeIP string
 	// Labels are added to the well-known hostname/os/arch labels.
 	Labels map[string]string
+	// Taints are the taints the node is registered with (registerWithTaints).
+	Taints []v1.Taint
 
 	Machine Machine
 	// MaxPods is the pods capacity. Default 110.
@@ -512,6 +514,7 @@ func (m *Manager) initialNode(now time.Time) *v1.Node {
 			Labels:            labels,
 			CreationTimestamp: metav1.NewTime(now),
 		},
+		Spec: v1.NodeSpec{Taints: append([]v1.Taint(nil), m.cfg.Taints...)},
 	}
 }
 
