@@ -118,6 +118,10 @@ func (k *Kubelet) HandlePodSyncs(pods []*v1.Pod) {
 // (OutOfcpu, OutOfmemory, OutOfpods ...), which is what the rejection is about.
 func (k *Kubelet) canAdmitPod(usage *admission.Usage, pod *v1.Pod) admission.Result {
 	res := usage.Admit(pod, k.nodeInfo)
+	// After the resources, as upstream's general predicates: node selector and affinity.
+	if res.Admit && !admission.MatchesNode(pod, k.nodeName, k.nodeStatus.NodeLabels()) {
+		res = admission.Result{Reason: admission.ReasonNodeAffinity, Message: admission.MessageNodeAffinity}
+	}
 	if res.Admit {
 		res = k.shutdown.Admit(pod)
 	}

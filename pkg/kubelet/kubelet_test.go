@@ -111,6 +111,14 @@ func TestAdmissionRejections(t *testing.T) {
 		messagePart string
 	}{
 		{
+			name: "node selector",
+			manifests: map[string]string{
+				"a.yaml": podManifest("a", "busybox", "  nodeSelector: {disktype: ssd}\n"),
+			},
+			rejected: "a", reason: "NodeAffinity",
+			messagePart: "Pod was rejected: Predicate NodeAffinity failed",
+		},
+		{
 			name:  "maxPods",
 			flags: []string{"--max-pods=2"},
 			manifests: map[string]string{

@@ -496,6 +496,21 @@ func readyStatus(node *v1.Node) v1.ConditionStatus {
 // initialNode is the node as first registered (upstream initialNode): name, the
 // well-known labels and a stable UID derived from the node name.
 func (m *Manager) initialNode(now time.Time) *v1.Node {
+	return &v1.Node{
+		TypeMeta: metav1.TypeMeta{Kind: "Node", APIVersion: "v1"},
+		ObjectMeta: metav1.ObjectMeta{
+			Name:              m.cfg.NodeName,
+			UID:               types.UID(uuidFrom(digest("node-uid", m.cfg.NodeName))),
+			Labels:            m.NodeLabels(),
+			CreationTimestamp: metav1.NewTime(now),
+		},
+		Spec: v1.NodeSpec{Taints: append([]v1.Taint(nil), m.cfg.Taints...)},
+	}
+}
+
+// NodeLabels are the labels the node is registered with: the kubelet's well-known ones and
+// the configured ones (admission matches node selectors and affinity against them).
+func (m *Manager) NodeLabels() map[string]string {
 	labels := map[string]string{
 		v1.LabelHostname:          m.cfg.Hostname,
 		v1.LabelOSStable:          m.cfg.OperatingSystem,
@@ -506,16 +521,7 @@ func (m *Manager) initialNode(now time.Time) *v1.Node {
 	for k, v := range m.cfg.Labels {
 		labels[k] = v
 	}
-	return &v1.Node{
-		TypeMeta: metav1.TypeMeta{Kind: "Node", APIVersion: "v1"},
-		ObjectMeta: metav1.ObjectMeta{
-			Name:              m.cfg.NodeName,
-			UID:               types.UID(uuidFrom(digest("node-uid", m.cfg.NodeName))),
-			Labels:            labels,
-			CreationTimestamp: metav1.NewTime(now),
-		},
-		Spec: v1.NodeSpec{Taints: append([]v1.Taint(nil), m.cfg.Taints...)},
-	}
+	return labels
 }
 
 // nodeStatusHasChanged compares two statuses ignoring the conditions' heartbeat times and
