@@ -192,8 +192,10 @@ spec:
 				t.Errorf("stubborn container exited %d after %v, want 137 (killed) at about 2s", st.ExitCode, finished)
 			}
 		case "web-" + testNode:
-			if st.ExitCode != 0 || finished > time.Second {
-				t.Errorf("web container exited %d after %v, want 0 at once (it honours SIGTERM)", st.ExitCode, finished)
+			// It honours SIGTERM: it exits 0 as soon as its kill reaches it (within a sync
+			// or two), before the stubborn one is killed at its group's deadline.
+			if st.ExitCode != 0 || finished >= 2*time.Second {
+				t.Errorf("web container exited %d after %v, want 0 before the group's 2s deadline", st.ExitCode, finished)
 			}
 		default:
 			t.Errorf("unexpected container of pod %q", pod)
