@@ -79,3 +79,24 @@ func ShouldContainerBeRestarted(c *v1.Container, pod *v1.Pod, podStatus *PodStat
 	}
 	return true
 }
+
+// DefaultProbe fills the API server's defaults of a probe (timeoutSeconds 1, periodSeconds
+// 10, successThreshold 1, failureThreshold 3, HTTP scheme): static pods get them from their
+// manifest's defaulting, and the prober applies them to any probe it runs.
+func DefaultProbe(p *v1.Probe) {
+	if p.TimeoutSeconds == 0 {
+		p.TimeoutSeconds = 1
+	}
+	if p.PeriodSeconds == 0 {
+		p.PeriodSeconds = 10
+	}
+	if p.SuccessThreshold == 0 {
+		p.SuccessThreshold = 1
+	}
+	if p.FailureThreshold == 0 {
+		p.FailureThreshold = 3
+	}
+	if p.HTTPGet != nil && p.HTTPGet.Scheme == "" {
+		p.HTTPGet.Scheme = v1.URISchemeHTTP
+	}
+}

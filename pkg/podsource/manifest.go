@@ -17,6 +17,7 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
 
+	"github.com/minikubelet/minikubelet/pkg/container"
 	"github.com/minikubelet/minikubelet/pkg/events"
 	"github.com/minikubelet/minikubelet/pkg/kubetypes"
 )
@@ -343,21 +344,7 @@ func defaultContainer(c *v1.Container, hostNetwork bool) {
 		if p == nil {
 			continue
 		}
-		if p.TimeoutSeconds == 0 {
-			p.TimeoutSeconds = 1
-		}
-		if p.PeriodSeconds == 0 {
-			p.PeriodSeconds = 10
-		}
-		if p.SuccessThreshold == 0 {
-			p.SuccessThreshold = 1
-		}
-		if p.FailureThreshold == 0 {
-			p.FailureThreshold = 3
-		}
-		if p.HTTPGet != nil && p.HTTPGet.Scheme == "" {
-			p.HTTPGet.Scheme = v1.URISchemeHTTP
-		}
+		container.DefaultProbe(p)
 	}
 }
 

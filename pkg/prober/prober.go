@@ -512,21 +512,10 @@ func (m *Manager) newWorkerLocked(pod *v1.Pod, c v1.Container, t ProbeType, spec
 	return w
 }
 
-// withDefaults fills the API server's probe defaults.
+// withDefaults is a copy of p with the API server's probe defaults.
 func withDefaults(p *v1.Probe) *v1.Probe {
 	p = p.DeepCopy()
-	if p.TimeoutSeconds == 0 {
-		p.TimeoutSeconds = 1
-	}
-	if p.PeriodSeconds == 0 {
-		p.PeriodSeconds = 10
-	}
-	if p.SuccessThreshold == 0 {
-		p.SuccessThreshold = 1
-	}
-	if p.FailureThreshold == 0 {
-		p.FailureThreshold = 3
-	}
+	container.DefaultProbe(p)
 	return p
 }
 
