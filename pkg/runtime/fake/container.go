@@ -467,7 +467,10 @@ func (r *Runtime) ExecSync(ctx context.Context, containerID string, cmd []string
 	}
 	if timeout > 0 {
 		if left := deadline.Sub(r.clk.Now()); delay > left {
-			if err := r.delay(ctx, left); err != nil && !errors.Is(err, cri.ErrDeadlineExceeded) {
+			err := r.delay(ctx, left)
+			// The caller's own deadline, earlier than the exec timeout, is its error, not a
+			// timed out command.
+			if err != nil && (!errors.Is(err, cri.ErrDeadlineExceeded) || r.clk.Now().Before(deadline)) {
 				return nil, err
 			}
 			return nil, timedOut()

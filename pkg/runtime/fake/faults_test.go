@@ -258,6 +258,72 @@ func TestLatencyFault(t *testing.T) {
 	}
 }
 
+// TestFaultsApplyInOrder: the latency, hang and error faults matching a call apply one after
+// the other in the order they were added, so delays add up and an error fault ends the call
+// where it stands.
+func TestFaultsApplyInOrder(t *testing.T) {
+	latency := func(d time.Duration) fault.Spec {
+		return fault.Spec{Method: "Status", Type: fault.Latency, Delay: dur(d)}
+	}
+	hangFor := func(d time.Duration) fault.Spec { return fault.Spec{Method: "*", Type: fault.Hang, For: dur(d)} }
+	failure := fault.Spec{Method: "Status", Type: fault.Error, Message: "boom"}
+	tests := []struct {
+		name     string
+		faults   []fault.Spec
+		wantTook time.Duration
+		wantErr  bool
+	}{
+		{name: "latencies add up", faults: []fault.Spec{latency(time.Second), latency(2 * time.Second)}, wantTook: 3 * time.Second},
+		{name: "a hang's for then a latency", faults: []fault.Spec{hangFor(5 * time.Second), latency(time.Second)}, wantTook: 6 * time.Second},
+		{name: "an error after a latency fails late", faults: []fault.Spec{latency(time.Second), failure}, wantTook: time.Second, wantErr: true},
+		{name: "an error before a latency fails at once", faults: []fault.Spec{failure, latency(time.Second)}, wantErr: true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r, clk := newRuntime(t, Config{})
+			for _, f := range tc.faults {
+				addFault(t, r, f)
+			}
+			start := clk.Now()
+			err := await(t, r, clk, time.Minute, func(ctx context.Context) error { _, err := r.Status(ctx); return err })
+			var ie *InjectedError
+			if got := errors.As(err, &ie); got != tc.wantErr || (!tc.wantErr && err != nil) {
+				t.Errorf("Status = %v, want an injected error %t", err, tc.wantErr)
+			}
+			if took := clk.Since(start); took != tc.wantTook {
+				t.Errorf("took %v, want %v", took, tc.wantTook)
+			}
+		})
+	}
+}
+
+// TestRemovingALatencyFaultKeepsDelaysInFlight: removing a latency fault spares the calls
+// made afterwards; a call already delayed still completes at its instant (only hang faults
+// release their calls on removal).
+func TestRemovingALatencyFaultKeepsDelaysInFlight(t *testing.T) {
+	r, clk := newRuntime(t, Config{})
+	f, _ := r.AddFault(fault.Spec{Method: "Status", Type: fault.Latency, Delay: dur(10 * time.Second)})
+	call := start(func(ctx context.Context) error { _, err := r.Status(ctx); return err })
+	run(t, r, clk, time.Second)
+	if err := r.RemoveFault(f.ID); err != nil {
+		t.Fatal(err)
+	}
+	if call.Poll() {
+		t.Fatal("the delayed call returned when its latency fault was removed")
+	}
+	if _, err := r.Status(task.WithoutBlocking(context.Background())); err != nil {
+		t.Errorf("a call after the removal: %v, want no delay", err)
+	}
+	run(t, r, clk, 9*time.Second-time.Millisecond)
+	if call.Poll() {
+		t.Fatal("returned before its latency passed")
+	}
+	run(t, r, clk, time.Millisecond)
+	if !call.Poll() || call.Err() != nil {
+		t.Errorf("at +10s: returned %t, err %v", call.Done(), call.Err())
+	}
+}
+
 func TestHangFault(t *testing.T) {
 	t.Run("until cleared", func(t *testing.T) {
 		r, clk := newRuntime(t, Config{})

@@ -274,3 +274,138 @@ func TestStepAPI(t *testing.T) {
 		t.Errorf("next transition = %v, want epoch+30s", next)
 	}
 }
+
+// TestEventStreamBufferLimit: up to EventBufferSize unread events wait for the reader; the
+// event that would make one more breaks the stream, and everything unread is lost (as with a
+// broken gRPC stream). Only unread events count: reading makes room again.
+func TestEventStreamBufferLimit(t *testing.T) {
+	const size = 3
+	tests := []struct {
+		name string
+		// script alternates emitting n container events (n > 0) and reading n (n < 0).
+		script   []int
+		wantRead int // events read in all, including a final drain
+		broken   bool
+	}{
+		{name: "at the limit", script: []int{3}, wantRead: 3},
+		{name: "one over the limit", script: []int{4}, broken: true},
+		{name: "reading makes room", script: []int{2, -2, 3}, wantRead: 5},
+		{name: "a partial read makes room for as many", script: []int{3, -1, 1}, wantRead: 4},
+		{name: "over the limit after a partial read", script: []int{3, -1, 2}, wantRead: 1, broken: true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r, _ := newRuntime(t, Config{EventBufferSize: size})
+			sb, cfg := runPod(t, r, "u1", nil) // before subscribing: its events are not replayed
+			s := subscribe(t, r)
+			created := 0
+			for _, n := range tc.script {
+				for ; n > 0; n-- {
+					createContainer(t, r, sb, cfg, fmt.Sprintf("c%d", created), "")
+					created++
+				}
+				for ; n < 0; n++ {
+					ev, ok, err := s.s.Recv()
+					if !ok || err != nil {
+						t.Fatalf("Recv = %v, %t, %v; want an event", ev, ok, err)
+					}
+					s.got = append(s.got, ev)
+				}
+			}
+			_, err := s.recvAll()
+			if broken := err != nil && strings.Contains(err.Error(), "too slow"); broken != tc.broken || (!tc.broken && err != nil) {
+				t.Fatalf("stream ended with %v, want broken %t", err, tc.broken)
+			}
+			if len(s.got) != tc.wantRead {
+				t.Errorf("read %d events, want %d", len(s.got), tc.wantRead)
+			}
+			for i, ev := range s.got {
+				if want := fmt.Sprintf("c%d", i); ev.ContainerEventType != cri.ContainerCreatedEvent || ev.ContainersStatuses[i].Metadata.Name != want {
+					t.Errorf("event %d = %s of %s, want CREATED of %s (in order, none replayed)", i, ev.ContainerEventType, ev.ContainerID, want)
+				}
+			}
+			if n := s.s.Len(); n != 0 {
+				t.Errorf("Len = %d after reading everything", n)
+			}
+		})
+	}
+}
+
+// TestEventStreamBreaksOnTheLoop: exits the runtime's own loop applies overflow a slow
+// reader's stream just as calls do; the loop is not held up by the reader and goes on.
+func TestEventStreamBreaksOnTheLoop(t *testing.T) {
+	r, clk := newRuntime(t, Config{EventBufferSize: 2, DefaultBehavior: "runFor=10s"})
+	sb, cfg := runPod(t, r, "u1", nil)
+	ids := make([]string, 3)
+	for i := range ids {
+		ids[i] = startContainer(t, r, sb, cfg, fmt.Sprintf("c%d", i), "")
+	}
+	s := subscribe(t, r) // nothing waits yet: the starts came before
+	run(t, r, clk, 20*time.Second)
+	for _, id := range ids {
+		if st := status(t, r, id); st.State != cri.ContainerExited || st.FinishedAt != ns(10*time.Second) {
+			t.Errorf("container %s: %v finished at %v, want exited at 10s", id, st.State, time.Unix(0, st.FinishedAt).Sub(epoch))
+		}
+	}
+	if s.notified != 2 {
+		t.Errorf("notified %d times, want 2 (the first event, then the break)", s.notified)
+	}
+	if evs, err := s.recvAll(); len(evs) != 0 || err == nil || !strings.Contains(err.Error(), "too slow") {
+		t.Errorf("stream after three exits at once with room for two: %d events, err %v; want broken", len(evs), err)
+	}
+}
+
+// TestEventStreamAfterItBroke: a broken stream keeps reporting why (Close does not replace
+// the reason), and its late Close does not disconnect the subscriber that took its place.
+func TestEventStreamAfterItBroke(t *testing.T) {
+	r, _ := newRuntime(t, Config{EventBufferSize: 2})
+	old := subscribe(t, r)
+	runPod(t, r, "u1", nil) // two events: at the limit
+	runPod(t, r, "u2", nil) // over it: broken
+	for i := 0; i < 2; i++ {
+		if ev, ok, err := old.s.Recv(); ok || err == nil || !strings.Contains(err.Error(), "too slow") {
+			t.Fatalf("Recv %d on the broken stream = %v, %t, %v; want the break", i, ev, ok, err)
+		}
+	}
+	if n := old.s.Len(); n != 0 {
+		t.Errorf("Len of a broken stream = %d", n)
+	}
+	cur := subscribe(t, r)
+	if err := old.close(); err == nil || !strings.Contains(err.Error(), "too slow") {
+		t.Errorf("broken stream after Close: %v, want still the break", err)
+	}
+	if _, err := r.GetContainerEvents(context.Background(), nil); !errors.Is(err, errStreamBusy) {
+		t.Errorf("a third subscriber: %v, want refused (the current one is still connected)", err)
+	}
+	sb, _ := runPod(t, r, "u3", nil)
+	if evs := cur.drain(); len(evs) != 2 || evs[0].ContainerID != sb {
+		t.Errorf("current subscriber got %v, want the new sandbox's two events", eventNames(evs))
+	}
+}
+
+// TestEventStreamRecvAppliesDueTransitions: a reader whose loop runs before the runtime's
+// at an instant still sees what fell due by then (Len and Recv apply due transitions first),
+// stamped with the scheduled instant.
+func TestEventStreamRecvAppliesDueTransitions(t *testing.T) {
+	r, clk := newRuntime(t, Config{})
+	sb, cfg := runPod(t, r, "u1", annotate("c", "startDelay=2s,runFor=3s"))
+	id := startContainer(t, r, sb, cfg, "c", "")
+	s := subscribe(t, r)
+	clk.Step(time.Minute) // no loop runs
+	if n := s.s.Len(); n != 2 {
+		t.Fatalf("Len = %d a minute later, want the start and the exit", n)
+	}
+	if s.notified != 1 {
+		t.Errorf("notified %d times, want 1", s.notified)
+	}
+	evs := s.drain()
+	want := []struct {
+		typ cri.ContainerEventType
+		at  time.Duration
+	}{{cri.ContainerStartedEvent, 2 * time.Second}, {cri.ContainerStoppedEvent, 5 * time.Second}}
+	for i, w := range want {
+		if evs[i].ContainerID != id || evs[i].ContainerEventType != w.typ || evs[i].CreatedAt != ns(w.at) {
+			t.Errorf("event %d = %s %s at %v, want %s at %v", i, evs[i].ContainerEventType, evs[i].ContainerID, time.Unix(0, evs[i].CreatedAt).Sub(epoch), w.typ, w.at)
+		}
+	}
+}
