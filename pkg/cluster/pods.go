@@ -7,6 +7,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -118,11 +119,7 @@ func (s *PodStatusSync) Forget(keep func(types.UID) bool) {
 	}
 }
 
-func statusEqual(a, b v1.PodStatus) bool {
-	ja, _ := json.Marshal(a)
-	jb, _ := json.Marshal(b)
-	return string(ja) == string(jb)
-}
+func statusEqual(a, b v1.PodStatus) bool { return apiequality.Semantic.DeepEqual(a, b) }
 
 func podStatusPatch(old, status v1.PodStatus) ([]byte, error) {
 	oldData, err := json.Marshal(&v1.Pod{Status: old})

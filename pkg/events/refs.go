@@ -23,3 +23,5 @@ type Discard struct{}
 
 // Eventf implements Recorder.
 func (Discard) Eventf(*v1.ObjectReference, string, string, string, ...interface{}) {}
+
+var _ Recorder = Discard{}

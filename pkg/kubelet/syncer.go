@@ -94,7 +94,7 @@ func NewSyncer(cfg SyncerConfig) (*Syncer, error) {
 		return nil, errors.New("syncer config: Clock is required")
 	}
 	if cfg.Recorder == nil {
-		cfg.Recorder = discardRecorder{}
+		cfg.Recorder = events.Discard{}
 	}
 	name := metrics.PodStartDuration
 	if cfg.Registry != nil {
@@ -266,7 +266,3 @@ func (s *Syncer) SyncTerminatedPod(ctx context.Context, pod *v1.Pod, podStatus *
 	s.mu.Unlock()
 	return nil
 }
-
-type discardRecorder struct{}
-
-func (discardRecorder) Eventf(*v1.ObjectReference, string, string, string, ...interface{}) {}

@@ -105,27 +105,6 @@ func (k containerKind) metricLabel() string {
 	return "init_container"
 }
 
-// containerRef is the object reference container events use (upstream GenerateContainerRef).
-func containerRef(pod *v1.Pod, c *v1.Container) *v1.ObjectReference {
-	return &v1.ObjectReference{
-		Kind:       "Pod",
-		APIVersion: "v1",
-		Namespace:  pod.Namespace,
-		Name:       pod.Name,
-		UID:        pod.UID,
-		FieldPath:  fieldPath(pod, c.Name),
-	}
-}
-
 func podRef(pod *v1.Pod) *v1.ObjectReference {
 	return &v1.ObjectReference{Kind: "Pod", APIVersion: "v1", Namespace: pod.Namespace, Name: pod.Name, UID: pod.UID}
-}
-
-func fieldPath(pod *v1.Pod, name string) string {
-	for i := range pod.Spec.InitContainers {
-		if pod.Spec.InitContainers[i].Name == name {
-			return fmt.Sprintf("spec.initContainers{%s}", name)
-		}
-	}
-	return fmt.Sprintf("spec.containers{%s}", name)
 }

@@ -81,10 +81,6 @@ type Manager struct {
 	metrics      *runtimeMetrics
 }
 
-type discardRecorder struct{}
-
-func (discardRecorder) Eventf(*v1.ObjectReference, string, string, string, ...interface{}) {}
-
 // NewManager validates cfg, fills defaults and returns a Manager.
 func NewManager(cfg Config) (*Manager, error) {
 	switch {
@@ -103,7 +99,7 @@ func NewManager(cfg Config) (*Manager, error) {
 		}
 	}
 	if cfg.Recorder == nil {
-		cfg.Recorder = discardRecorder{}
+		cfg.Recorder = events.Discard{}
 	}
 	if cfg.ContainerBackOff == 0 {
 		cfg.ContainerBackOff = DefaultContainerBackOff
@@ -340,7 +336,7 @@ func (m *Manager) doBackOff(pod *v1.Pod, c *v1.Container, podStatus *container.P
 	}
 	key := BackOffKey(pod, c)
 	if m.backOff.IsInBackOffSince(key, last.FinishedAt) {
-		m.recorder.Eventf(containerRef(pod, c), v1.EventTypeWarning, "BackOff", "Back-off restarting failed container %s in pod %s", c.Name, FormatPod(pod))
+		m.recorder.Eventf(events.ContainerRef(pod, c.Name), v1.EventTypeWarning, "BackOff", "Back-off restarting failed container %s in pod %s", c.Name, FormatPod(pod))
 		msg := fmt.Sprintf("back-off %s restarting failed container=%s pod=%s", m.backOff.Get(key), c.Name, FormatPod(pod))
 		klog.V(4).InfoS("Back-off restarting failed container", "err", msg)
 		return true, last.FinishedAt.Add(m.backOff.Get(key)), msg, ErrCrashLoopBackOff
@@ -352,7 +348,7 @@ func (m *Manager) doBackOff(pod *v1.Pod, c *v1.Container, podStatus *container.P
 // startContainer pulls the image, creates and starts one container, and returns a message
 // with one of the Err* sentinels on failure.
 func (m *Manager) startContainer(ctx context.Context, sandboxID string, sandboxConfig *cri.PodSandboxConfig, c *v1.Container, kind containerKind, pod *v1.Pod, podStatus *container.PodStatus) (string, error) {
-	ref := containerRef(pod, c)
+	ref := events.ContainerRef(pod, c.Name)
 	// A bad behaviour script is a configuration error of the pod: it is reported before any
 	// pull, naming the annotation, instead of surfacing later as a pull or create failure
 	// (the fake runtime parses the same annotations in PullImage and CreateContainer).
@@ -527,7 +523,7 @@ func (m *Manager) killContainer(ctx context.Context, pod *v1.Pod, id container.C
 		if message == "" {
 			message = fmt.Sprintf("Stopping container %s", name)
 		}
-		m.recorder.Eventf(containerRef(pod, spec), v1.EventTypeNormal, "Killing", "%s", message)
+		m.recorder.Eventf(events.ContainerRef(pod, spec.Name), v1.EventTypeNormal, "Killing", "%s", message)
 	}
 	grace := m.gracePeriodFor(pod, gracePeriodOverride)
 	if grace < minimumGracePeriodInSeconds {

@@ -138,7 +138,7 @@ func NewManager(cfg Config) (*Manager, error) {
 		cfg.Clock = clock.RealClock{}
 	}
 	if cfg.Recorder == nil {
-		cfg.Recorder = discardRecorder{}
+		cfg.Recorder = events.Discard{}
 	}
 	if cfg.Logger.GetSink() == nil {
 		cfg.Logger = klog.Background()
@@ -487,9 +487,3 @@ func podRefs(pods map[types.UID]*v1.Pod) []string {
 	sort.Strings(out)
 	return out
 }
-
-type discardRecorder struct{}
-
-func (discardRecorder) Eventf(*v1.ObjectReference, string, string, string, ...interface{}) {}
-
-var _ events.Recorder = discardRecorder{}

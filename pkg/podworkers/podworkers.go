@@ -86,10 +86,6 @@ type PodWorkers struct {
 	waitingToStartStaticPodsByFullname map[string][]types.UID
 }
 
-type discardRecorder struct{}
-
-func (discardRecorder) Eventf(*v1.ObjectReference, string, string, string, ...interface{}) {}
-
 // New validates cfg, fills defaults and returns the pod workers. Call Stop to abandon the
 // syncs in flight.
 func New(cfg Config) (*PodWorkers, error) {
@@ -115,7 +111,7 @@ func New(cfg Config) (*PodWorkers, error) {
 		cfg.JitterSeed = 1
 	}
 	if cfg.Recorder == nil {
-		cfg.Recorder = discardRecorder{}
+		cfg.Recorder = events.Discard{}
 	}
 	name := metrics.PodWorkerDuration
 	if cfg.Registry != nil {
