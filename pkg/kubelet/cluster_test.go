@@ -3,6 +3,7 @@ package kubelet
 import (
 	"context"
 	"errors"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -41,6 +42,10 @@ func TestClusterNodeRegistrationStatusAndLease(t *testing.T) {
 	client := fake.NewSimpleClientset()
 	h := newClusterHarness(t, client)
 	h.round(time.Second)
+	// kube-state-metrics reads a cluster's nodes itself; the kubelet does not double them.
+	if code, body := get(t, h.k.Server().Handler(), "/metrics/state"); code != http.StatusNotFound || !strings.Contains(body, "standalone mode only") {
+		t.Errorf("GET /metrics/state in cluster mode = %d %s, want 404 saying it is standalone only", code, body)
+	}
 	ctx := context.Background()
 	node, err := client.CoreV1().Nodes().Get(ctx, testNode, metav1.GetOptions{})
 	if err != nil {

@@ -41,6 +41,7 @@ import (
 	"github.com/minikubelet/minikubelet/pkg/runtime/fake"
 	"github.com/minikubelet/minikubelet/pkg/runtimestate"
 	"github.com/minikubelet/minikubelet/pkg/server"
+	"github.com/minikubelet/minikubelet/pkg/statemetrics"
 	"github.com/minikubelet/minikubelet/pkg/statuscache"
 	"github.com/minikubelet/minikubelet/pkg/syncloop"
 )
@@ -109,6 +110,7 @@ type Kubelet struct {
 	apiCaller       *cluster.Caller // runs API calls off the loops' goroutines; nil standalone
 	probeResults    probeResults
 	probeRegistry   *metrics.Registry // prober_* metrics, served on /metrics/probes
+	stateRegistry   *metrics.Registry // kube-state-metrics' names on /metrics/state; nil in cluster mode
 	genericPLEG     *pleg.GenericPLEG
 	eventedPLEG     *pleg.EventedPLEG // nil with the EventedPLEG gate off
 	state           *runtimestate.State
@@ -153,6 +155,11 @@ func (k *Kubelet) nodeAPI() nodestatus.NodeAPI {
 // ProbeRegistry holds the prober's metrics (prober_probe_total,
 // prober_probe_duration_seconds), served on /metrics/probes.
 func (k *Kubelet) ProbeRegistry() *metrics.Registry { return k.probeRegistry }
+
+// StateRegistry holds the node's and pods' state under kube-state-metrics' names
+// (kube_node_status_condition, ...), served on /metrics/state. Nil in cluster mode, where
+// kube-state-metrics itself reads the API.
+func (k *Kubelet) StateRegistry() *metrics.Registry { return k.stateRegistry }
 
 // probeResults are the prober's three results managers.
 type probeResults struct {
@@ -357,6 +364,14 @@ func New(cfg Config) (*Kubelet, error) {
 		// Without a staticPodPath the file source is seen at once, empty, so housekeeping
 		// can run (upstream's file source reports an empty snapshot too).
 		_ = k.merger.Push(context.Background(), kubetypes.FileSource, nil)
+	}
+	if k.kubeClient == nil {
+		k.stateRegistry = metrics.NewRegistry("")
+		k.stateRegistry.MustRegister(statemetrics.New(statemetrics.Config{
+			NodeName:       k.nodeName,
+			NodeConditions: k.nodeStatus.Conditions,
+			Pods:           k.GetPods,
+		}))
 	}
 	if k.server, err = server.New(k.serverConfig()); err != nil {
 		return nil, fmt.Errorf("create HTTP server: %w", err)

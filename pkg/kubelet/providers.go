@@ -76,6 +76,7 @@ func (k *Kubelet) serverConfig() server.Config {
 		Events:                  k.events,
 		Registry:                k.registry,
 		ProbeRegistry:           k.probeRegistry,
+		StateRegistry:           k.stateRegistry,
 		Configz:                 server.ConfigzFunc(k.Configz),
 		HealthChecks:            k.HealthChecks(),
 		EnableDebuggingHandlers: debug,

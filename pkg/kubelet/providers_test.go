@@ -20,9 +20,11 @@ func get(t *testing.T, h http.Handler, path string) (int, string) {
 	return rec.Code, rec.Body.String()
 }
 
-// gauge reads an unlabelled gauge, or the series with the given label value.
+// gauge reads an unlabelled gauge, or the series with the given label value; name is
+// without the metrics prefix.
 func gauge(t *testing.T, h *harness, name, labelValue string) float64 {
 	t.Helper()
+	name = h.k.Registry().Name(name)
 	mfs, err := h.k.Registry().Gather()
 	if err != nil {
 		t.Fatal(err)
@@ -164,5 +166,44 @@ func TestEventedPLEGMovesRunningContainers(t *testing.T) {
 	h.until(10, "web's container stopped", func() bool { return h.runningContainers() == 0 }, h.describe)
 	if got := gauge(t, h, "running_containers", "running"); got != 0 {
 		t.Errorf("running_containers{running} = %v after the container stopped, want 0", got)
+	}
+}
+
+// TestStateMetricsEndpoint: standalone, /metrics/state serves the node's conditions and the
+// containers' restarts and waiting reasons under kube-state-metrics' names, as a crash loop
+// goes on; /metrics does not.
+func TestStateMetricsEndpoint(t *testing.T) {
+	h := newHarness(t)
+	h.write("crash.yaml", `apiVersion: v1
+kind: Pod
+metadata:
+  name: crash
+  annotations: {minikubelet.io/behavior.main: "runFor=1s,exitCode=1"}
+spec:
+  containers: [{name: main, image: busybox}]
+`)
+	h.until(60, "crash restarted and back-off", func() bool {
+		p := h.pod("crash-" + testNode)
+		if p == nil || len(p.Status.ContainerStatuses) != 1 {
+			return false
+		}
+		cs := p.Status.ContainerStatuses[0]
+		return cs.RestartCount >= 1 && cs.State.Waiting != nil && cs.State.Waiting.Reason == "CrashLoopBackOff"
+	}, h.describe)
+	h.round(10 * time.Second) // a node status update
+	code, body := get(t, h.k.Server().Handler(), "/metrics/state")
+	for _, want := range []string{
+		`kube_node_status_condition{condition="Ready",node="node",status="true"} 1`,
+		`kube_node_status_condition{condition="Ready",node="node",status="false"} 0`,
+		`kube_node_status_condition{condition="MemoryPressure",node="node",status="false"} 1`,
+		`kube_pod_container_status_restarts_total{container="main",namespace="default",pod="crash-node",uid="`,
+		`kube_pod_container_status_waiting_reason{container="main",namespace="default",pod="crash-node",reason="CrashLoopBackOff",uid="`,
+	} {
+		if code != http.StatusOK || !strings.Contains(body, want) {
+			t.Errorf("GET /metrics/state = %d, want a line starting %s in:\n%s", code, want, body)
+		}
+	}
+	if _, body := get(t, h.k.Server().Handler(), "/metrics"); strings.Contains(body, "kube_node_status_condition") {
+		t.Error("/metrics serves kube-state-metrics' series too")
 	}
 }

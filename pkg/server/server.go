@@ -126,6 +126,10 @@ type Config struct {
 	// ProbeRegistry, when set, is served on /metrics/probes (the prober's metrics, as the
 	// kubelet serves them apart from /metrics).
 	ProbeRegistry *metrics.Registry
+	// StateRegistry, when set, is served on /metrics/state (kube-state-metrics' names for
+	// the node's conditions and its containers, standalone mode). Unset, the path answers
+	// 404 saying so.
+	StateRegistry *metrics.Registry
 	// Configz is optional (GET /configz answers 404 without it).
 	Configz ConfigzProvider
 	// HealthChecks are run by /healthz after the built-in "ping", in order. Names must be
@@ -284,6 +288,13 @@ func (s *Server) routes() http.Handler {
 	route("/metrics", get(promhttp.HandlerFor(s.cfg.Registry, promhttp.HandlerOpts{EnableOpenMetrics: true}).ServeHTTP))
 	if s.cfg.ProbeRegistry != nil {
 		route("/metrics/probes", get(promhttp.HandlerFor(s.cfg.ProbeRegistry, promhttp.HandlerOpts{EnableOpenMetrics: true}).ServeHTTP))
+	}
+	if s.cfg.StateRegistry != nil {
+		route("/metrics/state", get(promhttp.HandlerFor(s.cfg.StateRegistry, promhttp.HandlerOpts{EnableOpenMetrics: true}).ServeHTTP))
+	} else {
+		route("/metrics/state", get(func(w http.ResponseWriter, r *http.Request) {
+			writeError(w, http.StatusNotFound, "/metrics/state is served in standalone mode only; in cluster mode kube-state-metrics reads the node and its pods from the API")
+		}))
 	}
 	route("/pods", get(s.pods))
 	route("/node", get(s.node))
