@@ -2,6 +2,8 @@ package config
 
 import (
 	"encoding/json"
+	"fmt"
+	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -64,5 +66,41 @@ func TestProductionConfigEffectiveValues(t *testing.T) {
 	}
 	if !gate.Enabled(features.EventedPLEG) || !cfg.GracefulShutdownEnabled(gate) {
 		t.Error("the file's gates were not applied")
+	}
+}
+
+// TestMetricsPrefix: the kubelet's names by default; a file or the flag may change the prefix
+// or drop it with an explicit empty value.
+func TestMetricsPrefix(t *testing.T) {
+	dir := t.TempDir()
+	file := func(body string) string {
+		p := filepath.Join(dir, fmt.Sprintf("c%d.yaml", len(body)))
+		if err := os.WriteFile(p, []byte("apiVersion: minikubelet.io/v1alpha1\nkind: SimulatorConfiguration\n"+body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"default", nil, "kubelet_"},
+		{"file", []string{"--config=" + file("metricsPrefix: sim_\n")}, "sim_"},
+		{"file, explicitly empty", []string{"--config=" + file("metricsPrefix: \"\"\n")}, ""},
+		{"file without the field", []string{"--config=" + file("nodeName: n1\n")}, "kubelet_"},
+		{"flag, explicitly empty", []string{"--metrics-prefix="}, ""},
+		{"flag wins over file", []string{"--config=" + file("metricsPrefix: sim_\n"), "--metrics-prefix=x_"}, "x_"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg, err := Load(append([]string{"--hostname-override=n"}, tt.args...), features.NewFeatureGate(), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := cfg.Simulator.MetricsPrefix; got != tt.want {
+				t.Errorf("metricsPrefix = %q, want %q", got, tt.want)
+			}
+		})
 	}
 }

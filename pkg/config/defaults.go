@@ -115,6 +115,10 @@ func SetKubeletDefaults(kc *KubeletConfiguration) {
 	}
 }
 
+// DefaultMetricsPrefix makes the metric names the kubelet's, so that kubelet dashboards
+// and alerts work unchanged. An explicit empty metricsPrefix (or --metrics-prefix=) drops it.
+const DefaultMetricsPrefix = "kubelet_"
+
 // NewSimulatorConfiguration returns the SimulatorConfiguration defaults. NodeName is left
 // empty; Load resolves it.
 func NewSimulatorConfiguration() *SimulatorConfiguration {
@@ -137,6 +141,7 @@ func NewSimulatorConfiguration() *SimulatorConfiguration {
 			MaxRetries:              DefaultEventedMaxRetries,
 			GlobalCacheUpdatePeriod: metav1.Duration{Duration: DefaultGlobalCacheUpdatePeriod},
 		},
+		MetricsPrefix: DefaultMetricsPrefix,
 		Runtime: RuntimeConfiguration{
 			Seed:                  DefaultSeed,
 			InitContainerDuration: metav1.Duration{Duration: DefaultInitContainerDuration},

@@ -85,7 +85,7 @@ func addFlags(fs *pflag.FlagSet, cl *commandLine, kc *KubeletConfiguration, sc *
 	fs.DurationVar(&sc.PLEG.RelistThreshold.Duration, flagRelistThreshold, sc.PLEG.RelistThreshold.Duration,
 		"Time without a successful relist after which the PLEG health check fails. (simulatorConfiguration.pleg.relistThreshold)")
 	fs.StringVar(&sc.MetricsPrefix, flagMetricsPrefix, sc.MetricsPrefix,
-		"Prefix of every metric name (\"kubelet_\" gives the kubelet's names). (simulatorConfiguration.metricsPrefix)")
+		"Prefix of every metric name; the default gives the kubelet's names, --metrics-prefix= none. (simulatorConfiguration.metricsPrefix)")
 	fs.Int64Var(&sc.Runtime.Seed, flagSeed, sc.Runtime.Seed,
 		"Seed of the fake runtime's random choices. (simulatorConfiguration.runtime.seed)")
 }

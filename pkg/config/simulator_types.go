@@ -34,8 +34,8 @@ type SimulatorConfiguration struct {
 	// Runtime configures the in-memory container runtime.
 	Runtime RuntimeConfiguration `json:"runtime"`
 	// MetricsPrefix is put before every metric name except kubernetes_feature_enabled.
-	// "kubelet_" gives the real kubelet's names, so its dashboards and alerts work as is.
-	// Default "".
+	// The default "kubelet_" gives the real kubelet's names, so its dashboards and alerts
+	// work as is; an explicit "" drops it.
 	MetricsPrefix string `json:"metricsPrefix"`
 }
 

@@ -18,10 +18,6 @@ import (
 	"github.com/minikubelet/minikubelet/pkg/metrics"
 )
 
-// kubeletMetricsPrefix is the prefix that gives the real kubelet's metric names; with it
-// the daemon also exposes kubelet_node_name{node}, which kubelet dashboards join on.
-const kubeletMetricsPrefix = "kubelet_"
-
 // runDaemon runs the node until ctx ends (SIGINT or SIGTERM). The configuration has been
 // loaded, validated and applied to the feature gate; the effective configuration has
 // been logged.
@@ -37,7 +33,8 @@ func runDaemon(ctx context.Context, cfg *config.Config) error {
 	clk := clock.RealClock{}
 
 	reg := metrics.NewRegistry(cfg.Simulator.MetricsPrefix)
-	if reg.Prefix() == kubeletMetricsPrefix {
+	if reg.Prefix() == config.DefaultMetricsPrefix {
+		// kubelet_node_name{node}, which kubelet dashboards and alerts join on.
 		reg.RegisterNodeName(cfg.Simulator.NodeName)
 	}
 	if err := gate.AddMetrics(reg); err != nil {
