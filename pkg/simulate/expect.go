@@ -39,7 +39,7 @@ func (s *simulation) expect(i int, st *Step, now time.Time) []*pending {
 		ok, observed := c.check()
 		switch {
 		case ok:
-			res.Passed, res.HeldAt = true, now.Sub(Epoch)
+			res.Passed, res.HeldAt = true, now.Sub(s.epoch)
 		case within == 0:
 			res.Observed = observed
 		default:

@@ -66,7 +66,7 @@ func (o *observer) kubeletStarted(k *kubelet.Kubelet) {
 
 // line adds a timeline line at now.
 func (o *observer) line(now time.Time, subject, text string) {
-	d := now.Sub(Epoch)
+	d := now.Sub(o.s.epoch)
 	o.lines = append(o.lines, TimelineEntry{At: d, Time: offset(d), Subject: subject, Text: text})
 }
 

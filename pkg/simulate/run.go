@@ -25,8 +25,8 @@ import (
 	"github.com/minikubelet/minikubelet/pkg/runtime/fault"
 )
 
-// Epoch is the virtual wall-clock time a scenario starts at (T+0). Fixed, so metric values
-// that are timestamps are the same on every run.
+// Epoch is the virtual wall-clock time a scenario starts at (T+0) unless Options.Start says
+// otherwise. Fixed, so metric values that are timestamps are the same on every run.
 var Epoch = time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // ManifestUIDRoot is the manifest directory as the static pods' UIDs see it in a scenario
@@ -41,6 +41,13 @@ type Options struct {
 	// Dir is a directory Run may use for the manifest directory and the config file; a
 	// temporary one (removed after the run) when empty.
 	Dir string
+	// Start is the virtual wall-clock time of T+0 (--start); Epoch when zero. The timeline
+	// and expectations are offsets from it; metric timestamps and timestamp-valued metrics
+	// (pleg_last_seen_seconds) follow it.
+	Start time.Time
+	// Metrics, when set, samples every metric series each virtual scrape interval and
+	// writes them to Metrics.Out as OpenMetrics once the run is over (--metrics-out).
+	Metrics *MetricsOptions
 }
 
 // Run replays sc and returns its timeline and expectation results. An error means the
@@ -55,13 +62,27 @@ func Run(ctx context.Context, sc *Scenario, opts Options) (*Result, error) {
 		defer os.RemoveAll(d)
 		dir = d
 	}
-	s, err := newSimulation(ctx, sc, dir)
+	start := opts.Start
+	if start.IsZero() {
+		start = Epoch
+	}
+	s, err := newSimulation(ctx, sc, dir, start)
 	if err != nil {
 		return nil, err
 	}
 	defer s.stopKubelet()
+	if opts.Metrics != nil {
+		if s.rec, err = newRecorder(s, *opts.Metrics); err != nil {
+			return nil, err
+		}
+	}
 	if err := s.run(ctx); err != nil {
 		return nil, err
+	}
+	if s.rec != nil {
+		if err := s.rec.write(opts.Metrics.Out); err != nil {
+			return nil, fmt.Errorf("write the metrics: %w", err)
+		}
 	}
 	return s.result(), nil
 }
@@ -69,7 +90,8 @@ func Run(ctx context.Context, sc *Scenario, opts Options) (*Result, error) {
 // simulation is one run of a scenario.
 type simulation struct {
 	sc       *Scenario
-	manifest string // the manifest directory
+	epoch    time.Time // T+0
+	manifest string    // the manifest directory
 	cfg      *config.Config
 	gate     featuregate.MutableFeatureGate
 	clock    *testingclock.FakeClock
@@ -86,9 +108,13 @@ type simulation struct {
 
 	shutdownStart time.Time // zero when no shutdown is under way
 	shutdownEnd   time.Time // when the loops may stop at the latest, once the manager is done
+
+	rec       *recorder // nil unless the metrics are recorded
+	nextStep  int       // the index of the next step to apply
+	scrapeErr error     // the first error recording the metrics
 }
 
-func newSimulation(ctx context.Context, sc *Scenario, dir string) (*simulation, error) {
+func newSimulation(ctx context.Context, sc *Scenario, dir string, start time.Time) (*simulation, error) {
 	manifests := filepath.Join(dir, "manifests")
 	if err := os.MkdirAll(manifests, 0o755); err != nil {
 		return nil, fmt.Errorf("create the manifest directory: %w", err)
@@ -120,7 +146,7 @@ func newSimulation(ctx context.Context, sc *Scenario, dir string) (*simulation, 
 		cfg.Simulator.Runtime.Seed = 1
 	}
 
-	s := &simulation{sc: sc, manifest: manifests, cfg: cfg, clock: testingclock.NewFakeClock(Epoch)}
+	s := &simulation{sc: sc, manifest: manifests, cfg: cfg, epoch: start, clock: testingclock.NewFakeClock(start)}
 	s.obs = newObserver(s)
 	s.rtReg = metrics.NewRegistry(cfg.Simulator.MetricsPrefix)
 	s.runtime, err = kubelet.NewRuntime(cfg, s.clock, s.rtReg, func(fc *fake.Config) { fc.OnFault = s.obs.faultFired })
@@ -142,6 +168,10 @@ func newSimulation(ctx context.Context, sc *Scenario, dir string) (*simulation, 
 func (s *simulation) startKubelet(ctx context.Context) error {
 	gate := s.gate
 	s.kReg = metrics.NewRegistry(s.cfg.Simulator.MetricsPrefix)
+	if s.kReg.Prefix() == config.DefaultMetricsPrefix {
+		// As the daemon: kubelet_node_name, which kubelet dashboards and alerts join on.
+		s.kReg.RegisterNodeName(s.cfg.Simulator.NodeName)
+	}
 	if err := gate.AddMetrics(s.kReg); err != nil {
 		return fmt.Errorf("register feature gate metrics: %w", err)
 	}
@@ -189,17 +219,18 @@ type pending struct {
 }
 
 func (s *simulation) run(ctx context.Context) error {
-	end := Epoch.Add(s.sc.Duration.Duration)
+	end := s.epoch.Add(s.sc.Duration.Duration)
 	var active []*pending
 	// settled observes the state complete at an instant: the timeline, then the
 	// expectations waiting in their window.
 	settled := func(now time.Time) {
 		s.obs.observe(now)
 		s.checkShutdown(ctx, now)
+		s.scrape(now, end)
 		kept := active[:0]
 		for _, p := range active {
 			if ok, _ := p.check(); ok {
-				s.results[p.resIndex].Passed, s.results[p.resIndex].HeldAt = true, now.Sub(Epoch)
+				s.results[p.resIndex].Passed, s.results[p.resIndex].HeldAt = true, now.Sub(s.epoch)
 				continue
 			}
 			kept = append(kept, p)
@@ -208,11 +239,12 @@ func (s *simulation) run(ctx context.Context) error {
 	}
 	next := 0
 	for {
+		s.nextStep = next
 		// The next boundary: a step's time, an expectation window's end, the end of a
 		// shutdown's grace, or the end of the scenario.
 		boundary := end
 		if next < len(s.sc.Steps) {
-			boundary = minTime(boundary, Epoch.Add(s.sc.Steps[next].At.Duration))
+			boundary = minTime(boundary, s.epoch.Add(s.sc.Steps[next].At.Duration))
 		}
 		for _, p := range active {
 			boundary = minTime(boundary, p.deadline)
@@ -221,7 +253,7 @@ func (s *simulation) run(ctx context.Context) error {
 			boundary = minTime(boundary, s.shutdownEnd)
 		}
 		if err := s.sim.RunUntil(ctx, boundary, settled); err != nil {
-			return fmt.Errorf("run until %s: %w", offset(boundary.Sub(Epoch)), err)
+			return fmt.Errorf("run until %s: %w", offset(boundary.Sub(s.epoch)), err)
 		}
 		now := s.clock.Now()
 		settled(now)
@@ -235,7 +267,7 @@ func (s *simulation) run(ctx context.Context) error {
 			kept = append(kept, p)
 		}
 		active = kept
-		for next < len(s.sc.Steps) && !Epoch.Add(s.sc.Steps[next].At.Duration).After(now) {
+		for next < len(s.sc.Steps) && !s.epoch.Add(s.sc.Steps[next].At.Duration).After(now) {
 			ps, err := s.apply(ctx, next, now)
 			if err != nil {
 				return err
@@ -243,11 +275,20 @@ func (s *simulation) run(ctx context.Context) error {
 			active = append(active, ps...)
 			next++
 		}
+		s.nextStep = next
+		// The actions changed the state: the scrapes from now on see it.
+		s.scrape(now, end)
 		if !now.Before(end) && next >= len(s.sc.Steps) {
 			for _, p := range active {
 				_, s.results[p.resIndex].Observed = p.check()
 			}
-			return nil
+			if s.rec != nil {
+				// The last scrape instant may be the end itself.
+				if err := s.rec.scrape(now, end.Add(1), s.running); err != nil {
+					return err
+				}
+			}
+			return s.scrapeErr
 		}
 	}
 }
@@ -351,9 +392,34 @@ func (s *simulation) checkShutdown(ctx context.Context, now time.Time) {
 	}
 }
 
+// scrape records the scrape instants from now until the state may next change: the next
+// step of a loop, the next action, or the end of a shutdown's grace. Nothing else moves the
+// state, so the samples are those a scrape at each instant would see, and recording adds no
+// instants to the run (the output is the same with and without --metrics-out).
+func (s *simulation) scrape(now, end time.Time) {
+	if s.rec == nil || s.scrapeErr != nil {
+		return
+	}
+	limit := end
+	if s.nextStep < len(s.sc.Steps) {
+		limit = minTime(limit, s.epoch.Add(s.sc.Steps[s.nextStep].At.Duration))
+	}
+	if d, ok := s.sim.NextDue(); ok && s.running {
+		limit = minTime(limit, d)
+	}
+	if !s.shutdownEnd.IsZero() && s.running {
+		limit = minTime(limit, s.shutdownEnd)
+	}
+	s.scrapeErr = s.rec.scrape(now, limit, s.running)
+}
+
 // gather reads every metric series of the kubelet and the runtime.
 func (s *simulation) gather() ([]*dto.MetricFamily, error) {
-	return prometheus.Gatherers{s.kReg, s.rtReg, s.k.ProbeRegistry()}.Gather()
+	gs := prometheus.Gatherers{s.kReg, s.rtReg, s.k.ProbeRegistry()}
+	if r := s.k.StateRegistry(); r != nil {
+		gs = append(gs, r)
+	}
+	return gs.Gather()
 }
 
 func minTime(a, b time.Time) time.Time {

@@ -53,7 +53,7 @@ func runFile(t testing.TB, path string) (*Result, []byte) {
 // both runs must print the same bytes (the determinism contract).
 func TestShippedScenarios(t *testing.T) {
 	want := []string{"static-pod-lifecycle", "pleg-unhealthy", "relist-slow", "event-channel-full",
-		"evented-fallback", "crashloop-backoff", "feature-gate-precedence", "memory-pressure", "graceful-shutdown"}
+		"evented-fallback", "crashloop-backoff", "feature-gate-precedence", "memory-pressure", "graceful-shutdown", "pleg-relist-hang"}
 	seen := map[string]bool{}
 	for _, path := range scenarioFiles(t) {
 		name := strings.TrimSuffix(filepath.Base(path), ".yaml")

@@ -1,11 +1,13 @@
 package app
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"time"
 
 	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
@@ -25,8 +27,10 @@ func (e *ExitError) Error() string { return e.Err.Error() }
 func (e *ExitError) Unwrap() error { return e.Err }
 
 func newSimulateCommand(o options) *cobra.Command {
-	var file, output string
+	var file, output, metricsOut string
 	var logs bool
+	var scrapeInterval time.Duration
+	var start string
 	cmd := &cobra.Command{
 		Use:   "simulate -f SCENARIO",
 		Short: "Replay a scenario on a virtual clock and check its expectations",
@@ -46,6 +50,24 @@ expectation passed, 1 when any failed, 2 when the file is invalid. See docs/simu
 			if output != "text" && output != "json" {
 				return &ExitError{Code: 2, Err: fmt.Errorf("flag -o/--output: %q is not text or json", output)}
 			}
+			if scrapeInterval < simulate.MinScrapeInterval {
+				return &ExitError{Code: 2, Err: fmt.Errorf("flag --scrape-interval: %v is below the %v minimum", scrapeInterval, simulate.MinScrapeInterval)}
+			}
+			if metricsOut == "" && cmd.Flags().Changed("scrape-interval") {
+				return &ExitError{Code: 2, Err: errors.New("flag --scrape-interval needs --metrics-out")}
+			}
+			startTime := simulate.Epoch
+			if start != "" {
+				t, err := time.Parse(time.RFC3339, start)
+				if err != nil {
+					return &ExitError{Code: 2, Err: fmt.Errorf("flag --start: %q is not an RFC 3339 time such as 2024-01-01T00:00:00Z", start)}
+				}
+				// The runtime's timestamps count from the Unix epoch, where 0 means "unset".
+				if t.Before(time.Unix(86400, 0)) {
+					return &ExitError{Code: 2, Err: fmt.Errorf("flag --start: %s is before 1970-01-02: the runtime's timestamps would read as unset", start)}
+				}
+				startTime = t
+			}
 			ctx := cmd.Context()
 			if ctx == nil {
 				ctx = context.Background()
@@ -56,11 +78,18 @@ expectation passed, 1 when any failed, 2 when the file is invalid. See docs/simu
 				restore := quietKlog()
 				defer restore()
 			}
-			return runSimulate(ctx, file, output, cmd.OutOrStdout())
+			var metrics *metricsFile
+			if metricsOut != "" {
+				metrics = &metricsFile{path: metricsOut, interval: scrapeInterval}
+			}
+			return runSimulate(ctx, file, output, startTime, metrics, cmd.OutOrStdout())
 		},
 	}
 	cmd.Flags().StringVarP(&file, "file", "f", "", "The scenario file (YAML). See docs/simulate.md.")
 	cmd.Flags().StringVarP(&output, "output", "o", "text", "Output format: text or json.")
+	cmd.Flags().StringVar(&metricsOut, "metrics-out", "", "Also write every metric series, sampled each --scrape-interval of virtual time, to this file as OpenMetrics with timestamps (for `promtool tsdb create-blocks-from openmetrics`). See docs/monitoring.md.")
+	cmd.Flags().DurationVar(&scrapeInterval, "scrape-interval", simulate.DefaultScrapeInterval, "The virtual scrape interval of --metrics-out.")
+	cmd.Flags().StringVar(&start, "start", "", "The virtual wall-clock time of T+0, RFC 3339 (default "+simulate.Epoch.Format(time.RFC3339)+"). It moves the metrics' timestamps, e.g. to backfill an incident as if it happened today.")
 	cmd.Flags().BoolVar(&logs, "logs", false, "Also write the kubelet's logs to stderr (-v sets their verbosity).")
 	cmd.Flags().AddFlagSet(klogFlags())
 	return cmd
@@ -73,7 +102,13 @@ func quietKlog() func() {
 	return func() { klog.ClearLogger() }
 }
 
-func runSimulate(ctx context.Context, file, output string, out io.Writer) error {
+// metricsFile is where --metrics-out writes, and how often it samples.
+type metricsFile struct {
+	path     string
+	interval time.Duration
+}
+
+func runSimulate(ctx context.Context, file, output string, start time.Time, metrics *metricsFile, out io.Writer) error {
 	info, err := os.Stat(file)
 	if err != nil {
 		return &ExitError{Code: 2, Err: fmt.Errorf("read scenario: %w", err)}
@@ -89,8 +124,27 @@ func runSimulate(ctx context.Context, file, output string, out io.Writer) error 
 	if err != nil {
 		return &ExitError{Code: 2, Err: fileError(file, err)}
 	}
-	res, err := simulate.Run(ctx, sc, simulate.Options{})
+	opts := simulate.Options{Start: start}
+	var buf *bufio.Writer
+	if metrics != nil {
+		f, err := os.Create(metrics.path)
+		if err != nil {
+			return &ExitError{Code: 2, Err: fmt.Errorf("flag --metrics-out: %w", err)}
+		}
+		defer f.Close()
+		buf = bufio.NewWriterSize(f, 1<<20)
+		opts.Metrics = &simulate.MetricsOptions{Out: buf, Interval: metrics.interval}
+	}
+	res, err := simulate.Run(ctx, sc, opts)
+	if err == nil && buf != nil {
+		if err = buf.Flush(); err != nil {
+			err = fmt.Errorf("write %s: %w", metrics.path, err)
+		}
+	}
 	if err != nil {
+		if metrics != nil {
+			os.Remove(metrics.path) // no half-written file to backfill
+		}
 		var inv *simulate.InvalidError
 		if errors.As(err, &inv) {
 			return &ExitError{Code: 2, Err: fileError(file, err)}

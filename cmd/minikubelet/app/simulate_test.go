@@ -2,6 +2,8 @@ package app
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -29,6 +31,7 @@ steps:
 `)
 	invalid := writeFile(t, "name: bad\nduration: 20s\nsteps:\n- at: 10s\n  shutdwon: true\n")
 	badArgs := writeFile(t, "name: bad\nduration: 20s\nargs: [\"--relist-period=soon\"]\n")
+	metricsOut := filepath.Join(t.TempDir(), "out.om")
 	tests := []struct {
 		name     string
 		args     []string
@@ -44,6 +47,12 @@ steps:
 		{"missing file", []string{"simulate", "-f", invalid + ".nope"}, 2, nil, "read scenario"},
 		{"no -f", []string{"simulate"}, 2, nil, "flag -f/--file is required"},
 		{"bad -o", []string{"simulate", "-f", passing, "-o", "yaml"}, 2, nil, `flag -o/--output: "yaml"`},
+		{"metrics out", []string{"simulate", "-f", passing, "--metrics-out", metricsOut, "--scrape-interval", "5s", "--start", "2026-01-01T00:00:00Z"}, 0, []string{"1 passed, 0 failed"}, ""},
+		{"scrape interval too short", []string{"simulate", "-f", passing, "--metrics-out", metricsOut, "--scrape-interval", "10ms"}, 2, nil, "flag --scrape-interval: 10ms is below the 1s minimum"},
+		{"scrape interval alone", []string{"simulate", "-f", passing, "--scrape-interval", "5s"}, 2, nil, "flag --scrape-interval needs --metrics-out"},
+		{"bad start", []string{"simulate", "-f", passing, "--start", "yesterday"}, 2, nil, `flag --start: "yesterday" is not an RFC 3339 time`},
+		{"start at the epoch", []string{"simulate", "-f", passing, "--start", "1970-01-01T00:00:00Z"}, 2, nil, "flag --start: 1970-01-01T00:00:00Z is before 1970-01-02"},
+		{"metrics out in a missing directory", []string{"simulate", "-f", passing, "--metrics-out", metricsOut + ".d/x.om"}, 2, nil, "flag --metrics-out: open"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -69,5 +78,35 @@ steps:
 				t.Errorf("error %v does not contain %q", err, tt.wantErr)
 			}
 		})
+	}
+}
+
+// TestSimulateMetricsOutFile: --metrics-out writes OpenMetrics for promtool, sampled every
+// --scrape-interval from --start.
+func TestSimulateMetricsOutFile(t *testing.T) {
+	scenario := writeFile(t, "name: idle\nduration: 20s\n")
+	out := filepath.Join(t.TempDir(), "idle.om")
+	cmd, _, _, _ := testCommand(t, "simulate", "-f", scenario, "--metrics-out", out, "--scrape-interval", "10s", "--start", "2026-01-01T00:00:00Z")
+	if err := cmd.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(data)
+	// 2026-01-01T00:00:00Z is 1767225600: samples at +0s, +10s and +20s.
+	for _, want := range []string{
+		"# TYPE up gauge\n",
+		`up{instance="127.0.0.1:10255",job="kubelet",metrics_path="/metrics"} 1.0 1.7672256e+09` + "\n",
+		`up{instance="127.0.0.1:10255",job="kubelet",metrics_path="/metrics"} 1.0 1.76722561e+09` + "\n",
+		`up{instance="127.0.0.1:10255",job="kubelet",metrics_path="/metrics"} 1.0 1.76722562e+09` + "\n",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("%s lacks %q", out, want)
+		}
+	}
+	if !strings.HasSuffix(text, "# EOF\n") {
+		t.Errorf("%s does not end with # EOF", out)
 	}
 }

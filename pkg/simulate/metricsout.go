@@ -1,0 +1,227 @@
+package simulate
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+
+	"github.com/minikubelet/minikubelet/pkg/config"
+)
+
+// DefaultScrapeInterval is how often --metrics-out samples the series: Prometheus' default
+// scrape interval.
+const DefaultScrapeInterval = 15 * time.Second
+
+// MinScrapeInterval bounds the sampling rate (and so the file's size).
+const MinScrapeInterval = time.Second
+
+// MetricsOptions ask Run to sample every metric series each virtual scrape interval and
+// write them as OpenMetrics with timestamps (for `promtool tsdb create-blocks-from
+// openmetrics`).
+type MetricsOptions struct {
+	Out      io.Writer
+	Interval time.Duration // DefaultScrapeInterval when 0
+}
+
+// target is one scrape target of the shipped configs/prometheus/prometheus.yml: the labels a
+// live Prometheus gives the series of one endpoint of the daemon.
+type target struct {
+	labels   []*dto.LabelPair // sorted by name
+	gatherer func() prometheus.Gatherer
+}
+
+// recorder accumulates the samples, grouped per family and per series as OpenMetrics asks
+// (a family's lines together, a series' samples together and in time order); it writes them
+// at the end.
+type recorder struct {
+	interval time.Duration
+	next     time.Time // the next scrape instant
+	targets  []target
+	families map[string]*familySamples
+	buf      bytes.Buffer
+}
+
+type familySamples struct {
+	header string                   // the # HELP / # TYPE lines
+	series map[string]*bytes.Buffer // by label signature
+}
+
+func newRecorder(s *simulation, opts MetricsOptions) (*recorder, error) {
+	interval := opts.Interval
+	if interval == 0 {
+		interval = DefaultScrapeInterval
+	}
+	if interval < MinScrapeInterval {
+		return nil, &InvalidError{Err: fmt.Errorf("flag --scrape-interval: %v is below the %v minimum", interval, MinScrapeInterval)}
+	}
+	kc := s.cfg.Kubelet
+	port := kc.ReadOnlyPort
+	if port == 0 {
+		port = config.DefaultReadOnlyPort
+	}
+	instance := net.JoinHostPort(kc.Address, strconv.Itoa(int(port)))
+	pair := func(kv ...string) []*dto.LabelPair {
+		var out []*dto.LabelPair
+		for i := 0; i < len(kv); i += 2 {
+			out = append(out, &dto.LabelPair{Name: &kv[i], Value: &kv[i+1]})
+		}
+		return out
+	}
+	r := &recorder{interval: interval, next: s.epoch, families: map[string]*familySamples{}}
+	r.targets = []target{{
+		labels:   pair("instance", instance, "job", "kubelet", "metrics_path", "/metrics"),
+		gatherer: func() prometheus.Gatherer { return prometheus.Gatherers{s.kReg, s.rtReg} },
+	}, {
+		labels:   pair("instance", instance, "job", "kubelet", "metrics_path", "/metrics/probes"),
+		gatherer: func() prometheus.Gatherer { return s.k.ProbeRegistry() },
+	}}
+	if s.k.StateRegistry() != nil {
+		r.targets = append(r.targets, target{
+			labels:   pair("instance", instance, "job", "kube-state-metrics"),
+			gatherer: func() prometheus.Gatherer { return s.k.StateRegistry() },
+		})
+	}
+	return r, nil
+}
+
+// scrape samples, with the state as it is now, every scrape instant in [now, limit): nothing
+// changes the state before limit, so one gather serves them all. A stopped kubelet is a
+// target that is down: only `up` 0.
+func (r *recorder) scrape(now, limit time.Time, running bool) error {
+	var at []time.Time
+	for r.next.Before(limit) {
+		if !r.next.Before(now) {
+			at = append(at, r.next)
+		}
+		r.next = r.next.Add(r.interval)
+	}
+	if len(at) == 0 {
+		return nil
+	}
+	upType := dto.MetricType_GAUGE
+	upName, upHelp := "up", "Whether the target was scraped (1) or not (0), as Prometheus records it."
+	for _, t := range r.targets {
+		up := 0.0
+		var mfs []*dto.MetricFamily
+		if running {
+			var err error
+			if mfs, err = t.gatherer().Gather(); err != nil {
+				return fmt.Errorf("gather the metrics: %w", err)
+			}
+			up = 1
+		}
+		mfs = append(mfs, &dto.MetricFamily{Name: &upName, Help: &upHelp, Type: &upType,
+			Metric: []*dto.Metric{{Gauge: &dto.Gauge{Value: &up}}}})
+		for _, mf := range mfs {
+			for _, m := range mf.Metric {
+				m.Label = mergeLabels(m.Label, t.labels)
+				for _, ts := range at {
+					if err := r.add(mf, m, ts); err != nil {
+						return err
+					}
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// add encodes one series' sample at ts.
+func (r *recorder) add(mf *dto.MetricFamily, m *dto.Metric, ts time.Time) error {
+	ms := ts.UnixMilli()
+	m.TimestampMs = &ms
+	r.buf.Reset()
+	one := &dto.MetricFamily{Name: mf.Name, Help: mf.Help, Type: mf.Type, Metric: []*dto.Metric{m}}
+	if _, err := expfmt.MetricFamilyToOpenMetrics(&r.buf, one); err != nil {
+		return fmt.Errorf("encode %s: %w", mf.GetName(), err)
+	}
+	out := r.buf.String()
+	// The encoder writes the family's header then the series' lines.
+	header, lines := out, ""
+	if i := strings.Index(out, "\n"+mf.GetName()); i >= 0 {
+		header, lines = out[:i+1], out[i+1:]
+	} else {
+		return errors.New("encode " + mf.GetName() + ": no sample line")
+	}
+	// `up` is written once per target; its header is the same for all.
+	f := r.families[mf.GetName()]
+	if f == nil {
+		f = &familySamples{header: header, series: map[string]*bytes.Buffer{}}
+		r.families[mf.GetName()] = f
+	}
+	key := labelKey(m.Label)
+	b := f.series[key]
+	if b == nil {
+		b = &bytes.Buffer{}
+		f.series[key] = b
+	}
+	b.WriteString(lines)
+	return nil
+}
+
+// write writes the families in name order, each series' samples together, then # EOF.
+func (r *recorder) write(w io.Writer) error {
+	names := make([]string, 0, len(r.families))
+	for n := range r.families {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		f := r.families[n]
+		if _, err := io.WriteString(w, f.header); err != nil {
+			return err
+		}
+		keys := make([]string, 0, len(f.series))
+		for k := range f.series {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			if _, err := f.series[k].WriteTo(w); err != nil {
+				return err
+			}
+		}
+	}
+	_, err := io.WriteString(w, "# EOF\n")
+	return err
+}
+
+// mergeLabels adds the target's labels to a series' (the target's win, as Prometheus does
+// without honor_labels, which would rename the series' own to exported_*; the daemon's
+// series never carry job, instance or metrics_path).
+func mergeLabels(own, target []*dto.LabelPair) []*dto.LabelPair {
+	out := make([]*dto.LabelPair, 0, len(own)+len(target))
+	out = append(out, target...)
+	for _, l := range own {
+		clash := false
+		for _, t := range target {
+			clash = clash || t.GetName() == l.GetName()
+		}
+		if !clash {
+			out = append(out, l)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].GetName() < out[j].GetName() })
+	return out
+}
+
+func labelKey(ls []*dto.LabelPair) string {
+	var b strings.Builder
+	for _, l := range ls {
+		b.WriteString(l.GetName())
+		b.WriteByte(0)
+		b.WriteString(l.GetValue())
+		b.WriteByte(0)
+	}
+	return b.String()
+}
