@@ -41,6 +41,20 @@ fuzz:
 	$(GO) test -run='^$$' -fuzz=FuzzSet -fuzztime=30s ./pkg/featuregate/
 	$(GO) test -run='^$$' -fuzz=FuzzParse -fuzztime=60s ./pkg/simulate/
 
+## e2e: the monitoring end to end: the daemon, a real Prometheus with the shipped rules, an injected hang (Debian prometheus)
+e2e:
+	MINIKUBELET_E2E=1 MINIKUBELET_REQUIRE_TOOLS=1 $(GO) test -count=1 -v -run 'TestLivePrometheus' ./test/e2e/
+	MINIKUBELET_REQUIRE_TOOLS=1 $(GO) test -count=1 ./test/monitoring/
+
+## monitoring: run the daemon (make run) and a Prometheus on 127.0.0.1:9090 with configs/prometheus (Ctrl-C stops both)
+monitoring: build
+	@command -v prometheus >/dev/null || { echo "prometheus not installed (Debian: apt-get install prometheus)"; exit 1; }
+	@dir=$$(mktemp -d); \
+	  ./$(BIN) --config $(CONFIG) --pod-manifest-path configs/pods & d=$$!; \
+	  prometheus --config.file=configs/prometheus/prometheus.yml --storage.tsdb.path="$$dir" --web.listen-address=127.0.0.1:9090 --log.level=warn & p=$$!; \
+	  trap 'kill $$d $$p 2>/dev/null; wait; rm -rf "$$dir"' INT TERM EXIT; \
+	  echo "Prometheus on http://127.0.0.1:9090/alerts, the daemon on 127.0.0.1:10255"; wait
+
 ## simulate: replay every shipped scenario (configs/scenarios) on a virtual clock
 simulate: build
 	@for f in configs/scenarios/*.yaml; do echo "== $$f"; ./$(BIN) simulate -f $$f | tail -1 || exit 1; done
@@ -50,7 +64,7 @@ lint:
 	@out=$$(gofmt -l $$(git ls-files -co --exclude-standard '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet $(PKGS)
 
-.PHONY: help build run test bench scale fuzz simulate lint gates controlplane e2e-cluster
+.PHONY: help build run test bench scale fuzz simulate lint gates controlplane e2e-cluster e2e monitoring
 
 ## gates: regenerate pkg/features/testdata/kube_features.json from k8s.io/kubernetes $(K8S_VERSION)
 gates:
