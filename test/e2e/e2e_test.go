@@ -233,8 +233,13 @@ func TestDaemon(t *testing.T) {
 	if code, body := d.request(http.MethodGet, "/healthz", ""); code != http.StatusOK || body != "ok" {
 		t.Errorf("GET /healthz = %d %q, want 200 ok", code, body)
 	}
-	if code, body := d.request(http.MethodGet, "/metrics", ""); code != http.StatusOK || !strings.Contains(body, "pleg_relist_duration_seconds") {
-		t.Errorf("GET /metrics = %d, pleg_relist_duration_seconds present: %v", code, strings.Contains(body, "pleg_relist_duration_seconds"))
+	// The kubelet's own series, and as in the kubelet's registry the Go runtime's and the
+	// process' (the kubelet dashboards' memory, CPU and goroutine panels).
+	code, body := d.request(http.MethodGet, "/metrics", "")
+	for _, want := range []string{"\nkubelet_pleg_relist_duration_seconds_count ", "\ngo_goroutines ", "\nprocess_resident_memory_bytes ", "\nprocess_cpu_seconds_total "} {
+		if code != http.StatusOK || !strings.Contains(body, want) {
+			t.Errorf("GET /metrics = %d, lacks a line starting %q", code, strings.TrimSpace(want))
+		}
 	}
 
 	t.Run("cli get pods", func(t *testing.T) {
@@ -253,7 +258,7 @@ func TestDaemon(t *testing.T) {
 
 	// A hung ListPodSandbox stalls the relist; after the 3s threshold the PLEG is
 	// unhealthy and the next node status update (1s) reports it.
-	code, body := d.request(http.MethodPost, "/debug/faults", `{"method":"ListPodSandbox","type":"hang"}`)
+	code, body = d.request(http.MethodPost, "/debug/faults", `{"method":"ListPodSandbox","type":"hang"}`)
 	if code != http.StatusCreated {
 		t.Fatalf("POST /debug/faults = %d %s", code, body)
 	}

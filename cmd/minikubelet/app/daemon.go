@@ -7,6 +7,7 @@ import (
 	"net"
 	"strconv"
 
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
@@ -37,6 +38,11 @@ func runDaemon(ctx context.Context, cfg *config.Config) error {
 		// kubelet_node_name{node}, which kubelet dashboards and alerts join on.
 		reg.RegisterNodeName(cfg.Simulator.NodeName)
 	}
+	// As the kubelet's registry: the Go runtime's and the process' own metrics
+	// (go_goroutines, process_resident_memory_bytes, process_cpu_seconds_total), which the
+	// kubelet dashboards' memory, CPU and goroutine panels read. The daemon only: in simulate
+	// mode they would describe the simulator, not the node.
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if err := gate.AddMetrics(reg); err != nil {
 		return fmt.Errorf("register feature gate metrics: %w", err)
 	}
