@@ -136,6 +136,41 @@ type ContainerConfig struct {
 	Image       ImageSpec
 	Labels      map[string]string
 	Annotations map[string]string
+	// Resources are the container's limits (CRI's LinuxContainerResources, the parts the
+	// simulator uses); nil without limits.
+	Resources *ContainerResources
+}
+
+// ContainerResources is the part of CRI's LinuxContainerResources the simulator uses.
+type ContainerResources struct {
+	// MemoryLimitInBytes is the memory limit (0: none). A container whose use reaches it is
+	// OOM-killed.
+	MemoryLimitInBytes int64
+	// MemoryRequestInBytes is the container's memory request. Not in the CRI: the simulator's
+	// runtime takes it as the memory use of a container whose behaviour says none.
+	MemoryRequestInBytes int64
+}
+
+// ContainerStats is a container's resource use at Timestamp (unix nanoseconds), the fields
+// of CRI's ContainerStats the kubelet's summary and resource metrics read.
+type ContainerStats struct {
+	ID           string
+	PodSandboxID string
+	Metadata     ContainerMetadata
+	Labels       map[string]string
+	Timestamp    int64
+	// UsageCoreNanoSeconds is the CPU used since the container started, cumulative.
+	UsageCoreNanoSeconds uint64
+	// UsageNanoCores is the CPU in use now.
+	UsageNanoCores uint64
+	// WorkingSetBytes is the memory in use now.
+	WorkingSetBytes uint64
+}
+
+// ContainerStatsFilter narrows ListContainerStats; zero fields match everything.
+type ContainerStatsFilter struct {
+	ID           string
+	PodSandboxID string
 }
 
 // Container is one entry of ListContainers. Labels and Annotations are read-only.
@@ -290,6 +325,9 @@ type RuntimeService interface {
 	// (never under the runtime's locks, and it must not block) whenever events arrive or the
 	// stream breaks. One subscriber at a time.
 	GetContainerEvents(ctx context.Context, notify func()) (ContainerEventStream, error)
+	// ListContainerStats returns the resource use of the running containers (a container
+	// that exited has none).
+	ListContainerStats(ctx context.Context, filter *ContainerStatsFilter) ([]ContainerStats, error)
 }
 
 // ImageService is the CRI image service.

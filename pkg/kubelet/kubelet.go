@@ -128,7 +128,6 @@ type Kubelet struct {
 
 	nodeInfo         admission.NodeInfo
 	admissionMetrics *admission.Metrics
-	defaultBehavior  behavior.Behavior
 
 	startOnce, stopOnce sync.Once
 }
@@ -195,8 +194,8 @@ func New(cfg Config) (*Kubelet, error) {
 		}
 		cfg.Runtime = rt
 	}
-	defaultBehavior, err := behavior.ParseValue(c.Simulator.Runtime.DefaultBehavior)
-	if err != nil {
+	// The runtime runs containers with it; a bad one is a configuration error here first.
+	if _, err := behavior.ParseValue(c.Simulator.Runtime.DefaultBehavior); err != nil {
 		return nil, fmt.Errorf("simulatorConfiguration.runtime.defaultBehavior %q: %w", c.Simulator.Runtime.DefaultBehavior, err)
 	}
 
@@ -212,7 +211,6 @@ func New(cfg Config) (*Kubelet, error) {
 		reasons:          podstatus.NewReasonCache(),
 		listener:         cfg.Listener,
 		admissionMetrics: admission.NewMetrics(cfg.Registry),
-		defaultBehavior:  defaultBehavior,
 		watchManifests:   cfg.WatchManifests,
 		manifestUIDRoot:  cfg.ManifestUIDRoot,
 		kubeClient:       cfg.KubeClient,
@@ -222,6 +220,7 @@ func New(cfg Config) (*Kubelet, error) {
 	evented := cfg.Gate.Enabled(features.EventedPLEG)
 	nodeIP := c.Kubelet.Address
 
+	var err error
 	k.cache = statuscache.New(statuscache.Config{EventedPLEG: evented})
 	if k.status, err = podstatus.NewManager(podstatus.ManagerConfig{Clock: cfg.Clock, OnChange: k.statusChanged}); err != nil {
 		return nil, fmt.Errorf("create status manager: %w", err)

@@ -4,9 +4,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/minikubelet/minikubelet/pkg/config"
-	"github.com/minikubelet/minikubelet/pkg/container"
 	"github.com/minikubelet/minikubelet/pkg/features"
-	"github.com/minikubelet/minikubelet/pkg/runtime/behavior"
 	"github.com/minikubelet/minikubelet/pkg/server"
 )
 
@@ -87,61 +85,10 @@ func (k *Kubelet) serverConfig() server.Config {
 
 // --- nodestatus.UsageProvider: the simulated usage behind the pressure conditions ---
 
-// MemoryUsage is the node's memory use: the runtime's base use plus, for every running
-// container of a desired pod, its scripted memoryUsage when it has one (the runtime
-// already counts those) or else its memory request.
-func (k *Kubelet) MemoryUsage() int64 {
-	total := k.runtime.Usage().MemoryBytes
-	for _, st := range k.cache.GetAll() {
-		pod, ok := k.pods.GetPodByUID(st.ID)
-		if !ok {
-			continue
-		}
-		for _, cs := range st.ContainerStatuses {
-			if cs.State != container.ContainerStateRunning {
-				continue
-			}
-			spec := findContainer(pod, cs.Name)
-			if spec == nil {
-				continue
-			}
-			if k.behaviorOf(pod, cs.Name).MemoryUsage > 0 {
-				continue
-			}
-			if q, ok := spec.Resources.Requests[v1.ResourceMemory]; ok {
-				total += q.Value()
-			}
-		}
-	}
-	return total
-}
-
-// behaviorOf is the script the runtime runs the container with: its annotation, else the
-// default behaviour. A bad annotation scripts nothing (the runtime refused to create it).
-func (k *Kubelet) behaviorOf(pod *v1.Pod, name string) behavior.Behavior {
-	if _, ok := pod.Annotations[behavior.AnnotationKey(name)]; !ok {
-		return k.defaultBehavior
-	}
-	b, err := behavior.Parse(pod.Annotations, name)
-	if err != nil {
-		return behavior.Behavior{}
-	}
-	return b
-}
-
-func findContainer(pod *v1.Pod, name string) *v1.Container {
-	for i := range pod.Spec.Containers {
-		if pod.Spec.Containers[i].Name == name {
-			return &pod.Spec.Containers[i]
-		}
-	}
-	for i := range pod.Spec.InitContainers {
-		if pod.Spec.InitContainers[i].Name == name {
-			return &pod.Spec.InitContainers[i]
-		}
-	}
-	return nil
-}
+// MemoryUsage is the node's memory use, from the runtime's usage model: its base use plus
+// what every running container uses now (memoryUsage, else the memory request, plus any
+// memoryGrowth), the figures /stats/summary reports.
+func (k *Kubelet) MemoryUsage() int64 { return k.runtime.Usage().MemoryBytes }
 
 // DiskUsage is the scripted disk use on the machine's ephemeral storage.
 func (k *Kubelet) DiskUsage() (used, capacity int64) {

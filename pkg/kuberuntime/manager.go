@@ -373,6 +373,7 @@ func (m *Manager) startContainer(ctx context.Context, sandboxID string, sandboxC
 		Image:       cri.ImageSpec{Image: image},
 		Labels:      newContainerLabels(c, pod),
 		Annotations: newContainerAnnotations(c, pod, restartCount, kind),
+		Resources:   containerResources(c),
 	}
 	id, err := m.runtime.CreateContainer(ctx, sandboxID, config, sandboxConfig)
 	if err != nil {
@@ -576,4 +577,23 @@ func (m *Manager) purgeInitContainers(ctx context.Context, pod *v1.Pod, podStatu
 // ProbeResults gives a container's latest probe result (pkg/prober/results.Manager).
 type ProbeResults interface {
 	Get(containerID string) (results.Result, bool)
+}
+
+// containerResources are the container's memory limit, as the kubelet writes it into the
+// CRI's LinuxContainerResources, and its memory request (the simulator's runtime uses it as
+// the use of a container whose behaviour gives none).
+func containerResources(c *v1.Container) *cri.ContainerResources {
+	var r cri.ContainerResources
+	if q, ok := c.Resources.Limits[v1.ResourceMemory]; ok {
+		r.MemoryLimitInBytes = q.Value()
+	}
+	if q, ok := c.Resources.Requests[v1.ResourceMemory]; ok {
+		r.MemoryRequestInBytes = q.Value()
+	} else if q, ok := c.Resources.Limits[v1.ResourceMemory]; ok {
+		r.MemoryRequestInBytes = q.Value() // the API server defaults a missing request to the limit
+	}
+	if r == (cri.ContainerResources{}) {
+		return nil
+	}
+	return &r
 }

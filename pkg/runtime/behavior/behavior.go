@@ -41,6 +41,9 @@ const (
 	KeyOOMAfter    = "oomAfter"
 	KeyStopDelay   = "stopDelay"
 	KeyMemoryUsage = "memoryUsage"
+	// Usage keys: what the running container consumes (stats, resource metrics, pressure).
+	KeyCPUUsage     = "cpuUsage"
+	KeyMemoryGrowth = "memoryGrowth"
 	// Probe keys: what the container answers to its probes (a container with none passes
 	// every probe).
 	KeyReadinessFailFor  = "readinessFailFor"
@@ -51,6 +54,7 @@ const (
 
 // Keys lists every key the annotation accepts, in documentation order.
 var Keys = []string{KeyRunFor, KeyExitCode, KeyStartDelay, KeyPullDelay, KeyPullError, KeyOOMAfter, KeyStopDelay, KeyMemoryUsage,
+	KeyCPUUsage, KeyMemoryGrowth,
 	KeyReadinessFailFor, KeyLivenessFailAfter, KeyStartupFailFor, KeyProbeDelay}
 
 // Behavior is one container's script. The zero value is "no instructions": an app container
@@ -79,6 +83,14 @@ type Behavior struct {
 	StopDelay time.Duration
 	// MemoryUsage is the memory in bytes the running container uses (node memory pressure).
 	MemoryUsage int64
+	// CPUMilli is the CPU the running container uses, in millicores (cpuUsage=250m); 0 means
+	// the runtime's default (DefaultCPUMilli).
+	CPUMilli int64
+	// MemoryGrowth bytes every MemoryGrowthPer while the container runs, on top of
+	// MemoryUsage: a leak (memoryGrowth=100Mi/1m). Past the container's memory limit it is
+	// OOM-killed.
+	MemoryGrowth    int64
+	MemoryGrowthPer time.Duration
 	// ReadinessFailFor: the readiness probe fails for this long after each start, then passes.
 	ReadinessFailFor time.Duration
 	// LivenessFailAfter: the liveness probe passes for this long after each start, then
@@ -90,6 +102,32 @@ type Behavior struct {
 	// ProbeDelay is how long every probe of the container takes to answer (a probe whose
 	// timeoutSeconds is shorter times out).
 	ProbeDelay time.Duration
+}
+
+// MemoryAt is the container's memory use after running for d: MemoryUsage plus the growth.
+func (b Behavior) MemoryAt(d time.Duration) int64 {
+	if b.MemoryGrowthPer <= 0 || d <= 0 {
+		return b.MemoryUsage
+	}
+	return b.MemoryUsage + int64(float64(b.MemoryGrowth)*float64(d)/float64(b.MemoryGrowthPer))
+}
+
+// TimeToReach is how long the container runs before its memory use reaches limit; ok is
+// false when it never does (no growth, and MemoryUsage below limit).
+func (b Behavior) TimeToReach(limit int64) (time.Duration, bool) {
+	if b.MemoryUsage >= limit {
+		return 0, true
+	}
+	if b.MemoryGrowth <= 0 || b.MemoryGrowthPer <= 0 {
+		return 0, false
+	}
+	// Round up, so that at that instant the use is at the limit.
+	need := float64(limit-b.MemoryUsage) * float64(b.MemoryGrowthPer) / float64(b.MemoryGrowth)
+	d := time.Duration(need)
+	if float64(d) < need {
+		d++
+	}
+	return d, true
 }
 
 // IsZero reports whether b has no instructions.
@@ -122,6 +160,12 @@ func (b Behavior) String() string {
 	}
 	if b.MemoryUsage != 0 {
 		parts = append(parts, KeyMemoryUsage+"="+resource.NewQuantity(b.MemoryUsage, resource.BinarySI).String())
+	}
+	if b.CPUMilli != 0 {
+		parts = append(parts, KeyCPUUsage+"="+resource.NewMilliQuantity(b.CPUMilli, resource.DecimalSI).String())
+	}
+	if b.MemoryGrowthPer != 0 {
+		parts = append(parts, KeyMemoryGrowth+"="+resource.NewQuantity(b.MemoryGrowth, resource.BinarySI).String()+"/"+b.MemoryGrowthPer.String())
 	}
 	if b.ReadinessFailFor != 0 {
 		parts = append(parts, KeyReadinessFailFor+"="+b.ReadinessFailFor.String())
@@ -260,6 +304,23 @@ func set(b *Behavior, k, val string) error {
 			return &Error{Key: k, Value: val, Reason: "want a non-negative quantity such as 256Mi"}
 		}
 		b.MemoryUsage = q.Value()
+	case KeyCPUUsage:
+		q, perr := resource.ParseQuantity(val)
+		if perr != nil || q.Sign() <= 0 {
+			return &Error{Key: k, Value: val, Reason: "want a positive CPU quantity such as 250m or 1"}
+		}
+		b.CPUMilli = q.MilliValue()
+		if b.CPUMilli == 0 {
+			b.CPUMilli = 1 // a positive quantity under 1m still uses something
+		}
+	case KeyMemoryGrowth:
+		amount, per, ok := strings.Cut(val, "/")
+		q, perr := resource.ParseQuantity(strings.TrimSpace(amount))
+		d, derr := time.ParseDuration(strings.TrimSpace(per))
+		if !ok || perr != nil || derr != nil || q.Sign() < 0 || d <= 0 {
+			return &Error{Key: k, Value: val, Reason: "want a quantity per positive duration, such as 100Mi/1m"}
+		}
+		b.MemoryGrowth, b.MemoryGrowthPer = q.Value(), d
 	default:
 		return &Error{Key: k, Reason: "unknown key (known: " + strings.Join(Keys, ", ") + ")"}
 	}

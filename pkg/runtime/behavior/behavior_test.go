@@ -45,6 +45,12 @@ func TestParse(t *testing.T) {
 		{name: "exitCode not a number", annotations: map[string]string{key: "exitCode=one"}, wantErr: []string{`key "exitCode"`, `bad value "one"`}},
 		{name: "pullError with space", annotations: map[string]string{key: "pullError=Err Image"}, wantErr: []string{`key "pullError"`}},
 		{name: "pullError empty", annotations: map[string]string{key: "pullError="}, wantErr: []string{`key "pullError"`}},
+		{name: "cpuUsage", annotations: map[string]string{key: "cpuUsage=250m"}, want: Behavior{CPUMilli: 250}},
+		{name: "cpuUsage in cores", annotations: map[string]string{key: "cpuUsage=1.5"}, want: Behavior{CPUMilli: 1500}},
+		{name: "memoryGrowth", annotations: map[string]string{key: "memoryUsage=64Mi,memoryGrowth=100Mi/1m"}, want: Behavior{MemoryUsage: 64 << 20, MemoryGrowth: 100 << 20, MemoryGrowthPer: time.Minute}},
+		{name: "cpuUsage zero", annotations: map[string]string{key: "cpuUsage=0"}, wantErr: []string{`key "cpuUsage"`, `bad value "0"`, "positive CPU quantity"}},
+		{name: "memoryGrowth without a period", annotations: map[string]string{key: "memoryGrowth=100Mi"}, wantErr: []string{`key "memoryGrowth"`, "100Mi/1m"}},
+		{name: "memoryGrowth per zero", annotations: map[string]string{key: "memoryGrowth=1Mi/0s"}, wantErr: []string{`key "memoryGrowth"`}},
 		{name: "bad quantity", annotations: map[string]string{key: "memoryUsage=lots"}, wantErr: []string{`key "memoryUsage"`, `bad value "lots"`}},
 		{name: "negative quantity", annotations: map[string]string{key: "memoryUsage=-1Mi"}, wantErr: []string{`key "memoryUsage"`}},
 		{name: "missing equals", annotations: map[string]string{key: "runFor"}, wantErr: []string{`bad value "runFor"`, "key=value"}},
@@ -85,6 +91,8 @@ func TestStringRoundTrip(t *testing.T) {
 		"runFor=0s",
 		"exitCode=0",
 		"startDelay=2s,pullDelay=5s,pullError=ErrImagePull,oomAfter=1m0s,stopDelay=3s,memoryUsage=256Mi",
+		"cpuUsage=250m,memoryGrowth=100Mi/1m0s",
+		"cpuUsage=2,memoryUsage=1Gi,memoryGrowth=512Ki/10s",
 	} {
 		t.Run(v, func(t *testing.T) {
 			b, err := ParseValue(v)
@@ -179,5 +187,29 @@ func TestProbePasses(t *testing.T) {
 		if !none.ProbePasses(kind, 0) || !none.ProbePasses(kind, time.Hour) {
 			t.Errorf("an unscripted container fails its %s probe", kind)
 		}
+	}
+}
+
+// TestMemoryModel: a leak grows linearly from memoryUsage; the time to reach a limit is the
+// first instant at which the use is at or above it.
+func TestMemoryModel(t *testing.T) {
+	b := Behavior{MemoryUsage: 64 << 20, MemoryGrowth: 100 << 20, MemoryGrowthPer: time.Minute}
+	for _, tt := range []struct {
+		after time.Duration
+		want  int64
+	}{{0, 64 << 20}, {30 * time.Second, 114 << 20}, {time.Minute, 164 << 20}, {-time.Second, 64 << 20}} {
+		if got := b.MemoryAt(tt.after); got != tt.want {
+			t.Errorf("MemoryAt(%v) = %d, want %d", tt.after, got, tt.want)
+		}
+	}
+	d, ok := b.TimeToReach(256 << 20)
+	if !ok || b.MemoryAt(d) < 256<<20 || b.MemoryAt(d-time.Millisecond) >= 256<<20 {
+		t.Errorf("TimeToReach(256Mi) = %v %v: use then %d, a millisecond before %d", d, ok, b.MemoryAt(d), b.MemoryAt(d-time.Millisecond))
+	}
+	if _, ok := (Behavior{MemoryUsage: 1 << 20}).TimeToReach(2 << 20); ok {
+		t.Error("no growth under the limit reaches it")
+	}
+	if d, ok := (Behavior{MemoryUsage: 3 << 20}).TimeToReach(2 << 20); !ok || d != 0 {
+		t.Errorf("usage above the limit: TimeToReach = %v %v, want 0 true", d, ok)
 	}
 }

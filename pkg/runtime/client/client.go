@@ -134,6 +134,12 @@ func (c *Client) RemoveContainer(ctx context.Context, id string) error {
 	return err
 }
 
+func (c *Client) ListContainerStats(ctx context.Context, filter *cri.ContainerStatsFilter) ([]cri.ContainerStats, error) {
+	out, err := c.rt.ListContainerStats(c.ctx(ctx), filter)
+	logErr(ctx, err, "ListContainerStats with filter from runtime service failed", "filter", filter)
+	return out, err
+}
+
 func (c *Client) ListContainers(ctx context.Context, filter *cri.ContainerFilter) ([]cri.Container, error) {
 	out, err := c.rt.ListContainers(c.ctx(ctx), filter)
 	logErr(ctx, err, "ListContainers with filter from runtime service failed", "filter", filter)

@@ -110,6 +110,9 @@ func (r *Runtime) CreateContainer(ctx context.Context, podSandboxID string, conf
 		beh:        beh,
 		annotation: annotation,
 	}
+	if res := config.Resources; res != nil {
+		c.memLimit, c.memRequest = res.MemoryLimitInBytes, res.MemoryRequestInBytes
+	}
 	r.containers[id] = c
 	r.ctrNames[reserved] = id
 	r.nContainers++
@@ -157,7 +160,6 @@ func (r *Runtime) startLocked(c *ctr, at int64) {
 	c.startPending = false
 	c.info.State = cri.ContainerRunning
 	c.startedAt = at
-	r.memRunning += c.beh.MemoryUsage
 	r.logger.V(4).Info("Started container", "containerID", c.info.ID, "container", c.info.Metadata.Name, "podUID", c.sb.info.Metadata.UID)
 	r.changedLocked(cri.ContainerStartedEvent, c.info.ID, c.sb, at)
 
@@ -179,6 +181,12 @@ func (r *Runtime) startLocked(c *ctr, at int64) {
 	if b.HasOOMAfter && (!exits || at+int64(b.OOMAfter) <= exitAt) {
 		exitAt, code, reason, exits = at+int64(b.OOMAfter), ExitCodeKilled, ReasonOOMKilled, true
 	}
+	// The memory model: use that reaches the limit is an OOM kill, as the kernel's.
+	if c.memLimit > 0 {
+		if d, ok := c.memoryModel().TimeToReach(c.memLimit); ok && (!exits || at+int64(d) <= exitAt) {
+			exitAt, code, reason, exits = at+int64(d), ExitCodeKilled, ReasonOOMKilled, true
+		}
+	}
 	if exits {
 		r.scheduleLocked(c, exitAt, transitionExit, code, reason)
 	}
@@ -188,9 +196,6 @@ func (r *Runtime) startLocked(c *ctr, at int64) {
 func (r *Runtime) exitLocked(c *ctr, at int64, code int32, reason, message string) {
 	if c.info.State == cri.ContainerExited {
 		return
-	}
-	if c.info.State == cri.ContainerRunning {
-		r.memRunning -= c.beh.MemoryUsage
 	}
 	r.cancelPendingLocked(c)
 	c.startPending = false

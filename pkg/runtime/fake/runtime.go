@@ -111,13 +111,12 @@ type Runtime struct {
 	sub          *eventStream
 	// deferred runs once the lock is released: operation completions and wake-ups call
 	// other components, which must never run under the runtime's lock.
-	deferred   []func()
-	faults     []*faultState
-	faultSeq   int
-	memRunning int64 // memoryUsage of running containers
-	memBase    int64
-	diskUsage  int64
-	pidUsage   int64
+	deferred  []func()
+	faults    []*faultState
+	faultSeq  int
+	memBase   int64
+	diskUsage int64
+	pidUsage  int64
 }
 
 var (
@@ -151,6 +150,8 @@ type ctr struct {
 	role       string
 	beh        behavior.Behavior
 	annotation string // the behaviour annotation key, when the pod had one
+	memLimit   int64  // the memory limit (0: none)
+	memRequest int64  // the memory request: the use when the behaviour gives none
 
 	startedAt, finishedAt int64
 	exitCode              int32
@@ -483,9 +484,13 @@ func (r *Runtime) await(ctx context.Context, op *task.Op) error {
 	return task.Await(ctx, op)
 }
 
+// DefaultCPUMilli is the CPU a running container uses when its behaviour has no cpuUsage.
+const DefaultCPUMilli = 5
+
 // Usage is what the node uses, for node status pressure conditions.
 type Usage struct {
-	// MemoryBytes is the base set by SetMemoryUsage plus the memoryUsage of every running container.
+	// MemoryBytes is the base set by SetMemoryUsage plus the memory every running container
+	// uses now (see ContainerStats).
 	MemoryBytes int64
 	// DiskBytes is set by SetDiskUsage.
 	DiskBytes int64
@@ -497,7 +502,89 @@ type Usage struct {
 func (r *Runtime) Usage() Usage {
 	now := r.lock()
 	defer r.unlock(now)
-	return Usage{MemoryBytes: r.memBase + r.memRunning, DiskBytes: r.diskUsage, PIDs: r.pidUsage}
+	mem := r.memBase
+	for _, c := range r.containers {
+		mem += c.memoryAt(now)
+	}
+	return Usage{MemoryBytes: mem, DiskBytes: r.diskUsage, PIDs: r.pidUsage}
+}
+
+// memoryAt is the memory the container uses at now: while it runs, its memoryUsage (or, with
+// none, its memory request) plus its memoryGrowth since it started; nothing otherwise.
+func (c *ctr) memoryAt(now int64) int64 {
+	if c.info.State != cri.ContainerRunning {
+		return 0
+	}
+	return c.memoryModel().MemoryAt(time.Duration(now - c.startedAt))
+}
+
+// memoryModel is the behaviour with the request standing in for a missing memoryUsage.
+func (c *ctr) memoryModel() behavior.Behavior {
+	b := c.beh
+	if b.MemoryUsage == 0 {
+		b.MemoryUsage = c.memRequest
+	}
+	return b
+}
+
+// cpuMilli is the CPU the container uses while it runs, in millicores.
+func (c *ctr) cpuMilli() int64 {
+	if c.beh.CPUMilli > 0 {
+		return c.beh.CPUMilli
+	}
+	return DefaultCPUMilli
+}
+
+// cpuCoreNanos is the CPU the container used from its start to now (or to its exit), in
+// core-nanoseconds: cumulative, monotonic on the runtime's clock.
+func (c *ctr) cpuCoreNanos(now int64) uint64 {
+	if c.startedAt == 0 {
+		return 0
+	}
+	end := now
+	if c.info.State == cri.ContainerExited {
+		end = c.finishedAt
+	}
+	if end <= c.startedAt {
+		return 0
+	}
+	// millicores x microseconds = cores x nanoseconds, without overflowing on long runs.
+	return uint64(c.cpuMilli()) * uint64((end-c.startedAt)/1000)
+}
+
+// ListContainerStats returns the resource use of the running containers that match filter,
+// computed on the runtime's clock from each container's behaviour (cpuUsage, memoryUsage,
+// memoryGrowth; the defaults DefaultCPUMilli and the memory request).
+func (r *Runtime) ListContainerStats(ctx context.Context, filter *cri.ContainerStatsFilter) ([]cri.ContainerStats, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	var cf *cri.ContainerFilter
+	if filter != nil {
+		cf = &cri.ContainerFilter{ID: filter.ID, PodSandboxID: filter.PodSandboxID}
+	}
+	if err := r.inject(ctx, methodListContainerStats, func() int { return r.count(nil, cf) }); err != nil {
+		return nil, err
+	}
+	now := r.lock()
+	defer r.unlock(now)
+	var out []cri.ContainerStats
+	r.eachContainerLocked(cf, func(n int) { out = make([]cri.ContainerStats, 0, n) }, func(c *ctr) {
+		if c.info.State != cri.ContainerRunning {
+			return
+		}
+		out = append(out, cri.ContainerStats{
+			ID:                   c.info.ID,
+			PodSandboxID:         c.info.PodSandboxID,
+			Metadata:             c.info.Metadata,
+			Labels:               c.info.Labels,
+			Timestamp:            now,
+			UsageCoreNanoSeconds: c.cpuCoreNanos(now),
+			UsageNanoCores:       uint64(c.cpuMilli()) * 1_000_000,
+			WorkingSetBytes:      uint64(c.memoryAt(now)),
+		})
+	})
+	return out, nil
 }
 
 // SetMemoryUsage sets the node's memory use outside containers, in bytes.
@@ -521,8 +608,8 @@ func (r *Runtime) SetPIDUsage(n int64) {
 	r.pidUsage = n
 }
 
-// ContainerMemoryUsage returns the scripted memory use of a container: its memoryUsage while
-// running, else 0. An unknown id is an error wrapping cri.ErrNotFound.
+// ContainerMemoryUsage returns the memory use of a container now (see ListContainerStats)
+// while it runs, else 0. An unknown id is an error wrapping cri.ErrNotFound.
 func (r *Runtime) ContainerMemoryUsage(id string) (int64, error) {
 	now := r.lock()
 	defer r.unlock(now)
@@ -530,10 +617,7 @@ func (r *Runtime) ContainerMemoryUsage(id string) (int64, error) {
 	if !ok {
 		return 0, notFound("container", id)
 	}
-	if c.info.State != cri.ContainerRunning {
-		return 0, nil
-	}
-	return c.beh.MemoryUsage, nil
+	return c.memoryAt(now), nil
 }
 
 func notFound(kind, id string) error {

@@ -28,6 +28,7 @@ const (
 	methodListImages         = "ListImages"
 	methodRemoveImage        = "RemoveImage"
 	methodExecSync           = "ExecSync"
+	methodListContainerStats = "ListContainerStats"
 )
 
 func one() int { return 1 }

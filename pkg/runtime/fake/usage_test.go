@@ -1,0 +1,129 @@
+package fake
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/minikubelet/minikubelet/pkg/cri"
+	"github.com/minikubelet/minikubelet/pkg/runtime/fault"
+)
+
+// startWithResources creates and starts a container with the given memory limit and request.
+func startWithResources(t *testing.T, r *Runtime, sbID string, sbCfg *cri.PodSandboxConfig, name string, limit, request int64) string {
+	t.Helper()
+	ctx := context.Background()
+	if _, err := r.PullImage(ctx, cri.ImageSpec{Image: "busybox:1.36"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	cc := containerConfig(name, "", "busybox:1.36")
+	cc.Resources = &cri.ContainerResources{MemoryLimitInBytes: limit, MemoryRequestInBytes: request}
+	id, err := r.CreateContainer(ctx, sbID, cc, sbCfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.StartContainer(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+func statsByName(t *testing.T, r *Runtime) map[string]cri.ContainerStats {
+	t.Helper()
+	list, err := r.ListContainerStats(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]cri.ContainerStats{}
+	for _, s := range list {
+		out[s.Metadata.Name] = s
+	}
+	return out
+}
+
+// TestContainerStats: CPU accumulates at the container's cpuUsage (default 5m) on the clock
+// and memory is memoryUsage (else the request) plus the growth; exited containers have none.
+func TestContainerStats(t *testing.T) {
+	r, clk := newRuntime(t, Config{})
+	sbID, sbCfg := runPod(t, r, "u1", map[string]string{
+		"minikubelet.io/behavior.busy": "cpuUsage=250m,memoryUsage=64Mi,memoryGrowth=10Mi/1m",
+		"minikubelet.io/behavior.done": "runFor=30s,cpuUsage=1",
+	})
+	startContainer(t, r, sbID, sbCfg, "busy", "")
+	startContainer(t, r, sbID, sbCfg, "done", "")
+	startWithResources(t, r, sbID, sbCfg, "plain", 0, 32<<20)
+	r.SetMemoryUsage(100 << 20)
+
+	run(t, r, clk, time.Minute)
+	st := statsByName(t, r)
+	if len(st) != 2 {
+		t.Fatalf("stats of %d containers after 1m, want 2 (done exited at 30s): %+v", len(st), st)
+	}
+	for _, tt := range []struct {
+		name           string
+		cpuCoreNanos   uint64
+		nanoCores      uint64
+		workingSetByte uint64
+	}{
+		{"busy", uint64(60 * 0.25 * 1e9), 250e6, (64 + 10) << 20},
+		{"plain", uint64(60 * 0.005 * 1e9), 5e6, 32 << 20},
+	} {
+		s := st[tt.name]
+		if s.UsageCoreNanoSeconds != tt.cpuCoreNanos || s.UsageNanoCores != tt.nanoCores || s.WorkingSetBytes != tt.workingSetByte {
+			t.Errorf("%s after 1m: cpu %d core-ns at %d nanocores, memory %d; want %d, %d, %d", tt.name,
+				s.UsageCoreNanoSeconds, s.UsageNanoCores, s.WorkingSetBytes, tt.cpuCoreNanos, tt.nanoCores, tt.workingSetByte)
+		}
+		if s.Timestamp != clk.Now().UnixNano() {
+			t.Errorf("%s: timestamp %d, want the clock's %d", tt.name, s.Timestamp, clk.Now().UnixNano())
+		}
+	}
+	if u := r.Usage().MemoryBytes; u != (100+74+32)<<20 {
+		t.Errorf("node memory = %dMi, want base 100 + busy 74 + plain 32", u>>20)
+	}
+	// Cumulative: never goes back, grows with the clock.
+	before := st["busy"].UsageCoreNanoSeconds
+	run(t, r, clk, time.Second)
+	if after := statsByName(t, r)["busy"].UsageCoreNanoSeconds; after != before+250e6 {
+		t.Errorf("busy CPU after one more second = %d, want %d", after, before+250e6)
+	}
+}
+
+// TestMemoryGrowthOOMKill: a leak that reaches the container's memory limit is an OOM kill
+// at that instant: exit code 137, reason OOMKilled.
+func TestMemoryGrowthOOMKill(t *testing.T) {
+	r, clk := newRuntime(t, Config{})
+	sbID, sbCfg := runPod(t, r, "u1", annotate("leak", "memoryUsage=64Mi,memoryGrowth=64Mi/1m"))
+	id := startWithResources(t, r, sbID, sbCfg, "leak", 256<<20, 0)
+	// 64Mi + 64Mi/min reaches 256Mi after 3m.
+	run(t, r, clk, 3*time.Minute-time.Second)
+	if s := status(t, r, id); s.State != cri.ContainerRunning {
+		t.Fatalf("state at 2m59s = %v, want running", s.State)
+	}
+	run(t, r, clk, time.Second)
+	s := status(t, r, id)
+	if s.State != cri.ContainerExited || s.ExitCode != ExitCodeKilled || s.Reason != ReasonOOMKilled {
+		t.Fatalf("at 3m: state %v exit %d reason %q, want exited 137 OOMKilled", s.State, s.ExitCode, s.Reason)
+	}
+	// Without a limit the same leak runs on (and would end in node memory pressure).
+	sb2, cfg2 := runPod(t, r, "u2", annotate("leak", "memoryUsage=64Mi,memoryGrowth=64Mi/1m"))
+	free := startWithResources(t, r, sb2, cfg2, "leak", 0, 0)
+	run(t, r, clk, time.Hour)
+	if s := status(t, r, free); s.State != cri.ContainerRunning {
+		t.Errorf("a leak without a limit: state %v after 1h, want running", s.State)
+	}
+	if m, _ := r.ContainerMemoryUsage(free); m != (64+64*60)<<20 {
+		t.Errorf("its memory after 1h = %dMi, want %d", m>>20, 64+64*60)
+	}
+}
+
+// TestListContainerStatsFaults: the call takes the runtime's faults like any CRI method.
+func TestListContainerStatsFaults(t *testing.T) {
+	r, _ := newRuntime(t, Config{})
+	if _, err := r.AddFault(fault.Spec{Method: "ListContainerStats", Type: fault.Error, Message: "stats down"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.ListContainerStats(context.Background(), nil); err == nil || !strings.Contains(err.Error(), "stats down") {
+		t.Fatalf("ListContainerStats with an error fault = %v, want the fault's error", err)
+	}
+}
