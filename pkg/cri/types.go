@@ -167,6 +167,18 @@ type ContainerStats struct {
 	WorkingSetBytes uint64
 }
 
+// PodSandboxStats is a sandbox's resource use at Timestamp (CRI's PodSandboxStats): the sum
+// over its running containers now, and the CPU all its containers used since it was created
+// (the pod cgroup's counter, which a container restart does not reset).
+type PodSandboxStats struct {
+	ID                   string
+	Metadata             PodSandboxMetadata
+	Timestamp            int64
+	UsageCoreNanoSeconds uint64
+	UsageNanoCores       uint64
+	WorkingSetBytes      uint64
+}
+
 // ContainerStatsFilter narrows ListContainerStats; zero fields match everything.
 type ContainerStatsFilter struct {
 	ID           string
@@ -328,6 +340,8 @@ type RuntimeService interface {
 	// ListContainerStats returns the resource use of the running containers (a container
 	// that exited has none).
 	ListContainerStats(ctx context.Context, filter *ContainerStatsFilter) ([]ContainerStats, error)
+	// ListPodSandboxStats returns the resource use of every pod sandbox.
+	ListPodSandboxStats(ctx context.Context) ([]PodSandboxStats, error)
 }
 
 // ImageService is the CRI image service.

@@ -140,6 +140,12 @@ func (c *Client) ListContainerStats(ctx context.Context, filter *cri.ContainerSt
 	return out, err
 }
 
+func (c *Client) ListPodSandboxStats(ctx context.Context) ([]cri.PodSandboxStats, error) {
+	out, err := c.rt.ListPodSandboxStats(c.ctx(ctx))
+	logErr(ctx, err, "ListPodSandboxStats from runtime service failed")
+	return out, err
+}
+
 func (c *Client) ListContainers(ctx context.Context, filter *cri.ContainerFilter) ([]cri.Container, error) {
 	out, err := c.rt.ListContainers(c.ctx(ctx), filter)
 	logErr(ctx, err, "ListContainers with filter from runtime service failed", "filter", filter)

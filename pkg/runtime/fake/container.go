@@ -295,6 +295,7 @@ func (r *Runtime) removeContainerLocked(c *ctr, now int64) {
 	r.killLocked(c, now)
 	r.cancelPendingLocked(c)
 	c.removed = true
+	c.sb.cpuGone += c.cpuCoreNanos(now)
 	r.releaseStopWaitersLocked(c)
 	delete(r.containers, c.info.ID)
 	delete(r.ctrNames, c.name)

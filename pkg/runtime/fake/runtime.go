@@ -115,6 +115,7 @@ type Runtime struct {
 	faults    []*faultState
 	faultSeq  int
 	memBase   int64
+	cpuGone   uint64 // CPU of the sandboxes removed, so the node's total never drops
 	diskUsage int64
 	pidUsage  int64
 }
@@ -141,6 +142,7 @@ type sandbox struct {
 	name       string // reserved name
 	pod        *podEntry
 	containers []*ctr // creation order
+	cpuGone    uint64 // CPU of the containers removed, so the sandbox's total never drops
 }
 
 type ctr struct {
@@ -550,6 +552,60 @@ func (c *ctr) cpuCoreNanos(now int64) uint64 {
 	}
 	// millicores x microseconds = cores x nanoseconds, without overflowing on long runs.
 	return uint64(c.cpuMilli()) * uint64((end-c.startedAt)/1000)
+}
+
+// cpuCoreNanos is the CPU every container of the sandbox used, removed ones included: the
+// pod cgroup's cumulative counter.
+func (sb *sandbox) cpuCoreNanos(now int64) uint64 {
+	total := sb.cpuGone
+	for _, c := range sb.containers {
+		total += c.cpuCoreNanos(now)
+	}
+	return total
+}
+
+// ListPodSandboxStats returns the resource use of every sandbox, as CRI's ListPodSandboxStats:
+// what its running containers use now, and the CPU all of them have used since it was created.
+func (r *Runtime) ListPodSandboxStats(ctx context.Context) ([]cri.PodSandboxStats, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := r.inject(ctx, methodListPodSandboxStats, one); err != nil {
+		return nil, err
+	}
+	now := r.lock()
+	defer r.unlock(now)
+	out := make([]cri.PodSandboxStats, 0, len(r.sandboxes))
+	for _, pe := range r.pods {
+		for _, sb := range pe.sandboxes {
+			s := cri.PodSandboxStats{ID: sb.info.ID, Metadata: sb.info.Metadata, Timestamp: now, UsageCoreNanoSeconds: sb.cpuCoreNanos(now)}
+			for _, c := range sb.containers {
+				if c.info.State == cri.ContainerRunning {
+					s.UsageNanoCores += uint64(c.cpuMilli()) * 1_000_000
+					s.WorkingSetBytes += uint64(c.memoryAt(now))
+				}
+			}
+			out = append(out, s)
+		}
+	}
+	return out, nil
+}
+
+// NodeCPU is the CPU every container on the node used since the runtime started (removed
+// ones included), in core-nanoseconds, and the CPU in use now, in nanocores.
+func (r *Runtime) NodeCPU() (coreNanoSeconds, nanoCores uint64) {
+	now := r.lock()
+	defer r.unlock(now)
+	coreNanoSeconds = r.cpuGone
+	for _, sb := range r.sandboxes {
+		coreNanoSeconds += sb.cpuCoreNanos(now)
+		for _, c := range sb.containers {
+			if c.info.State == cri.ContainerRunning {
+				nanoCores += uint64(c.cpuMilli()) * 1_000_000
+			}
+		}
+	}
+	return coreNanoSeconds, nanoCores
 }
 
 // ListContainerStats returns the resource use of the running containers that match filter,

@@ -10,25 +10,26 @@ import (
 
 // CRI method names, as faults name them.
 const (
-	methodRunPodSandbox      = "RunPodSandbox"
-	methodStopPodSandbox     = "StopPodSandbox"
-	methodRemovePodSandbox   = "RemovePodSandbox"
-	methodPodSandboxStatus   = "PodSandboxStatus"
-	methodListPodSandbox     = "ListPodSandbox"
-	methodCreateContainer    = "CreateContainer"
-	methodStartContainer     = "StartContainer"
-	methodStopContainer      = "StopContainer"
-	methodRemoveContainer    = "RemoveContainer"
-	methodListContainers     = "ListContainers"
-	methodContainerStatus    = "ContainerStatus"
-	methodStatus             = "Status"
-	methodGetContainerEvents = "GetContainerEvents"
-	methodPullImage          = "PullImage"
-	methodImageStatus        = "ImageStatus"
-	methodListImages         = "ListImages"
-	methodRemoveImage        = "RemoveImage"
-	methodExecSync           = "ExecSync"
-	methodListContainerStats = "ListContainerStats"
+	methodRunPodSandbox       = "RunPodSandbox"
+	methodStopPodSandbox      = "StopPodSandbox"
+	methodRemovePodSandbox    = "RemovePodSandbox"
+	methodPodSandboxStatus    = "PodSandboxStatus"
+	methodListPodSandbox      = "ListPodSandbox"
+	methodCreateContainer     = "CreateContainer"
+	methodStartContainer      = "StartContainer"
+	methodStopContainer       = "StopContainer"
+	methodRemoveContainer     = "RemoveContainer"
+	methodListContainers      = "ListContainers"
+	methodContainerStatus     = "ContainerStatus"
+	methodStatus              = "Status"
+	methodGetContainerEvents  = "GetContainerEvents"
+	methodPullImage           = "PullImage"
+	methodImageStatus         = "ImageStatus"
+	methodListImages          = "ListImages"
+	methodRemoveImage         = "RemoveImage"
+	methodExecSync            = "ExecSync"
+	methodListContainerStats  = "ListContainerStats"
+	methodListPodSandboxStats = "ListPodSandboxStats"
 )
 
 func one() int { return 1 }
@@ -147,6 +148,7 @@ func (r *Runtime) RemovePodSandbox(ctx context.Context, podSandboxID string) err
 	for len(sb.containers) > 0 {
 		r.removeContainerLocked(sb.containers[len(sb.containers)-1], now)
 	}
+	r.cpuGone += sb.cpuGone // its containers are all removed by now
 	delete(r.sandboxes, sb.info.ID)
 	delete(r.sandboxNames, sb.name)
 	pe := sb.pod

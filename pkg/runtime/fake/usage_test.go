@@ -127,3 +127,45 @@ func TestListContainerStatsFaults(t *testing.T) {
 		t.Fatalf("ListContainerStats with an error fault = %v, want the fault's error", err)
 	}
 }
+
+// TestCPUNeverGoesBack: a pod's CPU (its sandbox's) and the node's are cumulative over
+// container exits, removals and sandbox removals, as cgroup counters are.
+func TestCPUNeverGoesBack(t *testing.T) {
+	r, clk := newRuntime(t, Config{})
+	ctx := context.Background()
+	sbID, sbCfg := runPod(t, r, "u1", annotate("app", "cpuUsage=1"))
+	first := startContainer(t, r, sbID, sbCfg, "app", "")
+	run(t, r, clk, 10*time.Second)
+	if err := r.StopContainer(ctx, first, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.RemoveContainer(ctx, first); err != nil {
+		t.Fatal(err)
+	}
+	startContainer(t, r, sbID, sbCfg, "app", "") // the restart
+	run(t, r, clk, 5*time.Second)
+	pods, err := r.ListPodSandboxStats(ctx)
+	if err != nil || len(pods) != 1 {
+		t.Fatalf("ListPodSandboxStats = %+v, %v", pods, err)
+	}
+	if got, want := pods[0].UsageCoreNanoSeconds, uint64(15e9); got != want {
+		t.Errorf("pod CPU after 10s + 5s at one core = %d, want %d (the removed container counts)", got, want)
+	}
+	if pods[0].UsageNanoCores != 1e9 || pods[0].Metadata.UID != "u1" {
+		t.Errorf("pod stats = %+v", pods[0])
+	}
+	node, nanoCores := r.NodeCPU()
+	if node != 15e9 || nanoCores != 1e9 {
+		t.Errorf("NodeCPU = %d, %d; want 15e9, 1e9", node, nanoCores)
+	}
+	if err := r.StopPodSandbox(ctx, sbID); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.RemovePodSandbox(ctx, sbID); err != nil {
+		t.Fatal(err)
+	}
+	run(t, r, clk, time.Minute)
+	if node, nanoCores := r.NodeCPU(); node != 15e9 || nanoCores != 0 {
+		t.Errorf("NodeCPU after the pod is gone = %d, %d; want 15e9 kept, 0 in use", node, nanoCores)
+	}
+}
