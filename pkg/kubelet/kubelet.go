@@ -42,6 +42,7 @@ import (
 	"github.com/minikubelet/minikubelet/pkg/runtimestate"
 	"github.com/minikubelet/minikubelet/pkg/server"
 	"github.com/minikubelet/minikubelet/pkg/statemetrics"
+	"github.com/minikubelet/minikubelet/pkg/stats"
 	"github.com/minikubelet/minikubelet/pkg/statuscache"
 	"github.com/minikubelet/minikubelet/pkg/syncloop"
 )
@@ -111,6 +112,8 @@ type Kubelet struct {
 	probeResults    probeResults
 	probeRegistry   *metrics.Registry // prober_* metrics, served on /metrics/probes
 	stateRegistry   *metrics.Registry // kube-state-metrics' names on /metrics/state; nil in cluster mode
+	stats           *stats.Provider   // /stats/summary
+	resourceReg     *metrics.Registry // /metrics/resource
 	genericPLEG     *pleg.GenericPLEG
 	eventedPLEG     *pleg.EventedPLEG // nil with the EventedPLEG gate off
 	state           *runtimestate.State
@@ -371,6 +374,9 @@ func New(cfg Config) (*Kubelet, error) {
 			NodeConditions: k.nodeStatus.Conditions,
 			Pods:           k.GetPods,
 		}))
+	}
+	if err := k.buildStats(); err != nil {
+		return nil, err
 	}
 	if k.server, err = server.New(k.serverConfig()); err != nil {
 		return nil, fmt.Errorf("create HTTP server: %w", err)
@@ -712,3 +718,37 @@ func registerWithTaints(raw json.RawMessage) ([]v1.Taint, error) {
 	}
 	return taints, nil
 }
+
+// buildStats builds the stats provider over the runtime's usage model (/stats/summary) and
+// the /metrics/resource registry.
+func (k *Kubelet) buildStats() error {
+	m := k.cfg.Simulator.Machine
+	p, err := stats.New(stats.Config{
+		NodeName:       k.nodeName,
+		Clock:          k.clock,
+		StartTime:      k.clock.Now(),
+		MemoryCapacity: m.Memory.Value(),
+		FsCapacity:     m.EphemeralStorage.Value(),
+		MaxPID:         m.PIDs.Value(),
+		Runtime:        k.rt,
+		Node: func() stats.NodeUsage {
+			cpu, nanoCores := k.runtime.NodeCPU()
+			u := k.runtime.Usage()
+			return stats.NodeUsage{CPUCoreNanoSeconds: cpu, CPUNanoCores: nanoCores, MemoryBytes: u.MemoryBytes, DiskBytes: u.DiskBytes, PIDs: u.PIDs}
+		},
+		Pods: k.GetPods,
+	})
+	if err != nil {
+		return fmt.Errorf("create stats provider: %w", err)
+	}
+	k.stats = p
+	k.resourceReg = metrics.NewRegistry("")
+	k.resourceReg.MustRegister(stats.NewResourceCollector(p, k.rt.Timeout()))
+	return nil
+}
+
+// Stats is the provider behind /stats/summary and /metrics/resource.
+func (k *Kubelet) Stats() *stats.Provider { return k.stats }
+
+// ResourceRegistry holds the /metrics/resource series.
+func (k *Kubelet) ResourceRegistry() *metrics.Registry { return k.resourceReg }

@@ -75,6 +75,8 @@ func (k *Kubelet) serverConfig() server.Config {
 		Registry:                k.registry,
 		ProbeRegistry:           k.probeRegistry,
 		StateRegistry:           k.stateRegistry,
+		ResourceRegistry:        k.resourceReg,
+		Stats:                   k.stats,
 		Configz:                 server.ConfigzFunc(k.Configz),
 		HealthChecks:            k.HealthChecks(),
 		EnableDebuggingHandlers: debug,

@@ -9,7 +9,9 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	statsapi "k8s.io/kubelet/pkg/apis/stats/v1alpha1"
 
+	"github.com/minikubelet/minikubelet/pkg/runtime/fault"
 	"github.com/minikubelet/minikubelet/pkg/syncloop"
 )
 
@@ -205,5 +207,73 @@ spec:
 	}
 	if _, body := get(t, h.k.Server().Handler(), "/metrics"); strings.Contains(body, "kube_node_status_condition") {
 		t.Error("/metrics serves kube-state-metrics' series too")
+	}
+}
+
+// TestStatsEndpoints: /stats/summary and /metrics/resource read the runtime's usage model on
+// the kubelet's clock: a container scripted at 250m for 60s has used 15 core-seconds.
+func TestStatsEndpoints(t *testing.T) {
+	h := newHarness(t)
+	h.write("web.yaml", `apiVersion: v1
+kind: Pod
+metadata:
+  name: web
+  annotations: {minikubelet.io/behavior.app: "cpuUsage=250m,memoryUsage=100Mi"}
+spec:
+  containers:
+  - name: app
+    image: nginx
+    resources: {limits: {memory: 256Mi}}
+`)
+	h.until(10, "web Running", func() bool { return h.phase("web-"+testNode) == v1.PodRunning }, h.describe)
+	started := h.clk.Now()
+	h.round(time.Minute)
+	elapsed := h.clk.Now().Sub(started)
+
+	code, body := get(t, h.k.Server().Handler(), "/stats/summary")
+	var sum statsapi.Summary
+	if err := json.Unmarshal([]byte(body), &sum); code != http.StatusOK || err != nil {
+		t.Fatalf("GET /stats/summary = %d %v\n%s", code, err, body)
+	}
+	if len(sum.Pods) != 1 || len(sum.Pods[0].Containers) != 1 {
+		t.Fatalf("summary pods = %+v", sum.Pods)
+	}
+	app := sum.Pods[0].Containers[0]
+	// It started within the first round; at least the minute since at 250m.
+	if cpu := *app.CPU.UsageCoreNanoSeconds; cpu < uint64(elapsed.Nanoseconds()/4) || *app.CPU.UsageNanoCores != 250e6 {
+		t.Errorf("app cpu = %d core-ns at %d nanocores, want at least %d at 250e6", cpu, *app.CPU.UsageNanoCores, elapsed.Nanoseconds()/4)
+	}
+	if *app.Memory.WorkingSetBytes != 100<<20 || *app.Memory.AvailableBytes != 156<<20 {
+		t.Errorf("app memory = %d, available %d; want 100Mi and 156Mi", *app.Memory.WorkingSetBytes, *app.Memory.AvailableBytes)
+	}
+	if *sum.Node.Memory.WorkingSetBytes < 100<<20 || sum.Node.NodeName != testNode {
+		t.Errorf("node = %+v", sum.Node)
+	}
+
+	_, body = get(t, h.k.Server().Handler(), "/metrics/resource")
+	for _, want := range []string{
+		`container_cpu_usage_seconds_total{container="app",namespace="default",pod="web-node"} `,
+		`container_memory_working_set_bytes{container="app",namespace="default",pod="web-node"} 1.048576e+08 `,
+		`pod_memory_working_set_bytes{namespace="default",pod="web-node"} 1.048576e+08 `,
+		"node_cpu_usage_seconds_total ",
+		"resource_scrape_error 0",
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("/metrics/resource lacks %q:\n%s", want, body)
+		}
+	}
+	if _, body := get(t, h.k.Server().Handler(), "/stats/summary?only_cpu_and_memory=maybe"); !strings.Contains(body, "only_cpu_and_memory") {
+		t.Errorf("a bad only_cpu_and_memory: %s", body)
+	}
+
+	// A runtime that fails the stats call: the summary is a 500 and the scrape says so.
+	if _, err := h.k.Runtime().AddFault(fault.Spec{Method: "ListContainerStats", Type: fault.Error, Message: "stats unavailable"}); err != nil {
+		t.Fatal(err)
+	}
+	if code, body := get(t, h.k.Server().Handler(), "/stats/summary"); code != http.StatusInternalServerError || !strings.Contains(body, "stats unavailable") {
+		t.Errorf("/stats/summary with a failing runtime = %d %s", code, body)
+	}
+	if _, body := get(t, h.k.Server().Handler(), "/metrics/resource"); !strings.Contains(body, "resource_scrape_error 1") || strings.Contains(body, "container_cpu_usage_seconds_total{") {
+		t.Errorf("/metrics/resource with a failing runtime:\n%s", body)
 	}
 }

@@ -19,6 +19,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
+	statsapi "k8s.io/kubelet/pkg/apis/stats/v1alpha1"
 	"k8s.io/utils/clock"
 
 	"github.com/minikubelet/minikubelet/pkg/metrics"
@@ -130,6 +131,10 @@ type Config struct {
 	// the node's conditions and its containers, standalone mode). Unset, the path answers
 	// 404 saying so.
 	StateRegistry *metrics.Registry
+	// ResourceRegistry, when set, is served on /metrics/resource (the resource metrics).
+	ResourceRegistry *metrics.Registry
+	// Stats, when set, serves /stats/summary.
+	Stats StatsProvider
 	// Configz is optional (GET /configz answers 404 without it).
 	Configz ConfigzProvider
 	// HealthChecks are run by /healthz after the built-in "ping", in order. Names must be
@@ -296,6 +301,12 @@ func (s *Server) routes() http.Handler {
 			writeError(w, http.StatusNotFound, "/metrics/state is served in standalone mode only; in cluster mode kube-state-metrics reads the node and its pods from the API")
 		}))
 	}
+	if s.cfg.ResourceRegistry != nil {
+		route("/metrics/resource", get(promhttp.HandlerFor(s.cfg.ResourceRegistry, promhttp.HandlerOpts{EnableOpenMetrics: true}).ServeHTTP))
+	}
+	if s.cfg.Stats != nil {
+		route("/stats/summary", get(s.statsSummary))
+	}
 	route("/pods", get(s.pods))
 	route("/node", get(s.node))
 	route("/lease", get(s.lease))
@@ -381,6 +392,38 @@ func checkHandler(c HealthCheck) http.HandlerFunc {
 		}
 		fmt.Fprint(w, "ok")
 	}
+}
+
+// StatsProvider computes the /stats/summary document.
+type StatsProvider interface {
+	Summary(ctx context.Context) (*statsapi.Summary, error)
+}
+
+// statsSummary serves the summary; ?only_cpu_and_memory=true keeps what the metrics server
+// reads (the node's and the pods' CPU and memory), as upstream.
+func (s *Server) statsSummary(w http.ResponseWriter, r *http.Request) {
+	only := false
+	if v := r.URL.Query().Get("only_cpu_and_memory"); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			writeError(w, http.StatusBadRequest, fmt.Sprintf("query parameter only_cpu_and_memory: %q is not a boolean", v))
+			return
+		}
+		only = b
+	}
+	sum, err := s.cfg.Stats.Summary(r.Context())
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, "Internal Error: "+err.Error())
+		return
+	}
+	if only {
+		n := sum.Node
+		sum.Node = statsapi.NodeStats{NodeName: n.NodeName, StartTime: n.StartTime, CPU: n.CPU, Memory: n.Memory}
+		for i, p := range sum.Pods {
+			sum.Pods[i] = statsapi.PodStats{PodRef: p.PodRef, StartTime: p.StartTime, Containers: p.Containers, CPU: p.CPU, Memory: p.Memory}
+		}
+	}
+	writeJSON(w, http.StatusOK, sum)
 }
 
 func (s *Server) pods(w http.ResponseWriter, r *http.Request) {

@@ -1,0 +1,187 @@
+package stats
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	statsapi "k8s.io/kubelet/pkg/apis/stats/v1alpha1"
+	testingclock "k8s.io/utils/clock/testing"
+
+	"github.com/minikubelet/minikubelet/pkg/cri"
+)
+
+type fakeRuntime struct {
+	containers []cri.ContainerStats
+	sandboxes  []cri.PodSandboxStats
+	err        error
+}
+
+func (f *fakeRuntime) ListContainerStats(context.Context, *cri.ContainerStatsFilter) ([]cri.ContainerStats, error) {
+	return f.containers, f.err
+}
+
+func (f *fakeRuntime) ListPodSandboxStats(context.Context) ([]cri.PodSandboxStats, error) {
+	return f.sandboxes, f.err
+}
+
+var epoch = time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+
+func fixture(t *testing.T, rt *fakeRuntime) *Provider {
+	t.Helper()
+	started := metav1.NewTime(epoch.Add(10 * time.Second))
+	web := &v1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default", UID: "uid-web"},
+		Spec: v1.PodSpec{Containers: []v1.Container{{Name: "app", Resources: v1.ResourceRequirements{
+			Limits: v1.ResourceList{v1.ResourceMemory: resource.MustParse("256Mi")}}}, {Name: "side"}}},
+		Status: v1.PodStatus{StartTime: &started, ContainerStatuses: []v1.ContainerStatus{
+			{Name: "app", State: v1.ContainerState{Running: &v1.ContainerStateRunning{StartedAt: started}}},
+			{Name: "side", State: v1.ContainerState{Running: &v1.ContainerStateRunning{StartedAt: started}}},
+		}},
+	}
+	pending := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "pending", Namespace: "default", UID: "uid-pending"}}
+	p, err := New(Config{
+		NodeName: "n1", Clock: testingclock.NewFakeClock(epoch.Add(time.Minute)), StartTime: epoch,
+		MemoryCapacity: 8 << 30, FsCapacity: 100 << 30, MaxPID: 4194304,
+		Runtime: rt,
+		Node: func() NodeUsage {
+			return NodeUsage{CPUCoreNanoSeconds: 30e9, CPUNanoCores: 500e6, MemoryBytes: 1 << 30, DiskBytes: 10 << 30, PIDs: 300}
+		},
+		Pods: func() []*v1.Pod { return []*v1.Pod{web, pending} },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func stamp(d time.Duration) int64 { return epoch.Add(d).UnixNano() }
+
+func webRuntime() *fakeRuntime {
+	labels := map[string]string{cri.PodUIDLabel: "uid-web"}
+	return &fakeRuntime{
+		containers: []cri.ContainerStats{
+			{Metadata: cri.ContainerMetadata{Name: "side"}, Labels: labels, Timestamp: stamp(time.Minute), UsageCoreNanoSeconds: 1e9, UsageNanoCores: 5e6, WorkingSetBytes: 16 << 20},
+			{Metadata: cri.ContainerMetadata{Name: "app"}, Labels: labels, Timestamp: stamp(time.Minute), UsageCoreNanoSeconds: 12e9, UsageNanoCores: 250e6, WorkingSetBytes: 200 << 20},
+		},
+		// The pod was restarted once: two sandboxes, one pod cgroup.
+		sandboxes: []cri.PodSandboxStats{
+			{Metadata: cri.PodSandboxMetadata{Name: "web", UID: "uid-web"}, UsageCoreNanoSeconds: 4e9},
+			{Metadata: cri.PodSandboxMetadata{Name: "web", UID: "uid-web"}, UsageCoreNanoSeconds: 13e9, UsageNanoCores: 255e6, WorkingSetBytes: 216 << 20},
+		},
+	}
+}
+
+func TestSummary(t *testing.T) {
+	s, err := fixture(t, webRuntime()).Summary(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := s.Node
+	if n.NodeName != "n1" || !n.StartTime.Time.Equal(epoch) || *n.CPU.UsageCoreNanoSeconds != 30e9 || *n.CPU.UsageNanoCores != 500e6 {
+		t.Errorf("node = %+v cpu %+v", n, n.CPU)
+	}
+	if *n.Memory.WorkingSetBytes != 1<<30 || *n.Memory.AvailableBytes != 7<<30 {
+		t.Errorf("node memory: working set %d available %d, want 1Gi and 7Gi", *n.Memory.WorkingSetBytes, *n.Memory.AvailableBytes)
+	}
+	if *n.Fs.UsedBytes != 10<<30 || *n.Fs.AvailableBytes != 90<<30 || *n.Rlimit.NumOfRunningProcesses != 300 || *n.Rlimit.MaxPID != 4194304 {
+		t.Errorf("node fs %+v rlimit %+v", n.Fs, n.Rlimit)
+	}
+	// The pending pod has no sandbox: no stats.
+	if len(s.Pods) != 1 {
+		t.Fatalf("pods = %+v, want web only", s.Pods)
+	}
+	p := s.Pods[0]
+	if p.PodRef != (statsapi.PodReference{Name: "web", Namespace: "default", UID: "uid-web"}) {
+		t.Errorf("podRef = %+v", p.PodRef)
+	}
+	if *p.CPU.UsageCoreNanoSeconds != 17e9 || *p.Memory.WorkingSetBytes != 216<<20 {
+		t.Errorf("pod cpu %d memory %d, want both sandboxes' 17e9 and 216Mi", *p.CPU.UsageCoreNanoSeconds, *p.Memory.WorkingSetBytes)
+	}
+	if len(p.Containers) != 2 || p.Containers[0].Name != "app" || p.Containers[1].Name != "side" {
+		t.Fatalf("containers = %+v, want app and side in name order", p.Containers)
+	}
+	app := p.Containers[0]
+	if !app.StartTime.Time.Equal(epoch.Add(10*time.Second)) || *app.CPU.UsageCoreNanoSeconds != 12e9 || *app.Memory.AvailableBytes != 56<<20 {
+		t.Errorf("app = start %v cpu %d available %d; want 00:00:10, 12e9, 56Mi under its 256Mi limit", app.StartTime, *app.CPU.UsageCoreNanoSeconds, *app.Memory.AvailableBytes)
+	}
+	if p.Containers[1].Memory.AvailableBytes != nil {
+		t.Errorf("side has no limit, yet availableBytes = %d", *p.Containers[1].Memory.AvailableBytes)
+	}
+}
+
+func TestSummaryRuntimeError(t *testing.T) {
+	_, err := fixture(t, &fakeRuntime{err: errors.New("rpc error: code = Unavailable")}).Summary(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "failed to list container stats: rpc error") {
+		t.Fatalf("Summary with a failing runtime = %v", err)
+	}
+}
+
+func gather(t *testing.T, c prometheus.Collector) map[string][]*dto.Metric {
+	t.Helper()
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(c)
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string][]*dto.Metric{}
+	for _, mf := range mfs {
+		out[mf.GetName()] = mf.Metric
+	}
+	return out
+}
+
+func TestResourceMetrics(t *testing.T) {
+	m := gather(t, NewResourceCollector(fixture(t, webRuntime()), time.Second))
+	value := func(name string, labels ...string) (float64, int64) {
+		t.Helper()
+	next:
+		for _, s := range m[name] {
+			for i, l := range s.Label {
+				if i < len(labels) && l.GetValue() != labels[i] {
+					continue next
+				}
+			}
+			if s.Counter != nil {
+				return s.Counter.GetValue(), s.GetTimestampMs()
+			}
+			return s.Gauge.GetValue(), s.GetTimestampMs()
+		}
+		t.Fatalf("no %s%v in %v", name, labels, m[name])
+		return 0, 0
+	}
+	now := epoch.Add(time.Minute).UnixMilli()
+	for _, tt := range []struct {
+		name   string
+		labels []string // in label-name order
+		want   float64
+		at     int64
+	}{
+		{"node_cpu_usage_seconds_total", nil, 30, now},
+		{"node_memory_working_set_bytes", nil, 1 << 30, now},
+		{"pod_cpu_usage_seconds_total", []string{"default", "web"}, 17, now},
+		{"pod_memory_working_set_bytes", []string{"default", "web"}, 216 << 20, now},
+		{"container_cpu_usage_seconds_total", []string{"app", "default", "web"}, 12, now},
+		{"container_memory_working_set_bytes", []string{"side", "default", "web"}, 16 << 20, now},
+		{"container_start_time_seconds", []string{"app", "default", "web"}, float64(epoch.Unix() + 10), epoch.Add(10 * time.Second).UnixMilli()},
+		{"resource_scrape_error", nil, 0, 0},
+		{"scrape_error", nil, 0, 0},
+	} {
+		if v, at := value(tt.name, tt.labels...); v != tt.want || at != tt.at {
+			t.Errorf("%s%v = %v at %d, want %v at %d", tt.name, tt.labels, v, at, tt.want, tt.at)
+		}
+	}
+	// A failing runtime: the error gauges say so and nothing else is written.
+	failed := gather(t, NewResourceCollector(fixture(t, &fakeRuntime{err: errors.New("down")}), time.Second))
+	if len(failed) != 2 || failed["resource_scrape_error"][0].Gauge.GetValue() != 1 || failed["scrape_error"][0].Gauge.GetValue() != 1 {
+		t.Errorf("with a failing runtime: %v, want only resource_scrape_error 1 and scrape_error 1", failed)
+	}
+}
