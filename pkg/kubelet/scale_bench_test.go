@@ -294,3 +294,29 @@ func BenchmarkPodsEndpoint(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkStatsEndpoints serves GET /stats/summary and GET /metrics/resource with 1,000 pods
+// Running (the bar: under 50ms each).
+func BenchmarkStatsEndpoints(b *testing.B) {
+	quietKlog(b)
+	const n = 1000
+	s := newScaleSim(b, n, false)
+	defer s.stop()
+	s.writeManifests()
+	s.runUntil("every pod Running", 10*time.Minute, s.allRunning)
+	s.run(time.Minute)
+	handler := s.k.Server().Handler()
+	for _, path := range []string{"/stats/summary", "/metrics/resource"} {
+		b.Run(path, func(b *testing.B) {
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				w := httptest.NewRecorder()
+				handler.ServeHTTP(w, httptest.NewRequest(http.MethodGet, path, nil))
+				if w.Code != http.StatusOK || w.Body.Len() < 1000*n/10 {
+					b.Fatalf("GET %s = %d, %d bytes", path, w.Code, w.Body.Len())
+				}
+				b.SetBytes(int64(w.Body.Len()))
+			}
+		})
+	}
+}
