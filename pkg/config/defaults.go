@@ -18,6 +18,8 @@ const (
 	DefaultNodeStatusReportFrequency = 5 * time.Minute
 	DefaultNodeLeaseDurationSeconds  = 40
 	DefaultMaxPods                   = 110
+	DefaultContainerLogMaxSize       = "10Mi"
+	DefaultContainerLogMaxFiles      = 5
 	DefaultRuntimeRequestTimeout     = 2 * time.Minute
 	// DefaultAddress deviates from upstream's 0.0.0.0: a simulator on a laptop should not
 	// listen on every interface unless asked to.
@@ -107,6 +109,13 @@ func SetKubeletDefaults(kc *KubeletConfiguration) {
 	}
 	if kc.MaxPods == 0 {
 		kc.MaxPods = DefaultMaxPods
+	}
+	if kc.ContainerLogMaxSize == "" {
+		kc.ContainerLogMaxSize = DefaultContainerLogMaxSize
+	}
+	if kc.ContainerLogMaxFiles == nil {
+		n := int32(DefaultContainerLogMaxFiles)
+		kc.ContainerLogMaxFiles = &n
 	}
 	// Only a missing evictionHard gets the defaults; a written one, even {}, is used as
 	// is (v1.30 does not merge the defaults into a partial map).

@@ -58,6 +58,7 @@ func TestKubeletFieldsMatchUpstream(t *testing.T) {
 // that our encoding decodes strictly into upstream's type: the field types agree.
 func TestModelledFieldsDecodeUpstreamValues(t *testing.T) {
 	on := true
+	logFiles := int32(3)
 	up := kubeletv1beta1.KubeletConfiguration{
 		TypeMeta:                        metav1.TypeMeta{APIVersion: KubeletAPIVersion, Kind: KubeletKind},
 		StaticPodPath:                   "/etc/kubernetes/manifests",
@@ -71,6 +72,8 @@ func TestModelledFieldsDecodeUpstreamValues(t *testing.T) {
 		NodeLeaseDurationSeconds:        60,
 		RuntimeRequestTimeout:           metav1.Duration{Duration: 10 * time.Minute},
 		MaxPods:                         58,
+		ContainerLogMaxSize:             "50Mi",
+		ContainerLogMaxFiles:            &logFiles,
 		EvictionHard:                    map[string]string{"memory.available": "1Gi"},
 		FeatureGates:                    map[string]bool{"EventedPLEG": true},
 		SystemReserved:                  map[string]string{"cpu": "100m"},

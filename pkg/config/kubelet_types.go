@@ -47,6 +47,11 @@ type KubeletConfiguration struct {
 	RuntimeRequestTimeout metav1.Duration `json:"runtimeRequestTimeout,omitempty"`
 	// MaxPods is the number of pods admitted on the node. Default 110.
 	MaxPods int32 `json:"maxPods,omitempty"`
+	// ContainerLogMaxSize is the size a container's log file grows to before it is rotated
+	// (a quantity, default 10Mi); ContainerLogMaxFiles how many files a container keeps
+	// (default 5, at least 2). The runtime keeps that much of each container's log.
+	ContainerLogMaxSize  string `json:"containerLogMaxSize,omitempty"`
+	ContainerLogMaxFiles *int32 `json:"containerLogMaxFiles,omitempty"`
 	// EvictionHard maps eviction signals to thresholds (quantity or percentage). Unset: the
 	// upstream Linux defaults; set: exactly these (no merge with the defaults, as in v1.30).
 	EvictionHard map[string]string `json:"evictionHard,omitempty"`
@@ -138,8 +143,6 @@ type KubeletConfiguration struct {
 	IPTablesDropBit                           json.RawMessage `json:"iptablesDropBit,omitempty"`
 	FailSwapOn                                json.RawMessage `json:"failSwapOn,omitempty"`
 	MemorySwap                                json.RawMessage `json:"memorySwap,omitempty"`
-	ContainerLogMaxSize                       json.RawMessage `json:"containerLogMaxSize,omitempty"`
-	ContainerLogMaxFiles                      json.RawMessage `json:"containerLogMaxFiles,omitempty"`
 	ContainerLogMaxWorkers                    json.RawMessage `json:"containerLogMaxWorkers,omitempty"`
 	ContainerLogMonitorInterval               json.RawMessage `json:"containerLogMonitorInterval,omitempty"`
 	ConfigMapAndSecretChangeDetectionStrategy json.RawMessage `json:"configMapAndSecretChangeDetectionStrategy,omitempty"`

@@ -143,6 +143,12 @@ func validateKubelet(v *validator, kc *KubeletConfiguration, gate featuregate.Fe
 	if kc.MaxPods < 0 {
 		v.invalid(p+"maxPods", kc.MaxPods, "must not be a negative number")
 	}
+	if q, err := resource.ParseQuantity(kc.ContainerLogMaxSize); err != nil || q.Sign() <= 0 {
+		v.invalid(p+"containerLogMaxSize", kc.ContainerLogMaxSize, "must be a positive quantity such as 10Mi")
+	}
+	if kc.ContainerLogMaxFiles != nil && *kc.ContainerLogMaxFiles < 2 {
+		v.invalid(p+"containerLogMaxFiles", *kc.ContainerLogMaxFiles, "must be greater than 1")
+	}
 	if net.ParseIP(kc.Address) == nil {
 		v.invalid(p+"address", kc.Address, "must be an IP address (127.0.0.1, 0.0.0.0, ::)")
 	}

@@ -91,6 +91,8 @@ func TestValidate(t *testing.T) {
 		{"valid defaultBehavior", func(c *Config) { c.Simulator.Runtime.DefaultBehavior = "runFor=30s,exitCode=1" }, ""},
 		{"metricsPrefix", func(c *Config) { c.Simulator.MetricsPrefix = "my-prefix" }, `simulatorConfiguration.metricsPrefix: invalid value "my-prefix"`},
 		{"unknown gate", func(c *Config) { c.FeatureGates["Nope"] = true }, "kubeletConfiguration.featureGates: unrecognized feature gate: Nope"},
+		{"containerLogMaxSize", func(c *Config) { c.Kubelet.ContainerLogMaxSize = "lots" }, `kubeletConfiguration.containerLogMaxSize: invalid value "lots": must be a positive quantity`},
+		{"containerLogMaxFiles", func(c *Config) { one := int32(1); c.Kubelet.ContainerLogMaxFiles = &one }, `kubeletConfiguration.containerLogMaxFiles: invalid value 1: must be greater than 1`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
