@@ -44,6 +44,9 @@ const (
 	// Usage keys: what the running container consumes (stats, resource metrics, pressure).
 	KeyCPUUsage     = "cpuUsage"
 	KeyMemoryGrowth = "memoryGrowth"
+	// Log keys: what the container prints (kubectl logs).
+	KeyLogEvery = "logEvery"
+	KeyLogLine  = "logLine"
 	// Probe keys: what the container answers to its probes (a container with none passes
 	// every probe).
 	KeyReadinessFailFor  = "readinessFailFor"
@@ -54,7 +57,7 @@ const (
 
 // Keys lists every key the annotation accepts, in documentation order.
 var Keys = []string{KeyRunFor, KeyExitCode, KeyStartDelay, KeyPullDelay, KeyPullError, KeyOOMAfter, KeyStopDelay, KeyMemoryUsage,
-	KeyCPUUsage, KeyMemoryGrowth,
+	KeyCPUUsage, KeyMemoryGrowth, KeyLogEvery, KeyLogLine,
 	KeyReadinessFailFor, KeyLivenessFailAfter, KeyStartupFailFor, KeyProbeDelay}
 
 // Behavior is one container's script. The zero value is "no instructions": an app container
@@ -91,6 +94,10 @@ type Behavior struct {
 	// OOM-killed.
 	MemoryGrowth    int64
 	MemoryGrowthPer time.Duration
+	// LogEvery makes the running container print LogLine (DefaultLogLine when empty) every
+	// this long; {n} in the line is its number, from 1 for each instance.
+	LogEvery time.Duration
+	LogLine  string
 	// ReadinessFailFor: the readiness probe fails for this long after each start, then passes.
 	ReadinessFailFor time.Duration
 	// LivenessFailAfter: the liveness probe passes for this long after each start, then
@@ -102,6 +109,18 @@ type Behavior struct {
 	// ProbeDelay is how long every probe of the container takes to answer (a probe whose
 	// timeoutSeconds is shorter times out).
 	ProbeDelay time.Duration
+}
+
+// DefaultLogLine is what a container with logEvery and no logLine prints.
+const DefaultLogLine = "log line {n}"
+
+// LogText is the n-th periodic line of the container (from 1).
+func (b Behavior) LogText(n int64) string {
+	line := b.LogLine
+	if line == "" {
+		line = DefaultLogLine
+	}
+	return strings.ReplaceAll(line, "{n}", strconv.FormatInt(n, 10))
 }
 
 // MemoryAt is the container's memory use after running for d: MemoryUsage plus the growth.
@@ -166,6 +185,12 @@ func (b Behavior) String() string {
 	}
 	if b.MemoryGrowthPer != 0 {
 		parts = append(parts, KeyMemoryGrowth+"="+resource.NewQuantity(b.MemoryGrowth, resource.BinarySI).String()+"/"+b.MemoryGrowthPer.String())
+	}
+	if b.LogEvery != 0 {
+		parts = append(parts, KeyLogEvery+"="+b.LogEvery.String())
+	}
+	if b.LogLine != "" {
+		parts = append(parts, KeyLogLine+"="+b.LogLine)
 	}
 	if b.ReadinessFailFor != 0 {
 		parts = append(parts, KeyReadinessFailFor+"="+b.ReadinessFailFor.String())
@@ -304,6 +329,15 @@ func set(b *Behavior, k, val string) error {
 			return &Error{Key: k, Value: val, Reason: "want a non-negative quantity such as 256Mi"}
 		}
 		b.MemoryUsage = q.Value()
+	case KeyLogEvery:
+		if b.LogEvery, err = dur(); err == nil && b.LogEvery < time.Millisecond {
+			return &Error{Key: k, Value: val, Reason: "must be at least 1ms"}
+		}
+	case KeyLogLine:
+		if val == "" || strings.ContainsAny(val, "\n\r") {
+			return &Error{Key: k, Value: val, Reason: "want one line of text (no commas; {n} is the line's number)"}
+		}
+		b.LogLine = val
 	case KeyCPUUsage:
 		q, perr := resource.ParseQuantity(val)
 		if perr != nil || q.Sign() <= 0 {

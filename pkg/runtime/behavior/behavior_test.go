@@ -213,3 +213,25 @@ func TestMemoryModel(t *testing.T) {
 		t.Errorf("usage above the limit: TimeToReach = %v %v, want 0 true", d, ok)
 	}
 }
+
+func TestLogKeys(t *testing.T) {
+	b, err := ParseValue("logEvery=5s,logLine=GET /healthz 200 req={n}")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.LogEvery != 5*time.Second || b.LogText(12) != "GET /healthz 200 req=12" {
+		t.Errorf("parsed %+v, line 12 %q", b, b.LogText(12))
+	}
+	if got := (Behavior{LogEvery: time.Second}).LogText(3); got != "log line 3" {
+		t.Errorf("default line = %q", got)
+	}
+	again, err := ParseValue(b.String())
+	if err != nil || again != b {
+		t.Errorf("round trip via %q = %+v, %v", b.String(), again, err)
+	}
+	for _, bad := range []string{"logEvery=0s", "logEvery=soon", "logLine="} {
+		if _, err := ParseValue(bad); err == nil {
+			t.Errorf("ParseValue(%q) accepted", bad)
+		}
+	}
+}

@@ -75,7 +75,13 @@ type Config struct {
 	OnFault func(spec fault.Spec, method string)
 	// Logger; default klog.Background().
 	Logger klog.Logger
+	// LogMaxBytes bounds what ContainerLog returns of a container's log: the current log
+	// file's size limit (containerLogMaxSize). Default DefaultLogMaxBytes.
+	LogMaxBytes int64
 }
+
+// DefaultLogMaxBytes is the kubelet's containerLogMaxSize default, 10Mi.
+const DefaultLogMaxBytes = 10 << 20
 
 // Runtime is an in-memory container runtime shaped like the CRI (see the package doc).
 // All methods are safe for concurrent use.
@@ -111,13 +117,14 @@ type Runtime struct {
 	sub          *eventStream
 	// deferred runs once the lock is released: operation completions and wake-ups call
 	// other components, which must never run under the runtime's lock.
-	deferred  []func()
-	faults    []*faultState
-	faultSeq  int
-	memBase   int64
-	cpuGone   uint64 // CPU of the sandboxes removed, so the node's total never drops
-	diskUsage int64
-	pidUsage  int64
+	deferred    []func()
+	faults      []*faultState
+	faultSeq    int
+	memBase     int64
+	logMaxBytes int64
+	cpuGone     uint64 // CPU of the sandboxes removed, so the node's total never drops
+	diskUsage   int64
+	pidUsage    int64
 }
 
 var (
@@ -151,14 +158,16 @@ type ctr struct {
 	name       string // reserved name
 	role       string
 	beh        behavior.Behavior
-	annotation string // the behaviour annotation key, when the pod had one
-	memLimit   int64  // the memory limit (0: none)
-	memRequest int64  // the memory request: the use when the behaviour gives none
+	annotation string    // the behaviour annotation key, when the pod had one
+	logs       []LogLine // what the simulator itself wrote to the container's log
+	memLimit   int64     // the memory limit (0: none)
+	memRequest int64     // the memory request: the use when the behaviour gives none
 
 	startedAt, finishedAt int64
 	exitCode              int32
 	reason, message       string
 	startPending          bool // StartContainer called, startDelay running
+	sigterm               bool // a graceful stop was asked for
 	removed               bool
 
 	// At most one transition is pending per container; gen invalidates queued ones.
@@ -250,6 +259,7 @@ func New(cfg Config) (*Runtime, error) {
 		clk:          cfg.Clock,
 		logger:       cfg.Logger,
 		initDuration: cfg.InitContainerDuration,
+		logMaxBytes:  cfg.LogMaxBytes,
 		defaultBeh:   def,
 		eventBufSize: cfg.EventBufferSize,
 		onFault:      cfg.OnFault,
