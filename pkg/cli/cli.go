@@ -58,12 +58,12 @@ func ExitCode(err error) int {
 	return 1
 }
 
-// AddCommands adds get, describe and fault to root.
+// AddCommands adds get, describe, fault and logs to root.
 func AddCommands(root *cobra.Command, opts Options) {
 	root.AddCommand(NewCommands(opts)...)
 }
 
-// NewCommands returns the get, describe and fault commands.
+// NewCommands returns the get, describe, fault and logs commands.
 func NewCommands(opts Options) []*cobra.Command {
 	if opts.Clock == nil {
 		opts.Clock = clock.RealClock{}
@@ -75,7 +75,7 @@ func NewCommands(opts Options) []*cobra.Command {
 		opts.DefaultServer = DefaultServer
 	}
 	c := &commands{opts: opts}
-	return []*cobra.Command{c.getCommand(), c.describeCommand(), c.faultCommand()}
+	return []*cobra.Command{c.getCommand(), c.describeCommand(), c.faultCommand(), c.logsCommand()}
 }
 
 type commands struct {

@@ -81,19 +81,25 @@ func (c *client) do(ctx context.Context, method, path string, body io.Reader) ([
 		return nil, &UnreachableError{Server: c.server, Reason: transportReason(err), Err: err}
 	}
 	if resp.StatusCode/100 != 2 {
-		var e struct {
-			Error string `json:"error"`
-		}
-		msg := strings.TrimSpace(string(data))
-		if json.Unmarshal(data, &e) == nil && e.Error != "" {
-			msg = e.Error
-		}
-		if msg == "" {
-			msg = resp.Status
-		}
-		return nil, &APIError{Method: method, Path: path, StatusCode: resp.StatusCode, Message: msg}
+		return nil, apiError(method, path, resp, data)
 	}
 	return data, nil
+}
+
+// apiError is the *APIError of a non-2xx answer: the daemon's {"error": ...} message, else
+// the body, else the status.
+func apiError(method, path string, resp *http.Response, data []byte) error {
+	var e struct {
+		Error string `json:"error"`
+	}
+	msg := strings.TrimSpace(string(data))
+	if json.Unmarshal(data, &e) == nil && e.Error != "" {
+		msg = e.Error
+	}
+	if msg == "" {
+		msg = resp.Status
+	}
+	return &APIError{Method: method, Path: path, StatusCode: resp.StatusCode, Message: msg}
 }
 
 func (c *client) getJSON(ctx context.Context, path string, into any) error {

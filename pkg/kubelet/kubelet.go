@@ -397,6 +397,10 @@ func NewRuntime(c *config.Config, clk clock.Clock, reg *metrics.Registry, option
 		Faults:                rc.Faults,
 		Metrics:               reg,
 	}
+	// Validated by config.Load; a config built otherwise falls back to the default.
+	if q, err := resource.ParseQuantity(c.Kubelet.ContainerLogMaxSize); err == nil {
+		fc.LogMaxBytes = q.Value()
+	}
 	for _, o := range options {
 		o(&fc)
 	}

@@ -77,6 +77,7 @@ func (k *Kubelet) serverConfig() server.Config {
 		StateRegistry:           k.stateRegistry,
 		ResourceRegistry:        k.resourceReg,
 		Stats:                   k.stats,
+		Logs:                    k,
 		Configz:                 server.ConfigzFunc(k.Configz),
 		HealthChecks:            k.HealthChecks(),
 		EnableDebuggingHandlers: debug,

@@ -277,3 +277,82 @@ spec:
 		t.Errorf("/metrics/resource with a failing runtime:\n%s", body)
 	}
 }
+
+// TestContainerLogsEndpoint: /containerLogs serves the current and the previous instance's
+// log, with tailLines, timestamps and limitBytes, and upstream's errors for unknown pods,
+// containers and bad parameters.
+func TestContainerLogsEndpoint(t *testing.T) {
+	const job = `apiVersion: v1
+kind: Pod
+metadata:
+  name: job
+  annotations: {minikubelet.io/behavior.main: "logEvery=1s,logLine=working {n},runFor=3500ms,exitCode=2"}
+spec:
+  containers: [{name: main, image: busybox}]
+`
+	h := newHarness(t, "--enable-debugging-handlers")
+	h.write("job.yaml", job)
+	h.until(60, "job restarted once", func() bool {
+		p := h.pod("job-" + testNode)
+		return p != nil && len(p.Status.ContainerStatuses) == 1 && p.Status.ContainerStatuses[0].RestartCount >= 1 &&
+			p.Status.ContainerStatuses[0].State.Running != nil
+	}, h.describe)
+	handler := h.k.Server().Handler()
+	base := "/containerLogs/default/job-" + testNode + "/main"
+
+	code, prev := get(t, handler, base+"?previous=true")
+	want := "minikubelet: container main started (attempt 0)\nworking 1\nworking 2\nworking 3\nminikubelet: exited with code 2 (Error)\n"
+	if code != http.StatusOK || prev != want {
+		t.Errorf("previous log = %d:\n%s\nwant:\n%s", code, prev, want)
+	}
+	code, cur := get(t, handler, base)
+	if code != http.StatusOK || !strings.HasPrefix(cur, "minikubelet: container main started (attempt 1)\n") {
+		t.Errorf("current log = %d:\n%s", code, cur)
+	}
+	if _, tail := get(t, handler, base+"?previous=true&tailLines=2"); tail != "working 3\nminikubelet: exited with code 2 (Error)\n" {
+		t.Errorf("tailLines=2: %q", tail)
+	}
+	if _, ts := get(t, handler, base+"?previous=true&tailLines=1&timestamps=true"); !strings.HasSuffix(ts, " minikubelet: exited with code 2 (Error)\n") {
+		t.Errorf("timestamps: %q", ts)
+	} else if at, err := time.Parse(time.RFC3339Nano, strings.Fields(ts)[0]); err != nil || at.After(h.clk.Now()) || at.Before(epoch) {
+		t.Errorf("timestamps: %q does not start with the line's time (%v)", ts, err)
+	}
+	if _, lim := get(t, handler, base+"?previous=true&limitBytes=10"); lim != "minikubele" {
+		t.Errorf("limitBytes=10: %q", lim)
+	}
+	for _, tt := range []struct {
+		path string
+		code int
+		msg  string
+	}{
+		{"/containerLogs/default/nope/main", http.StatusNotFound, `pod \"nope\" does not exist`},
+		{"/containerLogs/default/job-" + testNode + "/other", http.StatusNotFound, `container \"other\" not found in pod \"job-node\"`},
+		{base + "?tailLines=-1", http.StatusBadRequest, `tailLines: Invalid value: \"-1\": must be greater than or equal to 0`},
+		{base + "?sinceSeconds=0", http.StatusBadRequest, `sinceSeconds: Invalid value: \"0\": must be greater than 0`},
+		{base + "?follow=maybe", http.StatusBadRequest, `follow: Invalid value: \"maybe\": not a boolean`},
+		{base + "?sinceSeconds=5&sinceTime=2024-01-01T00:00:00Z", http.StatusBadRequest, "at most one of `sinceTime` or `sinceSeconds`"},
+	} {
+		if code, body := get(t, handler, tt.path); code != tt.code || !strings.Contains(body, tt.msg) {
+			t.Errorf("GET %s = %d %s, want %d with %s", tt.path, code, body, tt.code, tt.msg)
+		}
+	}
+	// containerLogMaxSize bounds what is readable: the last 60 bytes.
+	dir := t.TempDir()
+	cfg, gate := loadConfig(t, dir, "--enable-debugging-handlers")
+	cfg.Kubelet.ContainerLogMaxSize = "60"
+	small := newHarnessWithConfig(t, dir, cfg, gate)
+	small.write("job.yaml", job)
+	small.until(60, "job restarted once", func() bool {
+		p := small.pod("job-" + testNode)
+		return p != nil && len(p.Status.ContainerStatuses) == 1 && p.Status.ContainerStatuses[0].RestartCount >= 1
+	}, small.describe)
+	if _, got := get(t, small.k.Server().Handler(), base+"?previous=true"); got != "working 2\nworking 3\nminikubelet: exited with code 2 (Error)\n" {
+		t.Errorf("with containerLogMaxSize 60, the previous log = %q", got)
+	}
+
+	// Without the debugging handlers there is no log endpoint, as upstream.
+	off := newHarness(t)
+	if code, _ := get(t, off.k.Server().Handler(), base); code != http.StatusNotFound {
+		t.Errorf("/containerLogs without debugging handlers = %d, want 404", code)
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"sort"
 	"strconv"
 	"strings"
@@ -135,6 +136,9 @@ type Config struct {
 	ResourceRegistry *metrics.Registry
 	// Stats, when set, serves /stats/summary.
 	Stats StatsProvider
+	// Logs serves /containerLogs/{namespace}/{pod}/{container}, a debugging handler as in
+	// the kubelet: only with EnableDebuggingHandlers.
+	Logs LogsProvider
 	// Configz is optional (GET /configz answers 404 without it).
 	Configz ConfigzProvider
 	// HealthChecks are run by /healthz after the built-in "ping", in order. Names must be
@@ -312,6 +316,9 @@ func (s *Server) routes() http.Handler {
 	route("/lease", get(s.lease))
 	route("/events", get(s.events))
 	route("/configz", get(s.configz))
+	if s.cfg.EnableDebuggingHandlers && s.cfg.Logs != nil {
+		route("/containerLogs/{namespace}/{pod}/{container}", get(s.containerLogs))
+	}
 	if s.cfg.EnableDebuggingHandlers {
 		route("/debug/faults", map[string]http.HandlerFunc{
 			http.MethodGet:    s.listFaults,
@@ -342,6 +349,13 @@ type statusRecorder struct {
 func (r *statusRecorder) WriteHeader(code int) {
 	r.status = code
 	r.ResponseWriter.WriteHeader(code)
+}
+
+// Flush passes flushes through, so that followed logs stream.
+func (r *statusRecorder) Flush() {
+	if f, ok := r.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
 }
 
 func logRequests(next http.Handler) http.Handler {
@@ -391,6 +405,129 @@ func checkHandler(c HealthCheck) http.HandlerFunc {
 			return
 		}
 		fmt.Fprint(w, "ok")
+	}
+}
+
+// LogOptions are the query parameters of /containerLogs, as v1.PodLogOptions has them.
+type LogOptions struct {
+	Follow, Previous, Timestamps bool
+	TailLines, SinceSeconds      *int64
+	SinceTime                    *time.Time
+	LimitBytes                   *int64
+}
+
+// LogsProvider writes a container's log.
+type LogsProvider interface {
+	ContainerLogs(ctx context.Context, namespace, pod, container string, opts LogOptions, w io.Writer) error
+}
+
+// StatusError is an error a provider answers with a status code (404 for an unknown pod).
+type StatusError struct {
+	Code    int
+	Message string
+}
+
+func (e *StatusError) Error() string { return e.Message }
+
+// parseLogOptions reads the query as the kubelet's PodLogOptions validation does: a bad value
+// names the parameter.
+func parseLogOptions(q url.Values) (LogOptions, error) {
+	var o LogOptions
+	boolean := func(name string, dst *bool) error {
+		if v := q.Get(name); v != "" {
+			b, err := strconv.ParseBool(v)
+			if err != nil {
+				return fmt.Errorf("%s: Invalid value: %q: not a boolean", name, v)
+			}
+			*dst = b
+		}
+		return nil
+	}
+	integer := func(name string, min int64, what string) (*int64, error) {
+		v := q.Get(name)
+		if v == "" {
+			return nil, nil
+		}
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < min {
+			return nil, fmt.Errorf("%s: Invalid value: %q: %s", name, v, what)
+		}
+		return &n, nil
+	}
+	var err error
+	for name, dst := range map[string]*bool{"follow": &o.Follow, "previous": &o.Previous, "timestamps": &o.Timestamps} {
+		if err := boolean(name, dst); err != nil {
+			return o, err
+		}
+	}
+	if o.TailLines, err = integer("tailLines", 0, "must be greater than or equal to 0"); err != nil {
+		return o, err
+	}
+	if o.SinceSeconds, err = integer("sinceSeconds", 1, "must be greater than 0"); err != nil {
+		return o, err
+	}
+	if o.LimitBytes, err = integer("limitBytes", 1, "must be greater than 0"); err != nil {
+		return o, err
+	}
+	if v := q.Get("sinceTime"); v != "" {
+		t, err := time.Parse(time.RFC3339, v)
+		if err != nil {
+			return o, fmt.Errorf("sinceTime: Invalid value: %q: not an RFC 3339 time", v)
+		}
+		o.SinceTime = &t
+	}
+	if o.SinceSeconds != nil && o.SinceTime != nil {
+		return o, errors.New("at most one of `sinceTime` or `sinceSeconds` may be specified")
+	}
+	return o, nil
+}
+
+func (s *Server) containerLogs(w http.ResponseWriter, r *http.Request) {
+	opts, err := parseLogOptions(r.URL.Query())
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	// Errors found before the first line have their status; the log is plain text.
+	pw := &pendingWriter{w: w}
+	err = s.cfg.Logs.ContainerLogs(r.Context(), r.PathValue("namespace"), r.PathValue("pod"), r.PathValue("container"), opts, pw)
+	var se *StatusError
+	switch {
+	case err == nil:
+		pw.start()
+	case pw.started:
+		klog.FromContext(r.Context()).Error(err, "Streaming container logs failed")
+	case errors.As(err, &se):
+		writeError(w, se.Code, se.Message)
+	default:
+		writeError(w, http.StatusInternalServerError, err.Error())
+	}
+}
+
+// pendingWriter sends the 200 and the text/plain header with the first byte, so that an
+// error before any line can still answer with its own status.
+type pendingWriter struct {
+	w       http.ResponseWriter
+	started bool
+}
+
+func (p *pendingWriter) start() {
+	if !p.started {
+		p.started = true
+		p.w.Header().Set("Content-Type", "text/plain")
+		p.w.WriteHeader(http.StatusOK)
+	}
+}
+
+func (p *pendingWriter) Write(b []byte) (int, error) {
+	p.start()
+	return p.w.Write(b)
+}
+
+func (p *pendingWriter) Flush() {
+	p.start()
+	if f, ok := p.w.(http.Flusher); ok {
+		f.Flush()
 	}
 }
 

@@ -356,3 +356,45 @@ func TestGracefulShutdownIsClean(t *testing.T) {
 		}
 	}
 }
+
+// TestLogs: `minikubelet logs` against the daemon: a followed log streams until the
+// container exits by itself, then --previous and --tail read the finished instance.
+func TestLogs(t *testing.T) {
+	d := startDaemon(t, "--enable-debugging-handlers")
+	job := `apiVersion: v1
+kind: Pod
+metadata:
+  name: job
+  annotations: {minikubelet.io/behavior.main: "logEvery=300ms,logLine=tick {n},runFor=2s"}
+spec:
+  restartPolicy: Never
+  containers: [{name: main, image: busybox}]
+`
+	if err := os.WriteFile(filepath.Join(d.manifests, "job.yaml"), []byte(job), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	d.eventually(30*time.Second, "job-e2e started", func() (bool, string) {
+		p := d.podPhase("job-e2e")
+		return p == v1.PodRunning || p == v1.PodSucceeded, string(p)
+	})
+	start := time.Now()
+	out, err := exec.Command(bin, "logs", "job-e2e", "-f", "--server", d.url).CombinedOutput()
+	if err != nil {
+		t.Fatalf("logs -f: %v\n%s", err, out)
+	}
+	got := string(out)
+	if !strings.Contains(got, "tick 1\n") || !strings.Contains(got, "tick 6\n") || !strings.HasSuffix(got, "minikubelet: exited with code 0 (Completed)\n") {
+		t.Errorf("logs -f printed:\n%s", got)
+	}
+	if took := time.Since(start); took > 15*time.Second {
+		t.Errorf("logs -f returned %v after the start, want soon after the 2s run", took)
+	}
+	out, err = exec.Command(bin, "logs", "job-e2e", "--tail", "2", "--server", d.url).CombinedOutput()
+	if err != nil || string(out) != "tick 6\nminikubelet: exited with code 0 (Completed)\n" {
+		t.Errorf("logs --tail 2: %v\n%q", err, out)
+	}
+	out, err = exec.Command(bin, "logs", "job-e2e", "--previous", "--server", d.url).CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "previous terminated container") {
+		t.Errorf("logs --previous of a pod that never restarted: %v\n%s", err, out)
+	}
+}
