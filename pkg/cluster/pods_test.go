@@ -45,6 +45,16 @@ func TestWatchPods(t *testing.T) {
 	defer func() { cancel(); <-done }()
 	snapshot := func() string { mu.Lock(); defer mu.Unlock(); return fmt.Sprint(last) }
 	eventually.True(t, "the listed pod", func() bool { return snapshot() == "[a]" })
+	// The fake clientset does not replay what happened between the list and the watch (a
+	// real apiserver does, from the list's resourceVersion): create once the watch is there.
+	eventually.True(t, "the watch", func() bool {
+		for _, a := range client.Actions() {
+			if a.GetVerb() == "watch" {
+				return true
+			}
+		}
+		return false
+	})
 	if _, err := client.CoreV1().Pods("default").Create(ctx, apiPod("b"), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
