@@ -4,12 +4,14 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 
@@ -27,6 +29,12 @@ func apiPod(name string) *v1.Pod {
 // TestWatchPods: the source hands over the whole set of the node's pods after each change.
 func TestWatchPods(t *testing.T) {
 	client := fake.NewSimpleClientset(apiPod("a"))
+	var watching atomic.Bool
+	client.PrependWatchReactor("pods", func(action k8stesting.Action) (bool, watch.Interface, error) {
+		w, err := client.Tracker().Watch(action.GetResource(), action.GetNamespace())
+		watching.Store(err == nil)
+		return true, w, err
+	})
 	var mu sync.Mutex
 	var last []string
 	ctx, cancel := context.WithCancel(context.Background())
@@ -47,14 +55,7 @@ func TestWatchPods(t *testing.T) {
 	eventually.True(t, "the listed pod", func() bool { return snapshot() == "[a]" })
 	// The fake clientset does not replay what happened between the list and the watch (a
 	// real apiserver does, from the list's resourceVersion): create once the watch is there.
-	eventually.True(t, "the watch", func() bool {
-		for _, a := range client.Actions() {
-			if a.GetVerb() == "watch" {
-				return true
-			}
-		}
-		return false
-	})
+	eventually.True(t, "the watch", func() bool { return watching.Load() })
 	if _, err := client.CoreV1().Pods("default").Create(ctx, apiPod("b"), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
