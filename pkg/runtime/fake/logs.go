@@ -2,8 +2,6 @@ package fake
 
 import (
 	"slices"
-
-	"github.com/minikubelet/minikubelet/pkg/cri"
 )
 
 // Streams of a log line, as the CRI log format names them.
@@ -69,17 +67,10 @@ func (r *Runtime) ContainerLog(id string, since int64, tail int) ([]LogLine, err
 // periodicLines is how many periodic lines the container has printed by now.
 func (c *ctr) periodicLines(now int64) int64 {
 	every := int64(c.beh.LogEvery)
-	if every <= 0 || c.startedAt == 0 {
+	if every <= 0 {
 		return 0
 	}
-	end := now
-	if c.info.State == cri.ContainerExited {
-		end = c.finishedAt
-	}
-	if end <= c.startedAt {
-		return 0
-	}
-	return (end - c.startedAt) / every
+	return c.ranFor(now) / every
 }
 
 // periodicTime is when the k-th periodic line was printed.

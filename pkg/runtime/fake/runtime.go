@@ -550,6 +550,13 @@ func (c *ctr) cpuMilli() int64 {
 // cpuCoreNanos is the CPU the container used from its start to now (or to its exit), in
 // core-nanoseconds: cumulative, monotonic on the runtime's clock.
 func (c *ctr) cpuCoreNanos(now int64) uint64 {
+	// millicores x microseconds = cores x nanoseconds, without overflowing on long runs.
+	return uint64(c.cpuMilli()) * uint64(c.ranFor(now)/1000)
+}
+
+// ranFor is how long, in nanoseconds, the container has run by now (until its exit once it
+// exited; 0 before it started).
+func (c *ctr) ranFor(now int64) int64 {
 	if c.startedAt == 0 {
 		return 0
 	}
@@ -557,11 +564,7 @@ func (c *ctr) cpuCoreNanos(now int64) uint64 {
 	if c.info.State == cri.ContainerExited {
 		end = c.finishedAt
 	}
-	if end <= c.startedAt {
-		return 0
-	}
-	// millicores x microseconds = cores x nanoseconds, without overflowing on long runs.
-	return uint64(c.cpuMilli()) * uint64((end-c.startedAt)/1000)
+	return max(end-c.startedAt, 0)
 }
 
 // cpuCoreNanos is the CPU every container of the sandbox used, removed ones included: the
