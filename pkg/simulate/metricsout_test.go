@@ -3,7 +3,6 @@ package simulate
 import (
 	"bytes"
 	"context"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -84,14 +83,7 @@ func stripLE(labels string) string {
 
 func runWithMetrics(t *testing.T, path string, opts Options) ([]byte, []byte) {
 	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sc, err := Parse(data)
-	if err != nil {
-		t.Fatal(err)
-	}
+	sc := parseFile(t, path)
 	var metrics bytes.Buffer
 	opts.Dir = t.TempDir()
 	opts.Metrics = &MetricsOptions{Out: &metrics, Interval: opts.Metrics.Interval}
@@ -130,8 +122,7 @@ func TestMetricsOut(t *testing.T) {
 				interval = DefaultScrapeInterval
 			}
 			samples := parseOpenMetrics(t, metrics)
-			data, _ := os.ReadFile(path)
-			sc, _ := Parse(data)
+			sc := parseFile(t, path)
 			want := int(sc.Duration.Duration/interval) + 1 // T+0 to the end, both included
 			bySeries := map[string][]sample{}
 			for _, s := range samples {

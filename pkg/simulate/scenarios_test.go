@@ -28,7 +28,8 @@ func scenarioFiles(t testing.TB) []string {
 	return files
 }
 
-func runFile(t testing.TB, path string) (*Result, []byte) {
+// parseFile reads and parses a scenario file.
+func parseFile(t testing.TB, path string) *Scenario {
 	t.Helper()
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -38,6 +39,12 @@ func runFile(t testing.TB, path string) (*Result, []byte) {
 	if err != nil {
 		t.Fatalf("%s: %v", path, err)
 	}
+	return sc
+}
+
+func runFile(t testing.TB, path string) (*Result, []byte) {
+	t.Helper()
+	sc := parseFile(t, path)
 	res, err := Run(context.Background(), sc, Options{Dir: t.TempDir()})
 	if err != nil {
 		t.Fatalf("%s: %v", path, err)
