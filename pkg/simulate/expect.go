@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -409,19 +408,10 @@ func (s *simulation) checkEvent(e *EventExpect) (bool, string) {
 		return false, "no " + e.Reason + " event"
 	}
 	var objs []string
-	for _, k := range sortedCountKeys(reasons) {
+	for _, k := range sortedKeys(reasons) {
 		objs = append(objs, strings.SplitN(k, "|", 2)[0])
 	}
 	return false, e.Reason + " events on " + strings.Join(objs, ", ")
-}
-
-func sortedCountKeys(m map[string]int) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 func (s *simulation) checkAbsent(a *AbsentExpect) (bool, string) {

@@ -171,22 +171,12 @@ func (r *recorder) add(mf *dto.MetricFamily, m *dto.Metric, ts time.Time) error 
 
 // write writes the families in name order, each series' samples together, then # EOF.
 func (r *recorder) write(w io.Writer) error {
-	names := make([]string, 0, len(r.families))
-	for n := range r.families {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
+	for _, n := range sortedKeys(r.families) {
 		f := r.families[n]
 		if _, err := io.WriteString(w, f.header); err != nil {
 			return err
 		}
-		keys := make([]string, 0, len(f.series))
-		for k := range f.series {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
+		for _, k := range sortedKeys(f.series) {
 			if _, err := f.series[k].WriteTo(w); err != nil {
 				return err
 			}

@@ -3,9 +3,10 @@ package simulate
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strconv"
 	"time"
 
@@ -429,14 +430,9 @@ func minTime(a, b time.Time) time.Time {
 	return a
 }
 
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
+// sortedKeys returns a map's keys in order: everything the simulation walks over a map
+// for does so in this order, so that runs repeat byte for byte.
+func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }
 
 func containsFlag(args []string, name string) bool {
 	for _, a := range args {
