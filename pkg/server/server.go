@@ -455,8 +455,11 @@ func parseLogOptions(q url.Values) (LogOptions, error) {
 		return &n, nil
 	}
 	var err error
-	for name, dst := range map[string]*bool{"follow": &o.Follow, "previous": &o.Previous, "timestamps": &o.Timestamps} {
-		if err := boolean(name, dst); err != nil {
+	for _, b := range []struct {
+		name string
+		dst  *bool
+	}{{"follow", &o.Follow}, {"previous", &o.Previous}, {"timestamps", &o.Timestamps}} {
+		if err := boolean(b.name, b.dst); err != nil {
 			return o, err
 		}
 	}
