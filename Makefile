@@ -72,10 +72,10 @@ gates:
 	  test -n "$$dir" || { echo "cannot download k8s.io/kubernetes@$(K8S_VERSION)"; exit 1; }; \
 	  $(GO) run ./hack/gengates -file "$$dir/pkg/features/kube_features.go" -version $(K8S_VERSION) -o pkg/features/testdata/kube_features.json
 
-## controlplane: build kube-apiserver, kube-controller-manager, kube-scheduler v1.30 into _output/bin (tools/controlplane)
+## controlplane: build kube-apiserver, kube-controller-manager, kube-scheduler and kubectl v1.30 into _output/bin (tools/controlplane)
 controlplane:
 	@mkdir -p _output/bin
-	cd tools/controlplane && $(GO) build -o ../../_output/bin/ k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager k8s.io/kubernetes/cmd/kube-scheduler
+	cd tools/controlplane && $(GO) build -o ../../_output/bin/ k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubectl
 
 ## e2e-cluster: run the cluster-mode tests against a real control plane on loopback (needs etcd: Debian etcd-server)
 e2e-cluster: controlplane

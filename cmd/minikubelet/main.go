@@ -12,6 +12,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/minikubelet/minikubelet/cmd/minikubelet/app"
+	"github.com/minikubelet/minikubelet/pkg/cli"
 )
 
 func main() {
@@ -35,7 +36,8 @@ func run() int {
 		if errors.As(err, &exit) {
 			return exit.Code
 		}
-		return 1
+		// A client command's code (exec: the command's exit code), else 1.
+		return cli.ExitCode(err)
 	}
 	return 0
 }

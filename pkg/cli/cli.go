@@ -75,7 +75,7 @@ func NewCommands(opts Options) []*cobra.Command {
 		opts.DefaultServer = DefaultServer
 	}
 	c := &commands{opts: opts}
-	return []*cobra.Command{c.getCommand(), c.describeCommand(), c.faultCommand(), c.logsCommand()}
+	return []*cobra.Command{c.getCommand(), c.describeCommand(), c.faultCommand(), c.logsCommand(), c.execCommand()}
 }
 
 type commands struct {
@@ -97,6 +97,10 @@ func run(fn func(ctx context.Context, cmd *cobra.Command, args []string) error) 
 		}
 		cmd.SilenceErrors = true
 		cmd.SilenceUsage = true
+		var exit *ExitError
+		if errors.As(err, &exit) {
+			return exit // its own code (exec: the command's)
+		}
 		return &ExitError{Code: 1, Err: err}
 	}
 }

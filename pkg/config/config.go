@@ -20,6 +20,11 @@ type Config struct {
 	// Kubeconfig is --kubeconfig: the cluster to join as a node (cluster mode); empty:
 	// standalone.
 	Kubeconfig string `json:"kubeconfig,omitempty"`
+	// CertDir is --cert-dir: where the self-signed serving certificate is kept; empty:
+	// generated in memory at every start.
+	CertDir string `json:"certDir,omitempty"`
+	// NodeIP is --node-ip: the Node's InternalIP; empty: derived from the address.
+	NodeIP string `json:"nodeIP,omitempty"`
 	// NodeLabels is --node-labels: labels the node is registered with.
 	NodeLabels map[string]string `json:"nodeLabels,omitempty"`
 	// UnsimulatedFields lists the KubeletConfiguration fields the config file sets that the

@@ -178,10 +178,10 @@ func TestKubeletFileDefaulting(t *testing.T) {
 					t.Errorf("evictionHard = %v, want only memory.available", kc.EvictionHard)
 				}
 			}},
-		{"debugging handlers off unless set", "",
+		{"debugging handlers unset unless set (fault handlers off, secure port's on)", "",
 			func(t *testing.T, kc *KubeletConfiguration) {
-				if kc.EnableDebuggingHandlers == nil || *kc.EnableDebuggingHandlers {
-					t.Errorf("enableDebuggingHandlers = %v, want false", kc.EnableDebuggingHandlers)
+				if kc.EnableDebuggingHandlers != nil {
+					t.Errorf("enableDebuggingHandlers = %v, want unset", *kc.EnableDebuggingHandlers)
 				}
 			}},
 		{"relative staticPodPath is relative to the file", "staticPodPath: pods\n",
@@ -224,7 +224,7 @@ func TestRealNodeConfigsLoad(t *testing.T) {
 		wantUnsimulated []string // a sample that must be listed
 		notUnsimulated  []string // modelled fields that must not be
 	}{
-		{"kubeadm-node.yaml", []string{"authentication", "authorization", "cgroupDriver", "clusterDNS", "rotateCertificates", "logging"}, []string{"syncFrequency", "staticPodPath", "shutdownGracePeriod"}},
+		{"kubeadm-node.yaml", []string{"cgroupDriver", "clusterDNS", "rotateCertificates", "logging"}, []string{"syncFrequency", "staticPodPath", "shutdownGracePeriod", "authentication", "authorization"}},
 		{"production-node.yaml", []string{"tlsCipherSuites", "registerWithTaints", "evictionSoft", "serverTLSBootstrap"}, []string{"evictionHard", "kubeReserved", "featureGates", "maxPods"}},
 	}
 	for _, tt := range tests {

@@ -7,6 +7,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	kubeletv1beta1 "k8s.io/kubelet/config/v1beta1"
 )
 
 // Kubelet defaults (k8s.io/kubernetes pkg/kubelet/apis/config/v1beta1/defaults.go, v1.30)
@@ -28,6 +29,18 @@ const (
 	// without a config file: the simulator serves its one HTTP listener there, and an
 	// explicit 0 picks a free port (v1beta1 defaults the field to 0, meaning disabled).
 	DefaultReadOnlyPort = 10255
+	// DefaultPort is the kubelet's secure port.
+	DefaultPort = 10250
+	// The secure port's authentication and authorization caches (v1beta1 defaults).
+	DefaultAuthenticationCacheTTL            = 2 * time.Minute
+	DefaultAuthorizationCacheAuthorizedTTL   = 5 * time.Minute
+	DefaultAuthorizationCacheUnauthorizedTTL = 30 * time.Second
+)
+
+// Authorization modes of the secure port (upstream KubeletAuthorizationMode).
+const (
+	AuthorizationModeAlwaysAllow = string(kubeletv1beta1.KubeletAuthorizationModeAlwaysAllow)
+	AuthorizationModeWebhook     = string(kubeletv1beta1.KubeletAuthorizationModeWebhook)
 )
 
 // Simulator defaults.
@@ -65,6 +78,14 @@ func DefaultEvictionHard() map[string]string {
 // the v1beta1 defaults plus the kubelet's legacy flag defaults (readOnlyPort 10255).
 func NewKubeletConfiguration() *KubeletConfiguration {
 	kc := &KubeletConfiguration{}
+	// The kubelet's flag defaults, which differ from v1beta1's: a kubelet started without
+	// a config file accepts anonymous requests and authorizes everything
+	// (--anonymous-auth=true, --authentication-token-webhook=false,
+	// --authorization-mode=AlwaysAllow).
+	on, off := true, false
+	kc.Authentication.Anonymous.Enabled = &on
+	kc.Authentication.Webhook.Enabled = &off
+	kc.Authorization.Mode = kubeletv1beta1.KubeletAuthorizationModeAlwaysAllow
 	SetKubeletDefaults(kc)
 	kc.ReadOnlyPort = DefaultReadOnlyPort
 	return kc
@@ -84,10 +105,12 @@ func SetKubeletDefaults(kc *KubeletConfiguration) {
 	if kc.Address == "" {
 		kc.Address = DefaultAddress
 	}
-	if kc.EnableDebuggingHandlers == nil {
-		off := false
-		kc.EnableDebuggingHandlers = &off
+	if kc.Port == 0 {
+		kc.Port = DefaultPort
 	}
+	setAuthDefaults(kc)
+	// EnableDebuggingHandlers stays nil when unset: that is its own setting (the secure
+	// port's logs, exec, attach and port-forward on, the fault handlers off).
 	// The report frequency follows an explicitly set update frequency, for compatibility
 	// with configs written before the report frequency existed (as upstream). So it must
 	// be decided before the update frequency is defaulted.
@@ -121,6 +144,32 @@ func SetKubeletDefaults(kc *KubeletConfiguration) {
 	// is (v1.30 does not merge the defaults into a partial map).
 	if kc.EvictionHard == nil {
 		kc.EvictionHard = DefaultEvictionHard()
+	}
+}
+
+// setAuthDefaults is v1beta1's defaulting of authentication and authorization: secure
+// unless told otherwise.
+func setAuthDefaults(kc *KubeletConfiguration) {
+	authn, authz := &kc.Authentication, &kc.Authorization
+	if authn.Anonymous.Enabled == nil {
+		off := false
+		authn.Anonymous.Enabled = &off
+	}
+	if authn.Webhook.Enabled == nil {
+		on := true
+		authn.Webhook.Enabled = &on
+	}
+	if authn.Webhook.CacheTTL.Duration == 0 {
+		authn.Webhook.CacheTTL = metav1.Duration{Duration: DefaultAuthenticationCacheTTL}
+	}
+	if authz.Mode == "" {
+		authz.Mode = kubeletv1beta1.KubeletAuthorizationModeWebhook
+	}
+	if authz.Webhook.CacheAuthorizedTTL.Duration == 0 {
+		authz.Webhook.CacheAuthorizedTTL = metav1.Duration{Duration: DefaultAuthorizationCacheAuthorizedTTL}
+	}
+	if authz.Webhook.CacheUnauthorizedTTL.Duration == 0 {
+		authz.Webhook.CacheUnauthorizedTTL = metav1.Duration{Duration: DefaultAuthorizationCacheUnauthorizedTTL}
 	}
 }
 

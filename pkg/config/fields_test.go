@@ -57,7 +57,7 @@ func TestKubeletFieldsMatchUpstream(t *testing.T) {
 // modelled field set and checks that ours decodes it strictly to the same values, and
 // that our encoding decodes strictly into upstream's type: the field types agree.
 func TestModelledFieldsDecodeUpstreamValues(t *testing.T) {
-	on := true
+	on, off := true, false
 	logFiles := int32(3)
 	up := kubeletv1beta1.KubeletConfiguration{
 		TypeMeta:                        metav1.TypeMeta{APIVersion: KubeletAPIVersion, Kind: KubeletKind},
@@ -80,6 +80,21 @@ func TestModelledFieldsDecodeUpstreamValues(t *testing.T) {
 		KubeReserved:                    map[string]string{"memory": "512Mi"},
 		ShutdownGracePeriod:             metav1.Duration{Duration: 30 * time.Second},
 		ShutdownGracePeriodCriticalPods: metav1.Duration{Duration: 10 * time.Second},
+		Port:                            10251,
+		TLSCertFile:                     "/etc/kubelet/tls.crt",
+		TLSPrivateKeyFile:               "/etc/kubelet/tls.key",
+		Authentication: kubeletv1beta1.KubeletAuthentication{
+			X509:      kubeletv1beta1.KubeletX509Authentication{ClientCAFile: "/etc/kubernetes/pki/ca.crt"},
+			Webhook:   kubeletv1beta1.KubeletWebhookAuthentication{Enabled: &on, CacheTTL: metav1.Duration{Duration: time.Minute}},
+			Anonymous: kubeletv1beta1.KubeletAnonymousAuthentication{Enabled: &off},
+		},
+		Authorization: kubeletv1beta1.KubeletAuthorization{
+			Mode: kubeletv1beta1.KubeletAuthorizationModeWebhook,
+			Webhook: kubeletv1beta1.KubeletWebhookAuthorization{
+				CacheAuthorizedTTL:   metav1.Duration{Duration: time.Minute},
+				CacheUnauthorizedTTL: metav1.Duration{Duration: 10 * time.Second},
+			},
+		},
 	}
 	data, err := json.Marshal(up)
 	if err != nil {
@@ -157,12 +172,13 @@ func TestModelledKubeletFieldsListed(t *testing.T) {
 	for _, want := range []string{"featureGates", "staticPodPath", "syncFrequency", "fileCheckFrequency",
 		"nodeStatusUpdateFrequency", "nodeStatusReportFrequency", "nodeLeaseDurationSeconds", "maxPods",
 		"address", "readOnlyPort", "shutdownGracePeriod", "shutdownGracePeriodCriticalPods", "evictionHard",
-		"enableDebuggingHandlers", "systemReserved", "kubeReserved", "runtimeRequestTimeout"} {
+		"enableDebuggingHandlers", "systemReserved", "kubeReserved", "runtimeRequestTimeout",
+		"port", "tlsCertFile", "tlsPrivateKeyFile", "authentication", "authorization"} {
 		if !strings.Contains(","+got+",", ","+want+",") {
 			t.Errorf("%s is not modelled; modelled: %s", want, got)
 		}
 	}
-	if strings.Contains(got, "authentication") || strings.Contains(got, "apiVersion") {
+	if strings.Contains(got, "tlsCipherSuites") || strings.Contains(got, "apiVersion") {
 		t.Errorf("modelled list has unmodelled or meta fields: %s", got)
 	}
 }

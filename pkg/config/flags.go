@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/spf13/pflag"
+	kubeletv1beta1 "k8s.io/kubelet/config/v1beta1"
 )
 
 // Flag names; those the kubelet has are named like the kubelet's.
@@ -28,6 +29,18 @@ const (
 	flagRelistThreshold           = "relist-threshold"
 	flagMetricsPrefix             = "metrics-prefix"
 	flagSeed                      = "seed"
+	flagPort                      = "port"
+	flagTLSCertFile               = "tls-cert-file"
+	flagTLSPrivateKeyFile         = "tls-private-key-file"
+	flagCertDir                   = "cert-dir"
+	flagNodeIP                    = "node-ip"
+	flagAnonymousAuth             = "anonymous-auth"
+	flagAuthnWebhook              = "authentication-token-webhook"
+	flagAuthnWebhookCacheTTL      = "authentication-token-webhook-cache-ttl"
+	flagClientCAFile              = "client-ca-file"
+	flagAuthorizationMode         = "authorization-mode"
+	flagAuthzCacheAuthorizedTTL   = "authorization-webhook-cache-authorized-ttl"
+	flagAuthzCacheUnauthorizedTTL = "authorization-webhook-cache-unauthorized-ttl"
 )
 
 // commandLine holds the values only flags can set (upstream's KubeletFlags).
@@ -36,6 +49,8 @@ type commandLine struct {
 	hostnameOverride string
 	kubeconfig       string
 	nodeLabels       map[string]string
+	certDir          string
+	nodeIP           string
 }
 
 // NewFlagSet returns the daemon's flags bound to throwaway defaults, for help output. The
@@ -77,7 +92,33 @@ func addFlags(fs *pflag.FlagSet, cl *commandLine, kc *KubeletConfiguration, sc *
 	fs.Int32Var(&kc.ReadOnlyPort, flagReadOnlyPort, kc.ReadOnlyPort,
 		"The port of the HTTP API (read-only endpoints, metrics, and the debug handlers when enabled); 0 picks a free port, logged as \"Serving HTTP\" address=\"HOST:PORT\". (kubeletConfiguration.readOnlyPort)")
 	fs.Var(&boolPtrValue{p: &kc.EnableDebuggingHandlers}, flagEnableDebuggingHandlers,
-		"Enables the fault-injection HTTP handlers. Off by default, unlike the kubelet's debugging handlers. (kubeletConfiguration.enableDebuggingHandlers)")
+		"true: the fault-injection HTTP handlers too; false: no containerLogs, exec, attach or portForward on the secure port either. Unset: those on the secure port only. (kubeletConfiguration.enableDebuggingHandlers)")
+	fs.Int32Var(&kc.Port, flagPort, kc.Port,
+		"The port for the daemon's HTTPS API (the kubelet's secure port); 0 picks a free port. (kubeletConfiguration.port)")
+	fs.StringVar(&kc.TLSCertFile, flagTLSCertFile, kc.TLSCertFile,
+		"File containing x509 Certificate used for serving HTTPS (with intermediate certs, if any, concatenated after server cert). If --tls-cert-file and --tls-private-key-file are not provided, a self-signed certificate and key are generated for the node's hostname and addresses and saved to --cert-dir if one is given. (kubeletConfiguration.tlsCertFile)")
+	fs.StringVar(&kc.TLSPrivateKeyFile, flagTLSPrivateKeyFile, kc.TLSPrivateKeyFile,
+		"File containing x509 private key matching --tls-cert-file. (kubeletConfiguration.tlsPrivateKeyFile)")
+	fs.StringVar(&cl.certDir, flagCertDir, cl.certDir,
+		"The directory where the self-signed TLS certificate and key (kubelet.crt, kubelet.key) are kept and reused. Empty (the default; the kubelet's is /var/lib/kubelet/pki): generated anew in memory at every start. Ignored when --tls-cert-file and --tls-private-key-file are given.")
+	fs.StringVar(&cl.nodeIP, flagNodeIP, cl.nodeIP,
+		"IP address of the node (its InternalIP), which the API server reaches the secure port at. Default: --address when it is a specific address, else 127.0.0.1.")
+	fs.Var(&boolPtrValue{p: &kc.Authentication.Anonymous.Enabled}, flagAnonymousAuth,
+		"Enables anonymous requests to the secure port. Requests that are not rejected by another authentication method are treated as anonymous requests. Anonymous requests have a username of system:anonymous, and a group name of system:unauthenticated. (kubeletConfiguration.authentication.anonymous.enabled)")
+	fs.Lookup(flagAnonymousAuth).NoOptDefVal = "true"
+	fs.Var(&boolPtrValue{p: &kc.Authentication.Webhook.Enabled}, flagAuthnWebhook,
+		"Use the TokenReview API to determine authentication for bearer tokens. (kubeletConfiguration.authentication.webhook.enabled)")
+	fs.Lookup(flagAuthnWebhook).NoOptDefVal = "true"
+	fs.DurationVar(&kc.Authentication.Webhook.CacheTTL.Duration, flagAuthnWebhookCacheTTL, kc.Authentication.Webhook.CacheTTL.Duration,
+		"The duration to cache responses from the webhook token authenticator. (kubeletConfiguration.authentication.webhook.cacheTTL)")
+	fs.StringVar(&kc.Authentication.X509.ClientCAFile, flagClientCAFile, kc.Authentication.X509.ClientCAFile,
+		"If set, any request presenting a client certificate signed by one of the authorities in the client-ca-file is authenticated with an identity corresponding to the CommonName of the client certificate. (kubeletConfiguration.authentication.x509.clientCAFile)")
+	fs.Var((*authzModeValue)(&kc.Authorization.Mode), flagAuthorizationMode,
+		"Authorization mode for the secure port. Options are AlwaysAllow or Webhook. Webhook mode uses the SubjectAccessReview API to determine authorization. (kubeletConfiguration.authorization.mode)")
+	fs.DurationVar(&kc.Authorization.Webhook.CacheAuthorizedTTL.Duration, flagAuthzCacheAuthorizedTTL, kc.Authorization.Webhook.CacheAuthorizedTTL.Duration,
+		"The duration to cache 'authorized' responses from the webhook authorizer. (kubeletConfiguration.authorization.webhook.cacheAuthorizedTTL)")
+	fs.DurationVar(&kc.Authorization.Webhook.CacheUnauthorizedTTL.Duration, flagAuthzCacheUnauthorizedTTL, kc.Authorization.Webhook.CacheUnauthorizedTTL.Duration,
+		"The duration to cache 'unauthorized' responses from the webhook authorizer. (kubeletConfiguration.authorization.webhook.cacheUnauthorizedTTL)")
 	fs.Lookup(flagEnableDebuggingHandlers).NoOptDefVal = "true"
 
 	fs.DurationVar(&sc.PLEG.RelistPeriod.Duration, flagRelistPeriod, sc.PLEG.RelistPeriod.Duration,
@@ -155,6 +196,13 @@ func (v *boolPtrValue) Set(s string) error {
 }
 
 func (v *boolPtrValue) Type() string { return "bool" }
+
+// authzModeValue sets the authorization mode (a named string type).
+type authzModeValue kubeletv1beta1.KubeletAuthorizationMode
+
+func (v *authzModeValue) String() string     { return string(*v) }
+func (v *authzModeValue) Set(s string) error { *v = authzModeValue(s); return nil }
+func (v *authzModeValue) Type() string       { return "string" }
 
 // noOpValue stands in for global flags (klog's) in the second parse, so they are accepted
 // but not applied twice.

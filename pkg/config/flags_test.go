@@ -30,6 +30,18 @@ func TestFlagHelpShowsValueTypes(t *testing.T) {
 		flagRelistThreshold:           "duration",
 		flagMetricsPrefix:             "string",
 		flagSeed:                      "int",
+		flagPort:                      "int32",
+		flagTLSCertFile:               "string",
+		flagTLSPrivateKeyFile:         "string",
+		flagCertDir:                   "string",
+		flagNodeIP:                    "string",
+		flagAnonymousAuth:             "", // a switch
+		flagAuthnWebhook:              "", // a switch
+		flagAuthnWebhookCacheTTL:      "duration",
+		flagClientCAFile:              "string",
+		flagAuthorizationMode:         "string",
+		flagAuthzCacheAuthorizedTTL:   "duration",
+		flagAuthzCacheUnauthorizedTTL: "duration",
 	}
 	seen := 0
 	fs.VisitAll(func(f *pflag.Flag) {

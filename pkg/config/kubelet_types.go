@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	kubeletv1beta1 "k8s.io/kubelet/config/v1beta1"
 )
 
 // KubeletConfiguration is kubelet.config.k8s.io/v1beta1 KubeletConfiguration as of v1.30.
@@ -30,6 +31,20 @@ type KubeletConfiguration struct {
 	// ReadOnlyPort is the port of the daemon's one HTTP listener. Default 10255, with or
 	// without a config file; 0 picks a free port (upstream: 0 disables the read-only port).
 	ReadOnlyPort int32 `json:"readOnlyPort,omitempty"`
+	// Port is the kubelet's secure (HTTPS) port, default 10250: every read-only endpoint
+	// plus containerLogs, exec, attach and portForward, behind authentication and
+	// authorization. --port 0 picks a free port (a file's 0 means the default, as upstream).
+	Port int32 `json:"port,omitempty"`
+	// TLSCertFile and TLSPrivateKeyFile are the secure port's serving certificate and key;
+	// without them a self-signed certificate is generated (kept under --cert-dir if given).
+	TLSCertFile       string `json:"tlsCertFile,omitempty"`
+	TLSPrivateKeyFile string `json:"tlsPrivateKeyFile,omitempty"`
+	// Authentication and Authorization are the secure port's, upstream's types. The file
+	// defaults are v1beta1's (anonymous off, webhook on with a 2m cache, mode Webhook with
+	// 5m/30s caches); without a config file the kubelet's flag defaults apply (anonymous on,
+	// webhook off, AlwaysAllow).
+	Authentication kubeletv1beta1.KubeletAuthentication `json:"authentication"`
+	Authorization  kubeletv1beta1.KubeletAuthorization  `json:"authorization"`
 	// EnableDebuggingHandlers enables the simulator's fault-injection HTTP handlers (upstream:
 	// logs/exec/attach/port-forward). Default false, unlike upstream's true, because these
 	// handlers change the node.
@@ -78,15 +93,10 @@ type KubeletConfiguration struct {
 	HTTPCheckFrequency                        json.RawMessage `json:"httpCheckFrequency,omitempty"`
 	StaticPodURL                              json.RawMessage `json:"staticPodURL,omitempty"`
 	StaticPodURLHeader                        json.RawMessage `json:"staticPodURLHeader,omitempty"`
-	Port                                      json.RawMessage `json:"port,omitempty"`
-	TLSCertFile                               json.RawMessage `json:"tlsCertFile,omitempty"`
-	TLSPrivateKeyFile                         json.RawMessage `json:"tlsPrivateKeyFile,omitempty"`
 	TLSCipherSuites                           json.RawMessage `json:"tlsCipherSuites,omitempty"`
 	TLSMinVersion                             json.RawMessage `json:"tlsMinVersion,omitempty"`
 	RotateCertificates                        json.RawMessage `json:"rotateCertificates,omitempty"`
 	ServerTLSBootstrap                        json.RawMessage `json:"serverTLSBootstrap,omitempty"`
-	Authentication                            json.RawMessage `json:"authentication,omitempty"`
-	Authorization                             json.RawMessage `json:"authorization,omitempty"`
 	RegistryPullQPS                           json.RawMessage `json:"registryPullQPS,omitempty"`
 	RegistryBurst                             json.RawMessage `json:"registryBurst,omitempty"`
 	EventRecordQPS                            json.RawMessage `json:"eventRecordQPS,omitempty"`

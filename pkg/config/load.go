@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"io"
+	"net"
 	"sort"
 	"strings"
 
@@ -82,6 +83,13 @@ func Load(args []string, gate featuregate.MutableFeatureGate, globals *pflag.Fla
 
 	sc.NodeName = resolveNodeName(cl.hostnameOverride, sc.NodeName)
 	cfg.Kubeconfig = cl.kubeconfig
+	cfg.CertDir = cl.certDir
+	if cl.nodeIP != "" {
+		if ip := net.ParseIP(cl.nodeIP); ip == nil || ip.IsUnspecified() {
+			return nil, fmt.Errorf("invalid --%s %q: must be a specific IP address (10.0.0.5, fd00::5)", flagNodeIP, cl.nodeIP)
+		}
+	}
+	cfg.NodeIP = cl.nodeIP
 	if err := validateNodeLabels(cl.nodeLabels); err != nil {
 		return nil, err
 	}

@@ -249,6 +249,61 @@ func TestLoadPrecedence(t *testing.T) {
 	}
 }
 
+// TestLoadSecurePortDefaults: the kubelet's two sets of defaults for the secure port.
+// Without a config file the flag defaults hold (anonymous, AlwaysAllow); a config file
+// brings v1beta1's (webhook authentication and authorization); flags win over both.
+func TestLoadSecurePortDefaults(t *testing.T) {
+	tests := []struct {
+		name          string
+		file          string
+		args          []string
+		anonymous     bool
+		webhook       bool
+		mode          string
+		port          int32
+		authnCacheTTL time.Duration
+	}{
+		{"no config file: flag defaults", "", nil, true, false, "AlwaysAllow", 10250, 2 * time.Minute},
+		{"config file: v1beta1 defaults", kubeletHead, []string{"--config=$CONFIG"}, false, true, "Webhook", 10250, 2 * time.Minute},
+		{"config file values", kubeletHead + "port: 10260\nauthentication:\n  anonymous: {enabled: true}\n  webhook: {enabled: false, cacheTTL: 10s}\nauthorization: {mode: AlwaysAllow}\n",
+			[]string{"--config=$CONFIG"}, true, false, "AlwaysAllow", 10260, 10 * time.Second},
+		{"flags win over the file", kubeletHead + "authentication:\n  anonymous: {enabled: true}\n",
+			[]string{"--config=$CONFIG", "--anonymous-auth=false", "--authentication-token-webhook", "--authorization-mode=Webhook", "--port=0"},
+			false, true, "Webhook", 0, 2 * time.Minute},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := ""
+			if tt.file != "" {
+				path = writeConfig(t, tt.file)
+			}
+			cfg, err := Load(expandArgs(tt.args, path), features.NewFeatureGate(), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			kc := cfg.Kubelet
+			if got := *kc.Authentication.Anonymous.Enabled; got != tt.anonymous {
+				t.Errorf("anonymous = %v, want %v", got, tt.anonymous)
+			}
+			if got := *kc.Authentication.Webhook.Enabled; got != tt.webhook {
+				t.Errorf("webhook = %v, want %v", got, tt.webhook)
+			}
+			if got := string(kc.Authorization.Mode); got != tt.mode {
+				t.Errorf("mode = %q, want %q", got, tt.mode)
+			}
+			if kc.Port != tt.port {
+				t.Errorf("port = %d, want %d", kc.Port, tt.port)
+			}
+			if got := kc.Authentication.Webhook.CacheTTL.Duration; got != tt.authnCacheTTL {
+				t.Errorf("authentication cache TTL = %v, want %v", got, tt.authnCacheTTL)
+			}
+			if a, u := kc.Authorization.Webhook.CacheAuthorizedTTL.Duration, kc.Authorization.Webhook.CacheUnauthorizedTTL.Duration; a != 5*time.Minute || u != 30*time.Second {
+				t.Errorf("authorization cache TTLs = %v/%v, want 5m0s/30s", a, u)
+			}
+		})
+	}
+}
+
 func TestLoadNodeNameFallsBackToHostname(t *testing.T) {
 	hostnameFunc = func() (string, error) { return " Worker-1.Example.COM ", nil }
 	t.Cleanup(func() { hostnameFunc = os.Hostname })
@@ -293,6 +348,16 @@ func TestLoadErrors(t *testing.T) {
 				`simulatorConfiguration.pleg.channelCapacity: invalid value 0 (set in $CONFIG): must be at least 1`}},
 		{"read-only port out of range", kubeletHead + "readOnlyPort: 70000\n", []string{"--config=$CONFIG"},
 			[]string{`kubeletConfiguration.readOnlyPort: invalid value 70000 (set in $CONFIG): must be between 0 and 65535, inclusive (0 picks a free port)`}},
+		{"unknown authorization mode", "", []string{"--authorization-mode=RBAC"},
+			[]string{`kubeletConfiguration.authorization.mode: invalid value "RBAC" (set by --authorization-mode): must be one of AlwaysAllow, Webhook`}},
+		{"certificate without its key", kubeletHead + "tlsCertFile: /etc/tls.crt\n", []string{"--config=$CONFIG"},
+			[]string{`kubeletConfiguration.tlsCertFile: invalid value "/etc/tls.crt" (set in $CONFIG): tlsCertFile and tlsPrivateKeyFile must be given together`}},
+		{"negative cache TTL", "", []string{"--authentication-token-webhook-cache-ttl=-1s"},
+			[]string{`kubeletConfiguration.authentication.webhook.cacheTTL: invalid value "-1s" (set by --authentication-token-webhook-cache-ttl): must not be negative`}},
+		{"secure port out of range", "", []string{"--port=70000"},
+			[]string{`kubeletConfiguration.port: invalid value 70000 (set by --port)`}},
+		{"node IP not an address", "", []string{"--node-ip=node-1"}, []string{`invalid --node-ip "node-1"`}},
+		{"node IP unspecified", "", []string{"--node-ip=0.0.0.0"}, []string{`invalid --node-ip "0.0.0.0": must be a specific IP address`}},
 		{"shutdown grace period needs the gate", kubeletHead + "shutdownGracePeriod: 30s\n", []string{"--config=$CONFIG", "--feature-gates=GracefulNodeShutdown=false"},
 			[]string{"requires feature gate GracefulNodeShutdown"}},
 	}

@@ -31,20 +31,27 @@ func Validate(cfg *Config, gate featuregate.FeatureGate) error {
 
 // flagForPath names the flag that sets each field, for error messages.
 var flagForPath = map[string]string{
-	"kubeletConfiguration.staticPodPath":             flagPodManifestPath,
-	"kubeletConfiguration.syncFrequency":             flagSyncFrequency,
-	"kubeletConfiguration.fileCheckFrequency":        flagFileCheckFrequency,
-	"kubeletConfiguration.nodeStatusUpdateFrequency": flagNodeStatusUpdateFrequency,
-	"kubeletConfiguration.maxPods":                   flagMaxPods,
-	"kubeletConfiguration.address":                   flagAddress,
-	"kubeletConfiguration.readOnlyPort":              flagReadOnlyPort,
-	"kubeletConfiguration.enableDebuggingHandlers":   flagEnableDebuggingHandlers,
-	"kubeletConfiguration.featureGates":              flagFeatureGates,
-	"simulatorConfiguration.nodeName":                flagHostnameOverride,
-	"simulatorConfiguration.pleg.relistPeriod":       flagRelistPeriod,
-	"simulatorConfiguration.pleg.relistThreshold":    flagRelistThreshold,
-	"simulatorConfiguration.metricsPrefix":           flagMetricsPrefix,
-	"simulatorConfiguration.runtime.seed":            flagSeed,
+	"kubeletConfiguration.staticPodPath":                              flagPodManifestPath,
+	"kubeletConfiguration.syncFrequency":                              flagSyncFrequency,
+	"kubeletConfiguration.fileCheckFrequency":                         flagFileCheckFrequency,
+	"kubeletConfiguration.nodeStatusUpdateFrequency":                  flagNodeStatusUpdateFrequency,
+	"kubeletConfiguration.maxPods":                                    flagMaxPods,
+	"kubeletConfiguration.address":                                    flagAddress,
+	"kubeletConfiguration.readOnlyPort":                               flagReadOnlyPort,
+	"kubeletConfiguration.enableDebuggingHandlers":                    flagEnableDebuggingHandlers,
+	"kubeletConfiguration.port":                                       flagPort,
+	"kubeletConfiguration.tlsCertFile":                                flagTLSCertFile,
+	"kubeletConfiguration.tlsPrivateKeyFile":                          flagTLSPrivateKeyFile,
+	"kubeletConfiguration.authentication.webhook.cacheTTL":            flagAuthnWebhookCacheTTL,
+	"kubeletConfiguration.authorization.mode":                         flagAuthorizationMode,
+	"kubeletConfiguration.authorization.webhook.cacheAuthorizedTTL":   flagAuthzCacheAuthorizedTTL,
+	"kubeletConfiguration.authorization.webhook.cacheUnauthorizedTTL": flagAuthzCacheUnauthorizedTTL,
+	"kubeletConfiguration.featureGates":                               flagFeatureGates,
+	"simulatorConfiguration.nodeName":                                 flagHostnameOverride,
+	"simulatorConfiguration.pleg.relistPeriod":                        flagRelistPeriod,
+	"simulatorConfiguration.pleg.relistThreshold":                     flagRelistThreshold,
+	"simulatorConfiguration.metricsPrefix":                            flagMetricsPrefix,
+	"simulatorConfiguration.runtime.seed":                             flagSeed,
 }
 
 // provenance says where a value came from: a flag, the config file, or the defaults.
@@ -156,6 +163,14 @@ func validateKubelet(v *validator, kc *KubeletConfiguration, gate featuregate.Fe
 		v.invalid(p+"readOnlyPort", kc.ReadOnlyPort, "must be between 0 and 65535, inclusive (0 picks a free port)")
 	}
 
+	if kc.Port < 0 || kc.Port > 65535 {
+		v.invalid(p+"port", kc.Port, "must be between 0 and 65535, inclusive (0 picks a free port)")
+	}
+	if (kc.TLSCertFile == "") != (kc.TLSPrivateKeyFile == "") {
+		v.invalid(p+"tlsCertFile", kc.TLSCertFile, "tlsCertFile and tlsPrivateKeyFile must be given together (tlsPrivateKeyFile is %q)", kc.TLSPrivateKeyFile)
+	}
+	validateAuth(v, kc)
+
 	// Graceful node shutdown, with upstream's rules.
 	grace, critical := kc.ShutdownGracePeriod.Duration, kc.ShutdownGracePeriodCriticalPods.Duration
 	if gate.Enabled(features.GracefulNodeShutdown) {
@@ -177,6 +192,26 @@ func validateKubelet(v *validator, kc *KubeletConfiguration, gate featuregate.Fe
 	}
 	validateReserved(v, p+"systemReserved", kc.SystemReserved)
 	validateReserved(v, p+"kubeReserved", kc.KubeReserved)
+}
+
+// validateAuth checks the secure port's authentication and authorization: a known mode,
+// and caches that cannot be negative.
+func validateAuth(v *validator, kc *KubeletConfiguration) {
+	const p = "kubeletConfiguration."
+	switch string(kc.Authorization.Mode) {
+	case AuthorizationModeAlwaysAllow, AuthorizationModeWebhook:
+	default:
+		v.invalid(p+"authorization.mode", string(kc.Authorization.Mode), "must be one of %s, %s", AuthorizationModeAlwaysAllow, AuthorizationModeWebhook)
+	}
+	for path, d := range map[string]metav1.Duration{
+		p + "authentication.webhook.cacheTTL":            kc.Authentication.Webhook.CacheTTL,
+		p + "authorization.webhook.cacheAuthorizedTTL":   kc.Authorization.Webhook.CacheAuthorizedTTL,
+		p + "authorization.webhook.cacheUnauthorizedTTL": kc.Authorization.Webhook.CacheUnauthorizedTTL,
+	} {
+		if d.Duration < 0 {
+			v.invalid(path, d, "must not be negative")
+		}
+	}
 }
 
 // validateEvictionThreshold checks one evictionHard entry as the kubelet's eviction

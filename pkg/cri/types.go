@@ -139,7 +139,15 @@ type ContainerConfig struct {
 	// Resources are the container's limits (CRI's LinuxContainerResources, the parts the
 	// simulator uses); nil without limits.
 	Resources *ContainerResources
+	// Envs is the container's environment, resolved by the kubelet, in order.
+	Envs []KeyValue
+	// Files stands for the content of the container's mounts (CRI Mounts name host
+	// paths): path in the container -> content, e.g. the keys of a mounted ConfigMap.
+	Files map[string]string
 }
+
+// KeyValue is an environment variable (CRI's KeyValue).
+type KeyValue struct{ Key, Value string }
 
 // ContainerResources is the part of CRI's LinuxContainerResources the simulator uses.
 type ContainerResources struct {

@@ -45,6 +45,7 @@ func (k *Kubelet) watchAPIPods(ctx context.Context) {
 		if k.statusSync != nil {
 			k.statusSync.setMirrors(mirrors)
 		}
+		k.fetchConfigMaps(ctx, regular)
 		_ = k.merger.Push(ctx, kubetypes.ApiserverSource, regular)
 	})
 }

@@ -2,6 +2,7 @@ package kubelet
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -69,6 +70,9 @@ type Config struct {
 	// Listener, when set, is where Run serves the HTTP API. The daemon binds it before
 	// starting so that a busy port fails the start and the bound port (":0") is known.
 	Listener net.Listener
+	// SecureListener, when set, is where Run serves the secure port (HTTPS, authenticated
+	// and authorized as the configuration says); its port is the Node's kubelet endpoint.
+	SecureListener net.Listener
 	// WatchManifests turns on fsnotify for the manifest directory (the daemon); without it
 	// the directory is re-listed every fileCheckFrequency only (or after FileSource().Trigger).
 	WatchManifests bool
@@ -128,6 +132,10 @@ type Kubelet struct {
 	manifestUIDRoot string
 	server          *server.Server
 	listener        net.Listener
+	secureListener  net.Listener
+	servingCert     *tls.Certificate
+	configMaps      *configMapStore // the ConfigMaps of the API server's pods (cluster mode)
+	hostIP          string          // the node's InternalIP, pods' status.hostIP
 
 	nodeInfo         admission.NodeInfo
 	admissionMetrics *admission.Metrics
@@ -213,6 +221,7 @@ func New(cfg Config) (*Kubelet, error) {
 		pods:             newPodManager(),
 		reasons:          podstatus.NewReasonCache(),
 		listener:         cfg.Listener,
+		secureListener:   cfg.SecureListener,
 		admissionMetrics: admission.NewMetrics(cfg.Registry),
 		watchManifests:   cfg.WatchManifests,
 		manifestUIDRoot:  cfg.ManifestUIDRoot,
@@ -222,6 +231,11 @@ func New(cfg Config) (*Kubelet, error) {
 	k.rt = client.New(cfg.Runtime, cfg.Clock, c.Kubelet.RuntimeRequestTimeout.Duration)
 	evented := cfg.Gate.Enabled(features.EventedPLEG)
 	nodeIP := c.Kubelet.Address
+	if c.NodeIP != "" {
+		nodeIP = c.NodeIP
+	}
+	k.hostIP = hostIP(nodeIP)
+	k.configMaps = &configMapStore{m: map[string]*v1.ConfigMap{}}
 
 	var err error
 	k.cache = statuscache.New(statuscache.Config{EventedPLEG: evented})
@@ -272,6 +286,7 @@ func New(cfg Config) (*Kubelet, error) {
 		SidecarContainers: cfg.Gate.Enabled(features.SidecarContainers),
 		Liveness:          k.probeResults.liveness,
 		Startup:           k.probeResults.startup,
+		Environment:       k.containerEnvironment,
 	}); err != nil {
 		return nil, fmt.Errorf("create runtime manager: %w", err)
 	}
@@ -378,7 +393,13 @@ func New(cfg Config) (*Kubelet, error) {
 	if err := k.buildStats(); err != nil {
 		return nil, err
 	}
-	if k.server, err = server.New(k.serverConfig()); err != nil {
+	scfg := k.serverConfig()
+	if k.secureListener != nil {
+		if err := k.buildSecurePort(&scfg); err != nil {
+			return nil, err
+		}
+	}
+	if k.server, err = server.New(scfg); err != nil {
 		return nil, fmt.Errorf("create HTTP server: %w", err)
 	}
 	return k, nil
@@ -511,8 +532,15 @@ func (k *Kubelet) buildNodeStatus(nodeIP string) error {
 	if err != nil {
 		return err
 	}
-	port := kc.ReadOnlyPort
-	if k.listener != nil {
+	// The kubelet endpoint is the secure port, which the API server's logs, exec and
+	// port-forward go to; without one (tests), the read-only port.
+	port := kc.Port
+	switch {
+	case k.secureListener != nil:
+		if addr, ok := k.secureListener.Addr().(*net.TCPAddr); ok {
+			port = int32(addr.Port)
+		}
+	case k.listener != nil:
 		if addr, ok := k.listener.Addr().(*net.TCPAddr); ok {
 			port = int32(addr.Port)
 		}

@@ -36,11 +36,18 @@ func (k *Kubelet) Run(ctx context.Context) error {
 		k.events.Subscribe(sink.Queue)
 		loops.Go("api-event-sink", sink.Run)
 	}
-	serveErr := make(chan error, 1)
+	serveErr := make(chan error, 2)
 	var server *runner.Group
-	if k.listener != nil {
+	if k.listener != nil || k.secureListener != nil {
 		server = runner.NewGroup(context.WithoutCancel(ctx))
+	}
+	if k.listener != nil {
 		server.Go("http-server", func(ctx context.Context) { serveErr <- k.server.ServeListener(ctx, k.listener) })
+	}
+	if k.secureListener != nil {
+		server.Go("https-server", func(ctx context.Context) {
+			serveErr <- k.server.ServeSecureListener(ctx, k.secureListener, k.servingCert)
+		})
 	}
 
 	var err error

@@ -62,6 +62,9 @@ type Config struct {
 	// SidecarContainers is the SidecarContainers feature gate: init containers with
 	// restartPolicy Always are started in order and keep running.
 	SidecarContainers bool
+	// Environment resolves a container's environment and the content of its mounted
+	// files (the kubelet's GenerateRunContainerOptions), given the pod's IPs. Nil: none.
+	Environment func(pod *v1.Pod, c *v1.Container, podIPs []string) ([]cri.KeyValue, map[string]string)
 	// Crash-loop and image pull back-off bounds; zero means the kubelet's defaults.
 	ContainerBackOff, MaxContainerBackOff time.Duration
 	ImageBackOff, MaxImageBackOff         time.Duration
@@ -246,7 +249,6 @@ func (m *Manager) SyncPod(ctx context.Context, pod *v1.Pod, podStatus *container
 			podIPs = []string{st.IP}
 		}
 	}
-	_ = podIPs // the pod IP would feed downward API and hosts files; the fake runtime needs neither
 
 	sandboxConfig := m.generatePodSandboxConfig(pod, changes.Attempt)
 	start := func(kind containerKind, c *v1.Container) error {
@@ -258,7 +260,7 @@ func (m *Manager) SyncPod(ctx context.Context, pod *v1.Pod, podStatus *container
 			return err
 		}
 		m.metrics.startedContainers.WithLabelValues(kind.metricLabel()).Inc()
-		if msg, err := m.startContainer(ctx, sandboxID, sandboxConfig, c, kind, pod, podStatus); err != nil {
+		if msg, err := m.startContainer(ctx, sandboxID, sandboxConfig, c, kind, pod, podStatus, podIPs); err != nil {
 			r.Fail(err, msg)
 			if err == ErrImagePullBackOff {
 				r.BackOffUntil, _ = m.imageBackOff.ExpiryAfterUpdate(imageBackOffKey(pod, c))
@@ -347,7 +349,7 @@ func (m *Manager) doBackOff(pod *v1.Pod, c *v1.Container, podStatus *container.P
 
 // startContainer pulls the image, creates and starts one container, and returns a message
 // with one of the Err* sentinels on failure.
-func (m *Manager) startContainer(ctx context.Context, sandboxID string, sandboxConfig *cri.PodSandboxConfig, c *v1.Container, kind containerKind, pod *v1.Pod, podStatus *container.PodStatus) (string, error) {
+func (m *Manager) startContainer(ctx context.Context, sandboxID string, sandboxConfig *cri.PodSandboxConfig, c *v1.Container, kind containerKind, pod *v1.Pod, podStatus *container.PodStatus, podIPs []string) (string, error) {
 	ref := events.ContainerRef(pod, c.Name)
 	// A bad behaviour script is a configuration error of the pod: it is reported before any
 	// pull, naming the annotation, instead of surfacing later as a pull or create failure
@@ -374,6 +376,10 @@ func (m *Manager) startContainer(ctx context.Context, sandboxID string, sandboxC
 		Labels:      newContainerLabels(c, pod),
 		Annotations: newContainerAnnotations(c, pod, restartCount, kind),
 		Resources:   containerResources(c),
+	}
+	if m.cfg.Environment != nil {
+		// The pod IPs feed the downward API (status.podIP).
+		config.Envs, config.Files = m.cfg.Environment(pod, c, podIPs)
 	}
 	id, err := m.runtime.CreateContainer(ctx, sandboxID, config, sandboxConfig)
 	if err != nil {

@@ -622,7 +622,9 @@ func containerStatus(statuses []v1.ContainerStatus, name string) (v1.ContainerSt
 // probe runs the probe and records the Unhealthy event of a failure, as upstream's
 // prober.probe. A probe's answer comes from the container's behaviour script: its probe keys
 // say whether it passes, its probeDelay how long it takes. Exec probes run through the
-// runtime's ExecSync, so runtime faults reach them.
+// runtime's ExecSync, so runtime faults reach them, and in its simulated command table
+// (pkg/shell), the one kubectl exec runs in: a command that exits non-zero fails the probe
+// with its output, whatever the script says.
 func (w *worker) probe(ctx context.Context, status v1.PodStatus, sinceStart time.Duration) (results.Result, error) {
 	pass, output, err := w.run(ctx, status, sinceStart)
 	if err != nil {
@@ -656,12 +658,15 @@ func (w *worker) run(ctx context.Context, status v1.PodStatus, sinceStart time.D
 	switch {
 	case h.Exec != nil:
 		cmd := h.Exec.Command
-		_, err := w.m.cfg.Runtime.ExecSync(ctx, w.containerID, cmd, timeout)
+		resp, err := w.m.cfg.Runtime.ExecSync(ctx, w.containerID, cmd, timeout)
 		switch {
 		case errors.Is(err, cri.ErrDeadlineExceeded):
 			return false, fmt.Sprintf("command %q timed out", strings.Join(cmd, " ")), nil
 		case err != nil:
 			return false, "", err
+		case resp.ExitCode != 0:
+			// As the kubelet's exec prober: the command's combined output is the failure's.
+			return false, string(resp.Stdout) + string(resp.Stderr), nil
 		case !scripted:
 			return false, scriptedFailure(w), nil
 		}

@@ -35,6 +35,7 @@ func (s statuses) GetPodStatus(uid types.UID) (v1.PodStatus, bool) { st, ok := s
 type execs struct {
 	clk   *testingclock.FakeClock
 	err   error
+	resp  cri.ExecSyncResponse // what a call answers when err is nil
 	delay time.Duration
 	calls []string
 	ops   []pendingExec
@@ -57,7 +58,8 @@ func (e *execs) ExecSync(ctx context.Context, id string, cmd []string, timeout t
 	if e.err != nil {
 		return nil, e.err
 	}
-	return &cri.ExecSyncResponse{}, nil
+	resp := e.resp
+	return &resp, nil
 }
 
 func (e *execs) loop() runner.Loop {
@@ -334,6 +336,24 @@ func TestExecTimeoutIsAFailure(t *testing.T) {
 	}
 	if msgs := e.eventMessages(EventUnhealthy); len(msgs) != 1 || msgs[0] != `Liveness probe failed: command "check" timed out` {
 		t.Errorf("Unhealthy events %q", msgs)
+	}
+}
+
+// TestExecExitCodeIsTheAnswer: a command that exits non-zero fails the probe with its
+// output as the failure's message, as the kubelet's exec prober.
+func TestExecExitCodeIsTheAnswer(t *testing.T) {
+	e := newEnv(t, false)
+	e.exec.resp = cri.ExecSyncResponse{Stdout: []byte("partial\n"), Stderr: []byte("cat: /tmp/healthy: No such file or directory\n"), ExitCode: 1}
+	p := pod("", execProbe(10, 1), nil, nil)
+	e.running(p, "c1", 0, true)
+	e.m.AddPod(p)
+	e.run(time.Second)
+	if got := e.result(e.live, "c1"); got != "Failure" {
+		t.Fatalf("liveness = %s, want Failure after exit code 1", got)
+	}
+	want := "Liveness probe failed: partial\ncat: /tmp/healthy: No such file or directory\n"
+	if msgs := e.eventMessages(EventUnhealthy); len(msgs) != 1 || msgs[0] != want {
+		t.Errorf("Unhealthy events %q, want [%q]", msgs, want)
 	}
 }
 

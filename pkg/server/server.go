@@ -1,8 +1,10 @@
 package server
 
 import (
+	"bufio"
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -115,6 +117,10 @@ const (
 	DefaultShutdownGracePeriod = 5 * time.Second
 	// maxFaultBody bounds a POST /debug/faults body.
 	maxFaultBody = 1 << 20
+	// maxHeaderBytes bounds a request's header.
+	maxHeaderBytes = 64 << 10
+	// DefaultMaxStreams is Config.MaxStreams' default.
+	DefaultMaxStreams = 64
 )
 
 // Config configures a Server.
@@ -139,6 +145,18 @@ type Config struct {
 	// Logs serves /containerLogs/{namespace}/{pod}/{container}, a debugging handler as in
 	// the kubelet: only with EnableDebuggingHandlers.
 	Logs LogsProvider
+	// Streaming serves /exec, /attach and /portForward on the secure port (with
+	// SecureDebuggingHandlers).
+	Streaming StreamingProvider
+	// Auth, when set, guards the secure port: SecureHandler is Auth.Wrap of its routes.
+	Auth Authenticator
+	// SecureDebuggingHandlers serves /containerLogs, /exec, /attach and /portForward on
+	// the secure port, as the kubelet's enableDebuggingHandlers does; without it they
+	// answer 405 "Debug endpoints are disabled.".
+	SecureDebuggingHandlers bool
+	// MaxStreams bounds the exec, attach and port-forward sessions open at once; more
+	// are refused with 429. Default 64.
+	MaxStreams int
 	// Configz is optional (GET /configz answers 404 without it).
 	Configz ConfigzProvider
 	// HealthChecks are run by /healthz after the built-in "ping", in order. Names must be
@@ -156,9 +174,16 @@ type Config struct {
 
 // Server serves the HTTP API. Its handler is safe for concurrent use.
 type Server struct {
-	cfg     Config
-	checks  []HealthCheck
-	handler http.Handler
+	cfg           Config
+	checks        []HealthCheck
+	handler       http.Handler
+	secureHandler http.Handler
+	streams       chan struct{} // a token per open stream
+}
+
+// Authenticator guards the secure port (auth.Auth).
+type Authenticator interface {
+	Wrap(next http.Handler) http.Handler
 }
 
 // New validates cfg and builds the handler.
@@ -176,6 +201,8 @@ func New(cfg Config) (*Server, error) {
 		return nil, errors.New("server: Config.Registry is required")
 	case cfg.EnableDebuggingHandlers && cfg.Faults == nil:
 		return nil, errors.New("server: Config.Faults is required when debugging handlers are enabled")
+	case cfg.SecureDebuggingHandlers && (cfg.Streaming == nil || cfg.Logs == nil):
+		return nil, errors.New("server: Config.Streaming and Config.Logs are required with the secure debugging handlers")
 	case cfg.ShutdownGracePeriod < 0:
 		return nil, fmt.Errorf("server: Config.ShutdownGracePeriod must not be negative, got %v", cfg.ShutdownGracePeriod)
 	}
@@ -197,13 +224,25 @@ func New(cfg Config) (*Server, error) {
 		seen[c.Name] = true
 		checks = append(checks, c)
 	}
-	s := &Server{cfg: cfg, checks: checks}
-	s.handler = s.routes()
+	if cfg.MaxStreams <= 0 {
+		cfg.MaxStreams = DefaultMaxStreams
+	}
+	s := &Server{cfg: cfg, checks: checks, streams: make(chan struct{}, cfg.MaxStreams)}
+	s.handler = s.routes(false)
+	secure := s.routes(true)
+	if cfg.Auth != nil {
+		secure = cfg.Auth.Wrap(secure)
+	}
+	s.secureHandler = logRequests(secure)
 	return s, nil
 }
 
-// Handler is the API's http.Handler.
+// Handler is the read-only port's http.Handler.
 func (s *Server) Handler() http.Handler { return s.handler }
+
+// SecureHandler is the secure port's http.Handler: authenticated and authorized when
+// Config.Auth is set.
+func (s *Server) SecureHandler() http.Handler { return s.secureHandler }
 
 // Listen binds addr ("127.0.0.1:0" picks a free port).
 func (s *Server) Listen(addr string) (net.Listener, error) {
@@ -226,13 +265,33 @@ func (s *Server) Serve(ctx context.Context, addr string) error {
 	return s.ServeListener(ctx, ln)
 }
 
-// ServeListener serves on ln (which it closes) until ctx ends; see Serve.
+// ServeListener serves the read-only port on ln (which it closes) until ctx ends; see Serve.
 func (s *Server) ServeListener(ctx context.Context, ln net.Listener) error {
+	return s.serve(ctx, ln, s.handler, nil)
+}
+
+// ServeSecureListener serves the secure port on ln (which it closes) with TLS and cert
+// until ctx ends. Client certificates are asked for, not required, so that bearer tokens
+// and anonymous requests reach the authenticator.
+func (s *Server) ServeSecureListener(ctx context.Context, ln net.Listener, cert *tls.Certificate) error {
+	return s.serve(ctx, ln, s.secureHandler, &tls.Config{
+		Certificates: []tls.Certificate{*cert},
+		ClientAuth:   tls.RequestClientCert,
+		MinVersion:   tls.VersionTLS12,
+		NextProtos:   []string{"http/1.1"}, // the SPDY upgrade of exec and port-forward needs HTTP/1.1
+	})
+}
+
+func (s *Server) serve(ctx context.Context, ln net.Listener, handler http.Handler, tlsConfig *tls.Config) error {
 	logger := klog.FromContext(ctx)
 	srv := &http.Server{
-		Handler:           s.handler,
+		Handler:           handler,
 		ReadHeaderTimeout: 10 * time.Second,
+		MaxHeaderBytes:    maxHeaderBytes,
 		BaseContext:       func(net.Listener) context.Context { return klog.NewContext(context.Background(), logger) },
+	}
+	if tlsConfig != nil {
+		ln = tls.NewListener(ln, tlsConfig)
 	}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
@@ -268,7 +327,7 @@ func (s *Server) ServeListener(ctx context.Context, ln net.Listener) error {
 
 // routes builds the mux. Each path gets a method-less fallback so a wrong method answers
 // 405 in JSON rather than net/http's plain text.
-func (s *Server) routes() http.Handler {
+func (s *Server) routes(secure bool) http.Handler {
 	mux := http.NewServeMux()
 	route := func(path string, methods map[string]http.HandlerFunc) {
 		allowed := make([]string, 0, len(methods)+1)
@@ -316,7 +375,27 @@ func (s *Server) routes() http.Handler {
 	route("/lease", get(s.lease))
 	route("/events", get(s.events))
 	route("/configz", get(s.configz))
-	if s.cfg.EnableDebuggingHandlers && s.cfg.Logs != nil {
+	switch {
+	case secure && s.cfg.SecureDebuggingHandlers:
+		route("/containerLogs/{namespace}/{pod}/{container}", get(s.containerLogs))
+		getPost := func(h http.HandlerFunc) map[string]http.HandlerFunc {
+			return map[string]http.HandlerFunc{http.MethodGet: h, http.MethodPost: h}
+		}
+		route("/exec/{namespace}/{pod}/{container}", getPost(s.exec))
+		route("/exec/{namespace}/{pod}/{uid}/{container}", getPost(s.exec))
+		route("/attach/{namespace}/{pod}/{container}", getPost(s.attach))
+		route("/attach/{namespace}/{pod}/{uid}/{container}", getPost(s.attach))
+		route("/portForward/{namespace}/{pod}", getPost(s.portForward))
+		route("/portForward/{namespace}/{pod}/{uid}", getPost(s.portForward))
+	case secure:
+		// As the kubelet with enableDebuggingHandlers false.
+		for _, p := range []string{"/containerLogs/", "/exec/", "/attach/", "/portForward/", "/run/", "/runningpods/"} {
+			mux.HandleFunc(p, func(w http.ResponseWriter, r *http.Request) {
+				http.Error(w, "Debug endpoints are disabled.", http.StatusMethodNotAllowed)
+			})
+		}
+	case s.cfg.EnableDebuggingHandlers && s.cfg.Logs != nil:
+		// The read-only port serves logs too (the kubelet's does not), for the CLI.
 		route("/containerLogs/{namespace}/{pod}/{container}", get(s.containerLogs))
 	}
 	if s.cfg.EnableDebuggingHandlers {
@@ -337,6 +416,9 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, fmt.Sprintf("no such endpoint: %s", r.URL.Path))
 	})
+	if secure {
+		return mux
+	}
 	return logRequests(mux)
 }
 
@@ -356,6 +438,17 @@ func (r *statusRecorder) Flush() {
 	if f, ok := r.ResponseWriter.(http.Flusher); ok {
 		f.Flush()
 	}
+}
+
+// Hijack passes the connection through, for the SPDY and WebSocket upgrades of exec,
+// attach and port-forward.
+func (r *statusRecorder) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	h, ok := r.ResponseWriter.(http.Hijacker)
+	if !ok {
+		return nil, nil, errors.New("the response writer cannot be hijacked")
+	}
+	r.status = http.StatusSwitchingProtocols
+	return h.Hijack()
 }
 
 func logRequests(next http.Handler) http.Handler {

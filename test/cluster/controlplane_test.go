@@ -2,11 +2,15 @@ package cluster
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/rsa"
 	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/pem"
 	"fmt"
+	"math/big"
 	"net"
 	"os"
 	"os/exec"
@@ -60,11 +64,20 @@ type controlPlane struct {
 	dir       string
 	admin     kubernetes.Interface
 	nodeToken string
+	// kubeletClientCA is the CA of the API server's --kubelet-client-certificate: the
+	// kubelets' authentication.x509.clientCAFile.
+	kubeletClientCA string
 }
 
 const (
 	adminToken = "admin-token"
 	nodeToken  = "node-token"
+	// viewerToken is user viewer, with no rights on nodes; statsToken is user
+	// stats-reader, whom the secure port test grants nodes/stats and nodes/metrics.
+	viewerToken = "viewer-token"
+	statsToken  = "stats-token"
+	// kubeletClientUser is the CN of the API server's kubelet client certificate (kubeadm's).
+	kubeletClientUser = "kube-apiserver-kubelet-client"
 )
 
 func startControlPlane(t *testing.T, nodes ...string) *controlPlane {
@@ -82,12 +95,15 @@ func startControlPlane(t *testing.T, nodes ...string) *controlPlane {
 		"--initial-cluster", "default=http://127.0.0.1:"+strconv.Itoa(peerPort))
 
 	// Tokens: an admin, and one system:node:<name> user in system:nodes per node.
-	tokens := adminToken + ",admin,admin,system:masters\n"
+	tokens := adminToken + ",admin,admin,system:masters\n" + viewerToken + ",viewer,uid-viewer\n" + statsToken + ",stats-reader,uid-stats-reader\n"
 	for i, n := range nodes {
 		tokens += fmt.Sprintf("%s-%d,system:node:%s,uid-%s,system:nodes\n", nodeToken, i, n, n)
 	}
 	writeFile(t, filepath.Join(dir, "tokens.csv"), tokens)
 	key, pub := serviceAccountKeys(t, dir)
+	// The API server's client certificate for kubelets, from a CA the kubelets trust.
+	caPath, clientCert, clientKey := kubeletClientCertificate(t, dir)
+	cp.kubeletClientCA = caPath
 
 	port := freePort(t)
 	cp.url = "https://127.0.0.1:" + strconv.Itoa(port)
@@ -98,7 +114,10 @@ func startControlPlane(t *testing.T, nodes ...string) *controlPlane {
 		"--authorization-mode", "Node,RBAC", "--enable-admission-plugins", "NodeRestriction",
 		"--service-account-key-file", pub, "--service-account-signing-key-file", key,
 		"--service-account-issuer", "https://kubernetes.default.svc",
-		"--service-cluster-ip-range", "10.0.0.0/24", "--allow-privileged=true")
+		"--service-cluster-ip-range", "10.0.0.0/24", "--allow-privileged=true",
+		"--kubelet-client-certificate", clientCert, "--kubelet-client-key", clientKey,
+		// Node hostnames do not resolve here: reach kubelets at their InternalIP.
+		"--kubelet-preferred-address-types", "InternalIP")
 
 	admin, err := kubernetes.NewForConfig(cp.restConfig(adminToken))
 	if err != nil {
@@ -182,6 +201,47 @@ func writeFile(t *testing.T, path, content string) {
 	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// kubeletClientCertificate writes a CA and a client certificate it signed for
+// kubeletClientUser, and returns the CA's, the certificate's and the key's paths.
+func kubeletClientCertificate(t *testing.T, dir string) (caPath, certPath, keyPath string) {
+	t.Helper()
+	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	notBefore, notAfter := time.Now().Add(-time.Hour), time.Now().Add(24*time.Hour)
+	caTmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "kubelet-client-ca"},
+		NotBefore: notBefore, NotAfter: notAfter, IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign}
+	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ca, err := x509.ParseCertificate(caDER)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: kubeletClientUser},
+		NotBefore: notBefore, NotAfter: notAfter, KeyUsage: x509.KeyUsageDigitalSignature,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyDER, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	caPath, certPath, keyPath = filepath.Join(dir, "kubelet-client-ca.crt"), filepath.Join(dir, "kubelet-client.crt"), filepath.Join(dir, "kubelet-client.key")
+	writeFile(t, caPath, string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER})))
+	writeFile(t, certPath, string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})))
+	writeFile(t, keyPath, string(pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER})))
+	return caPath, certPath, keyPath
 }
 
 func serviceAccountKeys(t *testing.T, dir string) (keyPath, pubPath string) {

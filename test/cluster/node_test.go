@@ -61,7 +61,7 @@ func TestNodesJoinTheCluster(t *testing.T) {
 		kubeconfig := cp.kubeconfig(t, name, fmt.Sprintf("%s-%d", nodeToken, i))
 		ports[name] = freePort(t)
 		cmd := exec.Command(bin, "--kubeconfig", kubeconfig, "--hostname-override", name,
-			"--read-only-port", strconv.Itoa(ports[name]), "--pod-manifest-path", dir,
+			"--read-only-port", strconv.Itoa(ports[name]), "--port", strconv.Itoa(freePort(t)), "--pod-manifest-path", dir,
 			"--enable-debugging-handlers", "--relist-threshold", "10s")
 		logFile, err := os.Create(filepath.Join(cp.dir, name+".log"))
 		if err != nil {

@@ -83,7 +83,7 @@ func startDaemon(t *testing.T, args ...string) *daemon {
 	if err := os.WriteFile(filepath.Join(dir, "web.yaml"), []byte(webManifest), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	args = append([]string{"--pod-manifest-path=" + dir, "--read-only-port=0", "--hostname-override=e2e"}, args...)
+	args = append([]string{"--pod-manifest-path=" + dir, "--read-only-port=0", "--port=0", "--hostname-override=e2e"}, args...)
 	d := &daemon{t: t, cmd: exec.Command(bin, args...), manifests: dir, exited: make(chan error, 1)}
 	pipe, err := d.cmd.StderrPipe()
 	if err != nil {
@@ -324,7 +324,9 @@ func TestCLIUnreachable(t *testing.T) {
 // not "Error syncing pod".
 func TestGracefulShutdownIsClean(t *testing.T) {
 	cfg := filepath.Join(t.TempDir(), "kubelet.yaml")
-	if err := os.WriteFile(cfg, []byte("apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nshutdownGracePeriod: 30s\nshutdownGracePeriodCriticalPods: 10s\n"), 0o644); err != nil {
+	if err := os.WriteFile(cfg, []byte("apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nshutdownGracePeriod: 30s\nshutdownGracePeriodCriticalPods: 10s\n"+
+		// Standalone: a file's secure defaults need an API server for their webhooks.
+		"authentication: {anonymous: {enabled: true}, webhook: {enabled: false}}\nauthorization: {mode: AlwaysAllow}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	d := startDaemon(t, "--config="+cfg)

@@ -132,7 +132,7 @@ func measure(t *testing.T, n int, evented bool) result {
 	if *capacity > 0 {
 		sim += fmt.Sprintf("pleg:\n  channelCapacity: %d\n", *capacity)
 	}
-	cfg := fmt.Sprintf("apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nstaticPodPath: pods\nmaxPods: %d\n---\napiVersion: minikubelet.io/v1alpha1\nkind: SimulatorConfiguration\n%s", n+10, sim)
+	cfg := fmt.Sprintf("apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nstaticPodPath: pods\nmaxPods: %d\n%s---\napiVersion: minikubelet.io/v1alpha1\nkind: SimulatorConfiguration\n%s", n+10, standaloneAuth, sim)
 	if err := os.WriteFile(filepath.Join(dir, "config.yaml"), []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +146,7 @@ func measure(t *testing.T, n int, evented bool) result {
 	if !*addLater {
 		writeManifests()
 	}
-	args := []string{"--config", filepath.Join(dir, "config.yaml"), "--read-only-port=0", "--metrics-prefix=kubelet_"}
+	args := []string{"--config", filepath.Join(dir, "config.yaml"), "--read-only-port=0", "--port=0", "--metrics-prefix=kubelet_"}
 	if evented {
 		args = append(args, "--feature-gates=EventedPLEG=true")
 	}
@@ -234,6 +234,10 @@ type daemon struct {
 	stderr bytes.Buffer
 	exited chan error
 }
+
+// standaloneAuth lets a config file's daemon run without an API server: a file's secure
+// defaults need one for their webhooks.
+const standaloneAuth = "authentication: {anonymous: {enabled: true}, webhook: {enabled: false}}\nauthorization: {mode: AlwaysAllow}\n"
 
 var servingRE = regexp.MustCompile(`"Serving HTTP" address="([^"]+)"`)
 

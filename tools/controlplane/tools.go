@@ -1,7 +1,7 @@
 //go:build tools
 
 // Package controlplane builds a real Kubernetes v1.30 control plane (kube-apiserver,
-// kube-controller-manager, kube-scheduler) for minikubelet's cluster tests. It is a module of
+// kube-controller-manager, kube-scheduler) and kubectl for minikubelet's cluster tests. It is a module of
 // its own so the main go.mod stays free of k8s.io/kubernetes.
 package controlplane
 
@@ -9,4 +9,5 @@ import (
 	_ "k8s.io/kubernetes/cmd/kube-apiserver"
 	_ "k8s.io/kubernetes/cmd/kube-controller-manager"
 	_ "k8s.io/kubernetes/cmd/kube-scheduler"
+	_ "k8s.io/kubernetes/cmd/kubectl"
 )

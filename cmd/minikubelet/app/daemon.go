@@ -66,6 +66,12 @@ func runDaemon(ctx context.Context, cfg *config.Config) error {
 	if err != nil {
 		return fmt.Errorf("listen on address:readOnlyPort %s (--address, --read-only-port): %w", addr, err)
 	}
+	secureAddr := net.JoinHostPort(cfg.Kubelet.Address, strconv.Itoa(int(cfg.Kubelet.Port)))
+	secureLn, err := net.Listen("tcp", secureAddr)
+	if err != nil {
+		_ = ln.Close()
+		return fmt.Errorf("listen on address:port %s (--address, --port): %w", secureAddr, err)
+	}
 	k, err := kubelet.New(kubelet.Config{
 		Config:         cfg,
 		Gate:           gate,
@@ -73,11 +79,13 @@ func runDaemon(ctx context.Context, cfg *config.Config) error {
 		Registry:       reg,
 		Runtime:        rt,
 		Listener:       ln,
+		SecureListener: secureLn,
 		WatchManifests: true,
 		KubeClient:     client,
 	})
 	if err != nil {
 		_ = ln.Close()
+		_ = secureLn.Close()
 		return err
 	}
 	logger.Info("Starting minikubelet", "node", cfg.Simulator.NodeName, "configFile", cfg.ConfigFile,
@@ -85,6 +93,10 @@ func runDaemon(ctx context.Context, cfg *config.Config) error {
 		"gracefulNodeShutdown", cfg.GracefulShutdownEnabled(gate))
 	debug := cfg.Kubelet.EnableDebuggingHandlers != nil && *cfg.Kubelet.EnableDebuggingHandlers
 	logger.Info("Serving HTTP", "address", ln.Addr().String(), "debuggingHandlers", debug)
+	kc := cfg.Kubelet
+	logger.Info("Serving HTTPS", "address", secureLn.Addr().String(), "anonymous", *kc.Authentication.Anonymous.Enabled,
+		"webhookAuthentication", *kc.Authentication.Webhook.Enabled, "clientCAFile", kc.Authentication.X509.ClientCAFile,
+		"authorizationMode", kc.Authorization.Mode)
 	return k.Run(ctx)
 }
 

@@ -19,14 +19,35 @@ func TestRunDaemonReportsBusyPort(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ln.Close()
-	port := ln.Addr().(*net.TCPAddr).Port
-	cfg, err := config.Load([]string{"--read-only-port=" + strconv.Itoa(port), "--hostname-override=n1"}, features.NewFeatureGate(), nil)
+	port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+	for _, tt := range []struct {
+		args []string
+		flag string
+	}{
+		{[]string{"--read-only-port=" + port, "--port=0"}, "--read-only-port"},
+		{[]string{"--read-only-port=0", "--port=" + port}, "--port"},
+	} {
+		cfg, err := config.Load(append(tt.args, "--hostname-override=n1"), features.NewFeatureGate(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = runDaemon(context.Background(), cfg)
+		if err == nil || !strings.Contains(err.Error(), ln.Addr().String()) || !strings.Contains(err.Error(), tt.flag) {
+			t.Errorf("runDaemon = %v, want an error naming %s and %s", err, ln.Addr(), tt.flag)
+		}
+	}
+}
+
+// TestRunDaemonRefusesWebhooksStandalone: the secure defaults of a config file need an API
+// server; standalone, the daemon says so instead of serving a port nobody can call.
+func TestRunDaemonRefusesWebhooksStandalone(t *testing.T) {
+	cfg, err := config.Load([]string{"--read-only-port=0", "--port=0", "--hostname-override=n1", "--authentication-token-webhook", "--anonymous-auth=false"}, features.NewFeatureGate(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	err = runDaemon(context.Background(), cfg)
-	if err == nil || !strings.Contains(err.Error(), ln.Addr().String()) || !strings.Contains(err.Error(), "--read-only-port") {
-		t.Errorf("runDaemon = %v, want an error naming %s and --read-only-port", err, ln.Addr())
+	if err == nil || !strings.Contains(err.Error(), "no client provided, cannot use webhook authentication") {
+		t.Errorf("runDaemon = %v, want the kubelet's webhook error", err)
 	}
 }
 

@@ -2,7 +2,6 @@ package fake
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -109,6 +108,8 @@ func (r *Runtime) CreateContainer(ctx context.Context, podSandboxID string, conf
 		role:       role,
 		beh:        beh,
 		annotation: annotation,
+		envs:       append([]cri.KeyValue(nil), config.Envs...),
+		files:      copyMap(config.Files),
 	}
 	if res := config.Resources; res != nil {
 		c.memLimit, c.memRequest = res.MemoryLimitInBytes, res.MemoryRequestInBytes
@@ -432,64 +433,4 @@ func (c *ctr) status() *cri.ContainerStatus {
 		Labels:       c.info.Labels,
 		Annotations:  c.info.Annotations,
 	}
-}
-
-// ExecSync runs cmd in a running container. The fake's commands print nothing and exit 0
-// after the container's probeDelay (its behaviour script). As a CRI runtime enforces the exec
-// timeout itself, a call that takes longer than timeout (when not 0), latency faults
-// included, fails at timeout with an error wrapping cri.ErrDeadlineExceeded (containerd's
-// "timeout exceeded"). What a probe command answers is the prober's business (the script's
-// probe keys); the runtime gives it the latency, the faults and the timeout.
-func (r *Runtime) ExecSync(ctx context.Context, containerID string, cmd []string, timeout time.Duration) (*cri.ExecSyncResponse, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	if len(cmd) == 0 {
-		return nil, errors.New("exec sync: cmd is required")
-	}
-	timedOut := func() error {
-		return fmt.Errorf("failed to exec in container: timeout %v exceeded: %w", timeout, cri.ErrDeadlineExceeded)
-	}
-	var deadline time.Time
-	if timeout > 0 {
-		deadline = r.clk.Now().Add(timeout)
-		if dl, ok := task.Deadline(ctx); !ok || deadline.Before(dl) {
-			ctx = task.WithDeadline(ctx, deadline)
-		}
-	}
-	if err := r.inject(ctx, methodExecSync, one); err != nil {
-		if timeout > 0 && errors.Is(err, cri.ErrDeadlineExceeded) && !r.clk.Now().Before(deadline) {
-			return nil, timedOut()
-		}
-		return nil, err
-	}
-	now := r.lock()
-	c, ok := r.containers[containerID]
-	var delay time.Duration
-	var running bool
-	if ok {
-		delay, running = c.beh.ProbeDelay, c.info.State == cri.ContainerRunning
-	}
-	r.unlock(now)
-	switch {
-	case !ok:
-		return nil, notFound("container", containerID)
-	case !running:
-		return nil, fmt.Errorf("exec sync: container %s is not running", containerID)
-	}
-	if timeout > 0 {
-		if left := deadline.Sub(r.clk.Now()); delay > left {
-			err := r.delay(ctx, left)
-			// The caller's own deadline, earlier than the exec timeout, is its error, not a
-			// timed out command.
-			if err != nil && (!errors.Is(err, cri.ErrDeadlineExceeded) || r.clk.Now().Before(deadline)) {
-				return nil, err
-			}
-			return nil, timedOut()
-		}
-	}
-	if err := r.delay(ctx, delay); err != nil {
-		return nil, err
-	}
-	return &cri.ExecSyncResponse{}, nil
 }

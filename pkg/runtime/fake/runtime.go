@@ -146,6 +146,7 @@ type podEntry struct {
 type sandbox struct {
 	info       cri.PodSandbox // the listing entry, kept current
 	ip         string
+	hostname   string
 	name       string // reserved name
 	pod        *podEntry
 	containers []*ctr // creation order
@@ -162,6 +163,8 @@ type ctr struct {
 	logs       []LogLine // what the simulator itself wrote to the container's log
 	memLimit   int64     // the memory limit (0: none)
 	memRequest int64     // the memory request: the use when the behaviour gives none
+	envs       []cri.KeyValue
+	files      map[string]string
 
 	startedAt, finishedAt int64
 	exitCode              int32

@@ -69,6 +69,7 @@ func (r *Runtime) RunPodSandbox(ctx context.Context, config *cri.PodSandboxConfi
 	id := r.newIDLocked()
 	r.ipSeq++
 	sb := &sandbox{
+		hostname: config.Hostname,
 		info: cri.PodSandbox{
 			ID:          id,
 			Metadata:    md,

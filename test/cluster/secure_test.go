@@ -1,0 +1,259 @@
+package cluster
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	statsapi "k8s.io/kubelet/pkg/apis/stats/v1alpha1"
+
+	"github.com/minikubelet/minikubelet/internal/eventually"
+)
+
+// kubectl runs the kubectl of KUBE_BIN_DIR with the admin's kubeconfig.
+func kubectl(t *testing.T, cp *controlPlane, stdin string, args ...string) (string, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, filepath.Join(binDir(t), "kubectl"), append([]string{"--kubeconfig", cp.kubeconfig(t, "admin", adminToken)}, args...)...)
+	cmd.Stdin = strings.NewReader(stdin)
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+// TestKubectlThroughTheSecurePort: kubectl logs, exec and port-forward reach a minikubelet
+// node through the API server, which calls the node's secure port with its kubelet client
+// certificate; the node authenticates it with its client CA and authorizes it with a
+// SubjectAccessReview. Callers on the secure port directly get the kubelet's answers:
+// stats for a token allowed nodes/stats, 403 for one that is not, 401 for nobody.
+func TestKubectlThroughTheSecurePort(t *testing.T) {
+	const node = "mk-secure"
+	cp := startControlPlane(t, node)
+	if _, err := os.Stat(filepath.Join(binDir(t), "kubectl")); err != nil {
+		t.Skipf("kubectl not built (make controlplane): %v", err)
+	}
+	bin := buildDaemon(t)
+	ctx := context.Background()
+
+	// RBAC as kubeadm sets it: the API server's kubelet client may use the kubelet API;
+	// stats-reader may read stats and metrics only.
+	mustCreate(t, func() error {
+		_, err := cp.admin.RbacV1().ClusterRoleBindings().Create(ctx, &rbacv1.ClusterRoleBinding{
+			ObjectMeta: metav1.ObjectMeta{Name: "kube-apiserver-kubelet-api-admin"},
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "system:kubelet-api-admin"},
+			Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: "User", Name: kubeletClientUser}},
+		}, metav1.CreateOptions{})
+		return err
+	})
+	mustCreate(t, func() error {
+		_, err := cp.admin.RbacV1().ClusterRoles().Create(ctx, &rbacv1.ClusterRole{
+			ObjectMeta: metav1.ObjectMeta{Name: "node-stats-reader"},
+			Rules:      []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"nodes/stats", "nodes/metrics"}, Verbs: []string{"get"}}},
+		}, metav1.CreateOptions{})
+		return err
+	})
+	mustCreate(t, func() error {
+		_, err := cp.admin.RbacV1().ClusterRoleBindings().Create(ctx, &rbacv1.ClusterRoleBinding{
+			ObjectMeta: metav1.ObjectMeta{Name: "stats-reader"},
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "node-stats-reader"},
+			Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: "User", Name: "stats-reader"}},
+		}, metav1.CreateOptions{})
+		return err
+	})
+
+	// The node, with the kubelet's secure settings (a config file's defaults) as flags.
+	securePort := freePort(t)
+	startNode(t, cp, bin, node, 0, "--port", strconv.Itoa(securePort),
+		"--anonymous-auth=false", "--authentication-token-webhook", "--authorization-mode=Webhook",
+		"--client-ca-file", cp.kubeletClientCA)
+	eventually.Within(t, 60*time.Second, node+" Ready", func() (bool, string) {
+		n, err := cp.admin.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		return nodeReady(n) == v1.ConditionTrue && n.Status.DaemonEndpoints.KubeletEndpoint.Port == int32(securePort),
+			fmt.Sprintf("Ready=%q kubelet port %d", nodeReady(n), n.Status.DaemonEndpoints.KubeletEndpoint.Port)
+	})
+	eventually.Within(t, 60*time.Second, "the default service account", func() (bool, string) {
+		_, err := cp.admin.CoreV1().ServiceAccounts("default").Get(ctx, "default", metav1.GetOptions{})
+		return err == nil, fmt.Sprint(err)
+	})
+
+	// A server that logs every second and answers on 8080, and a job that logs and crashes.
+	pods := []*v1.Pod{
+		{
+			ObjectMeta: metav1.ObjectMeta{Name: "shell", Namespace: "default", Annotations: map[string]string{
+				"minikubelet.io/behavior.app": "logEvery=1s,logLine=served request {n}",
+			}},
+			Spec: v1.PodSpec{NodeName: node, Containers: []v1.Container{{
+				Name: "app", Image: "nginx:1.25", Ports: []v1.ContainerPort{{ContainerPort: 8080}},
+				Env: []v1.EnvVar{{Name: "GREETING", Value: "hello"}, {Name: "MY_NODE", ValueFrom: &v1.EnvVarSource{FieldRef: &v1.ObjectFieldSelector{FieldPath: "spec.nodeName"}}}},
+			}}},
+		},
+		{
+			ObjectMeta: metav1.ObjectMeta{Name: "crasher", Namespace: "default", Annotations: map[string]string{
+				"minikubelet.io/behavior.job": "runFor=3s,exitCode=1,logEvery=1s,logLine=working {n}",
+			}},
+			Spec: v1.PodSpec{NodeName: node, Containers: []v1.Container{{Name: "job", Image: "busybox:1.36"}}},
+		},
+	}
+	for _, p := range pods {
+		if _, err := cp.admin.CoreV1().Pods("default").Create(ctx, p, metav1.CreateOptions{}); err != nil {
+			t.Fatalf("create pod %s: %v", p.Name, err)
+		}
+	}
+	eventually.Within(t, 60*time.Second, "shell Running", func() (bool, string) {
+		p, err := cp.admin.CoreV1().Pods("default").Get(ctx, "shell", metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		return p.Status.Phase == v1.PodRunning, string(p.Status.Phase)
+	})
+	eventually.Within(t, 60*time.Second, "crasher restarted once", func() (bool, string) {
+		p, err := cp.admin.CoreV1().Pods("default").Get(ctx, "crasher", metav1.GetOptions{})
+		if err != nil || len(p.Status.ContainerStatuses) == 0 {
+			return false, fmt.Sprint(err)
+		}
+		return p.Status.ContainerStatuses[0].RestartCount >= 1, fmt.Sprint(p.Status.ContainerStatuses[0].RestartCount)
+	})
+
+	t.Run("kubectl logs", func(t *testing.T) {
+		eventually.Within(t, 20*time.Second, "two lines served", func() (bool, string) {
+			out, err := kubectl(t, cp, "", "logs", "shell", "--tail", "2")
+			lines := strings.Split(strings.TrimSpace(out), "\n")
+			return err == nil && len(lines) == 2 && strings.HasPrefix(lines[1], "served request "), out
+		})
+		out, err := kubectl(t, cp, "", "logs", "crasher", "--previous")
+		if err != nil || !strings.Contains(out, "working 1") || !strings.Contains(out, "minikubelet: exited with code 1 (Error)") {
+			t.Errorf("kubectl logs --previous: %v\n%s", err, out)
+		}
+		// -f follows the current instance until it exits (3s).
+		out, err = kubectl(t, cp, "", "logs", "crasher", "-f")
+		if err != nil || !strings.Contains(out, "minikubelet: exited with code 1") {
+			t.Errorf("kubectl logs -f: %v\n%s", err, out)
+		}
+		out, err = kubectl(t, cp, "", "logs", "nosuch")
+		if err == nil || !strings.Contains(out, `pods "nosuch" not found`) {
+			t.Errorf("kubectl logs of an unknown pod: %v\n%s", err, out)
+		}
+	})
+
+	t.Run("kubectl exec", func(t *testing.T) {
+		out, err := kubectl(t, cp, "", "exec", "shell", "--", "echo", "hi")
+		if err != nil || out != "hi\n" {
+			t.Errorf("kubectl exec echo hi: %v %q", err, out)
+		}
+		out, err = kubectl(t, cp, "", "exec", "shell", "--", "sh", "-c", "echo $GREETING from $MY_NODE; hostname")
+		if err != nil || out != "hello from "+node+"\nshell\n" {
+			t.Errorf("kubectl exec sh -c: %v %q", err, out)
+		}
+		out, err = kubectl(t, cp, "typed in\nand more\n", "exec", "-i", "shell", "--", "cat")
+		if err != nil || out != "typed in\nand more\n" {
+			t.Errorf("kubectl exec -i cat: %v %q", err, out)
+		}
+		out, err = kubectl(t, cp, "", "exec", "shell", "--", "sh", "-c", "exit 3")
+		var exit *exec.ExitError
+		if !errors.As(err, &exit) || exit.ExitCode() != 3 || !strings.Contains(out, "command terminated with exit code 3") {
+			t.Errorf("kubectl exec exit 3: %v %q", err, out)
+		}
+		out, _ = kubectl(t, cp, "", "exec", "shell", "--", "ps")
+		if !strings.Contains(out, "ps: command not found") || !strings.Contains(out, "exit code 127") {
+			t.Errorf("kubectl exec of an unknown command: %q", out)
+		}
+	})
+
+	t.Run("kubectl port-forward", func(t *testing.T) {
+		local := freePort(t)
+		pctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		pf := exec.CommandContext(pctx, filepath.Join(binDir(t), "kubectl"), "--kubeconfig", cp.kubeconfig(t, "admin", adminToken),
+			"port-forward", "--address", "127.0.0.1", "pod/shell", fmt.Sprintf("%d:8080", local))
+		var pfOut bytes.Buffer
+		pf.Stdout, pf.Stderr = &pfOut, &pfOut
+		if err := pf.Start(); err != nil {
+			t.Fatal(err)
+		}
+		defer func() { cancel(); _ = pf.Wait() }()
+		eventually.Within(t, 30*time.Second, "an answer on the forwarded port", func() (bool, string) {
+			resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/healthz", local))
+			if err != nil {
+				return false, err.Error() + " " + pfOut.String()
+			}
+			defer resp.Body.Close()
+			body, _ := io.ReadAll(resp.Body)
+			return resp.StatusCode == 200 && strings.Contains(string(body), "pod default/shell container app port 8080: GET /healthz"), string(body)
+		})
+	})
+
+	t.Run("secure port directly", func(t *testing.T) {
+		base := fmt.Sprintf("https://127.0.0.1:%d", securePort)
+		get := func(path, token string) (int, []byte) {
+			t.Helper()
+			req, _ := http.NewRequest(http.MethodGet, base+path, nil)
+			if token != "" {
+				req.Header.Set("Authorization", "Bearer "+token)
+			}
+			hc := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
+			resp, err := hc.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			body, _ := io.ReadAll(resp.Body)
+			return resp.StatusCode, body
+		}
+		code, body := get("/stats/summary", statsToken)
+		var summary statsapi.Summary
+		if code != 200 || json.Unmarshal(body, &summary) != nil || summary.Node.NodeName != node || len(summary.Pods) < 2 {
+			t.Errorf("/stats/summary with a stats token: %d %.300s", code, body)
+		}
+		if code, body := get("/metrics/resource", statsToken); code != 200 || !bytes.Contains(body, []byte("node_cpu_usage_seconds_total")) || !bytes.Contains(body, []byte(`container_memory_working_set_bytes{container="app",namespace="default",pod="shell"}`)) {
+			t.Errorf("/metrics/resource with a stats token: %d %.300s", code, body)
+		}
+		if code, body := get("/pods", statsToken); code != 403 || strings.TrimSpace(string(body)) != "Forbidden (user=stats-reader, verb=get, resource=nodes, subresource=proxy)" {
+			t.Errorf("/pods without nodes/proxy: %d %q", code, body)
+		}
+		if code, body := get("/stats/summary", viewerToken); code != 403 || strings.TrimSpace(string(body)) != "Forbidden (user=viewer, verb=get, resource=nodes, subresource=stats)" {
+			t.Errorf("/stats/summary without nodes/stats: %d %q", code, body)
+		}
+		if code, body := get("/stats/summary", ""); code != 401 || strings.TrimSpace(string(body)) != "Unauthorized" {
+			t.Errorf("anonymous: %d %q", code, body)
+		}
+		if code, _ := get("/stats/summary", "not-a-token"); code != 401 {
+			t.Errorf("unknown token: %d, want 401", code)
+		}
+	})
+}
+
+func mustCreate(t *testing.T, create func() error) {
+	t.Helper()
+	if err := create(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// startNode runs a daemon joining cp as node (token index i of the control plane's
+// tokens) until the test ends; its log is shown when the test fails.
+func startNode(t *testing.T, cp *controlPlane, bin, node string, i int, args ...string) {
+	t.Helper()
+	kubeconfig := cp.kubeconfig(t, node, fmt.Sprintf("%s-%d", nodeToken, i))
+	args = append([]string{"--kubeconfig", kubeconfig, "--hostname-override", node,
+		"--read-only-port", strconv.Itoa(freePort(t)), "--pod-manifest-path", t.TempDir()}, args...)
+	start(t, cp.dir, node, bin, args...)
+}
+
