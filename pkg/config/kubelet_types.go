@@ -28,7 +28,7 @@ type KubeletConfiguration struct {
 	FileCheckFrequency metav1.Duration `json:"fileCheckFrequency,omitempty"`
 	// Address is the IP the HTTP servers bind to. Default 127.0.0.1 (upstream: 0.0.0.0).
 	Address string `json:"address,omitempty"`
-	// ReadOnlyPort is the port of the daemon's one HTTP listener. Default 10255, with or
+	// ReadOnlyPort is the plain HTTP port (no authentication). Default 10255, with or
 	// without a config file; 0 picks a free port (upstream: 0 disables the read-only port).
 	ReadOnlyPort int32 `json:"readOnlyPort,omitempty"`
 	// Port is the kubelet's secure (HTTPS) port, default 10250: every read-only endpoint

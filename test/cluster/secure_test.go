@@ -256,4 +256,3 @@ func startNode(t *testing.T, cp *controlPlane, bin, node string, i int, args ...
 		"--read-only-port", strconv.Itoa(freePort(t)), "--pod-manifest-path", t.TempDir()}, args...)
 	start(t, cp.dir, node, bin, args...)
 }
-

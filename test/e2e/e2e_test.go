@@ -400,3 +400,44 @@ spec:
 		t.Errorf("logs --previous of a pod that never restarted: %v\n%s", err, out)
 	}
 }
+
+// TestExec: `minikubelet exec` against a standalone daemon reaches its secure port (found
+// from the node's kubelet endpoint) and runs the simulated command table there: output,
+// stdin and the command's exit code as the program's.
+func TestExec(t *testing.T) {
+	d := startDaemon(t)
+	d.eventually(30*time.Second, "web-e2e Running", func() (bool, string) {
+		p := d.podPhase("web-e2e")
+		return p == v1.PodRunning, string(p)
+	})
+	tests := []struct {
+		name     string
+		stdin    string
+		args     []string
+		wantOut  string
+		wantCode int
+	}{
+		{"echo", "", []string{"web-e2e", "--", "echo", "hi"}, "hi\n", 0},
+		{"shell over the pod's hostname", "", []string{"web-e2e", "--", "sh", "-c", "hostname && cat /etc/hostname"}, "web-e2e\nweb-e2e\n", 0},
+		{"stdin", "typed\n", []string{"-i", "web-e2e", "--", "cat"}, "typed\n", 0},
+		{"exit code", "", []string{"web-e2e", "--", "sh", "-c", "echo before; exit 5"}, "before\nError: command terminated with exit code 5\n", 5},
+		{"unknown command", "", []string{"web-e2e", "--", "top"}, "top: command not found\nError: command terminated with exit code 127\n", 127},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cmd := exec.Command(bin, append([]string{"exec", "--server", d.url}, tt.args...)...)
+			cmd.Stdin = strings.NewReader(tt.stdin)
+			out, err := cmd.CombinedOutput()
+			code := 0
+			var exit *exec.ExitError
+			if errors.As(err, &exit) {
+				code = exit.ExitCode()
+			} else if err != nil {
+				t.Fatal(err)
+			}
+			if string(out) != tt.wantOut || code != tt.wantCode {
+				t.Errorf("got %q exit %d, want %q exit %d", out, code, tt.wantOut, tt.wantCode)
+			}
+		})
+	}
+}
