@@ -177,6 +177,18 @@ func TestKubectlThroughTheSecurePort(t *testing.T) {
 		}
 	})
 
+	t.Run("kubectl attach", func(t *testing.T) {
+		// Attach streams what the container writes from now on; it lasts as long as the
+		// container, so the test reads for a few seconds and ends it.
+		actx, cancel := context.WithTimeout(context.Background(), 4*time.Second)
+		defer cancel()
+		out, _ := exec.CommandContext(actx, filepath.Join(binDir(t), "kubectl"), "--kubeconfig", cp.kubeconfig(t, "admin", adminToken),
+			"attach", "shell", "-c", "app").CombinedOutput()
+		if !strings.Contains(string(out), "served request ") {
+			t.Errorf("kubectl attach printed %q, want the container's new log lines", out)
+		}
+	})
+
 	t.Run("kubectl port-forward", func(t *testing.T) {
 		local := freePort(t)
 		pctx, cancel := context.WithCancel(context.Background())
