@@ -108,9 +108,9 @@ func (k *Kubelet) HandlePodSyncs(pods []*v1.Pod) {
 
 // canAdmitPod runs the admit handlers in upstream's order and returns the first
 // rejection: resources against usage, the active pods' requests (the predicate handler),
-// then graceful node shutdown. The eviction manager's admit handler is left out on
-// purpose: it admits critical pods under any pressure, and every pod here is a static
-// pod, which the kubelet treats as critical.
+// then the eviction manager's (under node pressure: BestEffort pods refused under memory
+// pressure, every non-critical pod under other pressure; static pods are critical), then
+// graceful node shutdown.
 //
 // Deviation: upstream turns an insufficient-resource rejection of a critical (static) pod
 // into a preemption attempt, and with no lower-priority pod to evict reports
@@ -121,6 +121,11 @@ func (k *Kubelet) canAdmitPod(usage *admission.Usage, pod *v1.Pod) admission.Res
 	// After the resources, as upstream's general predicates: node selector and affinity.
 	if res.Admit && !admission.MatchesNode(pod, k.nodeName, k.nodeStatus.NodeLabels()) {
 		res = admission.Result{Reason: admission.ReasonNodeAffinity, Message: admission.MessageNodeAffinity}
+	}
+	if res.Admit && k.eviction != nil {
+		if ok, reason, message := k.eviction.Admit(pod); !ok {
+			res = admission.Result{Reason: reason, Message: message}
+		}
 	}
 	if res.Admit {
 		res = k.shutdown.Admit(pod)

@@ -23,6 +23,7 @@ import (
 	"github.com/minikubelet/minikubelet/pkg/cluster"
 	"github.com/minikubelet/minikubelet/pkg/config"
 	"github.com/minikubelet/minikubelet/pkg/events"
+	"github.com/minikubelet/minikubelet/pkg/eviction"
 	"github.com/minikubelet/minikubelet/pkg/featuregate"
 	"github.com/minikubelet/minikubelet/pkg/features"
 	"github.com/minikubelet/minikubelet/pkg/kuberuntime"
@@ -122,6 +123,7 @@ type Kubelet struct {
 	eventedPLEG     *pleg.EventedPLEG // nil with the EventedPLEG gate off
 	state           *runtimestate.State
 	nodeStatus      *nodestatus.Manager
+	eviction        *eviction.Manager
 	shutdown        *nodeshutdown.Manager
 	fileSource      *podsource.FileSource // nil without a staticPodPath
 	merger          *podsource.Merger
@@ -335,6 +337,9 @@ func New(cfg Config) (*Kubelet, error) {
 		return nil, err
 	}
 	k.buildNodeInfo()
+	if err := k.buildEviction(); err != nil {
+		return nil, err
+	}
 	k.buildStatusSync()
 	if k.shutdown, err = nodeshutdown.NewManager(nodeshutdown.Config{
 		Clock:                           cfg.Clock,

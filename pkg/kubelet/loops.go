@@ -49,6 +49,7 @@ func (k *Kubelet) Loops() []runner.Loop {
 		images.Loop("node-images"),
 		status.Loop("node-status"),
 		lease.Loop("node-lease"),
+		runner.Loop{Name: "eviction", Due: k.eviction.Due, Step: k.eviction.Step},
 		runner.Loop{Name: "node-shutdown", Due: k.shutdown.Due, Step: func(ctx context.Context) { k.shutdown.Step(ctx) }, Wake: k.shutdown.Wake()},
 	)
 	return loops

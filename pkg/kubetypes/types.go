@@ -95,3 +95,18 @@ func IsStaticPod(pod *v1.Pod) bool {
 	src, ok := pod.Annotations[ConfigSourceAnnotationKey]
 	return ok && src != ApiserverSource
 }
+
+// SystemCriticalPriority is the lowest priority of a critical pod (system-cluster-critical).
+const SystemCriticalPriority int32 = 2000000000
+
+// IsCriticalPod reports whether the kubelet must never evict pod: a static pod, a mirror
+// pod, or a pod of priority SystemCriticalPriority or more (upstream IsCriticalPod).
+func IsCriticalPod(pod *v1.Pod) bool {
+	if IsStaticPod(pod) {
+		return true
+	}
+	if _, ok := pod.Annotations[ConfigMirrorAnnotationKey]; ok {
+		return true
+	}
+	return pod.Spec.Priority != nil && *pod.Spec.Priority >= SystemCriticalPriority
+}

@@ -205,8 +205,14 @@ func (f UsageFunc) DiskUsage() (used, capacity int64) { _, d, _ := f(); return d
 // PIDUsage implements UsageProvider.
 func (f UsageFunc) PIDUsage() int64 { _, _, p := f(); return p }
 
-// observations are the available amounts and their capacities for the observed signals.
-type observation struct{ available, capacity int64 }
+// Observation is a signal's available amount and the capacity it is out of.
+type Observation struct{ Available, Capacity int64 }
+
+// observation is the tracker's name for it.
+type observation = Observation
+
+// SignalCondition is the node condition a signal's thresholds drive.
+func SignalCondition(s Signal) v1.NodeConditionType { return signalCondition[s] }
 
 // pressureTracker is the part of the eviction manager that turns observations into node
 // conditions: a condition holds while its threshold is crossed and for the transition
@@ -238,7 +244,7 @@ func (p *pressureTracker) synchronize(now time.Time, obs map[Signal]observation)
 		if !ok {
 			continue
 		}
-		if o.available < t.Value(o.capacity) {
+		if o.Available < t.Value(o.Capacity) {
 			met[signalCondition[t.Signal]] = true
 			p.crossed = append(p.crossed, t.String())
 		}

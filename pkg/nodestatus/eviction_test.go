@@ -69,10 +69,10 @@ func TestPressureTracker(t *testing.T) {
 	}
 	obs := func(memAvail, diskAvail, pidAvail int64) map[Signal]observation {
 		return map[Signal]observation{
-			SignalMemoryAvailable:  {available: memAvail, capacity: 1024 * mi},
-			SignalNodeFsAvailable:  {available: diskAvail, capacity: 1000},
-			SignalImageFsAvailable: {available: diskAvail, capacity: 1000},
-			SignalPIDAvailable:     {available: pidAvail, capacity: 32768},
+			SignalMemoryAvailable:  {Available: memAvail, Capacity: 1024 * mi},
+			SignalNodeFsAvailable:  {Available: diskAvail, Capacity: 1000},
+			SignalImageFsAvailable: {Available: diskAvail, Capacity: 1000},
+			SignalPIDAvailable:     {Available: pidAvail, Capacity: 32768},
 		}
 	}
 	p.synchronize(now, obs(100*mi, 100, 1000))

@@ -380,22 +380,26 @@ func (m *Manager) RefreshImages(ctx context.Context) error {
 }
 
 // observe gathers the simulated usage into signal observations.
+// Observe returns the signals' available amounts and capacities now: memory.available,
+// nodefs/imagefs/containerfs.available (one simulated filesystem) and pid.available.
+func (m *Manager) Observe() map[Signal]Observation { return m.observe() }
+
 func (m *Manager) observe() map[Signal]observation {
 	obs := map[Signal]observation{}
 	if m.cfg.Usage == nil {
 		return obs
 	}
 	memCap := m.cfg.Machine.Memory.Value()
-	obs[SignalMemoryAvailable] = observation{available: memCap - m.cfg.Usage.MemoryUsage(), capacity: memCap}
+	obs[SignalMemoryAvailable] = observation{Available: memCap - m.cfg.Usage.MemoryUsage(), Capacity: memCap}
 	used, diskCap := m.cfg.Usage.DiskUsage()
 	if diskCap <= 0 {
 		diskCap = m.cfg.Machine.EphemeralStorage.Value()
 	}
-	fs := observation{available: diskCap - used, capacity: diskCap}
+	fs := observation{Available: diskCap - used, Capacity: diskCap}
 	obs[SignalNodeFsAvailable] = fs
 	obs[SignalImageFsAvailable] = fs
 	obs[SignalContainerFsAvailable] = fs
-	obs[SignalPIDAvailable] = observation{available: m.cfg.Machine.MaxPIDs - m.cfg.Usage.PIDUsage(), capacity: m.cfg.Machine.MaxPIDs}
+	obs[SignalPIDAvailable] = observation{Available: m.cfg.Machine.MaxPIDs - m.cfg.Usage.PIDUsage(), Capacity: m.cfg.Machine.MaxPIDs}
 	return obs
 }
 

@@ -56,3 +56,6 @@ func add(l v1.ResourceList, name v1.ResourceName, q resource.Quantity) {
 	}
 	l[name] = q.DeepCopy()
 }
+
+// QOS is the pod's QoS class (Guaranteed, Burstable, BestEffort), as upstream's GetPodQOS.
+func QOS(pod *v1.Pod) v1.PodQOSClass { return podQOS(pod) }

@@ -1,0 +1,453 @@
+package eviction
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+
+	"github.com/minikubelet/minikubelet/pkg/events"
+	"github.com/minikubelet/minikubelet/pkg/kubetypes"
+	"github.com/minikubelet/minikubelet/pkg/metrics"
+	"github.com/minikubelet/minikubelet/pkg/nodestatus"
+	"github.com/minikubelet/minikubelet/pkg/podstatus"
+	"github.com/minikubelet/minikubelet/pkg/task"
+)
+
+// Upstream's constants and messages (pkg/kubelet/eviction, v1.30).
+const (
+	// DefaultMonitoringPeriod is evictionMonitoringPeriod: how often synchronize runs.
+	DefaultMonitoringPeriod = 10 * time.Second
+	// PodCleanupTimeout bounds the wait for an evicted pod's cleanup.
+	PodCleanupTimeout = 30 * time.Second
+	// cleanupPollPeriod is how often a pending cleanup is checked.
+	cleanupPollPeriod = time.Second
+	// hardEvictionGracePeriod is a hard eviction's kill grace
+	// (immediateEvictionGracePeriodSeconds).
+	hardEvictionGracePeriod int64 = 1
+
+	// Reason is an evicted pod's status reason, its event's and an admission rejection's.
+	Reason = "Evicted"
+	// EventThresholdMet is the node's event when a threshold is met.
+	EventThresholdMet = "EvictionThresholdMet"
+	// ConditionReason is the DisruptionTarget condition's reason on an evicted pod.
+	ConditionReason = v1.PodReasonTerminationByKubelet
+
+	nodeLowMessageFmt    = "The node was low on resource: %v. "
+	thresholdMetFmt      = "Threshold quantity: %v, available: %v. "
+	containerMessageFmt  = "Container %s was using %s, request is %s, has larger consumption of %v. "
+	nodeConditionMessage = "The node had condition: %v. "
+)
+
+// resourcePIDs is the resource a pid.available eviction reclaims (upstream's "pids").
+const resourcePIDs v1.ResourceName = "pids"
+
+// signalResource is the resource each signal reclaims.
+var signalResource = map[nodestatus.Signal]v1.ResourceName{
+	nodestatus.SignalMemoryAvailable:            v1.ResourceMemory,
+	nodestatus.SignalAllocatableMemoryAvailable: v1.ResourceMemory,
+	nodestatus.SignalNodeFsAvailable:            v1.ResourceEphemeralStorage,
+	nodestatus.SignalImageFsAvailable:           v1.ResourceEphemeralStorage,
+	nodestatus.SignalContainerFsAvailable:       v1.ResourceEphemeralStorage,
+	nodestatus.SignalPIDAvailable:               resourcePIDs,
+}
+
+// reclaimOrder orders the thresholds to act on: memory first, as upstream.
+var reclaimOrder = map[v1.ResourceName]int{v1.ResourceMemory: 0, v1.ResourceEphemeralStorage: 1, resourcePIDs: 2}
+
+// Threshold is a hard threshold or a soft one (with its grace period), with its minimum
+// reclaim.
+type Threshold struct {
+	nodestatus.Threshold
+	// Soft marks an evictionSoft threshold; GracePeriod is how long it must stay crossed
+	// before pods are evicted.
+	Soft        bool
+	GracePeriod time.Duration
+	// MinReclaim is how far below the threshold the signal must get before a met
+	// threshold counts as resolved (evictionMinimumReclaim); nil: none.
+	MinReclaim *resource.Quantity
+}
+
+// ContainerUsage is one container's use, as the summary API reports it.
+type ContainerUsage struct {
+	Name                  string
+	MemoryWorkingSetBytes int64
+	DiskBytes             int64 // rootfs plus logs
+}
+
+// PodUsage is one pod's use.
+type PodUsage struct {
+	MemoryWorkingSetBytes int64
+	DiskBytes             int64
+	Processes             int64
+	Containers            []ContainerUsage
+}
+
+// Config is what the manager needs.
+type Config struct {
+	Clock clock.PassiveClock
+	// Thresholds are the hard and soft thresholds.
+	Thresholds []Threshold
+	// PressureTransitionPeriod holds a condition after its threshold was last met
+	// (evictionPressureTransitionPeriod).
+	PressureTransitionPeriod time.Duration
+	// MaxPodGracePeriodSeconds caps a soft eviction's kill grace (evictionMaxPodGracePeriod).
+	MaxPodGracePeriodSeconds int64
+	// MonitoringPeriod is how often synchronize runs; default DefaultMonitoringPeriod.
+	MonitoringPeriod time.Duration
+	// Observe returns the signals' available amounts and capacities. Cheap, non-blocking.
+	Observe func() map[nodestatus.Signal]nodestatus.Observation
+	// ActivePods are the pods that may be evicted (admitted, not terminating).
+	ActivePods func() []*v1.Pod
+	// Usage returns each pod's use by UID (the stats summary); it may call the runtime.
+	Usage func(ctx context.Context) (map[types.UID]PodUsage, error)
+	// KillPod terminates a pod with the grace period and status change given; the Op
+	// completes once its containers are stopped.
+	KillPod func(pod *v1.Pod, gracePeriod int64, status func(*v1.PodStatus)) (*task.Op, error)
+	// Recorder receives the Evicted and EvictionThresholdMet events; NodeRef is the node.
+	Recorder events.Recorder
+	NodeRef  *v1.ObjectReference
+	// Registry gets evictions{eviction_signal}. Nil: none.
+	Registry *metrics.Registry
+}
+
+// Manager is the eviction manager: one entry of the loop table (Due, Step).
+type Manager struct {
+	cfg       Config
+	evictions *prometheus.CounterVec
+
+	mu            sync.RWMutex
+	next          time.Time
+	conditions    []v1.NodeConditionType // pressure conditions now, held for the transition period
+	firstObserved map[Threshold]time.Time
+	lastObserved  map[v1.NodeConditionType]time.Time
+	thresholdsMet []Threshold
+	waiting       *task.Op // the evicted pod's cleanup
+	waitingPod    string
+	waitingSince  time.Time
+}
+
+// New validates cfg and returns a manager whose first synchronize is due at once.
+func New(cfg Config) (*Manager, error) {
+	if cfg.Clock == nil || cfg.Observe == nil || cfg.ActivePods == nil || cfg.Usage == nil || cfg.KillPod == nil {
+		return nil, errors.New("eviction: Config.Clock, Observe, ActivePods, Usage and KillPod are required")
+	}
+	if cfg.MonitoringPeriod <= 0 {
+		cfg.MonitoringPeriod = DefaultMonitoringPeriod
+	}
+	if cfg.Recorder == nil {
+		cfg.Recorder = events.Discard{}
+	}
+	m := &Manager{cfg: cfg, next: cfg.Clock.Now(), firstObserved: map[Threshold]time.Time{}, lastObserved: map[v1.NodeConditionType]time.Time{}}
+	if cfg.Registry != nil {
+		m.evictions = prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: cfg.Registry.Name("evictions"),
+			Help: "Cumulative number of pod evictions by eviction signal",
+		}, []string{"eviction_signal"})
+		cfg.Registry.MustRegister(m.evictions)
+	}
+	return m, nil
+}
+
+// Due is when Step next has work.
+func (m *Manager) Due(time.Time) time.Time {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return m.next
+}
+
+// Step runs synchronize when due. While an evicted pod is being cleaned up (at most
+// PodCleanupTimeout) it only checks the cleanup, as upstream's synchronize waits for it
+// before returning; the core never blocks on it.
+func (m *Manager) Step(ctx context.Context) {
+	logger := klog.FromContext(ctx)
+	now := m.cfg.Clock.Now()
+	m.mu.Lock()
+	if now.Before(m.next) {
+		m.mu.Unlock()
+		return
+	}
+	if m.waiting != nil {
+		done := m.waiting.Done()
+		if !done && now.Sub(m.waitingSince) < PodCleanupTimeout {
+			m.next = now.Add(cleanupPollPeriod)
+			m.mu.Unlock()
+			return
+		}
+		if done {
+			logger.Info("Eviction manager: pods successfully cleaned up", "pods", m.waitingPod)
+		} else {
+			logger.Info("Eviction manager: timed out waiting for pods to be cleaned up", "pods", m.waitingPod)
+		}
+		m.waiting = nil
+	}
+	m.next = now.Add(m.cfg.MonitoringPeriod)
+	m.mu.Unlock()
+	m.synchronize(ctx, now)
+}
+
+// IsUnderPressure reports whether cond (MemoryPressure, DiskPressure, PIDPressure) holds.
+func (m *Manager) IsUnderPressure(cond v1.NodeConditionType) bool {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	for _, c := range m.conditions {
+		if c == cond {
+			return true
+		}
+	}
+	return false
+}
+
+// met reports whether t is crossed; with minReclaim, whether the signal is not yet
+// MinReclaim below the threshold.
+func met(t Threshold, o nodestatus.Observation, minReclaim bool) bool {
+	value := t.Value(o.Capacity)
+	if minReclaim && t.MinReclaim != nil {
+		value += t.MinReclaim.Value()
+	}
+	return o.Available < value
+}
+
+func (m *Manager) synchronize(ctx context.Context, now time.Time) {
+	logger := klog.FromContext(ctx)
+	obs := m.cfg.Observe()
+	var thresholds []Threshold
+	for _, t := range m.cfg.Thresholds {
+		if o, ok := obs[t.Signal]; ok && met(t, o, false) {
+			thresholds = append(thresholds, t)
+		}
+	}
+	m.mu.Lock()
+	// A threshold met before stays met until its minimum reclaim is reached.
+	for _, t := range m.thresholdsMet {
+		if o, ok := obs[t.Signal]; ok && met(t, o, true) && !contains(thresholds, t) {
+			thresholds = append(thresholds, t)
+		}
+	}
+	first := map[Threshold]time.Time{}
+	for _, t := range thresholds {
+		at, ok := m.firstObserved[t]
+		if !ok {
+			at = now
+		}
+		first[t] = at
+		m.lastObserved[nodestatus.SignalCondition(t.Signal)] = now
+	}
+	m.firstObserved = first
+	// The conditions come from every threshold met, grace period or not, and hold for
+	// the transition period.
+	m.conditions = m.conditions[:0]
+	for _, c := range []v1.NodeConditionType{v1.NodeMemoryPressure, v1.NodeDiskPressure, v1.NodePIDPressure} {
+		if last, ok := m.lastObserved[c]; ok && now.Sub(last) < m.cfg.PressureTransitionPeriod || ok && last.Equal(now) {
+			m.conditions = append(m.conditions, c)
+		}
+	}
+	// Only thresholds past their grace period evict.
+	var ready []Threshold
+	for _, t := range thresholds {
+		if now.Sub(first[t]) >= t.GracePeriod {
+			ready = append(ready, t)
+		}
+	}
+	m.thresholdsMet = ready
+	m.mu.Unlock()
+	if len(ready) == 0 {
+		return
+	}
+	sort.SliceStable(ready, func(i, j int) bool {
+		return reclaimOrder[signalResource[ready[i].Signal]] < reclaimOrder[signalResource[ready[j].Signal]]
+	})
+	t := ready[0]
+	res := signalResource[t.Signal]
+	logger.Info("Eviction manager: attempting to reclaim", "resourceName", res)
+	if m.cfg.NodeRef != nil {
+		m.cfg.Recorder.Eventf(m.cfg.NodeRef, v1.EventTypeWarning, EventThresholdMet, "Attempting to reclaim %s", res)
+	}
+	usage, err := m.cfg.Usage(ctx)
+	if err != nil {
+		logger.Error(err, "Eviction manager: failed to get summary stats")
+		return
+	}
+	pods := m.cfg.ActivePods()
+	if len(pods) == 0 {
+		logger.Error(nil, "Eviction manager: eviction thresholds have been met, but no pods are active to evict")
+		return
+	}
+	pods = append([]*v1.Pod(nil), pods...)
+	rank(pods, res, usage)
+	grace := hardEvictionGracePeriod
+	if t.Soft {
+		grace = m.cfg.MaxPodGracePeriodSeconds
+	}
+	o := obs[t.Signal]
+	for _, pod := range pods {
+		if kubetypes.IsCriticalPod(pod) {
+			logger.Error(nil, "Eviction manager: cannot evict a critical pod", "pod", klog.KObj(pod))
+			continue
+		}
+		podGrace := grace
+		if t.Soft && pod.Spec.TerminationGracePeriodSeconds != nil && *pod.Spec.TerminationGracePeriodSeconds < podGrace {
+			podGrace = *pod.Spec.TerminationGracePeriodSeconds
+		}
+		message := Message(res, pod, usage[pod.UID], t, o)
+		m.cfg.Recorder.Eventf(events.PodRef(pod), v1.EventTypeWarning, Reason, "%s", message)
+		op, err := m.cfg.KillPod(pod, podGrace, func(st *v1.PodStatus) {
+			st.Phase = v1.PodFailed
+			st.Reason = Reason
+			st.Message = message
+			setCondition(st, v1.PodCondition{Type: v1.DisruptionTarget, Status: v1.ConditionTrue,
+				Reason: ConditionReason, Message: message, LastTransitionTime: metav1.NewTime(now)})
+		})
+		if err != nil {
+			logger.Error(err, "Eviction manager: pod failed to evict", "pod", klog.KObj(pod))
+			continue
+		}
+		logger.Info("Eviction manager: pod is evicted successfully", "pod", klog.KObj(pod))
+		if m.evictions != nil {
+			m.evictions.WithLabelValues(string(t.Signal)).Inc()
+		}
+		m.mu.Lock()
+		m.waiting, m.waitingPod, m.waitingSince = op, klog.KObj(pod).String(), now
+		m.next = now.Add(cleanupPollPeriod)
+		m.mu.Unlock()
+		return // one pod per pass
+	}
+	logger.Info("Eviction manager: unable to evict any pods from the node")
+}
+
+func contains(list []Threshold, t Threshold) bool {
+	for _, x := range list {
+		if x == t {
+			return true
+		}
+	}
+	return false
+}
+
+func setCondition(st *v1.PodStatus, c v1.PodCondition) {
+	for i := range st.Conditions {
+		if st.Conditions[i].Type == c.Type {
+			st.Conditions[i] = c
+			return
+		}
+	}
+	st.Conditions = append(st.Conditions, c)
+}
+
+// rank orders pods for the eviction of res, as upstream's rank functions: for memory and
+// disk, pods using more than they request first, then lower priority, then usage above
+// the request; for PIDs, lower priority, then more processes.
+func rank(pods []*v1.Pod, res v1.ResourceName, usage map[types.UID]PodUsage) {
+	use := func(p *v1.Pod) int64 {
+		u := usage[p.UID]
+		switch res {
+		case v1.ResourceMemory:
+			return u.MemoryWorkingSetBytes
+		case v1.ResourceEphemeralStorage:
+			return u.DiskBytes
+		}
+		return u.Processes
+	}
+	request := func(p *v1.Pod) int64 {
+		var sum int64
+		for _, c := range p.Spec.Containers {
+			if q, ok := c.Resources.Requests[res]; ok {
+				sum += q.Value()
+			}
+		}
+		return sum
+	}
+	priority := func(p *v1.Pod) int32 {
+		if p.Spec.Priority != nil {
+			return *p.Spec.Priority
+		}
+		return 0
+	}
+	sort.SliceStable(pods, func(i, j int) bool {
+		a, b := pods[i], pods[j]
+		if res != resourcePIDs {
+			// A pod without stats ranks as exceeding its requests, as upstream.
+			_, aOK := usage[a.UID]
+			_, bOK := usage[b.UID]
+			ea, eb := !aOK || use(a) > request(a), !bOK || use(b) > request(b)
+			if ea != eb {
+				return ea
+			}
+		}
+		if pa, pb := priority(a), priority(b); pa != pb {
+			return pa < pb
+		}
+		if res == resourcePIDs {
+			return use(a) > use(b)
+		}
+		return use(a)-request(a) > use(b)-request(b)
+	})
+}
+
+// Message is upstream's eviction message: the resource, the threshold and what was
+// available, and each container using more than it requests.
+func Message(res v1.ResourceName, pod *v1.Pod, u PodUsage, t Threshold, o nodestatus.Observation) string {
+	message := fmt.Sprintf(nodeLowMessageFmt, res)
+	quantity := resource.NewQuantity(t.Value(o.Capacity), resource.BinarySI)
+	available := resource.NewQuantity(o.Available, resource.BinarySI)
+	message += fmt.Sprintf(thresholdMetFmt, quantity, available)
+	for _, cu := range u.Containers {
+		for _, c := range pod.Spec.Containers {
+			if c.Name != cu.Name {
+				continue
+			}
+			req := c.Resources.Requests[res]
+			var used *resource.Quantity
+			switch res {
+			case v1.ResourceMemory:
+				used = resource.NewQuantity(cu.MemoryWorkingSetBytes, resource.BinarySI)
+			case v1.ResourceEphemeralStorage:
+				used = resource.NewQuantity(cu.DiskBytes, resource.BinarySI)
+			}
+			if used != nil && used.Cmp(req) > 0 {
+				message += fmt.Sprintf(containerMessageFmt, c.Name, used.String(), req.String(), res)
+			}
+		}
+	}
+	return message
+}
+
+// Admit is the eviction manager's admission: under memory pressure only critical pods and
+// pods that are not BestEffort (or tolerate the memory-pressure taint) are admitted; under
+// any other pressure only critical pods. It returns whether pod is admitted, else the
+// rejection's reason and message.
+func (m *Manager) Admit(pod *v1.Pod) (bool, string, string) {
+	m.mu.RLock()
+	conds := append([]v1.NodeConditionType(nil), m.conditions...)
+	m.mu.RUnlock()
+	if len(conds) == 0 || kubetypes.IsCriticalPod(pod) {
+		return true, "", ""
+	}
+	if len(conds) == 1 && conds[0] == v1.NodeMemoryPressure {
+		if podstatus.QOS(pod) != v1.PodQOSBestEffort {
+			return true, "", ""
+		}
+		taint := &v1.Taint{Key: v1.TaintNodeMemoryPressure, Effect: v1.TaintEffectNoSchedule}
+		for i := range pod.Spec.Tolerations {
+			if pod.Spec.Tolerations[i].ToleratesTaint(taint) {
+				return true, "", ""
+			}
+		}
+	}
+	names := make([]string, len(conds))
+	for i, c := range conds {
+		names[i] = string(c)
+	}
+	return false, Reason, fmt.Sprintf(nodeConditionMessage, "["+strings.Join(names, " ")+"]")
+}

@@ -1,0 +1,283 @@
+package eviction
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	testingclock "k8s.io/utils/clock/testing"
+
+	"github.com/minikubelet/minikubelet/pkg/events"
+	"github.com/minikubelet/minikubelet/pkg/kubetypes"
+	"github.com/minikubelet/minikubelet/pkg/metrics"
+	"github.com/minikubelet/minikubelet/pkg/nodestatus"
+	"github.com/minikubelet/minikubelet/pkg/task"
+)
+
+const mi = 1 << 20
+
+func pod(name string, memRequest string, priority int32, static bool) *v1.Pod {
+	p := &v1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", UID: types.UID("uid-" + name), Annotations: map[string]string{}},
+		Spec:       v1.PodSpec{Priority: &priority, Containers: []v1.Container{{Name: "app", Image: "app"}}},
+	}
+	if memRequest != "" {
+		q := resource.MustParse(memRequest)
+		p.Spec.Containers[0].Resources = v1.ResourceRequirements{Requests: v1.ResourceList{v1.ResourceMemory: q}, Limits: v1.ResourceList{v1.ResourceMemory: q}}
+	}
+	if static {
+		p.Annotations[kubetypes.ConfigSourceAnnotationKey] = kubetypes.FileSource
+	} else {
+		p.Annotations[kubetypes.ConfigSourceAnnotationKey] = kubetypes.ApiserverSource
+	}
+	return p
+}
+
+func memUsage(bytes int64) PodUsage {
+	return PodUsage{MemoryWorkingSetBytes: bytes, Containers: []ContainerUsage{{Name: "app", MemoryWorkingSetBytes: bytes}}}
+}
+
+// env is a manager over a fake clock with a memory.available observation the test sets.
+type env struct {
+	clk       *testingclock.FakeClock
+	m         *Manager
+	available int64
+	pods      []*v1.Pod
+	usage     map[types.UID]PodUsage
+	killed    []string
+	statuses  map[string]v1.PodStatus
+	grace     map[string]int64
+	ops       map[string]*task.Op
+	events    *events.Store
+	reg       *metrics.Registry
+}
+
+func hardMemory(q string) Threshold {
+	v := resource.MustParse(q)
+	return Threshold{Threshold: nodestatus.Threshold{Signal: nodestatus.SignalMemoryAvailable, Quantity: &v}}
+}
+
+func newEnv(t *testing.T, thresholds ...Threshold) *env {
+	t.Helper()
+	e := &env{clk: testingclock.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)), available: 4096 * mi,
+		usage: map[types.UID]PodUsage{}, statuses: map[string]v1.PodStatus{}, grace: map[string]int64{}, ops: map[string]*task.Op{}}
+	e.events = events.NewStore(e.clk, "node-1", 100)
+	e.reg = metrics.NewRegistry("kubelet_")
+	m, err := New(Config{
+		Clock:                    e.clk,
+		Thresholds:               thresholds,
+		PressureTransitionPeriod: 5 * time.Minute,
+		MaxPodGracePeriodSeconds: 20,
+		Observe: func() map[nodestatus.Signal]nodestatus.Observation {
+			return map[nodestatus.Signal]nodestatus.Observation{nodestatus.SignalMemoryAvailable: {Available: e.available, Capacity: 8192 * mi}}
+		},
+		ActivePods: func() []*v1.Pod {
+			var out []*v1.Pod
+			for _, p := range e.pods {
+				if _, gone := e.statuses[p.Name]; !gone {
+					out = append(out, p)
+				}
+			}
+			return out
+		},
+		Usage: func(context.Context) (map[types.UID]PodUsage, error) { return e.usage, nil },
+		KillPod: func(p *v1.Pod, grace int64, status func(*v1.PodStatus)) (*task.Op, error) {
+			var st v1.PodStatus
+			status(&st)
+			e.killed = append(e.killed, p.Name)
+			e.statuses[p.Name], e.grace[p.Name] = st, grace
+			e.ops[p.Name] = task.NewOp()
+			return e.ops[p.Name], nil
+		},
+		Recorder: e.events,
+		NodeRef:  &v1.ObjectReference{Kind: "Node", Name: "node-1", UID: "node-1"},
+		Registry: e.reg,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.m = m
+	return e
+}
+
+// run steps the manager for d, one second at a time.
+func (e *env) run(d time.Duration) {
+	for end := e.clk.Now().Add(d); !e.clk.Now().After(end); e.clk.Step(time.Second) {
+		e.m.Step(context.Background())
+	}
+}
+
+func (e *env) eventMessages(reason string) []string {
+	var out []string
+	for _, ev := range e.events.List() {
+		if ev.Reason == reason {
+			out = append(out, ev.InvolvedObject.Name+": "+ev.Message)
+		}
+	}
+	return out
+}
+
+// TestMemoryPressureEvictsInUpstreamOrder: the leaker far above its request goes first,
+// then the BestEffort pod; the Guaranteed pod within its request and the static pod stay.
+// One pod per pass, each after the previous one's cleanup.
+func TestMemoryPressureEvictsInUpstreamOrder(t *testing.T) {
+	e := newEnv(t, hardMemory("100Mi"))
+	leaker, besteffort, guaranteed, static := pod("leaker", "500Mi", 0, false), pod("besteffort", "", 0, false), pod("guaranteed", "1Gi", 0, false), pod("static", "", 0, true)
+	e.pods = []*v1.Pod{guaranteed, static, besteffort, leaker}
+	e.usage[leaker.UID] = memUsage(5 << 30)
+	e.usage[besteffort.UID] = memUsage(10 * mi)
+	e.usage[guaranteed.UID] = memUsage(512 * mi)
+	e.usage[static.UID] = memUsage(2 << 30)
+
+	e.run(30 * time.Second)
+	if len(e.killed) != 0 || e.m.IsUnderPressure(v1.NodeMemoryPressure) {
+		t.Fatalf("killed %v with memory available", e.killed)
+	}
+	e.available = 50 * mi
+	e.run(10 * time.Second)
+	if len(e.killed) != 1 || e.killed[0] != "leaker" {
+		t.Fatalf("killed %v, want the leaker first", e.killed)
+	}
+	st := e.statuses["leaker"]
+	wantMsg := "The node was low on resource: memory. Threshold quantity: 100Mi, available: 50Mi. Container app was using 5Gi, request is 500Mi, has larger consumption of memory. "
+	if st.Phase != v1.PodFailed || st.Reason != "Evicted" || st.Message != wantMsg {
+		t.Errorf("status %s/%s %q, want Failed/Evicted %q", st.Phase, st.Reason, st.Message, wantMsg)
+	}
+	if len(st.Conditions) != 1 || st.Conditions[0].Type != v1.DisruptionTarget || st.Conditions[0].Reason != "TerminationByKubelet" {
+		t.Errorf("conditions %+v, want DisruptionTarget TerminationByKubelet", st.Conditions)
+	}
+	if e.grace["leaker"] != 1 {
+		t.Errorf("hard eviction grace %d, want 1", e.grace["leaker"])
+	}
+	if got := e.eventMessages("Evicted"); len(got) != 1 || got[0] != "leaker: "+wantMsg {
+		t.Errorf("Evicted events %q", got)
+	}
+	if got := e.eventMessages("EvictionThresholdMet"); len(got) == 0 || got[0] != "node-1: Attempting to reclaim memory" {
+		t.Errorf("node events %q", got)
+	}
+	if !e.m.IsUnderPressure(v1.NodeMemoryPressure) {
+		t.Error("no MemoryPressure while the threshold is met")
+	}
+
+	// Until the leaker's cleanup (or 30s), nothing else is evicted.
+	e.run(20 * time.Second)
+	if len(e.killed) != 1 {
+		t.Fatalf("killed %v before the first eviction's cleanup", e.killed)
+	}
+	e.ops["leaker"].Complete(nil)
+	e.run(11 * time.Second)
+	if len(e.killed) != 2 || e.killed[1] != "besteffort" {
+		t.Fatalf("killed %v, want the BestEffort pod second", e.killed)
+	}
+	// The static pod is critical; the Guaranteed pod goes only after everything above its request.
+	e.ops["besteffort"].Complete(nil)
+	e.run(11 * time.Second)
+	if len(e.killed) != 3 || e.killed[2] != "guaranteed" {
+		t.Fatalf("killed %v, want guaranteed third and never the static pod", e.killed)
+	}
+	e.ops["guaranteed"].Complete(nil)
+	e.run(30 * time.Second)
+	if len(e.killed) != 3 {
+		t.Errorf("killed %v: the static pod must never be evicted", e.killed)
+	}
+	if got := testutil.ToFloat64(e.m.evictions.WithLabelValues("memory.available")); got != 3 {
+		t.Errorf("evictions{memory.available} = %v, want 3", got)
+	}
+}
+
+// TestSoftThresholdWaitsForItsGracePeriod: a soft threshold evicts only once crossed for
+// its grace period, with the smaller of evictionMaxPodGracePeriod and the pod's grace.
+func TestSoftThresholdWaitsForItsGracePeriod(t *testing.T) {
+	soft := hardMemory("1Gi")
+	soft.Soft, soft.GracePeriod = true, time.Minute
+	e := newEnv(t, soft)
+	p := pod("web", "100Mi", 0, false)
+	thirty := int64(30)
+	p.Spec.TerminationGracePeriodSeconds = &thirty
+	e.pods = []*v1.Pod{p}
+	e.usage[p.UID] = memUsage(900 * mi)
+	e.available = 512 * mi
+	e.run(50 * time.Second)
+	if len(e.killed) != 0 {
+		t.Fatalf("evicted %v before the grace period", e.killed)
+	}
+	if !e.m.IsUnderPressure(v1.NodeMemoryPressure) {
+		t.Error("the condition must show while the grace period runs")
+	}
+	e.run(20 * time.Second)
+	if len(e.killed) != 1 || e.grace["web"] != 20 {
+		t.Fatalf("killed %v with grace %d, want web with evictionMaxPodGracePeriod 20", e.killed, e.grace["web"])
+	}
+}
+
+// TestMinimumReclaimAndTransitionPeriod: a met threshold holds until the signal is
+// MinReclaim above it; the condition holds evictionPressureTransitionPeriod after.
+func TestMinimumReclaimAndTransitionPeriod(t *testing.T) {
+	th := hardMemory("100Mi")
+	reclaim := resource.MustParse("500Mi")
+	th.MinReclaim = &reclaim
+	e := newEnv(t, th)
+	e.available = 50 * mi
+	e.run(time.Second)
+	e.available = 300 * mi // above the threshold, below threshold + minimum reclaim
+	e.run(10 * time.Second)
+	e.m.mu.RLock()
+	stillMet := len(e.m.thresholdsMet) == 1
+	e.m.mu.RUnlock()
+	if !stillMet {
+		t.Error("the threshold was resolved before its minimum reclaim")
+	}
+	e.available = 700 * mi
+	e.run(20 * time.Second)
+	if !e.m.IsUnderPressure(v1.NodeMemoryPressure) {
+		t.Error("MemoryPressure cleared before the transition period")
+	}
+	e.run(5 * time.Minute)
+	if e.m.IsUnderPressure(v1.NodeMemoryPressure) {
+		t.Error("MemoryPressure held past the transition period")
+	}
+}
+
+func TestAdmit(t *testing.T) {
+	e := newEnv(t, hardMemory("100Mi"))
+	besteffort, burstable, static := pod("be", "", 0, false), pod("bu", "100Mi", 0, false), pod("st", "", 0, true)
+	tolerating := pod("tol", "", 0, false)
+	tolerating.Spec.Tolerations = []v1.Toleration{{Key: v1.TaintNodeMemoryPressure, Operator: v1.TolerationOpExists, Effect: v1.TaintEffectNoSchedule}}
+	if ok, _, _ := e.m.Admit(besteffort); !ok {
+		t.Error("BestEffort rejected without pressure")
+	}
+	e.available = 10 * mi
+	e.run(time.Second)
+	for _, tt := range []struct {
+		pod  *v1.Pod
+		want bool
+	}{{besteffort, false}, {burstable, true}, {static, true}, {tolerating, true}} {
+		ok, reason, msg := e.m.Admit(tt.pod)
+		if ok != tt.want {
+			t.Errorf("%s admitted=%v, want %v", tt.pod.Name, ok, tt.want)
+		}
+		if !ok && (reason != "Evicted" || msg != "The node had condition: [MemoryPressure]. ") {
+			t.Errorf("%s rejected with %q %q", tt.pod.Name, reason, msg)
+		}
+	}
+}
+
+func TestRankPIDs(t *testing.T) {
+	a, b, c := pod("a", "", 0, false), pod("b", "", 0, false), pod("c", "", -10, false)
+	usage := map[types.UID]PodUsage{a.UID: {Processes: 5}, b.UID: {Processes: 50}, c.UID: {Processes: 1}}
+	pods := []*v1.Pod{a, b, c}
+	rank(pods, resourcePIDs, usage)
+	var names []string
+	for _, p := range pods {
+		names = append(names, p.Name)
+	}
+	if got := strings.Join(names, ","); got != "c,b,a" {
+		t.Errorf("PID rank %s, want c (lowest priority), b (most processes), a", got)
+	}
+}
