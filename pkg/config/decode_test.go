@@ -225,7 +225,7 @@ func TestRealNodeConfigsLoad(t *testing.T) {
 		notUnsimulated  []string // modelled fields that must not be
 	}{
 		{"kubeadm-node.yaml", []string{"cgroupDriver", "clusterDNS", "rotateCertificates", "logging"}, []string{"syncFrequency", "staticPodPath", "shutdownGracePeriod", "authentication", "authorization"}},
-		{"production-node.yaml", []string{"tlsCipherSuites", "registerWithTaints", "evictionSoft", "serverTLSBootstrap"}, []string{"evictionHard", "kubeReserved", "featureGates", "maxPods"}},
+		{"production-node.yaml", []string{"tlsCipherSuites", "registerWithTaints", "serverTLSBootstrap"}, []string{"evictionHard", "evictionSoft", "kubeReserved", "featureGates", "maxPods"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {

@@ -29,6 +29,8 @@ const (
 	// without a config file: the simulator serves its one HTTP listener there, and an
 	// explicit 0 picks a free port (v1beta1 defaults the field to 0, meaning disabled).
 	DefaultReadOnlyPort = 10255
+	// DefaultEvictionPressureTransitionPeriod is evictionPressureTransitionPeriod's default.
+	DefaultEvictionPressureTransitionPeriod = 5 * time.Minute
 	// DefaultPort is the kubelet's secure port.
 	DefaultPort = 10250
 	// The secure port's authentication and authorization caches (v1beta1 defaults).
@@ -144,6 +146,9 @@ func SetKubeletDefaults(kc *KubeletConfiguration) {
 	// is (v1.30 does not merge the defaults into a partial map).
 	if kc.EvictionHard == nil {
 		kc.EvictionHard = DefaultEvictionHard()
+	}
+	if kc.EvictionPressureTransitionPeriod.Duration == 0 {
+		kc.EvictionPressureTransitionPeriod = metav1.Duration{Duration: DefaultEvictionPressureTransitionPeriod}
 	}
 }
 

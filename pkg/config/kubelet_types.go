@@ -70,6 +70,16 @@ type KubeletConfiguration struct {
 	// EvictionHard maps eviction signals to thresholds (quantity or percentage). Unset: the
 	// upstream Linux defaults; set: exactly these (no merge with the defaults, as in v1.30).
 	EvictionHard map[string]string `json:"evictionHard,omitempty"`
+	// EvictionSoft are soft thresholds: met for their EvictionSoftGracePeriod (required
+	// for each) before a pod is evicted, with a grace of at most EvictionMaxPodGracePeriod
+	// seconds. EvictionMinimumReclaim is how far below a met threshold a signal must get
+	// before it counts as resolved. EvictionPressureTransitionPeriod holds a pressure
+	// condition after its threshold was last met (default 5m).
+	EvictionSoft                     map[string]string `json:"evictionSoft,omitempty"`
+	EvictionSoftGracePeriod          map[string]string `json:"evictionSoftGracePeriod,omitempty"`
+	EvictionPressureTransitionPeriod metav1.Duration   `json:"evictionPressureTransitionPeriod,omitempty"`
+	EvictionMaxPodGracePeriod        int32             `json:"evictionMaxPodGracePeriod,omitempty"`
+	EvictionMinimumReclaim           map[string]string `json:"evictionMinimumReclaim,omitempty"`
 	// FeatureGates sets gates by name; merged per key with --feature-gates (the flag wins on the
 	// same key).
 	FeatureGates map[string]bool `json:"featureGates,omitempty"`
@@ -140,11 +150,6 @@ type KubeletConfiguration struct {
 	KubeAPIBurst                              json.RawMessage `json:"kubeAPIBurst,omitempty"`
 	SerializeImagePulls                       json.RawMessage `json:"serializeImagePulls,omitempty"`
 	MaxParallelImagePulls                     json.RawMessage `json:"maxParallelImagePulls,omitempty"`
-	EvictionSoft                              json.RawMessage `json:"evictionSoft,omitempty"`
-	EvictionSoftGracePeriod                   json.RawMessage `json:"evictionSoftGracePeriod,omitempty"`
-	EvictionPressureTransitionPeriod          json.RawMessage `json:"evictionPressureTransitionPeriod,omitempty"`
-	EvictionMaxPodGracePeriod                 json.RawMessage `json:"evictionMaxPodGracePeriod,omitempty"`
-	EvictionMinimumReclaim                    json.RawMessage `json:"evictionMinimumReclaim,omitempty"`
 	PodsPerCore                               json.RawMessage `json:"podsPerCore,omitempty"`
 	EnableControllerAttachDetach              json.RawMessage `json:"enableControllerAttachDetach,omitempty"`
 	ProtectKernelDefaults                     json.RawMessage `json:"protectKernelDefaults,omitempty"`

@@ -190,6 +190,42 @@ func validateKubelet(v *validator, kc *KubeletConfiguration, gate featuregate.Fe
 	for _, signal := range sortedKeys(kc.EvictionHard) {
 		validateEvictionThreshold(v, p+"evictionHard["+signal+"]", signal, kc.EvictionHard[signal])
 	}
+	for _, signal := range sortedKeys(kc.EvictionSoft) {
+		validateEvictionThreshold(v, p+"evictionSoft["+signal+"]", signal, kc.EvictionSoft[signal])
+		if _, ok := kc.EvictionSoftGracePeriod[signal]; !ok {
+			v.invalid(p+"evictionSoft["+signal+"]", kc.EvictionSoft[signal], "grace period must be specified for the soft eviction threshold %s", signal)
+		}
+	}
+	for _, signal := range sortedKeys(kc.EvictionSoftGracePeriod) {
+		path, val := p+"evictionSoftGracePeriod["+signal+"]", kc.EvictionSoftGracePeriod[signal]
+		if !evictionSignals[signal] {
+			v.invalid(path, val, "unsupported eviction signal %s", signal)
+			continue
+		}
+		if d, err := time.ParseDuration(val); err != nil || d < 0 {
+			v.invalid(path, val, "must be a duration of at least 0 (e.g. 1m30s)")
+		}
+	}
+	for _, signal := range sortedKeys(kc.EvictionMinimumReclaim) {
+		path, val := p+"evictionMinimumReclaim["+signal+"]", kc.EvictionMinimumReclaim[signal]
+		if !evictionSignals[signal] {
+			v.invalid(path, val, "unsupported eviction signal %s", signal)
+			continue
+		}
+		if pct, ok := strings.CutSuffix(val, "%"); ok {
+			if f, err := strconv.ParseFloat(pct, 64); err != nil || f < 0 || f > 100 {
+				v.invalid(path, val, "must be a percentage in [0%%,100%%] or a quantity")
+			}
+		} else if q, err := resource.ParseQuantity(val); err != nil || q.Sign() < 0 {
+			v.invalid(path, val, "eviction reclaim threshold %s must be non-negative", signal)
+		}
+	}
+	if kc.EvictionMaxPodGracePeriod < 0 {
+		v.invalid(p+"evictionMaxPodGracePeriod", kc.EvictionMaxPodGracePeriod, "must not be negative")
+	}
+	if kc.EvictionPressureTransitionPeriod.Duration < 0 {
+		v.invalid(p+"evictionPressureTransitionPeriod", kc.EvictionPressureTransitionPeriod, "must not be negative")
+	}
 	validateReserved(v, p+"systemReserved", kc.SystemReserved)
 	validateReserved(v, p+"kubeReserved", kc.KubeReserved)
 }

@@ -75,8 +75,9 @@ type Threshold struct {
 	Soft        bool
 	GracePeriod time.Duration
 	// MinReclaim is how far below the threshold the signal must get before a met
-	// threshold counts as resolved (evictionMinimumReclaim); nil: none.
-	MinReclaim *resource.Quantity
+	// threshold counts as resolved (evictionMinimumReclaim, a quantity or a percentage of
+	// the capacity); nil: none.
+	MinReclaim *nodestatus.Threshold
 }
 
 // ContainerUsage is one container's use, as the summary API reports it.
@@ -214,7 +215,7 @@ func (m *Manager) IsUnderPressure(cond v1.NodeConditionType) bool {
 func met(t Threshold, o nodestatus.Observation, minReclaim bool) bool {
 	value := t.Value(o.Capacity)
 	if minReclaim && t.MinReclaim != nil {
-		value += t.MinReclaim.Value()
+		value += t.MinReclaim.Value(o.Capacity)
 	}
 	return o.Available < value
 }

@@ -221,7 +221,7 @@ func TestSoftThresholdWaitsForItsGracePeriod(t *testing.T) {
 func TestMinimumReclaimAndTransitionPeriod(t *testing.T) {
 	th := hardMemory("100Mi")
 	reclaim := resource.MustParse("500Mi")
-	th.MinReclaim = &reclaim
+	th.MinReclaim = &nodestatus.Threshold{Signal: th.Signal, Quantity: &reclaim}
 	e := newEnv(t, th)
 	e.available = 50 * mi
 	e.run(time.Second)

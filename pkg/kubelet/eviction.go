@@ -3,6 +3,7 @@ package kubelet
 import (
 	"context"
 	"fmt"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -16,18 +17,16 @@ import (
 // observed signals (the usage model), the stats summary for the ranking, killPodNow for
 // the kill, as the kubelet wires its eviction manager.
 func (k *Kubelet) buildEviction() error {
-	hard, err := nodestatus.ParseEvictionHard(k.cfg.Kubelet.EvictionHard)
+	kc := &k.cfg.Kubelet
+	thresholds, err := evictionThresholds(kc.EvictionHard, kc.EvictionSoft, kc.EvictionSoftGracePeriod, kc.EvictionMinimumReclaim)
 	if err != nil {
-		return fmt.Errorf("kubeletConfiguration.evictionHard: %w", err)
-	}
-	thresholds := make([]eviction.Threshold, len(hard))
-	for i, t := range hard {
-		thresholds[i] = eviction.Threshold{Threshold: t}
+		return err
 	}
 	k.eviction, err = eviction.New(eviction.Config{
 		Clock:                    k.clock,
 		Thresholds:               thresholds,
-		PressureTransitionPeriod: nodestatus.DefaultPressureTransitionPeriod,
+		PressureTransitionPeriod: kc.EvictionPressureTransitionPeriod.Duration,
+		MaxPodGracePeriodSeconds: int64(kc.EvictionMaxPodGracePeriod),
 		Observe:                  k.nodeStatus.Observe,
 		ActivePods:               k.GetActivePods,
 		Usage:                    k.podUsage,
@@ -40,6 +39,44 @@ func (k *Kubelet) buildEviction() error {
 		return fmt.Errorf("create eviction manager: %w", err)
 	}
 	return nil
+}
+
+// evictionThresholds parses the configuration's thresholds as the kubelet's
+// ParseThresholdConfig: the hard ones, the soft ones with their grace periods, and the
+// minimum reclaim of each signal.
+func evictionThresholds(hard, soft, grace, reclaim map[string]string) ([]eviction.Threshold, error) {
+	var out []eviction.Threshold
+	minReclaim := map[nodestatus.Signal]*nodestatus.Threshold{}
+	if len(reclaim) > 0 {
+		parsed, err := nodestatus.ParseEvictionHard(reclaim)
+		if err != nil {
+			return nil, fmt.Errorf("kubeletConfiguration.evictionMinimumReclaim: %w", err)
+		}
+		for i := range parsed {
+			minReclaim[parsed[i].Signal] = &parsed[i]
+		}
+	}
+	h, err := nodestatus.ParseEvictionHard(hard)
+	if err != nil {
+		return nil, fmt.Errorf("kubeletConfiguration.evictionHard: %w", err)
+	}
+	for _, t := range h {
+		out = append(out, eviction.Threshold{Threshold: t, MinReclaim: minReclaim[t.Signal]})
+	}
+	if len(soft) > 0 {
+		s, err := nodestatus.ParseEvictionHard(soft)
+		if err != nil {
+			return nil, fmt.Errorf("kubeletConfiguration.evictionSoft: %w", err)
+		}
+		for _, t := range s {
+			d, err := time.ParseDuration(grace[string(t.Signal)])
+			if err != nil {
+				return nil, fmt.Errorf("kubeletConfiguration.evictionSoftGracePeriod[%s]: grace period must be specified for the soft eviction threshold %s", t.Signal, t.Signal)
+			}
+			out = append(out, eviction.Threshold{Threshold: t, Soft: true, GracePeriod: d, MinReclaim: minReclaim[t.Signal]})
+		}
+	}
+	return out, nil
 }
 
 // podUsage is each pod's use from the stats summary (the runtime's usage model), as the

@@ -2,6 +2,7 @@ package kubelet
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -99,5 +100,37 @@ func TestEvictionUnderMemoryPressure(t *testing.T) {
 	all := strings.Join(reasons, " ")
 	if !strings.Contains(all, "Evicted/leaker") || !strings.Contains(all, "EvictionThresholdMet/"+testNode) {
 		t.Errorf("events %s, want Evicted on the leaker and EvictionThresholdMet on the node", all)
+	}
+}
+
+// TestEvictionThresholdsFromConfig: the configuration's hard, soft and minimum reclaim
+// settings become the manager's thresholds.
+func TestEvictionThresholdsFromConfig(t *testing.T) {
+	got, err := evictionThresholds(map[string]string{"memory.available": "100Mi"},
+		map[string]string{"memory.available": "1Gi", "nodefs.available": "15%"},
+		map[string]string{"memory.available": "1m30s", "nodefs.available": "2m"},
+		map[string]string{"memory.available": "200Mi", "nodefs.available": "5%"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines []string
+	for _, th := range got {
+		line := fmt.Sprintf("%s soft=%v grace=%v", th.String(), th.Soft, th.GracePeriod)
+		if th.MinReclaim != nil {
+			line += fmt.Sprintf(" reclaim=%d", th.MinReclaim.Value(100<<30))
+		}
+		lines = append(lines, line)
+	}
+	want := []string{
+		"memory.available<100Mi soft=false grace=0s reclaim=209715200",
+		"memory.available<1Gi soft=true grace=1m30s reclaim=209715200",
+		"nodefs.available<15% soft=true grace=2m0s reclaim=5368709120",
+	}
+	if strings.Join(lines, "\n") != strings.Join(want, "\n") {
+		t.Errorf("thresholds:\n%s\nwant:\n%s", strings.Join(lines, "\n"), strings.Join(want, "\n"))
+	}
+	if _, err := evictionThresholds(nil, map[string]string{"memory.available": "1Gi"}, nil, nil); err == nil ||
+		!strings.Contains(err.Error(), "grace period must be specified for the soft eviction threshold memory.available") {
+		t.Errorf("a soft threshold without grace: %v", err)
 	}
 }

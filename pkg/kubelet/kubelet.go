@@ -551,15 +551,17 @@ func (k *Kubelet) buildNodeStatus(nodeIP string) error {
 		}
 	}
 	k.nodeStatus, err = nodestatus.New(nodestatus.Config{
-		NodeName:                  k.nodeName,
-		NodeIP:                    hostIP(nodeIP),
-		Labels:                    k.cfg.NodeLabels,
-		Taints:                    taints,
-		Machine:                   k.machine(),
-		MaxPods:                   int(kc.MaxPods),
-		SystemReserved:            sys,
-		KubeReserved:              kube,
-		EvictionHard:              kc.EvictionHard,
+		NodeName:       k.nodeName,
+		NodeIP:         hostIP(nodeIP),
+		Labels:         k.cfg.NodeLabels,
+		Taints:         taints,
+		Machine:        k.machine(),
+		MaxPods:        int(kc.MaxPods),
+		SystemReserved: sys,
+		KubeReserved:   kube,
+		EvictionHard:   kc.EvictionHard,
+		// The conditions are the eviction manager's (built next), as upstream's setters'.
+		Pressure:                  func(c v1.NodeConditionType) bool { return k.eviction != nil && k.eviction.IsUnderPressure(c) },
 		KubeletPort:               port,
 		NodeStatusUpdateFrequency: kc.NodeStatusUpdateFrequency.Duration,
 		NodeStatusReportFrequency: kc.NodeStatusReportFrequency.Duration,

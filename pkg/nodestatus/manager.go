@@ -88,6 +88,10 @@ type Config struct {
 	// PressureTransitionPeriod: nil means DefaultPressureTransitionPeriod; 0 clears a
 	// pressure condition as soon as its threshold is no longer crossed.
 	PressureTransitionPeriod *time.Duration
+	// Pressure, when set, answers the pressure conditions instead of the manager's own
+	// evaluation of EvictionHard: the kubelet's eviction manager (soft thresholds, minimum
+	// reclaim), as upstream's setters read it.
+	Pressure func(v1.NodeConditionType) bool
 
 	Versions Versions
 	// OperatingSystem and Architecture default to the Go runtime's.
@@ -419,6 +423,9 @@ func (m *Manager) UpdateNodeStatus(ctx context.Context) error {
 	m.pressure.synchronize(start, m.observe())
 	m.mu.Lock()
 	for cond, on := range m.pressure.active {
+		if m.cfg.Pressure != nil {
+			on = m.cfg.Pressure(cond)
+		}
 		m.underPress[cond] = on
 	}
 	original, lastReport := m.node, m.lastReport
