@@ -173,6 +173,8 @@ type ContainerStats struct {
 	UsageNanoCores uint64
 	// WorkingSetBytes is the memory in use now.
 	WorkingSetBytes uint64
+	// WritableLayerBytes is the container's writable layer (CRI's WritableLayer.UsedBytes).
+	WritableLayerBytes uint64
 }
 
 // PodSandboxStats is a sandbox's resource use at Timestamp (CRI's PodSandboxStats): the sum

@@ -48,6 +48,12 @@ const (
 	thresholdMetFmt      = "Threshold quantity: %v, available: %v. "
 	containerMessageFmt  = "Container %s was using %s, request is %s, has larger consumption of %v. "
 	nodeConditionMessage = "The node had condition: %v. "
+
+	containerEphemeralStorageMessageFmt = "Container %s exceeded its local ephemeral storage limit %q. "
+	podEphemeralStorageMessageFmt       = "Pod ephemeral local storage usage exceeds the total limit of containers %s. "
+	// The evictions metric's signals of the limit evictions.
+	signalEphemeralContainerFsLimit = "ephemeralcontainerfs.limit"
+	signalEphemeralPodFsLimit       = "ephemeralpodfs.limit"
 )
 
 // resourcePIDs is the resource a pid.available eviction reclaims (upstream's "pids").
@@ -263,6 +269,11 @@ func (m *Manager) synchronize(ctx context.Context, now time.Time) {
 	}
 	m.thresholdsMet = ready
 	m.mu.Unlock()
+	// Pods over their ephemeral-storage limits are evicted first, whatever the node's
+	// signals (LocalStorageCapacityIsolation, GA).
+	if m.localStorageEviction(ctx, now) {
+		return
+	}
 	if len(ready) == 0 {
 		return
 	}
@@ -301,30 +312,97 @@ func (m *Manager) synchronize(ctx context.Context, now time.Time) {
 		if t.Soft && pod.Spec.TerminationGracePeriodSeconds != nil && *pod.Spec.TerminationGracePeriodSeconds < podGrace {
 			podGrace = *pod.Spec.TerminationGracePeriodSeconds
 		}
-		message := Message(res, pod, usage[pod.UID], t, o)
-		m.cfg.Recorder.Eventf(events.PodRef(pod), v1.EventTypeWarning, Reason, "%s", message)
-		op, err := m.cfg.KillPod(pod, podGrace, func(st *v1.PodStatus) {
-			st.Phase = v1.PodFailed
-			st.Reason = Reason
-			st.Message = message
-			setCondition(st, v1.PodCondition{Type: v1.DisruptionTarget, Status: v1.ConditionTrue,
-				Reason: ConditionReason, Message: message, LastTransitionTime: metav1.NewTime(now)})
-		})
-		if err != nil {
-			logger.Error(err, "Eviction manager: pod failed to evict", "pod", klog.KObj(pod))
-			continue
+		if m.evict(ctx, pod, podGrace, Message(res, pod, usage[pod.UID], t, o), string(t.Signal), now) {
+			return // one pod per pass
 		}
-		logger.Info("Eviction manager: pod is evicted successfully", "pod", klog.KObj(pod))
-		if m.evictions != nil {
-			m.evictions.WithLabelValues(string(t.Signal)).Inc()
-		}
-		m.mu.Lock()
-		m.waiting, m.waitingPod, m.waitingSince = op, klog.KObj(pod).String(), now
-		m.next = now.Add(cleanupPollPeriod)
-		m.mu.Unlock()
-		return // one pod per pass
 	}
 	logger.Info("Eviction manager: unable to evict any pods from the node")
+}
+
+// evict kills pod with the Evicted status, event and metric, and waits for its cleanup
+// before the next eviction. It reports whether the kill was started.
+func (m *Manager) evict(ctx context.Context, pod *v1.Pod, grace int64, message, signal string, now time.Time) bool {
+	logger := klog.FromContext(ctx)
+	m.cfg.Recorder.Eventf(events.PodRef(pod), v1.EventTypeWarning, Reason, "%s", message)
+	op, err := m.cfg.KillPod(pod, grace, func(st *v1.PodStatus) {
+		st.Phase = v1.PodFailed
+		st.Reason = Reason
+		st.Message = message
+		setCondition(st, v1.PodCondition{Type: v1.DisruptionTarget, Status: v1.ConditionTrue,
+			Reason: ConditionReason, Message: message, LastTransitionTime: metav1.NewTime(now)})
+	})
+	if err != nil {
+		logger.Error(err, "Eviction manager: pod failed to evict", "pod", klog.KObj(pod))
+		return false
+	}
+	logger.Info("Eviction manager: pod is evicted successfully", "pod", klog.KObj(pod))
+	if m.evictions != nil {
+		m.evictions.WithLabelValues(signal).Inc()
+	}
+	m.mu.Lock()
+	m.waiting, m.waitingPod, m.waitingSince = op, klog.KObj(pod).String(), now
+	m.next = now.Add(cleanupPollPeriod)
+	m.mu.Unlock()
+	return true
+}
+
+// localStorageEviction evicts the pods using more ephemeral storage than their limits, pod
+// total first, then per container, with upstream's messages and no grace period. It
+// reports whether it evicted any.
+func (m *Manager) localStorageEviction(ctx context.Context, now time.Time) bool {
+	pods := m.cfg.ActivePods()
+	limited := false
+	for _, pod := range pods {
+		for _, c := range pod.Spec.Containers {
+			if _, ok := c.Resources.Limits[v1.ResourceEphemeralStorage]; ok {
+				limited = true
+			}
+		}
+	}
+	if !limited {
+		return false // nothing to compare: skip the stats call
+	}
+	usage, err := m.cfg.Usage(ctx)
+	if err != nil {
+		klog.FromContext(ctx).Error(err, "Eviction manager: failed to get summary stats")
+		return false
+	}
+	evicted := false
+	for _, pod := range pods {
+		u, ok := usage[pod.UID]
+		if !ok || kubetypes.IsCriticalPod(pod) {
+			continue
+		}
+		if msg, signal := ephemeralStorageExceeded(pod, u); msg != "" {
+			evicted = m.evict(ctx, pod, 0, msg, signal, now) || evicted
+		}
+	}
+	return evicted
+}
+
+// ephemeralStorageExceeded returns the eviction message and metric signal of a pod over
+// its ephemeral-storage limits, or "".
+func ephemeralStorageExceeded(pod *v1.Pod, u PodUsage) (string, string) {
+	podLimit := resource.NewQuantity(0, resource.BinarySI)
+	limits := map[string]resource.Quantity{}
+	for _, c := range pod.Spec.Containers {
+		if q, ok := c.Resources.Limits[v1.ResourceEphemeralStorage]; ok {
+			podLimit.Add(q)
+			limits[c.Name] = q
+		}
+	}
+	if len(limits) == 0 {
+		return "", ""
+	}
+	if len(limits) == len(pod.Spec.Containers) && u.DiskBytes > podLimit.Value() {
+		return fmt.Sprintf(podEphemeralStorageMessageFmt, podLimit.String()), signalEphemeralPodFsLimit
+	}
+	for _, cu := range u.Containers {
+		if limit, ok := limits[cu.Name]; ok && cu.DiskBytes > limit.Value() {
+			return fmt.Sprintf(containerEphemeralStorageMessageFmt, cu.Name, limit.String()), signalEphemeralContainerFsLimit
+		}
+	}
+	return "", ""
 }
 
 func contains(list []Threshold, t Threshold) bool {

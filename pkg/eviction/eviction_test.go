@@ -281,3 +281,42 @@ func TestRankPIDs(t *testing.T) {
 		t.Errorf("PID rank %s, want c (lowest priority), b (most processes), a", got)
 	}
 }
+
+// TestEphemeralStorageLimits: a pod over its containers' ephemeral-storage limits is
+// evicted at once (grace 0) with upstream's pod or container message, without any node
+// pressure.
+func TestEphemeralStorageLimits(t *testing.T) {
+	e := newEnv(t, hardMemory("100Mi"))
+	whole := pod("whole", "", 0, false)
+	whole.Spec.Containers[0].Resources.Limits = v1.ResourceList{v1.ResourceEphemeralStorage: resource.MustParse("1Gi")}
+	part := pod("part", "", 0, false)
+	part.Spec.Containers = append(part.Spec.Containers, v1.Container{Name: "log", Image: "log",
+		Resources: v1.ResourceRequirements{Limits: v1.ResourceList{v1.ResourceEphemeralStorage: resource.MustParse("500Mi")}}})
+	within := pod("within", "", 0, false)
+	within.Spec.Containers[0].Resources.Limits = v1.ResourceList{v1.ResourceEphemeralStorage: resource.MustParse("1Gi")}
+	e.pods = []*v1.Pod{whole, part, within}
+	e.usage[whole.UID] = PodUsage{DiskBytes: 2 << 30, Containers: []ContainerUsage{{Name: "app", DiskBytes: 2 << 30}}}
+	e.usage[part.UID] = PodUsage{DiskBytes: 700 * mi, Containers: []ContainerUsage{{Name: "app", DiskBytes: 100 * mi}, {Name: "log", DiskBytes: 600 * mi}}}
+	e.usage[within.UID] = PodUsage{DiskBytes: 10 * mi, Containers: []ContainerUsage{{Name: "app", DiskBytes: 10 * mi}}}
+	e.run(time.Second)
+	want := map[string]string{
+		"whole": "Pod ephemeral local storage usage exceeds the total limit of containers 1Gi. ",
+		"part":  `Container log exceeded its local ephemeral storage limit "500Mi". `,
+	}
+	if len(e.killed) != 2 {
+		t.Fatalf("killed %v, want whole and part", e.killed)
+	}
+	for name, msg := range want {
+		if st := e.statuses[name]; st.Reason != "Evicted" || st.Message != msg || e.grace[name] != 0 {
+			t.Errorf("%s: %s %q grace %d, want Evicted %q grace 0", name, st.Reason, st.Message, e.grace[name], msg)
+		}
+	}
+	if e.m.IsUnderPressure(v1.NodeDiskPressure) {
+		t.Error("limit evictions are not node pressure")
+	}
+	for signal, n := range map[string]float64{"ephemeralpodfs.limit": 1, "ephemeralcontainerfs.limit": 1} {
+		if got := testutil.ToFloat64(e.m.evictions.WithLabelValues(signal)); got != n {
+			t.Errorf("evictions{%s} = %v, want %v", signal, got, n)
+		}
+	}
+}

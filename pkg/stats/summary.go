@@ -121,14 +121,21 @@ func (p *Provider) Summary(ctx context.Context) (*statsapi.Summary, error) {
 		}
 		cs := byUID[string(pod.UID)]
 		sort.Slice(cs, func(i, j int) bool { return cs[i].Metadata.Name < cs[j].Metadata.Name })
+		var podDisk uint64
 		for _, c := range cs {
+			t := metav1.NewTime(time.Unix(0, c.Timestamp))
 			ps.Containers = append(ps.Containers, statsapi.ContainerStats{
 				Name:      c.Metadata.Name,
 				StartTime: containerStart(pod, c.Metadata.Name),
-				CPU:       cpu(metav1.NewTime(time.Unix(0, c.Timestamp)), c.UsageNanoCores, c.UsageCoreNanoSeconds),
-				Memory:    memory(metav1.NewTime(time.Unix(0, c.Timestamp)), c.WorkingSetBytes, memoryLimit(pod, c.Metadata.Name)),
+				CPU:       cpu(t, c.UsageNanoCores, c.UsageCoreNanoSeconds),
+				Memory:    memory(t, c.WorkingSetBytes, memoryLimit(pod, c.Metadata.Name)),
+				Rootfs:    &statsapi.FsStats{Time: t, UsedBytes: ptr(c.WritableLayerBytes)},
 			})
+			podDisk += c.WritableLayerBytes
 		}
+		// The pod's ephemeral storage: its containers' writable layers (no emptyDir or
+		// logs in the model).
+		ps.EphemeralStorage = &statsapi.FsStats{Time: now, UsedBytes: ptr(podDisk)}
 		s.Pods = append(s.Pods, ps)
 	}
 	return s, nil

@@ -44,6 +44,8 @@ const (
 	// Usage keys: what the running container consumes (stats, resource metrics, pressure).
 	KeyCPUUsage     = "cpuUsage"
 	KeyMemoryGrowth = "memoryGrowth"
+	KeyDiskUsage    = "diskUsage"
+	KeyDiskGrowth   = "diskGrowth"
 	// Log keys: what the container prints (kubectl logs).
 	KeyLogEvery = "logEvery"
 	KeyLogLine  = "logLine"
@@ -57,7 +59,7 @@ const (
 
 // Keys lists every key the annotation accepts, in documentation order.
 var Keys = []string{KeyRunFor, KeyExitCode, KeyStartDelay, KeyPullDelay, KeyPullError, KeyOOMAfter, KeyStopDelay, KeyMemoryUsage,
-	KeyCPUUsage, KeyMemoryGrowth, KeyLogEvery, KeyLogLine,
+	KeyCPUUsage, KeyMemoryGrowth, KeyDiskUsage, KeyDiskGrowth, KeyLogEvery, KeyLogLine,
 	KeyReadinessFailFor, KeyLivenessFailAfter, KeyStartupFailFor, KeyProbeDelay}
 
 // Behavior is one container's script. The zero value is "no instructions": an app container
@@ -94,6 +96,13 @@ type Behavior struct {
 	// OOM-killed.
 	MemoryGrowth    int64
 	MemoryGrowthPer time.Duration
+	// DiskUsage is what the container writes to its writable layer at start, and
+	// DiskGrowth bytes every DiskGrowthPer while it runs more (diskGrowth=100Mi/1m); the
+	// layer stays until the container is removed. Both count on the node's filesystem
+	// (nodefs.available) and against the container's ephemeral-storage limit.
+	DiskUsage     int64
+	DiskGrowth    int64
+	DiskGrowthPer time.Duration
 	// LogEvery makes the running container print LogLine (DefaultLogLine when empty) every
 	// this long; {n} in the line is its number, from 1 for each instance.
 	LogEvery time.Duration
@@ -129,6 +138,14 @@ func (b Behavior) MemoryAt(d time.Duration) int64 {
 		return b.MemoryUsage
 	}
 	return b.MemoryUsage + int64(float64(b.MemoryGrowth)*float64(d)/float64(b.MemoryGrowthPer))
+}
+
+// DiskAt is the container's writable layer after it ran for d.
+func (b Behavior) DiskAt(d time.Duration) int64 {
+	if b.DiskGrowthPer <= 0 || d <= 0 {
+		return b.DiskUsage
+	}
+	return b.DiskUsage + int64(float64(b.DiskGrowth)*float64(d)/float64(b.DiskGrowthPer))
 }
 
 // TimeToReach is how long the container runs before its memory use reaches limit; ok is
@@ -185,6 +202,12 @@ func (b Behavior) String() string {
 	}
 	if b.MemoryGrowthPer != 0 {
 		parts = append(parts, KeyMemoryGrowth+"="+resource.NewQuantity(b.MemoryGrowth, resource.BinarySI).String()+"/"+b.MemoryGrowthPer.String())
+	}
+	if b.DiskUsage != 0 {
+		parts = append(parts, KeyDiskUsage+"="+resource.NewQuantity(b.DiskUsage, resource.BinarySI).String())
+	}
+	if b.DiskGrowthPer != 0 {
+		parts = append(parts, KeyDiskGrowth+"="+resource.NewQuantity(b.DiskGrowth, resource.BinarySI).String()+"/"+b.DiskGrowthPer.String())
 	}
 	if b.LogEvery != 0 {
 		parts = append(parts, KeyLogEvery+"="+b.LogEvery.String())
@@ -329,6 +352,12 @@ func set(b *Behavior, k, val string) error {
 			return &Error{Key: k, Value: val, Reason: "want a non-negative quantity such as 256Mi"}
 		}
 		b.MemoryUsage = q.Value()
+	case KeyDiskUsage:
+		q, perr := resource.ParseQuantity(val)
+		if perr != nil || q.Sign() < 0 {
+			return &Error{Key: k, Value: val, Reason: "want a non-negative quantity such as 1Gi"}
+		}
+		b.DiskUsage = q.Value()
 	case KeyLogEvery:
 		if b.LogEvery, err = dur(); err == nil && b.LogEvery < time.Millisecond {
 			return &Error{Key: k, Value: val, Reason: "must be at least 1ms"}
@@ -355,6 +384,14 @@ func set(b *Behavior, k, val string) error {
 			return &Error{Key: k, Value: val, Reason: "want a quantity per positive duration, such as 100Mi/1m"}
 		}
 		b.MemoryGrowth, b.MemoryGrowthPer = q.Value(), d
+	case KeyDiskGrowth:
+		amount, per, ok := strings.Cut(val, "/")
+		q, perr := resource.ParseQuantity(strings.TrimSpace(amount))
+		d, derr := time.ParseDuration(strings.TrimSpace(per))
+		if !ok || perr != nil || derr != nil || q.Sign() < 0 || d <= 0 {
+			return &Error{Key: k, Value: val, Reason: "want a quantity per positive duration, such as 100Mi/1m"}
+		}
+		b.DiskGrowth, b.DiskGrowthPer = q.Value(), d
 	default:
 		return &Error{Key: k, Reason: "unknown key (known: " + strings.Join(Keys, ", ") + ")"}
 	}

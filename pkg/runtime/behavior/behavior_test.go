@@ -49,6 +49,9 @@ func TestParse(t *testing.T) {
 		{name: "cpuUsage in cores", annotations: map[string]string{key: "cpuUsage=1.5"}, want: Behavior{CPUMilli: 1500}},
 		{name: "memoryGrowth", annotations: map[string]string{key: "memoryUsage=64Mi,memoryGrowth=100Mi/1m"}, want: Behavior{MemoryUsage: 64 << 20, MemoryGrowth: 100 << 20, MemoryGrowthPer: time.Minute}},
 		{name: "cpuUsage zero", annotations: map[string]string{key: "cpuUsage=0"}, wantErr: []string{`key "cpuUsage"`, `bad value "0"`, "positive CPU quantity"}},
+		{name: "disk", annotations: map[string]string{key: "diskUsage=1Gi,diskGrowth=100Mi/1m"}, want: Behavior{DiskUsage: 1 << 30, DiskGrowth: 100 << 20, DiskGrowthPer: time.Minute}},
+		{name: "negative diskUsage", annotations: map[string]string{key: "diskUsage=-1Gi"}, wantErr: []string{`key "diskUsage"`, "non-negative"}},
+		{name: "diskGrowth without a period", annotations: map[string]string{key: "diskGrowth=100Mi"}, wantErr: []string{`key "diskGrowth"`, "100Mi/1m"}},
 		{name: "memoryGrowth without a period", annotations: map[string]string{key: "memoryGrowth=100Mi"}, wantErr: []string{`key "memoryGrowth"`, "100Mi/1m"}},
 		{name: "memoryGrowth per zero", annotations: map[string]string{key: "memoryGrowth=1Mi/0s"}, wantErr: []string{`key "memoryGrowth"`}},
 		{name: "bad quantity", annotations: map[string]string{key: "memoryUsage=lots"}, wantErr: []string{`key "memoryUsage"`, `bad value "lots"`}},
@@ -93,6 +96,7 @@ func TestStringRoundTrip(t *testing.T) {
 		"startDelay=2s,pullDelay=5s,pullError=ErrImagePull,oomAfter=1m0s,stopDelay=3s,memoryUsage=256Mi",
 		"cpuUsage=250m,memoryGrowth=100Mi/1m0s",
 		"cpuUsage=2,memoryUsage=1Gi,memoryGrowth=512Ki/10s",
+		"diskUsage=1Gi,diskGrowth=100Mi/1m0s",
 	} {
 		t.Run(v, func(t *testing.T) {
 			b, err := ParseValue(v)

@@ -507,7 +507,8 @@ type Usage struct {
 	// MemoryBytes is the base set by SetMemoryUsage plus the memory every running container
 	// uses now (see ContainerStats).
 	MemoryBytes int64
-	// DiskBytes is set by SetDiskUsage.
+	// DiskBytes is the base set by SetDiskUsage plus every container's writable layer
+	// (diskUsage, diskGrowth), exited containers' included until they are removed.
 	DiskBytes int64
 	// PIDs is set by SetPIDUsage.
 	PIDs int64
@@ -517,11 +518,12 @@ type Usage struct {
 func (r *Runtime) Usage() Usage {
 	now := r.lock()
 	defer r.unlock(now)
-	mem := r.memBase
+	mem, disk := r.memBase, r.diskUsage
 	for _, c := range r.containers {
 		mem += c.memoryAt(now)
+		disk += c.diskAt(now)
 	}
-	return Usage{MemoryBytes: mem, DiskBytes: r.diskUsage, PIDs: r.pidUsage}
+	return Usage{MemoryBytes: mem, DiskBytes: disk, PIDs: r.pidUsage}
 }
 
 // memoryAt is the memory the container uses at now: while it runs, its memoryUsage (or, with
@@ -531,6 +533,15 @@ func (c *ctr) memoryAt(now int64) int64 {
 		return 0
 	}
 	return c.memoryModel().MemoryAt(time.Duration(now - c.startedAt))
+}
+
+// diskAt is the container's writable layer at now: its diskUsage plus its diskGrowth for
+// as long as it ran.
+func (c *ctr) diskAt(now int64) int64 {
+	if c.startedAt == 0 {
+		return 0
+	}
+	return c.beh.DiskAt(time.Duration(c.ranFor(now)))
 }
 
 // memoryModel is the behaviour with the request standing in for a missing memoryUsage.
@@ -654,6 +665,7 @@ func (r *Runtime) ListContainerStats(ctx context.Context, filter *cri.ContainerS
 			UsageCoreNanoSeconds: c.cpuCoreNanos(now),
 			UsageNanoCores:       uint64(c.cpuMilli()) * 1_000_000,
 			WorkingSetBytes:      uint64(c.memoryAt(now)),
+			WritableLayerBytes:   uint64(c.diskAt(now)),
 		})
 	})
 	return out, nil

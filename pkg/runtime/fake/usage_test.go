@@ -169,3 +169,29 @@ func TestCPUNeverGoesBack(t *testing.T) {
 		t.Errorf("NodeCPU after the pod is gone = %d, %d; want 15e9 kept, 0 in use", node, nanoCores)
 	}
 }
+
+// TestDiskModel: a container's writable layer is its diskUsage plus its diskGrowth while it
+// runs; it stays after an exit and counts in the node's disk use until removed.
+func TestDiskModel(t *testing.T) {
+	r, clk := newRuntime(t, Config{})
+	sbID, sbCfg := runPod(t, r, "u1", annotate("writer", "diskUsage=1Gi,diskGrowth=1Gi/1m,runFor=2m"))
+	id := startContainer(t, r, sbID, sbCfg, "writer", "")
+	run(t, r, clk, time.Minute)
+	if got := r.Usage().DiskBytes; got != 2<<30 {
+		t.Errorf("disk after 1m = %d, want 2Gi", got)
+	}
+	stats, err := r.ListContainerStats(context.Background(), nil)
+	if err != nil || len(stats) != 1 || stats[0].WritableLayerBytes != 2<<30 {
+		t.Fatalf("container stats %+v %v, want a 2Gi writable layer", stats, err)
+	}
+	run(t, r, clk, 5*time.Minute) // exits at 2m: the layer stops growing and stays
+	if got := r.Usage().DiskBytes; got != 3<<30 {
+		t.Errorf("disk after the exit = %d, want 3Gi", got)
+	}
+	if err := r.RemoveContainer(context.Background(), id); err != nil {
+		t.Fatal(err)
+	}
+	if got := r.Usage().DiskBytes; got != 0 {
+		t.Errorf("disk after the removal = %d, want 0", got)
+	}
+}
