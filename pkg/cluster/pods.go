@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -59,17 +60,21 @@ type PodStatusSync struct {
 	client kubernetes.Interface
 	caller *Caller
 	sent   map[types.UID]v1.PodStatus // the last status each pod's patch carried
+	gone   map[types.UID]bool         // pods deleted from the API (or found gone): nothing more to send
 }
 
 // NewPodStatusSync returns the status sync of client.
 func NewPodStatusSync(client kubernetes.Interface, caller *Caller) *PodStatusSync {
-	return &PodStatusSync{client: client, caller: caller, sent: map[types.UID]v1.PodStatus{}}
+	return &PodStatusSync{client: client, caller: caller, sent: map[types.UID]v1.PodStatus{}, gone: map[types.UID]bool{}}
 }
 
 // Sync patches status when it differs from what was last sent for the pod, then deletes the
 // pod when canDelete. Errors are logged as upstream's; the next sync retries.
 func (s *PodStatusSync) Sync(ctx context.Context, pod *v1.Pod, status v1.PodStatus, canDelete bool) {
 	logger := klog.FromContext(ctx)
+	if s.gone[pod.UID] {
+		return // deleted: the pod leaves the kubelet next; patching it again would fail
+	}
 	old, ok := s.sent[pod.UID]
 	if !ok {
 		old = pod.Status
@@ -81,6 +86,14 @@ func (s *PodStatusSync) Sync(ctx context.Context, pod *v1.Pod, status v1.PodStat
 				_, err := s.client.CoreV1().Pods(pod.Namespace).Patch(cctx, pod.Name, types.StrategicMergePatchType, patch, metav1.PatchOptions{}, "status")
 				return err
 			}))
+		}
+		if apierrors.IsNotFound(err) {
+			// As upstream's status manager: the pod is gone from the API; its status is
+			// dropped when the pod leaves the kubelet. Nothing to retry.
+			logger.V(3).Info("Pod does not exist on the server", "pod", klog.KObj(pod), "podUID", pod.UID)
+			s.gone[pod.UID] = true
+			delete(s.sent, pod.UID)
+			return
 		}
 		if err != nil {
 			if ctx.Err() == nil {
@@ -100,7 +113,7 @@ func (s *PodStatusSync) Sync(ctx context.Context, pod *v1.Pod, status v1.PodStat
 		return s.client.CoreV1().Pods(pod.Namespace).Delete(cctx, pod.Name, metav1.DeleteOptions{
 			GracePeriodSeconds: &zero, Preconditions: &metav1.Preconditions{UID: &uid}})
 	}))
-	if err != nil {
+	if err != nil && !apierrors.IsNotFound(err) { // not found: deleted already
 		if ctx.Err() == nil {
 			logger.Info("Failed to delete status for pod", "pod", klog.KObj(pod), "err", err)
 		}
@@ -108,6 +121,7 @@ func (s *PodStatusSync) Sync(ctx context.Context, pod *v1.Pod, status v1.PodStat
 	}
 	logger.V(3).Info("Pod fully terminated and removed from etcd", "pod", klog.KObj(pod))
 	delete(s.sent, pod.UID)
+	s.gone[pod.UID] = true
 }
 
 // Forget drops what was sent for pods no longer known.
@@ -115,6 +129,11 @@ func (s *PodStatusSync) Forget(keep func(types.UID) bool) {
 	for uid := range s.sent {
 		if !keep(uid) {
 			delete(s.sent, uid)
+		}
+	}
+	for uid := range s.gone {
+		if !keep(uid) {
+			delete(s.gone, uid)
 		}
 	}
 }

@@ -26,28 +26,34 @@ func (k *Kubelet) sources() []string {
 // watchAPIPods is the API server pod source (cluster mode): the pods bound to this node,
 // pushed to the merger as source "api" after every change, until ctx ends.
 func (k *Kubelet) watchAPIPods(ctx context.Context) {
-	cluster.WatchPods(ctx, k.kubeClient, k.nodeName, func(pods []*v1.Pod) {
-		// Mirror pods are the API's view of static pods, not pods to run (upstream's pod
-		// manager keeps them apart).
-		regular := make([]*v1.Pod, 0, len(pods))
-		mirrors := map[string]*v1.Pod{}
-		for _, p := range pods {
-			if cluster.IsMirrorPod(p) {
-				mirrors[p.Namespace+"/"+p.Name] = p
-				continue
-			}
-			if p.Annotations == nil {
-				p.Annotations = map[string]string{}
-			}
-			p.Annotations[kubetypes.ConfigSourceAnnotationKey] = kubetypes.ApiserverSource
-			regular = append(regular, p)
+	cluster.WatchPods(ctx, k.kubeClient, k.nodeName, func(pods []*v1.Pod) { k.UpdateAPIPods(ctx, pods) })
+}
+
+// UpdateAPIPods hands the kubelet the API server's pods bound to the node (the whole set,
+// as the pod watch sees it): mirror pods go to the status manager, the others, with the
+// ConfigMaps they use read first, to the config merger as the api source. The daemon's
+// pod watch calls it; simulate mode calls it after the in-process API changed.
+func (k *Kubelet) UpdateAPIPods(ctx context.Context, pods []*v1.Pod) {
+	// Mirror pods are the API's view of static pods, not pods to run (upstream's pod
+	// manager keeps them apart).
+	regular := make([]*v1.Pod, 0, len(pods))
+	mirrors := map[string]*v1.Pod{}
+	for _, p := range pods {
+		if cluster.IsMirrorPod(p) {
+			mirrors[p.Namespace+"/"+p.Name] = p
+			continue
 		}
-		if k.statusSync != nil {
-			k.statusSync.setMirrors(mirrors)
+		if p.Annotations == nil {
+			p.Annotations = map[string]string{}
 		}
-		k.fetchConfigMaps(ctx, regular)
-		_ = k.merger.Push(ctx, kubetypes.ApiserverSource, regular)
-	})
+		p.Annotations[kubetypes.ConfigSourceAnnotationKey] = kubetypes.ApiserverSource
+		regular = append(regular, p)
+	}
+	if k.statusSync != nil {
+		k.statusSync.setMirrors(mirrors)
+	}
+	k.fetchConfigMaps(ctx, regular)
+	_ = k.merger.Push(ctx, kubetypes.ApiserverSource, regular)
 }
 
 // apiStatusSync is the status manager's API side (cluster mode): a loop that writes every

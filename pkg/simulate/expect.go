@@ -74,8 +74,20 @@ func (s *simulation) checks(e *Expect) []check {
 	if ev := e.Event; ev != nil {
 		out = append(out, check{describeEvent(ev), func() (bool, string) { return s.checkEvent(ev) }})
 	}
-	if a := e.Absent; a != nil {
+	if a := e.Absent; a != nil && a.Pod != "" {
 		out = append(out, check{"absent pod " + a.Pod, func() (bool, string) { return s.checkAbsent(a) }})
+	}
+	if a := e.Absent; a != nil && a.APIPod != "" {
+		out = append(out, check{"absent apiPod " + a.APIPod, func() (bool, string) { return s.checkAbsentAPIPod(a.APIPod) }})
+	}
+	if p := e.APIPod; p != nil {
+		out = append(out, check{describeAPIPod(p), func() (bool, string) { return s.checkAPIPod(p) }})
+	}
+	if n := e.APINode; n != nil {
+		out = append(out, check{"apiNode " + strings.TrimPrefix(describeNode(n), "node "), func() (bool, string) { return s.checkAPINode(n) }})
+	}
+	if l := e.APILease; l != nil {
+		out = append(out, check{"apiLease renewedWithin " + l.RenewedWithin.Duration.String(), func() (bool, string) { return s.checkAPILease(l) }})
 	}
 	return out
 }

@@ -106,6 +106,7 @@ type simulation struct {
 	running  bool // the kubelet's loops run (false after a shutdown completed)
 	obs      *observer
 	results  []ExpectationResult
+	api      *apiServer // the in-process API of a cluster scenario; nil otherwise
 
 	shutdownStart time.Time // zero when no shutdown is under way
 	shutdownEnd   time.Time // when the loops may stop at the latest, once the manager is done
@@ -148,6 +149,9 @@ func newSimulation(ctx context.Context, sc *Scenario, dir string, start time.Tim
 	}
 
 	s := &simulation{sc: sc, manifest: manifests, cfg: cfg, epoch: start, clock: testingclock.NewFakeClock(start)}
+	if sc.Cluster {
+		s.api = newAPIServer()
+	}
 	s.obs = newObserver(s)
 	s.rtReg = metrics.NewRegistry(cfg.Simulator.MetricsPrefix)
 	s.runtime, err = kubelet.NewRuntime(cfg, s.clock, s.rtReg, func(fc *fake.Config) { fc.OnFault = s.obs.faultFired })
@@ -176,7 +180,7 @@ func (s *simulation) startKubelet(ctx context.Context) error {
 	if err := gate.AddMetrics(s.kReg); err != nil {
 		return fmt.Errorf("register feature gate metrics: %w", err)
 	}
-	k, err := kubelet.New(kubelet.Config{
+	kc := kubelet.Config{
 		Config:   s.cfg,
 		Gate:     gate,
 		Clock:    s.clock,
@@ -185,7 +189,13 @@ func (s *simulation) startKubelet(ctx context.Context) error {
 		Runtime:  s.runtime,
 		// Every run has its own temporary manifest directory; UIDs hash this path instead.
 		ManifestUIDRoot: ManifestUIDRoot,
-	})
+	}
+	if s.api != nil {
+		// Cluster mode against the in-process API, its calls made inline so that runs repeat.
+		kc.KubeClient, kc.InlineAPICalls = s.api.client, true
+		s.api.dirty = true // a new kubelet lists the pods bound to it
+	}
+	k, err := kubelet.New(kc)
 	if err != nil {
 		return &InvalidError{Err: err}
 	}
@@ -225,6 +235,7 @@ func (s *simulation) run(ctx context.Context) error {
 	// settled observes the state complete at an instant: the timeline, then the
 	// expectations waiting in their window.
 	settled := func(now time.Time) {
+		s.syncAPIPods(ctx)
 		s.obs.observe(now)
 		s.checkShutdown(ctx, now)
 		s.scrape(now, end)
@@ -341,6 +352,16 @@ func (s *simulation) apply(ctx context.Context, i int, now time.Time) ([]*pendin
 			return nil, fmt.Errorf("step %d: restart: %w", i, err)
 		}
 		s.obs.line(now, "kubelet", "restarted")
+	case st.Apply != "":
+		if err := s.applyObjects(ctx, st.objects, now); err != nil {
+			return nil, fmt.Errorf("step %d: apply: %w", i, err)
+		}
+		s.syncAPIPods(ctx)
+	case st.Delete != nil:
+		if err := s.deleteObjects(ctx, st.Delete, now); err != nil {
+			return nil, fmt.Errorf("step %d: delete: %w", i, err)
+		}
+		s.syncAPIPods(ctx)
 	case st.Expect != nil:
 		return s.expect(i, st, now), nil
 	}

@@ -45,7 +45,21 @@ type Step struct {
 	ClearFault     string            `json:"clearFault,omitempty"`
 	Shutdown       bool              `json:"shutdown,omitempty"`
 	RestartKubelet bool              `json:"restartKubelet,omitempty"`
-	Expect         *Expect           `json:"expect,omitempty"`
+	// Apply and Delete change the in-process API (cluster scenarios): Apply creates or
+	// updates the objects of a multi-document YAML (Pods, ConfigMaps), Delete deletes
+	// objects as kubectl delete does (a pod bound to the node gracefully).
+	Apply  string      `json:"apply,omitempty"`
+	Delete []ObjectRef `json:"delete,omitempty"`
+	Expect *Expect     `json:"expect,omitempty"`
+
+	objects []apiObject // Apply, decoded by validate
+}
+
+// ObjectRef names an API object; Namespace defaults to "default".
+type ObjectRef struct {
+	Kind      string `json:"kind"`
+	Name      string `json:"name"`
+	Namespace string `json:"namespace,omitempty"`
 }
 
 // Expect is what must hold at a step's time (or at some instant of its within window).
@@ -57,6 +71,26 @@ type Expect struct {
 	Healthz string        `json:"healthz,omitempty"`
 	Event   *EventExpect  `json:"event,omitempty"`
 	Absent  *AbsentExpect `json:"absent,omitempty"`
+	// Cluster scenarios: the objects as the in-process API holds them.
+	APIPod   *APIPodExpect   `json:"apiPod,omitempty"`
+	APINode  *NodeExpect     `json:"apiNode,omitempty"`
+	APILease *APILeaseExpect `json:"apiLease,omitempty"`
+}
+
+// APIPodExpect checks a pod as the API holds it (what the status manager patched).
+type APIPodExpect struct {
+	Name            string           `json:"name"`
+	Namespace       string           `json:"namespace,omitempty"`
+	Phase           string           `json:"phase,omitempty"`
+	Reason          string           `json:"reason,omitempty"`
+	MessageContains string           `json:"messageContains,omitempty"`
+	Ready           *bool            `json:"ready,omitempty"`
+	Condition       *ConditionExpect `json:"condition,omitempty"`
+}
+
+// APILeaseExpect checks the node's Lease: renewed no longer than RenewedWithin ago.
+type APILeaseExpect struct {
+	RenewedWithin Duration `json:"renewedWithin"`
 }
 
 // NodeExpect checks one node condition.
@@ -106,7 +140,8 @@ type EventExpect struct {
 
 // AbsentExpect names what must not exist.
 type AbsentExpect struct {
-	Pod string `json:"pod"`
+	Pod    string `json:"pod,omitempty"`
+	APIPod string `json:"apiPod,omitempty"` // namespace/name or name (in default)
 }
 
 // Duration is a Go duration in a scenario ("30s", "1m30s"; 0 for zero).
@@ -295,9 +330,6 @@ func (s *Scenario) validate() error {
 	if s.Duration.Duration <= 0 {
 		return fmt.Errorf("key \"duration\": required and positive, got %v", s.Duration.Duration)
 	}
-	if s.Cluster {
-		return errors.New("key \"cluster\": cluster scenarios are not supported by this build yet (they come with cluster mode)")
-	}
 	for name := range s.Manifests {
 		if err := validFileName(name); err != nil {
 			return fmt.Errorf("key \"manifests\": %w", err)
@@ -306,6 +338,9 @@ func (s *Scenario) validate() error {
 	var last time.Duration
 	for i := range s.Steps {
 		if err := s.Steps[i].validate(s.Duration.Duration, last); err != nil {
+			return fmt.Errorf("step %d: %w", i, err)
+		}
+		if err := s.Steps[i].validateCluster(s.Cluster); err != nil {
 			return fmt.Errorf("step %d: %w", i, err)
 		}
 		last = s.Steps[i].At.Duration
@@ -344,6 +379,12 @@ func (st *Step) actions() []string {
 	if st.RestartKubelet {
 		keys = append(keys, "restartKubelet")
 	}
+	if st.Apply != "" {
+		keys = append(keys, "apply")
+	}
+	if st.Delete != nil {
+		keys = append(keys, "delete")
+	}
 	if st.Expect != nil {
 		keys = append(keys, "expect")
 	}
@@ -363,7 +404,7 @@ func (st *Step) validate(duration, last time.Duration) error {
 	keys := st.actions()
 	switch len(keys) {
 	case 0:
-		return errors.New("no action or expect (one of write, remove, fault, clearFaults, clearFault, shutdown, restartKubelet, expect)")
+		return errors.New("no action or expect (one of write, remove, fault, clearFaults, clearFault, shutdown, restartKubelet, apply, delete, expect)")
 	case 1:
 	default:
 		return fmt.Errorf("keys %s: one action or expect per step", strings.Join(keys, ", "))
@@ -400,8 +441,9 @@ func (st *Step) validate(duration, last time.Duration) error {
 }
 
 func (e *Expect) validate() error {
-	if e.Node == nil && e.Pod == nil && e.Metric == nil && e.Healthz == "" && e.Event == nil && e.Absent == nil {
-		return errors.New("empty (one or more of node, pod, metric, healthz, event, absent)")
+	if e.Node == nil && e.Pod == nil && e.Metric == nil && e.Healthz == "" && e.Event == nil && e.Absent == nil &&
+		e.APIPod == nil && e.APINode == nil && e.APILease == nil {
+		return errors.New("empty (one or more of node, pod, metric, healthz, event, absent, apiPod, apiNode, apiLease)")
 	}
 	if n := e.Node; n != nil {
 		if n.Condition == "" {
@@ -451,8 +493,64 @@ func (e *Expect) validate() error {
 	if ev := e.Event; ev != nil && ev.Reason == "" {
 		return errors.New("key \"event.reason\": required")
 	}
-	if a := e.Absent; a != nil && a.Pod == "" {
-		return errors.New("key \"absent.pod\": required")
+	if a := e.Absent; a != nil && (a.Pod == "") == (a.APIPod == "") {
+		return errors.New("key \"absent\": one of pod or apiPod")
+	}
+	if p := e.APIPod; p != nil {
+		if p.Name == "" {
+			return errors.New("key \"apiPod.name\": required")
+		}
+		if c := p.Condition; c != nil && (c.Type == "" || c.Status == "") {
+			return errors.New("key \"apiPod.condition\": type and status are required")
+		}
+	}
+	if n := e.APINode; n != nil && n.Condition == "" {
+		return errors.New("key \"apiNode.condition\": required")
+	}
+	if l := e.APILease; l != nil && l.RenewedWithin.Duration <= 0 {
+		return errors.New("key \"apiLease.renewedWithin\": required and positive")
+	}
+	return nil
+}
+
+// validateCluster checks the cluster keys: only in a cluster scenario, and apply's
+// objects decode.
+func (st *Step) validateCluster(cluster bool) error {
+	var keys []string
+	if st.Apply != "" {
+		keys = append(keys, "apply")
+	}
+	if st.Delete != nil {
+		keys = append(keys, "delete")
+	}
+	if e := st.Expect; e != nil {
+		if e.APIPod != nil {
+			keys = append(keys, "expect.apiPod")
+		}
+		if e.APINode != nil {
+			keys = append(keys, "expect.apiNode")
+		}
+		if e.APILease != nil {
+			keys = append(keys, "expect.apiLease")
+		}
+		if e.Absent != nil && e.Absent.APIPod != "" {
+			keys = append(keys, "expect.absent.apiPod")
+		}
+	}
+	if len(keys) > 0 && !cluster {
+		return fmt.Errorf("key %q: only in a cluster scenario (cluster: true)", keys[0])
+	}
+	if st.Apply != "" {
+		objs, err := decodeObjects(st.Apply)
+		if err != nil {
+			return fmt.Errorf("key \"apply\": %w", err)
+		}
+		st.objects = objs
+	}
+	for j, ref := range st.Delete {
+		if ref.Name == "" || (ref.Kind != "Pod" && ref.Kind != "ConfigMap") {
+			return fmt.Errorf("key \"delete[%d]\": kind (Pod or ConfigMap) and name are required, got kind %q name %q", j, ref.Kind, ref.Name)
+		}
 	}
 	return nil
 }

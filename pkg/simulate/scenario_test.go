@@ -37,7 +37,12 @@ func TestParseErrorsNameStepAndKey(t *testing.T) {
 		{"bad node status", validHead + "steps:\n- at: 1s\n  expect: {node: {condition: Ready, status: Maybe}}\n", `key "node.status": "Maybe" is not True`},
 		{"manifest path", validHead + "manifests:\n  ../x.yaml: a\n", `key "manifests": file name "../x.yaml" must be a plain file name`},
 		{"write path", validHead + "steps:\n- at: 1s\n  write: {a/b.yaml: x}\n", `step 0: key "write": file name "a/b.yaml"`},
-		{"cluster", validHead + "cluster: true\n", `key "cluster": cluster scenarios are not supported`},
+		{"apply outside a cluster scenario", validHead + "steps:\n- at: 1s\n  apply: |\n    apiVersion: v1\n    kind: Pod\n    metadata: {name: a}\n", `step 0: key "apply": only in a cluster scenario (cluster: true)`},
+		{"apiPod outside a cluster scenario", validHead + "steps:\n- at: 1s\n  expect: {apiPod: {name: a}}\n", `step 0: key "expect.apiPod": only in a cluster scenario`},
+		{"apply of another kind", validHead + "cluster: true\nsteps:\n- at: 1s\n  apply: |\n    apiVersion: apps/v1\n    kind: Deployment\n    metadata: {name: a}\n", `step 0: key "apply": document 0: apiVersion "apps/v1" kind "Deployment": only v1 Pod and ConfigMap can be applied`},
+		{"apply of an unknown field", validHead + "cluster: true\nsteps:\n- at: 1s\n  apply: |\n    apiVersion: v1\n    kind: Pod\n    metadata: {name: a}\n    spec: {nodeNmae: x}\n", `step 0: key "apply": document 0 (Pod)`},
+		{"delete without a kind", validHead + "cluster: true\nsteps:\n- at: 1s\n  delete: [{name: a}]\n", `step 0: key "delete[0]": kind (Pod or ConfigMap) and name are required`},
+		{"absent with both", validHead + "cluster: true\nsteps:\n- at: 1s\n  expect: {absent: {pod: a, apiPod: a}}\n", `key "absent": one of pod or apiPod`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

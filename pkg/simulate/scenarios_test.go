@@ -60,7 +60,8 @@ func runFile(t testing.TB, path string) (*Result, []byte) {
 // both runs must print the same bytes (the determinism contract).
 func TestShippedScenarios(t *testing.T) {
 	want := []string{"static-pod-lifecycle", "pleg-unhealthy", "relist-slow", "event-channel-full",
-		"evented-fallback", "crashloop-backoff", "feature-gate-precedence", "memory-pressure", "graceful-shutdown", "pleg-relist-hang"}
+		"evented-fallback", "crashloop-backoff", "feature-gate-precedence", "memory-pressure", "graceful-shutdown", "pleg-relist-hang",
+		"eviction-memory-leak"}
 	seen := map[string]bool{}
 	for _, path := range scenarioFiles(t) {
 		name := strings.TrimSuffix(filepath.Base(path), ".yaml")

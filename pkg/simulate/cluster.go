@@ -1,0 +1,333 @@
+package simulate
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
+	"sigs.k8s.io/yaml"
+)
+
+// apiObject is one object of an apply step: a Pod or a ConfigMap.
+type apiObject struct {
+	pod       *v1.Pod
+	configMap *v1.ConfigMap
+}
+
+var documentSeparator = regexp.MustCompile(`(?m)^---\s*$`)
+
+// decodeObjects reads a multi-document YAML of Pods and ConfigMaps, strictly.
+func decodeObjects(text string) ([]apiObject, error) {
+	var out []apiObject
+	for i, doc := range documentSeparator.Split(text, -1) {
+		if strings.TrimSpace(doc) == "" {
+			continue
+		}
+		var meta metav1.TypeMeta
+		if err := yaml.Unmarshal([]byte(doc), &meta); err != nil {
+			return nil, fmt.Errorf("document %d: %w", i, err)
+		}
+		var obj apiObject
+		var into any
+		switch {
+		case meta.APIVersion == "v1" && meta.Kind == "Pod":
+			obj.pod = &v1.Pod{}
+			into = obj.pod
+		case meta.APIVersion == "v1" && meta.Kind == "ConfigMap":
+			obj.configMap = &v1.ConfigMap{}
+			into = obj.configMap
+		default:
+			return nil, fmt.Errorf("document %d: apiVersion %q kind %q: only v1 Pod and ConfigMap can be applied", i, meta.APIVersion, meta.Kind)
+		}
+		if err := yaml.UnmarshalStrict([]byte(doc), into); err != nil {
+			return nil, fmt.Errorf("document %d (%s): %w", i, meta.Kind, err)
+		}
+		name := ""
+		if obj.pod != nil {
+			name = obj.pod.Name
+		} else {
+			name = obj.configMap.Name
+		}
+		if name == "" {
+			return nil, fmt.Errorf("document %d (%s): metadata.name is required", i, meta.Kind)
+		}
+		out = append(out, obj)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no object")
+	}
+	return out, nil
+}
+
+// apiServer is the in-process API of a cluster scenario: a fake clientset whose pod
+// changes are handed to the kubelet as its pod watch would, between scheduler steps.
+type apiServer struct {
+	client *fake.Clientset
+	dirty  bool // pods changed since the kubelet last saw them
+}
+
+func newAPIServer() *apiServer {
+	a := &apiServer{client: fake.NewSimpleClientset()}
+	a.client.PrependReactor("*", "pods", func(action k8stesting.Action) (bool, runtime.Object, error) {
+		if action.GetVerb() != "get" && action.GetVerb() != "list" && action.GetVerb() != "watch" {
+			a.dirty = true
+		}
+		return false, nil, nil
+	})
+	return a
+}
+
+// stableUID is the UID the in-process API gives an object: derived from its name, so runs
+// repeat byte for byte.
+func stableUID(kind, namespace, name string) types.UID {
+	sum := sha256.Sum256([]byte(kind + "/" + namespace + "/" + name))
+	return types.UID(hex.EncodeToString(sum[:16]))
+}
+
+// applyObjects creates (or updates) the objects as the API server would: namespace
+// default, a UID, the creation time and, for pods, the defaults the kubelet reads.
+func (s *simulation) applyObjects(ctx context.Context, objs []apiObject, now time.Time) error {
+	for _, o := range objs {
+		switch {
+		case o.pod != nil:
+			p := o.pod.DeepCopy()
+			if p.Namespace == "" {
+				p.Namespace = metav1.NamespaceDefault
+			}
+			defaultPod(p)
+			pods := s.api.client.CoreV1().Pods(p.Namespace)
+			old, err := pods.Get(ctx, p.Name, metav1.GetOptions{})
+			switch {
+			case apierrors.IsNotFound(err):
+				p.UID = stableUID("Pod", p.Namespace, p.Name)
+				p.CreationTimestamp = metav1.NewTime(now)
+				p.Status = v1.PodStatus{Phase: v1.PodPending}
+				if _, err := pods.Create(ctx, p, metav1.CreateOptions{}); err != nil {
+					return err
+				}
+				s.obs.line(now, "api", "created pod "+p.Namespace+"/"+p.Name)
+			case err != nil:
+				return err
+			default:
+				p.UID, p.CreationTimestamp, p.Status = old.UID, old.CreationTimestamp, old.Status
+				if _, err := pods.Update(ctx, p, metav1.UpdateOptions{}); err != nil {
+					return err
+				}
+				s.obs.line(now, "api", "updated pod "+p.Namespace+"/"+p.Name)
+			}
+		case o.configMap != nil:
+			cm := o.configMap.DeepCopy()
+			if cm.Namespace == "" {
+				cm.Namespace = metav1.NamespaceDefault
+			}
+			cms := s.api.client.CoreV1().ConfigMaps(cm.Namespace)
+			cm.UID = stableUID("ConfigMap", cm.Namespace, cm.Name)
+			if _, err := cms.Get(ctx, cm.Name, metav1.GetOptions{}); apierrors.IsNotFound(err) {
+				if _, err := cms.Create(ctx, cm, metav1.CreateOptions{}); err != nil {
+					return err
+				}
+			} else if _, err := cms.Update(ctx, cm, metav1.UpdateOptions{}); err != nil {
+				return err
+			}
+			s.obs.line(now, "api", "applied configmap "+cm.Namespace+"/"+cm.Name)
+		}
+	}
+	return nil
+}
+
+// defaultPod fills what the API server's defaulting would and the kubelet reads.
+func defaultPod(p *v1.Pod) {
+	if p.Spec.RestartPolicy == "" {
+		p.Spec.RestartPolicy = v1.RestartPolicyAlways
+	}
+	if p.Spec.TerminationGracePeriodSeconds == nil {
+		grace := int64(v1.DefaultTerminationGracePeriodSeconds)
+		p.Spec.TerminationGracePeriodSeconds = &grace
+	}
+	if p.Spec.DNSPolicy == "" {
+		p.Spec.DNSPolicy = v1.DNSClusterFirst
+	}
+	if p.Spec.SchedulerName == "" {
+		p.Spec.SchedulerName = v1.DefaultSchedulerName
+	}
+	for i := range p.Spec.Containers {
+		c := &p.Spec.Containers[i]
+		if c.ImagePullPolicy == "" {
+			c.ImagePullPolicy = v1.PullIfNotPresent
+		}
+		if c.TerminationMessagePolicy == "" {
+			c.TerminationMessagePolicy = v1.TerminationMessageReadFile
+		}
+	}
+}
+
+// deleteObjects deletes as kubectl delete: a pod bound to a node that is not terminal is
+// marked deleted with its grace period (the kubelet stops it, then removes it with grace
+// 0); anything else goes at once.
+func (s *simulation) deleteObjects(ctx context.Context, refs []ObjectRef, now time.Time) error {
+	for _, ref := range refs {
+		ns := ref.Namespace
+		if ns == "" {
+			ns = metav1.NamespaceDefault
+		}
+		switch ref.Kind {
+		case "ConfigMap":
+			if err := s.api.client.CoreV1().ConfigMaps(ns).Delete(ctx, ref.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+				return err
+			}
+		case "Pod":
+			pods := s.api.client.CoreV1().Pods(ns)
+			p, err := pods.Get(ctx, ref.Name, metav1.GetOptions{})
+			if apierrors.IsNotFound(err) {
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			terminal := p.Status.Phase == v1.PodSucceeded || p.Status.Phase == v1.PodFailed
+			if p.Spec.NodeName == "" || terminal {
+				if err := pods.Delete(ctx, ref.Name, metav1.DeleteOptions{}); err != nil {
+					return err
+				}
+			} else if p.DeletionTimestamp == nil {
+				grace := *p.Spec.TerminationGracePeriodSeconds
+				at := metav1.NewTime(now.Add(time.Duration(grace) * time.Second))
+				p.DeletionTimestamp, p.DeletionGracePeriodSeconds = &at, &grace
+				if _, err := pods.Update(ctx, p, metav1.UpdateOptions{}); err != nil {
+					return err
+				}
+			}
+		}
+		s.obs.line(now, "api", "deleted "+strings.ToLower(ref.Kind)+" "+ns+"/"+ref.Name)
+	}
+	return nil
+}
+
+// syncAPIPods hands the kubelet the pods bound to its node, when they changed, as the pod
+// watch of the daemon does.
+func (s *simulation) syncAPIPods(ctx context.Context) {
+	if s.api == nil || !s.api.dirty || !s.running {
+		return
+	}
+	s.api.dirty = false
+	list, err := s.api.client.CoreV1().Pods(metav1.NamespaceAll).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return
+	}
+	var pods []*v1.Pod
+	for i := range list.Items {
+		if list.Items[i].Spec.NodeName == s.cfg.Simulator.NodeName {
+			pods = append(pods, list.Items[i].DeepCopy())
+		}
+	}
+	sort.Slice(pods, func(i, j int) bool {
+		if pods[i].Namespace != pods[j].Namespace {
+			return pods[i].Namespace < pods[j].Namespace
+		}
+		return pods[i].Name < pods[j].Name
+	})
+	s.k.UpdateAPIPods(ctx, pods)
+}
+
+// --- expectations on the in-process API ---
+
+func splitName(name string) (string, string) {
+	if ns, n, ok := strings.Cut(name, "/"); ok {
+		return ns, n
+	}
+	return metav1.NamespaceDefault, name
+}
+
+func describeAPIPod(p *APIPodExpect) string {
+	out := "apiPod " + p.Name
+	if p.Phase != "" {
+		out += " phase=" + p.Phase
+	}
+	if p.Reason != "" {
+		out += " reason=" + p.Reason
+	}
+	if p.MessageContains != "" {
+		out += fmt.Sprintf(" message~%q", p.MessageContains)
+	}
+	if p.Ready != nil {
+		out += fmt.Sprintf(" ready=%t", *p.Ready)
+	}
+	if c := p.Condition; c != nil {
+		out += " " + c.Type + "=" + c.Status
+	}
+	return out
+}
+
+func (s *simulation) checkAPIPod(e *APIPodExpect) (bool, string) {
+	ns := e.Namespace
+	if ns == "" {
+		ns = metav1.NamespaceDefault
+	}
+	p, err := s.api.client.CoreV1().Pods(ns).Get(context.Background(), e.Name, metav1.GetOptions{})
+	if err != nil {
+		return false, "no pod " + ns + "/" + e.Name + " in the API"
+	}
+	st := &p.Status
+	ok := (e.Phase == "" || string(st.Phase) == e.Phase) && (e.Reason == "" || st.Reason == e.Reason) &&
+		(e.MessageContains == "" || strings.Contains(st.Message, e.MessageContains)) &&
+		(e.Ready == nil || podReady(st) == *e.Ready)
+	var cond string
+	if c := e.Condition; c != nil {
+		found := false
+		for _, pc := range st.Conditions {
+			if string(pc.Type) == c.Type {
+				found = true
+				cond = fmt.Sprintf(" %s=%s", pc.Type, pc.Status)
+				ok = ok && string(pc.Status) == c.Status
+			}
+		}
+		ok = ok && found
+	}
+	return ok, fmt.Sprintf("phase=%s reason=%s message=%q ready=%t%s", st.Phase, st.Reason, st.Message, podReady(st), cond)
+}
+
+func (s *simulation) checkAPINode(n *NodeExpect) (bool, string) {
+	node, err := s.api.client.CoreV1().Nodes().Get(context.Background(), s.cfg.Simulator.NodeName, metav1.GetOptions{})
+	if err != nil {
+		return false, "no node " + s.cfg.Simulator.NodeName + " in the API"
+	}
+	for _, c := range node.Status.Conditions {
+		if string(c.Type) != n.Condition {
+			continue
+		}
+		ok := (n.Status == "" || string(c.Status) == n.Status) && (n.Reason == "" || c.Reason == n.Reason) &&
+			(n.MessageContains == "" || strings.Contains(c.Message, n.MessageContains))
+		return ok, fmt.Sprintf("%s=%s reason=%s message=%q", c.Type, c.Status, c.Reason, c.Message)
+	}
+	return false, "no condition " + n.Condition + " in the API"
+}
+
+func (s *simulation) checkAPILease(l *APILeaseExpect) (bool, string) {
+	lease, err := s.api.client.CoordinationV1().Leases(v1.NamespaceNodeLease).Get(context.Background(), s.cfg.Simulator.NodeName, metav1.GetOptions{})
+	if err != nil || lease.Spec.RenewTime == nil {
+		return false, "no lease in the API"
+	}
+	age := s.clock.Since(lease.Spec.RenewTime.Time)
+	return age <= l.RenewedWithin.Duration, "renewed " + age.String() + " ago"
+}
+
+func (s *simulation) checkAbsentAPIPod(name string) (bool, string) {
+	ns, n := splitName(name)
+	p, err := s.api.client.CoreV1().Pods(ns).Get(context.Background(), n, metav1.GetOptions{})
+	if err != nil {
+		return true, ""
+	}
+	return false, fmt.Sprintf("pod %s/%s in the API, phase=%s", ns, n, p.Status.Phase)
+}
