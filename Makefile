@@ -64,7 +64,7 @@ lint:
 	@out=$$(gofmt -l $$(git ls-files -co --exclude-standard '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet $(PKGS)
 
-.PHONY: help build run test bench scale fuzz simulate lint gates controlplane e2e-cluster e2e monitoring
+.PHONY: help build run test bench scale fuzz simulate lint gates controlplane metricsserver e2e-cluster e2e monitoring
 
 ## gates: regenerate pkg/features/testdata/kube_features.json from k8s.io/kubernetes $(K8S_VERSION)
 gates:
@@ -77,6 +77,11 @@ controlplane:
 	@mkdir -p _output/bin
 	cd tools/controlplane && $(GO) build -o ../../_output/bin/ k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubectl
 
+## metricsserver: build metrics-server v0.7.2 into _output/bin (tools/metricsserver), for kubectl top
+metricsserver:
+	@mkdir -p _output/bin
+	cd tools/metricsserver && $(GO) build -o ../../_output/bin/ sigs.k8s.io/metrics-server/cmd/metrics-server
+
 ## e2e-cluster: run the cluster-mode tests against a real control plane on loopback (needs etcd: Debian etcd-server)
-e2e-cluster: controlplane
+e2e-cluster: controlplane metricsserver
 	KUBE_BIN_DIR=$(CURDIR)/_output/bin $(GO) test -count=1 -v -run . ./test/cluster/

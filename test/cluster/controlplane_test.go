@@ -78,6 +78,12 @@ const (
 	statsToken  = "stats-token"
 	// kubeletClientUser is the CN of the API server's kubelet client certificate (kubeadm's).
 	kubeletClientUser = "kube-apiserver-kubelet-client"
+	// metricsServerToken is user metrics-server, whom the kubectl top test grants what
+	// metrics-server needs.
+	metricsServerToken = "metrics-server-token"
+	// frontProxyUser is the CN of the aggregation layer's proxy client certificate
+	// (kubeadm's), the one name allowed to assert users in request headers.
+	frontProxyUser = "front-proxy-client"
 )
 
 func startControlPlane(t *testing.T, nodes ...string) *controlPlane {
@@ -95,15 +101,18 @@ func startControlPlane(t *testing.T, nodes ...string) *controlPlane {
 		"--initial-cluster", "default=http://127.0.0.1:"+strconv.Itoa(peerPort))
 
 	// Tokens: an admin, and one system:node:<name> user in system:nodes per node.
-	tokens := adminToken + ",admin,admin,system:masters\n" + viewerToken + ",viewer,uid-viewer\n" + statsToken + ",stats-reader,uid-stats-reader\n"
+	tokens := adminToken + ",admin,admin,system:masters\n" + viewerToken + ",viewer,uid-viewer\n" + statsToken + ",stats-reader,uid-stats-reader\n" +
+		metricsServerToken + ",metrics-server,uid-metrics-server\n"
 	for i, n := range nodes {
 		tokens += fmt.Sprintf("%s-%d,system:node:%s,uid-%s,system:nodes\n", nodeToken, i, n, n)
 	}
 	writeFile(t, filepath.Join(dir, "tokens.csv"), tokens)
 	key, pub := serviceAccountKeys(t, dir)
 	// The API server's client certificate for kubelets, from a CA the kubelets trust.
-	caPath, clientCert, clientKey := kubeletClientCertificate(t, dir)
+	caPath, clientCert, clientKey := clientCertificate(t, dir, "kubelet-client", kubeletClientUser)
 	cp.kubeletClientCA = caPath
+	// The aggregation layer's front proxy client certificate, from a CA of its own.
+	frontProxyCA, proxyCert, proxyKey := clientCertificate(t, dir, "front-proxy", frontProxyUser)
 
 	port := freePort(t)
 	cp.url = "https://127.0.0.1:" + strconv.Itoa(port)
@@ -117,7 +126,17 @@ func startControlPlane(t *testing.T, nodes ...string) *controlPlane {
 		"--service-cluster-ip-range", "10.0.0.0/24", "--allow-privileged=true",
 		"--kubelet-client-certificate", clientCert, "--kubelet-client-key", clientKey,
 		// Node hostnames do not resolve here: reach kubelets at their InternalIP.
-		"--kubelet-preferred-address-types", "InternalIP")
+		"--kubelet-preferred-address-types", "InternalIP",
+		// The aggregation layer (kubeadm's settings): the API server proxies
+		// /apis/metrics.k8s.io to metrics-server with the front proxy client certificate and
+		// the user in X-Remote-* headers. --enable-aggregator-routing stays off (the
+		// default): with it the aggregator dials the Service's Endpoints, and Endpoints may
+		// not hold loopback addresses; without it, it dials an ExternalName Service's
+		// externalName, which may be 127.0.0.1 (see TestKubectlTop).
+		"--requestheader-client-ca-file", frontProxyCA, "--requestheader-allowed-names", frontProxyUser,
+		"--requestheader-extra-headers-prefix=X-Remote-Extra-", "--requestheader-group-headers=X-Remote-Group",
+		"--requestheader-username-headers=X-Remote-User",
+		"--proxy-client-cert-file", proxyCert, "--proxy-client-key-file", proxyKey)
 
 	admin, err := kubernetes.NewForConfig(cp.restConfig(adminToken))
 	if err != nil {
@@ -203,16 +222,16 @@ func writeFile(t *testing.T, path, content string) {
 	}
 }
 
-// kubeletClientCertificate writes a CA and a client certificate it signed for
-// kubeletClientUser, and returns the CA's, the certificate's and the key's paths.
-func kubeletClientCertificate(t *testing.T, dir string) (caPath, certPath, keyPath string) {
+// clientCertificate writes a CA and a client certificate it signed for user cn, as
+// <dir>/<name>-ca.crt, <name>.crt and <name>.key, and returns their paths.
+func clientCertificate(t *testing.T, dir, name, cn string) (caPath, certPath, keyPath string) {
 	t.Helper()
 	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		t.Fatal(err)
 	}
 	notBefore, notAfter := time.Now().Add(-time.Hour), time.Now().Add(24*time.Hour)
-	caTmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "kubelet-client-ca"},
+	caTmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: name + "-ca"},
 		NotBefore: notBefore, NotAfter: notAfter, IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign}
 	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
 	if err != nil {
@@ -226,7 +245,7 @@ func kubeletClientCertificate(t *testing.T, dir string) (caPath, certPath, keyPa
 	if err != nil {
 		t.Fatal(err)
 	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: kubeletClientUser},
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: cn},
 		NotBefore: notBefore, NotAfter: notAfter, KeyUsage: x509.KeyUsageDigitalSignature,
 		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
@@ -237,7 +256,7 @@ func kubeletClientCertificate(t *testing.T, dir string) (caPath, certPath, keyPa
 	if err != nil {
 		t.Fatal(err)
 	}
-	caPath, certPath, keyPath = filepath.Join(dir, "kubelet-client-ca.crt"), filepath.Join(dir, "kubelet-client.crt"), filepath.Join(dir, "kubelet-client.key")
+	caPath, certPath, keyPath = filepath.Join(dir, name+"-ca.crt"), filepath.Join(dir, name+".crt"), filepath.Join(dir, name+".key")
 	writeFile(t, caPath, string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER})))
 	writeFile(t, certPath, string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})))
 	writeFile(t, keyPath, string(pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER})))
