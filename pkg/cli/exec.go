@@ -7,7 +7,6 @@ import (
 	"net"
 	"net/url"
 	"strconv"
-	"strings"
 
 	"github.com/spf13/cobra"
 	v1 "k8s.io/api/core/v1"
@@ -59,15 +58,8 @@ func (c *commands) exec(ctx context.Context, cmd *cobra.Command, server, namespa
 	if err != nil {
 		return err
 	}
-	if container == "" {
-		if len(pod.Spec.Containers) != 1 {
-			var names []string
-			for _, ct := range pod.Spec.Containers {
-				names = append(names, ct.Name)
-			}
-			return fmt.Errorf("a container name must be specified for pod %s, choose one of: [%s]", pod.Name, strings.Join(names, " "))
-		}
-		container = pod.Spec.Containers[0].Name
+	if container, err = defaultContainer(pod, container); err != nil {
+		return err
 	}
 	var node v1.Node
 	if err := c.get(ctx, server, "/node", &node); err != nil {

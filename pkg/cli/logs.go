@@ -37,15 +37,8 @@ receives SIGTERM and exits. -c may be left out when the pod has one container.`,
 			if err != nil {
 				return err
 			}
-			if container == "" {
-				if len(pod.Spec.Containers) != 1 {
-					var names []string
-					for _, ct := range pod.Spec.Containers {
-						names = append(names, ct.Name)
-					}
-					return fmt.Errorf("a container name must be specified for pod %s, choose one of: [%s]", pod.Name, strings.Join(names, " "))
-				}
-				container = pod.Spec.Containers[0].Name
+			if container, err = defaultContainer(pod, container); err != nil {
+				return err
 			}
 			q := url.Values{}
 			if follow {
@@ -93,6 +86,22 @@ receives SIGTERM and exits. -c may be left out when the pod has one container.`,
 	cmd.Flags().DurationVar(&since, "since", 0, "only lines newer than this (e.g. 5m)")
 	cmd.Flags().Int64Var(&limitBytes, "limit-bytes", 0, "at most this many bytes")
 	return cmd
+}
+
+// defaultContainer is container, or the pod's only container when it is empty, as kubectl
+// picks it.
+func defaultContainer(pod *v1.Pod, container string) (string, error) {
+	if container != "" {
+		return container, nil
+	}
+	if len(pod.Spec.Containers) != 1 {
+		names := make([]string, 0, len(pod.Spec.Containers))
+		for _, ct := range pod.Spec.Containers {
+			names = append(names, ct.Name)
+		}
+		return "", fmt.Errorf("a container name must be specified for pod %s, choose one of: [%s]", pod.Name, strings.Join(names, " "))
+	}
+	return pod.Spec.Containers[0].Name, nil
 }
 
 // stream copies the body of a GET to out as it arrives; other answers than 2xx become an

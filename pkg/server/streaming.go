@@ -52,10 +52,16 @@ func (s *Server) target(w http.ResponseWriter, r *http.Request, container string
 	return name, uid, true
 }
 
-// exec is /exec/{namespace}/{pod}[/{uid}]/{container}?command=...&stdin=1&stdout=1..., as
+// exec is /exec/{namespace}/{pod}[/{uid}]/{container}?command=...&input=1&output=1..., as
 // the kubelet serves it: SPDY (v1-v4) or WebSocket, the command's exit code in the
 // status stream.
-func (s *Server) exec(w http.ResponseWriter, r *http.Request) {
+func (s *Server) exec(w http.ResponseWriter, r *http.Request) { s.remoteCommand(w, r, true) }
+
+// attach is /attach/{namespace}/{pod}[/{uid}]/{container}.
+func (s *Server) attach(w http.ResponseWriter, r *http.Request) { s.remoteCommand(w, r, false) }
+
+// remoteCommand serves an exec (with its command) or an attach session.
+func (s *Server) remoteCommand(w http.ResponseWriter, r *http.Request, exec bool) {
 	container := r.PathValue("container")
 	name, uid, ok := s.target(w, r, container)
 	if !ok {
@@ -67,7 +73,7 @@ func (s *Server) exec(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	cmd := r.URL.Query()["command"]
-	if len(cmd) == 0 {
+	if exec && len(cmd) == 0 {
 		writeError(w, http.StatusBadRequest, "command: Required value: you must specify a command")
 		return
 	}
@@ -76,27 +82,11 @@ func (s *Server) exec(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer release()
-	remotecommand.ServeExec(w, r, s.cfg.Streaming, name, uid, container, cmd, opts,
-		StreamIdleTimeout, StreamCreationTimeout, remotecommandconsts.SupportedStreamingProtocols)
-}
-
-// attach is /attach/{namespace}/{pod}[/{uid}]/{container}.
-func (s *Server) attach(w http.ResponseWriter, r *http.Request) {
-	container := r.PathValue("container")
-	name, uid, ok := s.target(w, r, container)
-	if !ok {
+	if exec {
+		remotecommand.ServeExec(w, r, s.cfg.Streaming, name, uid, container, cmd, opts,
+			StreamIdleTimeout, StreamCreationTimeout, remotecommandconsts.SupportedStreamingProtocols)
 		return
 	}
-	opts, err := remotecommand.NewOptions(r)
-	if err != nil {
-		writeError(w, http.StatusBadRequest, err.Error())
-		return
-	}
-	release, ok := s.acquireStream(w)
-	if !ok {
-		return
-	}
-	defer release()
 	remotecommand.ServeAttach(w, r, s.cfg.Streaming, name, uid, container, opts,
 		StreamIdleTimeout, StreamCreationTimeout, remotecommandconsts.SupportedStreamingProtocols)
 }

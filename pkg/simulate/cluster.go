@@ -303,15 +303,7 @@ func (s *simulation) checkAPINode(n *NodeExpect) (bool, string) {
 	if err != nil {
 		return false, "no node " + s.cfg.Simulator.NodeName + " in the API"
 	}
-	for _, c := range node.Status.Conditions {
-		if string(c.Type) != n.Condition {
-			continue
-		}
-		ok := (n.Status == "" || string(c.Status) == n.Status) && (n.Reason == "" || c.Reason == n.Reason) &&
-			(n.MessageContains == "" || strings.Contains(c.Message, n.MessageContains))
-		return ok, fmt.Sprintf("%s=%s reason=%s message=%q", c.Type, c.Status, c.Reason, c.Message)
-	}
-	return false, "no condition " + n.Condition + " in the API"
+	return matchNodeCondition(node.Status.Conditions, n)
 }
 
 func (s *simulation) checkAPILease(l *APILeaseExpect) (bool, string) {

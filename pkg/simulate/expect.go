@@ -107,7 +107,12 @@ func describeNode(n *NodeExpect) string {
 }
 
 func (s *simulation) checkNode(n *NodeExpect) (bool, string) {
-	for _, c := range s.k.NodeStatus().Conditions() {
+	return matchNodeCondition(s.k.NodeStatus().Conditions(), n)
+}
+
+// matchNodeCondition checks n against the node's conditions.
+func matchNodeCondition(conds []v1.NodeCondition, n *NodeExpect) (bool, string) {
+	for _, c := range conds {
 		if string(c.Type) != n.Condition {
 			continue
 		}

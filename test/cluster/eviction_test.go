@@ -26,17 +26,8 @@ func TestEvictionUnderMemoryPressure(t *testing.T) {
 	bin := buildDaemon(t)
 	ctx := context.Background()
 	startNode(t, cp, bin, node, 0, "--port", "0")
-	eventually.Within(t, 60*time.Second, node+" Ready", func() (bool, string) {
-		n, err := cp.admin.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
-		if err != nil {
-			return false, err.Error()
-		}
-		return nodeReady(n) == v1.ConditionTrue, fmt.Sprintf("Ready=%q", nodeReady(n))
-	})
-	eventually.Within(t, 60*time.Second, "the default service account", func() (bool, string) {
-		_, err := cp.admin.CoreV1().ServiceAccounts("default").Get(ctx, "default", metav1.GetOptions{})
-		return err == nil, fmt.Sprint(err)
-	})
+	waitNodeReady(t, cp, node, 0)
+	waitServiceAccount(t, cp)
 
 	labels := map[string]string{"app": "leaky"}
 	d := &appsv1.Deployment{

@@ -77,22 +77,7 @@ func TestKubectlThroughTheSecurePort(t *testing.T) {
 	})
 
 	// The node, with the kubelet's secure settings (a config file's defaults) as flags.
-	securePort := freePort(t)
-	startNode(t, cp, bin, node, 0, "--port", strconv.Itoa(securePort),
-		"--anonymous-auth=false", "--authentication-token-webhook", "--authorization-mode=Webhook",
-		"--client-ca-file", cp.kubeletClientCA)
-	eventually.Within(t, 60*time.Second, node+" Ready", func() (bool, string) {
-		n, err := cp.admin.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
-		if err != nil {
-			return false, err.Error()
-		}
-		return nodeReady(n) == v1.ConditionTrue && n.Status.DaemonEndpoints.KubeletEndpoint.Port == int32(securePort),
-			fmt.Sprintf("Ready=%q kubelet port %d", nodeReady(n), n.Status.DaemonEndpoints.KubeletEndpoint.Port)
-	})
-	eventually.Within(t, 60*time.Second, "the default service account", func() (bool, string) {
-		_, err := cp.admin.CoreV1().ServiceAccounts("default").Get(ctx, "default", metav1.GetOptions{})
-		return err == nil, fmt.Sprint(err)
-	})
+	securePort := startSecureNode(t, cp, bin, node)
 
 	// A server that logs every second and answers on 8080, and a job that logs and crashes.
 	pods := []*v1.Pod{
@@ -257,6 +242,46 @@ func mustCreate(t *testing.T, create func() error) {
 	if err := create(); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// startSecureNode runs node with the kubelet's secure settings (a config file's defaults,
+// as flags: no anonymous requests, TokenReview, SubjectAccessReview, the API server's
+// client CA) on a secure port of its own, waits until it is Ready in the API with that
+// port as its kubelet endpoint and pods can be created, and returns the port.
+func startSecureNode(t *testing.T, cp *controlPlane, bin, node string) int {
+	t.Helper()
+	port := freePort(t)
+	startNode(t, cp, bin, node, 0, "--port", strconv.Itoa(port),
+		"--anonymous-auth=false", "--authentication-token-webhook", "--authorization-mode=Webhook",
+		"--client-ca-file", cp.kubeletClientCA)
+	waitNodeReady(t, cp, node, port)
+	waitServiceAccount(t, cp)
+	return port
+}
+
+// waitNodeReady waits until node is Ready in the API, with port as its kubelet endpoint
+// unless port is 0.
+func waitNodeReady(t *testing.T, cp *controlPlane, node string, port int) {
+	t.Helper()
+	eventually.Within(t, 60*time.Second, node+" Ready", func() (bool, string) {
+		n, err := cp.admin.CoreV1().Nodes().Get(context.Background(), node, metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		got := n.Status.DaemonEndpoints.KubeletEndpoint.Port
+		return nodeReady(n) == v1.ConditionTrue && (port == 0 || got == int32(port)),
+			fmt.Sprintf("Ready=%q kubelet port %d", nodeReady(n), got)
+	})
+}
+
+// waitServiceAccount waits for the default service account, without which the API server
+// refuses pods.
+func waitServiceAccount(t *testing.T, cp *controlPlane) {
+	t.Helper()
+	eventually.Within(t, 60*time.Second, "the default service account", func() (bool, string) {
+		_, err := cp.admin.CoreV1().ServiceAccounts("default").Get(context.Background(), "default", metav1.GetOptions{})
+		return err == nil, fmt.Sprint(err)
+	})
 }
 
 // startNode runs a daemon joining cp as node (token index i of the control plane's

@@ -76,22 +76,7 @@ func TestKubectlTop(t *testing.T) {
 	})
 
 	// The node, with the kubelet's secure settings.
-	securePort := freePort(t)
-	startNode(t, cp, daemon, node, 0, "--port", strconv.Itoa(securePort),
-		"--anonymous-auth=false", "--authentication-token-webhook", "--authorization-mode=Webhook",
-		"--client-ca-file", cp.kubeletClientCA)
-	eventually.Within(t, 60*time.Second, node+" Ready", func() (bool, string) {
-		n, err := cp.admin.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
-		if err != nil {
-			return false, err.Error()
-		}
-		return nodeReady(n) == v1.ConditionTrue && n.Status.DaemonEndpoints.KubeletEndpoint.Port == int32(securePort),
-			fmt.Sprintf("Ready=%q kubelet port %d", nodeReady(n), n.Status.DaemonEndpoints.KubeletEndpoint.Port)
-	})
-	eventually.Within(t, 60*time.Second, "the default service account", func() (bool, string) {
-		_, err := cp.admin.CoreV1().ServiceAccounts("default").Get(ctx, "default", metav1.GetOptions{})
-		return err == nil, fmt.Sprint(err)
-	})
+	startSecureNode(t, cp, daemon, node)
 	pod := &v1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: "usage", Namespace: "default", Annotations: map[string]string{
 			"minikubelet.io/behavior.app": "cpuUsage=250m,memoryUsage=128Mi",
