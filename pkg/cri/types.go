@@ -175,6 +175,8 @@ type ContainerStats struct {
 	WorkingSetBytes uint64
 	// WritableLayerBytes is the container's writable layer (CRI's WritableLayer.UsedBytes).
 	WritableLayerBytes uint64
+	// LogBytes is the size of the container's log files (the kubelet measures them itself).
+	LogBytes uint64
 }
 
 // PodSandboxStats is a sandbox's resource use at Timestamp (CRI's PodSandboxStats): the sum

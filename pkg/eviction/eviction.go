@@ -122,6 +122,9 @@ type Config struct {
 	// KillPod terminates a pod with the grace period and status change given; the Op
 	// completes once its containers are stopped.
 	KillPod func(pod *v1.Pod, gracePeriod int64, status func(*v1.PodStatus)) (*task.Op, error)
+	// ReclaimDisk is the node-level reclaim tried before evicting for a disk signal: the
+	// kubelet removes every dead container and every unused image. Nil: none.
+	ReclaimDisk func(ctx context.Context) error
 	// Recorder receives the Evicted and EvictionThresholdMet events; NodeRef is the node.
 	Recorder events.Recorder
 	NodeRef  *v1.ObjectReference
@@ -286,6 +289,9 @@ func (m *Manager) synchronize(ctx context.Context, now time.Time) {
 	if m.cfg.NodeRef != nil {
 		m.cfg.Recorder.Eventf(m.cfg.NodeRef, v1.EventTypeWarning, EventThresholdMet, "Attempting to reclaim %s", res)
 	}
+	if res == v1.ResourceEphemeralStorage && m.cfg.ReclaimDisk != nil && m.reclaimNodeLevel(ctx, t) {
+		return
+	}
 	usage, err := m.cfg.Usage(ctx)
 	if err != nil {
 		logger.Error(err, "Eviction manager: failed to get summary stats")
@@ -317,6 +323,21 @@ func (m *Manager) synchronize(ctx context.Context, now time.Time) {
 		}
 	}
 	logger.Info("Eviction manager: unable to evict any pods from the node")
+}
+
+// reclaimNodeLevel removes dead containers and unused images, as upstream does before
+// evicting for disk, and reports whether that resolved t (minimum reclaim included).
+func (m *Manager) reclaimNodeLevel(ctx context.Context, t Threshold) bool {
+	logger := klog.FromContext(ctx)
+	if err := m.cfg.ReclaimDisk(ctx); err != nil {
+		logger.Error(err, "Eviction manager: unexpected error when attempting to reduce resource pressure", "resourceName", v1.ResourceEphemeralStorage)
+		return false
+	}
+	if o, ok := m.cfg.Observe()[t.Signal]; ok && met(t, o, true) {
+		return false
+	}
+	logger.Info("Eviction manager: able to reduce resource pressure without evicting pods.", "resourceName", v1.ResourceEphemeralStorage)
+	return true
 }
 
 // evict kills pod with the Evicted status, event and metric, and waits for its cleanup

@@ -320,3 +320,49 @@ func TestEphemeralStorageLimits(t *testing.T) {
 		}
 	}
 }
+
+// TestDiskReclaimsNodeLevelFirst: under disk pressure dead containers and unused images
+// go first; a pod is evicted only when that is not enough.
+func TestDiskReclaimsNodeLevelFirst(t *testing.T) {
+	for _, tt := range []struct {
+		name      string
+		reclaimed int64 // what the node-level reclaim frees
+		wantKill  bool
+	}{
+		{"reclaim resolves it", 2 << 30, false},
+		{"reclaim is not enough", 10 * mi, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			clk := testingclock.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+			available := int64(100 * mi)
+			q := resource.MustParse("1Gi")
+			p := pod("writer", "", 0, false)
+			var killed []string
+			reclaims := 0
+			m, err := New(Config{
+				Clock:                    clk,
+				Thresholds:               []Threshold{{Threshold: nodestatus.Threshold{Signal: nodestatus.SignalNodeFsAvailable, Quantity: &q}}},
+				PressureTransitionPeriod: time.Minute,
+				Observe: func() map[nodestatus.Signal]nodestatus.Observation {
+					return map[nodestatus.Signal]nodestatus.Observation{nodestatus.SignalNodeFsAvailable: {Available: available, Capacity: 10 << 30}}
+				},
+				ActivePods: func() []*v1.Pod { return []*v1.Pod{p} },
+				Usage: func(context.Context) (map[types.UID]PodUsage, error) {
+					return map[types.UID]PodUsage{p.UID: {DiskBytes: 3 << 30, Containers: []ContainerUsage{{Name: "app", DiskBytes: 3 << 30}}}}, nil
+				},
+				KillPod: func(p *v1.Pod, _ int64, _ func(*v1.PodStatus)) (*task.Op, error) {
+					killed = append(killed, p.Name)
+					return task.NewOp(), nil
+				},
+				ReclaimDisk: func(context.Context) error { reclaims++; available += tt.reclaimed; return nil },
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			m.Step(context.Background())
+			if reclaims != 1 || (len(killed) == 1) != tt.wantKill {
+				t.Errorf("reclaims %d, killed %v; want one reclaim and a kill %v", reclaims, killed, tt.wantKill)
+			}
+		})
+	}
+}

@@ -8,6 +8,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/minikubelet/minikubelet/pkg/cri"
 	"github.com/minikubelet/minikubelet/pkg/events"
 	"github.com/minikubelet/minikubelet/pkg/eviction"
 	"github.com/minikubelet/minikubelet/pkg/nodestatus"
@@ -31,6 +32,7 @@ func (k *Kubelet) buildEviction() error {
 		ActivePods:               k.GetActivePods,
 		Usage:                    k.podUsage,
 		KillPod:                  k.killPodNow,
+		ReclaimDisk:              k.reclaimDisk,
 		Recorder:                 k.events,
 		NodeRef:                  events.NodeRef(k.nodeName),
 		Registry:                 k.registry,
@@ -77,6 +79,39 @@ func evictionThresholds(hard, soft, grace, reclaim map[string]string) ([]evictio
 		}
 	}
 	return out, nil
+}
+
+// reclaimDisk is the kubelet's node-level reclaim for disk pressure: every container that
+// is not running is removed (DeleteAllUnusedContainers), then every image no container
+// uses (DeleteUnusedImages).
+func (k *Kubelet) reclaimDisk(ctx context.Context) error {
+	containers, err := k.rt.ListContainers(ctx, nil)
+	if err != nil {
+		return err
+	}
+	used := map[string]bool{}
+	for _, c := range containers {
+		if c.State == cri.ContainerRunning || c.State == cri.ContainerCreated {
+			used[c.ImageRef] = true
+			continue
+		}
+		if err := k.rt.RemoveContainer(ctx, c.ID); err != nil {
+			return err
+		}
+	}
+	images, err := k.rt.ListImages(ctx)
+	if err != nil {
+		return err
+	}
+	for _, img := range images {
+		if used[img.ID] {
+			continue
+		}
+		if err := k.rt.RemoveImage(ctx, cri.ImageSpec{Image: img.ID}); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // podUsage is each pod's use from the stats summary (the runtime's usage model), as the

@@ -427,6 +427,9 @@ func NewRuntime(c *config.Config, clk clock.Clock, reg *metrics.Registry, option
 	if q, err := resource.ParseQuantity(c.Kubelet.ContainerLogMaxSize); err == nil {
 		fc.LogMaxBytes = q.Value()
 	}
+	if n := c.Kubelet.ContainerLogMaxFiles; n != nil {
+		fc.LogMaxFiles = int64(*n)
+	}
 	for _, o := range options {
 		o(&fc)
 	}

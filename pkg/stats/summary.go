@@ -130,11 +130,12 @@ func (p *Provider) Summary(ctx context.Context) (*statsapi.Summary, error) {
 				CPU:       cpu(t, c.UsageNanoCores, c.UsageCoreNanoSeconds),
 				Memory:    memory(t, c.WorkingSetBytes, memoryLimit(pod, c.Metadata.Name)),
 				Rootfs:    &statsapi.FsStats{Time: t, UsedBytes: ptr(c.WritableLayerBytes)},
+				Logs:      &statsapi.FsStats{Time: t, UsedBytes: ptr(c.LogBytes)},
 			})
-			podDisk += c.WritableLayerBytes
+			podDisk += c.WritableLayerBytes + c.LogBytes
 		}
-		// The pod's ephemeral storage: its containers' writable layers (no emptyDir or
-		// logs in the model).
+		// The pod's ephemeral storage: its containers' writable layers and logs (no
+		// emptyDir in the model).
 		ps.EphemeralStorage = &statsapi.FsStats{Time: now, UsedBytes: ptr(podDisk)}
 		s.Pods = append(s.Pods, ps)
 	}

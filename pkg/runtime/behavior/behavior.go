@@ -132,6 +132,26 @@ func (b Behavior) LogText(n int64) string {
 	return strings.ReplaceAll(line, "{n}", strconv.FormatInt(n, 10))
 }
 
+// LogBytes is the size of the first k periodic log lines, newlines included: the
+// template's fixed part k times, plus the digits of every line number the {n}s expand to.
+func (b Behavior) LogBytes(k int64) int64 {
+	if k <= 0 {
+		return 0
+	}
+	line := b.LogLine
+	if line == "" {
+		line = DefaultLogLine
+	}
+	holes := int64(strings.Count(line, "{n}"))
+	fixed := int64(len(line)) - 3*holes + 1
+	var digits int64 // the digits of 1..k
+	for d, lo := int64(1), int64(1); lo <= k; d, lo = d+1, lo*10 {
+		hi := min(k, lo*10-1)
+		digits += d * (hi - lo + 1)
+	}
+	return k*fixed + holes*digits
+}
+
 // MemoryAt is the container's memory use after running for d: MemoryUsage plus the growth.
 func (b Behavior) MemoryAt(d time.Duration) int64 {
 	if b.MemoryGrowthPer <= 0 || d <= 0 {

@@ -239,3 +239,17 @@ func TestLogKeys(t *testing.T) {
 		}
 	}
 }
+
+// TestLogBytes: the closed form equals the lines' sizes summed one by one.
+func TestLogBytes(t *testing.T) {
+	for _, tpl := range []string{"", "tick {n}", "{n}/{n} done", "no number"} {
+		b := Behavior{LogLine: tpl}
+		var sum int64
+		for k := int64(0); k <= 1200; k++ {
+			if got := b.LogBytes(k); got != sum {
+				t.Fatalf("template %q: LogBytes(%d) = %d, want %d", tpl, k, got, sum)
+			}
+			sum += int64(len(b.LogText(k+1))) + 1
+		}
+	}
+}

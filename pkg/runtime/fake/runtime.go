@@ -78,10 +78,16 @@ type Config struct {
 	// LogMaxBytes bounds what ContainerLog returns of a container's log: the current log
 	// file's size limit (containerLogMaxSize). Default DefaultLogMaxBytes.
 	LogMaxBytes int64
+	// LogMaxFiles is how many log files of LogMaxBytes a container keeps
+	// (containerLogMaxFiles): its log takes at most their product on disk. Default 5.
+	LogMaxFiles int64
 }
 
 // DefaultLogMaxBytes is the kubelet's containerLogMaxSize default, 10Mi.
 const DefaultLogMaxBytes = 10 << 20
+
+// DefaultLogMaxFiles is the kubelet's containerLogMaxFiles default.
+const DefaultLogMaxFiles = 5
 
 // Runtime is an in-memory container runtime shaped like the CRI (see the package doc).
 // All methods are safe for concurrent use.
@@ -122,6 +128,7 @@ type Runtime struct {
 	faultSeq    int
 	memBase     int64
 	logMaxBytes int64
+	logMaxFiles int64
 	cpuGone     uint64 // CPU of the sandboxes removed, so the node's total never drops
 	diskUsage   int64
 	pidUsage    int64
@@ -263,6 +270,7 @@ func New(cfg Config) (*Runtime, error) {
 		logger:       cfg.Logger,
 		initDuration: cfg.InitContainerDuration,
 		logMaxBytes:  cfg.LogMaxBytes,
+		logMaxFiles:  cfg.LogMaxFiles,
 		defaultBeh:   def,
 		eventBufSize: cfg.EventBufferSize,
 		onFault:      cfg.OnFault,
@@ -507,8 +515,9 @@ type Usage struct {
 	// MemoryBytes is the base set by SetMemoryUsage plus the memory every running container
 	// uses now (see ContainerStats).
 	MemoryBytes int64
-	// DiskBytes is the base set by SetDiskUsage plus every container's writable layer
-	// (diskUsage, diskGrowth), exited containers' included until they are removed.
+	// DiskBytes is the base set by SetDiskUsage, plus every image pulled, plus every
+	// container's writable layer (diskUsage, diskGrowth) and log, exited containers'
+	// included until they are removed.
 	DiskBytes int64
 	// PIDs is set by SetPIDUsage.
 	PIDs int64
@@ -519,9 +528,12 @@ func (r *Runtime) Usage() Usage {
 	now := r.lock()
 	defer r.unlock(now)
 	mem, disk := r.memBase, r.diskUsage
+	for _, img := range r.images {
+		disk += int64(img.Size)
+	}
 	for _, c := range r.containers {
 		mem += c.memoryAt(now)
-		disk += c.diskAt(now)
+		disk += c.diskAt(now) + r.logBytes(c, now)
 	}
 	return Usage{MemoryBytes: mem, DiskBytes: disk, PIDs: r.pidUsage}
 }
@@ -542,6 +554,23 @@ func (c *ctr) diskAt(now int64) int64 {
 		return 0
 	}
 	return c.beh.DiskAt(time.Duration(c.ranFor(now)))
+}
+
+// logBytes is the size of the container's log on disk at now: its periodic lines and the
+// simulator's, at most containerLogMaxSize x containerLogMaxFiles (rotation drops the rest).
+func (r *Runtime) logBytes(c *ctr, now int64) int64 {
+	n := c.beh.LogBytes(c.periodicLines(now))
+	for _, l := range c.logs {
+		n += int64(len(l.Text)) + 1
+	}
+	size, files := r.logMaxBytes, r.logMaxFiles
+	if size <= 0 {
+		size = DefaultLogMaxBytes
+	}
+	if files <= 0 {
+		files = DefaultLogMaxFiles
+	}
+	return min(n, size*files)
 }
 
 // memoryModel is the behaviour with the request standing in for a missing memoryUsage.
@@ -666,6 +695,7 @@ func (r *Runtime) ListContainerStats(ctx context.Context, filter *cri.ContainerS
 			UsageNanoCores:       uint64(c.cpuMilli()) * 1_000_000,
 			WorkingSetBytes:      uint64(c.memoryAt(now)),
 			WritableLayerBytes:   uint64(c.diskAt(now)),
+			LogBytes:             uint64(r.logBytes(c, now)),
 		})
 	})
 	return out, nil

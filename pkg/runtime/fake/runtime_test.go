@@ -561,8 +561,8 @@ func TestUsage(t *testing.T) {
 		clk.Step(s.at - elapsed)
 		elapsed = s.at
 		u := r.Usage()
-		if u.MemoryBytes != s.want || u.DiskBytes != 5<<30 || u.PIDs != 4000 {
-			t.Errorf("at %v: Usage() = %+v, want memory %d, disk 5Gi, 4000 pids", s.at, u, s.want)
+		if wantDisk := 5<<30 + imageAndLogBytes(t, r); u.MemoryBytes != s.want || u.DiskBytes != wantDisk || u.PIDs != 4000 {
+			t.Errorf("at %v: Usage() = %+v, want memory %d, disk %d (5Gi, images and logs), 4000 pids", s.at, u, s.want, wantDisk)
 		}
 	}
 	if m, err := r.ContainerMemoryUsage(a); err != nil || m != 256<<20 {

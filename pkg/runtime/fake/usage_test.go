@@ -170,28 +170,76 @@ func TestCPUNeverGoesBack(t *testing.T) {
 	}
 }
 
+// imageAndLogBytes is what the images pulled and the containers' logs take on disk, read
+// through the public API: the image list and the log lines.
+func imageAndLogBytes(t *testing.T, r *Runtime) int64 {
+	t.Helper()
+	ctx := context.Background()
+	images, err := r.ListImages(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n int64
+	for _, img := range images {
+		n += int64(img.Size)
+	}
+	cs, err := r.ListContainers(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cs {
+		lines, err := r.ContainerLog(c.ID, 0, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range lines {
+			n += int64(len(l.Text)) + 1
+		}
+	}
+	return n
+}
+
 // TestDiskModel: a container's writable layer is its diskUsage plus its diskGrowth while it
-// runs; it stays after an exit and counts in the node's disk use until removed.
+// runs; it stays after an exit and counts in the node's disk use, with the image and the
+// log, until removed.
 func TestDiskModel(t *testing.T) {
 	r, clk := newRuntime(t, Config{})
-	sbID, sbCfg := runPod(t, r, "u1", annotate("writer", "diskUsage=1Gi,diskGrowth=1Gi/1m,runFor=2m"))
+	sbID, sbCfg := runPod(t, r, "u1", annotate("writer", "diskUsage=1Gi,diskGrowth=1Gi/1m,runFor=2m,logEvery=1s,logLine=wrote block {n}"))
 	id := startContainer(t, r, sbID, sbCfg, "writer", "")
 	run(t, r, clk, time.Minute)
-	if got := r.Usage().DiskBytes; got != 2<<30 {
-		t.Errorf("disk after 1m = %d, want 2Gi", got)
+	if got, want := r.Usage().DiskBytes, 2<<30+imageAndLogBytes(t, r); got != want {
+		t.Errorf("disk after 1m = %d, want 2Gi plus the image and the log: %d", got, want)
 	}
 	stats, err := r.ListContainerStats(context.Background(), nil)
 	if err != nil || len(stats) != 1 || stats[0].WritableLayerBytes != 2<<30 {
 		t.Fatalf("container stats %+v %v, want a 2Gi writable layer", stats, err)
 	}
+	// 60 lines "wrote block N": 9 of 14 bytes, 51 of 15, and the simulator's start line.
+	lines, _ := r.ContainerLog(id, 0, 0)
+	if want := uint64(9*14+51*15) + uint64(len(lines[0].Text)+1); stats[0].LogBytes != want {
+		t.Errorf("log bytes %d, want %d", stats[0].LogBytes, want)
+	}
 	run(t, r, clk, 5*time.Minute) // exits at 2m: the layer stops growing and stays
-	if got := r.Usage().DiskBytes; got != 3<<30 {
-		t.Errorf("disk after the exit = %d, want 3Gi", got)
+	if got, want := r.Usage().DiskBytes, 3<<30+imageAndLogBytes(t, r); got != want {
+		t.Errorf("disk after the exit = %d, want 3Gi plus the image and the log: %d", got, want)
 	}
 	if err := r.RemoveContainer(context.Background(), id); err != nil {
 		t.Fatal(err)
 	}
-	if got := r.Usage().DiskBytes; got != 0 {
-		t.Errorf("disk after the removal = %d, want 0", got)
+	if got, want := r.Usage().DiskBytes, imageAndLogBytes(t, r); got != want {
+		t.Errorf("disk after the removal = %d, want the image alone: %d", got, want)
+	}
+}
+
+// TestLogBytesAreBounded: a container's log takes at most containerLogMaxSize x
+// containerLogMaxFiles on disk, as rotation keeps it.
+func TestLogBytesAreBounded(t *testing.T) {
+	r, clk := newRuntime(t, Config{LogMaxBytes: 1000, LogMaxFiles: 2})
+	sbID, sbCfg := runPod(t, r, "u1", annotate("chatty", "logEvery=1s"))
+	startContainer(t, r, sbID, sbCfg, "chatty", "")
+	run(t, r, clk, time.Hour)
+	stats, err := r.ListContainerStats(context.Background(), nil)
+	if err != nil || len(stats) != 1 || stats[0].LogBytes != 2000 {
+		t.Errorf("log bytes %+v %v, want 2000 (two 1000-byte files)", stats, err)
 	}
 }
