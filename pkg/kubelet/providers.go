@@ -93,6 +93,10 @@ func (k *Kubelet) serverConfig() server.Config {
 // memoryGrowth), the figures /stats/summary reports.
 func (k *Kubelet) MemoryUsage() int64 { return k.runtime.Usage().MemoryBytes }
 
+// PodMemoryUsage is what the pods' containers use of it: the allocatableMemory.available
+// signal's use.
+func (k *Kubelet) PodMemoryUsage() int64 { return k.runtime.Usage().PodMemoryBytes }
+
 // DiskUsage is the scripted disk use on the machine's ephemeral storage.
 func (k *Kubelet) DiskUsage() (used, capacity int64) {
 	return k.runtime.Usage().DiskBytes, 0

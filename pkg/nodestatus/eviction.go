@@ -15,9 +15,9 @@ import (
 type Signal string
 
 // Every signal upstream accepts in evictionHard. The simulator observes memory.available,
-// nodefs.available, imagefs.available, containerfs.available (all three on the one
-// simulated filesystem) and pid.available; the inode signals and
-// allocatableMemory.available are accepted but never crossed.
+// allocatableMemory.available, nodefs.available, imagefs.available, containerfs.available
+// (all three on the one simulated filesystem) and pid.available; the inode signals are
+// accepted but never crossed (there are no inodes in the model).
 const (
 	SignalMemoryAvailable            Signal = "memory.available"
 	SignalAllocatableMemoryAvailable Signal = "allocatableMemory.available"
@@ -188,6 +188,12 @@ type UsageProvider interface {
 	DiskUsage() (used, capacity int64)
 	// PIDUsage is the number of processes running.
 	PIDUsage() int64
+}
+
+// PodMemoryProvider is implemented by a UsageProvider that can tell the pods' memory apart
+// from the node's own: the allocatableMemory.available signal is observed then.
+type PodMemoryProvider interface {
+	PodMemoryUsage() int64
 }
 
 // UsageFunc adapts a function returning memory bytes, disk bytes and process count to a

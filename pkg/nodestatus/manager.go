@@ -158,6 +158,9 @@ type Manager struct {
 	// stepMu serialises UpdateNodeStatus (the pressure tracker is not concurrent).
 	stepMu   sync.Mutex
 	pressure *pressureTracker
+	// allocMemory is the allocatable memory, fixed by the configuration: computed once.
+	allocOnce   sync.Once
+	allocMemory int64
 
 	mu           sync.RWMutex
 	node         *v1.Node // last reported; nil before registration
@@ -395,6 +398,11 @@ func (m *Manager) observe() map[Signal]observation {
 	}
 	memCap := m.cfg.Machine.Memory.Value()
 	obs[SignalMemoryAvailable] = observation{Available: memCap - m.cfg.Usage.MemoryUsage(), Capacity: memCap}
+	if pm, ok := m.cfg.Usage.(PodMemoryProvider); ok {
+		// The pods' memory against the node's allocatable memory (upstream's pod cgroup).
+		m.allocOnce.Do(func() { q := m.Allocatable()[v1.ResourceMemory]; m.allocMemory = q.Value() })
+		obs[SignalAllocatableMemoryAvailable] = observation{Available: m.allocMemory - pm.PodMemoryUsage(), Capacity: m.allocMemory}
+	}
 	used, diskCap := m.cfg.Usage.DiskUsage()
 	if diskCap <= 0 {
 		diskCap = m.cfg.Machine.EphemeralStorage.Value()

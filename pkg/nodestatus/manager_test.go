@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/minikubelet/minikubelet/pkg/cri"
@@ -609,5 +610,37 @@ func BenchmarkUpdateNodeStatus(b *testing.B) {
 		if err := m.UpdateNodeStatus(ctx); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// podUsage adds the pods' part of the memory: allocatableMemory.available is observed.
+type podUsage struct {
+	fakeUsage
+	pods int64
+}
+
+func (u *podUsage) PodMemoryUsage() int64 { return u.pods }
+
+// TestObserveAllocatableMemory: allocatableMemory.available is the node's allocatable
+// memory (capacity minus reservations and the hard memory threshold) minus the pods' use.
+func TestObserveAllocatableMemory(t *testing.T) {
+	clk := clocktesting.NewFakeClock(t0)
+	rt := readyRuntime()
+	state, _ := runtimestate.New(runtimestate.Config{Clock: clk, Runtime: rt})
+	u := &podUsage{fakeUsage: fakeUsage{mem: 3 << 30}, pods: 2 << 30}
+	m, err := New(Config{NodeName: "node", Clock: clk, Health: state, Images: rt, Usage: u,
+		Machine:        Machine{CPU: resource.MustParse("4"), Memory: resource.MustParse("8Gi"), EphemeralStorage: resource.MustParse("100Gi"), MaxPIDs: 1000},
+		SystemReserved: v1.ResourceList{v1.ResourceMemory: resource.MustParse("1Gi")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	obs := m.Observe()
+	// 8Gi - 1Gi reserved - 100Mi (the default memory.available threshold) = 7068Mi.
+	want := Observation{Available: 7068<<20 - 2<<30, Capacity: 7068 << 20}
+	if got := obs[SignalAllocatableMemoryAvailable]; got != want {
+		t.Errorf("allocatableMemory.available = %+v, want %+v", got, want)
+	}
+	if got := obs[SignalMemoryAvailable]; got.Available != 5<<30 {
+		t.Errorf("memory.available = %+v, want 5Gi", got)
 	}
 }

@@ -513,8 +513,9 @@ const DefaultCPUMilli = 5
 // Usage is what the node uses, for node status pressure conditions.
 type Usage struct {
 	// MemoryBytes is the base set by SetMemoryUsage plus the memory every running container
-	// uses now (see ContainerStats).
-	MemoryBytes int64
+	// uses now (see ContainerStats); PodMemoryBytes the containers' part alone.
+	MemoryBytes    int64
+	PodMemoryBytes int64
 	// DiskBytes is the base set by SetDiskUsage, plus every image pulled, plus every
 	// container's writable layer (diskUsage, diskGrowth) and log, exited containers'
 	// included until they are removed.
@@ -535,7 +536,7 @@ func (r *Runtime) Usage() Usage {
 		mem += c.memoryAt(now)
 		disk += c.diskAt(now) + r.logBytes(c, now)
 	}
-	return Usage{MemoryBytes: mem, DiskBytes: disk, PIDs: r.pidUsage}
+	return Usage{MemoryBytes: mem, PodMemoryBytes: mem - r.memBase, DiskBytes: disk, PIDs: r.pidUsage}
 }
 
 // memoryAt is the memory the container uses at now: while it runs, its memoryUsage (or, with
