@@ -84,4 +84,4 @@ metricsserver:
 
 ## e2e-cluster: run the cluster-mode tests against a real control plane on loopback (needs etcd: Debian etcd-server)
 e2e-cluster: controlplane metricsserver
-	KUBE_BIN_DIR=$(CURDIR)/_output/bin $(GO) test -count=1 -v -run . ./test/cluster/
+	KUBE_BIN_DIR=$(CURDIR)/_output/bin $(GO) test -race -count=1 -v -run . ./test/cluster/
