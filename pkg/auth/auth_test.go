@@ -97,6 +97,17 @@ func newAPIServer(t *testing.T) *apiServer {
 	return a
 }
 
+// newAuth builds the secure port's Auth with cfg against api.
+func newAuth(t *testing.T, cfg Config, api *apiServer) *Auth {
+	t.Helper()
+	cfg.Client = api
+	a, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
 func serve(t *testing.T, a *Auth, r *http.Request) (int, string) {
 	t.Helper()
 	rec := httptest.NewRecorder()
@@ -116,12 +127,7 @@ func bearer(method, path, token string) *http.Request {
 // the kubelet's 401 and 403 answers.
 func TestWebhooks(t *testing.T) {
 	api := newAPIServer(t)
-	cfg := secure()
-	cfg.Client = api
-	a, err := New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	a := newAuth(t, secure(), api)
 	tests := []struct {
 		name     string
 		req      *http.Request
@@ -153,11 +159,7 @@ func TestWebhooks(t *testing.T) {
 func TestWebhookCaches(t *testing.T) {
 	api := newAPIServer(t)
 	cfg := secure()
-	cfg.Client = api
-	a, err := New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	a := newAuth(t, cfg, api)
 	for i := 0; i < 3; i++ {
 		if code, body := serve(t, a, bearer("GET", "/stats/summary", "alice-token")); code != 200 {
 			t.Fatalf("request %d: %d %s", i, code, body)
@@ -175,10 +177,7 @@ func TestWebhookCaches(t *testing.T) {
 
 	cfg.Authentication.Webhook.CacheTTL = metav1.Duration{}
 	api2 := newAPIServer(t)
-	cfg.Client = api2
-	if a, err = New(cfg); err != nil {
-		t.Fatal(err)
-	}
+	a = newAuth(t, cfg, api2)
 	serve(t, a, bearer("GET", "/stats/summary", "alice-token"))
 	serve(t, a, bearer("GET", "/stats/summary", "alice-token"))
 	if n := api2.tokenReviews.Load(); n != 2 {
@@ -234,11 +233,7 @@ func TestClientCertificates(t *testing.T) {
 	}
 	cfg := secure()
 	cfg.Authentication.X509.ClientCAFile = caFile
-	cfg.Client = newAPIServer(t)
-	a, err := New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	a := newAuth(t, cfg, newAPIServer(t))
 	good := newClientCert(t, ca, caKey, "kube-apiserver-kubelet-client", "system:masters")
 	other, otherKey := newCA(t, "other")
 	bad := newClientCert(t, other, otherKey, "mallory", "system:masters")

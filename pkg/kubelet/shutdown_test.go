@@ -1,45 +1,26 @@
 package kubelet
 
 import (
-	"bytes"
 	"context"
 	"flag"
 	"os"
 	"runtime"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2"
 
+	"github.com/minikubelet/minikubelet/internal/syncbuf"
 	"github.com/minikubelet/minikubelet/pkg/cri"
 	"github.com/minikubelet/minikubelet/pkg/nodeshutdown"
 )
 
-// syncBuffer is a bytes.Buffer safe for klog's writers and the test's reads at once.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // captureKlog sends the global klog output (with headers, so the severity letter shows,
 // at the default verbosity) to the returned buffer until t ends. Tests using it must not
 // run in parallel.
-func captureKlog(t *testing.T) *syncBuffer {
+func captureKlog(t *testing.T) *syncbuf.Buffer {
 	t.Helper()
 	fs := flag.NewFlagSet("klog", flag.ContinueOnError)
 	klog.InitFlags(fs)
@@ -56,7 +37,7 @@ func captureKlog(t *testing.T) *syncBuffer {
 			t.Fatalf("set klog flag %s: %v", name, err)
 		}
 	}
-	buf := &syncBuffer{}
+	buf := &syncbuf.Buffer{}
 	klog.SetOutput(buf)
 	t.Cleanup(func() {
 		klog.Flush()

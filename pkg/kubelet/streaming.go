@@ -92,6 +92,8 @@ func (k *Kubelet) ExecInContainer(ctx context.Context, name string, uid types.UI
 	if err != nil {
 		return err
 	}
+	// A stream the client did not ask for is a nil WriteCloser: keep it a nil Writer (not a
+	// non-nil interface holding nil), which the runtime reads as "none".
 	var stdout, stderr io.Writer
 	if out != nil {
 		stdout = out

@@ -1,43 +1,24 @@
 package podworkers
 
 import (
-	"bytes"
 	"errors"
 	"flag"
 	"fmt"
 	"os"
 	"runtime"
 	"strings"
-	"sync"
 	"testing"
 
 	"k8s.io/klog/v2"
 
+	"github.com/minikubelet/minikubelet/internal/syncbuf"
 	"github.com/minikubelet/minikubelet/pkg/kubetypes"
 	"github.com/minikubelet/minikubelet/pkg/task"
 )
 
-// syncBuffer is a bytes.Buffer safe for klog's writers and the test's reads at once.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // captureKlog sends the global klog output (with headers) to the returned buffer until t
 // ends. Tests using it must not run in parallel.
-func captureKlog(t *testing.T) *syncBuffer {
+func captureKlog(t *testing.T) *syncbuf.Buffer {
 	t.Helper()
 	fs := flag.NewFlagSet("klog", flag.ContinueOnError)
 	klog.InitFlags(fs)
@@ -48,7 +29,7 @@ func captureKlog(t *testing.T) *syncBuffer {
 			t.Fatalf("set klog flag %s: %v", name, err)
 		}
 	}
-	buf := &syncBuffer{}
+	buf := &syncbuf.Buffer{}
 	klog.SetOutput(buf)
 	t.Cleanup(func() {
 		klog.Flush()

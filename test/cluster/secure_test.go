@@ -14,7 +14,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -24,6 +23,7 @@ import (
 	statsapi "k8s.io/kubelet/pkg/apis/stats/v1alpha1"
 
 	"github.com/minikubelet/minikubelet/internal/eventually"
+	"github.com/minikubelet/minikubelet/internal/syncbuf"
 )
 
 // kubectl runs the kubectl of KUBE_BIN_DIR with the admin's kubeconfig.
@@ -181,7 +181,7 @@ func TestKubectlThroughTheSecurePort(t *testing.T) {
 		defer cancel()
 		pf := exec.CommandContext(pctx, filepath.Join(binDir(t), "kubectl"), "--kubeconfig", cp.kubeconfig(t, "admin", adminToken),
 			"port-forward", "--address", "127.0.0.1", "pod/shell", fmt.Sprintf("%d:8080", local))
-		var pfOut syncBuffer // written by the process's copier, read by the test
+		var pfOut syncbuf.Buffer // written by the process's copier, read by the test
 		pf.Stdout, pf.Stderr = &pfOut, &pfOut
 		if err := pf.Start(); err != nil {
 			t.Fatal(err)
@@ -236,24 +236,6 @@ func TestKubectlThroughTheSecurePort(t *testing.T) {
 			t.Errorf("unknown token: %d, want 401", code)
 		}
 	})
-}
-
-// syncBuffer is a bytes.Buffer safe for one writer and one reader at a time.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 func mustCreate(t *testing.T, create func() error) {
