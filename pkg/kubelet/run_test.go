@@ -239,6 +239,10 @@ func TestRunWithEventedPLEG(t *testing.T) {
 	base := runtime.NumGoroutine()
 	dir := t.TempDir()
 	cfg, gate := loadConfig(t, dir, "--feature-gates=EventedPLEG=true")
+	// Each step of a starting pod (sandbox, then container) waits for the next global cache
+	// bump, as in the kubelet (docs/pleg.md): two bumps of the 5s default plus the pull
+	// could take 10s. Newer kubelets' 1s keeps this real-clock test short and its margin wide.
+	cfg.Simulator.EventedPLEG.GlobalCacheUpdatePeriod.Duration = time.Second
 	d := startDaemon(t, dir, cfg, gate)
 	d.write("web.yaml", podManifest("web", "nginx", ""))
 	d.waitFor(10*time.Second, "web Running", func() bool { return d.countPhase(v1.PodRunning) == 1 }, d.summary)
