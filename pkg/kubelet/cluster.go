@@ -43,10 +43,8 @@ func (k *Kubelet) UpdateAPIPods(ctx context.Context, pods []*v1.Pod) {
 			mirrors[p.Namespace+"/"+p.Name] = p
 			continue
 		}
-		if p.Annotations == nil {
-			p.Annotations = map[string]string{}
-		}
-		p.Annotations[kubetypes.ConfigSourceAnnotationKey] = kubetypes.ApiserverSource
+		// The pods are the informer's: read only (the merger copies them and sets
+		// kubernetes.io/config.source on its copy).
 		regular = append(regular, p)
 	}
 	if k.statusSync != nil {

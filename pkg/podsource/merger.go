@@ -100,7 +100,10 @@ func (m *Merger) Merge(source string, pods []*v1.Pod) []kubetypes.PodUpdate {
 
 // Apply merges one update of any kind from a source (SET is a snapshot; ADD, UPDATE and
 // DELETE upsert; REMOVE drops the listed UIDs) and returns the resulting updates. The
-// incoming pods are copied; the returned pods are copies the receiver may keep and modify.
+// incoming pods are copied. The returned pods are the merger's own, shared with the
+// receiver, who may keep them but must never modify them: the merger never changes a pod it
+// has handed out (an update replaces it with a changed copy), so at 10,000 pods the node
+// holds one copy of each pod instead of two (upstream's pod config shares them too).
 func (m *Merger) Apply(change kubetypes.PodUpdate) []kubetypes.PodUpdate {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -117,11 +120,15 @@ func (m *Merger) Apply(change kubetypes.PodUpdate) []kubetypes.PodUpdate {
 			existing, found := oldPods[ref.UID]
 			if found && !podsDifferSemantically(existing, ref) {
 				// The common case of a periodic snapshot: nothing to copy unless the status moved.
-				into[ref.UID] = existing
-				if !reflect.DeepEqual(existing.Status, ref.Status) {
-					existing.Status = *ref.Status.DeepCopy()
-					reconciles = append(reconciles, existing)
+				if reflect.DeepEqual(existing.Status, ref.Status) {
+					into[ref.UID] = existing
+					continue
 				}
+				// Copy on write: the pod handed out before is the receiver's to read.
+				updated := existing.DeepCopy()
+				updated.Status = *ref.Status.DeepCopy()
+				into[ref.UID] = updated
+				reconciles = append(reconciles, updated)
 				continue
 			}
 			ref = ref.DeepCopy() // never keep or change the caller's pod
@@ -130,15 +137,16 @@ func (m *Merger) Apply(change kubetypes.PodUpdate) []kubetypes.PodUpdate {
 			}
 			ref.Annotations[kubetypes.ConfigSourceAnnotationKey] = source
 			if found {
-				into[ref.UID] = existing
-				needUpdate, needReconcile, needDelete := checkAndUpdatePod(existing, ref)
+				updated := existing.DeepCopy() // copy on write, as above
+				into[ref.UID] = updated
+				needUpdate, needReconcile, needDelete := checkAndUpdatePod(updated, ref)
 				switch {
 				case needUpdate:
-					updates = append(updates, existing)
+					updates = append(updates, updated)
 				case needReconcile:
-					reconciles = append(reconciles, existing)
+					reconciles = append(reconciles, updated)
 				case needDelete:
-					deletes = append(deletes, existing)
+					deletes = append(deletes, updated)
 				}
 				continue
 			}
@@ -179,7 +187,7 @@ func (m *Merger) Apply(change kubetypes.PodUpdate) []kubetypes.PodUpdate {
 	var out []kubetypes.PodUpdate
 	emit := func(op kubetypes.PodOperation, ps []*v1.Pod, force bool) {
 		if len(ps) > 0 || force {
-			out = append(out, kubetypes.PodUpdate{Pods: copyPods(ps), Op: op, Source: source})
+			out = append(out, kubetypes.PodUpdate{Pods: ps, Op: op, Source: source})
 		}
 	}
 	emit(kubetypes.REMOVE, removes, false)
@@ -387,10 +395,3 @@ func checkAndUpdatePod(existing, ref *v1.Pod) (needUpdate, needReconcile, needGr
 	return
 }
 
-func copyPods(pods []*v1.Pod) []*v1.Pod {
-	out := make([]*v1.Pod, len(pods))
-	for i, p := range pods {
-		out[i] = p.DeepCopy()
-	}
-	return out
-}

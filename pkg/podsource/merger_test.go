@@ -105,11 +105,6 @@ func TestMergerAnnotatesAndKeepsFirstSeen(t *testing.T) {
 	if seen != t0.Format(time.RFC3339Nano) {
 		t.Errorf("config.seen = %q, want the clock's time %q", seen, t0.Format(time.RFC3339Nano))
 	}
-	// The returned pods are copies: the receiver may change them.
-	got.Spec.Containers[0].Image = "mutated"
-	if m.Pods()[0].Spec.Containers[0].Image != "i:1" {
-		t.Errorf("mutating an update's pod changed the merged store")
-	}
 
 	clk.Step(time.Hour)
 	upd := m.Merge(kubetypes.FileSource, []*v1.Pod{pod("a", func(p *v1.Pod) { p.Spec.Containers[0].Image = "i:2" })})
@@ -118,6 +113,22 @@ func TestMergerAnnotatesAndKeepsFirstSeen(t *testing.T) {
 	}
 	if s := upd[0].Pods[0].Annotations[kubetypes.ConfigFirstSeenAnnotationKey]; s != seen {
 		t.Errorf("an update changed config.seen from %q to %q", seen, s)
+	}
+	// The pods handed out are shared with the receiver: an update or a status change
+	// replaces the merger's pod with a changed copy and never touches one handed out.
+	if got.Spec.Containers[0].Image != "i:1" || upd[0].Pods[0] == got {
+		t.Errorf("the update changed the pod handed out before: image %q", got.Spec.Containers[0].Image)
+	}
+	updated := upd[0].Pods[0]
+	rec := m.Merge(kubetypes.FileSource, []*v1.Pod{pod("a", func(p *v1.Pod) {
+		p.Spec.Containers[0].Image = "i:2"
+		p.Status.Message = "moved"
+	})})
+	if describe(rec) != "RECONCILE[a]" || rec[0].Pods[0].Status.Message != "moved" {
+		t.Fatalf("status change = %s", describe(rec))
+	}
+	if updated.Status.Message != "" {
+		t.Errorf("a reconcile changed the pod handed out before: status message %q", updated.Status.Message)
 	}
 }
 
