@@ -104,6 +104,7 @@ type Kubelet struct {
 	pods            *podManager
 	cache           *statuscache.Cache
 	status          *podstatus.Manager
+	podsJSON        podsJSON // /pods' encodings
 	reasons         *podstatus.ReasonCache
 	generator       *podstatus.Generator
 	runtimeMgr      *kuberuntime.Manager

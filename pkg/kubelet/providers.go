@@ -28,6 +28,12 @@ func (k *Kubelet) GetPods() []*v1.Pod {
 	return out
 }
 
+// PodListItems returns the JSON encoding of each pod GetPods returns, in its order
+// (server.PodListEncoder): each pod is encoded again only when it or its status changed.
+func (k *Kubelet) PodListItems() [][]byte {
+	return k.podsJSON.items(k.pods.GetPods(), k.status.StatusOf)
+}
+
 // Configz is what GET /configz serves: the effective configurations and every feature
 // gate's effective value.
 type Configz struct {
@@ -68,7 +74,7 @@ func (k *Kubelet) plegHealthy() (bool, error) {
 func (k *Kubelet) serverConfig() server.Config {
 	debug := k.cfg.Kubelet.EnableDebuggingHandlers != nil && *k.cfg.Kubelet.EnableDebuggingHandlers
 	return server.Config{
-		Pods:                    server.PodsFunc(k.GetPods),
+		Pods:                    k, // GetPods, and PodListItems for /pods
 		Node:                    k.nodeStatus,
 		Lease:                   k.nodeStatus,
 		Events:                  k.events,

@@ -113,6 +113,7 @@ type FileSource struct {
 	// CheckFrequency, and after every file event) parses only the files that changed:
 	// parsing is most of a re-list's cost. Entries of files not listed again are dropped.
 	parsed    map[string]*parsedFile
+	reads     int                    // files opened to be read, for tests
 	curParsed map[string]*parsedFile // the cache being built by the list in progress
 	// listDigest hashes the accepted files (path and content) of the last list; Relist
 	// skips a push whose digest is pushedDigest, the last snapshot the sink took.
@@ -357,9 +358,25 @@ func IgnoredFileName(name string) bool {
 // problem is reported once per change.
 func (s *FileSource) readFile(logger klog.Logger, file manifestFile) (pods []*v1.Pod, key string, ferr *FileError) {
 	path := file.path
+	// A file whose stat is unchanged since it was last read is not read again: at 10,000
+	// manifests, reading and hashing every file each fileCheckFrequency was most of an
+	// idle node's CPU. A write changes the modification and change times, a replacement
+	// (rename over it) the inode. But file times tick once per kernel jiffy (1-10ms), so
+	// two writes of the same size within one tick look alike ("racy git"): a stamp is only
+	// trusted once a second read, at a later list, found it with the same content. The
+	// watch's debounce (100ms) puts that read well past the tick of the last write.
+	st := stampOf(file.info)
+	if pf, ok := s.parsed[path]; ok && st.valid && pf.confirmed && pf.stamp == st {
+		s.curParsed[path] = pf
+		if len(pf.warnings) > 0 {
+			s.noteOnce(logger, pf.key, path, "Manifest file has fields the kubelet ignores", errors.New(strings.Join(pf.warnings, "; ")))
+		}
+		return pf.pods, pf.key, nil
+	}
 	// O_NONBLOCK spares the two fcntl calls os.Open makes on Linux to try (and fail) to
 	// register a regular file with the poller: a third of a re-list's system calls. It has
 	// no effect on reading a regular file.
+	s.reads++
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, "open:" + err.Error(), &FileError{Path: path, Reason: ReasonReadError, Err: err}
@@ -389,26 +406,44 @@ func (s *FileSource) readFile(logger klog.Logger, file manifestFile) (pods []*v1
 	if pf.ferr != nil {
 		return nil, key, pf.ferr
 	}
+	// The stamp is the listing's, taken before the read: a write during the read changes
+	// the file's times again, so the next list reads it again.
+	pf.confirmed = pf.key == key && pf.stamp == st
+	pf.stamp, pf.key = st, key
 	if len(pf.warnings) > 0 {
 		s.noteOnce(logger, key, path, "Manifest file has fields the kubelet ignores", errors.New(strings.Join(pf.warnings, "; ")))
 	}
-	return pf.copyPods(), key, nil
+	return pf.pods, key, nil
 }
 
 // parsedFile is one manifest file's parse result, for the content with digest sum.
 type parsedFile struct {
-	sum      [sha256.Size]byte
-	pods     []*v1.Pod // never handed out: callers get copies
+	sum       [sha256.Size]byte
+	stamp     fileStamp // the file's stat when it was last read
+	confirmed bool      // two reads, at two lists, found the same stamp and content
+	key       string    // readFile's key for the content
+	// pods are handed out as they are, shared with every list's caller, who must not modify
+	// them (the merger copies what it changes). ListOnce gives a pod its creation time
+	// before it is first handed out, and never changes it after.
+	pods     []*v1.Pod
 	warnings []string
 	ferr     *FileError // not cached: a refused file is parsed again at each list
 }
 
-func (p *parsedFile) copyPods() []*v1.Pod {
-	out := make([]*v1.Pod, len(p.pods))
-	for i, pod := range p.pods {
-		out[i] = pod.DeepCopy()
+// fileStamp is what a stat says of a file's identity and last change.
+type fileStamp struct {
+	valid            bool
+	ino, size        uint64
+	mtimeNs, ctimeNs int64
+}
+
+func stampOf(info fs.FileInfo) fileStamp {
+	st, ok := info.Sys().(*syscall.Stat_t)
+	if !ok {
+		return fileStamp{} // never matches: the file is read every time
 	}
-	return out
+	return fileStamp{valid: true, ino: uint64(st.Ino), size: uint64(st.Size),
+		mtimeNs: st.Mtim.Nano(), ctimeNs: st.Ctim.Nano()}
 }
 
 // parse parses data, the content of path, or takes the result from the cache when the

@@ -131,10 +131,16 @@ func (m *Merger) Apply(change kubetypes.PodUpdate) []kubetypes.PodUpdate {
 				reconciles = append(reconciles, updated)
 				continue
 			}
-			ref = ref.DeepCopy() // never keep or change the caller's pod
-			if ref.Annotations == nil {
-				ref.Annotations = map[string]string{}
+			// Never change the caller's pod: a shallow copy with annotations of its own. The
+			// rest (spec, labels, status) is shared with the source, which never changes a pod
+			// it has handed out (the file source's parse cache, the informer's cache), so a
+			// static pod costs one copy, not two.
+			shared := *ref
+			shared.Annotations = make(map[string]string, len(ref.Annotations)+len(localAnnotations))
+			for k, v := range ref.Annotations {
+				shared.Annotations[k] = v
 			}
+			ref = &shared
 			ref.Annotations[kubetypes.ConfigSourceAnnotationKey] = source
 			if found {
 				updated := existing.DeepCopy() // copy on write, as above
@@ -394,4 +400,3 @@ func checkAndUpdatePod(existing, ref *v1.Pod) (needUpdate, needReconcile, needGr
 	}
 	return
 }
-

@@ -280,6 +280,19 @@ func (m *Manager) Pods() []*v1.Pod {
 	return out
 }
 
+// StatusOf returns the pod's latest status without a copy; the caller must not modify it.
+// A write replaces the status, never changes it, so a pointer also names a version: a
+// caller may keep it to tell whether the status changed since.
+func (m *Manager) StatusOf(uid types.UID) (*v1.PodStatus, bool) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	e, ok := m.pods[uid]
+	if !ok {
+		return nil, false
+	}
+	return &e.status, true
+}
+
 // Version changes whenever a status is written or removed.
 func (m *Manager) Version() uint64 {
 	m.mu.RLock()
