@@ -323,7 +323,10 @@ type ContainerEventStream interface {
 
 // RuntimeService is the CRI runtime service. Every call honours ctx cancellation; an error
 // means the call did not happen (or its outcome is unknown, as with a real gRPC deadline).
-// Implementations are safe for concurrent use.
+// Implementations are safe for concurrent use. A runtime may keep the maps and slices of
+// the configs it is given, as a CRI server owns the request it decoded: callers must not
+// change them after the call (the kubelet builds them afresh for each call). The maps in
+// what a runtime returns may be shared with it: read only.
 type RuntimeService interface {
 	RunPodSandbox(ctx context.Context, config *PodSandboxConfig) (string, error)
 	StopPodSandbox(ctx context.Context, podSandboxID string) error

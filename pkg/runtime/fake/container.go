@@ -82,14 +82,8 @@ func (r *Runtime) CreateContainer(ctx context.Context, podSandboxID string, conf
 	if owner, ok := r.ctrNames[reserved]; ok {
 		return "", fmt.Errorf("create container %q: failed to reserve container name %q: name is reserved for %q", name, reserved, owner)
 	}
-	labels := make(map[string]string, len(config.Labels)+4)
-	for k, v := range config.Labels {
-		labels[k] = v
-	}
-	setDefault(labels, cri.ContainerNameLabel, name)
-	setDefault(labels, cri.PodUIDLabel, sb.info.Metadata.UID)
-	setDefault(labels, cri.PodNameLabel, sb.info.Metadata.Name)
-	setDefault(labels, cri.PodNamespaceLabel, sb.info.Metadata.Namespace)
+	labels := withDefaults(config.Labels, cri.ContainerNameLabel, name, cri.PodUIDLabel, sb.info.Metadata.UID,
+		cri.PodNameLabel, sb.info.Metadata.Name, cri.PodNamespaceLabel, sb.info.Metadata.Namespace)
 	id := r.newIDLocked()
 	c := &ctr{
 		info: cri.Container{
@@ -101,15 +95,15 @@ func (r *Runtime) CreateContainer(ctx context.Context, podSandboxID string, conf
 			State:        cri.ContainerCreated,
 			CreatedAt:    now,
 			Labels:       labels,
-			Annotations:  copyMap(config.Annotations),
+			Annotations:  config.Annotations, // the runtime's now (cri.RuntimeService)
 		},
 		sb:         sb,
 		name:       reserved,
 		role:       role,
 		beh:        beh,
 		annotation: annotation,
-		envs:       append([]cri.KeyValue(nil), config.Envs...),
-		files:      copyMap(config.Files),
+		envs:       config.Envs,
+		files:      config.Files,
 	}
 	if res := config.Resources; res != nil {
 		c.memLimit, c.memRequest = res.MemoryLimitInBytes, res.MemoryRequestInBytes

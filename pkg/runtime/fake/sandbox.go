@@ -59,13 +59,7 @@ func (r *Runtime) RunPodSandbox(ctx context.Context, config *cri.PodSandboxConfi
 	if owner, ok := r.sandboxNames[name]; ok {
 		return "", fmt.Errorf("run pod sandbox: failed to reserve sandbox name %q: name is reserved for %q", name, owner)
 	}
-	labels := make(map[string]string, len(config.Labels)+3)
-	for k, v := range config.Labels {
-		labels[k] = v
-	}
-	setDefault(labels, cri.PodUIDLabel, md.UID)
-	setDefault(labels, cri.PodNameLabel, md.Name)
-	setDefault(labels, cri.PodNamespaceLabel, md.Namespace)
+	labels := withDefaults(config.Labels, cri.PodUIDLabel, md.UID, cri.PodNameLabel, md.Name, cri.PodNamespaceLabel, md.Namespace)
 	id := r.newIDLocked()
 	r.ipSeq++
 	sb := &sandbox{
@@ -76,7 +70,7 @@ func (r *Runtime) RunPodSandbox(ctx context.Context, config *cri.PodSandboxConfi
 			State:       cri.SandboxReady,
 			CreatedAt:   now,
 			Labels:      labels,
-			Annotations: copyMap(config.Annotations),
+			Annotations: config.Annotations, // the runtime's now (cri.RuntimeService)
 		},
 		// .0.0 and .0.1 are the network and the gateway.
 		ip:   fmt.Sprintf("10.88.%d.%d", (r.ipSeq+1)>>8&0xff, (r.ipSeq+1)&0xff),
@@ -295,19 +289,28 @@ func (r *Runtime) sandboxTouch(id string) func() int {
 	}
 }
 
-func setDefault(m map[string]string, k, v string) {
-	if _, ok := m[k]; !ok {
-		m[k] = v
+// withDefaults is m with each key of kv (key, value, key, value ...) it lacks set. m itself
+// when it has them all (the runtime owns the configs it is given: cri.RuntimeService), as
+// the kubelet's always do; else a copy, so the caller's map is never written.
+func withDefaults(m map[string]string, kv ...string) map[string]string {
+	complete := true
+	for i := 0; i < len(kv); i += 2 {
+		if _, ok := m[kv[i]]; !ok {
+			complete = false
+			break
+		}
 	}
-}
-
-func copyMap(m map[string]string) map[string]string {
-	if m == nil {
-		return nil
+	if complete {
+		return m
 	}
-	out := make(map[string]string, len(m))
+	out := make(map[string]string, len(m)+len(kv)/2)
 	for k, v := range m {
 		out[k] = v
+	}
+	for i := 0; i < len(kv); i += 2 {
+		if _, ok := out[kv[i]]; !ok {
+			out[kv[i]] = kv[i+1]
+		}
 	}
 	return out
 }
