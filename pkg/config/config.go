@@ -25,6 +25,8 @@ type Config struct {
 	CertDir string `json:"certDir,omitempty"`
 	// NodeIP is --node-ip: the Node's InternalIP; empty: derived from the address.
 	NodeIP string `json:"nodeIP,omitempty"`
+	// NodeCount is --node-count: how many simulated nodes the process runs (ForNode).
+	NodeCount int `json:"nodeCount,omitempty"`
 	// NodeLabels is --node-labels: labels the node is registered with.
 	NodeLabels map[string]string `json:"nodeLabels,omitempty"`
 	// UnsimulatedFields lists the KubeletConfiguration fields the config file sets that the

@@ -34,6 +34,7 @@ const (
 	flagTLSPrivateKeyFile         = "tls-private-key-file"
 	flagCertDir                   = "cert-dir"
 	flagNodeIP                    = "node-ip"
+	flagNodeCount                 = "node-count"
 	flagAnonymousAuth             = "anonymous-auth"
 	flagAuthnWebhook              = "authentication-token-webhook"
 	flagAuthnWebhookCacheTTL      = "authentication-token-webhook-cache-ttl"
@@ -51,6 +52,7 @@ type commandLine struct {
 	nodeLabels       map[string]string
 	certDir          string
 	nodeIP           string
+	nodeCount        int
 }
 
 // NewFlagSet returns the daemon's flags bound to throwaway defaults, for help output. The
@@ -101,6 +103,8 @@ func addFlags(fs *pflag.FlagSet, cl *commandLine, kc *KubeletConfiguration, sc *
 		"File containing x509 private key matching --tls-cert-file. (kubeletConfiguration.tlsPrivateKeyFile)")
 	fs.StringVar(&cl.certDir, flagCertDir, cl.certDir,
 		"The directory where the self-signed TLS certificate and key (kubelet.crt, kubelet.key) are kept and reused. Empty (the default; the kubelet's is /var/lib/kubelet/pki): generated anew in memory at every start. Ignored when --tls-cert-file and --tls-private-key-file are given.")
+	fs.IntVar(&cl.nodeCount, flagNodeCount, 1,
+		"How many simulated nodes this process runs (density: no kubelet flag). Node i (0 to N-1) is named <node name>-i and has everything of its own: runtime, PLEG, pod workers, node status, lease, metrics, and the static pods of <staticPodPath>/<its name>/ (created). Its ports are --port+i and --read-only-port+i (0: each picks a free one), and its certificate is kept in <cert-dir>/<its name>/. 1 (the default): one node, named and laid out as without this flag.")
 	fs.StringVar(&cl.nodeIP, flagNodeIP, cl.nodeIP,
 		"IP address of the node (its InternalIP), which the API server reaches the secure port at. Default: --address when it is a specific address, else 127.0.0.1.")
 	fs.Var(&boolPtrValue{p: &kc.Authentication.Anonymous.Enabled}, flagAnonymousAuth,

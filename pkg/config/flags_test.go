@@ -35,6 +35,7 @@ func TestFlagHelpShowsValueTypes(t *testing.T) {
 		flagTLSPrivateKeyFile:         "string",
 		flagCertDir:                   "string",
 		flagNodeIP:                    "string",
+		flagNodeCount:                 "int",
 		flagAnonymousAuth:             "", // a switch
 		flagAuthnWebhook:              "", // a switch
 		flagAuthnWebhookCacheTTL:      "duration",

@@ -90,6 +90,10 @@ func Load(args []string, gate featuregate.MutableFeatureGate, globals *pflag.Fla
 		}
 	}
 	cfg.NodeIP = cl.nodeIP
+	if cl.nodeCount < 1 || cl.nodeCount > MaxNodeCount {
+		return nil, fmt.Errorf("invalid --%s %d: must be from 1 to %d", flagNodeCount, cl.nodeCount, MaxNodeCount)
+	}
+	cfg.NodeCount = cl.nodeCount
 	if err := validateNodeLabels(cl.nodeLabels); err != nil {
 		return nil, err
 	}
@@ -98,6 +102,9 @@ func Load(args []string, gate featuregate.MutableFeatureGate, globals *pflag.Fla
 	final.Visit(func(f *pflag.Flag) { prov.changedFlags[f.Name] = true })
 
 	if err := validate(kc, sc, gate, prov); err != nil {
+		return nil, err
+	}
+	if err := validateNodePorts(kc, cfg.NodeCount); err != nil {
 		return nil, err
 	}
 	cfg.Kubelet, cfg.Simulator = *kc, *sc

@@ -3,6 +3,7 @@ package kubelet
 import (
 	"context"
 	"fmt"
+	"net"
 	"time"
 
 	"k8s.io/klog/v2"
@@ -133,6 +134,17 @@ func (k *Kubelet) waitForTerminations(ctx context.Context, deadline time.Time) {
 			t.Stop()
 			return
 		case <-t.C():
+		}
+	}
+}
+
+// Close releases what New took for a kubelet that will not Run: it stops the loops and
+// closes the listeners. (Run closes them itself.)
+func (k *Kubelet) Close() {
+	k.Stop()
+	for _, ln := range []net.Listener{k.listener, k.secureListener} {
+		if ln != nil {
+			_ = ln.Close()
 		}
 	}
 }

@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"net"
+	"os"
 	"strconv"
 
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"k8s.io/client-go/kubernetes"
+	restclient "k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
@@ -19,58 +21,115 @@ import (
 	"github.com/minikubelet/minikubelet/pkg/metrics"
 )
 
-// runDaemon runs the node until ctx ends (SIGINT or SIGTERM). The configuration has been
-// loaded, validated and applied to the feature gate; the effective configuration has
-// been logged.
+// runDaemon runs the node (or the --node-count nodes) until ctx ends (SIGINT or SIGTERM).
+// The configuration has been loaded, validated and applied to the feature gate; the
+// effective configuration has been logged.
 //
-// It builds the real clock, the metrics registry, the fake runtime from the
-// SimulatorConfiguration and the kubelet, binds the HTTP API on address:readOnlyPort
-// (port 0 picks a free port; the bound address is logged as `Serving HTTP`) and runs
-// everything until ctx ends, then shuts down (terminating pods first when graceful node
-// shutdown is enabled).
+// For each node it builds the metrics registry, the fake runtime from the
+// SimulatorConfiguration and the kubelet, binds the HTTP API on address:readOnlyPort and
+// address:port (port 0 picks a free port; the bound addresses are logged as `Serving
+// HTTP` and `Serving HTTPS`) and runs everything until ctx ends, then shuts down
+// (terminating pods first when graceful node shutdown is enabled). Nodes share the real
+// clock, the feature gate and the API server's connection, nothing else: if one fails,
+// the others are stopped.
 func runDaemon(ctx context.Context, cfg *config.Config) error {
+	logger := klog.FromContext(ctx)
+	var rest *restclient.Config
+	if cfg.Kubeconfig != "" {
+		r, err := kubeRESTConfig(cfg)
+		if err != nil {
+			return &ExitError{Code: 2, Err: err}
+		}
+		rest = r
+		logger.Info("Joining the cluster of the kubeconfig", "kubeconfig", cfg.Kubeconfig, "nodes", cfg.Nodes())
+	}
+	n := cfg.Nodes()
+	nodes := make([]*kubelet.Kubelet, 0, n)
+	for i := 0; i < n; i++ {
+		k, err := newNode(ctx, cfg.ForNode(i), n > 1, rest)
+		if err != nil {
+			for _, k := range nodes {
+				k.Close()
+			}
+			return err
+		}
+		nodes = append(nodes, k)
+	}
+	if n == 1 {
+		return nodes[0].Run(ctx)
+	}
+	// Every node runs until ctx ends or one of them fails, which stops the rest.
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	errs := make(chan error, n)
+	for _, k := range nodes {
+		go func() {
+			err := k.Run(klog.NewContext(runCtx, klog.LoggerWithValues(logger, "node", k.NodeName())))
+			if err != nil {
+				cancel()
+			}
+			errs <- err
+		}()
+	}
+	var first error
+	for range nodes {
+		if err := <-errs; err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+// newNode builds one node of the daemon: its registry, runtime, listeners and kubelet.
+// multi is set with --node-count above 1: the node's manifest subdirectory is created.
+func newNode(ctx context.Context, cfg *config.Config, multi bool, rest *restclient.Config) (*kubelet.Kubelet, error) {
 	logger := klog.FromContext(ctx)
 	gate := features.DefaultMutableFeatureGate
 	clk := clock.RealClock{}
+	node := cfg.Simulator.NodeName
 
 	reg := metrics.NewRegistry(cfg.Simulator.MetricsPrefix)
 	if reg.Prefix() == config.DefaultMetricsPrefix {
 		// kubelet_node_name{node}, which kubelet dashboards and alerts join on.
-		reg.RegisterNodeName(cfg.Simulator.NodeName)
+		reg.RegisterNodeName(node)
 	}
 	// As the kubelet's registry: the Go runtime's and the process' own metrics
 	// (go_goroutines, process_resident_memory_bytes, process_cpu_seconds_total), which the
 	// kubelet dashboards' memory, CPU and goroutine panels read. The daemon only: in simulate
-	// mode they would describe the simulator, not the node.
+	// mode they would describe the simulator, not the node. With --node-count they describe
+	// the process every node shares.
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if err := gate.AddMetrics(reg); err != nil {
-		return fmt.Errorf("register feature gate metrics: %w", err)
+		return nil, fmt.Errorf("register feature gate metrics: %w", err)
 	}
 	var client kubernetes.Interface
-	if cfg.Kubeconfig != "" {
-		c, err := kubeClient(cfg)
+	if rest != nil {
+		c, err := kubeClient(rest, node)
 		if err != nil {
-			return &ExitError{Code: 2, Err: err}
+			return nil, &ExitError{Code: 2, Err: fmt.Errorf("--kubeconfig %s: %w", cfg.Kubeconfig, err)}
 		}
 		client = c
-		logger.Info("Joining the cluster of the kubeconfig as a node", "kubeconfig", cfg.Kubeconfig, "node", cfg.Simulator.NodeName)
+	}
+	if multi && cfg.Kubelet.StaticPodPath != "" {
+		if err := os.MkdirAll(cfg.Kubelet.StaticPodPath, 0o755); err != nil {
+			return nil, fmt.Errorf("node %s: create its static pod directory (--node-count): %w", node, err)
+		}
 	}
 
 	rt, err := kubelet.NewRuntime(cfg, clk, reg)
 	if err != nil {
-		return err
+		return nil, err
 	}
-
 	addr := net.JoinHostPort(cfg.Kubelet.Address, strconv.Itoa(int(cfg.Kubelet.ReadOnlyPort)))
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return fmt.Errorf("listen on address:readOnlyPort %s (--address, --read-only-port): %w", addr, err)
+		return nil, fmt.Errorf("listen on address:readOnlyPort %s (--address, --read-only-port): %w", addr, err)
 	}
 	secureAddr := net.JoinHostPort(cfg.Kubelet.Address, strconv.Itoa(int(cfg.Kubelet.Port)))
 	secureLn, err := net.Listen("tcp", secureAddr)
 	if err != nil {
 		_ = ln.Close()
-		return fmt.Errorf("listen on address:port %s (--address, --port): %w", secureAddr, err)
+		return nil, fmt.Errorf("listen on address:port %s (--address, --port): %w", secureAddr, err)
 	}
 	k, err := kubelet.New(kubelet.Config{
 		Config:         cfg,
@@ -86,18 +145,18 @@ func runDaemon(ctx context.Context, cfg *config.Config) error {
 	if err != nil {
 		_ = ln.Close()
 		_ = secureLn.Close()
-		return err
+		return nil, err
 	}
-	logger.Info("Starting minikubelet", "node", cfg.Simulator.NodeName, "configFile", cfg.ConfigFile,
+	logger.Info("Starting minikubelet", "node", node, "configFile", cfg.ConfigFile,
 		"staticPodPath", cfg.Kubelet.StaticPodPath, "eventedPLEG", gate.Enabled(features.EventedPLEG),
 		"gracefulNodeShutdown", cfg.GracefulShutdownEnabled(gate))
 	debug := cfg.Kubelet.EnableDebuggingHandlers != nil && *cfg.Kubelet.EnableDebuggingHandlers
-	logger.Info("Serving HTTP", "address", ln.Addr().String(), "debuggingHandlers", debug)
+	logger.Info("Serving HTTP", "address", ln.Addr().String(), "debuggingHandlers", debug, "node", node)
 	kc := cfg.Kubelet
 	logger.Info("Serving HTTPS", "address", secureLn.Addr().String(), "anonymous", *kc.Authentication.Anonymous.Enabled,
 		"webhookAuthentication", *kc.Authentication.Webhook.Enabled, "clientCAFile", kc.Authentication.X509.ClientCAFile,
-		"authorizationMode", kc.Authorization.Mode)
-	return k.Run(ctx)
+		"authorizationMode", kc.Authorization.Mode, "node", node)
+	return k, nil
 }
 
 // The kubelet's client defaults (v1.30 kubeAPIQPS and kubeAPIBurst).
@@ -106,10 +165,10 @@ const (
 	defaultKubeAPIBurst = 100
 )
 
-// kubeClient builds the API client of --kubeconfig, with the kubeAPIQPS and kubeAPIBurst of
-// the configuration (v1.30 defaults 50 and 100). An unreadable or invalid kubeconfig is an
-// error naming the file.
-func kubeClient(cfg *config.Config) (kubernetes.Interface, error) {
+// kubeRESTConfig is the API client configuration of --kubeconfig, with the kubeAPIQPS and
+// kubeAPIBurst of the configuration (v1.30 defaults 50 and 100). An unreadable or invalid
+// kubeconfig is an error naming the file.
+func kubeRESTConfig(cfg *config.Config) (*restclient.Config, error) {
 	restCfg, err := clientcmd.BuildConfigFromFlags("", cfg.Kubeconfig)
 	if err != nil {
 		return nil, fmt.Errorf("--kubeconfig %s: %w", cfg.Kubeconfig, err)
@@ -129,10 +188,14 @@ func kubeClient(cfg *config.Config) (kubernetes.Interface, error) {
 		}
 		restCfg.Burst = burst
 	}
-	restCfg.UserAgent = "minikubelet/" + cfg.Simulator.NodeName
-	client, err := kubernetes.NewForConfig(restCfg)
-	if err != nil {
-		return nil, fmt.Errorf("--kubeconfig %s: %w", cfg.Kubeconfig, err)
-	}
-	return client, nil
+	return restCfg, nil
+}
+
+// kubeClient is one node's API client: its own rate limiter (kubeAPIQPS and kubeAPIBurst
+// are per kubelet) and user agent. Clients of one configuration share client-go's cached
+// transport, so N nodes use the connection of one.
+func kubeClient(rest *restclient.Config, node string) (kubernetes.Interface, error) {
+	c := restclient.CopyConfig(rest)
+	c.UserAgent = "minikubelet/" + node
+	return kubernetes.NewForConfig(c)
 }

@@ -47,7 +47,11 @@ func TestKubeClient(t *testing.T) {
 			if tt.qps != "" {
 				cfg.Kubelet.KubeAPIQPS = []byte(tt.qps)
 			}
-			client, err := kubeClient(cfg)
+			rest, err := kubeRESTConfig(cfg)
+			var client any
+			if err == nil {
+				client, err = kubeClient(rest, "n1")
+			}
 			if tt.wantErr == "" {
 				if err != nil || client == nil {
 					t.Fatalf("kubeClient = %v, %v", client, err)
