@@ -41,6 +41,11 @@ fuzz:
 	$(GO) test -run='^$$' -fuzz=FuzzSet -fuzztime=30s ./pkg/featuregate/
 	$(GO) test -run='^$$' -fuzz=FuzzParse -fuzztime=60s ./pkg/simulate/
 
+## bench-density: 100 nodes x 30 pods in one process (--node-count) against a real control plane; prints the cost per node
+bench-density: controlplane
+	KUBE_BIN_DIR=$(CURDIR)/_output/bin MINIKUBELET_DENSITY_NODES=$${NODES:-100} MINIKUBELET_DENSITY_PODS=$${PODS:-30} MINIKUBELET_DENSITY_STEADY=$${STEADY:-60s} \
+	  $(GO) test -count=1 -v -timeout 30m -run '^TestDensity$$' ./test/cluster/ | grep -E '^\s*(\||---|ok|FAIL)'
+
 ## e2e: the monitoring end to end: the daemon, a real Prometheus with the shipped rules, an injected hang (Debian prometheus)
 e2e:
 	MINIKUBELET_E2E=1 MINIKUBELET_REQUIRE_TOOLS=1 $(GO) test -count=1 -v -run 'TestLivePrometheus' ./test/e2e/
@@ -64,7 +69,7 @@ lint:
 	@out=$$(gofmt -l $$(git ls-files -co --exclude-standard '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet $(PKGS)
 
-.PHONY: help build run test bench scale fuzz simulate lint gates controlplane metricsserver e2e-cluster e2e monitoring
+.PHONY: help build run test bench bench-density scale fuzz simulate lint gates controlplane metricsserver e2e-cluster e2e monitoring
 
 ## gates: regenerate pkg/features/testdata/kube_features.json from k8s.io/kubernetes $(K8S_VERSION)
 gates:

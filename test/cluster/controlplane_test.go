@@ -180,7 +180,7 @@ current-context: local
 
 // start runs a process until the test ends; its output goes to <dir>/<name>.log, shown
 // when the test fails.
-func start(t *testing.T, dir, name, path string, args ...string) {
+func start(t *testing.T, dir, name, path string, args ...string) *exec.Cmd {
 	t.Helper()
 	logPath := filepath.Join(dir, name+".log")
 	logFile, err := os.Create(logPath)
@@ -213,6 +213,7 @@ func start(t *testing.T, dir, name, path string, args ...string) {
 			}
 		}
 	})
+	return cmd
 }
 
 func writeFile(t *testing.T, path, content string) {

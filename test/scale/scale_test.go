@@ -24,13 +24,14 @@ import (
 )
 
 var (
-	podCounts = flag.String("pods", "1000", "comma-separated pod counts to run")
-	plegs     = flag.String("pleg", "generic,evented", "comma-separated PLEGs to run: generic, evented")
-	capacity  = flag.Int("channel-capacity", 0, "pleg.channelCapacity; 0 keeps the default (1000)")
-	settle    = flag.Duration("settle", 100*time.Second, "wait after every pod runs before measuring the steady state: past the first resync of the pods (syncFrequency 1m + up to 30s jitter), which all come at once")
-	steady    = flag.Duration("steady", time.Minute, "how long the steady-state CPU use is measured (a multiple of fileCheckFrequency, 20s)")
-	startMax  = flag.Duration("start-timeout", 3*time.Minute, "how long the pods may take to all run")
-	addLater  = flag.Bool("add-while-running", false, "write the manifests once the daemon runs (fsnotify picks them up) instead of before it starts")
+	podCounts  = flag.String("pods", "1000", "comma-separated pod counts to run")
+	plegs      = flag.String("pleg", "generic,evented", "comma-separated PLEGs to run: generic, evented")
+	capacity   = flag.Int("channel-capacity", 0, "pleg.channelCapacity; 0 keeps the default (1000)")
+	settle     = flag.Duration("settle", 100*time.Second, "wait after every pod runs before measuring the steady state: past the first resync of the pods (syncFrequency 1m + up to 30s jitter), which all come at once")
+	steady     = flag.Duration("steady", time.Minute, "how long the steady-state CPU use is measured (a multiple of fileCheckFrequency, 20s)")
+	startMax   = flag.Duration("start-timeout", 3*time.Minute, "how long the pods may take to all run")
+	containers = flag.Int("containers", 2, "containers per pod")
+	addLater   = flag.Bool("add-while-running", false, "write the manifests once the daemon runs (fsnotify picks them up) instead of before it starts")
 )
 
 // bin is the minikubelet binary TestMain builds.
@@ -105,21 +106,20 @@ type result struct {
 	discards                float64
 }
 
-const manifest = `apiVersion: v1
-kind: Pod
-metadata:
-  name: pod-%05d
-  namespace: default
-spec:
-  containers:
-  - name: app
-    image: busybox:1.36
-    resources:
-      requests:
-        cpu: 10m
-        memory: 16Mi
-  terminationGracePeriodSeconds: 1
-`
+// podManifest is pod i with c containers, each with requests, as a scale test of a node
+// would write them.
+func podManifest(i, c int) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "apiVersion: v1\nkind: Pod\nmetadata:\n  name: pod-%05d\n  namespace: default\nspec:\n  terminationGracePeriodSeconds: 1\n  containers:\n", i)
+	for j := 0; j < c; j++ {
+		name := "app"
+		if j > 0 {
+			name = fmt.Sprintf("side-%d", j)
+		}
+		fmt.Fprintf(&b, "  - name: %s\n    image: busybox:1.36\n    resources:\n      requests:\n        cpu: 10m\n        memory: 16Mi\n", name)
+	}
+	return b.String()
+}
 
 func measure(t *testing.T, n int, evented bool) result {
 	dir := t.TempDir()
@@ -138,7 +138,7 @@ func measure(t *testing.T, n int, evented bool) result {
 	}
 	writeManifests := func() {
 		for i := 0; i < n; i++ {
-			if err := os.WriteFile(filepath.Join(pods, fmt.Sprintf("pod-%05d.yaml", i)), []byte(fmt.Sprintf(manifest, i)), 0o644); err != nil {
+			if err := os.WriteFile(filepath.Join(pods, fmt.Sprintf("pod-%05d.yaml", i)), []byte(podManifest(i, *containers)), 0o644); err != nil {
 				t.Fatal(err)
 			}
 		}
