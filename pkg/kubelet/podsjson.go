@@ -62,16 +62,22 @@ func (c *podsJSON) items(pods []*v1.Pod, statusOf func(types.UID) (*v1.PodStatus
 // encodePod is the JSON of the pod with the status (when not nil), as GetPods builds it.
 func encodePod(pod *v1.Pod, status *v1.PodStatus) []byte {
 	p := *pod // a shallow copy to set the status on: encoding only reads
-	if status != nil {
-		p.Status = *status
-	}
-	if p.Kind == "" {
-		p.APIVersion, p.Kind = "v1", "Pod"
-	}
+	asListed(&p, status)
 	data, err := json.Marshal(&p)
 	if err != nil {
 		// A v1.Pod always encodes; keep the list valid JSON if one ever does not.
 		data, _ = json.Marshal(map[string]string{"error": err.Error()})
 	}
 	return data
+}
+
+// asListed makes p, a copy of a pod, what /pods lists: with the status manager's status
+// (nil: the pod's own) and its kind.
+func asListed(p *v1.Pod, status *v1.PodStatus) {
+	if status != nil {
+		p.Status = *status
+	}
+	if p.Kind == "" {
+		p.APIVersion, p.Kind = "v1", "Pod"
+	}
 }

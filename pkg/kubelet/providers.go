@@ -18,10 +18,9 @@ func (k *Kubelet) GetPods() []*v1.Pod {
 	for _, p := range pods {
 		p = p.DeepCopy()
 		if status, ok := k.status.GetPodStatus(p.UID); ok {
-			p.Status = status
-		}
-		if p.Kind == "" {
-			p.APIVersion, p.Kind = "v1", "Pod"
+			asListed(p, &status)
+		} else {
+			asListed(p, nil)
 		}
 		out = append(out, p)
 	}
