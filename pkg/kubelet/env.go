@@ -99,8 +99,10 @@ func configMapNames(pod *v1.Pod) []string {
 
 // containerEnvironment is the container's environment and mounted files as the kubelet
 // makes them (kuberuntime.Config.Environment): PATH and HOSTNAME, the envFrom ConfigMaps,
-// then env (values, the downward API's fields, ConfigMap keys), HOME; files for
-// /etc/hostname and each mounted ConfigMap's keys. Secrets are not simulated.
+// then env (values, the downward API's fields, ConfigMap keys), HOME; files for each mounted
+// ConfigMap's keys (nil without any: /etc/hostname is the runtime's, from the sandbox's
+// hostname, as containerd writes it; a map per container would cost 6 MB at 20,000
+// containers). Secrets are not simulated.
 func (k *Kubelet) containerEnvironment(pod *v1.Pod, c *v1.Container, podIPs []string) ([]cri.KeyValue, map[string]string) {
 	hostname := pod.Name
 	if pod.Spec.Hostname != "" {
@@ -142,7 +144,7 @@ func (k *Kubelet) containerEnvironment(pod *v1.Pod, c *v1.Container, podIPs []st
 	}
 	envs = append(envs, cri.KeyValue{Key: "HOME", Value: "/root"})
 
-	files := map[string]string{"/etc/hostname": hostname + "\n"}
+	var files map[string]string
 	volumes := map[string]*v1.ConfigMapVolumeSource{}
 	for _, vol := range pod.Spec.Volumes {
 		if vol.ConfigMap != nil {
@@ -157,6 +159,9 @@ func (k *Kubelet) containerEnvironment(pod *v1.Pod, c *v1.Container, podIPs []st
 		cm, ok := k.configMaps.get(pod.Namespace, src.Name)
 		if !ok {
 			continue
+		}
+		if files == nil {
+			files = map[string]string{}
 		}
 		paths := map[string]string{} // file path in the volume -> key
 		if len(src.Items) > 0 {

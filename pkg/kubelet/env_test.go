@@ -63,12 +63,16 @@ func TestContainerEnvironment(t *testing.T) {
 		t.Errorf("environment (-want +got):\n%s", diff)
 	}
 	wantFiles := map[string]string{
-		"/etc/hostname": "web\n",
 		"/etc/app/mode": "blue", "/etc/app/level": "3", "/etc/app/app.conf": "a=1\n",
 		"/etc/one/colour": "blue",
 		"/etc/level":      "3",
 	}
 	if diff := cmp.Diff(wantFiles, files); diff != "" {
 		t.Errorf("files (-want +got):\n%s", diff)
+	}
+	// Without ConfigMap mounts there is nothing to keep per container: /etc/hostname is the
+	// runtime's, from the sandbox.
+	if _, files := k.containerEnvironment(pod, &v1.Container{Name: "plain", Image: "busybox"}, nil); files != nil {
+		t.Errorf("files of a container without mounts = %v, want nil", files)
 	}
 }

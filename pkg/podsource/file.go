@@ -270,6 +270,16 @@ func (s *FileSource) ListOnce(ctx context.Context) (pods []*v1.Pod, fileErrs []*
 				}
 				pod.CreationTimestamp = t
 			}
+			// The kubelet's own annotations, set once before the pod is first handed out, so
+			// the merger keeps this very pod instead of a copy with annotations of its own
+			// (one copy of a static pod, not two). A later change of the file is a new pod.
+			if _, ok := pod.Annotations[kubetypes.ConfigSourceAnnotationKey]; !ok {
+				if pod.Annotations == nil {
+					pod.Annotations = map[string]string{}
+				}
+				pod.Annotations[kubetypes.ConfigSourceAnnotationKey] = kubetypes.FileSource
+				pod.Annotations[kubetypes.ConfigFirstSeenAnnotationKey] = now.Format(time.RFC3339Nano)
+			}
 			pods = append(pods, pod)
 		}
 	}

@@ -415,9 +415,23 @@ func TestRelistThroughMerger(t *testing.T) {
 		t.Errorf("first empty snapshot: %s, want an empty ADD marking the source seen", got)
 	}
 	f.write(t, "web.yaml", podYAML("web", ""))
-	if got := describe(step()); got != "ADD[web-node1]" {
-		t.Errorf("new file: %s", got)
+	added := step()
+	if got := describe(added); got != "ADD[web-node1]" {
+		t.Fatalf("new file: %s", got)
 	}
+	// The file source sets the kubelet's annotations on the pod it keeps, so the merger
+	// hands out that very pod: one copy of a static pod in memory, not two.
+	pod := added[0].Pods[0]
+	if got, want := pod.Annotations[kubetypes.ConfigSourceAnnotationKey], kubetypes.FileSource; got != want {
+		t.Errorf("%s = %q, want %q", kubetypes.ConfigSourceAnnotationKey, got, want)
+	}
+	if got, want := pod.Annotations[kubetypes.ConfigFirstSeenAnnotationKey], f.clk.Now().Format(time.RFC3339Nano); got != want {
+		t.Errorf("%s = %q, want %q", kubetypes.ConfigFirstSeenAnnotationKey, got, want)
+	}
+	if kept := f.src.parsed[filepath.Join(f.dir, "web.yaml")]; kept == nil || len(kept.pods) != 1 || kept.pods[0] != pod {
+		t.Errorf("the merger's pod is not the file source's kept pod: a copy costs memory per static pod")
+	}
+	f.clk.Step(time.Minute)
 	if got := describe(step()); got != "" {
 		t.Errorf("unchanged directory: %s, want nothing", got)
 	}

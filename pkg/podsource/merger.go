@@ -131,6 +131,13 @@ func (m *Merger) Apply(change kubetypes.PodUpdate) []kubetypes.PodUpdate {
 				reconciles = append(reconciles, updated)
 				continue
 			}
+			if !found && ref.Annotations[kubetypes.ConfigSourceAnnotationKey] == source && ref.Annotations[kubetypes.ConfigFirstSeenAnnotationKey] != "" {
+				// The source set the kubelet's annotations itself (the file source does, for
+				// the pods it keeps): nothing to add, nothing to copy.
+				into[ref.UID] = ref
+				adds = append(adds, ref)
+				continue
+			}
 			// Never change the caller's pod: a shallow copy with annotations of its own. The
 			// rest (spec, labels, status) is shared with the source, which never changes a pod
 			// it has handed out (the file source's parse cache, the informer's cache), so a
