@@ -3,9 +3,14 @@ package app
 import (
 	"context"
 	"net"
+	"os"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"testing"
+
+	"k8s.io/klog/v2"
+	"k8s.io/utils/ptr"
 
 	"github.com/minikubelet/minikubelet/pkg/config"
 	"github.com/minikubelet/minikubelet/pkg/features"
@@ -59,5 +64,33 @@ func TestClientCommandsRegistered(t *testing.T) {
 		if err != nil || found.Name() != path[len(path)-1] {
 			t.Errorf("command %v not found: %v", path, err)
 		}
+	}
+}
+
+// TestTuneGC: the daemon collects at 50% heap growth unless GOGC says otherwise.
+func TestTuneGC(t *testing.T) {
+	tests := []struct {
+		name string
+		env  *string // nil: GOGC unset
+		want int
+	}{
+		{"unset", nil, daemonGCPercent},
+		{"GOGC set", ptr.To("100"), 77}, // the percent in force before tuneGC is kept
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.env != nil {
+				t.Setenv("GOGC", *tt.env)
+			} else if v, ok := os.LookupEnv("GOGC"); ok {
+				os.Unsetenv("GOGC")
+				t.Cleanup(func() { os.Setenv("GOGC", v) })
+			}
+			orig := debug.SetGCPercent(77)
+			t.Cleanup(func() { debug.SetGCPercent(orig) })
+			tuneGC(klog.Background())
+			if got := debug.SetGCPercent(77); got != tt.want {
+				t.Errorf("GC percent = %d, want %d", got, tt.want)
+			}
+		})
 	}
 }
