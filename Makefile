@@ -28,8 +28,12 @@ run: build
 test:
 	$(GO) test -race -count=1 $(PKGS)
 
-## bench: run the benchmarks (PLEG relist, runtime listing, simulate 100 pods x 1h) with allocations
+## bench: the scale bars in one table with the machine (10k-pod daemon, GETs, 1k burst, exit-to-sync, relist, simulate; ~6 min)
 bench:
+	$(GO) run ./hack/benchtable $(if $(BENCH_OUT),-o $(BENCH_OUT))
+
+## bench-all: every benchmark of pkg/ with allocations
+bench-all:
 	$(GO) test -run='^$$' -bench=. -benchmem -benchtime=$(BENCHTIME) ./pkg/...
 
 ## scale: compare Generic and Evented PLEG at 100-5000 pods (CPU to start, per steady minute, to remove)
@@ -69,7 +73,7 @@ lint:
 	@out=$$(gofmt -l $$(git ls-files -co --exclude-standard '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet $(PKGS)
 
-.PHONY: help build run test bench bench-density scale fuzz simulate lint gates controlplane metricsserver e2e-cluster e2e monitoring
+.PHONY: help build run test bench bench-all bench-density scale fuzz simulate lint gates controlplane metricsserver e2e-cluster e2e monitoring
 
 ## gates: regenerate pkg/features/testdata/kube_features.json from k8s.io/kubernetes $(K8S_VERSION)
 gates:

@@ -60,6 +60,44 @@ func BenchmarkStartAll(b *testing.B) {
 	})
 }
 
+// BenchmarkBurst writes 1,000 manifests at once into a running kubelet and runs it until
+// every pod is Running, with the PLEG's event channel at its default (1000, upstream's
+// plegChannelCapacity) and raised to 4 x pods. virtual-s is how long that takes on the
+// kubelet's clock, which is wall time in the daemon as long as ns/op (the CPU it costs) is
+// below it; dropped-events is kubelet_pleg_discard_events. With the default channel a
+// mass start overflows it and the pods whose events were dropped wait for their periodic
+// resync (syncFrequency, 1m), as in the kubelet: see docs/scale.md.
+func BenchmarkBurst(b *testing.B) {
+	quietKlog(b)
+	const n = 1000
+	for _, c := range []struct {
+		name     string
+		capacity int
+	}{{"channelCapacity=default", 0}, {"channelCapacity=4000", 4 * n}} {
+		b.Run(fmt.Sprintf("pods=%d/%s", n, c.name), func(b *testing.B) {
+			var virtual time.Duration
+			var dropped float64
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				b.StopTimer()
+				s := newScaleSimCapacity(b, n, false, c.capacity)
+				s.run(time.Second) // the kubelet is up and idle
+				s.step = 100 * time.Millisecond
+				s.writeManifests()
+				b.StartTimer()
+				virtual += s.runUntil("every pod Running", 10*time.Minute, s.allRunning)
+				b.StopTimer()
+				dropped += s.counter("pleg_discard_events")
+				s.stop()
+				b.StartTimer()
+			}
+			b.ReportMetric(virtual.Seconds()/float64(b.N), "virtual-s")
+			b.ReportMetric(dropped/float64(b.N), "dropped-events")
+		})
+	}
+}
+
 func BenchmarkSteadyState(b *testing.B) {
 	forEachScale(b, func(b *testing.B, n int, evented bool) {
 		s := newScaleSim(b, n, evented)
@@ -146,9 +184,17 @@ type scaleSim struct {
 	n   int
 	// containers per pod (writeManifests): 1 unless set
 	containers int
+	// step is runUntil's resolution: 1s unless set
+	step time.Duration
 }
 
 func newScaleSim(tb testing.TB, n int, evented bool) *scaleSim {
+	return newScaleSimCapacity(tb, n, evented, 4*n)
+}
+
+// newScaleSimCapacity is newScaleSim with pleg.channelCapacity set to capacity (0: the
+// default, 1000, as upstream).
+func newScaleSimCapacity(tb testing.TB, n int, evented bool, capacity int) *scaleSim {
 	tb.Helper()
 	dir := tb.TempDir()
 	var flags []string
@@ -156,7 +202,9 @@ func newScaleSim(tb testing.TB, n int, evented bool) *scaleSim {
 		flags = append(flags, "--feature-gates=EventedPLEG=true")
 	}
 	cfg, gate := scaleConfig(tb, dir, n, flags...)
-	cfg.Simulator.PLEG.ChannelCapacity = max(cfg.Simulator.PLEG.ChannelCapacity, 4*n)
+	if capacity > 0 {
+		cfg.Simulator.PLEG.ChannelCapacity = capacity
+	}
 	clk := clocktesting.NewFakeClock(epoch)
 	k, err := New(Config{Config: cfg, Gate: gate, Clock: clk})
 	if err != nil {
@@ -206,15 +254,19 @@ func (s *scaleSim) run(d time.Duration) {
 	}
 }
 
-// runUntil runs a virtual second at a time until cond holds and returns the virtual time it
-// took; it fails after limit.
+// runUntil runs a virtual second (or s.step) at a time until cond holds and returns the
+// virtual time it took; it fails after limit.
 func (s *scaleSim) runUntil(what string, limit time.Duration, cond func() bool) time.Duration {
 	start := s.clk.Now()
 	for !cond() {
 		if s.clk.Since(start) > limit {
 			s.tb.Fatalf("%s did not happen within %v of virtual time: %d pods Running", what, limit, s.countRunning())
 		}
-		s.run(time.Second)
+		step := s.step
+		if step == 0 {
+			step = time.Second
+		}
+		s.run(step)
 	}
 	return s.clk.Since(start)
 }
@@ -251,6 +303,23 @@ func (s *scaleSim) allGone() bool {
 // relists is pleg_relist_duration_seconds' count; syncs is pod_worker_duration_seconds'.
 func (s *scaleSim) relists() float64 { return s.histogramCount("pleg_relist_duration_seconds") }
 func (s *scaleSim) syncs() float64   { return s.histogramCount("pod_worker_duration_seconds") }
+
+// counter sums a counter's series.
+func (s *scaleSim) counter(name string) float64 {
+	families, err := s.k.Registry().Gather()
+	if err != nil {
+		s.tb.Fatal(err)
+	}
+	var total float64
+	for _, f := range families {
+		if f.GetName() == s.k.Registry().Name(name) {
+			for _, m := range f.GetMetric() {
+				total += m.GetCounter().GetValue()
+			}
+		}
+	}
+	return total
+}
 
 func (s *scaleSim) histogramCount(name string) float64 {
 	families, err := s.k.Registry().Gather()

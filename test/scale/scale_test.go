@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -32,6 +33,7 @@ var (
 	startMax   = flag.Duration("start-timeout", 3*time.Minute, "how long the pods may take to all run")
 	containers = flag.Int("containers", 2, "containers per pod")
 	addLater   = flag.Bool("add-while-running", false, "write the manifests once the daemon runs (fsnotify picks them up) instead of before it starts")
+	report     = flag.String("report", "", "also write the results to this file as JSON (make bench reads it)")
 )
 
 // bin is the minikubelet binary TestMain builds.
@@ -83,27 +85,44 @@ func TestDaemonScale(t *testing.T) {
 		}
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "\n| PLEG | pods | all Running after | mean pod start | CPU until then | steady CPU | relist mean | RSS (peak) | GET /pods | all removed after | PLEG events dropped |\n")
-	fmt.Fprintf(&b, "|---|---|---|---|---|---|---|---|---|---|---|\n")
+	fmt.Fprintf(&b, "\n| PLEG | pods | all Running after | mean pod start | CPU until then | steady CPU | relist mean | RSS (peak) | GET /pods first, then | GET /metrics | GET /node | all removed after | PLEG events dropped |\n")
+	fmt.Fprintf(&b, "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, r := range results {
-		fmt.Fprintf(&b, "| %s | %d | %s | %.1fs | %.2fs | %.2f%% | %s | %d MiB (%d MiB) | %v, %.1f MB | %s | %.0f |\n",
-			r.pleg, r.pods, r.toRunning, r.meanStart, r.cpuToRunning, r.steadyCPU, r.relistMean, r.rss>>10, r.hwm>>10,
-			r.podsGet.Round(time.Millisecond), float64(r.podsBytes)/1e6, r.removed, r.discards)
+		fmt.Fprintf(&b, "| %s | %d | %s | %.1fs | %.2fs | %.2f%% | %s | %d MiB (%d MiB) | %.0f ms, %.1f ms (%.1f MB) | %.1f ms | %.1f ms | %s | %.0f |\n",
+			r.PLEG, r.Pods, r.ToRunning, r.MeanStart, r.CPUToRunning, r.SteadyCPU, r.RelistMean, r.RSS>>10, r.HWM>>10,
+			r.PodsGetFirst, r.PodsGet, float64(r.PodsBytes)/1e6, r.MetricsGet, r.NodeGet, r.Removed, r.Discards)
+	}
+	if *report != "" {
+		j, err := json.MarshalIndent(results, "", "  ")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(*report, j, 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	t.Log(b.String())
 }
 
 type result struct {
-	pleg                    string
-	pods                    int
-	toRunning, removed      string
-	cpuToRunning, steadyCPU float64
-	meanStart               float64 // pod_start_duration_seconds' mean
-	relistMean              string
-	rss, hwm                int64 // KiB
-	podsGet                 time.Duration
-	podsBytes               int
-	discards                float64
+	PLEG          string  `json:"pleg"`
+	Pods          int     `json:"pods"`
+	Containers    int     `json:"containersPerPod"`
+	ToRunning     string  `json:"toRunning"`
+	Removed       string  `json:"removed"`
+	CPUToRunning  float64 `json:"cpuToRunningSeconds"`
+	SteadyCPU     float64 `json:"steadyCPUPercent"`
+	MeanStart     float64 `json:"meanPodStartSeconds"` // pod_start_duration_seconds' mean
+	RelistMean    string  `json:"relistMean"`
+	RSS           int64   `json:"rssKiB"`
+	HWM           int64   `json:"peakRSSKiB"`
+	PodsGetFirst  float64 `json:"podsGetFirstMs"` // the first GET /pods encodes every pod
+	PodsGet       float64 `json:"podsGetMs"`      // the median of the next ones
+	MetricsGet    float64 `json:"metricsGetMs"`
+	NodeGet       float64 `json:"nodeGetMs"`
+	PodsBytes     int     `json:"podsBytes"`
+	Discards      float64 `json:"plegEventsDropped"`
+	SteadySeconds float64 `json:"steadySeconds"`
 }
 
 // podManifest is pod i with c containers, each with requests, as a scale test of a node
@@ -150,9 +169,9 @@ func measure(t *testing.T, n int, evented bool) result {
 	if evented {
 		args = append(args, "--feature-gates=EventedPLEG=true")
 	}
-	r := result{pleg: "generic", pods: n}
+	r := result{PLEG: "generic", Pods: n, Containers: *containers, SteadySeconds: steady.Seconds()}
 	if evented {
-		r.pleg = "evented"
+		r.PLEG = "evented"
 	}
 
 	start := time.Now()
@@ -166,13 +185,13 @@ func measure(t *testing.T, n int, evented bool) result {
 	if !d.poll(*startMax, func() bool { return running() >= float64(n) }) {
 		t.Errorf("%.0f of %d pods Running after %v (dropped PLEG events: %.0f; Ready: %s)", running(), n, *startMax,
 			d.metric("kubelet_pleg_discard_events"), d.readyMessage())
-		r.toRunning = fmt.Sprintf("> %v (%.0f)", *startMax, running())
+		r.ToRunning = fmt.Sprintf("> %v (%.0f)", *startMax, running())
 	} else {
-		r.toRunning = time.Since(start).Round(100 * time.Millisecond).String()
+		r.ToRunning = time.Since(start).Round(100 * time.Millisecond).String()
 	}
-	r.cpuToRunning = d.cpuSeconds()
+	r.CPUToRunning = d.cpuSeconds()
 	if c := running(); c > 0 {
-		r.meanStart = d.metric("kubelet_pod_start_duration_seconds_sum") / c
+		r.MeanStart = d.metric("kubelet_pod_start_duration_seconds_sum") / c
 	}
 
 	// The one place a test waits out real time: this measures a real daemon process's CPU
@@ -181,18 +200,20 @@ func measure(t *testing.T, n int, evented bool) result {
 	relists0, relistSum0 := d.metric("kubelet_pleg_relist_duration_seconds_count"), d.metric("kubelet_pleg_relist_duration_seconds_sum")
 	cpu0, wall0 := d.cpuSeconds(), time.Now()
 	time.Sleep(*steady)
-	r.steadyCPU = 100 * (d.cpuSeconds() - cpu0) / time.Since(wall0).Seconds()
+	r.SteadyCPU = 100 * (d.cpuSeconds() - cpu0) / time.Since(wall0).Seconds()
 	if relists := d.metric("kubelet_pleg_relist_duration_seconds_count") - relists0; relists > 0 {
 		mean := (d.metric("kubelet_pleg_relist_duration_seconds_sum") - relistSum0) / relists
-		r.relistMean = fmt.Sprintf("%.2f ms", 1000*mean)
+		r.RelistMean = fmt.Sprintf("%.2f ms", 1000*mean)
 	} else {
-		r.relistMean = "no relist"
+		r.RelistMean = "no relist"
 	}
-	r.rss, r.hwm = d.memory()
+	r.RSS, r.HWM = d.memory()
 
+	// The first GET /pods encodes every pod; the ones after it re-encode only what changed.
 	getStart := time.Now()
 	body := d.get("/pods")
-	r.podsGet, r.podsBytes = time.Since(getStart), len(body)
+	r.PodsGetFirst, r.PodsBytes = msSince(getStart), len(body)
+	r.PodsGet, r.MetricsGet, r.NodeGet = d.medianGet("/pods"), d.medianGet("/metrics"), d.medianGet("/node")
 
 	entries, err := os.ReadDir(pods)
 	if err != nil {
@@ -215,14 +236,28 @@ func measure(t *testing.T, n int, evented bool) result {
 			d.metric(`kubelet_running_containers{container_state="running"}`) == 0
 	}
 	if d.poll(*startMax, gone) {
-		r.removed = time.Since(removeStart).Round(100 * time.Millisecond).String()
+		r.Removed = time.Since(removeStart).Round(100 * time.Millisecond).String()
 	} else {
-		r.removed = fmt.Sprintf("> %v", *startMax)
+		r.Removed = fmt.Sprintf("> %v", *startMax)
 		t.Errorf("pods still there %v after their manifests were removed", *startMax)
 	}
-	r.discards = d.metric("kubelet_pleg_discard_events")
+	r.Discards = d.metric("kubelet_pleg_discard_events")
 	d.stop()
 	return r
+}
+
+func msSince(t time.Time) float64 { return float64(time.Since(t)) / float64(time.Millisecond) }
+
+// medianGet is the median time of 7 GETs of path, in milliseconds.
+func (d *daemon) medianGet(path string) float64 {
+	var ms []float64
+	for i := 0; i < 7; i++ {
+		start := time.Now()
+		d.get(path)
+		ms = append(ms, msSince(start))
+	}
+	sort.Float64s(ms)
+	return ms[len(ms)/2]
 }
 
 // daemon is a running minikubelet.
