@@ -258,7 +258,7 @@ func writeTable(w io.Writer, scale []scaleResult, res results) {
 	}
 }
 
-// machine describes the CPU, cores, memory, kernel, Go and commit.
+// machine describes the CPU, cores, memory, kernel, Go, commit and load.
 func machine() string {
 	cpu := "unknown CPU"
 	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
@@ -284,5 +284,12 @@ func machine() string {
 	if b, err := exec.Command("git", "rev-parse", "--short", "HEAD").Output(); err == nil {
 		commit = "commit " + strings.TrimSpace(string(b))
 	}
-	return fmt.Sprintf("%s, %d cores%s%s, %s %s/%s, %s", cpu, runtime.NumCPU(), mem, kernel, runtime.Version(), runtime.GOOS, runtime.GOARCH, commit)
+	// Other work on the machine slows every figure: the load average says how busy it was.
+	load := ""
+	if b, err := os.ReadFile("/proc/loadavg"); err == nil {
+		if f := strings.Fields(string(b)); len(f) >= 3 {
+			load = fmt.Sprintf(", load average %s %s %s when the table was written", f[0], f[1], f[2])
+		}
+	}
+	return fmt.Sprintf("%s, %d cores%s%s, %s %s/%s, %s%s", cpu, runtime.NumCPU(), mem, kernel, runtime.Version(), runtime.GOOS, runtime.GOARCH, commit, load)
 }
