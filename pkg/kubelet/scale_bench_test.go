@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	dto "github.com/prometheus/client_model/go"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2"
 	clocktesting "k8s.io/utils/clock/testing"
@@ -304,8 +305,16 @@ func (s *scaleSim) allGone() bool {
 func (s *scaleSim) relists() float64 { return s.histogramCount("pleg_relist_duration_seconds") }
 func (s *scaleSim) syncs() float64   { return s.histogramCount("pod_worker_duration_seconds") }
 
-// counter sums a counter's series.
+// counter sums a counter's series; histogramCount sums a histogram's sample counts.
 func (s *scaleSim) counter(name string) float64 {
+	return s.sum(name, func(m *dto.Metric) float64 { return m.GetCounter().GetValue() })
+}
+
+func (s *scaleSim) histogramCount(name string) float64 {
+	return s.sum(name, func(m *dto.Metric) float64 { return float64(m.GetHistogram().GetSampleCount()) })
+}
+
+func (s *scaleSim) sum(name string, value func(*dto.Metric) float64) float64 {
 	families, err := s.k.Registry().Gather()
 	if err != nil {
 		s.tb.Fatal(err)
@@ -314,25 +323,8 @@ func (s *scaleSim) counter(name string) float64 {
 	for _, f := range families {
 		if f.GetName() == s.k.Registry().Name(name) {
 			for _, m := range f.GetMetric() {
-				total += m.GetCounter().GetValue()
+				total += value(m)
 			}
-		}
-	}
-	return total
-}
-
-func (s *scaleSim) histogramCount(name string) float64 {
-	families, err := s.k.Registry().Gather()
-	if err != nil {
-		s.tb.Fatal(err)
-	}
-	var total float64
-	for _, f := range families {
-		if f.GetName() != s.k.Registry().Name(name) {
-			continue
-		}
-		for _, m := range f.GetMetric() {
-			total += float64(m.GetHistogram().GetSampleCount())
 		}
 	}
 	return total
