@@ -225,10 +225,12 @@ func writeTable(w io.Writer, scale []scaleResult, res results) {
 	if ok1 && ok2 {
 		ev50, _ := res.get(ex+"evented/pods=1000", "p50-ms")
 		ge50, _ := res.get(ex+"generic/pods=1000", "p50-ms")
-		row("4", "container exit to its pod worker's sync, 1,000 pods: Evented PLEG", "p99 < 1 ms",
-			fmt.Sprintf("p50 %.2f ms, p99 %.2f ms", ev50, ev), ev < 1)
+		evDue, _ := res.get(ex+"evented/pods=1000", "due-p99-ms")
+		geDue, _ := res.get(ex+"generic/pods=1000", "due-p99-ms")
+		row("4", "container exit (one every 20 ms) to its pod worker's sync, 1,000 pods: Evented PLEG", "p99 < 1 ms",
+			fmt.Sprintf("p50 %.2f ms, p99 %.2f ms (from the instant the exit was due, which adds the Go timer's wake-up: p99 %.2f ms)", ev50, ev, evDue), ev < 1)
 		row("4", "same: Generic PLEG (relist every 1 s)", "p99 < 1005 ms",
-			fmt.Sprintf("p50 %.0f ms, p99 %.0f ms", ge50, ge), ge < 1005)
+			fmt.Sprintf("p50 %.0f ms, p99 %.0f ms (from the due instant: %.0f ms)", ge50, ge, geDue), ge < 1005)
 	} else {
 		missing("4", "container exit to sync", "evented p99 < 1 ms")
 	}

@@ -53,11 +53,13 @@ func newRuntimeMetrics(reg *metrics.Registry) *runtimeMetrics {
 // recordRunning counts pods with a running sandbox and containers by state, as the
 // kubelet's relist does.
 func (m *runtimeMetrics) recordRunning(pods []*container.Pod) {
-	counts := make(map[container.State]int, len(containerStates))
+	// Counted in an array indexed like containerStates, not a map: the relist calls this
+	// every second with every container on the node (20,000 map updates at 10,000 pods).
+	var counts [4]int
 	running := 0
 	for _, p := range pods {
 		for _, c := range p.Containers {
-			counts[c.State]++
+			counts[stateIndex(c.State)]++
 		}
 		for _, s := range p.Sandboxes {
 			if s.State == container.ContainerStateRunning {
@@ -66,8 +68,22 @@ func (m *runtimeMetrics) recordRunning(pods []*container.Pod) {
 			}
 		}
 	}
-	for _, s := range containerStates {
-		m.runningContainers.WithLabelValues(string(s)).Set(float64(counts[s]))
+	for i, s := range containerStates {
+		m.runningContainers.WithLabelValues(string(s)).Set(float64(counts[i]))
 	}
 	m.runningPods.Set(float64(running))
+}
+
+// stateIndex is s's index in containerStates; any other state counts as unknown, as it is
+// for the kubelet's runtime (toKubeContainerState).
+func stateIndex(s container.State) int {
+	switch s {
+	case container.ContainerStateCreated:
+		return 0
+	case container.ContainerStateRunning:
+		return 1
+	case container.ContainerStateExited:
+		return 2
+	}
+	return 3
 }

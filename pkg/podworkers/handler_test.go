@@ -47,10 +47,13 @@ type recorder struct {
 	errs     map[string]error // by kind, returned every time
 	// holds: the next calls of a kind each await the first op still queued for that kind.
 	holds map[string][]*task.Op
+	// during: run inside the pod's next call, as something else happening while the pod
+	// workers' Step is under way (the daemon's other loops run concurrently).
+	during map[types.UID]func()
 }
 
 func newRecorder(clk *testclock.FakeClock) *recorder {
-	return &recorder{clk: clk, terminal: map[types.UID]bool{}, errs: map[string]error{}, holds: map[string][]*task.Op{}}
+	return &recorder{clk: clk, terminal: map[types.UID]bool{}, errs: map[string]error{}, holds: map[string][]*task.Op{}, during: map[types.UID]func(){}}
 }
 
 // hold makes the next call of kind wait for the returned op.
@@ -72,7 +75,12 @@ func (r *recorder) record(ctx context.Context, c call) error {
 	if q := r.holds[c.kind]; len(q) > 0 {
 		op, r.holds[c.kind] = q[0], q[1:]
 	}
+	during := r.during[c.uid]
+	delete(r.during, c.uid)
 	r.mu.Unlock()
+	if during != nil {
+		during()
+	}
 	if op != nil {
 		if werr := task.Await(ctx, op); werr != nil {
 			err = werr // cancelled or abandoned while waiting for the runtime

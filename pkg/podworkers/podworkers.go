@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand"
-	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -78,9 +77,12 @@ type PodWorkers struct {
 	stopped    bool
 	podsSynced bool
 	statuses   map[types.UID]*podSyncStatus
-	// ready holds the pods a Step should look at: a pending update, a finished wait.
-	ready map[types.UID]struct{}
-	queue map[types.UID]time.Time
+	// ready holds the pods a Step should look at: a pending update, a finished wait;
+	// readyOrder lists them in the order they became ready (it may also hold pods since
+	// taken out of ready, which Step skips).
+	ready      map[types.UID]struct{}
+	readyOrder []types.UID
+	queue      map[types.UID]time.Time
 	// static pods with the same full name start one at a time, in arrival order
 	startedStaticPodsByFullname        map[string]types.UID
 	waitingToStartStaticPodsByFullname map[string][]types.UID
@@ -182,6 +184,10 @@ func (p *PodWorkers) SyncsInFlight() int {
 type podSyncStatus struct {
 	// task is the sync in flight, nil between syncs.
 	task *task.Task
+	// staticOf is the pod whose static-ness static holds: housekeeping asks for it of every
+	// pod every 2 s, and the pod object rarely changes.
+	staticOf *v1.Pod
+	static   bool
 	// syncCtx is the context of the sync in flight; cancelFn cancels it (set only while one
 	// runs). A cancelled sync waiting for the runtime is resumed at once to see it.
 	syncCtx  context.Context
@@ -581,6 +587,7 @@ func (p *PodWorkers) notifyLocked(uid types.UID) {
 		return
 	}
 	p.ready[uid] = struct{}{}
+	p.readyOrder = append(p.readyOrder, uid)
 	p.wake.Notify()
 }
 
@@ -1037,13 +1044,22 @@ func (p *PodWorkers) SyncKnownPods(desired []*v1.Pod) map[types.UID]PodWorkerSyn
 		sync := PodWorkerSync{State: s.WorkType(), Orphan: orphan}
 		switch {
 		case s.activeUpdate != nil && s.activeUpdate.Pod != nil:
-			sync.HasConfig, sync.Static = true, kubetypes.IsStaticPod(s.activeUpdate.Pod)
+			sync.HasConfig, sync.Static = true, s.isStatic(s.activeUpdate.Pod)
 		case s.pendingUpdate != nil && s.pendingUpdate.Pod != nil:
-			sync.HasConfig, sync.Static = true, kubetypes.IsStaticPod(s.pendingUpdate.Pod)
+			sync.HasConfig, sync.Static = true, s.isStatic(s.pendingUpdate.Pod)
 		}
 		out[uid] = sync
 	}
 	return out
+}
+
+// isStatic is kubetypes.IsStaticPod(pod), remembered for the last pod asked about (caller
+// holds mu).
+func (s *podSyncStatus) isStatic(pod *v1.Pod) bool {
+	if s.staticOf != pod {
+		s.staticOf, s.static = pod, kubetypes.IsStaticPod(pod)
+	}
+	return s.static
 }
 
 // removeTerminatedWorker forgets a finished pod, or drives an orphan towards termination;
@@ -1104,27 +1120,44 @@ func (p *PodWorkers) Due(now time.Time) time.Time {
 // Wake is notified when a pod becomes ready to make progress.
 func (p *PodWorkers) Wake() *runner.Signal { return p.wake }
 
-// Step advances every pod that can make progress now, in UID order: it starts a sync for a
-// pending update once the status cache holds data newer than the pod's last sync (else it
-// asks the cache to tell it), and resumes a sync whose wait for the runtime is over or whose
-// context was cancelled. It never waits; a sync that has to wait is resumed by a later Step.
+// Step advances every pod that can make progress now, in the order they became ready: it
+// starts a sync for a pending update once the status cache holds data newer than the pod's
+// last sync (else it asks the cache to tell it), and resumes a sync whose wait for the
+// runtime is over or whose context was cancelled. It never waits; a sync that has to wait is
+// resumed by a later Step.
+//
+// Upstream runs each worker in its own goroutine, which Go's scheduler runs roughly in the
+// order they were woken, the latest woken first. Here they share one loop: pods go in the
+// order they became ready, and pods that become ready while a Step runs go before the rest of
+// its batch, so hundreds of pods released at once (the cache's global time moving on) do
+// not hold up another pod's fresh event. The order is deterministic whenever the readiness
+// order is (simulate mode).
 func (p *PodWorkers) Step(ctx context.Context) {
-	p.mu.Lock()
-	if p.stopped || len(p.ready) == 0 {
-		p.mu.Unlock()
-		return
-	}
-	uids := make([]types.UID, 0, len(p.ready))
-	for uid := range p.ready {
-		uids = append(uids, uid)
-	}
-	clear(p.ready)
-	p.mu.Unlock()
-	slices.Sort(uids)
-	for _, uid := range uids {
-		if ctx.Err() != nil {
+	var batch []types.UID
+	for {
+		p.mu.Lock()
+		if p.stopped {
+			p.mu.Unlock()
 			return
 		}
+		if len(p.ready) > 0 {
+			fresh := make([]types.UID, 0, len(p.ready)+len(batch))
+			for _, uid := range p.readyOrder {
+				if _, ok := p.ready[uid]; ok {
+					delete(p.ready, uid)
+					fresh = append(fresh, uid)
+				}
+			}
+			batch = append(fresh, batch...)
+		}
+		clear(p.readyOrder)
+		p.readyOrder = p.readyOrder[:0]
+		p.mu.Unlock()
+		if len(batch) == 0 || ctx.Err() != nil {
+			return
+		}
+		uid := batch[0]
+		batch = batch[1:]
 		p.stepPod(ctx, uid)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -208,18 +209,44 @@ func TestSyncWaitingForTheRuntimeKeepsTheWorkerBusy(t *testing.T) {
 	}
 }
 
+// TestStepOrder: pods are synced in the order they became ready, and a pod that becomes
+// ready while a Step is under way goes before the rest of that Step's batch, as the goroutine
+// upstream wakes for a fresh event runs next: a batch of hundreds of pods released at once
+// must not hold up another pod's fresh event.
+func TestStepOrder(t *testing.T) {
+	e := newEnv(t)
+	a, b, c, fresh := testPod("zz-a"), testPod("mm-b"), testPod("aa-c"), testPod("fresh")
+	e.cache.UpdateTime(e.clk.Now())
+	e.h.mu.Lock()
+	e.h.during[a.UID] = func() {
+		e.p.UpdatePod(UpdatePodOptions{Pod: fresh, UpdateType: kubetypes.SyncPodCreate})
+	}
+	e.h.mu.Unlock()
+	for _, pod := range []*v1.Pod{a, b, c} {
+		e.p.UpdatePod(UpdatePodOptions{Pod: pod, UpdateType: kubetypes.SyncPodCreate})
+	}
+	var got []types.UID
+	for _, call := range e.step() {
+		got = append(got, call.uid)
+	}
+	want := []types.UID{a.UID, fresh.UID, b.UID, c.UID}
+	if !slices.Equal(got, want) {
+		t.Fatalf("synced %v, want %v", got, want)
+	}
+}
+
 // TestPodsStepSideBySide: one pod's sync waiting for the runtime does not hold up another
 // pod's.
 func TestPodsStepSideBySide(t *testing.T) {
 	e := newEnv(t)
 	slow, fast := testPod("slow"), testPod("fast")
-	op := e.h.hold("sync") // the first sync to start (UID order: uid-fast, then uid-slow)
+	op := e.h.hold("sync") // the first sync to start (arrival order: fast, then slow)
 	e.cache.UpdateTime(e.clk.Now())
-	e.p.UpdatePod(UpdatePodOptions{Pod: slow, UpdateType: kubetypes.SyncPodCreate})
 	e.p.UpdatePod(UpdatePodOptions{Pod: fast, UpdateType: kubetypes.SyncPodCreate})
+	e.p.UpdatePod(UpdatePodOptions{Pod: slow, UpdateType: kubetypes.SyncPodCreate})
 	calls := e.step()
 	if len(calls) != 2 || calls[0].uid != fast.UID || calls[1].uid != slow.UID {
-		t.Fatalf("calls %+v, want both pods synced in UID order", calls)
+		t.Fatalf("calls %+v, want both pods synced in arrival order", calls)
 	}
 	if list := e.h.list(); !list[1].returned || list[0].returned {
 		t.Fatalf("calls %+v, want fast waiting and slow done", list)

@@ -1,6 +1,7 @@
 package statuscache
 
 import (
+	"slices"
 	"sync"
 	"time"
 
@@ -115,9 +116,16 @@ func (c *Cache) UpdateTime(t time.Time) {
 	c.mu.Lock()
 	c.timestamp = t
 	c.hasTimestamp = true
-	var fns []func()
+	// Woken in UID order, not the map's: the pod workers run pods in the order they became
+	// ready, which simulate mode needs to be the same on every run.
+	uids := make([]types.UID, 0, len(c.waiters))
 	for uid := range c.waiters {
-		fns = c.notify(uid, t, fns) // may delete uid from the map, which is safe while ranging
+		uids = append(uids, uid)
+	}
+	slices.Sort(uids)
+	var fns []func()
+	for _, uid := range uids {
+		fns = c.notify(uid, t, fns)
 	}
 	c.mu.Unlock()
 	run(fns)
