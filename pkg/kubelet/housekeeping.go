@@ -40,6 +40,7 @@ func (k *Kubelet) HandlePodCleanups(ctx context.Context) error {
 		desired[pod.UID] = true
 	}
 	k.status.RemoveOrphanedStatuses(desired)
+	k.podsJSON.forgetRemoved(desired)
 	logger.V(3).Info("Clean up probes for terminated pods")
 	k.prober.CleanupPods(desired)
 

@@ -59,6 +59,18 @@ func (c *podsJSON) items(pods []*v1.Pod, statusOf func(types.UID) (*v1.PodStatus
 	return out
 }
 
+// forgetRemoved drops the encodings of pods no longer desired. Housekeeping calls it: a
+// /pods request also drops them, but without one they would stay, with a copy of each pod.
+func (c *podsJSON) forgetRemoved(desired map[types.UID]bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for uid := range c.entries {
+		if !desired[uid] {
+			delete(c.entries, uid)
+		}
+	}
+}
+
 // encodePod is the JSON of the pod with the status (when not nil), as GetPods builds it.
 func encodePod(pod *v1.Pod, status *v1.PodStatus) []byte {
 	p := *pod // a shallow copy to set the status on: encoding only reads

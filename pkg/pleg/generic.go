@@ -148,6 +148,10 @@ func validateDuration(d RelistDuration) error {
 	return nil
 }
 
+// Records is how many pods the PLEG keeps a record for. Only the relisting loop changes
+// them, so call it between steps (the virtual-time scheduler, leak checks).
+func (g *GenericPLEG) Records() int { return len(g.records) }
+
 // Name is the health check's name, as the kubelet registers it.
 func (g *GenericPLEG) Name() string { return "PLEG" }
 

@@ -596,3 +596,11 @@ func (s *FileSource) Trigger() {
 	s.loopMu.Unlock()
 	s.wake.Notify()
 }
+
+// Kept is how many pods and parsed files the source remembers (first-seen times, parsed
+// manifests): it follows the directory, so it drops to zero when the directory is emptied.
+func (s *FileSource) Kept() (pods, files int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.firstSeen), len(s.parsed)
+}

@@ -1053,6 +1053,14 @@ func (p *PodWorkers) SyncKnownPods(desired []*v1.Pod) map[types.UID]PodWorkerSyn
 	return out
 }
 
+// Len is how many pods the workers keep state for, and how many of them wait in the
+// resync queue: after a pod is forgotten neither counts it (leak checks use this).
+func (p *PodWorkers) Len() (pods, queued int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.statuses), len(p.queue)
+}
+
 // isStatic is kubetypes.IsStaticPod(pod), remembered for the last pod asked about (caller
 // holds mu).
 func (s *podSyncStatus) isStatic(pod *v1.Pod) bool {

@@ -157,6 +157,13 @@ func (c *Cache) GetIfNewerThan(uid types.UID, minTime time.Time) (status *contai
 	return d.status, true, d.err
 }
 
+// Len is how many pods the cache holds a status for.
+func (c *Cache) Len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.pods)
+}
+
 // NumWaiters is the number of NotifyWhenNewer registrations not yet notified.
 func (c *Cache) NumWaiters() int {
 	c.mu.Lock()

@@ -104,3 +104,10 @@ func (m *Manager) Len() int {
 	defer m.mu.Unlock()
 	return len(m.updates)
 }
+
+// Cached is the number of containers with a result.
+func (m *Manager) Cached() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.cache)
+}

@@ -744,3 +744,11 @@ var errStreamBusy = errors.New("get container events: another subscriber is conn
 
 // errStreamClosed is what Recv reports on a stream its subscriber closed.
 var errStreamClosed = errors.New("get container events: stream closed by the subscriber")
+
+// Scheduled is how many transitions (starts, exits, operation completions) are queued,
+// including ones made stale by a later change that the queue drops lazily.
+func (r *Runtime) Scheduled() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.queue)
+}
