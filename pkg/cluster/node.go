@@ -74,6 +74,24 @@ func reconcileLabels(existing, initial *v1.Node) bool {
 	return changed
 }
 
+// NodeExists reports whether the node is in the API server, read from its watch cache
+// (resourceVersion 0) as the kubelet reads its node before each status update.
+func (a *NodeAPI) NodeExists(ctx context.Context, name string) (bool, error) {
+	var exists bool
+	err := task.Await(ctx, a.caller.Go(func(cctx context.Context) error {
+		_, err := a.client.CoreV1().Nodes().Get(cctx, name, metav1.GetOptions{ResourceVersion: "0"})
+		switch {
+		case err == nil:
+			exists = true
+		case apierrors.IsNotFound(err):
+		default:
+			return err
+		}
+		return nil
+	}))
+	return exists, err
+}
+
 // PatchNodeStatus sends the difference between the node as last reported and now as a
 // strategic merge patch of nodes/status (upstream nodeutil.PatchNodeStatus).
 func (a *NodeAPI) PatchNodeStatus(ctx context.Context, old, node *v1.Node) (*v1.Node, error) {

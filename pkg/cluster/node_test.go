@@ -71,6 +71,32 @@ func TestRegisterNode(t *testing.T) {
 	})
 }
 
+func TestNodeExists(t *testing.T) {
+	tests := []struct {
+		name    string
+		objects []runtime.Object
+		fail    error
+		want    bool
+		wantErr bool
+	}{
+		{name: "registered", objects: []runtime.Object{node(nil, v1.ConditionTrue)}, want: true},
+		{name: "deleted", want: false},
+		{name: "API server down: an error, not a deleted node", fail: errors.New("connection refused"), wantErr: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			api, client := newAPI(t, tt.objects...)
+			if tt.fail != nil {
+				client.PrependReactor("get", "nodes", func(k8stesting.Action) (bool, runtime.Object, error) { return true, nil, tt.fail })
+			}
+			got, err := api.NodeExists(context.Background(), "n1")
+			if got != tt.want || (err != nil) != tt.wantErr {
+				t.Errorf("NodeExists = %v, %v; want %v, error %v", got, err, tt.want, tt.wantErr)
+			}
+		})
+	}
+}
+
 func TestPatchNodeStatus(t *testing.T) {
 	old := node(nil, v1.ConditionTrue)
 	api, client := newAPI(t, old)

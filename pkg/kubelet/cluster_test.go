@@ -106,6 +106,39 @@ func TestClusterAPIServerDown(t *testing.T) {
 	}
 }
 
+// TestClusterNodeDeletedRegistersAgain: when the Node is deleted from the API server, the
+// next status update finds it gone and the node registers again, Ready, with its lease
+// owned by the new Node; the pods keep running throughout.
+func TestClusterNodeDeletedRegistersAgain(t *testing.T) {
+	client := fake.NewSimpleClientset()
+	h := newClusterHarness(t, client)
+	h.write("web.yaml", podManifest("web", "nginx", ""))
+	h.until(10, "web Running", func() bool { return h.phase("web-"+testNode) == v1.PodRunning }, h.describe)
+	ctx := context.Background()
+	if _, err := client.CoreV1().Nodes().Get(ctx, testNode, metav1.GetOptions{}); err != nil {
+		t.Fatalf("node not registered: %v", err)
+	}
+	if err := client.CoreV1().Nodes().Delete(ctx, testNode, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	h.round(11 * time.Second) // the next status update (every 10s) finds it gone
+	again, err := client.CoreV1().Nodes().Get(ctx, testNode, metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("node not registered again after it was deleted: %v", err)
+	}
+	if again.Status.Capacity.Pods().Value() == 0 {
+		t.Errorf("re-registered node has no status: %+v", again.Status)
+	}
+	if h.phase("web-"+testNode) != v1.PodRunning || h.runningContainers() != 1 {
+		t.Errorf("web is %s with %d running containers, want it running throughout", h.phase("web-"+testNode), h.runningContainers())
+	}
+	h.round(15 * time.Second)
+	lease, err := client.CoordinationV1().Leases("kube-node-lease").Get(ctx, testNode, metav1.GetOptions{})
+	if err != nil || len(lease.OwnerReferences) != 1 || lease.OwnerReferences[0].Name != testNode {
+		t.Errorf("lease %+v, %v; want it owned by the node", lease, err)
+	}
+}
+
 // TestClusterNodeLabelsAndTaints: --node-labels and registerWithTaints are on the node the
 // kubelet registers.
 func TestClusterNodeLabelsAndTaints(t *testing.T) {

@@ -15,6 +15,7 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	v1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
@@ -138,6 +139,7 @@ type Config struct {
 type NodeAPI interface {
 	RegisterNode(ctx context.Context, node *v1.Node) (*v1.Node, error)
 	PatchNodeStatus(ctx context.Context, old, node *v1.Node) (*v1.Node, error)
+	NodeExists(ctx context.Context, name string) (bool, error)
 	UpdateLease(ctx context.Context, lease *coordinationv1.Lease) error
 }
 
@@ -439,6 +441,14 @@ func (m *Manager) UpdateNodeStatus(ctx context.Context) error {
 	original, lastReport := m.node, m.lastReport
 	m.mu.Unlock()
 
+	if original != nil && m.cfg.API != nil {
+		// As the kubelet reads its node before each update: a deleted node is noticed
+		// within one update even when nothing changed and no patch is due.
+		if exists, err := m.cfg.API.NodeExists(ctx, m.cfg.NodeName); err == nil && !exists {
+			m.forgetRegistration(ctx)
+			original = nil
+		}
+	}
 	register := original == nil
 	if register {
 		original = m.initialNode(start)
@@ -498,9 +508,26 @@ func (m *Manager) reportToAPI(ctx context.Context, register bool, original, node
 		if ctx.Err() == nil {
 			logger.Error(err, "Error updating node status, will retry")
 		}
+		if apierrors.IsNotFound(err) {
+			m.forgetRegistration(ctx)
+		}
 		return false
 	}
 	return true
+}
+
+// forgetRegistration makes the next update register the node again: someone deleted it from
+// the API server. The kubelet registers once and then fails every update until it is
+// restarted; the simulator registers again, with a lease owned by the new Node
+// (docs/differences.md).
+func (m *Manager) forgetRegistration(ctx context.Context) {
+	klog.FromContext(ctx).Info("Node not found in the API server, registering it again", "node", m.cfg.NodeName)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.node = nil
+	if m.lease != nil {
+		m.lease.OwnerReferences = nil
+	}
 }
 
 func readyStatus(node *v1.Node) v1.ConditionStatus {

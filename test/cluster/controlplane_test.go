@@ -67,6 +67,10 @@ type controlPlane struct {
 	// kubeletClientCA is the CA of the API server's --kubelet-client-certificate: the
 	// kubelets' authentication.x509.clientCAFile.
 	kubeletClientCA string
+	// apiserver runs kube-apiserver with apiserverArgs; a test may kill and restart it.
+	apiserver     *proc
+	apiserverArgs []string
+	restarts      int
 }
 
 const (
@@ -116,7 +120,7 @@ func startControlPlane(t *testing.T, nodes ...string) *controlPlane {
 
 	port := freePort(t)
 	cp.url = "https://127.0.0.1:" + strconv.Itoa(port)
-	start(t, dir, "kube-apiserver", filepath.Join(bin, "kube-apiserver"),
+	cp.apiserverArgs = []string{filepath.Join(bin, "kube-apiserver"),
 		"--etcd-servers", etcdURL, "--bind-address", "127.0.0.1", "--advertise-address", "127.0.0.1",
 		"--secure-port", strconv.Itoa(port), "--cert-dir", filepath.Join(dir, "certs"),
 		"--token-auth-file", filepath.Join(dir, "tokens.csv"),
@@ -136,17 +140,15 @@ func startControlPlane(t *testing.T, nodes ...string) *controlPlane {
 		"--requestheader-client-ca-file", frontProxyCA, "--requestheader-allowed-names", frontProxyUser,
 		"--requestheader-extra-headers-prefix=X-Remote-Extra-", "--requestheader-group-headers=X-Remote-Group",
 		"--requestheader-username-headers=X-Remote-User",
-		"--proxy-client-cert-file", proxyCert, "--proxy-client-key-file", proxyKey)
+		"--proxy-client-cert-file", proxyCert, "--proxy-client-key-file", proxyKey}
+	cp.apiserver = startProc(t, dir, "kube-apiserver", cp.apiserverArgs[0], cp.apiserverArgs[1:]...)
 
 	admin, err := kubernetes.NewForConfig(cp.restConfig(adminToken))
 	if err != nil {
 		t.Fatal(err)
 	}
 	cp.admin = admin
-	eventually.Within(t, 60*time.Second, "kube-apiserver /readyz", func() (bool, string) {
-		body, err := admin.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(context.Background())
-		return err == nil && string(body) == "ok", fmt.Sprintf("%s %v", body, err)
-	})
+	cp.waitReady(t)
 
 	kubeconfig := cp.kubeconfig(t, "admin", adminToken)
 	start(t, dir, "kube-controller-manager", filepath.Join(bin, "kube-controller-manager"),
@@ -158,6 +160,30 @@ func startControlPlane(t *testing.T, nodes ...string) *controlPlane {
 		"--kubeconfig", kubeconfig, "--bind-address", "127.0.0.1", "--secure-port", strconv.Itoa(freePort(t)),
 		"--leader-elect=false")
 	return cp
+}
+
+// waitReady waits until the API server's /readyz answers ok.
+func (cp *controlPlane) waitReady(t *testing.T) {
+	t.Helper()
+	eventually.Within(t, 60*time.Second, "kube-apiserver /readyz", func() (bool, string) {
+		body, err := cp.admin.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(context.Background())
+		return err == nil && string(body) == "ok", fmt.Sprintf("%s %v", body, err)
+	})
+}
+
+// killAPIServer kills kube-apiserver at once (a crash: no graceful close of watches).
+func (cp *controlPlane) killAPIServer(t *testing.T) {
+	t.Helper()
+	_ = cp.apiserver.cmd.Process.Kill()
+	<-cp.apiserver.done
+}
+
+// restartAPIServer starts kube-apiserver again on the same port and waits until it is ready.
+func (cp *controlPlane) restartAPIServer(t *testing.T) {
+	t.Helper()
+	cp.restarts++
+	cp.apiserver = startProc(t, cp.dir, fmt.Sprintf("kube-apiserver-%d", cp.restarts), cp.apiserverArgs[0], cp.apiserverArgs[1:]...)
+	cp.waitReady(t)
 }
 
 func (cp *controlPlane) restConfig(token string) *rest.Config {
@@ -181,6 +207,18 @@ current-context: local
 // start runs a process until the test ends; its output goes to <dir>/<name>.log, shown
 // when the test fails.
 func start(t *testing.T, dir, name, path string, args ...string) *exec.Cmd {
+	t.Helper()
+	return startProc(t, dir, name, path, args...).cmd
+}
+
+// proc is a process started by startProc; done is closed once it has exited.
+type proc struct {
+	cmd  *exec.Cmd
+	done chan struct{}
+}
+
+// startProc is start, also returning when the process has exited.
+func startProc(t *testing.T, dir, name, path string, args ...string) *proc {
 	t.Helper()
 	logPath := filepath.Join(dir, name+".log")
 	logFile, err := os.Create(logPath)
@@ -213,7 +251,7 @@ func start(t *testing.T, dir, name, path string, args ...string) *exec.Cmd {
 			}
 		}
 	})
-	return cmd
+	return &proc{cmd: cmd, done: done}
 }
 
 func writeFile(t *testing.T, path, content string) {
