@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log"
 	"net"
 	"net/http"
 	"net/url"
@@ -126,8 +127,6 @@ const (
 	DefaultShutdownGracePeriod = 5 * time.Second
 	// maxFaultBody bounds a POST /debug/faults body.
 	maxFaultBody = 1 << 20
-	// maxHeaderBytes bounds a request's header.
-	maxHeaderBytes = 64 << 10
 	// DefaultMaxStreams is Config.MaxStreams' default.
 	DefaultMaxStreams = 64
 )
@@ -179,6 +178,58 @@ type Config struct {
 	// ShutdownGracePeriod is how long in-flight requests may finish after ctx ends.
 	// Default 5s.
 	ShutdownGracePeriod time.Duration
+	// Limits bound what one client may hold of either port; zero fields take
+	// DefaultLimits' values.
+	Limits Limits
+}
+
+// Limits are the servers' timeouts and size bounds.
+type Limits struct {
+	// ReadHeaderTimeout is how long a client has to send a request's header; a client
+	// that trickles it is disconnected (slowloris).
+	ReadHeaderTimeout time.Duration
+	// ReadTimeout bounds reading a whole request, body included, and WriteTimeout
+	// writing its answer. Exec, attach, port-forward and followed logs lift both once
+	// they start: those run for hours and have the streaming idle timeout instead.
+	ReadTimeout  time.Duration
+	WriteTimeout time.Duration
+	// IdleTimeout is how long a kept-alive connection may wait for its next request.
+	IdleTimeout time.Duration
+	// MaxHeaderBytes bounds a request's header (net/http answers 431 beyond it, with 4 KB
+	// of slack).
+	MaxHeaderBytes int
+}
+
+// DefaultLimits are the servers' limits unless Config.Limits sets them. Request bodies
+// (one fault spec) are small, so a minute to read one is generous; a 10,000-pod /pods is
+// 25 MB, well within the two minutes to write an answer.
+var DefaultLimits = Limits{
+	ReadHeaderTimeout: 10 * time.Second,
+	ReadTimeout:       time.Minute,
+	WriteTimeout:      2 * time.Minute,
+	IdleTimeout:       2 * time.Minute,
+	MaxHeaderBytes:    64 << 10,
+}
+
+// withDefaults fills l's zero fields from DefaultLimits.
+func (l Limits) withDefaults() Limits {
+	d := DefaultLimits
+	if l.ReadHeaderTimeout > 0 {
+		d.ReadHeaderTimeout = l.ReadHeaderTimeout
+	}
+	if l.ReadTimeout > 0 {
+		d.ReadTimeout = l.ReadTimeout
+	}
+	if l.WriteTimeout > 0 {
+		d.WriteTimeout = l.WriteTimeout
+	}
+	if l.IdleTimeout > 0 {
+		d.IdleTimeout = l.IdleTimeout
+	}
+	if l.MaxHeaderBytes > 0 {
+		d.MaxHeaderBytes = l.MaxHeaderBytes
+	}
+	return d
 }
 
 // Server serves the HTTP API. Its handler is safe for concurrent use.
@@ -221,6 +272,7 @@ func New(cfg Config) (*Server, error) {
 	if cfg.ShutdownGracePeriod == 0 {
 		cfg.ShutdownGracePeriod = DefaultShutdownGracePeriod
 	}
+	cfg.Limits = cfg.Limits.withDefaults()
 	checks := []HealthCheck{{Name: "ping", Check: func() error { return nil }}}
 	seen := map[string]bool{"ping": true}
 	for _, c := range cfg.HealthChecks {
@@ -293,10 +345,15 @@ func (s *Server) ServeSecureListener(ctx context.Context, ln net.Listener, cert 
 
 func (s *Server) serve(ctx context.Context, ln net.Listener, handler http.Handler, tlsConfig *tls.Config) error {
 	logger := klog.FromContext(ctx)
+	l := s.cfg.Limits
 	srv := &http.Server{
 		Handler:           handler,
-		ReadHeaderTimeout: 10 * time.Second,
-		MaxHeaderBytes:    maxHeaderBytes,
+		ReadHeaderTimeout: l.ReadHeaderTimeout,
+		ReadTimeout:       l.ReadTimeout,
+		WriteTimeout:      l.WriteTimeout,
+		IdleTimeout:       l.IdleTimeout,
+		MaxHeaderBytes:    l.MaxHeaderBytes,
+		ErrorLog:          httpErrorLog(logger),
 		BaseContext:       func(net.Listener) context.Context { return klog.NewContext(context.Background(), logger) },
 	}
 	if tlsConfig != nil {
@@ -431,6 +488,29 @@ func (s *Server) routes(secure bool) http.Handler {
 	return logRequests(mux)
 }
 
+// holdOpen lifts the server's read and write deadlines for a long-lived answer (a
+// session or a followed log), so that ReadTimeout and WriteTimeout bound ordinary
+// requests only. A read deadline left in place would also end the request's context,
+// through net/http's background read.
+func holdOpen(w http.ResponseWriter) {
+	rc := http.NewResponseController(w)
+	_ = rc.SetReadDeadline(time.Time{})
+	_ = rc.SetWriteDeadline(time.Time{})
+}
+
+// httpErrorLog sends net/http's own complaints (TLS handshakes, a recovered panic) to
+// the logger at V(2) rather than to stderr.
+func httpErrorLog(logger klog.Logger) *log.Logger {
+	return log.New(logWriter{logger}, "", 0)
+}
+
+type logWriter struct{ logger klog.Logger }
+
+func (w logWriter) Write(p []byte) (int, error) {
+	w.logger.V(2).Info("HTTP server", "msg", strings.TrimSpace(string(p)))
+	return len(p), nil
+}
+
 // statusRecorder remembers the status code for the request log.
 type statusRecorder struct {
 	http.ResponseWriter
@@ -441,6 +521,9 @@ func (r *statusRecorder) WriteHeader(code int) {
 	r.status = code
 	r.ResponseWriter.WriteHeader(code)
 }
+
+// Unwrap lets http.ResponseController reach the connection (holdOpen).
+func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
 
 // Flush passes flushes through, so that followed logs stream.
 func (r *statusRecorder) Flush() {
@@ -592,6 +675,9 @@ func (s *Server) containerLogs(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
+	}
+	if opts.Follow {
+		holdOpen(w)
 	}
 	// Errors found before the first line have their status; the log is plain text.
 	pw := &pendingWriter{w: w}

@@ -82,6 +82,7 @@ func (s *Server) remoteCommand(w http.ResponseWriter, r *http.Request, exec bool
 		return
 	}
 	defer release()
+	holdOpen(w)
 	if exec {
 		remotecommand.ServeExec(w, r, s.cfg.Streaming, name, uid, container, cmd, opts,
 			StreamIdleTimeout, StreamCreationTimeout, remotecommandconsts.SupportedStreamingProtocols)
@@ -107,6 +108,7 @@ func (s *Server) portForward(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer release()
+	holdOpen(w)
 	portforward.ServePortForward(w, r, s.cfg.Streaming, name, uid, opts,
 		StreamIdleTimeout, StreamCreationTimeout, portforward.SupportedProtocols)
 }
