@@ -125,8 +125,6 @@ func SyncLoopHealthCheck(clk clock.PassiveClock, syncFrequency time.Duration, la
 // Defaults of Config.
 const (
 	DefaultShutdownGracePeriod = 5 * time.Second
-	// maxFaultBody bounds a POST /debug/faults body.
-	maxFaultBody = 1 << 20
 	// DefaultMaxStreams is Config.MaxStreams' default.
 	DefaultMaxStreams = 64
 )
@@ -198,6 +196,9 @@ type Limits struct {
 	// MaxHeaderBytes bounds a request's header (net/http answers 431 beyond it, with 4 KB
 	// of slack).
 	MaxHeaderBytes int
+	// MaxBodyBytes bounds every request body, on every route: a larger one is answered
+	// 413 naming the limit, before the handler reads past it.
+	MaxBodyBytes int64
 }
 
 // DefaultLimits are the servers' limits unless Config.Limits sets them. Request bodies
@@ -209,6 +210,7 @@ var DefaultLimits = Limits{
 	WriteTimeout:      2 * time.Minute,
 	IdleTimeout:       2 * time.Minute,
 	MaxHeaderBytes:    64 << 10,
+	MaxBodyBytes:      1 << 20,
 }
 
 // withDefaults fills l's zero fields from DefaultLimits.
@@ -228,6 +230,9 @@ func (l Limits) withDefaults() Limits {
 	}
 	if l.MaxHeaderBytes > 0 {
 		d.MaxHeaderBytes = l.MaxHeaderBytes
+	}
+	if l.MaxBodyBytes > 0 {
+		d.MaxBodyBytes = l.MaxBodyBytes
 	}
 	return d
 }
@@ -482,10 +487,46 @@ func (s *Server) routes(secure bool) http.Handler {
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, fmt.Sprintf("no such endpoint: %s", r.URL.Path))
 	})
+	h := s.limitBodies(mux)
 	if secure {
-		return mux
+		return h
 	}
-	return logRequests(mux)
+	return logRequests(h)
+}
+
+// limitBodies bounds every request body to Limits.MaxBodyBytes: a declared length beyond
+// it is answered 413 at once; a chunked body is cut there (http.MaxBytesReader), and the
+// handler that reads it answers 413 (bodyError).
+func (s *Server) limitBodies(next http.Handler) http.Handler {
+	limit := s.cfg.Limits.MaxBodyBytes
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.ContentLength > limit {
+			w.Header().Set("Connection", "close")
+			writeError(w, http.StatusRequestEntityTooLarge, tooLarge(limit))
+			return
+		}
+		if r.Body != nil && r.Body != http.NoBody {
+			r.Body = http.MaxBytesReader(w, r.Body, limit)
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// tooLarge is the 413 message: it names the limit.
+func tooLarge(limit int64) string {
+	return fmt.Sprintf("request body too large: the limit is %d bytes", limit)
+}
+
+// bodyError answers an error from reading or decoding a request body: 413 when the body
+// went past the limit, else 400 with the error.
+func bodyError(w http.ResponseWriter, err error) {
+	var tl *http.MaxBytesError
+	if errors.As(err, &tl) {
+		w.Header().Set("Connection", "close")
+		writeError(w, http.StatusRequestEntityTooLarge, tooLarge(tl.Limit))
+		return
+	}
+	writeError(w, http.StatusBadRequest, err.Error())
 }
 
 // holdOpen lifts the server's read and write deadlines for a long-lived answer (a
@@ -886,7 +927,8 @@ func (s *Server) getFault(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, f)
 }
 
-// DecodeFault parses one fault spec strictly: unknown fields, trailing data and invalid
+// DecodeFault parses one fault spec strictly (it reads body to its end, so bound it):
+// unknown fields, trailing data and invalid
 // specs are errors that say what is wrong.
 func DecodeFault(body io.Reader) (fault.Spec, error) {
 	var spec fault.Spec
@@ -898,7 +940,13 @@ func DecodeFault(body io.Reader) (fault.Spec, error) {
 		}
 		return spec, fmt.Errorf("invalid fault JSON: %w", err)
 	}
-	if dec.More() {
+	// The rest is read to its end, not peeked at (dec.More): a read error there, such as
+	// the body limit, must not be taken for the end of the body.
+	rest, err := io.ReadAll(io.MultiReader(dec.Buffered(), body))
+	if err != nil {
+		return spec, fmt.Errorf("reading the fault body: %w", err)
+	}
+	if len(bytes.TrimSpace(rest)) > 0 {
 		return spec, errors.New("invalid fault JSON: trailing data after the fault object (send one fault per request)")
 	}
 	if err := spec.Validate(); err != nil {
@@ -908,9 +956,10 @@ func DecodeFault(body io.Reader) (fault.Spec, error) {
 }
 
 func (s *Server) addFault(w http.ResponseWriter, r *http.Request) {
-	spec, err := DecodeFault(http.MaxBytesReader(w, r.Body, maxFaultBody))
+	// The body is bounded by limitBodies.
+	spec, err := DecodeFault(r.Body)
 	if err != nil {
-		writeError(w, http.StatusBadRequest, err.Error())
+		bodyError(w, err)
 		return
 	}
 	stored, err := s.cfg.Faults.AddFault(spec)
