@@ -13,6 +13,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"runtime/debug"
 	"sort"
 	"strconv"
 	"strings"
@@ -23,6 +24,8 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/remotecommand"
 	"k8s.io/klog/v2"
 	statsapi "k8s.io/kubelet/pkg/apis/stats/v1alpha1"
 	"k8s.io/utils/clock"
@@ -293,13 +296,16 @@ func New(cfg Config) (*Server, error) {
 	if cfg.MaxStreams <= 0 {
 		cfg.MaxStreams = DefaultMaxStreams
 	}
+	if cfg.Streaming != nil {
+		cfg.Streaming = safeStreaming{cfg.Streaming}
+	}
 	s := &Server{cfg: cfg, checks: checks, streams: make(chan struct{}, cfg.MaxStreams)}
-	s.handler = s.routes(false)
+	s.handler = recoverPanics(s.routes(false))
 	secure := s.routes(true)
 	if cfg.Auth != nil {
 		secure = cfg.Auth.Wrap(secure)
 	}
-	s.secureHandler = logRequests(secure)
+	s.secureHandler = recoverPanics(logRequests(secure))
 	return s, nil
 }
 
@@ -552,15 +558,87 @@ func (w logWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// statusRecorder remembers the status code for the request log.
+// panicMessage is the 500 answer of a handler that panicked.
+const panicMessage = "internal error: the handler panicked (logged by the daemon)"
+
+// recoverPanics turns a handler's panic into a logged 500, or, when the answer had
+// started, into a cut connection (http.ErrAbortHandler), so that no input takes the
+// daemon down or leaves a client with half an answer that looks whole. net/http would
+// recover too, but only by closing the connection with nothing said or logged usefully.
+func recoverPanics(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rec := &statusRecorder{ResponseWriter: w}
+		defer func() {
+			p := recover()
+			if p == nil {
+				return
+			}
+			if p == http.ErrAbortHandler {
+				panic(p)
+			}
+			klog.FromContext(r.Context()).Error(nil, "HTTP handler panicked", "method", r.Method, "path", r.URL.Path,
+				"panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+			switch {
+			case rec.hijacked:
+				// The connection is the session's now; it ends with the session.
+			case rec.wrote:
+				panic(http.ErrAbortHandler)
+			default:
+				writeError(w, http.StatusInternalServerError, panicMessage)
+			}
+		}()
+		next.ServeHTTP(rec, r)
+	})
+}
+
+// safeStreaming recovers the streaming provider's panics into errors: upstream's
+// port-forward handler calls PortForward on a goroutine of its own, out of reach of
+// recoverPanics, where a panic would end the process.
+type safeStreaming struct{ StreamingProvider }
+
+func (s safeStreaming) ExecInContainer(ctx context.Context, name string, uid types.UID, container string, cmd []string, in io.Reader, out, errOut io.WriteCloser, tty bool, resize <-chan remotecommand.TerminalSize, timeout time.Duration) (err error) {
+	defer recoverSession(ctx, "exec", &err)
+	return s.StreamingProvider.ExecInContainer(ctx, name, uid, container, cmd, in, out, errOut, tty, resize, timeout)
+}
+
+func (s safeStreaming) AttachContainer(ctx context.Context, name string, uid types.UID, container string, in io.Reader, out, errOut io.WriteCloser, tty bool, resize <-chan remotecommand.TerminalSize) (err error) {
+	defer recoverSession(ctx, "attach", &err)
+	return s.StreamingProvider.AttachContainer(ctx, name, uid, container, in, out, errOut, tty, resize)
+}
+
+func (s safeStreaming) PortForward(ctx context.Context, name string, uid types.UID, port int32, stream io.ReadWriteCloser) (err error) {
+	defer recoverSession(ctx, "port-forward", &err)
+	return s.StreamingProvider.PortForward(ctx, name, uid, port, stream)
+}
+
+// recoverSession, deferred, logs a session's panic and returns it as the session's error.
+func recoverSession(ctx context.Context, what string, err *error) {
+	if p := recover(); p != nil {
+		klog.FromContext(ctx).Error(nil, "Streaming session panicked", "session", what, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+		*err = fmt.Errorf("internal error: the %s session panicked (logged by the daemon)", what)
+	}
+}
+
+// statusRecorder remembers the status code for the request log, and whether the answer
+// started, for recoverPanics.
 type statusRecorder struct {
 	http.ResponseWriter
-	status int
+	status   int
+	wrote    bool
+	hijacked bool
 }
 
 func (r *statusRecorder) WriteHeader(code int) {
+	if code >= 200 {
+		r.wrote = true
+	}
 	r.status = code
 	r.ResponseWriter.WriteHeader(code)
+}
+
+func (r *statusRecorder) Write(b []byte) (int, error) {
+	r.wrote = true
+	return r.ResponseWriter.Write(b)
 }
 
 // Unwrap lets http.ResponseController reach the connection (holdOpen).
@@ -581,6 +659,7 @@ func (r *statusRecorder) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 		return nil, nil, errors.New("the response writer cannot be hijacked")
 	}
 	r.status = http.StatusSwitchingProtocols
+	r.hijacked = true
 	return h.Hijack()
 }
 
@@ -927,9 +1006,8 @@ func (s *Server) getFault(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, f)
 }
 
-// DecodeFault parses one fault spec strictly (it reads body to its end, so bound it):
-// unknown fields, trailing data and invalid
-// specs are errors that say what is wrong.
+// DecodeFault parses one fault spec strictly: unknown fields, trailing data and invalid
+// specs are errors that say what is wrong. It reads body to its end: bound it.
 func DecodeFault(body io.Reader) (fault.Spec, error) {
 	var spec fault.Spec
 	dec := json.NewDecoder(body)
