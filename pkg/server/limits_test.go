@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"sync"
@@ -265,6 +266,52 @@ func TestLongLivedAnswersLiftDeadlines(t *testing.T) {
 					t.Errorf("read deadline %v, write deadline %v; want lifted=%t", read, write, tt.longLive)
 				}
 			})
+		})
+	}
+}
+
+// TestProfilingRoutes: /debug/pprof/ is on the secure port (behind Auth) when profiling
+// is on, and on the read-only port only when the debugging handlers are on there too.
+func TestProfilingRoutes(t *testing.T) {
+	build := func(profiling, debug bool, auth Authenticator) *Server {
+		s, err := New(Config{
+			Pods:                    PodsFunc(func() []*v1.Pod { return nil }),
+			Node:                    NodeFunc(func() *v1.Node { return nil }),
+			Lease:                   LeaseFunc(func() *coordinationv1.Lease { return nil }),
+			Events:                  EventsFunc(func() []v1.Event { return nil }),
+			Registry:                metrics.NewRegistry(""),
+			EnableProfiling:         profiling,
+			EnableDebuggingHandlers: debug,
+			Faults:                  &fakeFaults{},
+			Auth:                    auth,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	on, off, onDebug, guarded := build(true, false, nil), build(false, true, nil), build(true, true, nil), build(true, false, denyAll{})
+	for _, tt := range []struct {
+		name    string
+		handler http.Handler
+		want    int
+	}{
+		{"secure port, profiling on", on.SecureHandler(), http.StatusOK},
+		{"secure port, profiling off", off.SecureHandler(), http.StatusNotFound},
+		{"secure port, unauthenticated", guarded.SecureHandler(), http.StatusUnauthorized},
+		{"read-only port, profiling on, debugging off", on.Handler(), http.StatusNotFound},
+		{"read-only port, profiling and debugging on", onDebug.Handler(), http.StatusOK},
+		{"read-only port, profiling off", off.Handler(), http.StatusNotFound},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			rec := httptest.NewRecorder()
+			tt.handler.ServeHTTP(rec, httptest.NewRequest("GET", "/debug/pprof/", nil))
+			if rec.Code != tt.want {
+				t.Errorf("GET /debug/pprof/: %d, want %d", rec.Code, tt.want)
+			}
+			if tt.want == http.StatusOK && !strings.Contains(rec.Body.String(), "goroutine") {
+				t.Errorf("GET /debug/pprof/ is not pprof's index: %.200s", rec.Body.String())
+			}
 		})
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"log"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"net/url"
 	"runtime/debug"
 	"sort"
@@ -173,6 +174,10 @@ type Config struct {
 	HealthChecks []HealthCheck
 	// EnableDebuggingHandlers turns on /debug/faults; Faults is then required.
 	EnableDebuggingHandlers bool
+	// EnableProfiling serves net/http/pprof at /debug/pprof/ on the secure port, as the
+	// kubelet's enableProfilingHandler, and on the read-only port when the debugging
+	// handlers are on there too.
+	EnableProfiling bool
 	Faults                  FaultManager
 	// Clock times the shutdown grace period; default the real clock.
 	Clock clock.Clock
@@ -474,6 +479,14 @@ func (s *Server) routes(secure bool) http.Handler {
 	case s.cfg.EnableDebuggingHandlers && s.cfg.Logs != nil:
 		// The read-only port serves logs too (the kubelet's does not), for the CLI.
 		route("/containerLogs/{namespace}/{pod}/{container}", get(s.containerLogs))
+	}
+	if s.cfg.EnableProfiling && (secure || s.cfg.EnableDebuggingHandlers) {
+		// As the kubelet's: the index serves the named profiles (heap, goroutine ...).
+		mux.HandleFunc("/debug/pprof/", pprof.Index)
+		mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 	}
 	if s.cfg.EnableDebuggingHandlers {
 		route("/debug/faults", map[string]http.HandlerFunc{
