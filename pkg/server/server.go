@@ -178,7 +178,7 @@ type Config struct {
 	// kubelet's enableProfilingHandler, and on the read-only port when the debugging
 	// handlers are on there too.
 	EnableProfiling bool
-	Faults                  FaultManager
+	Faults          FaultManager
 	// Clock times the shutdown grace period; default the real clock.
 	Clock clock.Clock
 	// ShutdownGracePeriod is how long in-flight requests may finish after ctx ends.
