@@ -172,13 +172,13 @@ type Config struct {
 	// HealthChecks are run by /healthz after the built-in "ping", in order. Names must be
 	// unique, non-empty and URL-path safe.
 	HealthChecks []HealthCheck
-	// EnableDebuggingHandlers turns on /debug/faults; Faults is then required.
-	EnableDebuggingHandlers bool
 	// EnableProfiling serves net/http/pprof at /debug/pprof/ on the secure port, as the
 	// kubelet's enableProfilingHandler, and on the read-only port when the debugging
 	// handlers are on there too.
 	EnableProfiling bool
-	Faults          FaultManager
+	// EnableDebuggingHandlers turns on /debug/faults; Faults is then required.
+	EnableDebuggingHandlers bool
+	Faults                  FaultManager
 	// Clock times the shutdown grace period; default the real clock.
 	Clock clock.Clock
 	// ShutdownGracePeriod is how long in-flight requests may finish after ctx ends.
