@@ -40,10 +40,11 @@ bench-all:
 scale:
 	$(GO) test -run='^$$' -bench='^Benchmark(StartAll|SteadyState|RemoveAll)$$' -benchmem -benchtime=$(BENCHTIME) ./pkg/kubelet/
 
-## fuzz: fuzz featuregate Set for 30s and the scenario parser for 60s
+## fuzz: fuzz featuregate Set for 30s, the scenario parser and the HTTP handlers for 60s each
 fuzz:
 	$(GO) test -run='^$$' -fuzz=FuzzSet -fuzztime=30s ./pkg/featuregate/
 	$(GO) test -run='^$$' -fuzz=FuzzParse -fuzztime=60s ./pkg/simulate/
+	$(GO) test -run='^$$' -fuzz=FuzzHandlers -fuzztime=60s ./pkg/server/
 
 ## bench-density: 100 nodes x 30 pods in one process (--node-count) against a real control plane; prints the cost per node
 bench-density: controlplane
