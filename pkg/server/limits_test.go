@@ -26,6 +26,11 @@ import (
 // limits, served without TLS on a loopback port (the handlers are the secure port's).
 // It returns the base URL and the listener that records every connection's deadlines.
 func limitsServer(t *testing.T, limits Limits, streams *fakeStreams, logs LogsProvider) (string, *recordingListener) {
+	return limitsServerTLS(t, limits, streams, logs, false)
+}
+
+// limitsServerTLS is limitsServer, with TLS (as the secure port) when secure is set.
+func limitsServerTLS(t *testing.T, limits Limits, streams *fakeStreams, logs LogsProvider, secure bool) (string, *recordingListener) {
 	t.Helper()
 	s, err := New(Config{
 		Pods:                    PodsFunc(func() []*v1.Pod { return nil }),
@@ -48,14 +53,25 @@ func limitsServer(t *testing.T, limits Limits, streams *fakeStreams, logs LogsPr
 	rl := &recordingListener{Listener: ln}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- s.serve(ctx, rl, s.SecureHandler(), nil) }()
+	scheme := "http://"
+	if secure {
+		// httptest's self-signed certificate, taken from a server never started.
+		ts := httptest.NewUnstartedServer(nil)
+		ts.StartTLS()
+		cert := ts.TLS.Certificates[0]
+		ts.Close()
+		scheme = "https://"
+		go func() { done <- s.ServeSecureListener(ctx, rl, &cert) }()
+	} else {
+		go func() { done <- s.serve(ctx, rl, s.SecureHandler(), nil) }()
+	}
 	t.Cleanup(func() {
 		cancel()
 		if err := <-done; err != nil {
 			t.Errorf("serve: %v", err)
 		}
 	})
-	return "http://" + ln.Addr().String(), rl
+	return scheme + ln.Addr().String(), rl
 }
 
 // recordingListener remembers the deadlines the server last set on each connection.
@@ -208,12 +224,31 @@ func (b blockingLogs) ContainerLogs(ctx context.Context, namespace, pod, contain
 // connection rather than waited out.
 func TestLongLivedAnswersLiftDeadlines(t *testing.T) {
 	limits := Limits{ReadTimeout: time.Hour, WriteTimeout: time.Hour}
+	exec := func(t *testing.T, base string, streams *fakeStreams, logs blockingLogs, check func()) {
+		u, _ := url.Parse(base + "/exec/default/web/app?command=sleep&output=1")
+		ex, err := remotecommand.NewSPDYExecutor(&rest.Config{Host: base, TLSClientConfig: rest.TLSClientConfig{Insecure: true}}, "POST", u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() {
+			done <- ex.StreamWithContext(context.Background(), remotecommand.StreamOptions{Stdout: io.Discard})
+		}()
+		<-streams.started
+		check()
+		close(streams.block)
+		if err := <-done; err != nil {
+			t.Errorf("exec: %v", err)
+		}
+		close(logs.release)
+	}
 	tests := []struct {
 		name     string
+		tls      bool
 		longLive bool
 		run      func(t *testing.T, base string, streams *fakeStreams, logs blockingLogs, check func())
 	}{
-		{"an ordinary GET keeps its deadlines", false, func(t *testing.T, base string, _ *fakeStreams, logs blockingLogs, check func()) {
+		{"an ordinary GET keeps its deadlines", false, false, func(t *testing.T, base string, _ *fakeStreams, logs blockingLogs, check func()) {
 			resp, err := http.Get(base + "/healthz")
 			if err != nil {
 				t.Fatal(err)
@@ -222,7 +257,7 @@ func TestLongLivedAnswersLiftDeadlines(t *testing.T) {
 			check()
 			close(logs.release)
 		}},
-		{"a followed log", true, func(t *testing.T, base string, _ *fakeStreams, logs blockingLogs, check func()) {
+		{"a followed log", false, true, func(t *testing.T, base string, _ *fakeStreams, logs blockingLogs, check func()) {
 			resp, err := http.Get(base + "/containerLogs/default/web/app?follow=true")
 			if err != nil {
 				t.Fatal(err)
@@ -236,30 +271,14 @@ func TestLongLivedAnswersLiftDeadlines(t *testing.T) {
 			check()
 			close(logs.release)
 		}},
-		{"an exec session", true, func(t *testing.T, base string, streams *fakeStreams, logs blockingLogs, check func()) {
-			u, _ := url.Parse(base + "/exec/default/web/app?command=sleep&output=1")
-			ex, err := remotecommand.NewSPDYExecutor(&rest.Config{Host: base}, "POST", u)
-			if err != nil {
-				t.Fatal(err)
-			}
-			done := make(chan error, 1)
-			go func() {
-				done <- ex.StreamWithContext(context.Background(), remotecommand.StreamOptions{Stdout: io.Discard})
-			}()
-			<-streams.started
-			check()
-			close(streams.block)
-			if err := <-done; err != nil {
-				t.Errorf("exec: %v", err)
-			}
-			close(logs.release)
-		}},
+		{"an exec session", false, true, exec},
+		{"an exec session over TLS (the secure port)", true, true, exec},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			streams := &fakeStreams{block: make(chan struct{}), started: make(chan struct{})}
 			logs := blockingLogs{started: make(chan struct{}), release: make(chan struct{})}
-			base, rl := limitsServer(t, limits, streams, logs)
+			base, rl := limitsServerTLS(t, limits, streams, logs, tt.tls)
 			tt.run(t, base, streams, logs, func() {
 				read, write := rl.deadlines(t)
 				if lifted := read.IsZero() && write.IsZero(); lifted != tt.longLive {

@@ -195,8 +195,9 @@ type Limits struct {
 	// that trickles it is disconnected (slowloris).
 	ReadHeaderTimeout time.Duration
 	// ReadTimeout bounds reading a whole request, body included, and WriteTimeout
-	// writing its answer. Exec, attach, port-forward and followed logs lift both once
-	// they start: those run for hours and have the streaming idle timeout instead.
+	// writing its answer. Exec, attach and port-forward escape both (net/http clears a
+	// hijacked connection's deadlines) and followed logs lift them (holdOpen): those run
+	// for hours and have the streaming idle timeout instead.
 	ReadTimeout  time.Duration
 	WriteTimeout time.Duration
 	// IdleTimeout is how long a kept-alive connection may wait for its next request.
@@ -548,8 +549,8 @@ func bodyError(w http.ResponseWriter, err error) {
 	writeError(w, http.StatusBadRequest, err.Error())
 }
 
-// holdOpen lifts the server's read and write deadlines for a long-lived answer (a
-// session or a followed log), so that ReadTimeout and WriteTimeout bound ordinary
+// holdOpen lifts the server's read and write deadlines for a long-lived answer that is
+// not hijacked (a followed log), so that ReadTimeout and WriteTimeout bound ordinary
 // requests only. A read deadline left in place would also end the request's context,
 // through net/http's background read.
 func holdOpen(w http.ResponseWriter) {

@@ -82,7 +82,8 @@ func (s *Server) remoteCommand(w http.ResponseWriter, r *http.Request, exec bool
 		return
 	}
 	defer release()
-	holdOpen(w)
+	// No holdOpen: the SPDY and WebSocket upgrades hijack the connection, and net/http
+	// clears its deadlines then (TestLongLivedAnswersLiftDeadlines).
 	if exec {
 		remotecommand.ServeExec(w, r, s.cfg.Streaming, name, uid, container, cmd, opts,
 			StreamIdleTimeout, StreamCreationTimeout, remotecommandconsts.SupportedStreamingProtocols)
@@ -108,7 +109,6 @@ func (s *Server) portForward(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer release()
-	holdOpen(w)
 	portforward.ServePortForward(w, r, s.cfg.Streaming, name, uid, opts,
 		StreamIdleTimeout, StreamCreationTimeout, portforward.SupportedProtocols)
 }
