@@ -6,10 +6,12 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	v1 "k8s.io/api/core/v1"
@@ -90,6 +92,16 @@ func (halfLogs) ContainerLogs(ctx context.Context, namespace, pod, container str
 	panic("logs bug")
 }
 
+// hijackRecorder is a recorder that can be hijacked, as a server's connection can: the
+// SPDY and WebSocket upgrades get a connection whose client has already left.
+type hijackRecorder struct{ *httptest.ResponseRecorder }
+
+func (h *hijackRecorder) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	server, client := net.Pipe()
+	client.Close()
+	return server, bufio.NewReadWriter(bufio.NewReader(server), bufio.NewWriter(server)), nil
+}
+
 // fuzzHandlers are the handlers FuzzHandlers drives: the read-only port with every
 // debugging handler, and the secure port with the streaming ones (no Auth: every
 // request reaches a route).
@@ -97,10 +109,12 @@ func fuzzHandlers(t testing.TB) (readOnly, secure http.Handler, faults *fakeFaul
 	f := newFixture(t, true, ConfigzFunc(func() any { return map[string]string{"a": "b"} }))
 	f.node, f.lease = &v1.Node{}, &coordinationv1.Lease{}
 	s := secureServer(t, &fakeStreams{}, true, nil, 0)
+	// An upgraded session whose client left waits this long for its streams.
+	s.cfg.Limits.StreamCreationTimeout = 10 * time.Millisecond
 	return f.handler, s.SecureHandler(), f.faults
 }
 
-// FuzzHandlers sends arbitrary methods, paths, queries and bodies to both ports'
+// FuzzHandlers sends arbitrary methods, paths, queries, headers and bodies to both ports'
 // handlers, in process, as net/http would deliver them (what http.ReadRequest refuses
 // never reaches a handler). Any panic, recovered into a 500 or not, fails. Other 5xx
 // are legitimate (a failing health check, exec that cannot hijack a recorder).
@@ -110,18 +124,21 @@ func FuzzHandlers(f *testing.F) {
 	// Seeds are in testdata/fuzz/FuzzHandlers. The handlers are built once: they are
 	// safe for concurrent use and keep no per-request state but the faults.
 	readOnly, secure, faults := fuzzHandlers(f)
-	f.Fuzz(func(t *testing.T, method, path, query string, body []byte) {
+	f.Fuzz(func(t *testing.T, method, path, query, header string, body []byte) {
 		target := path
 		if query != "" {
 			target += "?" + query
 		}
-		raw := fmt.Sprintf("%s %s HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: %d\r\n\r\n", method, target, len(body))
+		if header != "" && !strings.HasSuffix(header, "\r\n") {
+			header += "\r\n"
+		}
+		raw := fmt.Sprintf("%s %s HTTP/1.1\r\nHost: localhost\r\n%sContent-Length: %d\r\n\r\n", method, target, header, len(body))
 		for _, h := range []http.Handler{readOnly, secure} {
 			req, err := http.ReadRequest(bufio.NewReader(io.MultiReader(strings.NewReader(raw), bytes.NewReader(body))))
 			if err != nil {
 				return
 			}
-			rec := httptest.NewRecorder()
+			rec := &hijackRecorder{ResponseRecorder: httptest.NewRecorder()}
 			func() {
 				defer func() {
 					// http.ErrAbortHandler too: recoverPanics raises it for a handler

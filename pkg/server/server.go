@@ -208,6 +208,10 @@ type Limits struct {
 	// MaxBodyBytes bounds every request body, on every route: a larger one is answered
 	// 413 naming the limit, before the handler reads past it.
 	MaxBodyBytes int64
+	// StreamCreationTimeout is how long an upgraded exec, attach or port-forward session
+	// waits for its client's streams (upstream's 30 s); the session holds one of
+	// MaxStreams meanwhile.
+	StreamCreationTimeout time.Duration
 }
 
 // DefaultLimits are the servers' limits unless Config.Limits sets them. Request bodies
@@ -220,6 +224,8 @@ var DefaultLimits = Limits{
 	IdleTimeout:       2 * time.Minute,
 	MaxHeaderBytes:    64 << 10,
 	MaxBodyBytes:      1 << 20,
+
+	StreamCreationTimeout: StreamCreationTimeout,
 }
 
 // withDefaults fills l's zero fields from DefaultLimits.
@@ -242,6 +248,9 @@ func (l Limits) withDefaults() Limits {
 	}
 	if l.MaxBodyBytes > 0 {
 		d.MaxBodyBytes = l.MaxBodyBytes
+	}
+	if l.StreamCreationTimeout > 0 {
+		d.StreamCreationTimeout = l.StreamCreationTimeout
 	}
 	return d
 }
@@ -672,9 +681,12 @@ func (r *statusRecorder) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	if !ok {
 		return nil, nil, errors.New("the response writer cannot be hijacked")
 	}
-	r.status = http.StatusSwitchingProtocols
-	r.hijacked = true
-	return h.Hijack()
+	conn, rw, err := h.Hijack()
+	if err == nil {
+		r.status = http.StatusSwitchingProtocols
+		r.hijacked = true
+	}
+	return conn, rw, err
 }
 
 func logRequests(next http.Handler) http.Handler {
