@@ -40,10 +40,11 @@ bench-all:
 scale:
 	$(GO) test -run='^$$' -bench='^Benchmark(StartAll|SteadyState|RemoveAll)$$' -benchmem -benchtime=$(BENCHTIME) ./pkg/kubelet/
 
-## fuzz: fuzz featuregate Set for 30s and the scenario parser for 60s
+## fuzz: fuzz featuregate Set for 30s, the scenario parser and the HTTP handlers for 60s each
 fuzz:
 	$(GO) test -run='^$$' -fuzz=FuzzSet -fuzztime=30s ./pkg/featuregate/
 	$(GO) test -run='^$$' -fuzz=FuzzParse -fuzztime=60s ./pkg/simulate/
+	$(GO) test -run='^$$' -fuzz=FuzzHandlers -fuzztime=60s ./pkg/server/
 
 ## churn: 10,000 pods added and removed, then nothing of them left (make test runs 1,000 under -race)
 churn:

@@ -16,7 +16,8 @@ import (
 // /configz) with the documented keys and reads back unchanged, including the verbatim
 // unsimulated fields of a real node's file.
 func TestConfigJSONRoundTrip(t *testing.T) {
-	cfg, err := Load([]string{"--config=" + filepath.Join("testdata", "production-node.yaml")}, features.NewFeatureGate(), nil)
+	// The node's file serves the debugging handlers on 0.0.0.0, as upstream's do.
+	cfg, err := Load([]string{"--config=" + filepath.Join("testdata", "production-node.yaml"), "--allow-remote-debugging"}, features.NewFeatureGate(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +52,7 @@ func TestProductionConfigEffectiveValues(t *testing.T) {
 	path := filepath.Join("testdata", "production-node.yaml")
 	abs, _ := filepath.Abs(path)
 	gate := features.NewFeatureGate()
-	cfg, err := Load([]string{"--config=" + path}, gate, nil)
+	cfg, err := Load([]string{"--config=" + path, "--allow-remote-debugging"}, gate, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

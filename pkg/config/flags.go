@@ -29,6 +29,7 @@ const (
 	flagRelistThreshold           = "relist-threshold"
 	flagMetricsPrefix             = "metrics-prefix"
 	flagSeed                      = "seed"
+	flagAllowRemoteDebugging      = "allow-remote-debugging"
 	flagPort                      = "port"
 	flagTLSCertFile               = "tls-cert-file"
 	flagTLSPrivateKeyFile         = "tls-private-key-file"
@@ -133,6 +134,8 @@ func addFlags(fs *pflag.FlagSet, cl *commandLine, kc *KubeletConfiguration, sc *
 		"Prefix of every metric name; the default gives the kubelet's names, --metrics-prefix= none. (simulatorConfiguration.metricsPrefix)")
 	fs.Int64Var(&sc.Runtime.Seed, flagSeed, sc.Runtime.Seed,
 		"Seed of the fake runtime's random choices. (simulatorConfiguration.runtime.seed)")
+	fs.BoolVar(&sc.AllowRemoteDebugging, flagAllowRemoteDebugging, sc.AllowRemoteDebugging,
+		"Serve the fault-injection handlers (--enable-debugging-handlers=true) and the profiling handler (enableProfilingHandler) on a non-loopback --address. Without it the daemon refuses to start with that combination. (simulatorConfiguration.allowRemoteDebugging)")
 }
 
 // mapStringBool is the --feature-gates value, with the semantics of component-base's

@@ -30,6 +30,7 @@ func TestFlagHelpShowsValueTypes(t *testing.T) {
 		flagRelistThreshold:           "duration",
 		flagMetricsPrefix:             "string",
 		flagSeed:                      "int",
+		flagAllowRemoteDebugging:      "", // a switch
 		flagPort:                      "int32",
 		flagTLSCertFile:               "string",
 		flagTLSPrivateKeyFile:         "string",

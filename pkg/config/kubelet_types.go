@@ -49,6 +49,10 @@ type KubeletConfiguration struct {
 	// logs/exec/attach/port-forward). Default false, unlike upstream's true, because these
 	// handlers change the node.
 	EnableDebuggingHandlers *bool `json:"enableDebuggingHandlers,omitempty"`
+	// EnableProfilingHandler serves Go's net/http/pprof at /debug/pprof/ on the secure
+	// port, as upstream, and on the read-only port too when enableDebuggingHandlers is
+	// true. Default false (upstream: true): a profile shows the simulator, not a node.
+	EnableProfilingHandler *bool `json:"enableProfilingHandler,omitempty"`
 	// NodeStatusUpdateFrequency is how often node status is computed (and posted when it changed).
 	// Default 10s.
 	NodeStatusUpdateFrequency metav1.Duration `json:"nodeStatusUpdateFrequency,omitempty"`
@@ -175,7 +179,6 @@ type KubeletConfiguration struct {
 	EnableSystemLogQuery                      json.RawMessage `json:"enableSystemLogQuery,omitempty"`
 	ShutdownGracePeriodByPodPriority          json.RawMessage `json:"shutdownGracePeriodByPodPriority,omitempty"`
 	ReservedMemory                            json.RawMessage `json:"reservedMemory,omitempty"`
-	EnableProfilingHandler                    json.RawMessage `json:"enableProfilingHandler,omitempty"`
 	EnableDebugFlagsHandler                   json.RawMessage `json:"enableDebugFlagsHandler,omitempty"`
 	SeccompDefault                            json.RawMessage `json:"seccompDefault,omitempty"`
 	MemoryThrottlingFactor                    json.RawMessage `json:"memoryThrottlingFactor,omitempty"`

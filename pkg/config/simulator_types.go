@@ -37,6 +37,12 @@ type SimulatorConfiguration struct {
 	// The default "kubelet_" gives the real kubelet's names, so its dashboards and alerts
 	// work as is; an explicit "" drops it.
 	MetricsPrefix string `json:"metricsPrefix"`
+	// AllowRemoteDebugging lets the fault-injection handlers (enableDebuggingHandlers:
+	// true) and the profiling handler (enableProfilingHandler: true) be served on an
+	// address other than loopback. Without it the daemon refuses to start with such a
+	// configuration: those handlers change the node or show its memory, to anyone who
+	// can reach the port. Default false.
+	AllowRemoteDebugging bool `json:"allowRemoteDebugging,omitempty"`
 }
 
 // MachineConfiguration is the simulated machine's capacity.

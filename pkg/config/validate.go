@@ -52,6 +52,7 @@ var flagForPath = map[string]string{
 	"simulatorConfiguration.pleg.relistThreshold":                     flagRelistThreshold,
 	"simulatorConfiguration.metricsPrefix":                            flagMetricsPrefix,
 	"simulatorConfiguration.runtime.seed":                             flagSeed,
+	"simulatorConfiguration.allowRemoteDebugging":                     flagAllowRemoteDebugging,
 }
 
 // provenance says where a value came from: a flag, the config file, or the defaults.
@@ -115,6 +116,7 @@ func validate(kc *KubeletConfiguration, sc *SimulatorConfiguration, gate feature
 	v := &validator{prov: prov}
 	validateKubelet(v, kc, gate)
 	validateSimulator(v, sc)
+	validateRemoteDebugging(v, kc, sc)
 	if len(v.errs) == 0 {
 		return nil
 	}
@@ -355,6 +357,39 @@ func validateSimulator(v *validator, sc *SimulatorConfiguration) {
 	if sc.MetricsPrefix != "" && !metricNamePrefix.MatchString(sc.MetricsPrefix) {
 		v.invalid(p+"metricsPrefix", sc.MetricsPrefix, "must match %s", metricNamePrefix)
 	}
+}
+
+// validateRemoteDebugging refuses the handlers that change the node (fault injection) or
+// show its memory (pprof) on an address beyond loopback, unless allowRemoteDebugging
+// says that is meant: both ports bind kubeletConfiguration.address, and the read-only
+// one has no authentication at all.
+func validateRemoteDebugging(v *validator, kc *KubeletConfiguration, sc *SimulatorConfiguration) {
+	if sc.AllowRemoteDebugging || IsLoopback(kc.Address) {
+		return
+	}
+	var what []string
+	if kc.EnableDebuggingHandlers != nil && *kc.EnableDebuggingHandlers {
+		what = append(what, "the fault-injection handlers (enableDebuggingHandlers: true)")
+	}
+	if kc.EnableProfilingHandler != nil && *kc.EnableProfilingHandler {
+		what = append(what, "the profiling handler (enableProfilingHandler: true)")
+	}
+	if len(what) == 0 || net.ParseIP(kc.Address) == nil {
+		return // an address that is no IP has its own error
+	}
+	v.invalid("kubeletConfiguration.address", kc.Address,
+		"not a loopback address, and %s would be served on it to anyone who can reach the port; bind 127.0.0.1 or ::1, or pass --%s (simulatorConfiguration.allowRemoteDebugging: true) if that is meant",
+		strings.Join(what, " and "), flagAllowRemoteDebugging)
+}
+
+// IsLoopback reports whether address (kubeletConfiguration.address) only accepts
+// connections from this machine: 127.0.0.0/8, ::1 or localhost.
+func IsLoopback(address string) bool {
+	if strings.EqualFold(address, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(address)
+	return ip != nil && ip.IsLoopback()
 }
 
 func sortedKeys[V any](m map[string]V) []string {

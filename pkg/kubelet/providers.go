@@ -86,6 +86,7 @@ func (k *Kubelet) serverConfig() server.Config {
 		Configz:                 server.ConfigzFunc(k.Configz),
 		HealthChecks:            k.HealthChecks(),
 		EnableDebuggingHandlers: debug,
+		EnableProfiling:         k.cfg.Kubelet.EnableProfilingHandler != nil && *k.cfg.Kubelet.EnableProfilingHandler,
 		Faults:                  k.runtime,
 		Clock:                   k.clock,
 	}

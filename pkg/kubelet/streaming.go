@@ -3,6 +3,7 @@ package kubelet
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -159,19 +160,29 @@ func (k *Kubelet) PortForward(ctx context.Context, name string, uid types.UID, p
 	return serveHTTP(stream, fmt.Sprintf("minikubelet: pod %s/%s container %s port %d", pod.Namespace, pod.Name, container, port))
 }
 
-// maxForwardedRequests bounds the requests of one forwarded connection.
-const maxForwardedRequests = 1000
+// maxForwardedRequests bounds the requests of one forwarded connection, and
+// maxForwardedRequestBytes what one of them may send (header and body): http.ReadRequest
+// itself would read a header line of any length.
+const (
+	maxForwardedRequests     = 1000
+	maxForwardedRequestBytes = 64<<10 + 1<<20
+)
 
 // serveHTTP answers HTTP/1.1 requests on conn with 200 and a body that names the
-// request, until the client closes or asks to.
+// request, until the client closes or asks to. A request past
+// maxForwardedRequestBytes closes the connection.
 func serveHTTP(conn io.ReadWriter, banner string) error {
-	br := bufio.NewReader(conn)
+	budget := &budgetReader{r: conn}
+	br := bufio.NewReader(budget)
 	for i := 0; i < maxForwardedRequests; i++ {
+		budget.left = maxForwardedRequestBytes
 		req, err := http.ReadRequest(br)
 		if err != nil {
-			return nil // the client closed, or spoke something else than HTTP
+			return nil // the client closed, sent too much, or spoke something else than HTTP
 		}
-		_, _ = io.Copy(io.Discard, io.LimitReader(req.Body, 1<<20))
+		if _, err := io.Copy(io.Discard, req.Body); err != nil {
+			return nil
+		}
 		req.Body.Close()
 		body := fmt.Sprintf("%s: %s %s\n", banner, req.Method, req.URL.RequestURI())
 		closing := req.Close || strings.EqualFold(req.Header.Get("Connection"), "close")
@@ -184,6 +195,26 @@ func serveHTTP(conn io.ReadWriter, banner string) error {
 		}
 	}
 	return nil
+}
+
+// budgetReader reads from r until left bytes have been read, then fails.
+type budgetReader struct {
+	r    io.Reader
+	left int64
+}
+
+var errRequestTooLarge = errors.New("forwarded request too large")
+
+func (b *budgetReader) Read(p []byte) (int, error) {
+	if b.left <= 0 {
+		return 0, errRequestTooLarge
+	}
+	if int64(len(p)) > b.left {
+		p = p[:b.left]
+	}
+	n, err := b.r.Read(p)
+	b.left -= int64(n)
+	return n, err
 }
 
 // buildSecurePort adds the secure port's parts to the server's configuration: the

@@ -9,9 +9,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"net/url"
+	"runtime/debug"
 	"sort"
 	"strconv"
 	"strings"
@@ -22,6 +25,8 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/remotecommand"
 	"k8s.io/klog/v2"
 	statsapi "k8s.io/kubelet/pkg/apis/stats/v1alpha1"
 	"k8s.io/utils/clock"
@@ -124,10 +129,6 @@ func SyncLoopHealthCheck(clk clock.PassiveClock, syncFrequency time.Duration, la
 // Defaults of Config.
 const (
 	DefaultShutdownGracePeriod = 5 * time.Second
-	// maxFaultBody bounds a POST /debug/faults body.
-	maxFaultBody = 1 << 20
-	// maxHeaderBytes bounds a request's header.
-	maxHeaderBytes = 64 << 10
 	// DefaultMaxStreams is Config.MaxStreams' default.
 	DefaultMaxStreams = 64
 )
@@ -171,6 +172,10 @@ type Config struct {
 	// HealthChecks are run by /healthz after the built-in "ping", in order. Names must be
 	// unique, non-empty and URL-path safe.
 	HealthChecks []HealthCheck
+	// EnableProfiling serves net/http/pprof at /debug/pprof/ on the secure port, as the
+	// kubelet's enableProfilingHandler, and on the read-only port when the debugging
+	// handlers are on there too.
+	EnableProfiling bool
 	// EnableDebuggingHandlers turns on /debug/faults; Faults is then required.
 	EnableDebuggingHandlers bool
 	Faults                  FaultManager
@@ -179,6 +184,75 @@ type Config struct {
 	// ShutdownGracePeriod is how long in-flight requests may finish after ctx ends.
 	// Default 5s.
 	ShutdownGracePeriod time.Duration
+	// Limits bound what one client may hold of either port; zero fields take
+	// DefaultLimits' values.
+	Limits Limits
+}
+
+// Limits are the servers' timeouts and size bounds.
+type Limits struct {
+	// ReadHeaderTimeout is how long a client has to send a request's header; a client
+	// that trickles it is disconnected (slowloris).
+	ReadHeaderTimeout time.Duration
+	// ReadTimeout bounds reading a whole request, body included, and WriteTimeout
+	// writing its answer. Exec, attach and port-forward escape both (net/http clears a
+	// hijacked connection's deadlines) and followed logs lift them (holdOpen): those run
+	// for hours and have the streaming idle timeout instead.
+	ReadTimeout  time.Duration
+	WriteTimeout time.Duration
+	// IdleTimeout is how long a kept-alive connection may wait for its next request.
+	IdleTimeout time.Duration
+	// MaxHeaderBytes bounds a request's header (net/http answers 431 beyond it, with 4 KB
+	// of slack).
+	MaxHeaderBytes int
+	// MaxBodyBytes bounds every request body, on every route: a larger one is answered
+	// 413 naming the limit, before the handler reads past it.
+	MaxBodyBytes int64
+	// StreamCreationTimeout is how long an upgraded exec, attach or port-forward session
+	// waits for its client's streams (upstream's 30 s); the session holds one of
+	// MaxStreams meanwhile.
+	StreamCreationTimeout time.Duration
+}
+
+// DefaultLimits are the servers' limits unless Config.Limits sets them. Request bodies
+// (one fault spec) are small, so a minute to read one is generous; a 10,000-pod /pods is
+// 25 MB, well within the two minutes to write an answer.
+var DefaultLimits = Limits{
+	ReadHeaderTimeout: 10 * time.Second,
+	ReadTimeout:       time.Minute,
+	WriteTimeout:      2 * time.Minute,
+	IdleTimeout:       2 * time.Minute,
+	MaxHeaderBytes:    64 << 10,
+	MaxBodyBytes:      1 << 20,
+
+	StreamCreationTimeout: StreamCreationTimeout,
+}
+
+// withDefaults fills l's zero fields from DefaultLimits.
+func (l Limits) withDefaults() Limits {
+	d := DefaultLimits
+	if l.ReadHeaderTimeout > 0 {
+		d.ReadHeaderTimeout = l.ReadHeaderTimeout
+	}
+	if l.ReadTimeout > 0 {
+		d.ReadTimeout = l.ReadTimeout
+	}
+	if l.WriteTimeout > 0 {
+		d.WriteTimeout = l.WriteTimeout
+	}
+	if l.IdleTimeout > 0 {
+		d.IdleTimeout = l.IdleTimeout
+	}
+	if l.MaxHeaderBytes > 0 {
+		d.MaxHeaderBytes = l.MaxHeaderBytes
+	}
+	if l.MaxBodyBytes > 0 {
+		d.MaxBodyBytes = l.MaxBodyBytes
+	}
+	if l.StreamCreationTimeout > 0 {
+		d.StreamCreationTimeout = l.StreamCreationTimeout
+	}
+	return d
 }
 
 // Server serves the HTTP API. Its handler is safe for concurrent use.
@@ -221,6 +295,7 @@ func New(cfg Config) (*Server, error) {
 	if cfg.ShutdownGracePeriod == 0 {
 		cfg.ShutdownGracePeriod = DefaultShutdownGracePeriod
 	}
+	cfg.Limits = cfg.Limits.withDefaults()
 	checks := []HealthCheck{{Name: "ping", Check: func() error { return nil }}}
 	seen := map[string]bool{"ping": true}
 	for _, c := range cfg.HealthChecks {
@@ -236,13 +311,16 @@ func New(cfg Config) (*Server, error) {
 	if cfg.MaxStreams <= 0 {
 		cfg.MaxStreams = DefaultMaxStreams
 	}
+	if cfg.Streaming != nil {
+		cfg.Streaming = safeStreaming{cfg.Streaming}
+	}
 	s := &Server{cfg: cfg, checks: checks, streams: make(chan struct{}, cfg.MaxStreams)}
-	s.handler = s.routes(false)
+	s.handler = recoverPanics(s.routes(false))
 	secure := s.routes(true)
 	if cfg.Auth != nil {
 		secure = cfg.Auth.Wrap(secure)
 	}
-	s.secureHandler = logRequests(secure)
+	s.secureHandler = recoverPanics(logRequests(secure))
 	return s, nil
 }
 
@@ -293,10 +371,15 @@ func (s *Server) ServeSecureListener(ctx context.Context, ln net.Listener, cert 
 
 func (s *Server) serve(ctx context.Context, ln net.Listener, handler http.Handler, tlsConfig *tls.Config) error {
 	logger := klog.FromContext(ctx)
+	l := s.cfg.Limits
 	srv := &http.Server{
 		Handler:           handler,
-		ReadHeaderTimeout: 10 * time.Second,
-		MaxHeaderBytes:    maxHeaderBytes,
+		ReadHeaderTimeout: l.ReadHeaderTimeout,
+		ReadTimeout:       l.ReadTimeout,
+		WriteTimeout:      l.WriteTimeout,
+		IdleTimeout:       l.IdleTimeout,
+		MaxHeaderBytes:    l.MaxHeaderBytes,
+		ErrorLog:          httpErrorLog(logger),
 		BaseContext:       func(net.Listener) context.Context { return klog.NewContext(context.Background(), logger) },
 	}
 	if tlsConfig != nil {
@@ -407,6 +490,14 @@ func (s *Server) routes(secure bool) http.Handler {
 		// The read-only port serves logs too (the kubelet's does not), for the CLI.
 		route("/containerLogs/{namespace}/{pod}/{container}", get(s.containerLogs))
 	}
+	if s.cfg.EnableProfiling && (secure || s.cfg.EnableDebuggingHandlers) {
+		// As the kubelet's: the index serves the named profiles (heap, goroutine ...).
+		mux.HandleFunc("/debug/pprof/", pprof.Index)
+		mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	}
 	if s.cfg.EnableDebuggingHandlers {
 		route("/debug/faults", map[string]http.HandlerFunc{
 			http.MethodGet:    s.listFaults,
@@ -425,22 +516,156 @@ func (s *Server) routes(secure bool) http.Handler {
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, fmt.Sprintf("no such endpoint: %s", r.URL.Path))
 	})
+	h := s.limitBodies(mux)
 	if secure {
-		return mux
+		return h
 	}
-	return logRequests(mux)
+	return logRequests(h)
 }
 
-// statusRecorder remembers the status code for the request log.
+// limitBodies bounds every request body to Limits.MaxBodyBytes: a declared length beyond
+// it is answered 413 at once; a chunked body is cut there (http.MaxBytesReader), and the
+// handler that reads it answers 413 (bodyError).
+func (s *Server) limitBodies(next http.Handler) http.Handler {
+	limit := s.cfg.Limits.MaxBodyBytes
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.ContentLength > limit {
+			w.Header().Set("Connection", "close")
+			writeError(w, http.StatusRequestEntityTooLarge, tooLarge(limit))
+			return
+		}
+		if r.Body != nil && r.Body != http.NoBody {
+			r.Body = http.MaxBytesReader(w, r.Body, limit)
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// tooLarge is the 413 message: it names the limit.
+func tooLarge(limit int64) string {
+	return fmt.Sprintf("request body too large: the limit is %d bytes", limit)
+}
+
+// bodyError answers an error from reading or decoding a request body: 413 when the body
+// went past the limit, else 400 with the error.
+func bodyError(w http.ResponseWriter, err error) {
+	var tl *http.MaxBytesError
+	if errors.As(err, &tl) {
+		w.Header().Set("Connection", "close")
+		writeError(w, http.StatusRequestEntityTooLarge, tooLarge(tl.Limit))
+		return
+	}
+	writeError(w, http.StatusBadRequest, err.Error())
+}
+
+// holdOpen lifts the server's read and write deadlines for a long-lived answer that is
+// not hijacked (a followed log), so that ReadTimeout and WriteTimeout bound ordinary
+// requests only. A read deadline left in place would also end the request's context,
+// through net/http's background read.
+func holdOpen(w http.ResponseWriter) {
+	rc := http.NewResponseController(w)
+	_ = rc.SetReadDeadline(time.Time{})
+	_ = rc.SetWriteDeadline(time.Time{})
+}
+
+// httpErrorLog sends net/http's own complaints (TLS handshakes, a recovered panic) to
+// the logger at V(2) rather than to stderr.
+func httpErrorLog(logger klog.Logger) *log.Logger {
+	return log.New(logWriter{logger}, "", 0)
+}
+
+type logWriter struct{ logger klog.Logger }
+
+func (w logWriter) Write(p []byte) (int, error) {
+	w.logger.V(2).Info("HTTP server", "msg", strings.TrimSpace(string(p)))
+	return len(p), nil
+}
+
+// panicMessage is the 500 answer of a handler that panicked.
+const panicMessage = "internal error: the handler panicked (logged by the daemon)"
+
+// recoverPanics turns a handler's panic into a logged 500, or, when the answer had
+// started, into a cut connection (http.ErrAbortHandler), so that no input takes the
+// daemon down or leaves a client with half an answer that looks whole. net/http would
+// recover too, but only by closing the connection with nothing said or logged usefully.
+func recoverPanics(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rec := &statusRecorder{ResponseWriter: w}
+		defer func() {
+			p := recover()
+			if p == nil {
+				return
+			}
+			if p == http.ErrAbortHandler {
+				panic(p)
+			}
+			klog.FromContext(r.Context()).Error(nil, "HTTP handler panicked", "method", r.Method, "path", r.URL.Path,
+				"panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+			switch {
+			case rec.hijacked:
+				// The connection is the session's now; it ends with the session.
+			case rec.wrote:
+				panic(http.ErrAbortHandler)
+			default:
+				writeError(w, http.StatusInternalServerError, panicMessage)
+			}
+		}()
+		next.ServeHTTP(rec, r)
+	})
+}
+
+// safeStreaming recovers the streaming provider's panics into errors: upstream's
+// port-forward handler calls PortForward on a goroutine of its own, out of reach of
+// recoverPanics, where a panic would end the process.
+type safeStreaming struct{ StreamingProvider }
+
+func (s safeStreaming) ExecInContainer(ctx context.Context, name string, uid types.UID, container string, cmd []string, in io.Reader, out, errOut io.WriteCloser, tty bool, resize <-chan remotecommand.TerminalSize, timeout time.Duration) (err error) {
+	defer recoverSession(ctx, "exec", &err)
+	return s.StreamingProvider.ExecInContainer(ctx, name, uid, container, cmd, in, out, errOut, tty, resize, timeout)
+}
+
+func (s safeStreaming) AttachContainer(ctx context.Context, name string, uid types.UID, container string, in io.Reader, out, errOut io.WriteCloser, tty bool, resize <-chan remotecommand.TerminalSize) (err error) {
+	defer recoverSession(ctx, "attach", &err)
+	return s.StreamingProvider.AttachContainer(ctx, name, uid, container, in, out, errOut, tty, resize)
+}
+
+func (s safeStreaming) PortForward(ctx context.Context, name string, uid types.UID, port int32, stream io.ReadWriteCloser) (err error) {
+	defer recoverSession(ctx, "port-forward", &err)
+	return s.StreamingProvider.PortForward(ctx, name, uid, port, stream)
+}
+
+// recoverSession, deferred, logs a session's panic and returns it as the session's error.
+func recoverSession(ctx context.Context, what string, err *error) {
+	if p := recover(); p != nil {
+		klog.FromContext(ctx).Error(nil, "Streaming session panicked", "session", what, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+		*err = fmt.Errorf("internal error: the %s session panicked (logged by the daemon)", what)
+	}
+}
+
+// statusRecorder remembers the status code for the request log, and whether the answer
+// started, for recoverPanics.
 type statusRecorder struct {
 	http.ResponseWriter
-	status int
+	status   int
+	wrote    bool
+	hijacked bool
 }
 
 func (r *statusRecorder) WriteHeader(code int) {
+	if code >= 200 {
+		r.wrote = true
+	}
 	r.status = code
 	r.ResponseWriter.WriteHeader(code)
 }
+
+func (r *statusRecorder) Write(b []byte) (int, error) {
+	r.wrote = true
+	return r.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach the connection (holdOpen).
+func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
 
 // Flush passes flushes through, so that followed logs stream.
 func (r *statusRecorder) Flush() {
@@ -456,8 +681,12 @@ func (r *statusRecorder) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	if !ok {
 		return nil, nil, errors.New("the response writer cannot be hijacked")
 	}
-	r.status = http.StatusSwitchingProtocols
-	return h.Hijack()
+	conn, rw, err := h.Hijack()
+	if err == nil {
+		r.status = http.StatusSwitchingProtocols
+		r.hijacked = true
+	}
+	return conn, rw, err
 }
 
 func logRequests(next http.Handler) http.Handler {
@@ -592,6 +821,9 @@ func (s *Server) containerLogs(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
+	}
+	if opts.Follow {
+		holdOpen(w)
 	}
 	// Errors found before the first line have their status; the log is plain text.
 	pw := &pendingWriter{w: w}
@@ -801,7 +1033,7 @@ func (s *Server) getFault(w http.ResponseWriter, r *http.Request) {
 }
 
 // DecodeFault parses one fault spec strictly: unknown fields, trailing data and invalid
-// specs are errors that say what is wrong.
+// specs are errors that say what is wrong. It reads body to its end: bound it.
 func DecodeFault(body io.Reader) (fault.Spec, error) {
 	var spec fault.Spec
 	dec := json.NewDecoder(body)
@@ -812,7 +1044,13 @@ func DecodeFault(body io.Reader) (fault.Spec, error) {
 		}
 		return spec, fmt.Errorf("invalid fault JSON: %w", err)
 	}
-	if dec.More() {
+	// The rest is read to its end, not peeked at (dec.More): a read error there, such as
+	// the body limit, must not be taken for the end of the body.
+	rest, err := io.ReadAll(io.MultiReader(dec.Buffered(), body))
+	if err != nil {
+		return spec, fmt.Errorf("reading the fault body: %w", err)
+	}
+	if len(bytes.TrimSpace(rest)) > 0 {
 		return spec, errors.New("invalid fault JSON: trailing data after the fault object (send one fault per request)")
 	}
 	if err := spec.Validate(); err != nil {
@@ -822,9 +1060,10 @@ func DecodeFault(body io.Reader) (fault.Spec, error) {
 }
 
 func (s *Server) addFault(w http.ResponseWriter, r *http.Request) {
-	spec, err := DecodeFault(http.MaxBytesReader(w, r.Body, maxFaultBody))
+	// The body is bounded by limitBodies.
+	spec, err := DecodeFault(r.Body)
 	if err != nil {
-		writeError(w, http.StatusBadRequest, err.Error())
+		bodyError(w, err)
 		return
 	}
 	stored, err := s.cfg.Faults.AddFault(spec)

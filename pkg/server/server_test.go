@@ -80,7 +80,7 @@ type fixture struct {
 	handler http.Handler
 }
 
-func newFixture(t *testing.T, debug bool, configz ConfigzProvider) *fixture {
+func newFixture(t testing.TB, debug bool, configz ConfigzProvider) *fixture {
 	t.Helper()
 	f := &fixture{faults: &fakeFaults{}, reg: metrics.NewRegistry("kubelet_")}
 	c := prometheus.NewCounter(prometheus.CounterOpts{Name: f.reg.Name(metrics.NodeStatusReports), Help: "test"})

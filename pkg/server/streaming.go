@@ -82,13 +82,15 @@ func (s *Server) remoteCommand(w http.ResponseWriter, r *http.Request, exec bool
 		return
 	}
 	defer release()
+	// No holdOpen: the SPDY and WebSocket upgrades hijack the connection, and net/http
+	// clears its deadlines then (TestLongLivedAnswersLiftDeadlines).
 	if exec {
 		remotecommand.ServeExec(w, r, s.cfg.Streaming, name, uid, container, cmd, opts,
-			StreamIdleTimeout, StreamCreationTimeout, remotecommandconsts.SupportedStreamingProtocols)
+			StreamIdleTimeout, s.cfg.Limits.StreamCreationTimeout, remotecommandconsts.SupportedStreamingProtocols)
 		return
 	}
 	remotecommand.ServeAttach(w, r, s.cfg.Streaming, name, uid, container, opts,
-		StreamIdleTimeout, StreamCreationTimeout, remotecommandconsts.SupportedStreamingProtocols)
+		StreamIdleTimeout, s.cfg.Limits.StreamCreationTimeout, remotecommandconsts.SupportedStreamingProtocols)
 }
 
 // portForward is /portForward/{namespace}/{pod}[/{uid}] (SPDY, or WebSocket with ?port=).
@@ -108,7 +110,7 @@ func (s *Server) portForward(w http.ResponseWriter, r *http.Request) {
 	}
 	defer release()
 	portforward.ServePortForward(w, r, s.cfg.Streaming, name, uid, opts,
-		StreamIdleTimeout, StreamCreationTimeout, portforward.SupportedProtocols)
+		StreamIdleTimeout, s.cfg.Limits.StreamCreationTimeout, portforward.SupportedProtocols)
 }
 
 // writeStatusError answers err with its status code (*StatusError) or 500.

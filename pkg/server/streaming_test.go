@@ -79,7 +79,7 @@ func (denyAll) Wrap(http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { http.Error(w, "Unauthorized", http.StatusUnauthorized) })
 }
 
-func secureServer(t *testing.T, streams *fakeStreams, debug bool, auth Authenticator, maxStreams int) *Server {
+func secureServer(t testing.TB, streams *fakeStreams, debug bool, auth Authenticator, maxStreams int) *Server {
 	t.Helper()
 	s, err := New(Config{
 		Pods:                    PodsFunc(func() []*v1.Pod { return nil }),

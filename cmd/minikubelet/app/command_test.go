@@ -97,6 +97,8 @@ func TestRootRejectsInvalidConfigBeforeStarting(t *testing.T) {
 		{"--feature-gates=PodHostIPs=false"},
 		{"--config=/does/not/exist.yaml"},
 		{"not-a-command"},
+		// Fault injection on every interface without --allow-remote-debugging.
+		{"--address=0.0.0.0", "--enable-debugging-handlers"},
 	}
 	for _, args := range tests {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {
