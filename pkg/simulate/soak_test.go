@@ -85,8 +85,17 @@ func runSoak(t *testing.T, p soakPlan) {
 	if err := s.run(ctx); err != nil {
 		t.Fatalf("seed %d: replay with: %s\n%v", p.seed, p.replay(), err)
 	}
-	t.Logf("seed %d: %d pods, %v of faults (%d faults, evented PLEG %v), %v to settle: %v of wall time",
-		p.seed, p.pods, p.faultTime, countFaults(sc), s.k.EventedPLEG() != nil, settle, time.Since(start).Round(time.Millisecond))
+	fired, notReady := 0, 0
+	for _, l := range s.obs.lines {
+		switch {
+		case l.Subject == "fault" && strings.HasPrefix(l.Text, "fired "):
+			fired++
+		case l.Subject == "node" && strings.HasPrefix(l.Text, "Ready=False"):
+			notReady++
+		}
+	}
+	t.Logf("seed %d: %d pods, %v of faults (%d faults, %d fired; node NotReady %d times; evented PLEG %v), %v to settle: %v of wall time",
+		p.seed, p.pods, p.faultTime, countFaults(sc), fired, notReady, s.k.EventedPLEG() != nil, settle, time.Since(start).Round(time.Millisecond))
 	if problems := soakProblems(ctx, s); len(problems) > 0 {
 		var b strings.Builder
 		fmt.Fprintf(&b, "seed %d did not converge %v after the faults cleared; replay with:\n  %s\n", p.seed, settle, p.replay())
@@ -187,9 +196,9 @@ func soakScenario(rng *rand.Rand, p soakPlan) *Scenario {
 
 	var steps []Step
 	at := func(d time.Duration) Duration { return Duration{d} }
-	// Faults: a new one every 1-40s.
+	// Faults: a new one every 1-30s.
 	n := 0
-	for t := time.Duration(rng.Int63n(int64(40 * time.Second))); t < p.faultTime; t += time.Second + time.Duration(rng.Int63n(int64(39*time.Second))) {
+	for t := time.Duration(rng.Int63n(int64(30 * time.Second))); t < p.faultTime; t += time.Second + time.Duration(rng.Int63n(int64(29*time.Second))) {
 		n++
 		spec := randomFault(rng)
 		spec.ID = fmt.Sprintf("soak-%d", n)
@@ -233,13 +242,25 @@ func soakScenario(rng *rand.Rand, p soakPlan) *Scenario {
 	return sc
 }
 
+// soakHotMethods are the runtime calls that starting, stopping and watching pods make.
+var soakHotMethods = []string{
+	"RunPodSandbox", "StopPodSandbox", "RemovePodSandbox", "PodSandboxStatus", "ListPodSandbox",
+	"CreateContainer", "StartContainer", "StopContainer", "RemoveContainer", "ListContainers",
+	"ContainerStatus", "PullImage", "ImageStatus", "Status",
+}
+
 // randomFault draws a fault: a type, the methods it hits and its strength.
 func randomFault(rng *rand.Rand) fault.Spec {
 	method := func() string {
-		if rng.Intn(10) == 0 {
+		switch n := rng.Intn(10); {
+		case n == 0:
 			return fault.AnyMethod
+		case n <= 7:
+			// Mostly the calls a pod's life and the PLEG make, so that most faults fire.
+			return soakHotMethods[rng.Intn(len(soakHotMethods))]
+		default:
+			return fault.Methods[rng.Intn(len(fault.Methods))]
 		}
-		return fault.Methods[rng.Intn(len(fault.Methods))]
 	}
 	dur := func(lo, hi time.Duration) metav1.Duration {
 		return metav1.Duration{Duration: lo + time.Duration(rng.Int63n(int64(hi-lo)))}
