@@ -72,7 +72,7 @@ func (p soakPlan) replay() string {
 
 func runSoak(t *testing.T, p soakPlan) {
 	rng := rand.New(rand.NewSource(p.seed))
-	sc := soakScenario(rng, p)
+	sc, want := soakScenario(rng, p)
 	ctx := context.Background()
 	s, err := newSimulation(ctx, sc, t.TempDir(), Epoch)
 	if err != nil {
@@ -96,7 +96,7 @@ func runSoak(t *testing.T, p soakPlan) {
 	}
 	t.Logf("seed %d: %d pods, %v of faults (%d faults, %d fired; node NotReady %d times; evented PLEG %v), %v to settle: %v of wall time",
 		p.seed, p.pods, p.faultTime, countFaults(sc), fired, notReady, s.k.EventedPLEG() != nil, settle, time.Since(start).Round(time.Millisecond))
-	if problems := soakProblems(ctx, s); len(problems) > 0 {
+	if problems := soakProblems(ctx, s, want); len(problems) > 0 {
 		var b strings.Builder
 		fmt.Fprintf(&b, "seed %d did not converge %v after the faults cleared; replay with:\n  %s\n", p.seed, settle, p.replay())
 		for i, pr := range problems {
@@ -147,23 +147,33 @@ func soakSettle(cfg *config.Config, evented bool) time.Duration {
 // behind an init container; 2, a job that runs 20s and succeeds. version changes the image
 // (a new pod, as an edited manifest).
 func soakManifest(name string, kind, version int) string {
+	image := soakImage(kind, version)
 	switch kind {
 	case 1:
-		return fmt.Sprintf("apiVersion: v1\nkind: Pod\nmetadata: {name: %s}\nspec:\n  initContainers: [{name: init, image: busybox}]\n  containers: [{name: app, image: nginx:1.%d}]\n", name, version)
+		return fmt.Sprintf("apiVersion: v1\nkind: Pod\nmetadata: {name: %s}\nspec:\n  initContainers: [{name: init, image: busybox}]\n  containers: [{name: app, image: %s}]\n", name, image)
 	case 2:
-		return fmt.Sprintf("apiVersion: v1\nkind: Pod\nmetadata: {name: %s, annotations: {minikubelet.io/behavior.main: \"runFor=20s\"}}\nspec: {restartPolicy: OnFailure, containers: [{name: main, image: busybox:1.%d}]}\n", name, version)
+		return fmt.Sprintf("apiVersion: v1\nkind: Pod\nmetadata: {name: %s, annotations: {minikubelet.io/behavior.main: \"runFor=20s\"}}\nspec: {restartPolicy: OnFailure, containers: [{name: main, image: %s}]}\n", name, image)
 	default:
-		return fmt.Sprintf("apiVersion: v1\nkind: Pod\nmetadata: {name: %s}\nspec: {containers: [{name: app, image: nginx:1.%d}, {name: side, image: envoy}]}\n", name, version)
+		return fmt.Sprintf("apiVersion: v1\nkind: Pod\nmetadata: {name: %s}\nspec: {containers: [{name: app, image: %s}, {name: side, image: envoy}]}\n", name, image)
 	}
+}
+
+// soakImage is the first container's image of a soak pod.
+func soakImage(kind, version int) string {
+	if kind == 2 {
+		return fmt.Sprintf("busybox:1.%d", version)
+	}
+	return fmt.Sprintf("nginx:1.%d", version)
 }
 
 // soakScenario builds the scenario: the pods, the random faults (each removed after its own
 // duration, all cleared when the fault time ends), and manifest churn in the fault time
-// (pods removed, added and changed, so orphans can arise). Everything is drawn from rng.
-func soakScenario(rng *rand.Rand, p soakPlan) *Scenario {
+// (pods removed, added and changed, so orphans can arise). Everything is drawn from rng. want
+// is what the manifests say at the end: each pod's full name and first container's image.
+func soakScenario(rng *rand.Rand, p soakPlan) (sc *Scenario, want map[string]string) {
 	seed := p.seed
 	evented := rng.Intn(2) == 0
-	sc := &Scenario{
+	sc = &Scenario{
 		Name:      fmt.Sprintf("fault-soak-%d", seed),
 		Seed:      &seed,
 		Manifests: map[string]string{},
@@ -173,6 +183,7 @@ func soakScenario(rng *rand.Rand, p soakPlan) *Scenario {
 		},
 	}
 	kinds := map[string]int{}
+	want = map[string]string{}
 	var names []string
 	next := 0
 	add := func() string {
@@ -187,6 +198,7 @@ func soakScenario(rng *rand.Rand, p soakPlan) *Scenario {
 		}
 		kinds[name] = kind
 		names = append(names, name)
+		want[name+"-"+DefaultNodeName] = soakImage(kind, 0)
 		return name
 	}
 	for range p.pods {
@@ -214,9 +226,10 @@ func soakScenario(rng *rand.Rand, p soakPlan) *Scenario {
 	version := 0
 	for t := 30 * time.Second; t < p.faultTime; t += 30 * time.Second {
 		var remove []string
-		for range rng.Intn(4) {
+		for range min(rng.Intn(4), len(names)-1) {
 			i := rng.Intn(len(names))
 			remove = append(remove, names[i]+".yaml")
+			delete(want, names[i]+"-"+DefaultNodeName)
 			names = slices.Delete(names, i, i+1)
 		}
 		write := map[string]string{}
@@ -228,6 +241,7 @@ func soakScenario(rng *rand.Rand, p soakPlan) *Scenario {
 			name := names[rng.Intn(len(names))]
 			version++
 			write[name+".yaml"] = soakManifest(name, kinds[name], version)
+			want[name+"-"+DefaultNodeName] = soakImage(kinds[name], version)
 		}
 		if len(remove) > 0 {
 			steps = append(steps, Step{At: at(t), Remove: remove})
@@ -239,7 +253,7 @@ func soakScenario(rng *rand.Rand, p soakPlan) *Scenario {
 	steps = append(steps, Step{At: at(p.faultTime), ClearFaults: true})
 	sort.SliceStable(steps, func(i, j int) bool { return steps[i].At.Duration < steps[j].At.Duration })
 	sc.Steps = steps
-	return sc
+	return sc, want
 }
 
 // soakHotMethods are the runtime calls that starting, stopping and watching pods make.
@@ -312,8 +326,9 @@ type soakProblem struct {
 	text string
 }
 
-// soakProblems lists what is not converged: per desired pod, then orphans, then the node.
-func soakProblems(ctx context.Context, s *simulation) []soakProblem {
+// soakProblems lists what is not converged: the kubelet's pods against the manifests (want),
+// each desired pod, orphans, then the PLEG and the node.
+func soakProblems(ctx context.Context, s *simulation, want map[string]string) []soakProblem {
 	var out []soakProblem
 	sandboxes, err := s.runtime.ListPodSandbox(ctx, nil)
 	if err != nil {
@@ -335,11 +350,23 @@ func soakProblems(ctx context.Context, s *simulation) []soakProblem {
 		ctrsBySandbox[c.PodSandboxID] = append(ctrsBySandbox[c.PodSandboxID], c)
 	}
 	desired := map[string]bool{}
+	seen := map[string]bool{}
 	for _, pod := range s.k.GetPods() {
 		uid := string(pod.UID)
 		desired[uid] = true
+		seen[pod.Name] = true
+		if image, ok := want[pod.Name]; !ok {
+			out = append(out, soakProblem{pod: pod.Name, text: fmt.Sprintf("pod %s (uid %s): the kubelet has it, no manifest does", pod.Name, uid)})
+		} else if got := pod.Spec.Containers[0].Image; got != image {
+			out = append(out, soakProblem{pod: pod.Name, text: fmt.Sprintf("pod %s (uid %s): image %s, the manifest says %s", pod.Name, uid, got, image)})
+		}
 		if msg := podProblem(pod, sbByUID[uid], ctrsBySandbox); msg != "" {
 			out = append(out, soakProblem{pod: pod.Name, text: fmt.Sprintf("pod %s (uid %s): %s", pod.Name, uid, msg)})
+		}
+	}
+	for _, name := range sortedKeys(want) {
+		if !seen[name] {
+			out = append(out, soakProblem{text: fmt.Sprintf("pod %s: in the manifests, not in the kubelet's pods", name)})
 		}
 	}
 	for _, sb := range sandboxes {
