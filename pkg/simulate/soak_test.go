@@ -128,8 +128,8 @@ func soakSettle(cfg *config.Config, evented bool) time.Duration {
 	// The pod worker's next sync: a resync (syncFrequency with 0.5 jitter) or, after an
 	// error, the worker back-off (10s with 0.5 jitter), whichever is longer.
 	d += max(kc.SyncFrequency.Duration*3/2, podworkers.DefaultBackOffPeriod*3/2)
-	// The PLEG sees the result: the next relist (the slow one while the event stream is in
-	// charge and lost events in a break).
+	// The PLEG sees the result: the next relist (while the event stream is in charge, the
+	// slow one, which is what finds the events a stream break lost).
 	relist := cfg.Simulator.PLEG.RelistPeriod.Duration
 	if evented {
 		relist = cfg.Simulator.EventedPLEG.RelistPeriod.Duration
