@@ -28,6 +28,10 @@ run: build
 test:
 	$(GO) test -race -count=1 $(PKGS)
 
+## soak: the fault soak over SEEDS seeds (default 10) without the race detector; a failing seed prints its replay
+soak:
+	$(GO) test -count=1 -timeout 30m -run '^TestFaultSoak$$' ./pkg/simulate/ -soak.seeds=$${SEEDS:-10}
+
 ## bench: the scale bars in one table with the machine (10k-pod daemon, GETs, 1k burst, exit-to-sync, relist, simulate; ~6 min)
 bench:
 	$(GO) run ./hack/benchtable $(if $(BENCH_OUT),-o $(BENCH_OUT))
@@ -78,7 +82,7 @@ lint:
 	@out=$$(gofmt -l $$(git ls-files -co --exclude-standard '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet $(PKGS)
 
-.PHONY: help build run test bench bench-all bench-density churn scale fuzz simulate lint gates controlplane metricsserver e2e-cluster e2e monitoring
+.PHONY: help build run test soak churn bench bench-all bench-density scale fuzz simulate lint gates controlplane metricsserver e2e-cluster e2e monitoring
 
 ## gates: regenerate pkg/features/testdata/kube_features.json from k8s.io/kubernetes $(K8S_VERSION)
 gates:

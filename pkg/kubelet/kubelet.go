@@ -331,7 +331,10 @@ func New(cfg Config) (*Kubelet, error) {
 	// back-off and the node's Ready condition ("PLEG is not healthy: ...").
 	k.state.AddHealthCheck(k.genericPLEG.Name(), k.genericPLEG.Healthy)
 	if k.eventedPLEG != nil {
-		k.state.AddHealthCheck(k.eventedPLEG.Name(), k.eventedPLEG.Healthy)
+		// Unlike upstream, the evented check (a full event channel) does not stop the sync
+		// loop: the loop is what drains the channel, so upstream's node stays NotReady for
+		// good once a burst fills it (docs/differences.md).
+		k.state.AddReportOnlyHealthCheck(k.eventedPLEG.Name(), k.eventedPLEG.Healthy)
 	}
 
 	if err := k.buildNodeStatus(nodeIP); err != nil {
@@ -370,7 +373,7 @@ func New(cfg Config) (*Kubelet, error) {
 		ConfigCh:               k.merger.Updates(),
 		PLEGCh:                 k.genericPLEG.Watch(),
 		ResyncInterval:         c.Kubelet.SyncFrequency.Duration,
-		RuntimeErrors:          k.state.RuntimeErrors,
+		RuntimeErrors:          k.state.SyncErrors,
 		GetPodsToSync:          k.getPodsToSync,
 		GetPodByUID:            k.pods.GetPodByUID,
 		CleanUpContainersInPod: k.cleanUpContainersInPod,

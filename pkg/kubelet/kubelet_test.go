@@ -504,3 +504,35 @@ func TestNodeEventsOnStart(t *testing.T) {
 		t.Errorf("node events:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// TestEventedPLEGFullChannelDoesNotStopSyncLoop: with the evented PLEG, a burst of pods
+// fills the PLEG event channel, which fails the EventedPLEG health check. Upstream's sync
+// loop then skips every iteration, and it is the only reader of the channel, so the node
+// stayed NotReady with every pod Pending for good (the fault soak found it at 500 pods). The
+// check still reports, but the sync loop goes on, drains the channel and the pods start.
+func TestEventedPLEGFullChannelDoesNotStopSyncLoop(t *testing.T) {
+	dir := t.TempDir()
+	cfg, gate := loadConfig(t, dir, "--feature-gates=EventedPLEG=true")
+	cfg.Simulator.PLEG.ChannelCapacity = 2 // two pods' events fill it
+	h := newHarnessWithConfig(t, dir, cfg, gate)
+	const pods = 5
+	for i := range pods {
+		h.write(fmt.Sprintf("p%d.yaml", i), podManifest(fmt.Sprintf("p%d", i), "nginx", ""))
+	}
+	// The discarded events are not resent (as upstream): the pods they were about start at
+	// their worker's resync, syncFrequency (1m) with 0.5 jitter, so within 90s.
+	h.until(120, "every pod Running", func() bool {
+		for i := range pods {
+			if h.phase(fmt.Sprintf("p%d-%s", i, testNode)) != v1.PodRunning {
+				return false
+			}
+		}
+		return true
+	}, h.describe)
+	if h.k.GenericPLEG().DiscardedEvents() == 0 {
+		t.Error("no PLEG event discarded: the channel never filled, the test proves nothing")
+	}
+	if err := h.k.RuntimeState().RuntimeErrors(); err != nil {
+		t.Errorf("RuntimeErrors once the pods run = %v, want nil (the channel drained)", err)
+	}
+}

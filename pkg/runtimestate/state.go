@@ -55,6 +55,8 @@ type Config struct {
 type healthCheck struct {
 	name string
 	fn   func() (bool, error)
+	// reportOnly: reported by RuntimeErrors (node Ready) but not by SyncErrors.
+	reportOnly bool
 }
 
 // State is the kubelet's view of runtime health. All methods are safe for concurrent use.
@@ -117,6 +119,15 @@ func (s *State) AddHealthCheck(name string, f func() (bool, error)) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.healthChecks = append(s.healthChecks, healthCheck{name: name, fn: f})
+}
+
+// AddReportOnlyHealthCheck registers a check that RuntimeErrors reports (the node's Ready
+// condition) but SyncErrors leaves out: a condition that only the sync loop's own progress
+// clears, such as a full PLEG event channel, must not stop the sync loop, or it never clears.
+func (s *State) AddReportOnlyHealthCheck(name string, f func() (bool, error)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.healthChecks = append(s.healthChecks, healthCheck{name: name, fn: f, reportOnly: true})
 }
 
 // UpdateRuntimeUp is one poll of the runtime (upstream updateRuntimeUp): it asks Status()
@@ -183,7 +194,12 @@ func conditionString(c *cri.RuntimeCondition) string {
 // within the threshold ("container runtime is down"), every failing health check, and a
 // not-ready runtime. nil when healthy. The format is the apimachinery aggregate's: one
 // error alone, several as "[a, b]".
-func (s *State) RuntimeErrors() error {
+func (s *State) RuntimeErrors() error { return s.errors(true) }
+
+// SyncErrors is RuntimeErrors without the report-only checks: what gates the sync loop.
+func (s *State) SyncErrors() error { return s.errors(false) }
+
+func (s *State) errors(reportOnly bool) error {
 	s.mu.RLock()
 	lastSync, runtimeError := s.lastSync, s.runtimeError
 	checks := s.healthChecks[:len(s.healthChecks):len(s.healthChecks)]
@@ -198,6 +214,9 @@ func (s *State) RuntimeErrors() error {
 	// The checks run without the lock: they belong to other components, and one that
 	// reported through this State (or took long) must not block UpdateRuntimeUp.
 	for _, hc := range checks {
+		if hc.reportOnly && !reportOnly {
+			continue
+		}
 		if ok, err := hc.fn(); !ok {
 			errs = append(errs, fmt.Errorf("%s is not healthy: %v", hc.name, err))
 		}

@@ -290,3 +290,38 @@ func TestPollLoopPollsEveryPeriod(t *testing.T) {
 		clk.Step(DefaultPeriod)
 	}
 }
+
+// TestSyncErrorsLeaveOutReportOnlyChecks: a report-only check (the evented PLEG's full event
+// channel) makes the node NotReady through RuntimeErrors but does not stop the sync loop,
+// which gates on SyncErrors and is the one that drains the channel; a regular check gates
+// both.
+func TestSyncErrorsLeaveOutReportOnlyChecks(t *testing.T) {
+	failing := func() (bool, error) { return false, errors.New("channel full") }
+	tests := []struct {
+		name       string
+		reportOnly bool
+		wantSync   string
+	}{
+		{"regular check", false, "EventedPLEG is not healthy: channel full"},
+		{"report-only check", true, "<nil>"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s, _ := newState(t, &fakeRuntime{status: ready()})
+			if err := s.UpdateRuntimeUp(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			if tc.reportOnly {
+				s.AddReportOnlyHealthCheck("EventedPLEG", failing)
+			} else {
+				s.AddHealthCheck("EventedPLEG", failing)
+			}
+			if got, want := errString(s.RuntimeErrors()), "EventedPLEG is not healthy: channel full"; got != want {
+				t.Errorf("RuntimeErrors() = %q, want %q", got, want)
+			}
+			if got := errString(s.SyncErrors()); got != tc.wantSync {
+				t.Errorf("SyncErrors() = %q, want %q", got, tc.wantSync)
+			}
+		})
+	}
+}
