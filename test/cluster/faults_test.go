@@ -5,6 +5,8 @@ import (
 	"crypto/tls"
 	"encoding/json"
 	"fmt"
+	"io"
+	"log"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -70,6 +72,7 @@ func newFlakyProxy(t *testing.T, target string) *flakyProxy {
 			panic(http.ErrAbortHandler) // cut the connection: no clean end of the stream
 		}
 	}))
+	p.srv.Config.ErrorLog = log.New(io.Discard, "", 0) // the connections cut on purpose
 	p.srv.StartTLS()
 	t.Cleanup(p.srv.Close)
 	return p
@@ -102,8 +105,8 @@ func TestAPIServerGoesAway(t *testing.T) {
 	writeFile(t, kubeconfig, fmt.Sprintf(`apiVersion: v1
 kind: Config
 clusters: [{name: local, cluster: {server: %q, insecure-skip-tls-verify: true}}]
-users: [{name: n, user: {token: %q}}]
-contexts: [{name: local, context: {cluster: local, user: n}}]
+users: [{name: node, user: {token: %q}}]
+contexts: [{name: local, context: {cluster: local, user: node}}]
 current-context: local
 `, proxy.srv.URL, nodeToken+"-0"))
 	manifests := t.TempDir()
