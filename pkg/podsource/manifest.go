@@ -110,8 +110,8 @@ func parseManifest(data []byte, path, uidPath, nodeName string) ([]*v1.Pod, []st
 	applyStaticPodDefaults(pod, uidPath, nodeName)
 	if errs := validatePod(pod); len(errs) > 0 {
 		var ref *v1.ObjectReference
-		if len(validation.IsDNS1123Subdomain(pod.Name)) == 0 {
-			ref = events.PodRef(pod) // an event about a pod needs a usable name
+		if len(validation.IsDNS1123Subdomain(pod.Name)) == 0 && len(validation.IsDNS1123Label(pod.Namespace)) == 0 {
+			ref = events.PodRef(pod) // an event about a pod needs a usable name and namespace
 		}
 		return nil, nil, &FileError{Path: path, Reason: ReasonInvalid, Pod: ref, Err: fmt.Errorf("invalid pod: %v", errs)}
 	}
