@@ -299,6 +299,12 @@ func validateReserved(v *validator, path string, m map[string]string) {
 	}
 }
 
+// Largest machine quantities: 10^18 millicores, 2^60 bytes or pids.
+var (
+	maxMachineCPU    = resource.MustParse("1P")
+	maxMachineAmount = resource.MustParse("1Ei")
+)
+
 // metricNamePrefix is what may precede a Prometheus metric name.
 var metricNamePrefix = regexp.MustCompile(`^[a-zA-Z_:][a-zA-Z0-9_:]*$`)
 
@@ -307,15 +313,20 @@ func validateSimulator(v *validator, sc *SimulatorConfiguration) {
 	if errs := validation.IsDNS1123Subdomain(sc.NodeName); len(errs) > 0 {
 		v.invalid(p+"nodeName", sc.NodeName, "a node name %s", strings.Join(errs, "; "))
 	}
-	positiveQuantity := func(path string, q resource.Quantity) {
-		if q.Sign() <= 0 {
+	// The simulator counts CPU in millicores and the rest in units, as int64: a bigger
+	// quantity would read back negative (9223372036854775808) or as zero (1e400).
+	positiveQuantity := func(path string, q resource.Quantity, max resource.Quantity) {
+		switch {
+		case q.Sign() <= 0:
 			v.invalid(path, q, "must be greater than 0")
+		case q.Cmp(max) > 0:
+			v.invalid(path, q, "must be at most %s", max.String())
 		}
 	}
-	positiveQuantity(p+"machine.cpu", sc.Machine.CPU)
-	positiveQuantity(p+"machine.memory", sc.Machine.Memory)
-	positiveQuantity(p+"machine.ephemeralStorage", sc.Machine.EphemeralStorage)
-	positiveQuantity(p+"machine.pids", sc.Machine.PIDs)
+	positiveQuantity(p+"machine.cpu", sc.Machine.CPU, maxMachineCPU)
+	positiveQuantity(p+"machine.memory", sc.Machine.Memory, maxMachineAmount)
+	positiveQuantity(p+"machine.ephemeralStorage", sc.Machine.EphemeralStorage, maxMachineAmount)
+	positiveQuantity(p+"machine.pids", sc.Machine.PIDs, maxMachineAmount)
 	if sc.Machine.PIDs.Sign() > 0 && sc.Machine.PIDs.MilliValue()%1000 != 0 {
 		v.invalid(p+"machine.pids", sc.Machine.PIDs, "must be a whole number")
 	}
