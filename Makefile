@@ -5,6 +5,11 @@ K8S_VERSION ?= v1.30.14
 CONFIG    ?= configs/minikubelet.yaml
 PKGS      ?= ./...
 BENCHTIME ?= 1s
+FUZZTIME  ?= 60s
+# Every fuzz target as Name:package; make fuzz runs them one at a time (go test -fuzz
+# takes one target per run, and the machine's cores are shared).
+FUZZ_TARGETS = FuzzManifest:pkg/podsource FuzzConfig:pkg/config FuzzBehavior:pkg/runtime/behavior \
+	FuzzFault:pkg/server FuzzSet:pkg/featuregate FuzzParse:pkg/simulate
 # The commit `minikubelet version` prints; empty outside a git checkout, where the
 # binary falls back to the VCS information go build records.
 GIT_COMMIT ?= $(shell git rev-parse --short HEAD 2>/dev/null)
@@ -40,10 +45,12 @@ bench-all:
 scale:
 	$(GO) test -run='^$$' -bench='^Benchmark(StartAll|SteadyState|RemoveAll)$$' -benchmem -benchtime=$(BENCHTIME) ./pkg/kubelet/
 
-## fuzz: fuzz featuregate Set for 30s and the scenario parser for 60s
+## fuzz: run the six fuzz targets one after the other, each for FUZZTIME (default 60s; docs/reliability.md)
 fuzz:
-	$(GO) test -run='^$$' -fuzz=FuzzSet -fuzztime=30s ./pkg/featuregate/
-	$(GO) test -run='^$$' -fuzz=FuzzParse -fuzztime=60s ./pkg/simulate/
+	@set -e; for t in $(FUZZ_TARGETS); do \
+	  echo "== $${t%%:*} ($${t#*:}) for $(FUZZTIME)"; \
+	  $(GO) test -run='^$$' -fuzz="^$${t%%:*}$$" -fuzztime=$(FUZZTIME) ./$${t#*:}/; \
+	done
 
 ## bench-density: 100 nodes x 30 pods in one process (--node-count) against a real control plane; prints the cost per node
 bench-density: controlplane
