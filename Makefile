@@ -6,6 +6,9 @@ CONFIG    ?= configs/minikubelet.yaml
 PKGS      ?= ./...
 BENCHTIME ?= 1s
 FUZZTIME  ?= 60s
+# How long a worker may shrink a new interesting input (Go's default, 60s, can take a whole
+# 60s run on a multi-kB seed such as configs/minikubelet.yaml).
+FUZZMINIMIZETIME ?= 10s
 # Every fuzz target as Name:package; make fuzz runs them one at a time (go test -fuzz
 # takes one target per run, and the machine's cores are shared).
 FUZZ_TARGETS = FuzzManifest:pkg/podsource FuzzConfig:pkg/config FuzzBehavior:pkg/runtime/behavior \
@@ -49,7 +52,7 @@ scale:
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \
 	  echo "== $${t%%:*} ($${t#*:}) for $(FUZZTIME)"; \
-	  $(GO) test -run='^$$' -fuzz="^$${t%%:*}$$" -fuzztime=$(FUZZTIME) ./$${t#*:}/; \
+	  $(GO) test -run='^$$' -fuzz="^$${t%%:*}$$" -fuzztime=$(FUZZTIME) -fuzzminimizetime=$(FUZZMINIMIZETIME) ./$${t#*:}/; \
 	done
 
 ## bench-density: 100 nodes x 30 pods in one process (--node-count) against a real control plane; prints the cost per node
