@@ -15,6 +15,7 @@ import (
 
 	"github.com/minikubelet/minikubelet/pkg/featuregate"
 	"github.com/minikubelet/minikubelet/pkg/features"
+	"github.com/minikubelet/minikubelet/pkg/quantity"
 	"github.com/minikubelet/minikubelet/pkg/runtime/behavior"
 )
 
@@ -150,7 +151,7 @@ func validateKubelet(v *validator, kc *KubeletConfiguration, gate featuregate.Fe
 	if kc.MaxPods < 0 {
 		v.invalid(p+"maxPods", kc.MaxPods, "must not be a negative number")
 	}
-	if q, err := resource.ParseQuantity(kc.ContainerLogMaxSize); err != nil || q.Sign() <= 0 {
+	if q, err := quantity.Parse(kc.ContainerLogMaxSize); err != nil || q.Sign() <= 0 {
 		v.invalid(p+"containerLogMaxSize", kc.ContainerLogMaxSize, "must be a positive quantity such as 10Mi")
 	}
 	if kc.ContainerLogMaxFiles != nil && *kc.ContainerLogMaxFiles < 2 {
@@ -216,7 +217,7 @@ func validateKubelet(v *validator, kc *KubeletConfiguration, gate featuregate.Fe
 			if f, err := strconv.ParseFloat(pct, 64); err != nil || f < 0 || f > 100 {
 				v.invalid(path, val, "must be a percentage in [0%%,100%%] or a quantity")
 			}
-		} else if q, err := resource.ParseQuantity(val); err != nil || q.Sign() < 0 {
+		} else if q, err := quantity.Parse(val); err != nil || q.Sign() < 0 {
 			v.invalid(path, val, "eviction reclaim threshold %s must be non-negative", signal)
 		}
 	}
@@ -268,7 +269,7 @@ func validateEvictionThreshold(v *validator, path, signal, value string) {
 		}
 		return
 	}
-	q, err := resource.ParseQuantity(value)
+	q, err := quantity.Parse(value)
 	if err != nil {
 		v.invalid(path, value, "not a quantity or percentage: %v", err)
 		return
@@ -288,7 +289,7 @@ func validateReserved(v *validator, path string, m map[string]string) {
 			v.invalid(path+"["+name+"]", m[name], "cannot reserve %q resource (one of %s)", name, strings.Join(reservableResources, ", "))
 			continue
 		}
-		q, err := resource.ParseQuantity(m[name])
+		q, err := quantity.Parse(m[name])
 		if err != nil {
 			v.invalid(path+"["+name+"]", m[name], "not a quantity: %v", err)
 			continue

@@ -20,6 +20,7 @@ import (
 	"github.com/minikubelet/minikubelet/pkg/container"
 	"github.com/minikubelet/minikubelet/pkg/events"
 	"github.com/minikubelet/minikubelet/pkg/kubetypes"
+	"github.com/minikubelet/minikubelet/pkg/quantity"
 )
 
 // MaxManifestSize is the largest manifest file the source reads: upstream's maxConfigLength
@@ -169,6 +170,10 @@ func decodeDocument(j []byte, path string) (*v1.Pod, []string, *FileError) {
 	}
 	if err := checkTypeMeta(tm, t); err != nil {
 		return nil, nil, couldNotParse(path, ReasonNotPod, err)
+	}
+	// A quantity with a huge exponent (cpu: "1e-666666000") would hold the parse for hours.
+	if err := quantity.CheckJSON(j); err != nil {
+		return nil, nil, couldNotParse(path, ReasonDecode, err)
 	}
 	pod, warn, err := decodePod(j)
 	if err != nil {

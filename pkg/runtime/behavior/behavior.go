@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/minikubelet/minikubelet/pkg/quantity"
 )
 
 // AnnotationPrefix starts the pod annotation that scripts one container:
@@ -342,7 +344,7 @@ var (
 
 // amount parses a quantity from 0 to max.
 func amount(val string, max resource.Quantity) (resource.Quantity, bool) {
-	q, err := resource.ParseQuantity(val)
+	q, err := quantity.Parse(val) // refuses a huge exponent, which ParseQuantity and Cmp take hours over
 	return q, err == nil && q.Sign() >= 0 && q.Cmp(max) <= 0
 }
 
