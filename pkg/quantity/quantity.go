@@ -23,11 +23,12 @@ const MaxExponentDigits = 3
 func CheckExponent(s string) error {
 	s = strings.TrimSpace(s)
 	i := strings.LastIndexAny(s, "eE")
-	if i <= 0 || i == len(s)-1 {
+	if i < 0 || i == len(s)-1 {
 		return nil // no exponent; a trailing E is the exa suffix
 	}
-	mantissa, exp := s[:i], strings.TrimLeft(s[i+1:], "+-")
-	if !isNumber(strings.TrimLeft(mantissa, "+-")) || !isDigits(exp) {
+	// ParseQuantity reads "e5" with no digits before it too (found by FuzzBehavior).
+	mantissa, exp := strings.TrimLeft(s[:i], "+-"), strings.TrimLeft(s[i+1:], "+-")
+	if mantissa != "" && !isNumber(mantissa) || !isDigits(exp) {
 		return nil
 	}
 	if digits := strings.TrimLeft(exp, "0"); len(digits) > MaxExponentDigits {

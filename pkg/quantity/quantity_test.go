@@ -14,6 +14,8 @@ func TestCheckExponent(t *testing.T) {
 		{"1e666666000", "more than 3 digits"},
 		{"-2.5E+0001000", "more than 3 digits"},
 		{" 1e1000 ", "more than 3 digits"},
+		{"e222222222222222226", "more than 3 digits"},
+		{"-E5000", "more than 3 digits"},
 		{"1e999", ""},
 		{"1e-0000000009", ""}, // the value of the exponent counts, not its leading zeros
 		{"1E", ""},            // exa
