@@ -5,6 +5,14 @@ K8S_VERSION ?= v1.30.14
 CONFIG    ?= configs/minikubelet.yaml
 PKGS      ?= ./...
 BENCHTIME ?= 1s
+FUZZTIME  ?= 60s
+# How long a worker may shrink a new interesting input (Go's default, 60s, can take a whole
+# 60s run on a multi-kB seed such as configs/minikubelet.yaml).
+FUZZMINIMIZETIME ?= 10s
+# Every fuzz target as Name:package; make fuzz runs them one at a time (go test -fuzz
+# takes one target per run, and the machine's cores are shared).
+FUZZ_TARGETS = FuzzManifest:pkg/podsource FuzzConfig:pkg/config FuzzBehavior:pkg/runtime/behavior \
+	FuzzFault:pkg/server FuzzHandlers:pkg/server FuzzSet:pkg/featuregate FuzzParse:pkg/simulate
 # The commit `minikubelet version` prints; empty outside a git checkout, where the
 # binary falls back to the VCS information go build records.
 GIT_COMMIT ?= $(shell git rev-parse --short HEAD 2>/dev/null)
@@ -44,11 +52,12 @@ bench-all:
 scale:
 	$(GO) test -run='^$$' -bench='^Benchmark(StartAll|SteadyState|RemoveAll)$$' -benchmem -benchtime=$(BENCHTIME) ./pkg/kubelet/
 
-## fuzz: fuzz featuregate Set for 30s, the scenario parser and the HTTP handlers for 60s each
+## fuzz: run the six fuzz targets one after the other, each for FUZZTIME (default 60s; docs/reliability.md)
 fuzz:
-	$(GO) test -run='^$$' -fuzz=FuzzSet -fuzztime=30s ./pkg/featuregate/
-	$(GO) test -run='^$$' -fuzz=FuzzParse -fuzztime=60s ./pkg/simulate/
-	$(GO) test -run='^$$' -fuzz=FuzzHandlers -fuzztime=60s ./pkg/server/
+	@set -e; for t in $(FUZZ_TARGETS); do \
+	  echo "== $${t%%:*} ($${t#*:}) for $(FUZZTIME)"; \
+	  $(GO) test -run='^$$' -fuzz="^$${t%%:*}$$" -fuzztime=$(FUZZTIME) -fuzzminimizetime=$(FUZZMINIMIZETIME) ./$${t#*:}/; \
+	done
 
 ## churn: 10,000 pods added and removed, then nothing of them left (make test runs 1,000 under -race)
 churn:

@@ -13,6 +13,8 @@ import (
 	"strings"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/minikubelet/minikubelet/pkg/quantity"
 )
 
 // maxConfigFileSize bounds what LoadFile reads; a kubelet config is a few kB.
@@ -100,6 +102,11 @@ func ParseFile(path string, data []byte) (*File, error) {
 		}
 		if err := json.Unmarshal(doc.data, &tm); err != nil {
 			fail(doc, "not a YAML mapping with apiVersion and kind")
+			continue
+		}
+		// A quantity with a huge exponent ("1e-666666000") would hold the decoding for hours.
+		if err := quantity.CheckJSON(doc.data); err != nil {
+			fail(doc, "%v", err)
 			continue
 		}
 		switch {

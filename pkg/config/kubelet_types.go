@@ -30,7 +30,9 @@ type KubeletConfiguration struct {
 	Address string `json:"address,omitempty"`
 	// ReadOnlyPort is the plain HTTP port (no authentication). Default 10255, with or
 	// without a config file; 0 picks a free port (upstream: 0 disables the read-only port).
-	ReadOnlyPort int32 `json:"readOnlyPort,omitempty"`
+	// Always written (not omitempty): a file without it means 10255, so a 0 left out of
+	// /configz would read back as another port.
+	ReadOnlyPort int32 `json:"readOnlyPort"`
 	// Port is the kubelet's secure (HTTPS) port, default 10250: every read-only endpoint
 	// plus containerLogs, exec, attach and portForward, behind authentication and
 	// authorization. --port 0 picks a free port (a file's 0 means the default, as upstream).

@@ -15,6 +15,7 @@ import (
 
 	"github.com/minikubelet/minikubelet/pkg/featuregate"
 	"github.com/minikubelet/minikubelet/pkg/features"
+	"github.com/minikubelet/minikubelet/pkg/quantity"
 	"github.com/minikubelet/minikubelet/pkg/runtime/behavior"
 )
 
@@ -152,7 +153,7 @@ func validateKubelet(v *validator, kc *KubeletConfiguration, gate featuregate.Fe
 	if kc.MaxPods < 0 {
 		v.invalid(p+"maxPods", kc.MaxPods, "must not be a negative number")
 	}
-	if q, err := resource.ParseQuantity(kc.ContainerLogMaxSize); err != nil || q.Sign() <= 0 {
+	if q, err := quantity.Parse(kc.ContainerLogMaxSize); err != nil || q.Sign() <= 0 {
 		v.invalid(p+"containerLogMaxSize", kc.ContainerLogMaxSize, "must be a positive quantity such as 10Mi")
 	}
 	if kc.ContainerLogMaxFiles != nil && *kc.ContainerLogMaxFiles < 2 {
@@ -218,7 +219,7 @@ func validateKubelet(v *validator, kc *KubeletConfiguration, gate featuregate.Fe
 			if f, err := strconv.ParseFloat(pct, 64); err != nil || f < 0 || f > 100 {
 				v.invalid(path, val, "must be a percentage in [0%%,100%%] or a quantity")
 			}
-		} else if q, err := resource.ParseQuantity(val); err != nil || q.Sign() < 0 {
+		} else if q, err := quantity.Parse(val); err != nil || q.Sign() < 0 {
 			v.invalid(path, val, "eviction reclaim threshold %s must be non-negative", signal)
 		}
 	}
@@ -270,7 +271,7 @@ func validateEvictionThreshold(v *validator, path, signal, value string) {
 		}
 		return
 	}
-	q, err := resource.ParseQuantity(value)
+	q, err := quantity.Parse(value)
 	if err != nil {
 		v.invalid(path, value, "not a quantity or percentage: %v", err)
 		return
@@ -290,7 +291,7 @@ func validateReserved(v *validator, path string, m map[string]string) {
 			v.invalid(path+"["+name+"]", m[name], "cannot reserve %q resource (one of %s)", name, strings.Join(reservableResources, ", "))
 			continue
 		}
-		q, err := resource.ParseQuantity(m[name])
+		q, err := quantity.Parse(m[name])
 		if err != nil {
 			v.invalid(path+"["+name+"]", m[name], "not a quantity: %v", err)
 			continue
@@ -301,6 +302,12 @@ func validateReserved(v *validator, path string, m map[string]string) {
 	}
 }
 
+// Largest machine quantities: 10^18 millicores, 2^60 bytes or pids.
+var (
+	maxMachineCPU    = resource.MustParse("1P")
+	maxMachineAmount = resource.MustParse("1Ei")
+)
+
 // metricNamePrefix is what may precede a Prometheus metric name.
 var metricNamePrefix = regexp.MustCompile(`^[a-zA-Z_:][a-zA-Z0-9_:]*$`)
 
@@ -309,15 +316,20 @@ func validateSimulator(v *validator, sc *SimulatorConfiguration) {
 	if errs := validation.IsDNS1123Subdomain(sc.NodeName); len(errs) > 0 {
 		v.invalid(p+"nodeName", sc.NodeName, "a node name %s", strings.Join(errs, "; "))
 	}
-	positiveQuantity := func(path string, q resource.Quantity) {
-		if q.Sign() <= 0 {
+	// The simulator counts CPU in millicores and the rest in units, as int64: a bigger
+	// quantity would read back negative (9223372036854775808) or as zero (1e400).
+	positiveQuantity := func(path string, q resource.Quantity, max resource.Quantity) {
+		switch {
+		case q.Sign() <= 0:
 			v.invalid(path, q, "must be greater than 0")
+		case q.Cmp(max) > 0:
+			v.invalid(path, q, "must be at most %s", max.String())
 		}
 	}
-	positiveQuantity(p+"machine.cpu", sc.Machine.CPU)
-	positiveQuantity(p+"machine.memory", sc.Machine.Memory)
-	positiveQuantity(p+"machine.ephemeralStorage", sc.Machine.EphemeralStorage)
-	positiveQuantity(p+"machine.pids", sc.Machine.PIDs)
+	positiveQuantity(p+"machine.cpu", sc.Machine.CPU, maxMachineCPU)
+	positiveQuantity(p+"machine.memory", sc.Machine.Memory, maxMachineAmount)
+	positiveQuantity(p+"machine.ephemeralStorage", sc.Machine.EphemeralStorage, maxMachineAmount)
+	positiveQuantity(p+"machine.pids", sc.Machine.PIDs, maxMachineAmount)
 	if sc.Machine.PIDs.Sign() > 0 && sc.Machine.PIDs.MilliValue()%1000 != 0 {
 		v.invalid(p+"machine.pids", sc.Machine.PIDs, "must be a whole number")
 	}

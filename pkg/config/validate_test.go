@@ -67,6 +67,10 @@ func TestValidate(t *testing.T) {
 		{"machine cpu", func(c *Config) { c.Simulator.Machine.CPU = resource.MustParse("0") }, `simulatorConfiguration.machine.cpu: invalid value "0"`},
 		{"machine memory", func(c *Config) { c.Simulator.Machine.Memory = resource.MustParse("-1Gi") }, "simulatorConfiguration.machine.memory"},
 		{"machine ephemeralStorage", func(c *Config) { c.Simulator.Machine.EphemeralStorage = resource.Quantity{} }, "simulatorConfiguration.machine.ephemeralStorage"},
+		// Quantities the simulator's int64 arithmetic would wrap round (found by FuzzConfig).
+		{"machine memory over int64", func(c *Config) { c.Simulator.Machine.Memory = resource.MustParse("9223372036854775808") }, `simulatorConfiguration.machine.memory: invalid value "9223372036854775808": must be at most 1Ei`},
+		{"machine cpu over int64 millicores", func(c *Config) { c.Simulator.Machine.CPU = resource.MustParse("9223372036854775807") }, `simulatorConfiguration.machine.cpu: invalid value "9223372036854775807": must be at most 1P`},
+		{"machine storage 1e400", func(c *Config) { c.Simulator.Machine.EphemeralStorage = resource.MustParse("1e400") }, `simulatorConfiguration.machine.ephemeralStorage: invalid value "10e399": must be at most 1Ei`},
 		{"machine pids fractional", func(c *Config) { c.Simulator.Machine.PIDs = resource.MustParse("100m") }, "simulatorConfiguration.machine.pids: invalid value \"100m\": must be a whole number"},
 		{"pleg relistPeriod", func(c *Config) { c.Simulator.PLEG.RelistPeriod = d("0s") }, "simulatorConfiguration.pleg.relistPeriod"},
 		{"pleg relistThreshold", func(c *Config) { c.Simulator.PLEG.RelistThreshold = d("-1s") }, "simulatorConfiguration.pleg.relistThreshold"},

@@ -20,6 +20,7 @@ import (
 	"github.com/minikubelet/minikubelet/pkg/container"
 	"github.com/minikubelet/minikubelet/pkg/events"
 	"github.com/minikubelet/minikubelet/pkg/kubetypes"
+	"github.com/minikubelet/minikubelet/pkg/quantity"
 )
 
 // MaxManifestSize is the largest manifest file the source reads: upstream's maxConfigLength
@@ -110,8 +111,8 @@ func parseManifest(data []byte, path, uidPath, nodeName string) ([]*v1.Pod, []st
 	applyStaticPodDefaults(pod, uidPath, nodeName)
 	if errs := validatePod(pod); len(errs) > 0 {
 		var ref *v1.ObjectReference
-		if len(validation.IsDNS1123Subdomain(pod.Name)) == 0 {
-			ref = events.PodRef(pod) // an event about a pod needs a usable name
+		if len(validation.IsDNS1123Subdomain(pod.Name)) == 0 && len(validation.IsDNS1123Label(pod.Namespace)) == 0 {
+			ref = events.PodRef(pod) // an event about a pod needs a usable name and namespace
 		}
 		return nil, nil, &FileError{Path: path, Reason: ReasonInvalid, Pod: ref, Err: fmt.Errorf("invalid pod: %v", errs)}
 	}
@@ -169,6 +170,10 @@ func decodeDocument(j []byte, path string) (*v1.Pod, []string, *FileError) {
 	}
 	if err := checkTypeMeta(tm, t); err != nil {
 		return nil, nil, couldNotParse(path, ReasonNotPod, err)
+	}
+	// A quantity with a huge exponent (cpu: "1e-666666000") would hold the parse for hours.
+	if err := quantity.CheckJSON(j); err != nil {
+		return nil, nil, couldNotParse(path, ReasonDecode, err)
 	}
 	pod, warn, err := decodePod(j)
 	if err != nil {

@@ -195,6 +195,36 @@ func TestParseManifestRejects(t *testing.T) {
 		{"app restart policy", podYAML("p", "    restartPolicy: Always\n"), ReasonInvalid, "spec.containers[0].restartPolicy: Forbidden: may not be set for non-init containers", true},
 		{"request over limit", podYAML("p", "    resources: {requests: {cpu: 2}, limits: {cpu: 1}}\n"), ReasonInvalid, "must be less than or equal to cpu limit of 1", true},
 		{"mount of unknown volume", podYAML("p", "    volumeMounts: [{name: data, mountPath: /data}]\n"), ReasonInvalid, `spec.containers[0].volumeMounts[0].name: Not found: "data"`, true},
+		// The fields the simulator uses, checked with apimachinery's helpers and upstream's
+		// messages: each would otherwise become a negative duration, a wrapped amount or a
+		// name the API server refuses.
+		{"label key", strings.Replace(podYAML("p", ""), "  name: p\n", "  name: p\n  labels: {\"a b\": x}\n", 1), ReasonInvalid, `metadata.labels: Invalid value: "a b": name part must consist of alphanumeric characters`, true},
+		{"label value", strings.Replace(podYAML("p", ""), "  name: p\n", "  name: p\n  labels: {a: \"x y\"}\n", 1), ReasonInvalid, `metadata.labels: Invalid value: "x y": a valid label must be an empty string or consist of alphanumeric characters`, true},
+		{"annotation key", strings.Replace(podYAML("p", ""), "  name: p\n", "  name: p\n  annotations: {\"/x\": z}\n", 1), ReasonInvalid, `metadata.annotations: Invalid value: "/x": prefix part must be non-empty`, true},
+		{"namespace", strings.Replace(podYAML("p", ""), "  name: p\n", "  name: p\n  namespace: Kube_System\n", 1), ReasonInvalid, `metadata.namespace: Invalid value: "Kube_System": a lowercase RFC 1123 label must consist of`, false},
+		{"hostname", podYAML("p", "  hostname: -web\n"), ReasonInvalid, `spec.hostname: Invalid value: "-web": a lowercase RFC 1123 label must consist of`, true},
+		{"priority class name", podYAML("p", "  priorityClassName: High_Priority\n"), ReasonInvalid, `spec.priorityClassName: Invalid value: "High_Priority": a lowercase RFC 1123 subdomain`, true},
+		{"node selector", podYAML("p", "  nodeSelector: {\"a/b/c\": x}\n"), ReasonInvalid, `spec.nodeSelector: Invalid value: "a/b/c": a qualified name must consist of`, true},
+		{"readiness gate", podYAML("p", "  readinessGates: [{conditionType: \"not ok\"}]\n"), ReasonInvalid, `spec.readinessGates[0].conditionType: Invalid value: "not ok"`, true},
+		{"toleration key", podYAML("p", "  tolerations: [{key: \"a b\", operator: Exists}]\n"), ReasonInvalid, `spec.tolerations[0].key: Invalid value: "a b"`, true},
+		{"toleration operator", podYAML("p", "  tolerations: [{key: a, operator: Maybe}]\n"), ReasonInvalid, `spec.tolerations[0].operator: Unsupported value: "Maybe"`, true},
+		{"toleration effect", podYAML("p", "  tolerations: [{key: a, operator: Exists, effect: Sometimes}]\n"), ReasonInvalid, `spec.tolerations[0].effect: Unsupported value: "Sometimes"`, true},
+		{"tolerationSeconds without NoExecute", podYAML("p", "  tolerations: [{key: a, operator: Exists, effect: NoSchedule, tolerationSeconds: 5}]\n"), ReasonInvalid, "spec.tolerations[0].effect: Invalid value: \"NoSchedule\": effect must be 'NoExecute' when `tolerationSeconds` is set", true},
+		{"active deadline over int32", podYAML("p", "  activeDeadlineSeconds: 9999999999\n"), ReasonInvalid, "spec.activeDeadlineSeconds: Invalid value: 9999999999: must be between 1 and 2147483647, inclusive", true},
+		{"negative grace period", podYAML("p", "  terminationGracePeriodSeconds: -1\n"), ReasonInvalid, "spec.terminationGracePeriodSeconds: Invalid value: -1: must be greater than or equal to 0", true},
+		{"port name", podYAML("p", "    ports: [{name: \"HTTP PORT\", containerPort: 80}]\n"), ReasonInvalid, `spec.containers[0].ports[0].name: Invalid value: "HTTP PORT"`, true},
+		{"host port", podYAML("p", "    ports: [{containerPort: 80, hostPort: 70000}]\n"), ReasonInvalid, "spec.containers[0].ports[0].hostPort: Invalid value: 70000: must be between 1 and 65535, inclusive", true},
+		{"env name", podYAML("p", "    env: [{name: \"1X\", value: v}]\n"), ReasonInvalid, `spec.containers[0].env[0].name: Invalid value: "1X": a valid environment variable name must consist of`, true},
+		{"resource name", podYAML("p", "    resources: {limits: {gpu: 1}}\n"), ReasonInvalid, `spec.containers[0].resources.limits[gpu]: Invalid value: "gpu": must be a standard resource type or fully qualified`, true},
+		{"memory that wraps round", podYAML("p", "    resources: {limits: {memory: \"9223372036854775808\"}}\n"), ReasonInvalid, `spec.containers[0].resources.limits[memory]: Invalid value: "9223372036854775808": must be less than or equal to 1Ei`, true},
+		{"cpu over int64 millicores", podYAML("p", "    resources: {requests: {cpu: 1e400}}\n"), ReasonInvalid, `spec.containers[0].resources.requests[cpu]: Invalid value: "10e399": must be less than or equal to 1P`, true},
+		{"quantity with a huge exponent", podYAML("p", "    resources: {requests: {cpu: \"1e-666666000\"}}\n"), ReasonDecode, `spec.containers[0].resources.requests.cpu: quantity "1e-666666000": exponent has more than 3 digits`, false},
+		{"negative probe period", podYAML("p", "    livenessProbe: {exec: {command: [\"true\"]}, periodSeconds: -5}\n"), ReasonInvalid, "spec.containers[0].livenessProbe.periodSeconds: Invalid value: -5: must be greater than or equal to 0", true},
+		{"probe without handler", podYAML("p", "    readinessProbe: {periodSeconds: 1}\n"), ReasonInvalid, "spec.containers[0].readinessProbe: Required value: must specify a handler type", true},
+		{"probe with two handlers", podYAML("p", "    readinessProbe: {exec: {command: [\"true\"]}, tcpSocket: {port: 80}}\n"), ReasonInvalid, "spec.containers[0].readinessProbe: Forbidden: may not specify more than 1 handler type", true},
+		{"liveness success threshold", podYAML("p", "    livenessProbe: {tcpSocket: {port: 80}, successThreshold: 2}\n"), ReasonInvalid, "spec.containers[0].livenessProbe.successThreshold: Invalid value: 2: must be 1", true},
+		{"probe port", podYAML("p", "    startupProbe: {httpGet: {port: 0}}\n"), ReasonInvalid, "spec.containers[0].startupProbe.httpGet.port: Invalid value: 0: must be between 1 and 65535, inclusive", true},
+		{"readiness probe grace", podYAML("p", "    readinessProbe: {tcpSocket: {port: 80}, terminationGracePeriodSeconds: 5}\n"), ReasonInvalid, "spec.containers[0].readinessProbe.terminationGracePeriodSeconds: Invalid value: 5: must not be set for readinessProbes", true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -2,20 +2,28 @@ package podsource
 
 import (
 	"fmt"
+	"math"
 	"sort"
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
+	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
-// validatePod is the subset of the apiserver's ValidatePodCreate a static pod most often
-// trips over, with the same field paths and messages: metadata, containers (name, image,
-// uniqueness, pull policy, ports, resources, mounts, restartPolicy), volumes and the pod's
-// restart and DNS policies. The behaviour annotations of the fake runtime are validated by
-// the runtime, not here.
+// validatePod is the subset of the apiserver's ValidatePodCreate that covers the fields the
+// simulator uses, with the same field paths and messages, through apimachinery's helpers
+// (ValidateObjectMeta for name, namespace, labels and annotations; IsDNS1123Label,
+// IsQualifiedName, IsValidLabelValue, IsValidPortNum, IsEnvVarName for the rest):
+// metadata, containers (name, image, uniqueness, pull policy, ports, env, resources,
+// probes, mounts, restartPolicy), volumes, hostname, node selector, tolerations, readiness
+// gates and the pod's restart and DNS policies and deadlines. A value the simulator would
+// turn into a negative duration or an overflowing amount is refused here, not met later.
+// The behaviour annotations of the fake runtime are validated by the runtime, not here.
 func validatePod(pod *v1.Pod) field.ErrorList {
 	errs := apivalidation.ValidateObjectMeta(&pod.ObjectMeta, true, apivalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
 	spec := &pod.Spec
@@ -61,11 +69,64 @@ func validatePod(pod *v1.Pod) field.ErrorList {
 		errs = append(errs, field.NotSupported(specPath.Child("dnsPolicy"), spec.DNSPolicy,
 			[]string{string(v1.DNSClusterFirstWithHostNet), string(v1.DNSClusterFirst), string(v1.DNSDefault), string(v1.DNSNone)}))
 	}
-	if d := spec.ActiveDeadlineSeconds; d != nil && *d <= 0 {
-		errs = append(errs, field.Invalid(specPath.Child("activeDeadlineSeconds"), *d, "must be between 1 and 2147483647, inclusive"))
+	if d := spec.ActiveDeadlineSeconds; d != nil && (*d < 1 || *d > math.MaxInt32) {
+		errs = append(errs, field.Invalid(specPath.Child("activeDeadlineSeconds"), *d, validation.InclusiveRangeError(1, math.MaxInt32)))
 	}
-	if g := spec.TerminationGracePeriodSeconds; g != nil && *g < 0 {
-		errs = append(errs, field.Invalid(specPath.Child("terminationGracePeriodSeconds"), *g, "must be greater than or equal to 0"))
+	if g := spec.TerminationGracePeriodSeconds; g != nil {
+		errs = append(errs, apivalidation.ValidateNonnegativeField(*g, specPath.Child("terminationGracePeriodSeconds"))...)
+	}
+	if spec.Hostname != "" {
+		for _, msg := range validation.IsDNS1123Label(spec.Hostname) {
+			errs = append(errs, field.Invalid(specPath.Child("hostname"), spec.Hostname, msg))
+		}
+	}
+	if spec.PriorityClassName != "" {
+		for _, msg := range validation.IsDNS1123Subdomain(spec.PriorityClassName) {
+			errs = append(errs, field.Invalid(specPath.Child("priorityClassName"), spec.PriorityClassName, msg))
+		}
+	}
+	errs = append(errs, metav1validation.ValidateLabels(spec.NodeSelector, specPath.Child("nodeSelector"))...)
+	for i, g := range spec.ReadinessGates {
+		for _, msg := range validation.IsQualifiedName(string(g.ConditionType)) {
+			errs = append(errs, field.Invalid(specPath.Child("readinessGates").Index(i).Child("conditionType"), string(g.ConditionType), msg))
+		}
+	}
+	for i := range spec.Tolerations {
+		errs = append(errs, validateToleration(&spec.Tolerations[i], specPath.Child("tolerations").Index(i))...)
+	}
+	return errs
+}
+
+// validateToleration is upstream's ValidateTolerations for one toleration: tolerations
+// decide which node taints evict the pod.
+func validateToleration(t *v1.Toleration, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if t.Key != "" {
+		errs = append(errs, metav1validation.ValidateLabelName(t.Key, p.Child("key"))...)
+	}
+	if t.Key == "" && t.Operator != v1.TolerationOpExists {
+		errs = append(errs, field.Invalid(p.Child("operator"), t.Operator, "operator must be Exists when `key` is empty, which means \"match all values and all keys\""))
+	}
+	if t.TolerationSeconds != nil && t.Effect != v1.TaintEffectNoExecute {
+		errs = append(errs, field.Invalid(p.Child("effect"), t.Effect, "effect must be 'NoExecute' when `tolerationSeconds` is set"))
+	}
+	switch t.Operator {
+	case v1.TolerationOpEqual, "":
+		for _, msg := range validation.IsValidLabelValue(t.Value) {
+			errs = append(errs, field.Invalid(p.Child("operator"), t.Value, msg))
+		}
+	case v1.TolerationOpExists:
+		if t.Value != "" {
+			errs = append(errs, field.Invalid(p.Child("operator"), t, "value must be empty when `operator` is 'Exists'"))
+		}
+	default:
+		errs = append(errs, field.NotSupported(p.Child("operator"), t.Operator, []string{string(v1.TolerationOpEqual), string(v1.TolerationOpExists)}))
+	}
+	switch t.Effect {
+	case "", v1.TaintEffectNoSchedule, v1.TaintEffectPreferNoSchedule, v1.TaintEffectNoExecute:
+	default:
+		errs = append(errs, field.NotSupported(p.Child("effect"), t.Effect,
+			[]string{string(v1.TaintEffectNoSchedule), string(v1.TaintEffectPreferNoSchedule), string(v1.TaintEffectNoExecute)}))
 	}
 	return errs
 }
@@ -115,11 +176,18 @@ func validateContainer(c *v1.Container, p *field.Path, isInit bool, volumes, nam
 
 	for i, port := range c.Ports {
 		pp := p.Child("ports").Index(i)
-		if port.ContainerPort < 1 || port.ContainerPort > 65535 {
-			errs = append(errs, field.Invalid(pp.Child("containerPort"), port.ContainerPort, "must be between 1 and 65535, inclusive"))
+		if port.Name != "" {
+			for _, msg := range validation.IsValidPortName(port.Name) {
+				errs = append(errs, field.Invalid(pp.Child("name"), port.Name, msg))
+			}
 		}
-		if port.HostPort < 0 || port.HostPort > 65535 {
-			errs = append(errs, field.Invalid(pp.Child("hostPort"), port.HostPort, "must be between 1 and 65535, inclusive"))
+		for _, msg := range validation.IsValidPortNum(int(port.ContainerPort)) {
+			errs = append(errs, field.Invalid(pp.Child("containerPort"), port.ContainerPort, msg))
+		}
+		if port.HostPort != 0 {
+			for _, msg := range validation.IsValidPortNum(int(port.HostPort)) {
+				errs = append(errs, field.Invalid(pp.Child("hostPort"), port.HostPort, msg))
+			}
 		}
 		switch port.Protocol {
 		case v1.ProtocolTCP, v1.ProtocolUDP, v1.ProtocolSCTP:
@@ -129,15 +197,23 @@ func validateContainer(c *v1.Container, p *field.Path, isInit bool, volumes, nam
 		}
 	}
 
+	for i, e := range c.Env {
+		ep := p.Child("env").Index(i).Child("name")
+		if e.Name == "" {
+			errs = append(errs, field.Required(ep, ""))
+		}
+		for _, msg := range validation.IsEnvVarName(e.Name) {
+			errs = append(errs, field.Invalid(ep, e.Name, msg))
+		}
+	}
+
 	rp := p.Child("resources")
 	for _, kind := range []struct {
 		name string
 		list v1.ResourceList
 	}{{"limits", c.Resources.Limits}, {"requests", c.Resources.Requests}} {
 		for _, name := range sortedNames(kind.list) {
-			if q := kind.list[name]; q.Sign() < 0 {
-				errs = append(errs, field.Invalid(rp.Child(kind.name).Key(string(name)), q.String(), "must be greater than or equal to 0"))
-			}
+			errs = append(errs, validateResource(name, kind.list[name], rp.Child(kind.name).Key(string(name)))...)
 		}
 	}
 	for _, name := range sortedNames(c.Resources.Requests) {
@@ -145,6 +221,15 @@ func validateContainer(c *v1.Container, p *field.Path, isInit bool, volumes, nam
 		if limit, ok := c.Resources.Limits[name]; ok && req.Cmp(limit) > 0 {
 			errs = append(errs, field.Invalid(rp.Child("requests").Key(string(name)), req.String(),
 				fmt.Sprintf("must be less than or equal to %s limit of %s", name, limit.String())))
+		}
+	}
+
+	for _, probe := range []struct {
+		name  string
+		probe *v1.Probe
+	}{{"livenessProbe", c.LivenessProbe}, {"readinessProbe", c.ReadinessProbe}, {"startupProbe", c.StartupProbe}} {
+		if probe.probe != nil {
+			errs = append(errs, validateProbe(probe.probe, probe.name, p.Child(probe.name))...)
 		}
 	}
 
@@ -158,6 +243,112 @@ func validateContainer(c *v1.Container, p *field.Path, isInit bool, volumes, nam
 		if m.MountPath == "" {
 			errs = append(errs, field.Required(mp.Child("mountPath"), ""))
 		}
+	}
+	return errs
+}
+
+// Largest quantities the simulator accepts: a CPU amount is counted in millicores and
+// anything else in units (bytes), both as int64; a bigger quantity would wrap round to a
+// negative amount (9223372036854775808 reads back as -9223372036854775808) or to zero (1e400).
+var (
+	maxCPU      = resource.MustParse("1P")  // 10^18 millicores
+	maxQuantity = resource.MustParse("1Ei") // 2^60
+)
+
+// validateResource is upstream's validateContainerResourceName and
+// ValidateResourceQuantityValue, with an upper bound the int64 arithmetic needs.
+func validateResource(name v1.ResourceName, q resource.Quantity, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	for _, msg := range validation.IsQualifiedName(string(name)) {
+		errs = append(errs, field.Invalid(p, string(name), msg))
+	}
+	if len(errs) == 0 && !strings.Contains(string(name), "/") {
+		switch {
+		case name == v1.ResourceCPU, name == v1.ResourceMemory, name == v1.ResourceEphemeralStorage,
+			strings.HasPrefix(string(name), v1.ResourceHugePagesPrefix):
+		default:
+			errs = append(errs, field.Invalid(p, string(name), "must be a standard resource type or fully qualified"))
+		}
+	}
+	max := maxQuantity
+	if name == v1.ResourceCPU {
+		max = maxCPU
+	}
+	switch {
+	case q.Sign() < 0:
+		errs = append(errs, field.Invalid(p, q.String(), "must be greater than or equal to 0"))
+	case q.Cmp(max) > 0:
+		errs = append(errs, field.Invalid(p, q.String(), "must be less than or equal to "+max.String()))
+	}
+	return errs
+}
+
+// validateProbe is upstream's validateProbe (and validateHandler) for the fields the prober
+// uses, run after defaulting: a negative period would make the prober due at every instant.
+func validateProbe(probe *v1.Probe, kind string, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	h := &probe.ProbeHandler
+	handlers := 0
+	if h.Exec != nil {
+		handlers++
+		if len(h.Exec.Command) == 0 {
+			errs = append(errs, field.Required(p.Child("exec", "command"), ""))
+		}
+	}
+	if h.HTTPGet != nil {
+		handlers++
+		errs = append(errs, validatePortNumOrName(h.HTTPGet.Port, p.Child("httpGet", "port"))...)
+		switch h.HTTPGet.Scheme {
+		case v1.URISchemeHTTP, v1.URISchemeHTTPS:
+		default:
+			errs = append(errs, field.NotSupported(p.Child("httpGet", "scheme"), h.HTTPGet.Scheme, []string{string(v1.URISchemeHTTP), string(v1.URISchemeHTTPS)}))
+		}
+	}
+	if h.TCPSocket != nil {
+		handlers++
+		errs = append(errs, validatePortNumOrName(h.TCPSocket.Port, p.Child("tcpSocket", "port"))...)
+	}
+	if h.GRPC != nil {
+		handlers++
+		for _, msg := range validation.IsValidPortNum(int(h.GRPC.Port)) {
+			errs = append(errs, field.Invalid(p.Child("grpc", "port"), h.GRPC.Port, msg))
+		}
+	}
+	switch {
+	case handlers == 0:
+		errs = append(errs, field.Required(p, "must specify a handler type"))
+	case handlers > 1:
+		errs = append(errs, field.Forbidden(p, "may not specify more than 1 handler type"))
+	}
+	errs = append(errs, apivalidation.ValidateNonnegativeField(int64(probe.InitialDelaySeconds), p.Child("initialDelaySeconds"))...)
+	errs = append(errs, apivalidation.ValidateNonnegativeField(int64(probe.TimeoutSeconds), p.Child("timeoutSeconds"))...)
+	errs = append(errs, apivalidation.ValidateNonnegativeField(int64(probe.PeriodSeconds), p.Child("periodSeconds"))...)
+	errs = append(errs, apivalidation.ValidateNonnegativeField(int64(probe.SuccessThreshold), p.Child("successThreshold"))...)
+	errs = append(errs, apivalidation.ValidateNonnegativeField(int64(probe.FailureThreshold), p.Child("failureThreshold"))...)
+	if kind != "readinessProbe" && probe.SuccessThreshold != 1 {
+		errs = append(errs, field.Invalid(p.Child("successThreshold"), probe.SuccessThreshold, "must be 1"))
+	}
+	if g := probe.TerminationGracePeriodSeconds; g != nil {
+		switch {
+		case kind == "readinessProbe":
+			errs = append(errs, field.Invalid(p.Child("terminationGracePeriodSeconds"), *g, "must not be set for readinessProbes"))
+		case *g <= 0:
+			errs = append(errs, field.Invalid(p.Child("terminationGracePeriodSeconds"), *g, "must be greater than 0"))
+		}
+	}
+	return errs
+}
+
+func validatePortNumOrName(port intstr.IntOrString, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if port.Type == intstr.String {
+		for _, msg := range validation.IsValidPortName(port.StrVal) {
+			errs = append(errs, field.Invalid(p, port.StrVal, msg))
+		}
+		return errs
+	}
+	for _, msg := range validation.IsValidPortNum(port.IntValue()) {
+		errs = append(errs, field.Invalid(p, port.IntValue(), msg))
 	}
 	return errs
 }

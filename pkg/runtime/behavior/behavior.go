@@ -3,12 +3,15 @@ package behavior
 import (
 	"errors"
 	"fmt"
+	"math"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/minikubelet/minikubelet/pkg/quantity"
 )
 
 // AnnotationPrefix starts the pod annotation that scripts one container:
@@ -157,7 +160,18 @@ func (b Behavior) MemoryAt(d time.Duration) int64 {
 	if b.MemoryGrowthPer <= 0 || d <= 0 {
 		return b.MemoryUsage
 	}
-	return b.MemoryUsage + int64(float64(b.MemoryGrowth)*float64(d)/float64(b.MemoryGrowthPer))
+	return grow(b.MemoryUsage, b.MemoryGrowth, b.MemoryGrowthPer, d)
+}
+
+// grow is base plus rate per period for d, saturated at math.MaxInt64: a leak of 1Ei/1ns
+// reaches it within a second, and converting a bigger float64 to int64 gives garbage
+// (math.MinInt64 on amd64).
+func grow(base, rate int64, per, d time.Duration) int64 {
+	v := float64(base) + float64(rate)*float64(d)/float64(per)
+	if v >= math.MaxInt64 {
+		return math.MaxInt64
+	}
+	return int64(v)
 }
 
 // DiskAt is the container's writable layer after it ran for d.
@@ -165,7 +179,7 @@ func (b Behavior) DiskAt(d time.Duration) int64 {
 	if b.DiskGrowthPer <= 0 || d <= 0 {
 		return b.DiskUsage
 	}
-	return b.DiskUsage + int64(float64(b.DiskGrowth)*float64(d)/float64(b.DiskGrowthPer))
+	return grow(b.DiskUsage, b.DiskGrowth, b.DiskGrowthPer, d)
 }
 
 // TimeToReach is how long the container runs before its memory use reaches limit; ok is
@@ -321,6 +335,19 @@ func ParseValue(v string) (Behavior, error) {
 	return b, nil
 }
 
+// Largest amounts a key accepts: the runtime counts CPU in millicores and bytes as int64,
+// and a bigger quantity reads back negative (9223372036854775808) or as zero (1e400).
+var (
+	maxCPU    = resource.MustParse("1P")
+	maxAmount = resource.MustParse("1Ei")
+)
+
+// amount parses a quantity from 0 to max.
+func amount(val string, max resource.Quantity) (resource.Quantity, bool) {
+	q, err := quantity.Parse(val) // refuses a huge exponent, which ParseQuantity and Cmp take hours over
+	return q, err == nil && q.Sign() >= 0 && q.Cmp(max) <= 0
+}
+
 func set(b *Behavior, k, val string) error {
 	dur := func() (time.Duration, error) {
 		d, err := time.ParseDuration(val)
@@ -367,15 +394,15 @@ func set(b *Behavior, k, val string) error {
 		}
 		b.PullError = val
 	case KeyMemoryUsage:
-		q, perr := resource.ParseQuantity(val)
-		if perr != nil || q.Sign() < 0 {
-			return &Error{Key: k, Value: val, Reason: "want a non-negative quantity such as 256Mi"}
+		q, ok := amount(val, maxAmount)
+		if !ok {
+			return &Error{Key: k, Value: val, Reason: "want a non-negative quantity up to 1Ei, such as 256Mi"}
 		}
 		b.MemoryUsage = q.Value()
 	case KeyDiskUsage:
-		q, perr := resource.ParseQuantity(val)
-		if perr != nil || q.Sign() < 0 {
-			return &Error{Key: k, Value: val, Reason: "want a non-negative quantity such as 1Gi"}
+		q, ok := amount(val, maxAmount)
+		if !ok {
+			return &Error{Key: k, Value: val, Reason: "want a non-negative quantity up to 1Ei, such as 1Gi"}
 		}
 		b.DiskUsage = q.Value()
 	case KeyLogEvery:
@@ -388,28 +415,28 @@ func set(b *Behavior, k, val string) error {
 		}
 		b.LogLine = val
 	case KeyCPUUsage:
-		q, perr := resource.ParseQuantity(val)
-		if perr != nil || q.Sign() <= 0 {
-			return &Error{Key: k, Value: val, Reason: "want a positive CPU quantity such as 250m or 1"}
+		q, ok := amount(val, maxCPU)
+		if !ok || q.Sign() == 0 {
+			return &Error{Key: k, Value: val, Reason: "want a positive CPU quantity up to 1P, such as 250m or 1"}
 		}
 		b.CPUMilli = q.MilliValue()
 		if b.CPUMilli == 0 {
 			b.CPUMilli = 1 // a positive quantity under 1m still uses something
 		}
 	case KeyMemoryGrowth:
-		amount, per, ok := strings.Cut(val, "/")
-		q, perr := resource.ParseQuantity(strings.TrimSpace(amount))
+		n, per, ok := strings.Cut(val, "/")
+		q, qok := amount(strings.TrimSpace(n), maxAmount)
 		d, derr := time.ParseDuration(strings.TrimSpace(per))
-		if !ok || perr != nil || derr != nil || q.Sign() < 0 || d <= 0 {
-			return &Error{Key: k, Value: val, Reason: "want a quantity per positive duration, such as 100Mi/1m"}
+		if !ok || !qok || derr != nil || d <= 0 {
+			return &Error{Key: k, Value: val, Reason: "want a quantity up to 1Ei per positive duration, such as 100Mi/1m"}
 		}
 		b.MemoryGrowth, b.MemoryGrowthPer = q.Value(), d
 	case KeyDiskGrowth:
-		amount, per, ok := strings.Cut(val, "/")
-		q, perr := resource.ParseQuantity(strings.TrimSpace(amount))
+		n, per, ok := strings.Cut(val, "/")
+		q, qok := amount(strings.TrimSpace(n), maxAmount)
 		d, derr := time.ParseDuration(strings.TrimSpace(per))
-		if !ok || perr != nil || derr != nil || q.Sign() < 0 || d <= 0 {
-			return &Error{Key: k, Value: val, Reason: "want a quantity per positive duration, such as 100Mi/1m"}
+		if !ok || !qok || derr != nil || d <= 0 {
+			return &Error{Key: k, Value: val, Reason: "want a quantity up to 1Ei per positive duration, such as 100Mi/1m"}
 		}
 		b.DiskGrowth, b.DiskGrowthPer = q.Value(), d
 	default:

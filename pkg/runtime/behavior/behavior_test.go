@@ -56,6 +56,12 @@ func TestParse(t *testing.T) {
 		{name: "memoryGrowth per zero", annotations: map[string]string{key: "memoryGrowth=1Mi/0s"}, wantErr: []string{`key "memoryGrowth"`}},
 		{name: "bad quantity", annotations: map[string]string{key: "memoryUsage=lots"}, wantErr: []string{`key "memoryUsage"`, `bad value "lots"`}},
 		{name: "negative quantity", annotations: map[string]string{key: "memoryUsage=-1Mi"}, wantErr: []string{`key "memoryUsage"`}},
+		// Amounts the runtime's int64 arithmetic would wrap round (found by FuzzBehavior).
+		{name: "memoryUsage over int64", annotations: map[string]string{key: "memoryUsage=9223372036854775808"}, wantErr: []string{`key "memoryUsage"`, `bad value "9223372036854775808"`, "up to 1Ei"}},
+		{name: "diskUsage 1e400", annotations: map[string]string{key: "diskUsage=1e400"}, wantErr: []string{`key "diskUsage"`, "up to 1Ei"}},
+		{name: "cpuUsage over int64 millicores", annotations: map[string]string{key: "cpuUsage=1e400"}, wantErr: []string{`key "cpuUsage"`, "up to 1P"}},
+		{name: "memoryGrowth over int64", annotations: map[string]string{key: "memoryGrowth=8Ei/1s"}, wantErr: []string{`key "memoryGrowth"`, "up to 1Ei"}},
+		{name: "memoryUsage at the bound", annotations: map[string]string{key: "memoryUsage=1Ei"}, want: Behavior{MemoryUsage: 1 << 60}},
 		{name: "missing equals", annotations: map[string]string{key: "runFor"}, wantErr: []string{`bad value "runFor"`, "key=value"}},
 		{name: "duplicate key", annotations: map[string]string{key: "runFor=1s,runFor=2s"}, wantErr: []string{`key "runFor"`, "more than once"}},
 	}

@@ -1,0 +1,2 @@
+// Package quantity parses resource quantities from untrusted text without the cost of a huge exponent.
+package quantity
