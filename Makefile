@@ -52,7 +52,7 @@ bench-all:
 scale:
 	$(GO) test -run='^$$' -bench='^Benchmark(StartAll|SteadyState|RemoveAll)$$' -benchmem -benchtime=$(BENCHTIME) ./pkg/kubelet/
 
-## fuzz: run the six fuzz targets one after the other, each for FUZZTIME (default 60s; docs/reliability.md)
+## fuzz: run the seven fuzz targets one after the other, each for FUZZTIME (default 60s; docs/reliability.md)
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \
 	  echo "== $${t%%:*} ($${t#*:}) for $(FUZZTIME)"; \
