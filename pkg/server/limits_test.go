@@ -14,12 +14,8 @@ import (
 	"testing"
 	"time"
 
-	coordinationv1 "k8s.io/api/coordination/v1"
-	v1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/remotecommand"
-
-	"github.com/minikubelet/minikubelet/pkg/metrics"
 )
 
 // limitsServer is a server with the secure debugging handlers (logs, exec) and the given
@@ -32,17 +28,9 @@ func limitsServer(t *testing.T, limits Limits, streams *fakeStreams, logs LogsPr
 // limitsServerTLS is limitsServer, with TLS (as the secure port) when secure is set.
 func limitsServerTLS(t *testing.T, limits Limits, streams *fakeStreams, logs LogsProvider, secure bool) (string, *recordingListener) {
 	t.Helper()
-	s, err := New(Config{
-		Pods:                    PodsFunc(func() []*v1.Pod { return nil }),
-		Node:                    NodeFunc(func() *v1.Node { return &v1.Node{} }),
-		Lease:                   LeaseFunc(func() *coordinationv1.Lease { return nil }),
-		Events:                  EventsFunc(func() []v1.Event { return nil }),
-		Registry:                metrics.NewRegistry(""),
-		Streaming:               streams,
-		Logs:                    logs,
-		SecureDebuggingHandlers: true,
-		Limits:                  limits,
-	})
+	cfg := emptyNodeConfig()
+	cfg.Streaming, cfg.Logs, cfg.SecureDebuggingHandlers, cfg.Limits = streams, logs, true, limits
+	s, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -293,17 +281,9 @@ func TestLongLivedAnswersLiftDeadlines(t *testing.T) {
 // is on, and on the read-only port only when the debugging handlers are on there too.
 func TestProfilingRoutes(t *testing.T) {
 	build := func(profiling, debug bool, auth Authenticator) *Server {
-		s, err := New(Config{
-			Pods:                    PodsFunc(func() []*v1.Pod { return nil }),
-			Node:                    NodeFunc(func() *v1.Node { return nil }),
-			Lease:                   LeaseFunc(func() *coordinationv1.Lease { return nil }),
-			Events:                  EventsFunc(func() []v1.Event { return nil }),
-			Registry:                metrics.NewRegistry(""),
-			EnableProfiling:         profiling,
-			EnableDebuggingHandlers: debug,
-			Faults:                  &fakeFaults{},
-			Auth:                    auth,
-		})
+		cfg := emptyNodeConfig()
+		cfg.EnableProfiling, cfg.EnableDebuggingHandlers, cfg.Faults, cfg.Auth = profiling, debug, &fakeFaults{}, auth
+		s, err := New(cfg)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -231,28 +231,23 @@ var DefaultLimits = Limits{
 // withDefaults fills l's zero fields from DefaultLimits.
 func (l Limits) withDefaults() Limits {
 	d := DefaultLimits
-	if l.ReadHeaderTimeout > 0 {
-		d.ReadHeaderTimeout = l.ReadHeaderTimeout
+	return Limits{
+		ReadHeaderTimeout:     positiveOr(l.ReadHeaderTimeout, d.ReadHeaderTimeout),
+		ReadTimeout:           positiveOr(l.ReadTimeout, d.ReadTimeout),
+		WriteTimeout:          positiveOr(l.WriteTimeout, d.WriteTimeout),
+		IdleTimeout:           positiveOr(l.IdleTimeout, d.IdleTimeout),
+		MaxHeaderBytes:        positiveOr(l.MaxHeaderBytes, d.MaxHeaderBytes),
+		MaxBodyBytes:          positiveOr(l.MaxBodyBytes, d.MaxBodyBytes),
+		StreamCreationTimeout: positiveOr(l.StreamCreationTimeout, d.StreamCreationTimeout),
 	}
-	if l.ReadTimeout > 0 {
-		d.ReadTimeout = l.ReadTimeout
+}
+
+// positiveOr is v when it is set (positive), else def.
+func positiveOr[T int | int64 | time.Duration](v, def T) T {
+	if v > 0 {
+		return v
 	}
-	if l.WriteTimeout > 0 {
-		d.WriteTimeout = l.WriteTimeout
-	}
-	if l.IdleTimeout > 0 {
-		d.IdleTimeout = l.IdleTimeout
-	}
-	if l.MaxHeaderBytes > 0 {
-		d.MaxHeaderBytes = l.MaxHeaderBytes
-	}
-	if l.MaxBodyBytes > 0 {
-		d.MaxBodyBytes = l.MaxBodyBytes
-	}
-	if l.StreamCreationTimeout > 0 {
-		d.StreamCreationTimeout = l.StreamCreationTimeout
-	}
-	return d
+	return def
 }
 
 // Server serves the HTTP API. Its handler is safe for concurrent use.

@@ -79,20 +79,23 @@ func (denyAll) Wrap(http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { http.Error(w, "Unauthorized", http.StatusUnauthorized) })
 }
 
+// emptyNodeConfig is a server configuration for a node with no pods, events or lease.
+func emptyNodeConfig() Config {
+	return Config{
+		Pods:     PodsFunc(func() []*v1.Pod { return nil }),
+		Node:     NodeFunc(func() *v1.Node { return &v1.Node{} }),
+		Lease:    LeaseFunc(func() *coordinationv1.Lease { return nil }),
+		Events:   EventsFunc(func() []v1.Event { return nil }),
+		Registry: metrics.NewRegistry(""),
+	}
+}
+
 func secureServer(t testing.TB, streams *fakeStreams, debug bool, auth Authenticator, maxStreams int) *Server {
 	t.Helper()
-	s, err := New(Config{
-		Pods:                    PodsFunc(func() []*v1.Pod { return nil }),
-		Node:                    NodeFunc(func() *v1.Node { return &v1.Node{} }),
-		Lease:                   LeaseFunc(func() *coordinationv1.Lease { return nil }),
-		Events:                  EventsFunc(func() []v1.Event { return nil }),
-		Registry:                metrics.NewRegistry(""),
-		Streaming:               streams,
-		Logs:                    fakeLogs{},
-		Auth:                    auth,
-		SecureDebuggingHandlers: debug,
-		MaxStreams:              maxStreams,
-	})
+	cfg := emptyNodeConfig()
+	cfg.Streaming, cfg.Logs, cfg.Auth = streams, fakeLogs{}, auth
+	cfg.SecureDebuggingHandlers, cfg.MaxStreams = debug, maxStreams
+	s, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
