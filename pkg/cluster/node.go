@@ -74,22 +74,16 @@ func reconcileLabels(existing, initial *v1.Node) bool {
 	return changed
 }
 
-// NodeExists reports whether the node is in the API server, read from its watch cache
-// (resourceVersion 0) as the kubelet reads its node before each status update.
-func (a *NodeAPI) NodeExists(ctx context.Context, name string) (bool, error) {
-	var exists bool
+// GetNode reads the node from the API server's watch cache (resourceVersion 0), as the
+// kubelet reads its node before each status update.
+func (a *NodeAPI) GetNode(ctx context.Context, name string) (*v1.Node, error) {
+	var got *v1.Node
 	err := task.Await(ctx, a.caller.Go(func(cctx context.Context) error {
-		_, err := a.client.CoreV1().Nodes().Get(cctx, name, metav1.GetOptions{ResourceVersion: "0"})
-		switch {
-		case err == nil:
-			exists = true
-		case apierrors.IsNotFound(err):
-		default:
-			return err
-		}
-		return nil
+		var err error
+		got, err = a.client.CoreV1().Nodes().Get(cctx, name, metav1.GetOptions{ResourceVersion: "0"})
+		return err
 	}))
-	return exists, err
+	return got, err
 }
 
 // PatchNodeStatus sends the difference between the node as last reported and now as a

@@ -8,6 +8,7 @@ import (
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -71,16 +72,19 @@ func TestRegisterNode(t *testing.T) {
 	})
 }
 
-func TestNodeExists(t *testing.T) {
+// TestGetNode: the node is read from the API server's cache (resourceVersion 0); a deleted
+// node is a NotFound error and an API server that does not answer another error, so the
+// status manager can tell "register again" from "try later".
+func TestGetNode(t *testing.T) {
 	tests := []struct {
-		name    string
-		objects []runtime.Object
-		fail    error
-		want    bool
-		wantErr bool
+		name         string
+		objects      []runtime.Object
+		fail         error
+		wantNotFound bool
+		wantErr      bool
 	}{
-		{name: "registered", objects: []runtime.Object{node(nil, v1.ConditionTrue)}, want: true},
-		{name: "deleted", want: false},
+		{name: "registered", objects: []runtime.Object{node(nil, v1.ConditionTrue)}},
+		{name: "deleted", wantNotFound: true, wantErr: true},
 		{name: "API server down: an error, not a deleted node", fail: errors.New("connection refused"), wantErr: true},
 	}
 	for _, tt := range tests {
@@ -89,9 +93,12 @@ func TestNodeExists(t *testing.T) {
 			if tt.fail != nil {
 				client.PrependReactor("get", "nodes", func(k8stesting.Action) (bool, runtime.Object, error) { return true, nil, tt.fail })
 			}
-			got, err := api.NodeExists(context.Background(), "n1")
-			if got != tt.want || (err != nil) != tt.wantErr {
-				t.Errorf("NodeExists = %v, %v; want %v, error %v", got, err, tt.want, tt.wantErr)
+			got, err := api.GetNode(context.Background(), "n1")
+			if (err != nil) != tt.wantErr || apierrors.IsNotFound(err) != tt.wantNotFound {
+				t.Fatalf("GetNode error = %v; want error %v, NotFound %v", err, tt.wantErr, tt.wantNotFound)
+			}
+			if err == nil && (got == nil || got.Name != "n1") {
+				t.Errorf("GetNode = %+v, want node n1", got)
 			}
 		})
 	}

@@ -139,6 +139,43 @@ func TestClusterNodeDeletedRegistersAgain(t *testing.T) {
 	}
 }
 
+// TestClusterNodeStatusPutRightAfterNodeController: the node lifecycle controller marks a
+// node whose heartbeats it missed Ready=Unknown (an API server outage does that). The
+// kubelet starts each update from the node the API server has, so its next status update
+// (10s) sees the change and reports Ready again, though its own view never changed and
+// the next unconditional report is 5 minutes away.
+func TestClusterNodeStatusPutRightAfterNodeController(t *testing.T) {
+	client := fake.NewSimpleClientset()
+	h := newClusterHarness(t, client)
+	h.round(time.Second)
+	ctx := context.Background()
+	node, err := client.CoreV1().Nodes().Get(ctx, testNode, metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("node not registered: %v", err)
+	}
+	for i, c := range node.Status.Conditions {
+		// What the node lifecycle controller writes (upstream's tryUpdateNodeHealth).
+		if c.Type == v1.NodeReady {
+			node.Status.Conditions[i].Status = v1.ConditionUnknown
+			node.Status.Conditions[i].Reason = "NodeStatusUnknown"
+			node.Status.Conditions[i].Message = "Kubelet stopped posting node status."
+		}
+	}
+	if _, err := client.CoreV1().Nodes().UpdateStatus(ctx, node, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	h.round(11 * time.Second)
+	node, err = client.CoreV1().Nodes().Get(ctx, testNode, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range node.Status.Conditions {
+		if c.Type == v1.NodeReady && (c.Status != v1.ConditionTrue || c.Reason != "KubeletReady") {
+			t.Errorf("Ready in the API one update after the node controller's Unknown: %s %s %q, want True KubeletReady", c.Status, c.Reason, c.Message)
+		}
+	}
+}
+
 // TestClusterNodeLabelsAndTaints: --node-labels and registerWithTaints are on the node the
 // kubelet registers.
 func TestClusterNodeLabelsAndTaints(t *testing.T) {

@@ -139,7 +139,9 @@ type Config struct {
 type NodeAPI interface {
 	RegisterNode(ctx context.Context, node *v1.Node) (*v1.Node, error)
 	PatchNodeStatus(ctx context.Context, old, node *v1.Node) (*v1.Node, error)
-	NodeExists(ctx context.Context, name string) (bool, error)
+	// GetNode reads the node from the API server's cache; a missing node is a NotFound
+	// error.
+	GetNode(ctx context.Context, name string) (*v1.Node, error)
 	UpdateLease(ctx context.Context, lease *coordinationv1.Lease) error
 }
 
@@ -442,11 +444,23 @@ func (m *Manager) UpdateNodeStatus(ctx context.Context) error {
 	m.mu.Unlock()
 
 	if original != nil && m.cfg.API != nil {
-		// As the kubelet reads its node before each update: a deleted node is noticed
-		// within one update even when nothing changed and no patch is due.
-		if exists, err := m.cfg.API.NodeExists(ctx, m.cfg.NodeName); err == nil && !exists {
+		// As the kubelet (tryUpdateNodeStatus), the setters start from the node as the API
+		// server has it, not as last reported: what someone else wrote there (the node
+		// lifecycle controller's Ready=Unknown after missed heartbeats) counts as a change
+		// and is put right at this update, not at the next report (5 min). A deleted node is
+		// registered again; an API server that does not answer skips the update.
+		apiNode, err := m.cfg.API.GetNode(ctx, m.cfg.NodeName)
+		switch {
+		case apierrors.IsNotFound(err):
 			m.forgetRegistration(ctx)
 			original = nil
+		case err != nil:
+			if ctx.Err() == nil {
+				logger.Error(fmt.Errorf("error getting node %q: %w", m.cfg.NodeName, err), "Error updating node status, will retry")
+			}
+			return nil
+		default:
+			original = apiNode
 		}
 	}
 	register := original == nil

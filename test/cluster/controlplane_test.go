@@ -22,6 +22,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
+	"github.com/minikubelet/minikubelet/internal/childproc"
 	"github.com/minikubelet/minikubelet/internal/eventually"
 )
 
@@ -227,6 +228,7 @@ func startProc(t *testing.T, dir, name, path string, args ...string) *proc {
 	}
 	cmd := exec.Command(path, args...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
+	childproc.DieWithParent(cmd)
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start %s: %v", name, err)
 	}

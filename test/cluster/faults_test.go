@@ -96,6 +96,18 @@ func (p *flakyProxy) breakWatches() int {
 // it, the running pod never restarts), and the Node is deleted (the node registers again).
 func TestAPIServerGoesAway(t *testing.T) {
 	const node = "mk-faulty"
+	// The processes' logs print after a failure; say last which step failed, and log each
+	// step's start, so a CI log's tail tells where to look.
+	began, current := time.Now(), "setting up"
+	step := func(what string) {
+		current = what
+		t.Logf("+%v %s", time.Since(began).Round(time.Millisecond), what)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("failed at step %q, +%v (its message is above the process logs)", current, time.Since(began).Round(time.Millisecond))
+		}
+	})
 	cp := startControlPlane(t, node)
 	bin := buildDaemon(t)
 	proxy := newFlakyProxy(t, cp.url)
@@ -165,9 +177,11 @@ current-context: local
 		}
 		t.Fatalf("%s: the daemon does not run steady", when)
 	}
+	step("a long-running pod")
 	create("steady", "")
 	phase("steady", v1.PodRunning)
 
+	step("watches cut")
 	// 1. The watch is cut mid-stream: a pod created afterwards still reaches the node.
 	if n := proxy.breakWatches(); n == 0 {
 		t.Fatal("no watch in flight to break")
@@ -175,6 +189,7 @@ current-context: local
 	create("after-break", "")
 	phase("after-break", v1.PodRunning)
 
+	step("status writes fail")
 	// 2. Status writes fail for 20s, while a pod finishes: its Succeeded gets through after.
 	proxy.failStatus.Store(true)
 	create("job", "runFor=3s")
@@ -186,6 +201,7 @@ current-context: local
 	phase("job", v1.PodSucceeded)
 	steadyRunning("after the status writes failed")
 
+	step("the API server killed")
 	// 3. The API server crashes for 20s: a pod finishes and a static pod appears meanwhile.
 	create("job2", "runFor=10s")
 	phase("job2", v1.PodRunning)
@@ -195,6 +211,7 @@ current-context: local
 	}
 	<-time.After(20 * time.Second) // the outage, in real time
 	steadyRunning("with the API server down")
+	step("the API server restarted")
 	cp.restartAPIServer(t)
 	phase("job2", v1.PodSucceeded)
 	phase("static-"+node, v1.PodRunning) // the mirror pod
@@ -209,6 +226,7 @@ current-context: local
 	})
 	steadyRunning("after the API server came back")
 
+	step("the Node deleted")
 	// 4. The Node is deleted: the node registers again, Ready, and keeps its pods.
 	old, err := cp.admin.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
 	if err != nil {

@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 
+	"github.com/minikubelet/minikubelet/internal/childproc"
 	"github.com/minikubelet/minikubelet/internal/eventually"
 )
 
@@ -68,6 +69,7 @@ func TestNodesJoinTheCluster(t *testing.T) {
 			t.Fatal(err)
 		}
 		cmd.Stdout, cmd.Stderr = logFile, logFile
+		childproc.DieWithParent(cmd)
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}

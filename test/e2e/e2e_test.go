@@ -22,6 +22,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 
+	"github.com/minikubelet/minikubelet/internal/childproc"
 	"github.com/minikubelet/minikubelet/internal/eventually"
 )
 
@@ -85,6 +86,7 @@ func startDaemon(t *testing.T, args ...string) *daemon {
 	}
 	args = append([]string{"--pod-manifest-path=" + dir, "--read-only-port=0", "--port=0", "--hostname-override=e2e"}, args...)
 	d := &daemon{t: t, cmd: exec.Command(bin, args...), manifests: dir, exited: make(chan error, 1)}
+	childproc.DieWithParent(d.cmd)
 	pipe, err := d.cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)

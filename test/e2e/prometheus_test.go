@@ -18,6 +18,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/minikubelet/minikubelet/internal/childproc"
 )
 
 // promDir holds the shipped Prometheus configuration.
@@ -79,6 +81,7 @@ func startPrometheus(t *testing.T, target string) *prometheus {
 	cmd := exec.Command(bin, "--config.file="+filepath.Join(dir, "prometheus.yml"),
 		"--storage.tsdb.path="+filepath.Join(dir, "data"), "--web.listen-address="+addr,
 		"--storage.tsdb.retention.time=1h", "--log.level=warn")
+	childproc.DieWithParent(cmd)
 	pipe, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)

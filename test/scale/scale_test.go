@@ -22,6 +22,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/minikubelet/minikubelet/internal/childproc"
 )
 
 var (
@@ -281,6 +283,7 @@ var servingRE = regexp.MustCompile(`"Serving HTTP" address="([^"]+)"`)
 func startDaemon(t *testing.T, args []string) *daemon {
 	t.Helper()
 	d := &daemon{t: t, cmd: exec.Command(bin, args...), exited: make(chan error, 1)}
+	childproc.DieWithParent(d.cmd)
 	pipe, err := d.cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
