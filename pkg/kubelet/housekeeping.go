@@ -5,12 +5,12 @@ import (
 	"fmt"
 
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 
 	"github.com/minikubelet/minikubelet/pkg/container"
 	"github.com/minikubelet/minikubelet/pkg/kubetypes"
 	"github.com/minikubelet/minikubelet/pkg/podworkers"
+	"github.com/minikubelet/minikubelet/pkg/scratch"
 )
 
 // HandlePodCleanups is housekeeping (upstream HandlePodCleanups, without the volume,
@@ -35,7 +35,8 @@ func (k *Kubelet) HandlePodCleanups(ctx context.Context) error {
 	}
 
 	logger.V(3).Info("Clean up orphaned pod statuses")
-	desired := make(map[types.UID]bool, len(allPods))
+	k.desired = scratch.Map(k.desired, len(allPods))
+	desired := k.desired
 	for _, pod := range allPods {
 		desired[pod.UID] = true
 	}

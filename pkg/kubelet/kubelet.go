@@ -137,8 +137,9 @@ type Kubelet struct {
 	listener        net.Listener
 	secureListener  net.Listener
 	servingCert     *tls.Certificate
-	configMaps      *configMapStore // the ConfigMaps of the API server's pods (cluster mode)
-	hostIP          string          // the node's InternalIP, pods' status.hostIP
+	configMaps      *configMapStore    // the ConfigMaps of the API server's pods (cluster mode)
+	hostIP          string             // the node's InternalIP, pods' status.hostIP
+	desired         map[types.UID]bool // housekeeping's desired pods, reused from one pass to the next
 
 	nodeInfo         admission.NodeInfo
 	admissionMetrics *admission.Metrics

@@ -389,8 +389,8 @@ spec:
 		return h.phase("a-"+testNode) == v1.PodRunning && h.phase("b-"+testNode) == v1.PodRunning
 	}, h.describe)
 	want := int64(128<<20 + 64<<20)
-	if got := h.k.MemoryUsage(); got != want {
-		t.Errorf("MemoryUsage = %d, want %d (128Mi request + 64Mi scripted)", got, want)
+	if got := h.k.Usage().MemoryBytes; got != want {
+		t.Errorf("Usage().MemoryBytes = %d, want %d (128Mi request + 64Mi scripted)", got, want)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 
 	"github.com/minikubelet/minikubelet/pkg/config"
 	"github.com/minikubelet/minikubelet/pkg/features"
+	"github.com/minikubelet/minikubelet/pkg/nodestatus"
 	"github.com/minikubelet/minikubelet/pkg/server"
 )
 
@@ -94,19 +95,12 @@ func (k *Kubelet) serverConfig() server.Config {
 
 // --- nodestatus.UsageProvider: the simulated usage behind the pressure conditions ---
 
-// MemoryUsage is the node's memory use, from the runtime's usage model: its base use plus
-// what every running container uses now (memoryUsage, else the memory request, plus any
-// memoryGrowth), the figures /stats/summary reports.
-func (k *Kubelet) MemoryUsage() int64 { return k.runtime.Usage().MemoryBytes }
-
-// PodMemoryUsage is what the pods' containers use of it: the allocatableMemory.available
-// signal's use.
-func (k *Kubelet) PodMemoryUsage() int64 { return k.runtime.Usage().PodMemoryBytes }
-
-// DiskUsage is the scripted disk use on the machine's ephemeral storage.
-func (k *Kubelet) DiskUsage() (used, capacity int64) {
-	return k.runtime.Usage().DiskBytes, 0
+// Usage is the node's use, from the runtime's usage model: memory is its base use plus what
+// every running container uses now (memoryUsage, else the memory request, plus any
+// memoryGrowth), the figures /stats/summary reports, of which the pods' part drives
+// allocatableMemory.available; disk is the images, writable layers and logs on the
+// machine's ephemeral storage; and the scripted number of processes.
+func (k *Kubelet) Usage() nodestatus.Usage {
+	u := k.runtime.Usage()
+	return nodestatus.Usage{MemoryBytes: u.MemoryBytes, PodMemoryBytes: u.PodMemoryBytes, HasPodMemory: true, DiskBytes: u.DiskBytes, PIDs: u.PIDs}
 }
-
-// PIDUsage is the scripted number of processes.
-func (k *Kubelet) PIDUsage() int64 { return k.runtime.Usage().PIDs }

@@ -178,38 +178,36 @@ func NodeAllocatableReservation(capacity, systemReserved, kubeReserved v1.Resour
 	return out
 }
 
-// UsageProvider supplies the simulated resource usage the pressure conditions compare
-// with the thresholds. Implementations must be cheap and safe for concurrent use.
-type UsageProvider interface {
-	// MemoryUsage is the node's memory working set in bytes.
-	MemoryUsage() int64
-	// DiskUsage is the used bytes of the node filesystem and its size (capacity <= 0: the
+// Usage is the node's simulated resource use at one instant.
+type Usage struct {
+	// MemoryBytes is the node's memory working set.
+	MemoryBytes int64
+	// PodMemoryBytes is the pods' part of it. With HasPodMemory the allocatableMemory.available
+	// signal is observed (upstream's pod cgroup against the node's allocatable memory).
+	PodMemoryBytes int64
+	HasPodMemory   bool
+	// DiskBytes is the used bytes of the node filesystem; DiskCapacity its size (<= 0: the
 	// machine's ephemeral storage).
-	DiskUsage() (used, capacity int64)
-	// PIDUsage is the number of processes running.
-	PIDUsage() int64
+	DiskBytes, DiskCapacity int64
+	// PIDs is the number of processes running.
+	PIDs int64
 }
 
-// PodMemoryProvider is implemented by a UsageProvider that can tell the pods' memory apart
-// from the node's own: the allocatableMemory.available signal is observed then.
-type PodMemoryProvider interface {
-	PodMemoryUsage() int64
+// UsageProvider supplies the simulated resource usage the pressure conditions compare
+// with the thresholds, in one call per observation: at 10,000 pods adding up the runtime's
+// containers is the dearest part of a node status update. Implementations must be safe
+// for concurrent use.
+type UsageProvider interface {
+	Usage() Usage
 }
 
-// UsageFunc adapts a function returning memory bytes, disk bytes and process count to a
-// UsageProvider whose disk capacity is the machine's (e.g. the fake runtime's Usage()).
-type UsageFunc func() (memoryBytes, diskBytes, pids int64)
+// UsageFunc adapts a function to a UsageProvider.
+type UsageFunc func() Usage
 
 var _ UsageProvider = UsageFunc(nil)
 
-// MemoryUsage implements UsageProvider.
-func (f UsageFunc) MemoryUsage() int64 { m, _, _ := f(); return m }
-
-// DiskUsage implements UsageProvider; capacity 0 means the machine's ephemeral storage.
-func (f UsageFunc) DiskUsage() (used, capacity int64) { _, d, _ := f(); return d, 0 }
-
-// PIDUsage implements UsageProvider.
-func (f UsageFunc) PIDUsage() int64 { _, _, p := f(); return p }
+// Usage implements UsageProvider.
+func (f UsageFunc) Usage() Usage { return f() }
 
 // Observation is a signal's available amount and the capacity it is out of.
 type Observation struct{ Available, Capacity int64 }

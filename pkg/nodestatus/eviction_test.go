@@ -113,9 +113,8 @@ func TestPressureTracker(t *testing.T) {
 }
 
 func TestUsageFunc(t *testing.T) {
-	u := UsageFunc(func() (int64, int64, int64) { return 1, 2, 3 })
-	used, capacity := u.DiskUsage()
-	if u.MemoryUsage() != 1 || used != 2 || capacity != 0 || u.PIDUsage() != 3 {
-		t.Fatalf("UsageFunc: mem %d disk %d/%d pids %d", u.MemoryUsage(), used, capacity, u.PIDUsage())
+	want := Usage{MemoryBytes: 1, DiskBytes: 2, PIDs: 3}
+	if got := UsageFunc(func() Usage { return want }).Usage(); got != want {
+		t.Fatalf("UsageFunc: %+v, want %+v", got, want)
 	}
 }

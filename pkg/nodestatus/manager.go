@@ -400,22 +400,23 @@ func (m *Manager) observe() map[Signal]observation {
 	if m.cfg.Usage == nil {
 		return obs
 	}
+	u := m.cfg.Usage.Usage()
 	memCap := m.cfg.Machine.Memory.Value()
-	obs[SignalMemoryAvailable] = observation{Available: memCap - m.cfg.Usage.MemoryUsage(), Capacity: memCap}
-	if pm, ok := m.cfg.Usage.(PodMemoryProvider); ok {
+	obs[SignalMemoryAvailable] = observation{Available: memCap - u.MemoryBytes, Capacity: memCap}
+	if u.HasPodMemory {
 		// The pods' memory against the node's allocatable memory (upstream's pod cgroup).
 		m.allocOnce.Do(func() { q := m.Allocatable()[v1.ResourceMemory]; m.allocMemory = q.Value() })
-		obs[SignalAllocatableMemoryAvailable] = observation{Available: m.allocMemory - pm.PodMemoryUsage(), Capacity: m.allocMemory}
+		obs[SignalAllocatableMemoryAvailable] = observation{Available: m.allocMemory - u.PodMemoryBytes, Capacity: m.allocMemory}
 	}
-	used, diskCap := m.cfg.Usage.DiskUsage()
+	diskCap := u.DiskCapacity
 	if diskCap <= 0 {
 		diskCap = m.cfg.Machine.EphemeralStorage.Value()
 	}
-	fs := observation{Available: diskCap - used, Capacity: diskCap}
+	fs := observation{Available: diskCap - u.DiskBytes, Capacity: diskCap}
 	obs[SignalNodeFsAvailable] = fs
 	obs[SignalImageFsAvailable] = fs
 	obs[SignalContainerFsAvailable] = fs
-	obs[SignalPIDAvailable] = observation{Available: m.cfg.Machine.MaxPIDs - m.cfg.Usage.PIDUsage(), Capacity: m.cfg.Machine.MaxPIDs}
+	obs[SignalPIDAvailable] = observation{Available: m.cfg.Machine.MaxPIDs - u.PIDs, Capacity: m.cfg.Machine.MaxPIDs}
 	return obs
 }
 

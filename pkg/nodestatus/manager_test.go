@@ -74,20 +74,18 @@ func (p *fakePLEG) Healthy() (bool, error) {
 }
 
 type fakeUsage struct {
-	mu                  sync.Mutex
-	mem, disk, diskCap  int64
-	pids                int64
-	memCalls, diskCalls int
+	mu                 sync.Mutex
+	mem, disk, diskCap int64
+	pids               int64
+	pods               int64 // the pods' memory, reported when hasPods
+	hasPods            bool
 }
 
-func (u *fakeUsage) MemoryUsage() int64 { u.mu.Lock(); defer u.mu.Unlock(); u.memCalls++; return u.mem }
-func (u *fakeUsage) DiskUsage() (int64, int64) {
+func (u *fakeUsage) Usage() Usage {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	u.diskCalls++
-	return u.disk, u.diskCap
+	return Usage{MemoryBytes: u.mem, PodMemoryBytes: u.pods, HasPodMemory: u.hasPods, DiskBytes: u.disk, DiskCapacity: u.diskCap, PIDs: u.pids}
 }
-func (u *fakeUsage) PIDUsage() int64 { u.mu.Lock(); defer u.mu.Unlock(); return u.pids }
 
 func (u *fakeUsage) set(f func(u *fakeUsage)) { u.mu.Lock(); defer u.mu.Unlock(); f(u) }
 
@@ -613,21 +611,13 @@ func BenchmarkUpdateNodeStatus(b *testing.B) {
 	}
 }
 
-// podUsage adds the pods' part of the memory: allocatableMemory.available is observed.
-type podUsage struct {
-	fakeUsage
-	pods int64
-}
-
-func (u *podUsage) PodMemoryUsage() int64 { return u.pods }
-
 // TestObserveAllocatableMemory: allocatableMemory.available is the node's allocatable
 // memory (capacity minus reservations and the hard memory threshold) minus the pods' use.
 func TestObserveAllocatableMemory(t *testing.T) {
 	clk := clocktesting.NewFakeClock(t0)
 	rt := readyRuntime()
 	state, _ := runtimestate.New(runtimestate.Config{Clock: clk, Runtime: rt})
-	u := &podUsage{fakeUsage: fakeUsage{mem: 3 << 30}, pods: 2 << 30}
+	u := &fakeUsage{mem: 3 << 30, pods: 2 << 30, hasPods: true}
 	m, err := New(Config{NodeName: "node", Clock: clk, Health: state, Images: rt, Usage: u,
 		Machine:        Machine{CPU: resource.MustParse("4"), Memory: resource.MustParse("8Gi"), EphemeralStorage: resource.MustParse("100Gi"), MaxPIDs: 1000},
 		SystemReserved: v1.ResourceList{v1.ResourceMemory: resource.MustParse("1Gi")}})

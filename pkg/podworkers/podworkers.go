@@ -21,6 +21,7 @@ import (
 	"github.com/minikubelet/minikubelet/pkg/kubetypes"
 	"github.com/minikubelet/minikubelet/pkg/metrics"
 	"github.com/minikubelet/minikubelet/pkg/runner"
+	"github.com/minikubelet/minikubelet/pkg/scratch"
 	"github.com/minikubelet/minikubelet/pkg/task"
 )
 
@@ -86,6 +87,9 @@ type PodWorkers struct {
 	// static pods with the same full name start one at a time, in arrival order
 	startedStaticPodsByFullname        map[string]types.UID
 	waitingToStartStaticPodsByFullname map[string][]types.UID
+	// SyncKnownPods' maps, reused from one housekeeping to the next
+	known map[types.UID]struct{}
+	syncs map[types.UID]PodWorkerSync
 }
 
 // New validates cfg, fills defaults and returns the pod workers. Call Stop to abandon the
@@ -1022,17 +1026,21 @@ func (p *PodWorkers) cleanupPodUpdates(uid types.UID) {
 
 // SyncKnownPods reconciles the workers with the desired pods: a finished worker whose pod is
 // no longer desired (or was re-created with the same UID) is forgotten; a running one whose
-// pod is gone starts terminating. It returns the remaining workers. After the first call an
-// unknown pod is treated as not running (see the Should* queries).
+// pod is gone starts terminating. It returns the remaining workers, in a map that is the
+// workers' own until the next call (housekeeping, its one caller, reads and adds to it
+// within one pass). After the first call an unknown pod is treated as not running (see the
+// Should* queries).
 func (p *PodWorkers) SyncKnownPods(desired []*v1.Pod) map[types.UID]PodWorkerSync {
-	known := make(map[types.UID]struct{}, len(desired))
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.known = scratch.Map(p.known, len(desired))
+	known := p.known
 	for _, pod := range desired {
 		known[pod.UID] = struct{}{}
 	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
 	p.podsSynced = true
-	out := make(map[types.UID]PodWorkerSync, len(p.statuses))
+	p.syncs = scratch.Map(p.syncs, len(p.statuses))
+	out := p.syncs
 	for uid, s := range p.statuses {
 		_, isKnown := known[uid]
 		orphan := !isKnown

@@ -167,7 +167,8 @@ type ctr struct {
 	role       string
 	beh        behavior.Behavior
 	annotation string    // the behaviour annotation key, when the pod had one
-	logs       []LogLine // what the simulator itself wrote to the container's log
+	logs       []LogLine // what the simulator itself wrote to the container's log (appended by addLog)
+	logsBytes  int64     // the size of logs as written (a line and its newline each)
 	memLimit   int64     // the memory limit (0: none)
 	memRequest int64     // the memory request: the use when the behaviour gives none
 	envs       []cri.KeyValue
@@ -560,10 +561,7 @@ func (c *ctr) diskAt(now int64) int64 {
 // logBytes is the size of the container's log on disk at now: its periodic lines and the
 // simulator's, at most containerLogMaxSize x containerLogMaxFiles (rotation drops the rest).
 func (r *Runtime) logBytes(c *ctr, now int64) int64 {
-	n := c.beh.LogBytes(c.periodicLines(now))
-	for _, l := range c.logs {
-		n += int64(len(l.Text)) + 1
-	}
+	n := c.beh.LogBytes(c.periodicLines(now)) + c.logsBytes
 	size, files := r.logMaxBytes, r.logMaxFiles
 	if size <= 0 {
 		size = DefaultLogMaxBytes
