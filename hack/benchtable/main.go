@@ -19,6 +19,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -40,7 +41,8 @@ func main() {
 }
 
 // results maps a benchmark name (without the -GOMAXPROCS suffix) to its unit -> value.
-type results map[string]map[string]float64
+// results holds each benchmark's result lines by name: one per run (go test -count).
+type results map[string][]map[string]float64
 
 func run(daemon bool, out string) error {
 	tmp, err := os.MkdirTemp("", "benchtable-")
@@ -66,13 +68,20 @@ func run(daemon bool, out string) error {
 		}
 	}
 	res := results{}
-	for _, b := range []struct{ pkg, bench, benchtime string }{
-		{"./pkg/kubelet/", "^BenchmarkReadEndpoints$/pods=10000", "20x"},
-		{"./pkg/kubelet/", "^Benchmark(Burst|ExitToSync)$", "1x"},
-		{"./pkg/pleg/", "^BenchmarkRelist$", "200x"},
-		{"./pkg/simulate/", "^BenchmarkSimulate$/pods=1000", "1x"},
+	for _, b := range []struct {
+		pkg, bench, benchtime string
+		count                 int
+	}{
+		{"./pkg/kubelet/", "^BenchmarkReadEndpoints$/pods=10000", "20x", 1},
+		{"./pkg/kubelet/", "^BenchmarkBurst$", "1x", 1},
+		// Three runs, the median reported: on a shared VM a run can fall in a window where
+		// the host stalls the guest for ~3.5 ms at a time (docs/scale.md), which moves a
+		// millisecond p99 and nothing else in this table.
+		{"./pkg/kubelet/", "^BenchmarkExitToSync$", "1x", exitRuns},
+		{"./pkg/pleg/", "^BenchmarkRelist$", "200x", 1},
+		{"./pkg/simulate/", "^BenchmarkSimulate$/pods=1000", "1x", 1},
 	} {
-		if err := bench(res, b.pkg, b.bench, b.benchtime); err != nil {
+		if err := bench(res, b.pkg, b.bench, b.benchtime, b.count); err != nil {
 			return err
 		}
 	}
@@ -95,9 +104,12 @@ func goTest(args ...string) error {
 
 var benchLine = regexp.MustCompile(`^(Benchmark\S+?)(-\d+)?\s+\d+\s+(.*)$`)
 
-// bench runs go test -bench and adds every result line to res.
-func bench(res results, pkg, pattern, benchtime string) error {
-	args := []string{"test", "-run", "^$", "-bench", pattern, "-benchtime", benchtime, "-benchmem", "-timeout", "30m", pkg}
+// exitRuns is how many times BenchmarkExitToSync runs.
+const exitRuns = 3
+
+// bench runs go test -bench count times and adds every result line to res.
+func bench(res results, pkg, pattern, benchtime string, count int) error {
+	args := []string{"test", "-run", "^$", "-bench", pattern, "-benchtime", benchtime, "-count", strconv.Itoa(count), "-benchmem", "-timeout", "30m", pkg}
 	fmt.Fprintln(os.Stderr, "+ go", strings.Join(args, " "))
 	cmd := exec.Command("go", args...)
 	cmd.Stderr = os.Stderr
@@ -113,7 +125,7 @@ func bench(res results, pkg, pattern, benchtime string) error {
 		line := sc.Text()
 		fmt.Fprintln(os.Stderr, line)
 		if name, vals, ok := parseLine(line); ok {
-			res[name] = vals
+			res[name] = append(res[name], vals)
 		}
 	}
 	if err := cmd.Wait(); err != nil {
@@ -164,9 +176,25 @@ func verdict(ok bool) string {
 }
 
 // get returns res[name][unit], and whether it was measured.
+// get is the median of name's runs' values in unit (the value itself for one run).
 func (r results) get(name, unit string) (float64, bool) {
-	v, ok := r[name][unit]
-	return v, ok
+	vs := r.all(name, unit)
+	if len(vs) == 0 {
+		return 0, false
+	}
+	return vs[len(vs)/2], true
+}
+
+// all is every run's value in unit, sorted.
+func (r results) all(name, unit string) []float64 {
+	var vs []float64
+	for _, run := range r[name] {
+		if v, ok := run[unit]; ok {
+			vs = append(vs, v)
+		}
+	}
+	sort.Float64s(vs)
+	return vs
 }
 
 func writeTable(w io.Writer, scale []scaleResult, res results) {
@@ -227,8 +255,12 @@ func writeTable(w io.Writer, scale []scaleResult, res results) {
 		ge50, _ := res.get(ex+"generic/pods=1000", "p50-ms")
 		evDue, _ := res.get(ex+"evented/pods=1000", "due-p99-ms")
 		geDue, _ := res.get(ex+"generic/pods=1000", "due-p99-ms")
+		runs := ""
+		if all := res.all(ex+"evented/pods=1000", "p99-ms"); len(all) > 1 {
+			runs = fmt.Sprintf("; median of %d runs, whose p99s were %s ms", len(all), joinFloats(all, "%.2f"))
+		}
 		row("4", "container exit (one every 20 ms) to its pod worker's sync, 1,000 pods: Evented PLEG", "p99 < 1 ms",
-			fmt.Sprintf("p50 %.2f ms, p99 %.2f ms (from the instant the exit was due, which adds the Go timer's wake-up: p99 %.2f ms)", ev50, ev, evDue), ev < 1)
+			fmt.Sprintf("p50 %.2f ms, p99 %.2f ms (from the instant the exit was due, which adds the Go timer's wake-up: p99 %.2f ms)%s", ev50, ev, evDue, runs), ev < 1)
 		row("4", "same: Generic PLEG (relist every 1 s)", "p99 < 1005 ms",
 			fmt.Sprintf("p50 %.0f ms, p99 %.0f ms (from the due instant: %.0f ms)", ge50, ge, geDue), ge < 1005)
 	} else {
@@ -294,4 +326,13 @@ func machine() string {
 		}
 	}
 	return fmt.Sprintf("%s, %d cores%s%s, %s %s/%s, %s%s", cpu, runtime.NumCPU(), mem, kernel, runtime.Version(), runtime.GOOS, runtime.GOARCH, commit, load)
+}
+
+// joinFloats formats each value and joins them with ", ".
+func joinFloats(vs []float64, format string) string {
+	parts := make([]string, len(vs))
+	for i, v := range vs {
+		parts[i] = fmt.Sprintf(format, v)
+	}
+	return strings.Join(parts, ", ")
 }
