@@ -126,6 +126,10 @@ func bench(res results, pkg, pattern, benchtime string, count int) error {
 		fmt.Fprintln(os.Stderr, line)
 		if name, vals, ok := parseLine(line); ok {
 			res[name] = append(res[name], vals)
+		} else if strings.HasPrefix(line, "Benchmark") {
+			// Not a result: something else wrote into the line go test began with the
+			// benchmark's name, and that run is lost.
+			fmt.Fprintf(os.Stderr, "benchtable: a result line of %s is garbled, its run is left out: %q\n", pattern, line)
 		}
 	}
 	if err := cmd.Wait(); err != nil {
