@@ -191,9 +191,21 @@ func (d *daemon) podPhase(name string) v1.PodPhase {
 	return ""
 }
 
+// ready is the node's Ready condition; before the node's first status update (/node
+// answers 503 until then) an empty one whose message says so.
 func (d *daemon) ready() v1.NodeCondition {
+	d.t.Helper()
+	code, body := d.request(http.MethodGet, "/node", "")
+	if code == http.StatusServiceUnavailable {
+		return v1.NodeCondition{Message: "GET /node: " + body}
+	}
 	var node v1.Node
-	d.getJSON("/node", &node)
+	if code != http.StatusOK {
+		d.t.Fatalf("GET /node = %d %s", code, body)
+	}
+	if err := json.Unmarshal([]byte(body), &node); err != nil {
+		d.t.Fatalf("GET /node: %v\n%s", err, body)
+	}
 	for _, c := range node.Status.Conditions {
 		if c.Type == v1.NodeReady {
 			return c
