@@ -26,8 +26,14 @@ func (k *Kubelet) HandlePodCleanups(ctx context.Context) error {
 	// it restarts (rarely any) need the pod manager's stable order.
 	allPods := k.pods.unsortedPods()
 
+	k.desired = scratch.Map(k.desired, len(allPods))
+	desired := k.desired
+	for _, pod := range allPods {
+		desired[pod.UID] = true
+	}
+
 	logger.V(3).Info("Clean up pod workers for terminated pods")
-	workingPods := k.podWorkers.SyncKnownPods(allPods)
+	workingPods := k.podWorkers.SyncKnownPods(desired)
 
 	runtimePods, err := k.runtimeMgr.ListPods(ctx, true)
 	if err != nil {
@@ -35,11 +41,6 @@ func (k *Kubelet) HandlePodCleanups(ctx context.Context) error {
 	}
 
 	logger.V(3).Info("Clean up orphaned pod statuses")
-	k.desired = scratch.Map(k.desired, len(allPods))
-	desired := k.desired
-	for _, pod := range allPods {
-		desired[pod.UID] = true
-	}
 	k.status.RemoveOrphanedStatuses(desired)
 	k.podsJSON.forgetRemoved(desired)
 	logger.V(3).Info("Clean up probes for terminated pods")

@@ -201,14 +201,6 @@ type UsageProvider interface {
 	Usage() Usage
 }
 
-// UsageFunc adapts a function to a UsageProvider.
-type UsageFunc func() Usage
-
-var _ UsageProvider = UsageFunc(nil)
-
-// Usage implements UsageProvider.
-func (f UsageFunc) Usage() Usage { return f() }
-
 // Observation is a signal's available amount and the capacity it is out of.
 type Observation struct{ Available, Capacity int64 }
 

@@ -111,10 +111,3 @@ func TestPressureTracker(t *testing.T) {
 		t.Fatal("transition 0: pressure held after relief")
 	}
 }
-
-func TestUsageFunc(t *testing.T) {
-	want := Usage{MemoryBytes: 1, DiskBytes: 2, PIDs: 3}
-	if got := UsageFunc(func() Usage { return want }).Usage(); got != want {
-		t.Fatalf("UsageFunc: %+v, want %+v", got, want)
-	}
-}

@@ -87,8 +87,7 @@ type PodWorkers struct {
 	// static pods with the same full name start one at a time, in arrival order
 	startedStaticPodsByFullname        map[string]types.UID
 	waitingToStartStaticPodsByFullname map[string][]types.UID
-	// SyncKnownPods' maps, reused from one housekeeping to the next
-	known map[types.UID]struct{}
+	// SyncKnownPods' answer, reused from one housekeeping to the next
 	syncs map[types.UID]PodWorkerSync
 }
 
@@ -1030,20 +1029,17 @@ func (p *PodWorkers) cleanupPodUpdates(uid types.UID) {
 // workers' own until the next call (housekeeping, its one caller, reads and adds to it
 // within one pass). After the first call an unknown pod is treated as not running (see the
 // Should* queries).
-func (p *PodWorkers) SyncKnownPods(desired []*v1.Pod) map[types.UID]PodWorkerSync {
+//
+// Upstream takes the desired pods as a slice and builds the set of their UIDs; housekeeping
+// builds that set anyway (statuses, probes), so it is taken here as the set.
+func (p *PodWorkers) SyncKnownPods(desired map[types.UID]bool) map[types.UID]PodWorkerSync {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.known = scratch.Map(p.known, len(desired))
-	known := p.known
-	for _, pod := range desired {
-		known[pod.UID] = struct{}{}
-	}
 	p.podsSynced = true
 	p.syncs = scratch.Map(p.syncs, len(p.statuses))
 	out := p.syncs
 	for uid, s := range p.statuses {
-		_, isKnown := known[uid]
-		orphan := !isKnown
+		orphan := !desired[uid]
 		if s.restartRequested || orphan {
 			if p.removeTerminatedWorker(uid, s, orphan) {
 				continue

@@ -91,7 +91,7 @@ func TestStateMachineSyncTerminatingTerminated(t *testing.T) {
 	if calls := e.step(); len(calls) != 0 {
 		t.Fatal("a finished pod synced again")
 	}
-	if got := e.p.SyncKnownPods([]*v1.Pod{pod}); got[pod.UID].State != TerminatedPodState {
+	if got := e.p.SyncKnownPods(map[types.UID]bool{pod.UID: true}); got[pod.UID].State != TerminatedPodState {
 		t.Fatalf("SyncKnownPods = %+v, want the terminated pod kept while desired", got)
 	}
 	if got := e.p.SyncKnownPods(nil); len(got) != 0 {
@@ -614,7 +614,7 @@ func TestStaticPodsWithTheSameNameRunOneAtATime(t *testing.T) {
 	if e.due() || !e.p.idle(newer.UID) {
 		t.Fatal("a deferred start must leave the workers idle (no retry at every step)")
 	}
-	if sync := e.p.SyncKnownPods([]*v1.Pod{old, newer}); !sync[newer.UID].HasConfig || !sync[newer.UID].Static {
+	if sync := e.p.SyncKnownPods(map[types.UID]bool{old.UID: true, newer.UID: true}); !sync[newer.UID].HasConfig || !sync[newer.UID].Static {
 		t.Fatalf("SyncKnownPods = %+v, want the waiting static pod known with its config", sync[newer.UID])
 	}
 	e.p.UpdatePod(UpdatePodOptions{Pod: old, UpdateType: kubetypes.SyncPodKill})
