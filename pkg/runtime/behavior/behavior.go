@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/bits"
 	"sort"
 	"strconv"
 	"strings"
@@ -163,15 +164,20 @@ func (b Behavior) MemoryAt(d time.Duration) int64 {
 	return grow(b.MemoryUsage, b.MemoryGrowth, b.MemoryGrowthPer, d)
 }
 
-// grow is base plus rate per period for d, saturated at math.MaxInt64: a leak of 1Ei/1ns
-// reaches it within a second, and converting a bigger float64 to int64 gives garbage
-// (math.MinInt64 on amd64).
+// grow is base plus rate per period for d, rounded down and saturated at math.MaxInt64 (a
+// leak of 1Ei/1ns reaches it within a second). Integer arithmetic, 128 bits wide: float64
+// has 53 bits, so at 1Ei it cannot tell one byte of growth from none, and TimeToReach's
+// instant would find the use still under the limit.
 func grow(base, rate int64, per, d time.Duration) int64 {
-	v := float64(base) + float64(rate)*float64(d)/float64(per)
-	if v >= math.MaxInt64 {
+	hi, lo := bits.Mul64(uint64(rate), uint64(d))
+	if hi >= uint64(per) { // the quotient does not fit in 64 bits
 		return math.MaxInt64
 	}
-	return int64(v)
+	inc, _ := bits.Div64(hi, lo, uint64(per))
+	if inc > uint64(math.MaxInt64-base) {
+		return math.MaxInt64
+	}
+	return base + int64(inc)
 }
 
 // DiskAt is the container's writable layer after it ran for d.
@@ -191,13 +197,17 @@ func (b Behavior) TimeToReach(limit int64) (time.Duration, bool) {
 	if b.MemoryGrowth <= 0 || b.MemoryGrowthPer <= 0 {
 		return 0, false
 	}
-	// Round up, so that at that instant the use is at the limit.
-	need := float64(limit-b.MemoryUsage) * float64(b.MemoryGrowthPer) / float64(b.MemoryGrowth)
-	d := time.Duration(need)
-	if float64(d) < need {
-		d++
+	// (limit-use)*per/growth rounded up, so that at that instant the use (grow, rounded
+	// down) is at the limit; saturated at the longest duration.
+	hi, lo := bits.Mul64(uint64(limit-b.MemoryUsage), uint64(b.MemoryGrowthPer))
+	if hi >= uint64(b.MemoryGrowth) {
+		return math.MaxInt64, true
 	}
-	return d, true
+	q, r := bits.Div64(hi, lo, uint64(b.MemoryGrowth))
+	if r != 0 && q < math.MaxInt64 {
+		q++
+	}
+	return time.Duration(min(q, math.MaxInt64)), true
 }
 
 // IsZero reports whether b has no instructions.

@@ -2,6 +2,7 @@ package behavior
 
 import (
 	"errors"
+	"math"
 	"reflect"
 	"strings"
 	"testing"
@@ -221,6 +222,21 @@ func TestMemoryModel(t *testing.T) {
 	}
 	if d, ok := (Behavior{MemoryUsage: 3 << 20}).TimeToReach(2 << 20); !ok || d != 0 {
 		t.Errorf("usage above the limit: TimeToReach = %v %v, want 0 true", d, ok)
+	}
+	// Exact to the byte at the top of the range, where float64 is not (found by FuzzBehavior):
+	// 1Ei growing 10 bytes a minute gains its first byte after 6s.
+	huge := Behavior{MemoryUsage: 1 << 60, MemoryGrowth: 10, MemoryGrowthPer: time.Minute}
+	if d, ok := huge.TimeToReach(1<<60 + 1); !ok || d != 6*time.Second || huge.MemoryAt(d) != 1<<60+1 || huge.MemoryAt(d-1) != 1<<60 {
+		t.Errorf("1Ei + 10/1m: TimeToReach(1Ei+1) = %v %v, use then %d, 1ns before %d", d, ok, huge.MemoryAt(d), huge.MemoryAt(d-1))
+	}
+	// A limit the leak would reach only after the longest duration: that duration.
+	slow := Behavior{MemoryGrowth: 1, MemoryGrowthPer: time.Hour}
+	if d, ok := slow.TimeToReach(1 << 60); !ok || d != math.MaxInt64 || slow.MemoryAt(d) != math.MaxInt64/int64(time.Hour) {
+		t.Errorf("1 byte an hour to 1Ei: TimeToReach = %v %v, use then %d", d, ok, slow.MemoryAt(d))
+	}
+	// Growth that would pass the int64 range saturates.
+	if got := (Behavior{MemoryUsage: 1 << 60, MemoryGrowth: 1 << 60, MemoryGrowthPer: time.Nanosecond}).MemoryAt(time.Hour); got != math.MaxInt64 {
+		t.Errorf("1Ei/1ns after 1h = %d, want MaxInt64", got)
 	}
 }
 

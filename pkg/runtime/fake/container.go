@@ -143,7 +143,7 @@ func (r *Runtime) StartContainer(ctx context.Context, containerID string) error 
 	}
 	if d := c.beh.StartDelay; d > 0 {
 		c.startPending = true
-		r.scheduleLocked(c, now+int64(d), transitionStart, 0, "")
+		r.scheduleLocked(c, after(now, d), transitionStart, 0, "")
 		return nil
 	}
 	r.startLocked(c, now)
@@ -171,9 +171,9 @@ func (r *Runtime) startLocked(c *ctr, at int64) {
 	exitAt, code, exits := int64(0), b.ExitCode, false
 	switch {
 	case b.HasRunFor:
-		exitAt, exits = at+int64(b.RunFor), true
+		exitAt, exits = after(at, b.RunFor), true
 	case c.role == ContainerTypeInit:
-		exitAt, exits = at+int64(r.initDuration), true
+		exitAt, exits = after(at, r.initDuration), true
 	case b.HasExitCode:
 		// An app container told only how to exit exits right away (a crashing binary).
 		exitAt, exits = at, true
@@ -182,13 +182,13 @@ func (r *Runtime) startLocked(c *ctr, at int64) {
 	if code != 0 {
 		reason = ReasonError
 	}
-	if b.HasOOMAfter && (!exits || at+int64(b.OOMAfter) <= exitAt) {
-		exitAt, code, reason, exits = at+int64(b.OOMAfter), ExitCodeKilled, ReasonOOMKilled, true
+	if b.HasOOMAfter && (!exits || after(at, b.OOMAfter) <= exitAt) {
+		exitAt, code, reason, exits = after(at, b.OOMAfter), ExitCodeKilled, ReasonOOMKilled, true
 	}
 	// The memory model: use that reaches the limit is an OOM kill, as the kernel's.
 	if c.memLimit > 0 {
-		if d, ok := c.memoryModel().TimeToReach(c.memLimit); ok && (!exits || at+int64(d) <= exitAt) {
-			exitAt, code, reason, exits = at+int64(d), ExitCodeKilled, ReasonOOMKilled, true
+		if d, ok := c.memoryModel().TimeToReach(c.memLimit); ok && (!exits || after(at, d) <= exitAt) {
+			exitAt, code, reason, exits = after(at, d), ExitCodeKilled, ReasonOOMKilled, true
 		}
 	}
 	if exits {
@@ -254,9 +254,9 @@ func (r *Runtime) StopContainer(ctx context.Context, containerID string, timeout
 		c.sigterm = true
 		c.addLog(LogLine{Time: now, Stream: StreamStderr, Text: fmt.Sprintf("minikubelet: SIGTERM received, grace period %ds", timeout)})
 	}
-	exitAt, code, reason := now+int64(c.beh.StopDelay), int32(0), ReasonCompleted
+	exitAt, code, reason := after(now, c.beh.StopDelay), int32(0), ReasonCompleted
 	if timeout <= 0 || c.beh.StopDelay > grace {
-		exitAt, code, reason = now+int64(grace), ExitCodeKilled, ReasonError
+		exitAt, code, reason = after(now, grace), ExitCodeKilled, ReasonError
 		if timeout <= 0 {
 			exitAt = now
 		}

@@ -251,7 +251,7 @@ func (r *Runtime) hangOp(f *faultState) *task.Op {
 	}
 	f.hung = append(f.hung, op)
 	if d := f.spec.For.Duration; d > 0 {
-		r.scheduleOpLocked(r.now()+int64(d), op, nil)
+		r.scheduleOpLocked(after(r.now(), d), op, nil)
 	}
 	return op
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"sync"
 	"sync/atomic"
@@ -310,6 +311,16 @@ func New(cfg Config) (*Runtime, error) {
 // now reads the clock as unix nanoseconds.
 func (r *Runtime) now() int64 { return r.clk.Now().UnixNano() }
 
+// after is the instant d after at (both in Unix nanoseconds), the last representable instant
+// (year 2262) when the sum would not fit: a behaviour may say runFor=2562047h, and the sum
+// wrapping round to the past would make that container exit at once.
+func after(at int64, d time.Duration) int64 {
+	if d > 0 && at > math.MaxInt64-int64(d) {
+		return math.MaxInt64
+	}
+	return at + int64(d)
+}
+
 // lock takes the lock and materialises every transition due by now, so any observation at
 // virtual time t sees everything scheduled at or before t. It returns now.
 func (r *Runtime) lock() int64 {
@@ -483,7 +494,7 @@ func (r *Runtime) delay(ctx context.Context, d time.Duration) error {
 	}
 	op := task.NewOp()
 	r.mu.Lock()
-	r.scheduleOpLocked(r.now()+int64(d), op, nil)
+	r.scheduleOpLocked(after(r.now(), d), op, nil)
 	r.release()
 	return r.await(ctx, op)
 }

@@ -250,6 +250,11 @@ func TestBehaviours(t *testing.T) {
 		{name: "init OOM before its duration", role: ContainerTypeInit, value: "oomAfter=500ms", want: []obs{
 			{at: time.Second, state: cri.ContainerExited, exitCode: 137, reason: ReasonOOMKilled, finished: 500 * time.Millisecond},
 		}},
+		// The longest durations a behaviour can name end after the clock's last instant:
+		// the container runs on, rather than the sum wrapping round to the past.
+		{name: "runFor beyond the clock's range never ends", value: "runFor=2562047h", want: []obs{{at: 24 * time.Hour, state: cri.ContainerRunning}}},
+		{name: "oomAfter beyond the clock's range never fires", value: "oomAfter=2562047h", want: []obs{{at: 24 * time.Hour, state: cri.ContainerRunning}}},
+		{name: "startDelay beyond the clock's range never starts", value: "startDelay=2562047h", want: []obs{{at: 24 * time.Hour, state: cri.ContainerCreated, started: -1}}},
 		{name: "default behaviour applies without annotation", value: "-", defaults: "runFor=5s,exitCode=4", want: []obs{
 			{at: 5 * time.Second, state: cri.ContainerExited, exitCode: 4, reason: ReasonError, finished: 5 * time.Second},
 		}},
