@@ -62,7 +62,7 @@ func (k *Kubelet) ContainerLogs(ctx context.Context, namespace, podName, contain
 	case opts.SinceTime != nil:
 		since = opts.SinceTime.UnixNano()
 	case opts.SinceSeconds != nil:
-		since = k.clock.Now().Add(-time.Duration(*opts.SinceSeconds) * time.Second).UnixNano()
+		since = k.clock.Now().Add(-cri.Seconds(*opts.SinceSeconds)).UnixNano()
 	}
 	tail := 0
 	if opts.TailLines != nil {

@@ -18,6 +18,8 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 	"sigs.k8s.io/yaml"
+
+	"github.com/minikubelet/minikubelet/pkg/cri"
 )
 
 // apiObject is one object of an apply step: a Pod or a ConfigMap.
@@ -203,7 +205,7 @@ func (s *simulation) deleteObjects(ctx context.Context, refs []ObjectRef, now ti
 				}
 			} else if p.DeletionTimestamp == nil {
 				grace := *p.Spec.TerminationGracePeriodSeconds
-				at := metav1.NewTime(now.Add(time.Duration(grace) * time.Second))
+				at := metav1.NewTime(now.Add(cri.Seconds(grace)))
 				p.DeletionTimestamp, p.DeletionGracePeriodSeconds = &at, &grace
 				if _, err := pods.Update(ctx, p, metav1.UpdateOptions{}); err != nil {
 					return err

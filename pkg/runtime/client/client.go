@@ -111,7 +111,7 @@ func (c *Client) StartContainer(ctx context.Context, id string) error {
 // StopContainer gets the request timeout plus the grace period, as upstream's remote runtime
 // client does, so a container honouring a long grace period is not cut short.
 func (c *Client) StopContainer(ctx context.Context, id string, timeout int64) error {
-	err := c.rt.StopContainer(c.bound(ctx, c.timeout+time.Duration(timeout)*time.Second), id, timeout)
+	err := c.rt.StopContainer(c.bound(ctx, cri.AddDurations(c.timeout, cri.Seconds(timeout))), id, timeout)
 	logErr(ctx, err, "StopContainer from runtime service failed", "containerID", id)
 	return err
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"time"
 
 	"github.com/minikubelet/minikubelet/pkg/cri"
 	"github.com/minikubelet/minikubelet/pkg/runtime/behavior"
@@ -249,7 +248,7 @@ func (r *Runtime) StopContainer(ctx context.Context, containerID string, timeout
 		r.unlock(now)
 		return nil
 	}
-	grace := time.Duration(timeout) * time.Second
+	grace := cri.Seconds(timeout)
 	if timeout > 0 && !c.sigterm {
 		c.sigterm = true
 		c.addLog(LogLine{Time: now, Stream: StreamStderr, Text: fmt.Sprintf("minikubelet: SIGTERM received, grace period %ds", timeout)})

@@ -310,6 +310,9 @@ func TestStopContainer(t *testing.T) {
 		{name: "stopDelay beyond grace is killed at grace", value: "stopDelay=1m", timeout: 2, wantAfter: 2 * time.Second, wantCode: 137, reason: ReasonError},
 		{name: "zero grace kills at once", value: "stopDelay=3s", timeout: 0, wantAfter: 0, wantCode: 137, reason: ReasonError},
 		{name: "own exit during grace wins", value: "runFor=10s,exitCode=5,stopDelay=1m", timeout: 30, wantAfter: 10 * time.Second, wantCode: 5, reason: ReasonError},
+		// terminationGracePeriodSeconds has no upper bound: one longer than a time.Duration
+		// (292 years) is that long, not a negative duration that kills at once.
+		{name: "grace beyond the duration range still waits for stopDelay", value: "stopDelay=3s", timeout: 9223372037, wantAfter: 3 * time.Second, wantCode: 0, reason: ReasonCompleted},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
