@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"sync"
 	"sync/atomic"
@@ -315,10 +314,7 @@ func (r *Runtime) now() int64 { return r.clk.Now().UnixNano() }
 // (year 2262) when the sum would not fit: a behaviour may say runFor=2562047h, and the sum
 // wrapping round to the past would make that container exit at once.
 func after(at int64, d time.Duration) int64 {
-	if d > 0 && at > math.MaxInt64-int64(d) {
-		return math.MaxInt64
-	}
-	return at + int64(d)
+	return int64(cri.AddDurations(time.Duration(at), d)) // at as nanoseconds since the epoch
 }
 
 // lock takes the lock and materialises every transition due by now, so any observation at
