@@ -204,10 +204,13 @@ func (b Behavior) TimeToReach(limit int64) (time.Duration, bool) {
 		return math.MaxInt64, true
 	}
 	q, r := bits.Div64(hi, lo, uint64(b.MemoryGrowth))
-	if r != 0 && q < math.MaxInt64 {
+	if q >= math.MaxInt64 {
+		return math.MaxInt64, true
+	}
+	if r != 0 {
 		q++
 	}
-	return time.Duration(min(q, math.MaxInt64)), true
+	return time.Duration(q), true
 }
 
 // IsZero reports whether b has no instructions.
