@@ -91,7 +91,8 @@ lint:
 	@out=$$(gofmt -l $$(git ls-files -co --exclude-standard '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet $(PKGS)
 
-.PHONY: help build run test soak churn bench bench-all bench-density scale fuzz simulate lint gates controlplane metricsserver e2e-cluster e2e monitoring
+.PHONY: help build run test soak churn bench bench-all bench-density scale fuzz simulate lint gates controlplane metricsserver e2e-cluster e2e monitoring \
+	conformance conformance-serial conformance-ci conformance-tools conformance-bins
 
 ## gates: regenerate pkg/features/testdata/kube_features.json from k8s.io/kubernetes $(K8S_VERSION)
 gates:
@@ -112,3 +113,61 @@ metricsserver:
 ## e2e-cluster: run the cluster-mode tests against a real control plane on loopback (needs etcd: Debian etcd-server)
 e2e-cluster: controlplane metricsserver
 	KUBE_BIN_DIR=$(CURDIR)/_output/bin $(GO) test -race -count=1 -v -run . ./test/cluster/
+
+# The upstream e2e suite (docs/conformance.md): which specs, how many ginkgo processes, how
+# many nodes, the suite's time limit, and where the JUnit report and the logs land.
+DEFAULT_FOCUS := \[NodeConformance\]
+DEFAULT_SKIP  := \[Serial\]|\[Disruptive\]
+FOCUS   ?= $(DEFAULT_FOCUS)
+SKIP    ?= $(DEFAULT_SKIP)
+PROCS   ?= 40
+NODES   ?= 2
+CONFORMANCE_TIMEOUT ?= 28m
+CONFORMANCE_OUT     ?= _output/conformance
+# The report rewrites docs/conformance.md and the README's figure only for the default
+# selection; a narrower FOCUS or SKIP writes $(CONFORMANCE_OUT)/report.md instead.
+ifeq ($(FOCUS)@$(SKIP),$(DEFAULT_FOCUS)@$(DEFAULT_SKIP))
+CONFORMANCE_DOC_ARGS = -doc docs/conformance.md -readme README.md
+else
+CONFORMANCE_DOC_ARGS = -doc $(CONFORMANCE_OUT)/report.md
+endif
+
+## conformance-tools: build e2e.test and ginkgo from k8s.io/kubernetes v1.30 into _output/bin (tools/conformance)
+conformance-tools:
+	@mkdir -p _output/bin
+	cd tools/conformance && $(GO) build -o ../../_output/bin/ginkgo github.com/onsi/ginkgo/v2/ginkgo
+	cd tools/conformance && $(GO) test -c -o ../../_output/bin/e2e.test k8s.io/kubernetes/test/e2e
+
+## conformance-bins: build bin/minikubelet and the cluster tests' binary for the conformance targets (into _output/bin)
+conformance-bins:
+	$(GO) build -ldflags "$(LDFLAGS)" -o _output/bin/minikubelet ./cmd/minikubelet
+	$(GO) test -c -o _output/bin/cluster.test ./test/cluster/
+
+# run-conformance OUT,FOCUS,SKIP,PROCS,EXTRA_ENV: TestConformance (test/cluster) in a network
+# namespace of its own (hack/netns-run): the control plane, NODES minikubelet nodes and the
+# suite, all on loopback, stopped at the end. One shell line.
+run-conformance = mkdir -p $(1) && ( cd test/cluster && ../../hack/netns-run env MINIKUBELET_CONFORMANCE=1 \
+	MINIKUBELET_BIN=$(CURDIR)/_output/bin/minikubelet KUBE_BIN_DIR=$(CURDIR)/_output/bin CONFORMANCE_OUT=$(abspath $(1)) \
+	CONFORMANCE_FOCUS='$(2)' CONFORMANCE_SKIP='$(3)' CONFORMANCE_PROCS=$(4) CONFORMANCE_NODES=$(NODES) \
+	CONFORMANCE_TIMEOUT=$(CONFORMANCE_TIMEOUT) $(5) ../../_output/bin/cluster.test -test.run '^TestConformance$$' -test.v -test.timeout 100m )
+
+## conformance: the upstream [NodeConformance] specs (not [Serial]/[Disruptive]) against minikubelet nodes; FOCUS, SKIP, PROCS, NODES override; writes docs/conformance.md
+conformance: controlplane conformance-tools conformance-bins
+	@status=0; $(call run-conformance,$(CONFORMANCE_OUT),$(FOCUS),$(SKIP),$(PROCS),) || status=$$?; \
+	  $(GO) run ./hack/conformancereport -junit $(CONFORMANCE_OUT)/junit_01.xml -focus '$(FOCUS)' -skip '$(SKIP)' -section parallel \
+	    $(CONFORMANCE_DOC_ARGS) -header "Measured $$(date -u +%F) at commit $(GIT_COMMIT) on $$(nproc) cores: PROCS=$(PROCS), $(NODES) nodes."; \
+	  exit $$status
+
+# The [Serial] specs of sig-node and sig-storage, one at a time (nothing else runs beside them).
+SERIAL_FOCUS := \[sig-node\].*\[Serial\]|\[sig-storage\].*\[Serial\]
+SERIAL_SKIP  := \[Disruptive\]|\[Flaky\]|\[Feature:[^]]*\]
+## conformance-serial: the [Serial] specs of sig-node and sig-storage, run one at a time; a table of their own in docs/conformance.md
+conformance-serial: controlplane conformance-tools conformance-bins
+	@status=0; $(call run-conformance,$(CONFORMANCE_OUT)-serial,$(SERIAL_FOCUS),$(SERIAL_SKIP),1,CONFORMANCE_TIMEOUT=80m) || status=$$?; \
+	  $(GO) run ./hack/conformancereport -junit $(CONFORMANCE_OUT)-serial/junit_01.xml -focus '$(SERIAL_FOCUS)' -skip '$(SERIAL_SKIP)' -section serial \
+	    -doc docs/conformance.md -header "Measured $$(date -u +%F) at commit $(GIT_COMMIT) on $$(nproc) cores: one process, $(NODES) nodes."; \
+	  exit $$status
+
+## conformance-ci: the quick subset of passing specs CI runs (hack/conformancereport/ci-subset.txt); fails if one fails
+conformance-ci: controlplane conformance-tools conformance-bins
+	$(call run-conformance,$(CONFORMANCE_OUT)-ci,,,4,CONFORMANCE_FOCUS_FILE=$(CURDIR)/hack/conformancereport/ci-subset.txt CONFORMANCE_EXPECT_PASS=1)

@@ -91,7 +91,22 @@ const (
 	frontProxyUser = "front-proxy-client"
 )
 
+// cpOptions change the control plane a test starts; the zero value is the one the cluster
+// tests share: the few controllers they need, and a short node monitor grace period so a
+// stopped node goes Unknown quickly.
+type cpOptions struct {
+	// allControllers runs kube-controller-manager as kubeadm does: every default controller
+	// (namespace deletion, jobs, endpoints, ...), the API server's CA published as
+	// kube-root-ca.crt, the service account token signer, and the default grace periods.
+	allControllers bool
+}
+
 func startControlPlane(t *testing.T, nodes ...string) *controlPlane {
+	t.Helper()
+	return startControlPlaneWith(t, cpOptions{}, nodes...)
+}
+
+func startControlPlaneWith(t *testing.T, opts cpOptions, nodes ...string) *controlPlane {
 	t.Helper()
 	bin := binDir(t)
 	dir := t.TempDir()
@@ -152,11 +167,19 @@ func startControlPlane(t *testing.T, nodes ...string) *controlPlane {
 	cp.waitReady(t)
 
 	kubeconfig := cp.kubeconfig(t, "admin", adminToken)
-	start(t, dir, "kube-controller-manager", filepath.Join(bin, "kube-controller-manager"),
-		"--kubeconfig", kubeconfig, "--bind-address", "127.0.0.1", "--secure-port", strconv.Itoa(freePort(t)),
-		"--leader-elect=false", "--controllers", "nodelifecycle,nodeipam,garbagecollector,serviceaccount,deployment,replicaset",
-		"--node-monitor-grace-period", "20s", "--node-monitor-period", "2s",
-		"--use-service-account-credentials=false")
+	kcm := []string{"--kubeconfig", kubeconfig, "--bind-address", "127.0.0.1", "--secure-port", strconv.Itoa(freePort(t)),
+		"--leader-elect=false", "--use-service-account-credentials=false"}
+	if opts.allControllers {
+		// The API server wrote its self-signed serving certificate to --cert-dir by the
+		// time it is ready: that is the cluster's root CA, which pods read from
+		// kube-root-ca.crt in their service account volume.
+		kcm = append(kcm, "--controllers", "*", "--root-ca-file", filepath.Join(dir, "certs", "apiserver.crt"),
+			"--service-account-private-key-file", key)
+	} else {
+		kcm = append(kcm, "--controllers", "nodelifecycle,nodeipam,garbagecollector,serviceaccount,deployment,replicaset",
+			"--node-monitor-grace-period", "20s", "--node-monitor-period", "2s")
+	}
+	start(t, dir, "kube-controller-manager", filepath.Join(bin, "kube-controller-manager"), kcm...)
 	start(t, dir, "kube-scheduler", filepath.Join(bin, "kube-scheduler"),
 		"--kubeconfig", kubeconfig, "--bind-address", "127.0.0.1", "--secure-port", strconv.Itoa(freePort(t)),
 		"--leader-elect=false")

@@ -23,9 +23,14 @@ import (
 	"github.com/minikubelet/minikubelet/internal/eventually"
 )
 
-// buildDaemon builds the minikubelet binary once per test run.
+// buildDaemon builds the minikubelet binary once per test run, unless MINIKUBELET_BIN
+// names one already built (make conformance builds it before entering a network namespace
+// that cannot reach the module proxy).
 func buildDaemon(t *testing.T) string {
 	t.Helper()
+	if bin := os.Getenv("MINIKUBELET_BIN"); bin != "" {
+		return bin
+	}
 	bin := filepath.Join(t.TempDir(), "minikubelet")
 	cmd := exec.Command("go", "build", "-o", bin, "../../cmd/minikubelet")
 	if out, err := cmd.CombinedOutput(); err != nil {

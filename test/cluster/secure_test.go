@@ -281,8 +281,14 @@ func mustCreate(t *testing.T, create func() error) {
 // port as its kubelet endpoint and pods can be created, and returns the port.
 func startSecureNode(t *testing.T, cp *controlPlane, bin, node string) int {
 	t.Helper()
+	return startSecureNodeN(t, cp, bin, node, 0)
+}
+
+// startSecureNodeN is startSecureNode for the control plane's i-th node identity.
+func startSecureNodeN(t *testing.T, cp *controlPlane, bin, node string, i int) int {
+	t.Helper()
 	port := freePort(t)
-	startNode(t, cp, bin, node, 0, "--port", strconv.Itoa(port),
+	startNode(t, cp, bin, node, i, "--port", strconv.Itoa(port),
 		"--anonymous-auth=false", "--authentication-token-webhook", "--authorization-mode=Webhook",
 		"--client-ca-file", cp.kubeletClientCA)
 	waitNodeReady(t, cp, node, port)
