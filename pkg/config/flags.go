@@ -22,6 +22,7 @@ const (
 	flagFileCheckFrequency        = "file-check-frequency"
 	flagNodeStatusUpdateFrequency = "node-status-update-frequency"
 	flagMaxPods                   = "max-pods"
+	flagAllowedUnsafeSysctls      = "allowed-unsafe-sysctls"
 	flagAddress                   = "address"
 	flagReadOnlyPort              = "read-only-port"
 	flagEnableDebuggingHandlers   = "enable-debugging-handlers"
@@ -90,6 +91,8 @@ func addFlags(fs *pflag.FlagSet, cl *commandLine, kc *KubeletConfiguration, sc *
 		"Specifies how often the daemon computes node status and posts it when it changed. (kubeletConfiguration.nodeStatusUpdateFrequency)")
 	fs.Int32Var(&kc.MaxPods, flagMaxPods, kc.MaxPods,
 		"Number of Pods that can run on this node. (kubeletConfiguration.maxPods)")
+	fs.StringSliceVar(&kc.AllowedUnsafeSysctls, flagAllowedUnsafeSysctls, kc.AllowedUnsafeSysctls,
+		"Comma-separated allowlist of unsafe sysctls or unsafe sysctl patterns (ending in *) that pods may set; a pod setting another unsafe one is rejected with SysctlForbidden. (kubeletConfiguration.allowedUnsafeSysctls)")
 	fs.StringVar(&kc.Address, flagAddress, kc.Address,
 		"The IP address for the HTTP servers to serve on (set to '0.0.0.0' or '::' for listening on all interfaces). (kubeletConfiguration.address)")
 	fs.Int32Var(&kc.ReadOnlyPort, flagReadOnlyPort, kc.ReadOnlyPort,

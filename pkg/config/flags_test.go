@@ -23,6 +23,7 @@ func TestFlagHelpShowsValueTypes(t *testing.T) {
 		flagFileCheckFrequency:        "duration",
 		flagNodeStatusUpdateFrequency: "duration",
 		flagMaxPods:                   "int32",
+		flagAllowedUnsafeSysctls:      "strings",
 		flagAddress:                   "string",
 		flagReadOnlyPort:              "int32",
 		flagEnableDebuggingHandlers:   "", // a switch: no value name

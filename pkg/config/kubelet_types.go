@@ -68,6 +68,10 @@ type KubeletConfiguration struct {
 	RuntimeRequestTimeout metav1.Duration `json:"runtimeRequestTimeout,omitempty"`
 	// MaxPods is the number of pods admitted on the node. Default 110.
 	MaxPods int32 `json:"maxPods,omitempty"`
+	// AllowedUnsafeSysctls are the sysctls (names, or prefixes ending in *) pods may set
+	// beyond the safe ones; a pod setting another is rejected at admission with
+	// SysctlForbidden. Each must be a sysctl the kernel namespaces (net.*, IPC ones).
+	AllowedUnsafeSysctls []string `json:"allowedUnsafeSysctls,omitempty"`
 	// ContainerLogMaxSize is the size a container's log file grows to before it is rotated
 	// (a quantity, default 10Mi); ContainerLogMaxFiles how many files a container keeps
 	// (default 5, at least 2). The runtime keeps that much of each container's log.
@@ -172,7 +176,6 @@ type KubeletConfiguration struct {
 	SystemReservedCgroup                      json.RawMessage `json:"systemReservedCgroup,omitempty"`
 	KubeReservedCgroup                        json.RawMessage `json:"kubeReservedCgroup,omitempty"`
 	EnforceNodeAllocatable                    json.RawMessage `json:"enforceNodeAllocatable,omitempty"`
-	AllowedUnsafeSysctls                      json.RawMessage `json:"allowedUnsafeSysctls,omitempty"`
 	VolumePluginDir                           json.RawMessage `json:"volumePluginDir,omitempty"`
 	ProviderID                                json.RawMessage `json:"providerID,omitempty"`
 	KernelMemcgNotification                   json.RawMessage `json:"kernelMemcgNotification,omitempty"`

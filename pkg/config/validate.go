@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	"github.com/minikubelet/minikubelet/pkg/admission"
 	"github.com/minikubelet/minikubelet/pkg/featuregate"
 	"github.com/minikubelet/minikubelet/pkg/features"
 	"github.com/minikubelet/minikubelet/pkg/quantity"
@@ -37,6 +38,7 @@ var flagForPath = map[string]string{
 	"kubeletConfiguration.fileCheckFrequency":                         flagFileCheckFrequency,
 	"kubeletConfiguration.nodeStatusUpdateFrequency":                  flagNodeStatusUpdateFrequency,
 	"kubeletConfiguration.maxPods":                                    flagMaxPods,
+	"kubeletConfiguration.allowedUnsafeSysctls":                       flagAllowedUnsafeSysctls,
 	"kubeletConfiguration.address":                                    flagAddress,
 	"kubeletConfiguration.readOnlyPort":                               flagReadOnlyPort,
 	"kubeletConfiguration.enableDebuggingHandlers":                    flagEnableDebuggingHandlers,
@@ -152,6 +154,11 @@ func validateKubelet(v *validator, kc *KubeletConfiguration, gate featuregate.Fe
 	}
 	if kc.MaxPods < 0 {
 		v.invalid(p+"maxPods", kc.MaxPods, "must not be a negative number")
+	}
+	for _, s := range kc.AllowedUnsafeSysctls {
+		if _, err := admission.NewSysctlAllowlist([]string{s}); err != nil {
+			v.invalid(p+"allowedUnsafeSysctls", s, "%v", err)
+		}
 	}
 	if q, err := quantity.Parse(kc.ContainerLogMaxSize); err != nil || q.Sign() <= 0 {
 		v.invalid(p+"containerLogMaxSize", kc.ContainerLogMaxSize, "must be a positive quantity such as 10Mi")

@@ -106,18 +106,26 @@ func (k *Kubelet) HandlePodSyncs(pods []*v1.Pod) {
 	}
 }
 
-// canAdmitPod runs the admit handlers in upstream's order and returns the first
-// rejection: resources against usage, the active pods' requests (the predicate handler),
-// then the eviction manager's (under node pressure: BestEffort pods refused under memory
-// pressure, every non-critical pod under other pressure; static pods are critical), then
-// graceful node shutdown.
+// canAdmitPod runs the admit handlers and returns the first rejection: the sysctl
+// allowlist (upstream's second handler, SysctlForbidden), the operating system (the
+// predicate handler's first checks, PodOSNotSupported), resources against usage, the active
+// pods' requests (the predicate handler), then the eviction manager's (under node pressure:
+// BestEffort pods refused under memory pressure, every non-critical pod under other
+// pressure; static pods are critical), then graceful node shutdown. Upstream asks the
+// eviction manager first; a pod two handlers refuse gets the other reason here.
 //
 // Deviation: upstream turns an insufficient-resource rejection of a critical (static) pod
 // into a preemption attempt, and with no lower-priority pod to evict reports
 // "UnexpectedAdmissionError". The simulator reports the resource reason itself
 // (OutOfcpu, OutOfmemory, OutOfpods ...), which is what the rejection is about.
 func (k *Kubelet) canAdmitPod(usage *admission.Usage, pod *v1.Pod) admission.Result {
-	res := usage.Admit(pod, k.nodeInfo)
+	res := k.sysctls.Admit(pod)
+	if res.Admit {
+		res = admission.AdmitOS(pod, k.nodeStatus.NodeLabels()[v1.LabelOSStable])
+	}
+	if res.Admit {
+		res = usage.Admit(pod, k.nodeInfo)
+	}
 	// After the resources, as upstream's general predicates: node selector and affinity.
 	if res.Admit && !admission.MatchesNode(pod, k.nodeName, k.nodeStatus.NodeLabels()) {
 		res = admission.Result{Reason: admission.ReasonNodeAffinity, Message: admission.MessageNodeAffinity}

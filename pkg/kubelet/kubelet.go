@@ -142,6 +142,7 @@ type Kubelet struct {
 	desired         map[types.UID]bool // housekeeping's desired pods, reused from one pass to the next
 
 	nodeInfo         admission.NodeInfo
+	sysctls          *admission.SysctlAllowlist
 	admissionMetrics *admission.Metrics
 
 	startOnce, stopOnce sync.Once
@@ -341,7 +342,9 @@ func New(cfg Config) (*Kubelet, error) {
 	if err := k.buildNodeStatus(nodeIP); err != nil {
 		return nil, err
 	}
-	k.buildNodeInfo()
+	if err := k.buildNodeInfo(); err != nil {
+		return nil, err
+	}
 	if err := k.buildEviction(); err != nil {
 		return nil, err
 	}
@@ -483,9 +486,16 @@ func reservation(field string, m map[string]string) (v1.ResourceList, error) {
 }
 
 // buildNodeInfo takes what admission checks against from the node status manager: the
-// node's allocatable resources (the MachineInfo setter's computation) and maxPods.
-func (k *Kubelet) buildNodeInfo() {
+// node's allocatable resources (the MachineInfo setter's computation) and maxPods; and the
+// sysctls pods may set (the safe ones and allowedUnsafeSysctls, validated with the config).
+func (k *Kubelet) buildNodeInfo() error {
 	k.nodeInfo = admission.NodeInfo{Allocatable: k.nodeStatus.Allocatable(), MaxPods: int(k.cfg.Kubelet.MaxPods)}
+	sysctls, err := admission.NewSysctlAllowlist(k.cfg.Kubelet.AllowedUnsafeSysctls)
+	if err != nil {
+		return fmt.Errorf("kubeletConfiguration.allowedUnsafeSysctls: %w", err)
+	}
+	k.sysctls = sysctls
+	return nil
 }
 
 // buildPLEG wires the PLEG the EventedPLEG gate asks for. Off: one generic PLEG relisting

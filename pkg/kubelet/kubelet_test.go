@@ -119,6 +119,33 @@ func TestAdmissionRejections(t *testing.T) {
 			messagePart: "Pod was rejected: Predicate NodeAffinity failed",
 		},
 		{
+			name: "unsafe sysctl",
+			manifests: map[string]string{
+				"a.yaml": podManifest("a", "busybox", "  securityContext:\n    sysctls: [{name: kernel.shm_rmid_forced, value: '1'}]\n"),
+				"b.yaml": podManifest("b", "busybox", "  securityContext:\n    sysctls: [{name: kernel.msgmax, value: '10000000000'}]\n"),
+			},
+			rejected: "b", reason: "SysctlForbidden",
+			messagePart: `forbidden sysctl: "kernel.msgmax" not allowlisted`,
+		},
+		{
+			name:  "unsafe sysctl allowed, but not with the host's IPC namespace",
+			flags: []string{"--allowed-unsafe-sysctls=kernel.msg*"},
+			manifests: map[string]string{
+				"a.yaml": podManifest("a", "busybox", "  securityContext:\n    sysctls: [{name: kernel.msgmax, value: '1'}]\n"),
+				"b.yaml": podManifest("b", "busybox", "  hostIPC: true\n  securityContext:\n    sysctls: [{name: kernel.msgmax, value: '1'}]\n"),
+			},
+			rejected: "b", reason: "SysctlForbidden",
+			messagePart: `forbidden sysctl: "kernel.msgmax" not allowed with host IPC enabled`,
+		},
+		{
+			name: "another operating system",
+			manifests: map[string]string{
+				"a.yaml": podManifest("a", "busybox", "  os: {name: windows}\n"),
+			},
+			rejected: "a", reason: "PodOSNotSupported",
+			messagePart: "Pod was rejected: Failed to admit pod as the OS field doesn't match node OS",
+		},
+		{
 			name:  "maxPods",
 			flags: []string{"--max-pods=2"},
 			manifests: map[string]string{
