@@ -646,12 +646,36 @@ func (k *Kubelet) buildSources(watch bool) error {
 	return nil
 }
 
-// getPodsToSync is the sync tick's list: the desired pods whose worker's requeue time is due.
+// getPodsToSync is the sync tick's list: the desired pods whose worker's requeue time is
+// due, and (upstream's pod sync loop handlers) those past their active deadline that are
+// not yet terminal, so a deadline fails its pod within the tick, not at the next resync.
 func (k *Kubelet) getPodsToSync() []*v1.Pod {
-	uids := k.podWorkers.PodsToSync(k.clock.Now())
+	now := k.clock.Now()
+	uids := k.podWorkers.PodsToSync(now)
 	pods := make([]*v1.Pod, 0, len(uids))
 	for _, uid := range uids {
 		if pod, ok := k.pods.GetPodByUID(uid); ok {
+			pods = append(pods, pod)
+		}
+	}
+	deadlined := k.pods.podsWithDeadline()
+	if len(deadlined) == 0 {
+		return pods
+	}
+	seen := make(map[types.UID]bool, len(pods))
+	for _, p := range pods {
+		seen[p.UID] = true
+	}
+	sortPods(deadlined) // simulate mode replays the same order
+	for _, pod := range deadlined {
+		if seen[pod.UID] {
+			continue
+		}
+		status, ok := k.status.GetPodStatus(pod.UID)
+		if !ok {
+			status = pod.Status
+		}
+		if status.Phase != v1.PodFailed && status.Phase != v1.PodSucceeded && PastActiveDeadline(pod, status, now) {
 			pods = append(pods, pod)
 		}
 	}

@@ -214,6 +214,41 @@ func TestAdmissionRejections(t *testing.T) {
 	}
 }
 
+// TestActiveDeadline: a pod with activeDeadlineSeconds runs until that long after its start
+// time, then is Failed with DeadlineExceeded (the kubelet's message, a Normal event) within
+// the sync tick, and its containers are stopped; a pod without a deadline keeps running.
+func TestActiveDeadline(t *testing.T) {
+	h := newHarness(t)
+	h.write("dl.yaml", podManifest("dl", "busybox", "  activeDeadlineSeconds: 30\n"))
+	h.write("free.yaml", podManifest("free", "busybox", ""))
+	dl, free := "dl-"+testNode, "free-"+testNode
+	h.until(10, "both Running", func() bool {
+		return h.phase(dl) == v1.PodRunning && h.phase(free) == v1.PodRunning
+	}, h.describe)
+	start := h.pod(dl).Status.StartTime.Time
+	h.until(40, "the deadlined pod Failed", func() bool { return h.phase(dl) == v1.PodFailed }, h.describe)
+	if late := h.clk.Now().Sub(start); late < 30*time.Second || late > 32*time.Second {
+		t.Errorf("failed %v after its start, want within the sync tick after 30s", late)
+	}
+	st := h.pod(dl).Status
+	if st.Reason != ReasonDeadlineExceeded || st.Message != MessageDeadlineExceeded {
+		t.Errorf("status reason=%q message=%q", st.Reason, st.Message)
+	}
+	if ev := findEvent(h, ReasonDeadlineExceeded, dl); ev == nil || ev.Type != v1.EventTypeNormal {
+		t.Errorf("no Normal %s event: %+v", ReasonDeadlineExceeded, ev)
+	}
+	h.until(40, "its containers stopped", func() bool {
+		cs := h.pod(dl).Status.ContainerStatuses
+		return len(cs) == 1 && cs[0].State.Terminated != nil
+	}, h.describe)
+	for i := 0; i < 5; i++ {
+		h.round(time.Second)
+	}
+	if h.phase(dl) != v1.PodFailed || h.phase(free) != v1.PodRunning {
+		t.Errorf("after: dl %s, free %s; want Failed and Running", h.phase(dl), h.phase(free))
+	}
+}
+
 // TestAllocatableFromMachineAndReservations: admission's allocatable is the machine minus
 // systemReserved, kubeReserved and the hard eviction memory threshold, the same numbers
 // the node reports.

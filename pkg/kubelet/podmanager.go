@@ -16,6 +16,9 @@ import (
 type podManager struct {
 	mu    sync.RWMutex
 	byUID map[types.UID]podEntry
+	// withDeadline holds the pods with spec.activeDeadlineSeconds, so the sync tick checks
+	// their deadlines without walking every pod each second.
+	withDeadline map[types.UID]*v1.Pod
 }
 
 // podEntry is a desired pod and its effective requests, computed once when the pod is
@@ -26,7 +29,7 @@ type podEntry struct {
 }
 
 func newPodManager() *podManager {
-	return &podManager{byUID: map[types.UID]podEntry{}}
+	return &podManager{byUID: map[types.UID]podEntry{}, withDeadline: map[types.UID]*v1.Pod{}}
 }
 
 // AddPod adds or replaces a pod (ADD, UPDATE, RECONCILE all store the newest spec) and
@@ -36,6 +39,11 @@ func (m *podManager) AddPod(pod *v1.Pod) v1.ResourceList {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.byUID[pod.UID] = e
+	if pod.Spec.ActiveDeadlineSeconds != nil {
+		m.withDeadline[pod.UID] = pod
+	} else {
+		delete(m.withDeadline, pod.UID)
+	}
 	return e.requests
 }
 
@@ -44,6 +52,21 @@ func (m *podManager) RemovePod(pod *v1.Pod) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	delete(m.byUID, pod.UID)
+	delete(m.withDeadline, pod.UID)
+}
+
+// podsWithDeadline returns the pods with spec.activeDeadlineSeconds, in no particular order.
+func (m *podManager) podsWithDeadline() []*v1.Pod {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	if len(m.withDeadline) == 0 {
+		return nil
+	}
+	out := make([]*v1.Pod, 0, len(m.withDeadline))
+	for _, p := range m.withDeadline {
+		out = append(out, p)
+	}
+	return out
 }
 
 // GetPodByUID returns the pod with the UID.

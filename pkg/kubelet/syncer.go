@@ -133,6 +133,39 @@ func (s *Syncer) firstSeenTime(pod *v1.Pod) time.Time {
 	return t
 }
 
+// Active deadline (upstream activeDeadlineHandler): a pod active on the node for its
+// spec.activeDeadlineSeconds, counted from its status' startTime, is failed with this reason
+// and message, and its containers are stopped.
+const (
+	ReasonDeadlineExceeded  = "DeadlineExceeded"
+	MessageDeadlineExceeded = "Pod was active on the node longer than the specified deadline"
+)
+
+// PastActiveDeadline reports whether the pod has been active for its activeDeadlineSeconds,
+// from the start time of status (the status manager's, else the pod's own).
+func PastActiveDeadline(pod *v1.Pod, status v1.PodStatus, now time.Time) bool {
+	if pod.Spec.ActiveDeadlineSeconds == nil || status.StartTime == nil || status.StartTime.IsZero() {
+		return false
+	}
+	return now.Sub(status.StartTime.Time) >= time.Duration(*pod.Spec.ActiveDeadlineSeconds)*time.Second
+}
+
+// generate is the status generator's status with the kubelet's pod sync handlers applied
+// as upstream's generateAPIPodStatus applies them: a pod past its active deadline is Failed
+// with DeadlineExceeded (and a Normal event says so), unless the API already shows it
+// finished (no transition out of a terminal phase).
+func (s *Syncer) generate(pod *v1.Pod, podStatus *container.PodStatus, old v1.PodStatus, podIsTerminal bool) v1.PodStatus {
+	api := s.gen.Generate(pod, podStatus, old, podIsTerminal)
+	if pod.Status.Phase == v1.PodSucceeded || pod.Status.Phase == v1.PodFailed {
+		return api
+	}
+	if PastActiveDeadline(pod, old, s.clock.Now()) {
+		s.recorder.Eventf(events.PodRef(pod), v1.EventTypeNormal, ReasonDeadlineExceeded, "%s", MessageDeadlineExceeded)
+		api.Phase, api.Reason, api.Message = v1.PodFailed, ReasonDeadlineExceeded, MessageDeadlineExceeded
+	}
+	return api
+}
+
 func (s *Syncer) previousStatus(pod *v1.Pod) (v1.PodStatus, bool) {
 	if old, ok := s.status.GetPodStatus(pod.UID); ok {
 		return old, true
@@ -148,7 +181,7 @@ func (s *Syncer) SyncPod(ctx context.Context, updateType kubetypes.SyncPodType, 
 	firstSeen := s.firstSeenTime(pod)
 
 	old, _ := s.previousStatus(pod)
-	api := s.gen.Generate(pod, podStatus, old, false)
+	api := s.generate(pod, podStatus, old, false)
 	if api.Phase == v1.PodSucceeded || api.Phase == v1.PodFailed {
 		s.status.SetPodStatus(pod, api)
 		return true, nil
@@ -174,7 +207,7 @@ func (s *Syncer) SyncPod(ctx context.Context, updateType kubetypes.SyncPodType, 
 		// writes it only at the pod's next sync, up to a back-off later; the runtime state did
 		// not change, so this status is the one that sync would write.
 		old, _ = s.previousStatus(pod)
-		s.status.SetPodStatus(pod, s.gen.Generate(pod, podStatus, old, false))
+		s.status.SetPodStatus(pod, s.generate(pod, podStatus, old, false))
 	}
 	// As kubelet v1.30, a container in back-off fails the sync too: upstream meant to return
 	// nil when back-offs are the only failures, but the check never passes (the sandbox's
@@ -194,7 +227,7 @@ func (s *Syncer) SyncTerminatingPod(ctx context.Context, pod *v1.Pod, podStatus 
 		s.probes.StopLivenessAndStartup(pod)
 	}
 	old, _ := s.previousStatus(pod)
-	api := s.gen.Generate(pod, podStatus, old, false)
+	api := s.generate(pod, podStatus, old, false)
 	if podStatusFn != nil {
 		podStatusFn(&api)
 	}
@@ -233,7 +266,7 @@ func (s *Syncer) SyncTerminatingPod(ctx context.Context, pod *v1.Pod, podStatus 
 	logger.V(4).Info("Pod termination stopped all running containers", "pod", klog.KObj(pod), "podUID", pod.UID)
 
 	old, _ = s.previousStatus(pod)
-	s.status.SetPodStatus(pod, s.gen.Generate(pod, stopped, old, true))
+	s.status.SetPodStatus(pod, s.generate(pod, stopped, old, true))
 	return nil
 }
 
@@ -254,7 +287,7 @@ func (s *Syncer) SyncTerminatingRuntimePod(ctx context.Context, runningPod *cont
 func (s *Syncer) SyncTerminatedPod(ctx context.Context, pod *v1.Pod, podStatus *container.PodStatus) error {
 	klog.FromContext(ctx).V(4).Info("SyncTerminatedPod enter", "pod", klog.KObj(pod), "podUID", pod.UID)
 	old, _ := s.previousStatus(pod)
-	s.status.SetPodStatus(pod, s.gen.Generate(pod, podStatus, old, true))
+	s.status.SetPodStatus(pod, s.generate(pod, podStatus, old, true))
 	s.status.TerminatePod(pod)
 	s.reasons.ForgetPod(pod.UID)
 	if s.probes != nil {
