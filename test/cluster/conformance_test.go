@@ -2,7 +2,6 @@ package cluster
 
 import (
 	"bufio"
-	"context"
 	"encoding/xml"
 	"fmt"
 	"io"
@@ -15,8 +14,6 @@ import (
 	"testing"
 	"time"
 
-	rbacv1 "k8s.io/api/rbac/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
 	"github.com/minikubelet/minikubelet/internal/childproc"
@@ -104,17 +101,7 @@ func TestConformance(t *testing.T) {
 		nodes = append(nodes, fmt.Sprintf("mk-conformance-%d", i))
 	}
 	cp := startControlPlaneWith(t, cpOptions{allControllers: true}, nodes...)
-	ctx := context.Background()
-	// kubeadm's binding: the API server's kubelet client may use the kubelet API (logs,
-	// exec, port-forward through the nodes' secure ports).
-	mustCreate(t, func() error {
-		_, err := cp.admin.RbacV1().ClusterRoleBindings().Create(ctx, &rbacv1.ClusterRoleBinding{
-			ObjectMeta: metav1.ObjectMeta{Name: "kube-apiserver-kubelet-api-admin"},
-			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "system:kubelet-api-admin"},
-			Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: "User", Name: kubeletClientUser}},
-		}, metav1.CreateOptions{})
-		return err
-	})
+	grantKubeletAPI(t, cp)
 	daemon := buildDaemon(t)
 	for i, n := range nodes {
 		startSecureNodeN(t, cp, daemon, n, i)

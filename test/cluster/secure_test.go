@@ -62,14 +62,7 @@ func TestKubectlThroughTheSecurePort(t *testing.T) {
 
 	// RBAC as kubeadm sets it: the API server's kubelet client may use the kubelet API;
 	// stats-reader may read stats and metrics only.
-	mustCreate(t, func() error {
-		_, err := cp.admin.RbacV1().ClusterRoleBindings().Create(ctx, &rbacv1.ClusterRoleBinding{
-			ObjectMeta: metav1.ObjectMeta{Name: "kube-apiserver-kubelet-api-admin"},
-			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "system:kubelet-api-admin"},
-			Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: "User", Name: kubeletClientUser}},
-		}, metav1.CreateOptions{})
-		return err
-	})
+	grantKubeletAPI(t, cp)
 	mustCreate(t, func() error {
 		_, err := cp.admin.RbacV1().ClusterRoles().Create(ctx, &rbacv1.ClusterRole{
 			ObjectMeta: metav1.ObjectMeta{Name: "node-stats-reader"},
@@ -265,6 +258,20 @@ func TestKubectlThroughTheSecurePort(t *testing.T) {
 		if code, _ := get("/stats/summary", "not-a-token"); code != 401 {
 			t.Errorf("unknown token: %d, want 401", code)
 		}
+	})
+}
+
+// grantKubeletAPI binds the API server's kubelet client to system:kubelet-api-admin, as
+// kubeadm does, so logs, exec and port-forward reach the nodes' secure ports.
+func grantKubeletAPI(t *testing.T, cp *controlPlane) {
+	t.Helper()
+	mustCreate(t, func() error {
+		_, err := cp.admin.RbacV1().ClusterRoleBindings().Create(context.Background(), &rbacv1.ClusterRoleBinding{
+			ObjectMeta: metav1.ObjectMeta{Name: "kube-apiserver-kubelet-api-admin"},
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "system:kubelet-api-admin"},
+			Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: "User", Name: kubeletClientUser}},
+		}, metav1.CreateOptions{})
+		return err
 	})
 }
 
