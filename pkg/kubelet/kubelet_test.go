@@ -598,3 +598,46 @@ func TestEventedPLEGFullChannelDoesNotStopSyncLoop(t *testing.T) {
 		t.Errorf("RuntimeErrors once the pods run = %v, want nil (the channel drained)", err)
 	}
 }
+
+// TestEphemeralContainer: an ephemeral container added to a running pod (kubectl debug) is
+// started once in the pod's sandbox, shows in ephemeralContainerStatuses, is a container
+// logs and exec can name, and does not change the pod's phase or readiness.
+func TestEphemeralContainer(t *testing.T) {
+	h := newHarness(t)
+	h.write("web.yaml", podManifest("web", "nginx", ""))
+	name := "web-" + testNode
+	h.until(10, "web Running", func() bool { return h.phase(name) == v1.PodRunning }, h.describe)
+
+	current, ok := h.k.pods.GetPodByUID(h.pod(name).UID)
+	if !ok {
+		t.Fatal("web not in the pod manager")
+	}
+	debug := current.DeepCopy()
+	debug.Spec.EphemeralContainers = []v1.EphemeralContainer{{
+		EphemeralContainerCommon: v1.EphemeralContainerCommon{Name: "debugger", Image: "busybox", Command: []string{"/bin/sh"}, Stdin: true, TTY: true},
+	}}
+	h.k.HandlePodUpdates([]*v1.Pod{debug})
+	h.until(10, "the debugger Running in ephemeralContainerStatuses", func() bool {
+		es := h.pod(name).Status.EphemeralContainerStatuses
+		return len(es) == 1 && es[0].Name == "debugger" && es[0].State.Running != nil && es[0].ContainerID != ""
+	}, h.describe)
+	for i := 0; i < 5; i++ {
+		h.round(time.Second)
+	}
+	instances := 0
+	for _, c := range h.runtimeContainers() {
+		if c.Metadata.Name == "debugger" {
+			instances++
+		}
+	}
+	if instances != 1 {
+		t.Errorf("%d instances of the debugger in the runtime, want 1", instances)
+	}
+	p := h.pod(name)
+	if p.Status.Phase != v1.PodRunning || len(p.Status.ContainerStatuses) != 1 || !p.Status.ContainerStatuses[0].Ready {
+		t.Errorf("the pod changed: phase %s, containers %+v", p.Status.Phase, p.Status.ContainerStatuses)
+	}
+	if !hasContainer(debug, "debugger") {
+		t.Error("logs and exec do not know the debugger")
+	}
+}

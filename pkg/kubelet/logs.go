@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"sort"
 	"time"
 
@@ -48,7 +49,7 @@ func (k *Kubelet) ContainerLogs(ctx context.Context, namespace, podName, contain
 	default:
 		reason := "ContainerCreating"
 		if st, ok := k.status.GetPodStatus(pod.UID); ok {
-			for _, cs := range append(append([]v1.ContainerStatus{}, st.InitContainerStatuses...), st.ContainerStatuses...) {
+			for _, cs := range slices.Concat(st.InitContainerStatuses, st.ContainerStatuses, st.EphemeralContainerStatuses) {
 				if cs.Name == containerName && cs.State.Waiting != nil && cs.State.Waiting.Reason != "" {
 					reason = cs.State.Waiting.Reason
 				}
@@ -170,12 +171,18 @@ func (k *Kubelet) podByName(namespace, name string) *v1.Pod {
 	return nil
 }
 
+// hasContainer: the pod has an app, init or ephemeral container of that name.
 func hasContainer(pod *v1.Pod, name string) bool {
 	for _, list := range [][]v1.Container{pod.Spec.Containers, pod.Spec.InitContainers} {
 		for _, c := range list {
 			if c.Name == name {
 				return true
 			}
+		}
+	}
+	for _, c := range pod.Spec.EphemeralContainers {
+		if c.Name == name {
+			return true
 		}
 	}
 	return false

@@ -28,6 +28,9 @@ type podActions struct {
 	InitContainersToStart []int
 	// ContainersToStart are indexes into Spec.Containers.
 	ContainersToStart []int
+	// EphemeralContainersToStart are indexes into Spec.EphemeralContainers: those the
+	// runtime has never run (an ephemeral container is never restarted).
+	EphemeralContainersToStart []int
 	// ContainersToKill are running containers to stop before starting others.
 	ContainersToKill map[container.ContainerID]containerToKillInfo
 }
@@ -46,8 +49,8 @@ func (p podActions) String() string {
 	if p.NextInitContainerToStart != nil {
 		next = p.NextInitContainerToStart.Name
 	}
-	return fmt.Sprintf("KillPod: %t, CreateSandbox: %t, Attempt: %d, NextInitContainerToStart: %q, InitContainersToStart: %v, ContainersToStart: %v, ContainersToKill: %d",
-		p.KillPod, p.CreateSandbox, p.Attempt, next, p.InitContainersToStart, p.ContainersToStart, len(p.ContainersToKill))
+	return fmt.Sprintf("KillPod: %t, CreateSandbox: %t, Attempt: %d, NextInitContainerToStart: %q, InitContainersToStart: %v, ContainersToStart: %v, EphemeralContainersToStart: %v, ContainersToKill: %d",
+		p.KillPod, p.CreateSandbox, p.Attempt, next, p.InitContainersToStart, p.ContainersToStart, p.EphemeralContainersToStart, len(p.ContainersToKill))
 }
 
 // computePodActions compares the pod spec with the runtime status and decides what SyncPod
@@ -103,6 +106,13 @@ func (m *Manager) computePodActions(pod *v1.Pod, podStatus *container.PodStatus)
 		}
 		changes.ContainersToStart = toStart
 		return changes
+	}
+
+	// Ephemeral containers may start before initialization is done, as upstream.
+	for i := range pod.Spec.EphemeralContainers {
+		if podStatus.FindContainerStatusByName(pod.Spec.EphemeralContainers[i].Name) == nil {
+			changes.EphemeralContainersToStart = append(changes.EphemeralContainersToStart, i)
+		}
 	}
 
 	// Initialization progress.

@@ -65,7 +65,7 @@ func ConvertPodStatusToRunningPod(podStatus *container.PodStatus) container.Pod 
 	return runningPodFromStatus(podStatus)
 }
 
-// getContainerSpec finds a container of the pod by name in init and app containers.
+// getContainerSpec finds a container of the pod by name in app, init and ephemeral containers.
 func getContainerSpec(pod *v1.Pod, name string) (*v1.Container, containerKind, bool) {
 	for i := range pod.Spec.Containers {
 		if pod.Spec.Containers[i].Name == name {
@@ -75,6 +75,12 @@ func getContainerSpec(pod *v1.Pod, name string) (*v1.Container, containerKind, b
 	for i := range pod.Spec.InitContainers {
 		if pod.Spec.InitContainers[i].Name == name {
 			return &pod.Spec.InitContainers[i], kindInit, true
+		}
+	}
+	for i := range pod.Spec.EphemeralContainers {
+		if pod.Spec.EphemeralContainers[i].Name == name {
+			c := v1.Container(pod.Spec.EphemeralContainers[i].EphemeralContainerCommon)
+			return &c, kindEphemeral, true
 		}
 	}
 	return nil, kindApp, false

@@ -84,6 +84,9 @@ const (
 	kindApp containerKind = iota
 	kindInit
 	kindSidecar
+	// kindEphemeral is a debugging container added to a running pod (kubectl debug): the
+	// runtime runs it as an app container; it is never restarted.
+	kindEphemeral
 )
 
 func (k containerKind) annotation() string {
@@ -99,8 +102,11 @@ func (k containerKind) annotation() string {
 
 // metricLabel is the started_containers_total container_type label, as upstream.
 func (k containerKind) metricLabel() string {
-	if k == kindApp {
+	switch k {
+	case kindApp:
 		return "container"
+	case kindEphemeral:
+		return "ephemeral_container"
 	}
 	return "init_container"
 }

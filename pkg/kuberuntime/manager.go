@@ -273,6 +273,13 @@ func (m *Manager) SyncPod(ctx context.Context, pod *v1.Pod, podStatus *container
 		return nil
 	}
 
+	// Ephemeral containers first, as upstream, so a pod whose init container fails can
+	// still be debugged.
+	for _, idx := range changes.EphemeralContainersToStart {
+		c := v1.Container(pod.Spec.EphemeralContainers[idx].EphemeralContainerCommon)
+		_ = start(kindEphemeral, &c)
+	}
+
 	if !m.cfg.SidecarContainers {
 		if c := changes.NextInitContainerToStart; c != nil {
 			if err := start(kindInit, c); err != nil {

@@ -191,7 +191,20 @@ func (g *Generator) convertStatusToAPIStatus(pod *v1.Pod, podStatus *container.P
 	hasInit := len(pod.Spec.InitContainers) > 0
 	s.ContainerStatuses = g.convertToAPIContainerStatuses(pod, podStatus, old.ContainerStatuses, pod.Spec.Containers, hasInit, false)
 	s.InitContainerStatuses = g.convertToAPIContainerStatuses(pod, podStatus, old.InitContainerStatuses, pod.Spec.InitContainers, hasInit, true)
+	if len(pod.Spec.EphemeralContainers) > 0 {
+		s.EphemeralContainerStatuses = g.convertToAPIContainerStatuses(pod, podStatus, old.EphemeralContainerStatuses, EphemeralContainerSpecs(pod), hasInit, false)
+	}
 	return s
+}
+
+// EphemeralContainerSpecs returns the pod's ephemeral containers as containers (their
+// common fields), as the kubelet handles them.
+func EphemeralContainerSpecs(pod *v1.Pod) []v1.Container {
+	specs := make([]v1.Container, 0, len(pod.Spec.EphemeralContainers))
+	for i := range pod.Spec.EphemeralContainers {
+		specs = append(specs, v1.Container(pod.Spec.EphemeralContainers[i].EphemeralContainerCommon))
+	}
+	return specs
 }
 
 // convertToAPIContainerStatuses follows the kubelet: every container starts in the default
