@@ -149,7 +149,7 @@ conformance-bins:
 run-conformance = mkdir -p $(1) && ( cd test/cluster && ../../hack/netns-run env MINIKUBELET_CONFORMANCE=1 \
 	MINIKUBELET_BIN=$(CURDIR)/_output/bin/minikubelet KUBE_BIN_DIR=$(CURDIR)/_output/bin CONFORMANCE_OUT=$(abspath $(1)) \
 	CONFORMANCE_FOCUS='$(2)' CONFORMANCE_SKIP='$(3)' CONFORMANCE_PROCS=$(4) CONFORMANCE_NODES=$(NODES) \
-	CONFORMANCE_TIMEOUT=$(CONFORMANCE_TIMEOUT) $(5) ../../_output/bin/cluster.test -test.run '^TestConformance$$' -test.v -test.timeout 100m )
+	CONFORMANCE_TIMEOUT=$(CONFORMANCE_TIMEOUT) $(5) ../../_output/bin/cluster.test -test.run '^TestConformance$$' -test.v -test.timeout 120m )
 
 ## conformance: the upstream [NodeConformance] specs (not [Serial]/[Disruptive]) against minikubelet nodes; FOCUS, SKIP, PROCS, NODES override; writes docs/conformance.md
 conformance: controlplane conformance-tools conformance-bins
@@ -163,7 +163,7 @@ SERIAL_FOCUS := \[sig-node\].*\[Serial\]|\[sig-storage\].*\[Serial\]
 SERIAL_SKIP  := \[Disruptive\]|\[Flaky\]|\[Feature:[^]]*\]
 ## conformance-serial: the [Serial] specs of sig-node and sig-storage, run one at a time; a table of their own in docs/conformance.md
 conformance-serial: controlplane conformance-tools conformance-bins
-	@status=0; $(call run-conformance,$(CONFORMANCE_OUT)-serial,$(SERIAL_FOCUS),$(SERIAL_SKIP),1,CONFORMANCE_TIMEOUT=80m) || status=$$?; \
+	@status=0; $(call run-conformance,$(CONFORMANCE_OUT)-serial,$(SERIAL_FOCUS),$(SERIAL_SKIP),1,CONFORMANCE_TIMEOUT=100m) || status=$$?; \
 	  $(GO) run ./hack/conformancereport -junit $(CONFORMANCE_OUT)-serial/junit_01.xml -focus '$(SERIAL_FOCUS)' -skip '$(SERIAL_SKIP)' -section serial \
 	    -doc docs/conformance.md -header "Measured $$(date -u +%F) at commit $(GIT_COMMIT) on $$(nproc) cores: one process, $(NODES) nodes."; \
 	  exit $$status
