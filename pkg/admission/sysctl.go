@@ -100,17 +100,9 @@ type SysctlAllowlist struct {
 func NewSysctlAllowlist(unsafe []string) (*SysctlAllowlist, error) {
 	w := &SysctlAllowlist{names: map[string]sysctlNamespace{}, prefixes: map[string]sysctlNamespace{}}
 	for _, p := range append(append([]string(nil), safeSysctls...), unsafe...) {
-		if len(p) > sysctlMaxLength || !sysctlPattern.MatchString(p) {
-			return nil, fmt.Errorf("sysctl %q must have at most %d characters and match regex %s", p, sysctlMaxLength, sysctlPatternFmt)
-		}
-		name := normalizeSysctl(p)
-		prefixed := false
-		if i := strings.IndexByte(name, '*'); i >= 0 {
-			name, prefixed = name[:i], true
-		}
-		ns := namespaceOf(name)
-		if ns == unknownNamespace {
-			return nil, fmt.Errorf("the sysctls %q are not known to be namespaced", name)
+		name, ns, prefixed, err := parseSysctlPattern(p)
+		if err != nil {
+			return nil, err
 		}
 		if prefixed {
 			w.prefixes[name] = ns
@@ -119,6 +111,29 @@ func NewSysctlAllowlist(unsafe []string) (*SysctlAllowlist, error) {
 		}
 	}
 	return w, nil
+}
+
+// CheckSysctlPattern returns upstream's error for an allowedUnsafeSysctls entry that is not
+// a sysctl name or prefix, or that the kernel does not namespace; nil for a good one.
+func CheckSysctlPattern(p string) error {
+	_, _, _, err := parseSysctlPattern(p)
+	return err
+}
+
+// parseSysctlPattern reads a sysctl name or a prefix ending in *: its dotted name (the
+// prefix before the * for a prefix), its namespace, and whether it is a prefix.
+func parseSysctlPattern(p string) (name string, ns sysctlNamespace, prefixed bool, err error) {
+	if len(p) > sysctlMaxLength || !sysctlPattern.MatchString(p) {
+		return "", "", false, fmt.Errorf("sysctl %q must have at most %d characters and match regex %s", p, sysctlMaxLength, sysctlPatternFmt)
+	}
+	name = normalizeSysctl(p)
+	if i := strings.IndexByte(name, '*'); i >= 0 {
+		name, prefixed = name[:i], true
+	}
+	if ns = namespaceOf(name); ns == unknownNamespace {
+		return "", "", false, fmt.Errorf("the sysctls %q are not known to be namespaced", name)
+	}
+	return name, ns, prefixed, nil
 }
 
 // Admit rejects a pod with a sysctl that is not allowed, or that would change the node's

@@ -156,7 +156,7 @@ func validateKubelet(v *validator, kc *KubeletConfiguration, gate featuregate.Fe
 		v.invalid(p+"maxPods", kc.MaxPods, "must not be a negative number")
 	}
 	for _, s := range kc.AllowedUnsafeSysctls {
-		if _, err := admission.NewSysctlAllowlist([]string{s}); err != nil {
+		if err := admission.CheckSysctlPattern(s); err != nil {
 			v.invalid(p+"allowedUnsafeSysctls", s, "%v", err)
 		}
 	}

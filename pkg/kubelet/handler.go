@@ -119,15 +119,16 @@ func (k *Kubelet) HandlePodSyncs(pods []*v1.Pod) {
 // "UnexpectedAdmissionError". The simulator reports the resource reason itself
 // (OutOfcpu, OutOfmemory, OutOfpods ...), which is what the rejection is about.
 func (k *Kubelet) canAdmitPod(usage *admission.Usage, pod *v1.Pod) admission.Result {
+	labels := k.nodeStatus.NodeLabels() // built per call: read once for both checks
 	res := k.sysctls.Admit(pod)
 	if res.Admit {
-		res = admission.AdmitOS(pod, k.nodeStatus.NodeLabels()[v1.LabelOSStable])
+		res = admission.AdmitOS(pod, labels[v1.LabelOSStable])
 	}
 	if res.Admit {
 		res = usage.Admit(pod, k.nodeInfo)
 	}
 	// After the resources, as upstream's general predicates: node selector and affinity.
-	if res.Admit && !admission.MatchesNode(pod, k.nodeName, k.nodeStatus.NodeLabels()) {
+	if res.Admit && !admission.MatchesNode(pod, k.nodeName, labels) {
 		res = admission.Result{Reason: admission.ReasonNodeAffinity, Message: admission.MessageNodeAffinity}
 	}
 	if res.Admit && k.eviction != nil {

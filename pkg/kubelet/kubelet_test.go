@@ -2,6 +2,7 @@ package kubelet
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -639,5 +640,34 @@ func TestEphemeralContainer(t *testing.T) {
 	}
 	if !hasContainer(debug, "debugger") {
 		t.Error("logs and exec do not know the debugger")
+	}
+}
+
+// TestPastActiveDeadline: the deadline counts from the status' start time; a pod not
+// started, or without a deadline, is never past it; a deadline longer than a Duration
+// holds saturates instead of wrapping round to a negative one that fails the pod at once.
+func TestPastActiveDeadline(t *testing.T) {
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	started := v1.PodStatus{StartTime: &metav1.Time{Time: start}}
+	deadline := func(s int64) *v1.Pod { return &v1.Pod{Spec: v1.PodSpec{ActiveDeadlineSeconds: &s}} }
+	tests := []struct {
+		name   string
+		pod    *v1.Pod
+		status v1.PodStatus
+		after  time.Duration
+		want   bool
+	}{
+		{"before the deadline", deadline(30), started, 29 * time.Second, false},
+		{"at the deadline", deadline(30), started, 30 * time.Second, true},
+		{"no deadline", &v1.Pod{}, started, time.Hour, false},
+		{"not started", deadline(1), v1.PodStatus{}, time.Hour, false},
+		{"a deadline past any duration", deadline(math.MaxInt64), started, 100 * 365 * 24 * time.Hour, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := PastActiveDeadline(tt.pod, tt.status, start.Add(tt.after)); got != tt.want {
+				t.Errorf("PastActiveDeadline = %t, want %t", got, tt.want)
+			}
+		})
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/minikubelet/minikubelet/pkg/container"
+	"github.com/minikubelet/minikubelet/pkg/cri"
 	"github.com/minikubelet/minikubelet/pkg/events"
 	"github.com/minikubelet/minikubelet/pkg/kuberuntime"
 	"github.com/minikubelet/minikubelet/pkg/kubetypes"
@@ -147,7 +148,9 @@ func PastActiveDeadline(pod *v1.Pod, status v1.PodStatus, now time.Time) bool {
 	if pod.Spec.ActiveDeadlineSeconds == nil || status.StartTime == nil || status.StartTime.IsZero() {
 		return false
 	}
-	return now.Sub(status.StartTime.Time) >= time.Duration(*pod.Spec.ActiveDeadlineSeconds)*time.Second
+	// cri.Seconds saturates: the API accepts any positive deadline, and a huge one must
+	// not wrap round to a negative duration that fails the pod at once.
+	return now.Sub(status.StartTime.Time) >= cri.Seconds(*pod.Spec.ActiveDeadlineSeconds)
 }
 
 // generate is the status generator's status with the kubelet's pod sync handlers applied
