@@ -139,11 +139,40 @@ type ContainerConfig struct {
 	// Resources are the container's limits (CRI's LinuxContainerResources, the parts the
 	// simulator uses); nil without limits.
 	Resources *ContainerResources
+	// Command and Args are the container's, with $(VAR) references expanded by the kubelet;
+	// the runtime runs Command (else the image's entrypoint) with Args (else, when Command
+	// is empty too, the image's cmd), as CRI's ContainerConfig.
+	Command []string
+	Args    []string
+	// WorkingDir is the process's working directory ("" : the image's).
+	WorkingDir string
 	// Envs is the container's environment, resolved by the kubelet, in order.
 	Envs []KeyValue
-	// Files stands for the content of the container's mounts (CRI Mounts name host
-	// paths): path in the container -> content, e.g. the keys of a mounted ConfigMap.
-	Files map[string]string
+	// Mounts bind paths of the node's filesystem (the simulated disk the kubelet writes
+	// volumes to) into the container, as CRI's Mount.
+	Mounts []Mount
+	// Stdin, StdinOnce and TTY are the container's (kubectl run -i / attach).
+	Stdin, StdinOnce, TTY bool
+	// Security is who the process runs as and what it may write (LinuxContainerSecurityContext).
+	Security *SecurityContext
+}
+
+// Mount binds HostPath of the node's filesystem at ContainerPath (CRI's Mount). A missing
+// HostPath is created as a directory, as the kubelet's host directories are.
+type Mount struct {
+	ContainerPath string
+	HostPath      string
+	Readonly      bool
+}
+
+// SecurityContext is the part of CRI's LinuxContainerSecurityContext the simulator uses.
+type SecurityContext struct {
+	// RunAsUser and RunAsGroup are the process's ids (nil: the image's user, else root).
+	RunAsUser          *int64
+	RunAsGroup         *int64
+	SupplementalGroups []int64
+	ReadonlyRootfs     bool
+	Privileged         bool
 }
 
 // KeyValue is an environment variable (CRI's KeyValue).
@@ -234,6 +263,9 @@ type ContainerStatus struct {
 	Message      string
 	Labels       map[string]string
 	Annotations  map[string]string
+	// Mounts are the container's mounts, as created (the kubelet finds the host file of
+	// the termination message among them).
+	Mounts []Mount
 }
 
 // Runtime condition types reported by Status.

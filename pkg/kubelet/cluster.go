@@ -31,8 +31,9 @@ func (k *Kubelet) watchAPIPods(ctx context.Context) {
 
 // UpdateAPIPods hands the kubelet the API server's pods bound to the node (the whole set,
 // as the pod watch sees it): mirror pods go to the status manager, the others, with the
-// ConfigMaps they use read first, to the config merger as the api source. The daemon's
-// pod watch calls it; simulate mode calls it after the in-process API changed.
+// ConfigMaps and Secrets they use read first, to the config merger as the api source. The daemon's
+// pod watch calls it; simulate mode calls it after the in-process API changed. The
+// ConfigMaps and Secrets they refer to are read first.
 func (k *Kubelet) UpdateAPIPods(ctx context.Context, pods []*v1.Pod) {
 	// Mirror pods are the API's view of static pods, not pods to run (upstream's pod
 	// manager keeps them apart).
@@ -50,7 +51,7 @@ func (k *Kubelet) UpdateAPIPods(ctx context.Context, pods []*v1.Pod) {
 	if k.statusSync != nil {
 		k.statusSync.setMirrors(mirrors)
 	}
-	k.fetchConfigMaps(ctx, regular)
+	k.objects.fetchForPods(ctx, regular)
 	_ = k.merger.Push(ctx, kubetypes.ApiserverSource, regular)
 }
 

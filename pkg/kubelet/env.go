@@ -2,218 +2,205 @@ package kubelet
 
 import (
 	"context"
-	"maps"
-	"path"
-	"slices"
-	"strings"
-	"sync"
-	"time"
+	"fmt"
+	"sort"
 
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/klog/v2"
 
 	"github.com/minikubelet/minikubelet/pkg/cri"
+	"github.com/minikubelet/minikubelet/pkg/kuberuntime"
 )
 
-// defaultPath is the PATH of a container whose image sets none, as the runtime gives it.
-const defaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
-
-// configMapStore holds the ConfigMaps the node's pods use, read from the API server when
-// a pod that refers to one arrives (cluster mode). A ConfigMap not (yet) read is unknown:
-// its variables and files are missing, as they would be while a real kubelet waits.
-type configMapStore struct {
-	mu sync.RWMutex
-	m  map[string]*v1.ConfigMap // namespace/name; nil value: not found in the API
+// envList is an environment being built: a name defined again keeps its place and takes
+// the new value (a process sees each name once).
+type envList struct {
+	vars  []cri.KeyValue
+	index map[string]int
 }
 
-func (s *configMapStore) get(namespace, name string) (*v1.ConfigMap, bool) {
-	if s == nil {
-		return nil, false
+func (l *envList) set(key, value string) {
+	if i, ok := l.index[key]; ok {
+		l.vars[i].Value = value
+		return
 	}
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	cm, ok := s.m[namespace+"/"+name]
-	return cm, ok && cm != nil
+	if l.index == nil {
+		l.index = map[string]int{}
+	}
+	l.index[key] = len(l.vars)
+	l.vars = append(l.vars, cri.KeyValue{Key: key, Value: value})
 }
 
-// configMapGetTimeout bounds one ConfigMap read.
-const configMapGetTimeout = 5 * time.Second
-
-// fetch reads the ConfigMaps pods refer to that the store does not have yet. It runs on
-// the API pod source's goroutine, before the pods are handed on, so that their
-// containers start with them known.
-func (k *Kubelet) fetchConfigMaps(ctx context.Context, pods []*v1.Pod) {
-	s := k.configMaps
-	for _, pod := range pods {
-		for _, name := range configMapNames(pod) {
-			key := pod.Namespace + "/" + name
-			s.mu.RLock()
-			_, known := s.m[key]
-			s.mu.RUnlock()
-			if known {
-				continue
-			}
-			getCtx, cancel := context.WithTimeout(ctx, configMapGetTimeout)
-			cm, err := k.kubeClient.CoreV1().ConfigMaps(pod.Namespace).Get(getCtx, name, metav1.GetOptions{})
-			cancel()
-			switch {
-			case apierrors.IsNotFound(err):
-				cm = nil
-			case err != nil:
-				klog.FromContext(ctx).V(2).Info("Unable to read a ConfigMap the pod refers to", "pod", klog.KObj(pod), "configMap", key, "err", err)
-				continue
-			}
-			s.mu.Lock()
-			s.m[key] = cm
-			s.mu.Unlock()
-		}
+func (l *envList) lookup(key string) (string, bool) {
+	i, ok := l.index[key]
+	if !ok {
+		return "", false
 	}
+	return l.vars[i].Value, true
 }
 
-// configMapNames lists the ConfigMaps a pod refers to: volumes, env and envFrom.
-func configMapNames(pod *v1.Pod) []string {
-	var names []string
-	for _, vol := range pod.Spec.Volumes {
-		if vol.ConfigMap != nil {
-			names = append(names, vol.ConfigMap.Name)
-		}
-	}
-	for _, list := range [][]v1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
-		for _, c := range list {
-			for _, e := range c.EnvFrom {
-				if e.ConfigMapRef != nil {
-					names = append(names, e.ConfigMapRef.Name)
-				}
-			}
-			for _, e := range c.Env {
-				if e.ValueFrom != nil && e.ValueFrom.ConfigMapKeyRef != nil {
-					names = append(names, e.ValueFrom.ConfigMapKeyRef.Name)
-				}
-			}
-		}
-	}
-	return names
-}
+// makeEnvironmentVariables is the container's environment as the kubelet makes it
+// (makeEnvironmentVariables): the envFrom ConfigMaps and Secrets (keys sorted, with the
+// prefix), then env in order (values with $(VAR) references to the variables before them
+// expanded; the downward API's fields and resources; ConfigMap and Secret keys). PATH,
+// HOSTNAME and HOME are the runtime's to add, as on a node (the image's PATH, the
+// sandbox's hostname, the user's home). A ConfigMap, Secret or key that is
+// missing and not optional is an error with upstream's message: the container waits with
+// CreateContainerConfigError. Service links (FOO_SERVICE_HOST) are not simulated.
+func (k *Kubelet) makeEnvironmentVariables(ctx context.Context, pod *v1.Pod, c *v1.Container, podIPs []string) ([]cri.KeyValue, error) {
+	var env envList
+	configMaps := map[string]*v1.ConfigMap{}
+	secrets := map[string]*v1.Secret{}
 
-// containerEnvironment is the container's environment and mounted files as the kubelet
-// makes them (kuberuntime.Config.Environment): PATH and HOSTNAME, the envFrom ConfigMaps,
-// then env (values, the downward API's fields, ConfigMap keys), HOME; files for each mounted
-// ConfigMap's keys (nil without any: /etc/hostname is the runtime's, from the sandbox's
-// hostname, as containerd writes it; a map per container would cost 6 MB at 20,000
-// containers). Secrets are not simulated.
-func (k *Kubelet) containerEnvironment(pod *v1.Pod, c *v1.Container, podIPs []string) ([]cri.KeyValue, map[string]string) {
-	hostname := pod.Name
-	if pod.Spec.Hostname != "" {
-		hostname = pod.Spec.Hostname
-	}
-	envs := []cri.KeyValue{{Key: "PATH", Value: defaultPath}, {Key: "HOSTNAME", Value: hostname}}
 	for _, from := range c.EnvFrom {
-		if from.ConfigMapRef == nil {
-			continue
-		}
-		if cm, ok := k.configMaps.get(pod.Namespace, from.ConfigMapRef.Name); ok {
-			for _, key := range slices.Sorted(maps.Keys(cm.Data)) {
-				envs = append(envs, cri.KeyValue{Key: from.Prefix + key, Value: cm.Data[key]})
-			}
-		}
-	}
-	podIP := ""
-	if len(podIPs) > 0 {
-		podIP = podIPs[0]
-	}
-	for _, e := range c.Env {
-		value, ok := e.Value, true
-		if src := e.ValueFrom; src != nil {
-			switch {
-			case src.FieldRef != nil:
-				value, ok = fieldValue(pod, src.FieldRef.FieldPath, podIP, k.hostIP)
-			case src.ConfigMapKeyRef != nil:
-				var cm *v1.ConfigMap
-				if cm, ok = k.configMaps.get(pod.Namespace, src.ConfigMapKeyRef.Name); ok {
-					value, ok = cm.Data[src.ConfigMapKeyRef.Key]
+		var data map[string]string
+		switch {
+		case from.ConfigMapRef != nil:
+			cm, err := k.envConfigMap(ctx, pod, from.ConfigMapRef.Name, configMaps)
+			if err != nil {
+				if apierrors.IsNotFound(err) && isTrue(from.ConfigMapRef.Optional) {
+					continue
 				}
-			default:
-				ok = false // secrets and resource fields are not simulated
+				return nil, err
 			}
+			data = cm.Data
+		case from.SecretRef != nil:
+			s, err := k.envSecret(ctx, pod, from.SecretRef.Name, secrets)
+			if err != nil {
+				if apierrors.IsNotFound(err) && isTrue(from.SecretRef.Optional) {
+					continue
+				}
+				return nil, err
+			}
+			data = make(map[string]string, len(s.Data))
+			for key, v := range s.Data {
+				data[key] = string(v)
+			}
+		default:
+			continue
 		}
-		if ok {
-			envs = append(envs, cri.KeyValue{Key: e.Name, Value: value})
+		keys := make([]string, 0, len(data))
+		for key := range data {
+			keys = append(keys, key)
+		}
+		sort.Strings(keys)
+		// Every key, even one that is not a portable variable name: since v1.30
+		// (KEP-4369, kubernetes#123385) the kubelet no longer skips those with an
+		// InvalidEnvironmentVariableNames event; the API server's validation decides.
+		for _, key := range keys {
+			env.set(from.Prefix+key, data[key])
 		}
 	}
-	envs = append(envs, cri.KeyValue{Key: "HOME", Value: "/root"})
 
-	var files map[string]string
-	volumes := map[string]*v1.ConfigMapVolumeSource{}
-	for _, vol := range pod.Spec.Volumes {
-		if vol.ConfigMap != nil {
-			volumes[vol.Name] = vol.ConfigMap
-		}
-	}
-	for _, m := range c.VolumeMounts {
-		src := volumes[m.Name]
-		if src == nil {
-			continue
-		}
-		cm, ok := k.configMaps.get(pod.Namespace, src.Name)
-		if !ok {
-			continue
-		}
-		if files == nil {
-			files = map[string]string{}
-		}
-		paths := map[string]string{} // file path in the volume -> key
-		if len(src.Items) > 0 {
-			for _, it := range src.Items {
-				paths[it.Path] = it.Key
+	for _, e := range c.Env {
+		value := e.Value
+		src := e.ValueFrom
+		switch {
+		case src == nil:
+			// $(VAR) refers to the variables defined before this one.
+			value = kuberuntime.Expand(e.Value, env.lookup)
+		case src.FieldRef != nil:
+			v, err := podFieldValue(pod, src.FieldRef.FieldPath, k.podIPsFor(pod, podIPs), k.hostIP)
+			if err != nil {
+				return nil, err
 			}
-		} else {
-			for key := range cm.Data {
-				paths[key] = key
+			value = v
+		case src.ResourceFieldRef != nil:
+			v, err := resourceFieldValue(src.ResourceFieldRef, pod, c, k.nodeInfo.Allocatable)
+			if err != nil {
+				return nil, err
 			}
-		}
-		for p, key := range paths {
-			data, ok := cm.Data[key]
+			value = v
+		case src.ConfigMapKeyRef != nil:
+			ref := src.ConfigMapKeyRef
+			optional := isTrue(ref.Optional)
+			cm, err := k.envConfigMap(ctx, pod, ref.Name, configMaps)
+			if err != nil {
+				if apierrors.IsNotFound(err) && optional {
+					continue
+				}
+				return nil, err
+			}
+			v, ok := cm.Data[ref.Key]
 			if !ok {
-				continue
+				if optional {
+					continue
+				}
+				return nil, fmt.Errorf("couldn't find key %v in ConfigMap %v/%v", ref.Key, pod.Namespace, ref.Name)
 			}
-			switch {
-			case m.SubPath == "":
-				files[path.Join(m.MountPath, p)] = data
-			case m.SubPath == p:
-				files[m.MountPath] = data
-			case strings.HasPrefix(p, m.SubPath+"/"):
-				files[path.Join(m.MountPath, strings.TrimPrefix(p, m.SubPath+"/"))] = data
+			value = v
+		case src.SecretKeyRef != nil:
+			ref := src.SecretKeyRef
+			optional := isTrue(ref.Optional)
+			s, err := k.envSecret(ctx, pod, ref.Name, secrets)
+			if err != nil {
+				if apierrors.IsNotFound(err) && optional {
+					continue
+				}
+				return nil, err
 			}
+			v, ok := s.Data[ref.Key]
+			if !ok {
+				if optional {
+					continue
+				}
+				return nil, fmt.Errorf("couldn't find key %v in Secret %v/%v", ref.Key, pod.Namespace, ref.Name)
+			}
+			value = string(v)
 		}
+		env.set(e.Name, value)
 	}
-	return envs, files
+	return env.vars, nil
 }
 
-// fieldValue resolves a downward API field path, as the kubelet's podFieldSelectorRuntimeValue.
-func fieldValue(pod *v1.Pod, fieldPath, podIP, hostIP string) (string, bool) {
-	switch fieldPath {
-	case "metadata.name":
-		return pod.Name, true
-	case "metadata.namespace":
-		return pod.Namespace, true
-	case "metadata.uid":
-		return string(pod.UID), true
-	case "spec.nodeName":
-		return pod.Spec.NodeName, true
-	case "spec.serviceAccountName":
-		return pod.Spec.ServiceAccountName, true
-	case "status.podIP", "status.podIPs":
-		return podIP, true
-	case "status.hostIP", "status.hostIPs":
-		return hostIP, true
+// envConfigMap reads a ConfigMap once per container (upstream keeps a map for the call);
+// standalone, upstream's makeEnvironmentVariables refuses with its own message.
+func (k *Kubelet) envConfigMap(ctx context.Context, pod *v1.Pod, name string, seen map[string]*v1.ConfigMap) (*v1.ConfigMap, error) {
+	if cm, ok := seen[name]; ok {
+		return cm, nil
 	}
-	for prefix, m := range map[string]map[string]string{"metadata.labels": pod.Labels, "metadata.annotations": pod.Annotations} {
-		if key, ok := strings.CutPrefix(fieldPath, prefix+"['"); ok {
-			v, ok := m[strings.TrimSuffix(key, "']")]
-			return v, ok
-		}
+	if k.kubeClient == nil {
+		return nil, fmt.Errorf("couldn't get configMap %v/%v, no kubeClient defined", pod.Namespace, name)
 	}
-	return "", false
+	cm, err := k.objects.ConfigMap(ctx, pod.Namespace, name)
+	if err != nil {
+		return nil, err
+	}
+	seen[name] = cm
+	return cm, nil
 }
+
+// envSecret is envConfigMap for a Secret.
+func (k *Kubelet) envSecret(ctx context.Context, pod *v1.Pod, name string, seen map[string]*v1.Secret) (*v1.Secret, error) {
+	if s, ok := seen[name]; ok {
+		return s, nil
+	}
+	if k.kubeClient == nil {
+		return nil, fmt.Errorf("couldn't get secret %v/%v, no kubeClient defined", pod.Namespace, name)
+	}
+	s, err := k.objects.Secret(ctx, pod.Namespace, name)
+	if err != nil {
+		return nil, err
+	}
+	seen[name] = s
+	return s, nil
+}
+
+// podIPsFor are the IPs the pod's containers see as status.podIP(s): the sandbox's, or the
+// node's for a pod on the host network (the runtime reports none for its sandbox).
+func (k *Kubelet) podIPsFor(pod *v1.Pod, podIPs []string) []string {
+	if len(podIPs) == 0 && pod.Spec.HostNetwork {
+		return []string{k.hostIP}
+	}
+	return podIPs
+}
+
+// recordEvent records an event when the kubelet has an event store (tests may build a
+// Kubelet without one).
+func (k *Kubelet) recordEvent(ref *v1.ObjectReference, eventType, reason, format string, args ...any) {
+	if k.events != nil {
+		k.events.Eventf(ref, eventType, reason, format, args...)
+	}
+}
+
+func isTrue(b *bool) bool { return b != nil && *b }

@@ -1,78 +1,260 @@
 package kubelet
 
 import (
+	"context"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes/fake"
+	clocktesting "k8s.io/utils/clock/testing"
 
+	"github.com/minikubelet/minikubelet/pkg/admission"
+	"github.com/minikubelet/minikubelet/pkg/cluster"
 	"github.com/minikubelet/minikubelet/pkg/cri"
+	"github.com/minikubelet/minikubelet/pkg/events"
+	"github.com/minikubelet/minikubelet/pkg/vfs"
 )
 
-// TestContainerEnvironment: what exec and exec probes see, as the kubelet builds a
-// container's environment and volumes: literal values, the downward API, ConfigMap keys
-// and files when the ConfigMap is known, nothing for what is not simulated.
-func TestContainerEnvironment(t *testing.T) {
-	k := &Kubelet{hostIP: "10.0.0.1", configMaps: &configMapStore{m: map[string]*v1.ConfigMap{
-		"shop/settings": {Data: map[string]string{"mode": "blue", "level": "3", "app.conf": "a=1\n"}},
-		"shop/missing":  nil, // not found in the API
-	}}}
+// unitKubelet is a Kubelet with just what pod files, volumes and environments need, over a
+// fake API server holding objs (nil objs and standalone: no API server).
+type unitKubelet struct {
+	*Kubelet
+	clk    *clocktesting.FakeClock
+	client *fake.Clientset
+}
+
+func newUnitKubelet(t *testing.T, standalone bool, objs ...runtime.Object) *unitKubelet {
+	t.Helper()
+	clk := clocktesting.NewFakeClock(epoch)
+	nodeFS := vfs.New(clk.Now)
+	if err := seedNodeFiles(nodeFS, testNode, "10.0.0.1"); err != nil {
+		t.Fatal(err)
+	}
+	k := &Kubelet{
+		clock:    clk,
+		nodeName: testNode,
+		hostIP:   "10.0.0.1",
+		nodeFS:   nodeFS,
+		events:   events.NewStore(clk, testNode, 0),
+		dns:      &dnsConfigurer{clusterDNS: []string{"10.96.0.10"}, clusterDomain: "cluster.local", resolvConf: nodeResolvPath, nodeName: testNode, nodeIP: "10.0.0.1"},
+		nodeInfo: admission.NodeInfo{Allocatable: v1.ResourceList{
+			v1.ResourceCPU:              resource.MustParse("4"),
+			v1.ResourceMemory:           resource.MustParse("8Gi"),
+			v1.ResourceEphemeralStorage: resource.MustParse("100Gi"),
+		}},
+	}
+	u := &unitKubelet{Kubelet: k, clk: clk}
+	if !standalone {
+		u.client = fake.NewSimpleClientset(objs...)
+		k.kubeClient = u.client
+	}
+	k.objects = newAPIObjects(k.kubeClient, cluster.Inline(), clk, 30*time.Second)
+	return u
+}
+
+// eventMessages lists the messages of the recorded events with the reason.
+func (u *unitKubelet) eventMessages(reason string) []string {
+	var out []string
+	for _, e := range u.events.List() {
+		if e.Reason == reason {
+			out = append(out, e.Message)
+		}
+	}
+	return out
+}
+
+func configMap(ns, name string, data map[string]string) *v1.ConfigMap {
+	return &v1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Data: data}
+}
+
+func secret(ns, name string, data map[string]string) *v1.Secret {
+	s := &v1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Data: map[string][]byte{}}
+	for k, v := range data {
+		s.Data[k] = []byte(v)
+	}
+	return s
+}
+
+func cmKeyRef(name, key string, optional bool) *v1.EnvVarSource {
+	return &v1.EnvVarSource{ConfigMapKeyRef: &v1.ConfigMapKeySelector{LocalObjectReference: v1.LocalObjectReference{Name: name}, Key: key, Optional: &optional}}
+}
+
+func secretKeyRef(name, key string, optional bool) *v1.EnvVarSource {
+	return &v1.EnvVarSource{SecretKeyRef: &v1.SecretKeySelector{LocalObjectReference: v1.LocalObjectReference{Name: name}, Key: key, Optional: &optional}}
+}
+
+func fieldRef(path string) *v1.EnvVarSource {
+	return &v1.EnvVarSource{FieldRef: &v1.ObjectFieldSelector{FieldPath: path}}
+}
+
+// TestMakeEnvironmentVariables: a container's environment as the kubelet builds it:
+// envFrom (sorted keys, prefix), env in order with $(VAR) expansion, the downward API,
+// ConfigMap and Secret keys (PATH, HOSTNAME and HOME are the runtime's); and upstream's
+// errors for what is missing and not optional.
+func TestMakeEnvironmentVariables(t *testing.T) {
+	objs := []runtime.Object{
+		configMap("shop", "settings", map[string]string{"mode": "blue", "level": "3", "1st": "x"}),
+		secret("shop", "creds", map[string]string{"user": "admin", "password": "s3cr3t", "2nd": "y"}),
+	}
 	pod := &v1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: "web-0", Namespace: "shop", UID: "u-1", Labels: map[string]string{"app": "web"}},
-		Spec: v1.PodSpec{
-			NodeName: "node-1", Hostname: "web",
-			Volumes: []v1.Volume{
-				{Name: "conf", VolumeSource: v1.VolumeSource{ConfigMap: &v1.ConfigMapVolumeSource{LocalObjectReference: v1.LocalObjectReference{Name: "settings"}}}},
-				{Name: "one", VolumeSource: v1.VolumeSource{ConfigMap: &v1.ConfigMapVolumeSource{LocalObjectReference: v1.LocalObjectReference{Name: "settings"},
-					Items: []v1.KeyToPath{{Key: "mode", Path: "colour"}}}}},
-				{Name: "gone", VolumeSource: v1.VolumeSource{ConfigMap: &v1.ConfigMapVolumeSource{LocalObjectReference: v1.LocalObjectReference{Name: "missing"}}}},
+		ObjectMeta: metav1.ObjectMeta{Name: "web-0", Namespace: "shop", UID: "u-1", Labels: map[string]string{"app": "web"}, Annotations: map[string]string{"team": "a"}},
+		Spec:       v1.PodSpec{NodeName: testNode, Hostname: "web", ServiceAccountName: "builder"},
+	}
+	base := func(middle ...cri.KeyValue) []cri.KeyValue {
+		return middle
+	}
+	limits := v1.ResourceList{v1.ResourceMemory: resource.MustParse("64Mi")}
+	requests := v1.ResourceList{v1.ResourceCPU: resource.MustParse("250m")}
+	tests := []struct {
+		name       string
+		standalone bool
+		c          v1.Container
+		want       []cri.KeyValue
+		wantErr    string
+	}{{
+		name: "literal values and $(VAR) expansion against earlier variables",
+		c: v1.Container{Env: []v1.EnvVar{
+			{Name: "A", Value: "one"},
+			{Name: "B", Value: "$(A)-two $$(A) $(MISSING)"},
+			{Name: "A", Value: "again"}, // redefined: keeps its place
+		}},
+		want: base(cri.KeyValue{Key: "A", Value: "again"}, cri.KeyValue{Key: "B", Value: "one-two $(A) $(MISSING)"}),
+	}, {
+		name: "downward API fields",
+		c: v1.Container{Env: []v1.EnvVar{
+			{Name: "POD", ValueFrom: fieldRef("metadata.name")},
+			{Name: "NS", ValueFrom: fieldRef("metadata.namespace")},
+			{Name: "UID", ValueFrom: fieldRef("metadata.uid")},
+			{Name: "NODE", ValueFrom: fieldRef("spec.nodeName")},
+			{Name: "SA", ValueFrom: fieldRef("spec.serviceAccountName")},
+			{Name: "POD_IP", ValueFrom: fieldRef("status.podIP")},
+			{Name: "HOST_IP", ValueFrom: fieldRef("status.hostIP")},
+			{Name: "APP", ValueFrom: fieldRef("metadata.labels['app']")},
+			{Name: "NONE", ValueFrom: fieldRef("metadata.labels['none']")},
+			{Name: "TEAM", ValueFrom: fieldRef("metadata.annotations['team']")},
+		}},
+		want: base(
+			cri.KeyValue{Key: "POD", Value: "web-0"}, cri.KeyValue{Key: "NS", Value: "shop"}, cri.KeyValue{Key: "UID", Value: "u-1"},
+			cri.KeyValue{Key: "NODE", Value: testNode}, cri.KeyValue{Key: "SA", Value: "builder"},
+			cri.KeyValue{Key: "POD_IP", Value: "10.88.0.7"}, cri.KeyValue{Key: "HOST_IP", Value: "10.0.0.1"},
+			cri.KeyValue{Key: "APP", Value: "web"}, cri.KeyValue{Key: "NONE", Value: ""}, cri.KeyValue{Key: "TEAM", Value: "a"},
+		),
+	}, {
+		name: "resource fields: divisor, rounding up, missing limits are the node's allocatable",
+		c: v1.Container{Name: "app", Resources: v1.ResourceRequirements{Limits: limits, Requests: requests}, Env: []v1.EnvVar{
+			{Name: "MEM_MI", ValueFrom: &v1.EnvVarSource{ResourceFieldRef: &v1.ResourceFieldSelector{Resource: "limits.memory", Divisor: resource.MustParse("1Mi")}}},
+			{Name: "CPU_REQ", ValueFrom: &v1.EnvVarSource{ResourceFieldRef: &v1.ResourceFieldSelector{Resource: "requests.cpu"}}},
+			{Name: "CPU_REQ_M", ValueFrom: &v1.EnvVarSource{ResourceFieldRef: &v1.ResourceFieldSelector{Resource: "requests.cpu", Divisor: resource.MustParse("1m")}}},
+			{Name: "CPU_LIMIT", ValueFrom: &v1.EnvVarSource{ResourceFieldRef: &v1.ResourceFieldSelector{Resource: "limits.cpu"}}},
+		}},
+		want: base(cri.KeyValue{Key: "MEM_MI", Value: "64"}, cri.KeyValue{Key: "CPU_REQ", Value: "1"}, cri.KeyValue{Key: "CPU_REQ_M", Value: "250"}, cri.KeyValue{Key: "CPU_LIMIT", Value: "4"}),
+	}, {
+		name: "ConfigMap and Secret keys; optional missing ones are left out",
+		c: v1.Container{Env: []v1.EnvVar{
+			{Name: "MODE", ValueFrom: cmKeyRef("settings", "mode", false)},
+			{Name: "USER", ValueFrom: secretKeyRef("creds", "user", false)},
+			{Name: "NOKEY", ValueFrom: cmKeyRef("settings", "nope", true)},
+			{Name: "NOMAP", ValueFrom: cmKeyRef("absent", "x", true)},
+			{Name: "NOSECRET", ValueFrom: secretKeyRef("absent", "x", true)},
+		}},
+		want: base(cri.KeyValue{Key: "MODE", Value: "blue"}, cri.KeyValue{Key: "USER", Value: "admin"}),
+	}, {
+		name: "envFrom: sorted keys with the prefix, names a shell would refuse too (v1.30), env overrides",
+		c: v1.Container{
+			EnvFrom: []v1.EnvFromSource{
+				{Prefix: "CFG_", ConfigMapRef: &v1.ConfigMapEnvSource{LocalObjectReference: v1.LocalObjectReference{Name: "settings"}}},
+				{SecretRef: &v1.SecretEnvSource{LocalObjectReference: v1.LocalObjectReference{Name: "creds"}}},
 			},
+			Env: []v1.EnvVar{{Name: "CFG_mode", Value: "red"}},
 		},
+		want: base(
+			cri.KeyValue{Key: "CFG_1st", Value: "x"}, cri.KeyValue{Key: "CFG_level", Value: "3"}, cri.KeyValue{Key: "CFG_mode", Value: "red"},
+			cri.KeyValue{Key: "2nd", Value: "y"}, cri.KeyValue{Key: "password", Value: "s3cr3t"}, cri.KeyValue{Key: "user", Value: "admin"},
+		),
+	}, {
+		name:    "missing ConfigMap",
+		c:       v1.Container{Env: []v1.EnvVar{{Name: "X", ValueFrom: cmKeyRef("absent", "x", false)}}},
+		wantErr: `configmap "absent" not found`,
+	}, {
+		name:    "missing key of a ConfigMap",
+		c:       v1.Container{Env: []v1.EnvVar{{Name: "X", ValueFrom: cmKeyRef("settings", "nope", false)}}},
+		wantErr: "couldn't find key nope in ConfigMap shop/settings",
+	}, {
+		name:    "missing key of a Secret",
+		c:       v1.Container{Env: []v1.EnvVar{{Name: "X", ValueFrom: secretKeyRef("creds", "nope", false)}}},
+		wantErr: "couldn't find key nope in Secret shop/creds",
+	}, {
+		name:    "missing Secret in envFrom",
+		c:       v1.Container{EnvFrom: []v1.EnvFromSource{{SecretRef: &v1.SecretEnvSource{LocalObjectReference: v1.LocalObjectReference{Name: "absent"}}}}},
+		wantErr: `secret "absent" not found`,
+	}, {
+		name:    "unsupported field",
+		c:       v1.Container{Env: []v1.EnvVar{{Name: "X", ValueFrom: fieldRef("spec.schedulerName")}}},
+		wantErr: "unsupported fieldPath: spec.schedulerName",
+	}, {
+		name:       "standalone: no API server to read a ConfigMap from",
+		standalone: true,
+		c:          v1.Container{Env: []v1.EnvVar{{Name: "X", ValueFrom: cmKeyRef("settings", "mode", false)}}},
+		wantErr:    "couldn't get configMap shop/settings, no kubeClient defined",
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			u := newUnitKubelet(t, tt.standalone, objs...)
+			got, err := u.makeEnvironmentVariables(context.Background(), pod, &tt.c, []string{"10.88.0.7"})
+			if tt.wantErr != "" {
+				if err == nil || err.Error() != tt.wantErr {
+					t.Fatalf("error = %v, want %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("makeEnvironmentVariables: %v", err)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("environment (-want +got):\n%s", diff)
+			}
+		})
 	}
-	c := &v1.Container{
-		Name:    "app",
-		EnvFrom: []v1.EnvFromSource{{Prefix: "CFG_", ConfigMapRef: &v1.ConfigMapEnvSource{LocalObjectReference: v1.LocalObjectReference{Name: "settings"}}}},
-		Env: []v1.EnvVar{
-			{Name: "GREETING", Value: "hello"},
-			{Name: "POD", ValueFrom: &v1.EnvVarSource{FieldRef: &v1.ObjectFieldSelector{FieldPath: "metadata.name"}}},
-			{Name: "NODE", ValueFrom: &v1.EnvVarSource{FieldRef: &v1.ObjectFieldSelector{FieldPath: "spec.nodeName"}}},
-			{Name: "POD_IP", ValueFrom: &v1.EnvVarSource{FieldRef: &v1.ObjectFieldSelector{FieldPath: "status.podIP"}}},
-			{Name: "HOST_IP", ValueFrom: &v1.EnvVarSource{FieldRef: &v1.ObjectFieldSelector{FieldPath: "status.hostIP"}}},
-			{Name: "APP", ValueFrom: &v1.EnvVarSource{FieldRef: &v1.ObjectFieldSelector{FieldPath: "metadata.labels['app']"}}},
-			{Name: "MODE", ValueFrom: &v1.EnvVarSource{ConfigMapKeyRef: &v1.ConfigMapKeySelector{LocalObjectReference: v1.LocalObjectReference{Name: "settings"}, Key: "mode"}}},
-			{Name: "UNKNOWN", ValueFrom: &v1.EnvVarSource{ConfigMapKeyRef: &v1.ConfigMapKeySelector{LocalObjectReference: v1.LocalObjectReference{Name: "missing"}, Key: "x"}}},
-			{Name: "PASSWORD", ValueFrom: &v1.EnvVarSource{SecretKeyRef: &v1.SecretKeySelector{LocalObjectReference: v1.LocalObjectReference{Name: "s"}, Key: "p"}}},
-		},
-		VolumeMounts: []v1.VolumeMount{
-			{Name: "conf", MountPath: "/etc/app"},
-			{Name: "one", MountPath: "/etc/one"},
-			{Name: "conf", MountPath: "/etc/level", SubPath: "level"},
-			{Name: "gone", MountPath: "/etc/gone"},
-		},
+}
+
+// TestFieldPathValue: the downward API's formats, labels and annotations as sorted
+// key="value" lines with Go quoting, and its errors.
+func TestFieldPathValue(t *testing.T) {
+	pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{
+		Name: "p", Namespace: "ns", UID: "u",
+		Labels:      map[string]string{"b": "2", "a": "1"},
+		Annotations: map[string]string{"note": "say \"hi\"\n"},
+	}}
+	tests := []struct {
+		path, want, wantErr string
+	}{
+		{path: "metadata.labels", want: "a=\"1\"\nb=\"2\""},
+		{path: "metadata.annotations", want: `note="say \"hi\"\n"`},
+		{path: "metadata.labels['b']", want: "2"},
+		{path: "metadata.name", want: "p"},
+		{path: "metadata.uid", want: "u"},
+		{path: "metadata.labels['bad key']", wantErr: "invalid key subscript in metadata.labels['bad key']"},
+		{path: "metadata.name['x']", wantErr: `fieldPath "metadata.name['x']" does not support subscript`},
+		{path: "spec.nodeName", wantErr: "unsupported fieldPath: spec.nodeName"},
 	}
-	envs, files := k.containerEnvironment(pod, c, []string{"10.88.0.7"})
-	wantEnvs := []cri.KeyValue{
-		{Key: "PATH", Value: defaultPath}, {Key: "HOSTNAME", Value: "web"},
-		{Key: "CFG_app.conf", Value: "a=1\n"}, {Key: "CFG_level", Value: "3"}, {Key: "CFG_mode", Value: "blue"},
-		{Key: "GREETING", Value: "hello"}, {Key: "POD", Value: "web-0"}, {Key: "NODE", Value: "node-1"},
-		{Key: "POD_IP", Value: "10.88.0.7"}, {Key: "HOST_IP", Value: "10.0.0.1"}, {Key: "APP", Value: "web"},
-		{Key: "MODE", Value: "blue"}, {Key: "HOME", Value: "/root"},
-	}
-	if diff := cmp.Diff(wantEnvs, envs); diff != "" {
-		t.Errorf("environment (-want +got):\n%s", diff)
-	}
-	wantFiles := map[string]string{
-		"/etc/app/mode": "blue", "/etc/app/level": "3", "/etc/app/app.conf": "a=1\n",
-		"/etc/one/colour": "blue",
-		"/etc/level":      "3",
-	}
-	if diff := cmp.Diff(wantFiles, files); diff != "" {
-		t.Errorf("files (-want +got):\n%s", diff)
-	}
-	// Without ConfigMap mounts there is nothing to keep per container: /etc/hostname is the
-	// runtime's, from the sandbox.
-	if _, files := k.containerEnvironment(pod, &v1.Container{Name: "plain", Image: "busybox"}, nil); files != nil {
-		t.Errorf("files of a container without mounts = %v, want nil", files)
+	for _, tt := range tests {
+		t.Run(tt.path, func(t *testing.T) {
+			got, err := fieldPathValue(pod, tt.path)
+			if tt.wantErr != "" {
+				if err == nil || !strings.HasPrefix(err.Error(), tt.wantErr) {
+					t.Fatalf("error = %v, want one starting %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil || got != tt.want {
+				t.Errorf("fieldPathValue(%q) = %q, %v; want %q", tt.path, got, err, tt.want)
+			}
+		})
 	}
 }

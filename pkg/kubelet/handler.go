@@ -228,7 +228,12 @@ func (k *Kubelet) SyncTerminatingRuntimePod(ctx context.Context, runningPod *con
 	return k.syncer.SyncTerminatingRuntimePod(ctx, runningPod)
 }
 
-// SyncTerminatedPod writes the pod's terminal status.
+// SyncTerminatedPod writes the pod's terminal status and tears its volumes down (upstream
+// waits there for the volume manager to unmount them).
 func (k *Kubelet) SyncTerminatedPod(ctx context.Context, pod *v1.Pod, podStatus *container.PodStatus) error {
-	return k.syncer.SyncTerminatedPod(ctx, pod, podStatus)
+	if err := k.syncer.SyncTerminatedPod(ctx, pod, podStatus); err != nil {
+		return err
+	}
+	k.unmountVolumes(ctx, pod.UID)
+	return nil
 }

@@ -222,6 +222,10 @@ spec:
 ` + extra
 }
 
+// sleeper makes the "main" container of podManifest run until it is stopped, as a
+// manifest says `command: [sleep, infinity]` (busybox's own command, sh, exits at once).
+const sleeper = "    command: [sleep, infinity]\n"
+
 // withRequests gives the "main" container requests (YAML indented for podManifest).
 func withRequests(cpu, memory string) string {
 	return "    resources:\n      requests:\n        cpu: " + cpu + "\n        memory: " + memory + "\n"

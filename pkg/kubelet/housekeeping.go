@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 
 	"github.com/minikubelet/minikubelet/pkg/container"
@@ -13,13 +14,14 @@ import (
 	"github.com/minikubelet/minikubelet/pkg/scratch"
 )
 
-// HandlePodCleanups is housekeeping (upstream HandlePodCleanups, without the volume,
-// cgroup and mirror pod parts the simulator has no use for): the pod workers forget
-// finished pods no source wants and start terminating running ones; statuses and probes of
-// pods no source wants are dropped; desired pods the workers do not know (a static pod
-// re-created with the same UID) are restarted; and runtime pods nobody knows (orphans) are
-// killed with a 1s grace period. As upstream, it leaves running_pods and
-// running_containers to the PLEG.
+// HandlePodCleanups is housekeeping (upstream HandlePodCleanups, without the cgroup and
+// mirror pod parts the simulator has no use for): the pod workers forget finished pods no
+// source wants and start terminating running ones; statuses and probes of pods no source
+// wants are dropped; desired pods the workers do not know (a static pod re-created with
+// the same UID) are restarted; runtime pods nobody knows (orphans) are killed with a 1s
+// grace period; the directories of pods the node no longer has are removed and the
+// ConfigMaps and Secrets no pod refers to forgotten. As upstream, it leaves running_pods
+// and running_containers to the PLEG.
 func (k *Kubelet) HandlePodCleanups(ctx context.Context) error {
 	logger := klog.FromContext(ctx)
 	// In no particular order: housekeeping runs every 2s over every pod, and only the pods
@@ -81,6 +83,18 @@ func (k *Kubelet) HandlePodCleanups(ctx context.Context) error {
 		})
 		workingPods[rp.ID] = podworkers.PodWorkerSync{State: podworkers.TerminatingPodState, Orphan: true}
 	}
+
+	// The pods' directories on the node (volumes, etc-hosts, termination messages) go with
+	// the pods: kept while a source wants the pod, a worker has it or the runtime runs it.
+	inRuntime := make(map[types.UID]bool, len(runtimePods))
+	for _, rp := range runtimePods {
+		inRuntime[rp.ID] = true
+	}
+	k.cleanupOrphanedPodDirs(ctx, func(uid types.UID) bool {
+		_, working := workingPods[uid]
+		return desired[uid] || working || inRuntime[uid]
+	})
+	k.objects.prune(allPods)
 
 	k.runtimeMgr.ContainerBackOff().GC()
 	return nil

@@ -47,6 +47,7 @@ import (
 	"github.com/minikubelet/minikubelet/pkg/stats"
 	"github.com/minikubelet/minikubelet/pkg/statuscache"
 	"github.com/minikubelet/minikubelet/pkg/syncloop"
+	"github.com/minikubelet/minikubelet/pkg/vfs"
 )
 
 // ContainerGCPeriod is how often dead containers are garbage collected (upstream
@@ -66,8 +67,13 @@ type Config struct {
 	Registry *metrics.Registry
 	// Events stores the events. Default a new store of events.DefaultCapacity.
 	Events *events.Store
-	// Runtime is the container runtime. Default NewRuntime(Config, Clock, Registry).
+	// Runtime is the container runtime. Default NewRuntime(Config, Clock, Registry) over
+	// NodeFS.
 	Runtime *fake.Runtime
+	// NodeFS is the node's filesystem: the kubelet writes pods' volumes and files there and
+	// the runtime binds containers' mounts from it, so both must share it. Default: the
+	// Runtime's when one is given, else a new one.
+	NodeFS *vfs.View
 	// Listener, when set, is where Run serves the HTTP API. The daemon binds it before
 	// starting so that a busy port fails the start and the bound port (":0") is known.
 	Listener net.Listener
@@ -137,7 +143,10 @@ type Kubelet struct {
 	listener        net.Listener
 	secureListener  net.Listener
 	servingCert     *tls.Certificate
-	configMaps      *configMapStore    // the ConfigMaps of the API server's pods (cluster mode)
+	nodeFS          *vfs.View          // the node's filesystem: pods' volumes and files
+	objects         *apiObjects        // the ConfigMaps, Secrets and tokens of the node's pods
+	volumes         mountedVolumes     // the volumes set up, by pod
+	dns             *dnsConfigurer     // pods' /etc/resolv.conf
 	hostIP          string             // the node's InternalIP, pods' status.hostIP
 	desired         map[types.UID]bool // housekeeping's desired pods, reused from one pass to the next
 
@@ -203,8 +212,16 @@ func New(cfg Config) (*Kubelet, error) {
 	if cfg.Events == nil {
 		cfg.Events = events.NewStore(cfg.Clock, c.Simulator.NodeName, events.DefaultCapacity)
 	}
+	if cfg.NodeFS == nil && cfg.Runtime != nil {
+		// A runtime built beforehand (the daemon's, simulate mode's) owns the node's
+		// filesystem; the kubelet writes into that one.
+		cfg.NodeFS = cfg.Runtime.NodeFS()
+	}
+	if cfg.NodeFS == nil {
+		cfg.NodeFS = vfs.New(cfg.Clock.Now)
+	}
 	if cfg.Runtime == nil {
-		rt, err := NewRuntime(c, cfg.Clock, cfg.Registry)
+		rt, err := NewRuntime(c, cfg.Clock, cfg.Registry, func(fc *fake.Config) { fc.NodeFS = cfg.NodeFS })
 		if err != nil {
 			return nil, err
 		}
@@ -232,6 +249,7 @@ func New(cfg Config) (*Kubelet, error) {
 		manifestUIDRoot:  cfg.ManifestUIDRoot,
 		kubeClient:       cfg.KubeClient,
 		inlineAPI:        cfg.InlineAPICalls,
+		nodeFS:           cfg.NodeFS,
 	}
 	k.rt = client.New(cfg.Runtime, cfg.Clock, c.Kubelet.RuntimeRequestTimeout.Duration)
 	evented := cfg.Gate.Enabled(features.EventedPLEG)
@@ -240,9 +258,13 @@ func New(cfg Config) (*Kubelet, error) {
 		nodeIP = c.NodeIP
 	}
 	k.hostIP = hostIP(nodeIP)
-	k.configMaps = &configMapStore{m: map[string]*v1.ConfigMap{}}
-
+	if err := seedNodeFiles(k.nodeFS, k.nodeName, k.hostIP); err != nil {
+		return nil, err
+	}
 	var err error
+	if k.dns, err = newDNSConfigurer(c, k.nodeName, k.hostIP); err != nil {
+		return nil, err
+	}
 	k.cache = statuscache.New(statuscache.Config{EventedPLEG: evented})
 	if k.status, err = podstatus.NewManager(podstatus.ManagerConfig{Clock: cfg.Clock, OnChange: k.statusChanged}); err != nil {
 		return nil, fmt.Errorf("create status manager: %w", err)
@@ -269,6 +291,7 @@ func New(cfg Config) (*Kubelet, error) {
 		Recorder:  k.events,
 		Registry:  k.probeRegistry,
 		Seed:      c.Simulator.Runtime.Seed,
+		Network:   cfg.Runtime.Network(),
 	}); err != nil {
 		return nil, fmt.Errorf("create prober manager: %w", err)
 	}
@@ -291,7 +314,13 @@ func New(cfg Config) (*Kubelet, error) {
 		SidecarContainers: cfg.Gate.Enabled(features.SidecarContainers),
 		Liveness:          k.probeResults.liveness,
 		Startup:           k.probeResults.startup,
-		Environment:       k.containerEnvironment,
+		// Resolved when a container is created: the objects come after the node status
+		// manager, which makes the API caller.
+		RunContainerOptions: k.runContainerOptions,
+		NodeFS:              k.nodeFS,
+		ContainerLogTail:    k.containerLogTail,
+		Network:             cfg.Runtime.Network(),
+		After:               cfg.Runtime.After,
 	}); err != nil {
 		return nil, fmt.Errorf("create runtime manager: %w", err)
 	}
@@ -304,6 +333,7 @@ func New(cfg Config) (*Kubelet, error) {
 		Recorder:  k.events,
 		Registry:  cfg.Registry,
 		Probes:    k.prober,
+		Prepare:   k.preparePod,
 	}); err != nil {
 		return nil, fmt.Errorf("create pod syncer: %w", err)
 	}
@@ -342,6 +372,9 @@ func New(cfg Config) (*Kubelet, error) {
 	if err := k.buildNodeStatus(nodeIP); err != nil {
 		return nil, err
 	}
+	// Half a sync period: a change of a ConfigMap or Secret reaches the pods' volumes at
+	// their next periodic sync.
+	k.objects = newAPIObjects(k.kubeClient, k.apiCaller, k.clock, c.Kubelet.SyncFrequency.Duration/2)
 	if err := k.buildNodeInfo(); err != nil {
 		return nil, err
 	}
@@ -420,11 +453,14 @@ func New(cfg Config) (*Kubelet, error) {
 
 // NewRuntime builds the in-memory container runtime the SimulatorConfiguration describes:
 // seed, init container duration, default behaviour and the faults injected from the start.
-// Options adjust the runtime's config last (simulate mode sets OnFault).
+// Options adjust the runtime's config last (simulate mode sets OnFault). The runtime gets a
+// node filesystem of its own unless an option gives it one: Config.NodeFS must then be the
+// same, for the kubelet to write where the runtime binds mounts from.
 func NewRuntime(c *config.Config, clk clock.Clock, reg *metrics.Registry, options ...func(*fake.Config)) (*fake.Runtime, error) {
 	rc := c.Simulator.Runtime
 	fc := fake.Config{
 		Clock:                 clk,
+		NodeFS:                vfs.New(clk.Now),
 		Seed:                  rc.Seed,
 		InitContainerDuration: rc.InitContainerDuration.Duration,
 		DefaultBehavior:       rc.DefaultBehavior,
@@ -701,6 +737,9 @@ func (k *Kubelet) sourcesReady() bool {
 
 // NodeName is the node's name.
 func (k *Kubelet) NodeName() string { return k.nodeName }
+
+// NodeFS is the node's filesystem, with the pods' volumes and files under /var/lib/kubelet.
+func (k *Kubelet) NodeFS() *vfs.View { return k.nodeFS }
 
 // Clock is the kubelet's clock.
 func (k *Kubelet) Clock() clock.Clock { return k.clock }

@@ -187,3 +187,17 @@ func hasContainer(pod *v1.Pod, name string) bool {
 	}
 	return false
 }
+
+// containerLogTail is the text of the container's last lines of log (kuberuntime's
+// ContainerLogTail: a failed container's message with FallbackToLogsOnError).
+func (k *Kubelet) containerLogTail(_ context.Context, containerID string, lines int) ([]string, error) {
+	log, err := k.runtime.ContainerLog(containerID, 0, lines)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, len(log))
+	for i, l := range log {
+		out[i] = l.Text
+	}
+	return out, nil
+}

@@ -102,6 +102,8 @@ func (k *Kubelet) Stop() {
 		if k.apiCaller != nil {
 			k.apiCaller.Stop() // API calls still in flight end now
 		}
+		// The node goes with its kubelet: the simulated processes' coroutines end.
+		k.runtime.Close()
 	})
 }
 

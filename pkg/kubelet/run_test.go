@@ -143,7 +143,7 @@ func TestManyManifests(t *testing.T) {
 
 	start := time.Now()
 	for i := 0; i < n; i++ {
-		d.write(fmt.Sprintf("pod-%03d.yaml", i), podManifest(fmt.Sprintf("pod-%03d", i), "busybox", withRequests("10m", "16Mi")))
+		d.write(fmt.Sprintf("pod-%03d.yaml", i), podManifest(fmt.Sprintf("pod-%03d", i), "busybox", sleeper+withRequests("10m", "16Mi")))
 	}
 	d.waitFor(20*time.Second, fmt.Sprintf("%d pods Running", n), func() bool { return d.countPhase(v1.PodRunning) == n }, d.summary)
 	t.Logf("%d pods Running after %v", n, time.Since(start).Round(time.Millisecond))

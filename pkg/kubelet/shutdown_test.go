@@ -78,7 +78,8 @@ func TestShutdownKillStatusSticks(t *testing.T) {
 				t.Fatal("graceful node shutdown is not enabled")
 			}
 
-			h.write("job.yaml", podManifest("job", "busybox", "  restartPolicy: "+string(policy)+"\n"))
+			// A program that honours SIGTERM: it exits 0.
+			h.write("job.yaml", podManifest("job", "busybox", "    command: [sh, -c, \"trap 'exit 0' TERM; while true; do sleep 1; done\"]\n"+"  restartPolicy: "+string(policy)+"\n"))
 			const name = "job-" + testNode
 			h.until(10, "job Running", func() bool { return h.phase(name) == v1.PodRunning }, h.describe)
 

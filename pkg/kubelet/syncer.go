@@ -28,6 +28,8 @@ type PodRuntime interface {
 	SyncPod(ctx context.Context, pod *v1.Pod, podStatus *container.PodStatus) kuberuntime.PodSyncResult
 	KillPod(ctx context.Context, pod *v1.Pod, runningPod container.Pod, gracePeriodOverride *int64) error
 	GetPodStatus(ctx context.Context, uid types.UID, name, namespace string) (*container.PodStatus, error)
+	// WithTerminationMessages adds exited containers' termination messages to a status.
+	WithTerminationMessages(ctx context.Context, podStatus *container.PodStatus) *container.PodStatus
 }
 
 var _ PodRuntime = (*kuberuntime.Manager)(nil)
@@ -51,6 +53,11 @@ type SyncerConfig struct {
 	// Probes is the prober manager: SyncPod makes sure the pod is probed, a terminating pod
 	// loses its liveness and startup probes, a terminated one all of them. Nil: no probes.
 	Probes Probes
+	// Prepare readies what a pod's containers need before the runtime creates them: its
+	// directories, files and volumes (upstream's makePodDataDirs and
+	// WaitForAttachAndMount). An error fails the sync and the containers wait; the next
+	// sync tries again. Nil: nothing to prepare.
+	Prepare func(ctx context.Context, pod *v1.Pod) error
 }
 
 // Probes is what the sync functions tell the prober manager (upstream's probeManager calls).
@@ -69,6 +76,7 @@ type Syncer struct {
 	gen      *podstatus.Generator
 	reasons  *podstatus.ReasonCache
 	probes   Probes
+	prepare  func(ctx context.Context, pod *v1.Pod) error
 	clock    clock.PassiveClock
 	recorder events.Recorder
 	start    prometheus.Histogram
@@ -111,7 +119,7 @@ func NewSyncer(cfg SyncerConfig) (*Syncer, error) {
 	}
 	return &Syncer{
 		runtime: cfg.Runtime, status: cfg.Status, gen: cfg.Generator, reasons: cfg.Reasons,
-		clock: cfg.Clock, recorder: cfg.Recorder, start: start, probes: cfg.Probes,
+		clock: cfg.Clock, recorder: cfg.Recorder, start: start, probes: cfg.Probes, prepare: cfg.Prepare,
 		firstSeen: map[types.UID]time.Time{}, observed: map[types.UID]bool{},
 	}, nil
 }
@@ -156,9 +164,11 @@ func PastActiveDeadline(pod *v1.Pod, status v1.PodStatus, now time.Time) bool {
 // generate is the status generator's status with the kubelet's pod sync handlers applied
 // as upstream's generateAPIPodStatus applies them: a pod past its active deadline is Failed
 // with DeadlineExceeded (and a Normal event says so), unless the API already shows it
-// finished (no transition out of a terminal phase).
-func (s *Syncer) generate(pod *v1.Pod, podStatus *container.PodStatus, old v1.PodStatus, podIsTerminal bool) v1.PodStatus {
-	api := s.gen.Generate(pod, podStatus, old, podIsTerminal)
+// finished (no transition out of a terminal phase). Exited containers carry their
+// termination messages, cut to the pod's share as the status manager cuts them.
+func (s *Syncer) generate(ctx context.Context, pod *v1.Pod, podStatus *container.PodStatus, old v1.PodStatus, podIsTerminal bool) v1.PodStatus {
+	api := s.gen.Generate(pod, s.runtime.WithTerminationMessages(ctx, podStatus), old, podIsTerminal)
+	truncateTerminationMessages(pod, &api)
 	if pod.Status.Phase == v1.PodSucceeded || pod.Status.Phase == v1.PodFailed {
 		return api
 	}
@@ -184,7 +194,7 @@ func (s *Syncer) SyncPod(ctx context.Context, updateType kubetypes.SyncPodType, 
 	firstSeen := s.firstSeenTime(pod)
 
 	old, _ := s.previousStatus(pod)
-	api := s.generate(pod, podStatus, old, false)
+	api := s.generate(ctx, pod, podStatus, old, false)
 	if api.Phase == v1.PodSucceeded || api.Phase == v1.PodFailed {
 		s.status.SetPodStatus(pod, api)
 		return true, nil
@@ -202,6 +212,11 @@ func (s *Syncer) SyncPod(ctx context.Context, updateType kubetypes.SyncPodType, 
 	if s.probes != nil {
 		s.probes.AddPod(pod) // ensure the pod is being probed, as upstream
 	}
+	if s.prepare != nil {
+		if err := s.prepare(ctx, pod); err != nil {
+			return false, err
+		}
+	}
 
 	result := s.runtime.SyncPod(ctx, pod, podStatus)
 	result.RecordReasons(s.reasons, pod.UID)
@@ -210,7 +225,7 @@ func (s *Syncer) SyncPod(ctx context.Context, updateType kubetypes.SyncPodType, 
 		// writes it only at the pod's next sync, up to a back-off later; the runtime state did
 		// not change, so this status is the one that sync would write.
 		old, _ = s.previousStatus(pod)
-		s.status.SetPodStatus(pod, s.generate(pod, podStatus, old, false))
+		s.status.SetPodStatus(pod, s.generate(ctx, pod, podStatus, old, false))
 	}
 	// As kubelet v1.30, a container in back-off fails the sync too: upstream meant to return
 	// nil when back-offs are the only failures, but the check never passes (the sandbox's
@@ -230,7 +245,7 @@ func (s *Syncer) SyncTerminatingPod(ctx context.Context, pod *v1.Pod, podStatus 
 		s.probes.StopLivenessAndStartup(pod)
 	}
 	old, _ := s.previousStatus(pod)
-	api := s.generate(pod, podStatus, old, false)
+	api := s.generate(ctx, pod, podStatus, old, false)
 	if podStatusFn != nil {
 		podStatusFn(&api)
 	}
@@ -269,7 +284,7 @@ func (s *Syncer) SyncTerminatingPod(ctx context.Context, pod *v1.Pod, podStatus 
 	logger.V(4).Info("Pod termination stopped all running containers", "pod", klog.KObj(pod), "podUID", pod.UID)
 
 	old, _ = s.previousStatus(pod)
-	s.status.SetPodStatus(pod, s.generate(pod, stopped, old, true))
+	s.status.SetPodStatus(pod, s.generate(ctx, pod, stopped, old, true))
 	return nil
 }
 
@@ -290,7 +305,7 @@ func (s *Syncer) SyncTerminatingRuntimePod(ctx context.Context, runningPod *cont
 func (s *Syncer) SyncTerminatedPod(ctx context.Context, pod *v1.Pod, podStatus *container.PodStatus) error {
 	klog.FromContext(ctx).V(4).Info("SyncTerminatedPod enter", "pod", klog.KObj(pod), "podUID", pod.UID)
 	old, _ := s.previousStatus(pod)
-	s.status.SetPodStatus(pod, s.generate(pod, podStatus, old, true))
+	s.status.SetPodStatus(pod, s.generate(ctx, pod, podStatus, old, true))
 	s.status.TerminatePod(pod)
 	s.reasons.ForgetPod(pod.UID)
 	if s.probes != nil {
@@ -301,4 +316,28 @@ func (s *Syncer) SyncTerminatedPod(ctx context.Context, pod *v1.Pod, podStatus *
 	delete(s.observed, pod.UID)
 	s.mu.Unlock()
 	return nil
+}
+
+// truncateTerminationMessages cuts each terminated state's message to the pod's share of
+// MaxPodTerminationMessageLogLength (12 KiB over its init and app containers), as the
+// status manager's normalizeStatus does before storing a status.
+func truncateTerminationMessages(pod *v1.Pod, status *v1.PodStatus) {
+	limit := kuberuntime.MaxPodTerminationMessageLogLength
+	if n := len(pod.Spec.Containers) + len(pod.Spec.InitContainers); n > 0 {
+		limit /= n
+	}
+	// A cut state is a copy: the generator may share the previous status' states.
+	cut := func(t **v1.ContainerStateTerminated) {
+		if *t != nil && len((*t).Message) > limit {
+			c := **t
+			c.Message = c.Message[:limit]
+			*t = &c
+		}
+	}
+	for _, list := range [][]v1.ContainerStatus{status.InitContainerStatuses, status.ContainerStatuses, status.EphemeralContainerStatuses} {
+		for i := range list {
+			cut(&list[i].State.Terminated)
+			cut(&list[i].LastTerminationState.Terminated)
+		}
+	}
 }

@@ -219,7 +219,7 @@ func TestSidecarGateInStatus(t *testing.T) {
 			// the proxy runs an hour: as a sidecar next to the app, as a plain init container
 			// before it
 			pod := lifecyclePod("mesh", map[string]string{behavior.AnnotationKey("proxy"): "runFor=1h"}, func(p *v1.Pod) {
-				p.Spec.InitContainers = []v1.Container{{Name: "proxy", Image: "envoy:1.0", RestartPolicy: &always}}
+				p.Spec.InitContainers = []v1.Container{{Name: "proxy", Image: "envoyproxy/envoy:v1.30.1", RestartPolicy: &always}}
 			})
 			s.add(pod)
 			for i := 0; i < 5; i++ {

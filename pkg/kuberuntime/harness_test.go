@@ -106,7 +106,7 @@ func newPod(name string, opts ...podOpt) *v1.Pod {
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", UID: types.UID("uid-" + name), Annotations: map[string]string{}},
 		Spec: v1.PodSpec{
 			RestartPolicy: v1.RestartPolicyAlways,
-			Containers:    []v1.Container{{Name: "app", Image: "busybox:1.36"}},
+			Containers:    []v1.Container{{Name: "app", Image: testImage}},
 		},
 	}
 	for _, o := range opts {
@@ -119,14 +119,14 @@ func withContainers(names ...string) podOpt {
 	return func(p *v1.Pod) {
 		p.Spec.Containers = nil
 		for _, n := range names {
-			p.Spec.Containers = append(p.Spec.Containers, v1.Container{Name: n, Image: "busybox:1.36"})
+			p.Spec.Containers = append(p.Spec.Containers, v1.Container{Name: n, Image: testImage})
 		}
 	}
 }
 
 func withInit(name string, restartable bool) podOpt {
 	return func(p *v1.Pod) {
-		c := v1.Container{Name: name, Image: "busybox:1.36"}
+		c := v1.Container{Name: name, Image: testImage}
 		if restartable {
 			always := v1.ContainerRestartPolicyAlways
 			c.RestartPolicy = &always
@@ -163,3 +163,9 @@ func contains(list []string, substr string) bool {
 	}
 	return false
 }
+
+// testImage is an image the runtime's catalogue does not know: its containers are not
+// simulated programs, so they do what these tests of the kubelet's mechanics expect of an
+// unscripted container (an app runs until stopped, an init container completes after the
+// runtime's init duration) unless a behaviour annotation scripts them.
+const testImage = "ghcr.io/minikubelet/test-app:1.0"

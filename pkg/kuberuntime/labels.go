@@ -70,6 +70,10 @@ func newContainerAnnotations(c *v1.Container, pod *v1.Pod, restartCount int, kin
 	a := map[string]string{
 		ContainerRestartCountAnno: strconv.Itoa(restartCount),
 		ContainerTypeAnnotation:   kind.annotation(),
+		// Where the container writes its termination message and what falls back to the
+		// log: read back from the status once it exited, as upstream.
+		ContainerTerminationMessagePathAnn:   c.TerminationMessagePath,
+		ContainerTerminationMessagePolicyAnn: string(c.TerminationMessagePolicy),
 	}
 	if pod.Spec.TerminationGracePeriodSeconds != nil {
 		a[PodTerminationGracePeriodAnn] = strconv.FormatInt(*pod.Spec.TerminationGracePeriodSeconds, 10)

@@ -19,7 +19,9 @@ import (
 	"github.com/minikubelet/minikubelet/pkg/metrics"
 	"github.com/minikubelet/minikubelet/pkg/prober/results"
 	"github.com/minikubelet/minikubelet/pkg/runtime/behavior"
+	"github.com/minikubelet/minikubelet/pkg/simnet"
 	"github.com/minikubelet/minikubelet/pkg/task"
+	"github.com/minikubelet/minikubelet/pkg/vfs"
 )
 
 // Defaults, as the kubelet's.
@@ -62,9 +64,23 @@ type Config struct {
 	// SidecarContainers is the SidecarContainers feature gate: init containers with
 	// restartPolicy Always are started in order and keep running.
 	SidecarContainers bool
-	// Environment resolves a container's environment and the content of its mounted
-	// files (the kubelet's GenerateRunContainerOptions), given the pod's IPs. Nil: none.
-	Environment func(pod *v1.Pod, c *v1.Container, podIPs []string) ([]cri.KeyValue, map[string]string)
+	// RunContainerOptions resolves a container's environment and mounts (the kubelet's
+	// GenerateRunContainerOptions), given the pod's IPs. An error is a configuration error:
+	// the container waits with CreateContainerConfigError and the error as its message.
+	// Called from the pod's sync (it may wait for the API server). Nil: none.
+	RunContainerOptions func(ctx context.Context, pod *v1.Pod, c *v1.Container, podIPs []string) (*ContainerOptions, error)
+	// NodeFS is the node's filesystem, where the manager creates each container's
+	// termination message file and reads it back once the container exited. Nil: no
+	// termination message files.
+	NodeFS *vfs.View
+	// ContainerLogTail returns the last lines of a container's log, oldest first, without
+	// newlines (the message of a failed container with FallbackToLogsOnError). Nil: none.
+	ContainerLogTail func(ctx context.Context, containerID string, lines int) ([]string, error)
+	// Network is the pod network httpGet lifecycle hooks reach; nil: they succeed.
+	Network *simnet.Network
+	// After is a pending operation completed d from now on the clock (sleep lifecycle
+	// hooks); nil: sleep hooks return at once.
+	After func(d time.Duration) *task.Op
 	// Crash-loop and image pull back-off bounds; zero means the kubelet's defaults.
 	ContainerBackOff, MaxContainerBackOff time.Duration
 	ImageBackOff, MaxImageBackOff         time.Duration
@@ -82,6 +98,7 @@ type Manager struct {
 	backOff      *Backoff
 	imageBackOff *Backoff
 	metrics      *runtimeMetrics
+	messages     messageCache // exited containers' termination messages
 }
 
 // NewManager validates cfg, fills defaults and returns a Manager.
@@ -375,18 +392,11 @@ func (m *Manager) startContainer(ctx context.Context, sandboxID string, sandboxC
 	if s := podStatus.FindContainerStatusByName(c.Name); s != nil {
 		restartCount = s.RestartCount + 1
 	}
-	config := &cri.ContainerConfig{
-		Metadata: cri.ContainerMetadata{Name: c.Name, Attempt: uint32(restartCount)},
-		// The image by name (with its default tag), as containerd reports it back in the
-		// container status; imageID carries the resolved id.
-		Image:       cri.ImageSpec{Image: image},
-		Labels:      newContainerLabels(c, pod),
-		Annotations: newContainerAnnotations(c, pod, restartCount, kind),
-		Resources:   containerResources(c),
-	}
-	if m.cfg.Environment != nil {
-		// The pod IPs feed the downward API (status.podIP).
-		config.Envs, config.Files = m.cfg.Environment(pod, c, podIPs)
+	// The pod IPs feed the downward API (status.podIP) and /etc/hosts.
+	config, err := m.generateContainerConfig(ctx, c, pod, restartCount, image, kind, podIPs)
+	if err != nil {
+		m.recorder.Eventf(ref, v1.EventTypeWarning, "Failed", "Error: %v", err)
+		return err.Error(), ErrCreateContainerConfig
 	}
 	id, err := m.runtime.CreateContainer(ctx, sandboxID, config, sandboxConfig)
 	if err != nil {
@@ -402,7 +412,7 @@ func (m *Manager) startContainer(ctx context.Context, sandboxID string, sandboxC
 	if restartCount > 0 {
 		m.metrics.restartedContainers.Inc()
 	}
-	return "", nil
+	return m.postStart(ctx, pod, c, id, podIPs)
 }
 
 // behaviourConfigError validates the pod's minikubelet.io/behavior.<container> annotations
@@ -540,6 +550,11 @@ func (m *Manager) killContainer(ctx context.Context, pod *v1.Pod, id container.C
 		m.recorder.Eventf(events.ContainerRef(pod, spec.Name), v1.EventTypeNormal, "Killing", "%s", message)
 	}
 	grace := m.gracePeriodFor(pod, gracePeriodOverride)
+	if pod != nil {
+		if spec, _, ok := getContainerSpec(pod, name); ok {
+			grace -= m.preStop(ctx, pod, spec, id.ID, grace)
+		}
+	}
 	if grace < minimumGracePeriodInSeconds {
 		grace = minimumGracePeriodInSeconds
 	}

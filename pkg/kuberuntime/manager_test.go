@@ -431,7 +431,7 @@ func TestBadBehaviourAnnotationIsAConfigError(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t, true)
 			if tc.imagePresent {
-				if _, err := h.rt.PullImage(h.ctx, cri.ImageSpec{Image: "busybox:1.36"}, nil); err != nil {
+				if _, err := h.rt.PullImage(h.ctx, cri.ImageSpec{Image: testImage}, nil); err != nil {
 					t.Fatal(err)
 				}
 			}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand"
 	"net"
+	"net/http"
 	"sort"
 	"strconv"
 	"strings"
@@ -26,6 +27,7 @@ import (
 	"github.com/minikubelet/minikubelet/pkg/prober/results"
 	"github.com/minikubelet/minikubelet/pkg/runner"
 	"github.com/minikubelet/minikubelet/pkg/runtime/behavior"
+	"github.com/minikubelet/minikubelet/pkg/simnet"
 	"github.com/minikubelet/minikubelet/pkg/task"
 )
 
@@ -78,6 +80,9 @@ type Config struct {
 	Registry *metrics.Registry
 	// Seed seeds the random initial delay of probes started soon after the kubelet.
 	Seed int64
+	// Network is the pod network: httpGet, tcpSocket and grpc probes of a container that
+	// runs a simulated program reach its servers through it. Nil: they pass (scripted).
+	Network *simnet.Network
 }
 
 // Manager owns a worker per probe of every admitted pod's containers. It is one loop of the
@@ -671,6 +676,8 @@ func (w *worker) run(ctx context.Context, status v1.PodStatus, sinceStart time.D
 			return false, scriptedFailure(w), nil
 		}
 		return true, "", nil
+	case (h.HTTPGet != nil || h.TCPSocket != nil || h.GRPC != nil) && w.m.cfg.Network != nil && !w.scripted():
+		return w.netProbe(status, timeout)
 	case h.HTTPGet != nil, h.TCPSocket != nil, h.GRPC != nil:
 		delay := beh.ProbeDelay
 		if delay > timeout {
@@ -694,6 +701,92 @@ func (w *worker) run(ctx context.Context, status v1.PodStatus, sinceStart time.D
 		return true, "", nil
 	}
 	return false, "", fmt.Errorf("missing probe handler for %s:%s", w.pod.Name, w.container.Name)
+}
+
+// scripted reports whether a behaviour annotation scripts the container (its probes
+// answer as the script says, not as a program would).
+func (w *worker) scripted() bool {
+	_, ok := w.pod.Annotations[behavior.AnnotationKey(w.container.Name)]
+	return ok
+}
+
+// netProbe sends the probe to what the container's program serves, on the pod network,
+// as the kubelet's http, tcp and grpc probers dial the pod IP.
+func (w *worker) netProbe(status v1.PodStatus, timeout time.Duration) (bool, string, error) {
+	h := w.spec.ProbeHandler
+	target, err := w.target(status)
+	if err != nil {
+		return false, "", err
+	}
+	host, portStr, err := net.SplitHostPort(hostPortOf(target))
+	if err != nil {
+		return false, "", err
+	}
+	port, _ := strconv.Atoi(portStr)
+	netw := w.m.cfg.Network
+	now := w.m.cfg.Clock.Now()
+	switch {
+	case h.HTTPGet != nil:
+		req := &simnet.Request{Method: http.MethodGet, Target: httpPath(h.HTTPGet.Path), Header: http.Header{}, Now: now}
+		req.Header.Set("User-Agent", "kube-probe/1.30")
+		req.Header.Set("Accept", "*/*")
+		for _, hd := range h.HTTPGet.HTTPHeaders {
+			req.Header.Add(hd.Name, hd.Value)
+		}
+		if v := req.Header.Get("Host"); v != "" {
+			req.Host = v
+		}
+		resp, err := netw.HTTP(nil, host, port, req)
+		if err != nil {
+			return false, fmt.Sprintf("Get %q: %v", target, err), nil
+		}
+		if resp.Status < 200 || resp.Status >= 400 {
+			return false, fmt.Sprintf("HTTP probe failed with statuscode: %d", resp.Status), nil
+		}
+		return true, "", nil
+	case h.TCPSocket != nil:
+		if err := netw.Connect(nil, host, port); err != nil {
+			return false, err.Error(), nil
+		}
+		return true, "", nil
+	default:
+		service := ""
+		if h.GRPC.Service != nil {
+			service = *h.GRPC.Service
+		}
+		req := &simnet.Request{Method: http.MethodPost, Target: GRPCHealthPath, Body: []byte(service), Now: now, Header: http.Header{}}
+		resp, err := netw.HTTP(nil, host, port, req)
+		if err != nil {
+			return false, fmt.Sprintf("timeout: failed to connect service %q within %v: context deadline exceeded", target, timeout), nil
+		}
+		if answer := string(resp.Body); resp.Status != http.StatusOK || answer != "SERVING" {
+			if answer == "" {
+				answer = "UNKNOWN"
+			}
+			return false, fmt.Sprintf("service unhealthy (responded with %q)", answer), nil
+		}
+		return true, "", nil
+	}
+}
+
+// GRPCHealthPath is where a simulated gRPC server answers grpc.health.v1.Health/Check:
+// the body of the request is the service, the answer's body its serving status.
+const GRPCHealthPath = "/grpc.health.v1.Health/Check"
+
+func httpPath(p string) string {
+	if !strings.HasPrefix(p, "/") {
+		return "/" + p
+	}
+	return p
+}
+
+// hostPortOf is the host:port of a probe target (a URL or host:port).
+func hostPortOf(target string) string {
+	if i := strings.Index(target, "://"); i >= 0 {
+		target = target[i+3:]
+	}
+	hp, _, _ := strings.Cut(target, "/")
+	return hp
 }
 
 func scriptedFailure(w *worker) string {

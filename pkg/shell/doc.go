@@ -1,2 +1,2 @@
-// Package shell is the simulated command table that exec and exec probes run in a container.
+// Package shell runs a container's processes on a simulated machine: a POSIX shell parsed by mvdan.cc/sh, pipes, signals and sleeps on the node's clock.
 package shell

@@ -24,7 +24,7 @@ func densityScenario(pods int) string {
 		case i%10 == 2:
 			fmt.Fprintf(&b, "  job%03d.yaml: |\n    apiVersion: v1\n    kind: Pod\n    metadata: {name: job%03d, annotations: {minikubelet.io/behavior.main: \"runFor=30s\"}}\n    spec: {restartPolicy: OnFailure, containers: [{name: main, image: busybox}]}\n", i, i)
 		default:
-			fmt.Fprintf(&b, "  web%03d.yaml: |\n    apiVersion: v1\n    kind: Pod\n    metadata: {name: web%03d}\n    spec: {containers: [{name: app, image: nginx}, {name: side, image: envoy}]}\n", i, i)
+			fmt.Fprintf(&b, "  web%03d.yaml: |\n    apiVersion: v1\n    kind: Pod\n    metadata: {name: web%03d}\n    spec: {containers: [{name: app, image: nginx}, {name: side, image: envoyproxy/envoy:v1.30.1}]}\n", i, i)
 		}
 	}
 	b.WriteString(`steps:

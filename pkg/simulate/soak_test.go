@@ -154,7 +154,7 @@ func soakManifest(name string, kind, version int) string {
 	case 2:
 		return fmt.Sprintf("apiVersion: v1\nkind: Pod\nmetadata: {name: %s, annotations: {minikubelet.io/behavior.main: \"runFor=20s\"}}\nspec: {restartPolicy: OnFailure, containers: [{name: main, image: %s}]}\n", name, image)
 	default:
-		return fmt.Sprintf("apiVersion: v1\nkind: Pod\nmetadata: {name: %s}\nspec: {containers: [{name: app, image: %s}, {name: side, image: envoy}]}\n", name, image)
+		return fmt.Sprintf("apiVersion: v1\nkind: Pod\nmetadata: {name: %s}\nspec: {containers: [{name: app, image: %s}, {name: side, image: envoyproxy/envoy:v1.30.1}]}\n", name, image)
 	}
 }
 

@@ -83,7 +83,7 @@ func TestDensity(t *testing.T) {
 			Selector: &metav1.LabelSelector{MatchLabels: labels},
 			Template: v1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: labels},
-				Spec:       v1.PodSpec{Containers: []v1.Container{{Name: "app", Image: "busybox:1.36"}}},
+				Spec:       v1.PodSpec{Containers: []v1.Container{{Name: "app", Image: "busybox:1.36", Command: []string{"sleep", "infinity"}}}},
 			},
 		},
 	}

@@ -134,7 +134,7 @@ current-context: local
 		pod := &v1.Pod{
 			ObjectMeta: metav1.ObjectMeta{Name: name},
 			Spec: v1.PodSpec{NodeName: node, RestartPolicy: v1.RestartPolicyAlways,
-				Containers: []v1.Container{{Name: "main", Image: "busybox"}}},
+				Containers: []v1.Container{{Name: "main", Image: "busybox", Command: []string{"sleep", "infinity"}}}},
 		}
 		if annotation != "" {
 			pod.Annotations = map[string]string{"minikubelet.io/behavior.main": annotation}
@@ -206,7 +206,7 @@ current-context: local
 	create("job2", "runFor=10s")
 	phase("job2", v1.PodRunning)
 	cp.killAPIServer(t)
-	if err := os.WriteFile(filepath.Join(manifests, "static.yaml"), []byte("apiVersion: v1\nkind: Pod\nmetadata:\n  name: static\nspec:\n  containers: [{name: main, image: busybox}]\n"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(manifests, "static.yaml"), []byte("apiVersion: v1\nkind: Pod\nmetadata:\n  name: static\nspec:\n  containers: [{name: main, image: busybox, command: [sleep, infinity]}]\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	<-time.After(20 * time.Second) // the outage, in real time

@@ -344,7 +344,7 @@ func TestGracefulShutdownIsClean(t *testing.T) {
 		t.Fatal(err)
 	}
 	d := startDaemon(t, "--config="+cfg)
-	job := "apiVersion: v1\nkind: Pod\nmetadata:\n  name: job\n  namespace: batch\nspec:\n  restartPolicy: OnFailure\n  containers:\n  - {name: worker, image: busybox}\n"
+	job := "apiVersion: v1\nkind: Pod\nmetadata:\n  name: job\n  namespace: batch\nspec:\n  restartPolicy: OnFailure\n  containers:\n  - {name: worker, image: busybox, command: [sleep, infinity]}\n"
 	if err := os.WriteFile(filepath.Join(d.manifests, "job.yaml"), []byte(job), 0o644); err != nil {
 		t.Fatal(err)
 	}

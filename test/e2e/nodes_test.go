@@ -28,7 +28,7 @@ func TestNodeCount(t *testing.T) {
 		return len(urls) == 3, fmt.Sprint(urls)
 	})
 	// The manifest at the top of the path belongs to no node: each reads its subdirectory.
-	job := "apiVersion: v1\nkind: Pod\nmetadata:\n  name: only-on-one\nspec:\n  containers:\n  - {name: c, image: busybox}\n"
+	job := "apiVersion: v1\nkind: Pod\nmetadata:\n  name: only-on-one\nspec:\n  containers:\n  - {name: c, image: busybox, command: [sleep, infinity]}\n"
 	if err := os.WriteFile(filepath.Join(d.manifests, "e2e-1", "pod.yaml"), []byte(job), 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -102,7 +102,9 @@ func (r *Runtime) CreateContainer(ctx context.Context, podSandboxID string, conf
 		beh:        beh,
 		annotation: annotation,
 		envs:       config.Envs,
-		files:      config.Files,
+	}
+	if err := r.setupMachineLocked(c, config, r.imageInfoLocked(img)); err != nil {
+		return "", fmt.Errorf("create container %q: %w", name, err)
 	}
 	if res := config.Resources; res != nil {
 		c.memLimit, c.memRequest = res.MemoryLimitInBytes, res.MemoryRequestInBytes
@@ -145,8 +147,7 @@ func (r *Runtime) StartContainer(ctx context.Context, containerID string) error 
 		r.scheduleLocked(c, after(now, d), transitionStart, 0, "")
 		return nil
 	}
-	r.startLocked(c, now)
-	return nil
+	return r.startLocked(c, now)
 }
 
 // addLog writes one of the simulator's own lines to the container's log. Usage sums the
@@ -157,18 +158,33 @@ func (c *ctr) addLog(l LogLine) {
 	c.logsBytes += int64(len(l.Text)) + 1
 }
 
-// startLocked makes c RUNNING at time at and schedules its scripted exit.
-func (r *Runtime) startLocked(c *ctr, at int64) {
+// startLocked makes c RUNNING at time at and starts its program, or schedules its
+// scripted exit. An error is a program that could not start (the container exited).
+func (r *Runtime) startLocked(c *ctr, at int64) error {
 	c.startPending = false
 	c.info.State = cri.ContainerRunning
 	c.startedAt = at
-	c.addLog(LogLine{Time: at, Stream: StreamStderr, Text: fmt.Sprintf("minikubelet: container %s started (attempt %d)", c.info.Metadata.Name, c.info.Metadata.Attempt)})
+	program := c.annotation == ""
+	if !program {
+		c.addLog(LogLine{Time: at, Stream: StreamStderr, Text: fmt.Sprintf("minikubelet: container %s started (attempt %d)", c.info.Metadata.Name, c.info.Metadata.Attempt)})
+		c.markOpaque()
+	}
 	r.logger.V(4).Info("Started container", "containerID", c.info.ID, "container", c.info.Metadata.Name, "podUID", c.sb.info.Metadata.UID)
 	r.changedLocked(cri.ContainerStartedEvent, c.info.ID, c.sb, at)
+	if program {
+		if err := r.startProgramLocked(c, at); err != nil {
+			return err
+		}
+		if c.info.State != cri.ContainerRunning {
+			return nil
+		}
+	}
 
 	b := c.beh
 	exitAt, code, exits := int64(0), b.ExitCode, false
 	switch {
+	case c.runsProgram():
+		// The program decides when it exits; only the memory model below can end it first.
 	case b.HasRunFor:
 		exitAt, exits = after(at, b.RunFor), true
 	case c.role == ContainerTypeInit:
@@ -193,6 +209,7 @@ func (r *Runtime) startLocked(c *ctr, at int64) {
 	if exits {
 		r.scheduleLocked(c, exitAt, transitionExit, code, reason)
 	}
+	return nil
 }
 
 // exitLocked makes c EXITED at time at, unless it already is.
@@ -204,7 +221,13 @@ func (r *Runtime) exitLocked(c *ctr, at int64, code int32, reason, message strin
 	c.startPending = false
 	c.info.State = cri.ContainerExited
 	c.finishedAt = at
-	c.addLog(LogLine{Time: at, Stream: StreamStderr, Text: fmt.Sprintf("minikubelet: exited with code %d (%s)", code, reason)})
+	if c.m != nil {
+		c.flushLogs(at)
+		c.killMachineLocked()
+	}
+	if c.annotation != "" {
+		c.addLog(LogLine{Time: at, Stream: StreamStderr, Text: fmt.Sprintf("minikubelet: exited with code %d (%s)", code, reason)})
+	}
 	c.exitCode = code
 	c.reason = reason
 	c.message = message
@@ -249,6 +272,30 @@ func (r *Runtime) StopContainer(ctx context.Context, containerID string, timeout
 		return nil
 	}
 	grace := cri.Seconds(timeout)
+	if c.runsProgram() {
+		if timeout > 0 && !c.sigterm {
+			c.sigterm = true
+			c.m.Signal(c.mainPID, c.stopSignal())
+			r.stepMachineLocked(c, now)
+		}
+		if c.info.State == cri.ContainerRunning {
+			exitAt := now
+			if timeout > 0 {
+				exitAt = after(now, grace)
+			}
+			if c.due == 0 || exitAt < c.due {
+				r.scheduleLocked(c, exitAt, transitionExit, ExitCodeKilled, ReasonError)
+			}
+		}
+		if c.info.State != cri.ContainerRunning {
+			r.unlock(now)
+			return nil
+		}
+		op := task.NewOp()
+		c.stopWaiters = append(c.stopWaiters, op)
+		r.unlock(now)
+		return r.await(ctx, op)
+	}
 	if timeout > 0 && !c.sigterm {
 		c.sigterm = true
 		c.addLog(LogLine{Time: now, Stream: StreamStderr, Text: fmt.Sprintf("minikubelet: SIGTERM received, grace period %ds", timeout)})
@@ -301,6 +348,7 @@ func (r *Runtime) RemoveContainer(ctx context.Context, containerID string) error
 
 func (r *Runtime) removeContainerLocked(c *ctr, now int64) {
 	r.killLocked(c, now)
+	c.killMachineLocked()
 	r.cancelPendingLocked(c)
 	c.removed = true
 	c.sb.cpuGone += c.cpuCoreNanos(now)
@@ -433,5 +481,6 @@ func (c *ctr) status() *cri.ContainerStatus {
 		Message:      c.message,
 		Labels:       c.info.Labels,
 		Annotations:  c.info.Annotations,
+		Mounts:       c.mounts,
 	}
 }

@@ -1,6 +1,7 @@
 package fake
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -15,30 +16,40 @@ import (
 // ErrNotRunning is the error of an exec in a container that is not running.
 var ErrNotRunning = errors.New("container is not running")
 
-// execTarget looks up a running container and what a command sees in it.
-func (r *Runtime) execTarget(containerID string) (shell.Env, time.Duration, error) {
-	now := r.lock()
-	defer r.unlock(now)
+// maxExecOutput bounds what ExecSync keeps of a command's stdout and stderr each, as
+// the kubelet's exec prober reads at most 10 KiB and kubectl exec streams.
+const maxExecOutput = 16 << 20
+
+// runningLocked looks up a container that can run an exec.
+func (r *Runtime) runningLocked(containerID string) (*ctr, error) {
 	c, ok := r.containers[containerID]
 	switch {
 	case !ok:
-		return shell.Env{}, 0, notFound("container", containerID)
-	case c.info.State != cri.ContainerRunning:
-		return shell.Env{}, 0, fmt.Errorf("container %s: %w", containerID, ErrNotRunning)
+		return nil, notFound("container", containerID)
+	case c.info.State != cri.ContainerRunning || c.m == nil:
+		return nil, fmt.Errorf("container %s: %w", containerID, ErrNotRunning)
 	}
-	env := shell.Env{Hostname: c.sb.hostname, Now: r.clk.Now(), Files: c.files}
-	for _, kv := range c.envs {
-		env.Vars = append(env.Vars, shell.Var{Name: kv.Key, Value: kv.Value})
-	}
-	return env, c.beh.ProbeDelay, nil
+	return c, nil
 }
 
-// ExecSync runs cmd in a running container through the simulated command table
-// (pkg/shell): its output and exit code are the table's, and it takes the container's
-// probeDelay (its behaviour script) plus the command's own sleeps. As a CRI runtime
-// enforces the exec timeout itself, a call that takes longer than timeout (when not 0),
-// latency faults included, fails at timeout with an error wrapping
-// cri.ErrDeadlineExceeded (containerd's "timeout exceeded").
+// execSpec is how an exec's process starts in c: the container's environment, working
+// directory and user.
+func (c *ctr) execSpec(cmd []string) shell.Spec {
+	return shell.Spec{Argv: cmd, Env: c.env, Dir: c.workDir, Identity: c.id}
+}
+
+// execError words a command that could not start as containerd does.
+func execError(err error) error {
+	return fmt.Errorf("OCI runtime exec failed: exec failed: unable to start container process: %w: unknown", err)
+}
+
+// ExecSync runs cmd in a running container's machine, beside its processes and on its
+// files: its output and exit status are the program's. It takes the container's
+// probeDelay (its behaviour script) and then as long as the program runs, on the
+// runtime's clock (a pending operation). As a CRI runtime enforces the exec timeout
+// itself, a call that takes longer than timeout (when not 0), latency faults included,
+// fails at timeout with an error wrapping cri.ErrDeadlineExceeded (containerd's "timeout
+// exceeded"), and the command is killed.
 func (r *Runtime) ExecSync(ctx context.Context, containerID string, cmd []string, timeout time.Duration) (*cri.ExecSyncResponse, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -56,83 +67,215 @@ func (r *Runtime) ExecSync(ctx context.Context, containerID string, cmd []string
 			ctx = task.WithDeadline(ctx, deadline)
 		}
 	}
-	if err := r.inject(ctx, methodExecSync, one); err != nil {
+	// wrap maps the caller's deadline to its error and the exec timeout to containerd's.
+	wrap := func(err error) error {
 		if timeout > 0 && errors.Is(err, cri.ErrDeadlineExceeded) && !r.clk.Now().Before(deadline) {
-			return nil, timedOut()
+			return timedOut()
 		}
-		return nil, err
+		return err
 	}
-	env, delay, err := r.execTarget(containerID)
+	if err := r.inject(ctx, methodExecSync, one); err != nil {
+		return nil, wrap(err)
+	}
+	r.mu.Lock()
+	c, err := r.runningLocked(containerID)
+	delay := time.Duration(0)
+	if err == nil {
+		delay = c.beh.ProbeDelay
+	}
+	r.mu.Unlock()
 	if err != nil {
 		return nil, fmt.Errorf("exec sync: %w", err)
 	}
-	prog := shell.Run(cmd, env)
-	delay += prog.Duration()
-	if timeout > 0 {
-		if left := deadline.Sub(r.clk.Now()); delay > left {
-			err := r.delay(ctx, left)
-			// The caller's own deadline, earlier than the exec timeout, is its error, not a
-			// timed out command.
-			if err != nil && (!errors.Is(err, cri.ErrDeadlineExceeded) || r.clk.Now().Before(deadline)) {
-				return nil, err
-			}
-			return nil, timedOut()
-		}
-	}
 	if err := r.delay(ctx, delay); err != nil {
-		return nil, err
+		return nil, wrap(err)
 	}
-	stdout, stderr := prog.Output()
-	return &cri.ExecSyncResponse{Stdout: stdout, Stderr: stderr, ExitCode: int32(prog.ExitCode)}, nil
+
+	var stdout, stderr capped
+	status := 0
+	op := task.NewOp()
+	now := r.lock()
+	c, err = r.runningLocked(containerID)
+	if err != nil {
+		r.unlock(now)
+		return nil, fmt.Errorf("exec sync: %w", err)
+	}
+	spec := c.execSpec(cmd)
+	spec.Stdout, spec.Stderr = &stdout, &stderr
+	spec.OnExit = func(s int) {
+		status = s
+		r.completeLocked(op, nil)
+	}
+	pid, err := c.m.Start(spec)
+	if err != nil {
+		r.unlock(now)
+		return nil, fmt.Errorf("exec sync: %w", execError(err))
+	}
+	r.stepMachineLocked(c, now)
+	r.unlock(now)
+	if err := r.await(ctx, op); err != nil {
+		r.killExec(containerID, pid)
+		return nil, wrap(err)
+	}
+	return &cri.ExecSyncResponse{Stdout: stdout.Bytes(), Stderr: stderr.Bytes(), ExitCode: int32(status)}, nil
 }
 
-// Exec runs cmd in a running container as a streaming session (kubectl exec): each step
-// of the command's program writes its output as it comes, copies stdin to stdout where
-// the command reads it (cat), and sleeps on the runtime's clock. stderr may be nil (a
-// TTY), its output then goes to stdout. It returns the exit code, or an error when the
-// container is not there or not running, or ctx ended first. It blocks for as long as
-// the command runs: it is for the streaming server's goroutines, never for a loop's step.
+// killExec kills an exec's process that its caller gave up on.
+func (r *Runtime) killExec(containerID string, pid int) {
+	now := r.lock()
+	defer r.unlock(now)
+	if c, ok := r.containers[containerID]; ok && c.m != nil && c.m.Alive(pid) {
+		c.m.Signal(pid, shell.SIGKILL)
+		r.stepMachineLocked(c, now)
+	}
+}
+
+// capped is a buffer that keeps the first maxExecOutput bytes.
+type capped struct{ bytes.Buffer }
+
+func (b *capped) Write(p []byte) (int, error) {
+	if room := maxExecOutput - b.Len(); room < len(p) {
+		b.Buffer.Write(p[:max(room, 0)])
+		return len(p), nil
+	}
+	return b.Buffer.Write(p)
+}
+
+// execSession carries a streaming exec's output from the machine (written under the
+// runtime's lock, inside a step) to the session's goroutine.
+type execSession struct {
+	chunks []chunk
+	done   bool
+	status int
+	notify chan struct{}
+}
+
+type chunk struct {
+	stderr bool
+	b      []byte
+}
+
+func (s *execSession) signal() {
+	select {
+	case s.notify <- struct{}{}:
+	default:
+	}
+}
+
+type sessionOutput struct {
+	s      *execSession
+	stderr bool
+}
+
+func (o sessionOutput) Write(b []byte) (int, error) {
+	o.s.chunks = append(o.s.chunks, chunk{o.stderr, append([]byte(nil), b...)})
+	o.s.signal()
+	return len(b), nil
+}
+
+// Exec runs cmd in a running container as a streaming session (kubectl exec): a
+// process of the container's machine, whose output is written as it comes and whose
+// stdin (when not nil) is fed from stdin. stderr may be nil (a TTY): its output then
+// goes to stdout. It returns the exit status (126 or 127, with the reason on stderr,
+// for a command that cannot start), or an error when the container is not there or not
+// running, or ctx ended first (the process is then killed). It blocks for as long as the
+// command runs: it is for the streaming server's goroutines, never for a loop's step.
 func (r *Runtime) Exec(ctx context.Context, containerID string, cmd []string, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
 	if len(cmd) == 0 {
 		return 0, errors.New("exec: cmd is required")
 	}
-	env, _, err := r.execTarget(containerID)
-	if err != nil {
-		return 0, err
-	}
 	if stdout == nil {
 		stdout = io.Discard
 	}
-	if stderr == nil {
-		stderr = stdout
+	sess := &execSession{notify: make(chan struct{}, 1)}
+	now := r.lock()
+	c, err := r.runningLocked(containerID)
+	if err != nil {
+		r.unlock(now)
+		return 0, err
 	}
-	prog := shell.Run(cmd, env)
-	for _, step := range prog.Steps {
-		for _, o := range []struct {
-			w io.Writer
-			b []byte
-		}{{stdout, step.Stdout}, {stderr, step.Stderr}} {
-			if len(o.b) == 0 {
-				continue
+	spec := c.execSpec(cmd)
+	var in *shell.Input
+	if stdin != nil {
+		in = shell.NewInput()
+		spec.Stdin = in
+	}
+	spec.Stdout, spec.Stderr = sessionOutput{sess, false}, sessionOutput{sess, stderr != nil}
+	spec.OnExit = func(status int) {
+		sess.done, sess.status = true, status
+		sess.signal()
+	}
+	pid, err := c.m.Start(spec)
+	if err != nil {
+		r.unlock(now)
+		w := stderr
+		if w == nil {
+			w = stdout
+		}
+		fmt.Fprintf(w, "%v\n", execError(err))
+		var ee *shell.ExecError
+		if errors.As(err, &ee) {
+			return ee.Status(), nil
+		}
+		return 126, nil
+	}
+	r.stepMachineLocked(c, now)
+	r.unlock(now)
+
+	if in != nil {
+		// Owned by this call: it ends when stdin does (the stream closes with the session).
+		go r.feed(containerID, in, stdin, sess)
+	}
+	for {
+		select {
+		case <-sess.notify:
+		case <-ctx.Done():
+			r.killExec(containerID, pid)
+			return 0, ctx.Err()
+		}
+		now := r.lock()
+		chunks, done, status := sess.chunks, sess.done, sess.status
+		sess.chunks = nil
+		r.unlock(now)
+		for _, ch := range chunks {
+			w := stdout
+			if ch.stderr {
+				w = stderr
 			}
-			if _, err := o.w.Write(o.b); err != nil {
+			if _, err := w.Write(ch.b); err != nil {
+				r.killExec(containerID, pid)
 				return 0, err
 			}
 		}
-		if step.Stdin && stdin != nil {
-			if _, err := io.Copy(stdout, stdin); err != nil {
-				return 0, err
-			}
-		}
-		if step.Sleep > 0 {
-			t := r.clk.NewTimer(step.Sleep)
-			select {
-			case <-t.C():
-			case <-ctx.Done():
-				t.Stop()
-				return 0, ctx.Err()
-			}
+		if done {
+			return status, nil
 		}
 	}
-	return prog.ExitCode, nil
+}
+
+// feed copies a session's stdin into its process's input, stepping the machine so the
+// process reads it at once.
+func (r *Runtime) feed(containerID string, in *shell.Input, stdin io.Reader, sess *execSession) {
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := stdin.Read(buf)
+		now := r.lock()
+		if sess.done {
+			r.unlock(now)
+			return
+		}
+		if n > 0 {
+			in.Feed(buf[:n])
+		}
+		if err != nil {
+			in.Close()
+		}
+		if c, ok := r.containers[containerID]; ok {
+			r.stepMachineLocked(c, now)
+		}
+		r.unlock(now)
+		if err != nil {
+			return
+		}
+	}
 }

@@ -14,7 +14,7 @@ import (
 )
 
 // execContainer runs a container whose pod has hostname web-0, an environment and a
-// mounted file.
+// mounted file, whose main process writes /tmp/state and sleeps.
 func execContainer(t *testing.T, r *Runtime) string {
 	t.Helper()
 	cfg := sandboxConfig("uid-exec", nil)
@@ -29,7 +29,15 @@ func execContainer(t *testing.T, r *Runtime) string {
 	}
 	cc := containerConfig("app", "", image)
 	cc.Envs = []cri.KeyValue{{Key: "PATH", Value: "/bin"}, {Key: "GREETING", Value: "hello world"}}
-	cc.Files = map[string]string{"/etc/config/mode": "blue\n"}
+	cc.Command = []string{"sh", "-c", "echo ready > /tmp/state; exec sleep infinity"}
+	const vol = "/var/lib/kubelet/pods/uid-exec/volumes/kubernetes.io~configmap/config"
+	if err := r.nodeFS.MkdirAll(vol, 0o755, 0, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.nodeFS.WriteFile(vol+"/mode", []byte("blue\n"), 0o644, false, 0, 0); err != nil {
+		t.Fatal(err)
+	}
+	cc.Mounts = []cri.Mount{{ContainerPath: "/etc/config", HostPath: vol, Readonly: true}}
 	id, err := r.CreateContainer(context.Background(), sbID, cc, cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -40,9 +48,9 @@ func execContainer(t *testing.T, r *Runtime) string {
 	return id
 }
 
-// TestExecSyncRunsTheCommandTable: output, exit code and the time a command takes come
-// from the simulated command table, in the container's environment and files.
-func TestExecSyncRunsTheCommandTable(t *testing.T) {
+// TestExecSyncRunsPrograms: output, exit code and the time a command takes are the
+// program's, run beside the container's processes, in its environment and on its files.
+func TestExecSyncRunsPrograms(t *testing.T) {
 	tests := []struct {
 		name             string
 		cmd              []string
@@ -51,9 +59,11 @@ func TestExecSyncRunsTheCommandTable(t *testing.T) {
 		wantTook         time.Duration
 	}{
 		{"env and files", []string{"sh", "-c", "echo $GREETING; cat /etc/config/mode; hostname"}, "hello world\nblue\nweb-0\n", "", 0, 0},
-		{"a missing file", []string{"cat", "/tmp/healthy"}, "", "cat: /tmp/healthy: No such file or directory\n", 1, 0},
+		{"a missing file", []string{"cat", "/tmp/healthy"}, "", "cat: can't open '/tmp/healthy': No such file or directory\n", 1, 0},
 		{"sleeps take clock time", []string{"sh", "-c", "sleep 2; date +%s"}, strconv.FormatInt(epoch.Unix()+2, 10) + "\n", "", 0, 2 * time.Second},
-		{"unknown command", []string{"/bin/healthcheck"}, "", "/bin/healthcheck: command not found\n", 127, 0},
+		{"what the main process wrote", []string{"cat", "/tmp/state"}, "ready\n", "", 0, 0},
+		{"a read-only mount", []string{"sh", "-c", "echo x > /etc/config/mode"}, "", "sh: can't create /etc/config/mode: Read-only file system\n", 1, 0},
+		{"a missing command in a shell", []string{"sh", "-c", "healthcheck"}, "", "sh: healthcheck: not found\n", 127, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -77,6 +87,17 @@ func TestExecSyncRunsTheCommandTable(t *testing.T) {
 			}
 		})
 	}
+	t.Run("a missing program", func(t *testing.T) {
+		r, clk := newRuntime(t, Config{})
+		id := execContainer(t, r)
+		err := await(t, r, clk, time.Minute, func(ctx context.Context) error {
+			_, err := r.ExecSync(ctx, id, []string{"/bin/healthcheck"}, 0)
+			return err
+		})
+		if err == nil || !strings.Contains(err.Error(), `exec: "/bin/healthcheck": No such file or directory`) {
+			t.Errorf("error %v, want containerd's exec failure", err)
+		}
+	})
 }
 
 // chanWriter hands every write to the test.
@@ -95,21 +116,20 @@ func TestExecStreams(t *testing.T) {
 	go func() {
 		code, err := r.Exec(context.Background(), id, []string{"sh", "-c", "echo a; sleep 5; echo b; exit 3"}, nil, out, nil)
 		if err != nil {
-			t.Error(err)
+			out <- "error: " + err.Error()
 		}
 		done <- code
 	}()
 	if got := <-out; got != "a\n" {
 		t.Fatalf("first output %q", got)
 	}
-	for !clk.HasWaiters() {
-		select {
-		case got := <-out:
-			t.Fatalf("%q written before the sleep ended", got)
-		default:
-		}
+	run(t, r, clk, 4*time.Second)
+	select {
+	case got := <-out:
+		t.Fatalf("%q written before the sleep ended", got)
+	default:
 	}
-	clk.Step(5 * time.Second)
+	run(t, r, clk, time.Second)
 	if got := <-out; got != "b\n" {
 		t.Fatalf("output after the sleep %q", got)
 	}

@@ -57,11 +57,17 @@ func containerConfig(name, role, image string) *cri.ContainerConfig {
 	return cc
 }
 
+// testImage is an image nobody catalogued: its entrypoint is not simulated, so its
+// containers do what these tests of the runtime's mechanics expect of an unscripted
+// container (an app runs until stopped, an init container completes after
+// InitContainerDuration) unless a behaviour annotation scripts them.
+const testImage = "ghcr.io/minikubelet/test-app:1.0"
+
 // createContainer pulls the image and creates (not starts) a container.
 func createContainer(t testing.TB, r *Runtime, sbID string, sbCfg *cri.PodSandboxConfig, name, role string) string {
 	t.Helper()
 	ctx := context.Background()
-	const image = "busybox:1.36"
+	const image = testImage
 	if _, err := r.PullImage(ctx, cri.ImageSpec{Image: image}, nil); err != nil {
 		t.Fatalf("PullImage error: %v", err)
 	}

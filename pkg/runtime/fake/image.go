@@ -5,12 +5,15 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
 
 	"github.com/minikubelet/minikubelet/pkg/cri"
+	"github.com/minikubelet/minikubelet/pkg/images"
 	"github.com/minikubelet/minikubelet/pkg/runtime/behavior"
+	"github.com/minikubelet/minikubelet/pkg/vfs"
 )
 
 // PullError is the error of a pull scripted to fail with pullError. Reason is the scripted
@@ -28,6 +31,21 @@ func (e *PullError) Error() string {
 	}
 	return fmt.Sprintf("pull image %q: %s (scripted by %s)", e.Image, e.Reason, src)
 }
+
+// RegistryError is a pull the registry refuses (images.Exists): an image that does not
+// exist, a registry that does not resolve, a private repository. Its text is what a CRI
+// client sees of containerd's error, gRPC status included, as the kubelet prints it in its
+// Failed event ("rpc error: code = NotFound desc = failed to pull and unpack image ...").
+type RegistryError struct {
+	Image string
+	Err   *images.PullError
+}
+
+func (e *RegistryError) Error() string {
+	return fmt.Sprintf("rpc error: code = %s desc = %s", e.Err.Code, e.Err.Message)
+}
+
+func (e *RegistryError) Unwrap() error { return e.Err }
 
 // pullScript returns the pull delay and error for a pull. The kubelet names the container in
 // image.Annotations[cri.ContainerNameLabel]; a pull that names none gets the pod's pull
@@ -64,9 +82,12 @@ func (r *Runtime) pullScript(image cri.ImageSpec, sandboxConfig *cri.PodSandboxC
 	return out, key, nil
 }
 
-// PullImage pulls an image: it takes the container's scripted pullDelay on the clock (a
-// pending operation, honouring ctx), then fails with a *PullError if pullError is scripted, else records the
-// image and returns its id. Ids and sizes derive from the image name.
+// PullImage pulls an image. A scripted pullError fails it with a *PullError after the
+// scripted pullDelay (a pending operation on the clock, honouring ctx). Otherwise the
+// registry decides (images.Exists): an image that cannot be pulled fails at once with a
+// *RegistryError, as containerd fails when the reference does not resolve; one that can
+// takes the pullDelay, is recorded and its id returned. Ids and sizes derive from the
+// image name.
 func (r *Runtime) PullImage(ctx context.Context, image cri.ImageSpec, sandboxConfig *cri.PodSandboxConfig) (string, error) {
 	if err := ctx.Err(); err != nil {
 		return "", err
@@ -81,6 +102,18 @@ func (r *Runtime) PullImage(ctx context.Context, image cri.ImageSpec, sandboxCon
 	if err != nil {
 		return "", fmt.Errorf("pull image %q: invalid behaviour: %w", image.Image, err)
 	}
+	if beh.PullError == "" {
+		// Resolving the reference is the pull's first step: a refusal comes before any
+		// download time.
+		if err := images.Exists(image.Image); err != nil {
+			r.logger.V(4).Info("Pull refused by the registry", "image", image.Image, "err", err)
+			var pe *images.PullError
+			if !errors.As(err, &pe) {
+				pe = &images.PullError{Code: images.CodeUnknown, Message: err.Error()}
+			}
+			return "", &RegistryError{Image: image.Image, Err: pe}
+		}
+	}
 	if err := r.delay(ctx, beh.PullDelay); err != nil {
 		return "", err
 	}
@@ -89,20 +122,57 @@ func (r *Runtime) PullImage(ctx context.Context, image cri.ImageSpec, sandboxCon
 	}
 	now := r.lock()
 	defer r.unlock(now)
-	if img := r.findImageLocked(image.Image); img != nil {
-		return img.ID, nil
+	img := r.addImageLocked(image.Image)
+	r.logger.V(4).Info("Pulled image", "image", image.Image, "imageID", img.ID)
+	return img.ID, nil
+}
+
+// LoadImage puts an image on the node without asking a registry, as `kind load
+// docker-image` or `ctr -n k8s.io images import` do, and returns its id. It is how a node
+// runs an image no registry has (a scenario's own "leaky:1.0"): the kubelet finds it
+// present and, with pull policy IfNotPresent or Never, does not pull it; a pull (policy
+// Always, or a :latest tag) still asks the registry and fails, as it does for real.
+func (r *Runtime) LoadImage(ref string) string {
+	now := r.lock()
+	defer r.unlock(now)
+	return r.addImageLocked(ref).ID
+}
+
+// addImageLocked records image ref (once) and returns it. Ids and sizes derive from the
+// name.
+func (r *Runtime) addImageLocked(ref string) *cri.Image {
+	if img := r.findImageLocked(ref); img != nil {
+		return img
 	}
-	sum := sha256.Sum256([]byte(image.Image))
+	sum := sha256.Sum256([]byte(ref))
 	const mib = 1 << 20
 	img := &cri.Image{
 		ID:       "sha256:" + hex.EncodeToString(sum[:]),
-		RepoTags: []string{image.Image},
+		RepoTags: []string{ref},
 		// 10 to 500 MiB, stable per image, so node status image lists look real.
 		Size: (10 + binary.BigEndian.Uint64(sum[:8])%491) * mib,
 	}
 	r.images = append(r.images, img)
-	r.logger.V(4).Info("Pulled image", "image", image.Image, "imageID", img.ID)
-	return img.ID, nil
+	return img
+}
+
+// imageConfig is what the catalogue says of a pulled image, by the name it was pulled as:
+// the config its containers start from (copies, safe to change), its root filesystem
+// (built once per image, frozen and shared: vfs.NewView copies on write) and whether the
+// catalogue describes it. An image it does not describe gets the generic userland (sh and
+// the applets) and an empty config: its own entrypoint is not simulated, only commands
+// the pod gives run. Needs no lock.
+func imageConfig(img *cri.Image) (images.Config, *vfs.Node, bool) {
+	ref := ""
+	if len(img.RepoTags) > 0 {
+		ref = img.RepoTags[0]
+	}
+	entry, known := images.Lookup(ref)
+	cfg := entry.Config
+	cfg.Entrypoint = slices.Clone(cfg.Entrypoint)
+	cfg.Cmd = slices.Clone(cfg.Cmd)
+	cfg.Env = slices.Clone(cfg.Env)
+	return cfg, entry.Tree(), known
 }
 
 // findImageLocked finds an image by tag or id.

@@ -459,6 +459,7 @@ func TestExecSync(t *testing.T) {
 		name     string
 		script   string
 		fault    *fault.Spec
+		cmd      []string
 		timeout  time.Duration
 		wantTook time.Duration
 		timedOut bool
@@ -468,6 +469,8 @@ func TestExecSync(t *testing.T) {
 		{name: "probeDelay over the timeout", script: "probeDelay=3s", timeout: time.Second, wantTook: time.Second, timedOut: true},
 		{name: "no timeout", script: "probeDelay=3s", wantTook: 3 * time.Second},
 		{name: "a slow runtime times out", fault: &fault.Spec{Method: "ExecSync", Type: fault.Latency, Delay: dur(2 * time.Second)}, timeout: time.Second, wantTook: time.Second, timedOut: true},
+		{name: "a slow command times out", cmd: []string{"sleep", "5"}, timeout: time.Second, wantTook: time.Second, timedOut: true},
+		{name: "a command's sleep takes clock time", cmd: []string{"sleep", "2"}, timeout: 3 * time.Second, wantTook: 2 * time.Second},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -483,7 +486,11 @@ func TestExecSync(t *testing.T) {
 			}
 			start := clk.Now()
 			err := await(t, r, clk, time.Minute, func(ctx context.Context) error {
-				_, err := r.ExecSync(ctx, id, []string{"check"}, tt.timeout)
+				cmd := tt.cmd
+				if cmd == nil {
+					cmd = []string{"true"}
+				}
+				_, err := r.ExecSync(ctx, id, cmd, tt.timeout)
 				return err
 			})
 			if took := clk.Since(start); took != tt.wantTook {

@@ -24,7 +24,7 @@ import (
 func populate(t testing.TB, r *Runtime, n int) {
 	t.Helper()
 	ctx := context.Background()
-	if _, err := r.PullImage(ctx, cri.ImageSpec{Image: "busybox:1.36"}, nil); err != nil {
+	if _, err := r.PullImage(ctx, cri.ImageSpec{Image: testImage}, nil); err != nil {
 		t.Fatal(err)
 	}
 	for i := 0; i < n; i++ {
@@ -34,7 +34,7 @@ func populate(t testing.TB, r *Runtime, n int) {
 			t.Fatal(err)
 		}
 		for _, name := range []string{"app", "sidecar"} {
-			id, err := r.CreateContainer(ctx, sb, containerConfig(name, "", "busybox:1.36"), cfg)
+			id, err := r.CreateContainer(ctx, sb, containerConfig(name, "", testImage), cfg)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -118,7 +118,7 @@ func TestConcurrentUse(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	if _, err := r.PullImage(ctx, cri.ImageSpec{Image: "busybox:1.36"}, nil); err != nil {
+	if _, err := r.PullImage(ctx, cri.ImageSpec{Image: testImage}, nil); err != nil {
 		t.Fatal(err)
 	}
 	var bg sync.WaitGroup
@@ -165,7 +165,7 @@ func TestConcurrentUse(t *testing.T) {
 				}
 				var ids []string
 				for _, name := range []string{"a", "b"} {
-					id, err := r.CreateContainer(ctx, sb, containerConfig(name, "", "busybox:1.36"), cfg)
+					id, err := r.CreateContainer(ctx, sb, containerConfig(name, "", testImage), cfg)
 					if err != nil {
 						fail(err)
 						return

@@ -22,7 +22,10 @@ import (
 	"github.com/minikubelet/minikubelet/pkg/runtime/behavior"
 	"github.com/minikubelet/minikubelet/pkg/runtime/fault"
 	"github.com/minikubelet/minikubelet/pkg/runtime/view"
+	"github.com/minikubelet/minikubelet/pkg/shell"
+	"github.com/minikubelet/minikubelet/pkg/simnet"
 	"github.com/minikubelet/minikubelet/pkg/task"
+	"github.com/minikubelet/minikubelet/pkg/vfs"
 )
 
 // Container roles, re-exported from package behavior so the kubelet can label containers
@@ -78,6 +81,12 @@ type Config struct {
 	// LogMaxBytes bounds what ContainerLog returns of a container's log: the current log
 	// file's size limit (containerLogMaxSize). Default DefaultLogMaxBytes.
 	LogMaxBytes int64
+	// Network is the pod network the node's pods are on (shared by the nodes of one
+	// process, so their pods reach each other); default a network of its own.
+	Network *simnet.Network
+	// NodeFS is the node's filesystem, which the kubelet writes volumes to and containers'
+	// mounts bind from; default a fresh empty one.
+	NodeFS *vfs.View
 	// LogMaxFiles is how many log files of LogMaxBytes a container keeps
 	// (containerLogMaxFiles): its log takes at most their product on disk. Default 5.
 	LogMaxFiles int64
@@ -132,6 +141,8 @@ type Runtime struct {
 	cpuGone     uint64 // CPU of the sandboxes removed, so the node's total never drops
 	diskUsage   int64
 	pidUsage    int64
+	nodeFS      *vfs.View
+	network     *simnet.Network
 }
 
 var (
@@ -153,6 +164,7 @@ type podEntry struct {
 type sandbox struct {
 	info       cri.PodSandbox // the listing entry, kept current
 	ip         string
+	ns         *simnet.Namespace // the pod's network namespace, on the pod network while ready
 	hostname   string
 	name       string // reserved name
 	pod        *podEntry
@@ -172,7 +184,27 @@ type ctr struct {
 	memLimit   int64     // the memory limit (0: none)
 	memRequest int64     // the memory request: the use when the behaviour gives none
 	envs       []cri.KeyValue
-	files      map[string]string
+
+	// The simulated machine the container's processes run on (program.go).
+	m            *shell.Machine
+	fs           *vfs.View
+	mounts       []cri.Mount
+	img          imageInfo
+	id           shell.Identity
+	workDir      string
+	env          []string
+	argv         []string
+	stdin        bool
+	in           *shell.Input
+	mainPID      int
+	mainExited   bool
+	mainStatus   int
+	notSimulated bool      // its program is not one the simulator knows: it runs until stopped
+	opaque       bool      // counted in its sandbox's namespace as serving anything
+	partial      [2][]byte // stdout's and stderr's unterminated last lines
+	logsDropped  int64     // bytes of log rotated away
+	wakeGen      uint64    // invalidates queued wake-ups of the machine
+	afterStep    []func()  // run once the machine's step is done (exec completions)
 
 	startedAt, finishedAt int64
 	exitCode              int32
@@ -196,6 +228,8 @@ const (
 	// transitionOp completes a pending operation: a latency that ends, a pull that finishes,
 	// a hang's "for" or a caller's deadline.
 	transitionOp
+	// transitionWake steps a container's machine: a process's sleep ends.
+	transitionWake
 )
 
 // transition is one entry of the runtime's discrete-event queue: a container that starts or
@@ -215,8 +249,11 @@ type transition struct {
 // live reports whether the entry still has an effect: a container transition not since
 // rescheduled, or an operation not yet completed.
 func (t *transition) live() bool {
-	if t.kind == transitionOp {
+	switch t.kind {
+	case transitionOp:
 		return !t.op.Done()
+	case transitionWake:
+		return t.gen == t.c.wakeGen && !t.c.removed
 	}
 	return t.gen == t.c.gen && !t.c.removed
 }
@@ -283,6 +320,14 @@ func New(cfg Config) (*Runtime, error) {
 		sandboxNames: map[string]string{},
 		containers:   map[string]*ctr{},
 		ctrNames:     map[string]string{},
+		nodeFS:       cfg.NodeFS,
+		network:      cfg.Network,
+	}
+	if r.network == nil {
+		r.network = simnet.New()
+	}
+	if r.nodeFS == nil {
+		r.nodeFS = vfs.New(cfg.Clock.Now)
 	}
 	name := metrics.RuntimeFaultsFired
 	if cfg.Metrics != nil {
@@ -403,10 +448,14 @@ func (r *Runtime) advanceLocked(now int64) {
 			r.completeLocked(t.op, t.err)
 			continue
 		}
+		if t.kind == transitionWake {
+			r.stepMachineLocked(t.c, t.at)
+			continue
+		}
 		t.c.due = 0
 		switch t.kind {
 		case transitionStart:
-			r.startLocked(t.c, t.at)
+			_ = r.startLocked(t.c, t.at) // a failed start is recorded in the container's status
 		case transitionExit:
 			r.exitLocked(t.c, t.at, t.exitCode, t.reason, "")
 		}
@@ -590,6 +639,9 @@ func (c *ctr) memoryModel() behavior.Behavior {
 
 // cpuMilli is the CPU the container uses while it runs, in millicores.
 func (c *ctr) cpuMilli() int64 {
+	if c.m != nil && c.m.Busy() {
+		return 1000 // a busy loop uses a whole core
+	}
 	if c.beh.CPUMilli > 0 {
 		return c.beh.CPUMilli
 	}
@@ -756,4 +808,32 @@ func (r *Runtime) Scheduled() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return len(r.queue)
+}
+
+// Network is the pod network the runtime's pods are on: the kubelet's probes and hooks
+// reach their servers through it.
+func (r *Runtime) Network() *simnet.Network { return r.network }
+
+// NodeFS is the node's filesystem, which containers' mounts bind from.
+func (r *Runtime) NodeFS() *vfs.View { return r.nodeFS }
+
+// After is a pending operation completed d from now on the runtime's clock, by its event
+// queue (the kubelet's sleep lifecycle hooks wait on it).
+func (r *Runtime) After(d time.Duration) *task.Op {
+	op := task.NewOp()
+	r.mu.Lock()
+	r.scheduleOpLocked(after(r.now(), d), op, nil)
+	r.release()
+	return op
+}
+
+// Close ends every simulated process of every container (their coroutines unwind): the
+// node is going away. The containers' records stay as they are. Safe to call more than
+// once; the runtime must not run programs afterwards.
+func (r *Runtime) Close() {
+	r.mu.Lock()
+	for _, c := range r.containers {
+		c.killMachineLocked()
+	}
+	r.release()
 }

@@ -67,7 +67,7 @@ func TestSandboxAndContainerLifecycle(t *testing.T) {
 	if !strings.HasPrefix(st.ImageRef, "sha256:") {
 		t.Errorf("ImageRef = %q, want the image id", st.ImageRef)
 	}
-	if _, err := r.CreateContainer(ctx, sbID, containerConfig("app", "", "busybox:1.36"), sbCfg); err == nil || !strings.Contains(err.Error(), "is reserved") {
+	if _, err := r.CreateContainer(ctx, sbID, containerConfig("app", "", testImage), sbCfg); err == nil || !strings.Contains(err.Error(), "is reserved") {
 		t.Errorf("second CreateContainer with the same name and attempt: error = %v, want name reserved", err)
 	}
 
@@ -101,7 +101,7 @@ func TestSandboxAndContainerLifecycle(t *testing.T) {
 	if sst, _ := r.PodSandboxStatus(ctx, sbID); sst.State != cri.SandboxNotReady {
 		t.Errorf("sandbox after stop is %v", sst.State)
 	}
-	if _, err := r.CreateContainer(ctx, sbID, containerConfig("late", "", "busybox:1.36"), sbCfg); err == nil || !strings.Contains(err.Error(), "not ready") {
+	if _, err := r.CreateContainer(ctx, sbID, containerConfig("late", "", testImage), sbCfg); err == nil || !strings.Contains(err.Error(), "not ready") {
 		t.Errorf("CreateContainer in a stopped sandbox: error = %v, want not ready", err)
 	}
 	if err := r.RemovePodSandbox(ctx, sbID); err != nil {
@@ -153,10 +153,10 @@ func TestBadBehaviourAnnotation(t *testing.T) {
 	r, _ := newRuntime(t, Config{})
 	ctx := context.Background()
 	sbID, sbCfg := runPod(t, r, "u1", annotate("main", "runFor=forever"))
-	if _, err := r.PullImage(ctx, cri.ImageSpec{Image: "busybox"}, nil); err != nil {
+	if _, err := r.PullImage(ctx, cri.ImageSpec{Image: testImage}, nil); err != nil {
 		t.Fatal(err)
 	}
-	_, err := r.CreateContainer(ctx, sbID, containerConfig("main", "", "busybox"), sbCfg)
+	_, err := r.CreateContainer(ctx, sbID, containerConfig("main", "", testImage), sbCfg)
 	if err == nil {
 		t.Fatal("CreateContainer with a bad annotation succeeded")
 	}
@@ -174,7 +174,7 @@ func TestBadBehaviourAnnotation(t *testing.T) {
 		t.Errorf("a container was created despite the error: %+v", cs)
 	}
 	// Other containers of the pod are unaffected.
-	if _, err := r.CreateContainer(ctx, sbID, containerConfig("other", "", "busybox"), sbCfg); err != nil {
+	if _, err := r.CreateContainer(ctx, sbID, containerConfig("other", "", testImage), sbCfg); err != nil {
 		t.Errorf("CreateContainer of an unscripted container: %v", err)
 	}
 }
@@ -515,7 +515,7 @@ func TestPull(t *testing.T) {
 		r1, _ := newRuntime(t, Config{Seed: 1})
 		r2, _ := newRuntime(t, Config{Seed: 2})
 		for _, r := range []*Runtime{r1, r2} {
-			for _, img := range []string{"a:1", "b:2", "a:1"} {
+			for _, img := range []string{"alpine:3.19", "busybox:1.36", "alpine:3.19"} {
 				if _, err := r.PullImage(ctx, cri.ImageSpec{Image: img}, nil); err != nil {
 					t.Fatal(err)
 				}
@@ -523,7 +523,7 @@ func TestPull(t *testing.T) {
 		}
 		l1, _ := r1.ListImages(ctx)
 		l2, _ := r2.ListImages(ctx)
-		if len(l1) != 2 || l1[0].RepoTags[0] != "a:1" || l1[1].RepoTags[0] != "b:2" {
+		if len(l1) != 2 || l1[0].RepoTags[0] != "alpine:3.19" || l1[1].RepoTags[0] != "busybox:1.36" {
 			t.Fatalf("ListImages = %+v, want a:1, b:2 once each", l1)
 		}
 		for i := range l1 {
@@ -531,13 +531,13 @@ func TestPull(t *testing.T) {
 				t.Errorf("image %d: %+v vs %+v, want the same id and a size >= 10MiB", i, l1[i], l2[i])
 			}
 		}
-		if err := r1.RemoveImage(ctx, cri.ImageSpec{Image: "a:1"}); err != nil {
+		if err := r1.RemoveImage(ctx, cri.ImageSpec{Image: "alpine:3.19"}); err != nil {
 			t.Fatal(err)
 		}
-		if img, _ := r1.ImageStatus(ctx, cri.ImageSpec{Image: "a:1"}); img != nil {
+		if img, _ := r1.ImageStatus(ctx, cri.ImageSpec{Image: "alpine:3.19"}); img != nil {
 			t.Errorf("image still present after RemoveImage: %+v", img)
 		}
-		if err := r1.RemoveImage(ctx, cri.ImageSpec{Image: "a:1"}); err != nil {
+		if err := r1.RemoveImage(ctx, cri.ImageSpec{Image: "alpine:3.19"}); err != nil {
 			t.Errorf("removing an absent image: %v", err)
 		}
 	})
@@ -664,7 +664,7 @@ func TestCancelledContextFailsEveryCall(t *testing.T) {
 	id := startContainer(t, r, sbID, sbCfg, "c", "")
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	img := cri.ImageSpec{Image: "busybox:1.36"}
+	img := cri.ImageSpec{Image: testImage}
 	calls := map[string]func() error{
 		"RunPodSandbox":    func() error { _, err := r.RunPodSandbox(ctx, sandboxConfig("u2", nil)); return err },
 		"StopPodSandbox":   func() error { return r.StopPodSandbox(ctx, sbID) },

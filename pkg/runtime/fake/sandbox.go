@@ -82,6 +82,7 @@ func (r *Runtime) RunPodSandbox(ctx context.Context, config *cri.PodSandboxConfi
 		r.podByUID[md.UID] = pe
 		r.pods = append(r.pods, pe)
 	}
+	sb.ns = r.network.NewNamespace(sb.ip)
 	sb.pod = pe
 	pe.sandboxes = append(pe.sandboxes, sb)
 	r.sandboxes[id] = sb
@@ -120,6 +121,7 @@ func (r *Runtime) stopSandboxLocked(sb *sandbox, now int64) {
 		return
 	}
 	sb.info.State = cri.SandboxNotReady
+	sb.ns.Close() // its network is torn down: its IP answers no more
 	r.logger.V(4).Info("Stopped pod sandbox", "podSandboxID", sb.info.ID, "podUID", sb.info.Metadata.UID)
 	r.changedLocked(cri.ContainerStoppedEvent, sb.info.ID, sb, now)
 }

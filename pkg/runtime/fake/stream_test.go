@@ -72,7 +72,7 @@ func eventNames(evs []*cri.ContainerEventResponse) []string {
 func TestEventStreamOrderAndContents(t *testing.T) {
 	r, clk := newRuntime(t, Config{})
 	ctx := context.Background()
-	if _, err := r.PullImage(ctx, cri.ImageSpec{Image: "busybox:1.36"}, nil); err != nil {
+	if _, err := r.PullImage(ctx, cri.ImageSpec{Image: testImage}, nil); err != nil {
 		t.Fatal(err)
 	}
 	s := subscribe(t, r)

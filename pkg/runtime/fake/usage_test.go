@@ -14,10 +14,10 @@ import (
 func startWithResources(t *testing.T, r *Runtime, sbID string, sbCfg *cri.PodSandboxConfig, name string, limit, request int64) string {
 	t.Helper()
 	ctx := context.Background()
-	if _, err := r.PullImage(ctx, cri.ImageSpec{Image: "busybox:1.36"}, nil); err != nil {
+	if _, err := r.PullImage(ctx, cri.ImageSpec{Image: testImage}, nil); err != nil {
 		t.Fatal(err)
 	}
-	cc := containerConfig(name, "", "busybox:1.36")
+	cc := containerConfig(name, "", testImage)
 	cc.Resources = &cri.ContainerResources{MemoryLimitInBytes: limit, MemoryRequestInBytes: request}
 	id, err := r.CreateContainer(ctx, sbID, cc, sbCfg)
 	if err != nil {

@@ -1,0 +1,1042 @@
+package programs
+
+import (
+	"bufio"
+	"fmt"
+	"math"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// awkKind is what an awk value is: a number, a string, or a string from input that looks
+// like a number (a "strnum", compared as a number), or nothing yet.
+type awkKind uint8
+
+const (
+	akUninit awkKind = iota
+	akNum
+	akStr
+	akStrnum
+)
+
+type awkValue struct {
+	kind awkKind
+	n    float64
+	s    string
+}
+
+func awkNum(n float64) awkValue { return awkValue{kind: akNum, n: n} }
+func awkStr(s string) awkValue  { return awkValue{kind: akStr, s: s} }
+
+// awkInput is a string from input (fields, -v, ARGV): a strnum when it looks numeric.
+func awkInput(s string) awkValue {
+	if n, ok := awkLooksNumeric(s); ok {
+		return awkValue{kind: akStrnum, n: n, s: s}
+	}
+	return awkStr(s)
+}
+
+func awkLooksNumeric(s string) (float64, bool) {
+	t := strings.Trim(s, " \t\n")
+	if t == "" {
+		return 0, false
+	}
+	n, ok := strtod(t)
+	if !ok {
+		return 0, false
+	}
+	// The whole string must be the number.
+	rest := strings.TrimLeft(t, "+-")
+	end := 0
+	for end < len(rest) && (rest[end] >= '0' && rest[end] <= '9' || rest[end] == '.') {
+		end++
+	}
+	if end < len(rest) && (rest[end] == 'e' || rest[end] == 'E') {
+		e := end + 1
+		if e < len(rest) && (rest[e] == '+' || rest[e] == '-') {
+			e++
+		}
+		for e < len(rest) && rest[e] >= '0' && rest[e] <= '9' {
+			e++
+		}
+		end = e
+	}
+	return n, end == len(rest) && len(t)-len(rest) <= 1
+}
+
+// awkFormatNum is a number as a string: an integer plainly, anything else with fmt
+// (CONVFMT or OFMT).
+func awkFormatNum(n float64, format string) string {
+	if n == math.Trunc(n) && math.Abs(n) < 1e16 {
+		return strconv.FormatInt(int64(n), 10)
+	}
+	if math.IsNaN(n) {
+		return "nan"
+	}
+	if math.IsInf(n, 1) {
+		return "inf"
+	}
+	if math.IsInf(n, -1) {
+		return "-inf"
+	}
+	return awkSprintf(format, []awkValue{awkNum(n)}, "%.6g")
+}
+
+// awk is one run of an awk program.
+type awk struct {
+	c       *cmd
+	prog    *awkProgram
+	vars    map[string]awkValue
+	arrays  map[string]map[string]awkValue
+	record  string
+	fields  []string // $1..$NF
+	split   bool     // fields hold the split of record
+	inRange map[*awkRule]bool
+	outputs map[string]bool // files opened for > already
+	exiting bool
+	status  int
+	rng     func() float64
+}
+
+// Control flow of statements: next, exit, break and continue unwind to where they land.
+type awkFlow int
+
+const (
+	flowNone awkFlow = iota
+	flowNext
+	flowExit
+	flowBreak
+	flowContinue
+)
+
+// awkRuntimeError ends the program with busybox's message.
+type awkRuntimeError struct{ msg string }
+
+func runAwk(c *cmd) int {
+	o, args := c.getopt("F:v:f:e:", nil)
+	src := ""
+	switch {
+	case o.has('f'):
+		for _, f := range o.vals('f') {
+			data, err := c.readAll(f)
+			if err != nil {
+				c.perror(err, "can't open '%s'", f)
+				c.exit(1)
+			}
+			src += string(data) + "\n"
+		}
+	case o.has('e'):
+		src = strings.Join(o.vals('e'), "\n")
+	default:
+		if len(args) == 0 {
+			c.showUsage(1)
+		}
+		src, args = args[0], args[1:]
+	}
+	prog, err := parseAwk(src)
+	if err != nil {
+		c.die("%s", err)
+	}
+	a := &awk{c: c, prog: prog, vars: map[string]awkValue{}, arrays: map[string]map[string]awkValue{},
+		inRange: map[*awkRule]bool{}, outputs: map[string]bool{}, rng: c.p.Rand().Float64}
+	for k, v := range map[string]string{"FS": " ", "OFS": " ", "ORS": "\n", "RS": "\n", "SUBSEP": "\x1c",
+		"CONVFMT": "%.6g", "OFMT": "%.6g", "FILENAME": ""} {
+		a.vars[k] = awkStr(v)
+	}
+	a.vars["NR"], a.vars["FNR"], a.vars["NF"] = awkNum(0), awkNum(0), awkNum(0)
+	env := map[string]awkValue{}
+	for _, e := range c.environ() {
+		k, v, _ := strings.Cut(e, "=")
+		env[k] = awkInput(v)
+	}
+	a.arrays["ENVIRON"] = env
+	argv := map[string]awkValue{"0": awkStr("awk")}
+	for i, arg := range args {
+		argv[strconv.Itoa(i+1)] = awkInput(arg)
+	}
+	a.arrays["ARGV"] = argv
+	a.vars["ARGC"] = awkNum(float64(len(args) + 1))
+	if o.has('F') {
+		a.vars["FS"] = awkStr(awkUnescape(o.val('F')))
+	}
+	for _, v := range o.vals('v') {
+		if !a.assignArg(v) {
+			c.die("-v: not a variable assignment '%s'", v)
+		}
+	}
+	return a.run(args)
+}
+
+// awkUnescape processes the escapes of a -v value or -F separator ("\t": a tab; a lone
+// "t" is a tab too for -F, as in other awks).
+func awkUnescape(s string) string {
+	if s == "t" {
+		return "\t"
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+1 < len(s) {
+			ch, next := escape(s, i+1)
+			b.WriteByte(ch)
+			i = next - 1
+			continue
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+// assignArg performs a NAME=value operand or -v; false when arg is no assignment.
+func (a *awk) assignArg(arg string) bool {
+	name, val, ok := strings.Cut(arg, "=")
+	if !ok || name == "" || !(name[0] == '_' || name[0] >= 'a' && name[0] <= 'z' || name[0] >= 'A' && name[0] <= 'Z') {
+		return false
+	}
+	for _, r := range name {
+		if !(r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9') {
+			return false
+		}
+	}
+	a.setVar(name, awkInput(awkUnescape(val)))
+	return true
+}
+
+func (a *awk) run(args []string) (status int) {
+	defer func() {
+		if r := recover(); r != nil {
+			e, ok := r.(*awkRuntimeError)
+			if !ok {
+				panic(r)
+			}
+			a.c.errorf("cmd. line:1: %s", e.msg)
+			status = 1
+		}
+	}()
+	if a.exec(a.prog.begin) == flowExit {
+		a.exiting = true
+	}
+	if !a.exiting && (len(a.prog.rules) > 0 || len(a.prog.end) > 0) {
+		a.mainLoop(args)
+	}
+	// An exit in BEGIN or in the rules still runs END; one in END ends there.
+	a.exec(a.prog.end)
+	return a.status
+}
+
+func (a *awk) mainLoop(args []string) {
+	files := 0
+	for i := 1; i < int(a.num(a.getVar("ARGC"))); i++ {
+		arg := a.str(a.arrays["ARGV"][strconv.Itoa(i)])
+		if arg == "" {
+			continue
+		}
+		if a.assignArg(arg) {
+			continue
+		}
+		files++
+		if !a.file(arg) {
+			return
+		}
+	}
+	if files == 0 {
+		a.file("-")
+	}
+}
+
+// file runs the rules on each record of name; false when exit ended the input.
+func (a *awk) file(name string) bool {
+	r, err := a.c.open(name)
+	if err != nil {
+		a.c.perror(err, "can't open '%s'", name)
+		a.c.exit(1)
+	}
+	a.vars["FILENAME"] = awkStr(name)
+	a.vars["FNR"] = awkNum(0)
+	br := bufio.NewReaderSize(r, 64<<10)
+	for {
+		rec, ok := a.readRecord(br)
+		if !ok {
+			return true
+		}
+		a.vars["NR"] = awkNum(a.num(a.vars["NR"]) + 1)
+		a.vars["FNR"] = awkNum(a.num(a.vars["FNR"]) + 1)
+		a.setRecord(rec)
+		if a.rules() == flowExit {
+			a.exiting = true
+			return false
+		}
+	}
+}
+
+// readRecord reads one record: a line, or a paragraph when RS is empty, or up to RS's
+// first character.
+func (a *awk) readRecord(br *bufio.Reader) (string, bool) {
+	a.c.tick()
+	rs := a.str(a.vars["RS"])
+	if rs == "" {
+		var lines []string
+		for {
+			line, err := br.ReadString('\n')
+			line = strings.TrimSuffix(line, "\n")
+			if line == "" && len(lines) == 0 && err == nil {
+				continue
+			}
+			if line == "" || err != nil {
+				if line != "" {
+					lines = append(lines, line)
+				}
+				return strings.Join(lines, "\n"), len(lines) > 0
+			}
+			lines = append(lines, line)
+		}
+	}
+	rec, err := br.ReadString(rs[0])
+	if err != nil && rec == "" {
+		return "", false
+	}
+	return strings.TrimSuffix(rec, rs[:1]), true
+}
+
+func (a *awk) rules() awkFlow {
+	for _, r := range a.prog.rules {
+		matched := false
+		switch {
+		case r.pattern == nil:
+			matched = true
+		case r.pattern2 != nil:
+			if a.inRange[r] {
+				matched = true
+				if a.truth(a.eval(r.pattern2)) {
+					a.inRange[r] = false
+				}
+			} else if a.truth(a.eval(r.pattern)) {
+				matched = true
+				a.inRange[r] = !a.truth(a.eval(r.pattern2))
+			}
+		default:
+			matched = a.truth(a.eval(r.pattern))
+		}
+		if !matched {
+			continue
+		}
+		if !r.hasAction {
+			a.output(a.record+a.str(a.vars["ORS"]), nil, false)
+			continue
+		}
+		switch f := a.exec(r.action); f {
+		case flowNext:
+			return flowNone
+		case flowExit:
+			return flowExit
+		}
+	}
+	return flowNone
+}
+
+func (a *awk) exec(body []awkStmt) awkFlow {
+	for _, s := range body {
+		if f := a.stmt(s); f != flowNone {
+			return f
+		}
+	}
+	return flowNone
+}
+
+func (a *awk) stmt(s awkStmt) awkFlow {
+	a.c.tick()
+	switch s := s.(type) {
+	case sExpr:
+		a.eval(s.x)
+	case sBlock:
+		return a.exec(s.body)
+	case sPrint:
+		a.print(s)
+	case sIf:
+		if a.truth(a.eval(s.c)) {
+			return a.stmt(s.then)
+		} else if s.other != nil {
+			return a.stmt(s.other)
+		}
+	case sWhile:
+		for first := true; s.do && first || a.truth(a.eval(s.c)); first = false {
+			switch f := a.stmt(s.body); f {
+			case flowBreak:
+				return flowNone
+			case flowNext, flowExit:
+				return f
+			}
+		}
+	case sFor:
+		if s.init != nil {
+			a.stmt(s.init)
+		}
+		for s.c == nil || a.truth(a.eval(s.c)) {
+			switch f := a.stmt(s.body); f {
+			case flowBreak:
+				return flowNone
+			case flowNext, flowExit:
+				return f
+			}
+			if s.post != nil {
+				a.stmt(s.post)
+			}
+		}
+	case sForIn:
+		arr := a.array(s.arr)
+		keys := make([]string, 0, len(arr))
+		for k := range arr {
+			keys = append(keys, k)
+		}
+		// Go's maps have no order: iterate in a stable one (numbers numerically).
+		sort.Slice(keys, func(i, j int) bool {
+			ni, ei := strconv.ParseFloat(keys[i], 64)
+			nj, ej := strconv.ParseFloat(keys[j], 64)
+			if ei == nil && ej == nil {
+				return ni < nj
+			}
+			return keys[i] < keys[j]
+		})
+		for _, k := range keys {
+			if _, ok := arr[k]; !ok {
+				continue
+			}
+			a.setVar(s.v, awkInput(k))
+			switch f := a.stmt(s.body); f {
+			case flowBreak:
+				return flowNone
+			case flowNext, flowExit:
+				return f
+			}
+		}
+	case sNext:
+		return flowNext
+	case sExit:
+		if s.x != nil {
+			a.status = int(a.num(a.eval(s.x)))
+		}
+		return flowExit
+	case sBreak:
+		return flowBreak
+	case sContinue:
+		return flowContinue
+	case sDelete:
+		if s.subs == nil {
+			a.arrays[s.arr] = map[string]awkValue{}
+		} else {
+			delete(a.array(s.arr), a.subscript(s.subs))
+		}
+	}
+	return flowNone
+}
+
+func (a *awk) print(s sPrint) {
+	var text string
+	if s.printf {
+		vals := make([]awkValue, len(s.args)-1)
+		for i, x := range s.args[1:] {
+			vals[i] = a.eval(x)
+		}
+		text = awkSprintf(a.str(a.eval(s.args[0])), vals, a.str(a.vars["CONVFMT"]))
+	} else {
+		if len(s.args) == 0 {
+			text = a.record
+		} else {
+			parts := make([]string, len(s.args))
+			for i, x := range s.args {
+				v := a.eval(x)
+				if v.kind == akNum {
+					parts[i] = awkFormatNum(v.n, a.str(a.vars["OFMT"]))
+				} else {
+					parts[i] = a.str(v)
+				}
+			}
+			text = strings.Join(parts, a.str(a.vars["OFS"]))
+		}
+		text += a.str(a.vars["ORS"])
+	}
+	var dest *string
+	if s.dest != nil {
+		d := a.str(a.eval(s.dest))
+		dest = &d
+	}
+	a.output(text, dest, s.append)
+}
+
+// output writes text to stdout, or to a file (truncated when first opened with >).
+func (a *awk) output(text string, dest *string, appending bool) {
+	if dest == nil || *dest == "-" {
+		a.c.write(text)
+		return
+	}
+	app := appending || a.outputs[*dest]
+	a.outputs[*dest] = true
+	if err := a.c.writeFile(*dest, []byte(text), app); err != nil {
+		panic(&awkRuntimeError{fmt.Sprintf("can't open '%s': %s", *dest, errText(err))})
+	}
+}
+
+// Values.
+
+func (a *awk) str(v awkValue) string {
+	switch v.kind {
+	case akNum:
+		return awkFormatNum(v.n, a.str(a.vars["CONVFMT"]))
+	case akUninit:
+		return ""
+	}
+	return v.s
+}
+
+func (a *awk) num(v awkValue) float64 {
+	switch v.kind {
+	case akNum, akStrnum:
+		return v.n
+	case akStr:
+		return atof(v.s)
+	}
+	return 0
+}
+
+func (a *awk) truth(v awkValue) bool {
+	switch v.kind {
+	case akNum:
+		return v.n != 0
+	case akStrnum:
+		return v.n != 0
+	case akStr:
+		return v.s != ""
+	}
+	return false
+}
+
+func (a *awk) getVar(name string) awkValue {
+	if name == "NF" {
+		a.splitRecord()
+		return awkNum(float64(len(a.fields)))
+	}
+	return a.vars[name]
+}
+
+func (a *awk) setVar(name string, v awkValue) {
+	if _, isArr := a.arrays[name]; isArr {
+		panic(&awkRuntimeError{"Not an array"})
+	}
+	if name == "NF" {
+		a.splitRecord()
+		n := int(a.num(v))
+		if n < 0 {
+			panic(&awkRuntimeError{"NF set to negative value"})
+		}
+		for len(a.fields) < n {
+			a.fields = append(a.fields, "")
+		}
+		a.fields = a.fields[:n]
+		a.rebuild()
+		return
+	}
+	a.vars[name] = v
+}
+
+func (a *awk) array(name string) map[string]awkValue {
+	arr, ok := a.arrays[name]
+	if !ok {
+		arr = map[string]awkValue{}
+		a.arrays[name] = arr
+	}
+	return arr
+}
+
+func (a *awk) subscript(subs []awkExpr) string {
+	parts := make([]string, len(subs))
+	for i, s := range subs {
+		parts[i] = a.str(a.eval(s))
+	}
+	return strings.Join(parts, a.str(a.vars["SUBSEP"]))
+}
+
+// Records and fields.
+
+func (a *awk) setRecord(rec string) {
+	a.record = rec
+	a.split = false
+}
+
+func (a *awk) splitRecord() {
+	if a.split {
+		return
+	}
+	a.fields = a.splitBy(a.record, a.str(a.vars["FS"]))
+	a.split = true
+}
+
+// splitBy splits s as FS says: " " on runs of blanks (edges trimmed), one other character
+// literally, anything longer as a regex.
+func (a *awk) splitBy(s, fs string) []string {
+	switch {
+	case s == "":
+		return nil
+	case fs == " ":
+		return strings.Fields(s)
+	case len(fs) == 1 && fs != "\\":
+		return strings.Split(s, fs)
+	}
+	re, err := compileRegex(fs, true, false)
+	if err != nil {
+		panic(&awkRuntimeError{err.Error()})
+	}
+	return re.Split(s, -1)
+}
+
+func (a *awk) rebuild() {
+	a.record = strings.Join(a.fields, a.str(a.vars["OFS"]))
+	a.split = true
+}
+
+func (a *awk) field(i int) awkValue {
+	if i < 0 {
+		panic(&awkRuntimeError{"Access to negative field"})
+	}
+	if i == 0 {
+		return awkInput(a.record)
+	}
+	a.splitRecord()
+	if i > len(a.fields) {
+		return awkValue{}
+	}
+	return awkInput(a.fields[i-1])
+}
+
+func (a *awk) setField(i int, v string) {
+	if i < 0 {
+		panic(&awkRuntimeError{"Access to negative field"})
+	}
+	if i == 0 {
+		a.setRecord(v)
+		return
+	}
+	a.splitRecord()
+	for len(a.fields) < i {
+		a.fields = append(a.fields, "")
+	}
+	a.fields[i-1] = v
+	a.rebuild()
+}
+
+// Expressions.
+
+func (a *awk) assign(lhs awkExpr, v awkValue) awkValue {
+	switch l := lhs.(type) {
+	case aVar:
+		a.setVar(l.name, v)
+	case aField:
+		a.setField(int(a.num(a.eval(l.index))), a.str(v))
+		return awkInput(a.str(v))
+	case aIndex:
+		a.array(l.name)[a.subscript(l.subs)] = v
+	}
+	return v
+}
+
+func (a *awk) regexOf(x awkExpr) *regexp.Regexp {
+	if r, ok := x.(aRegex); ok {
+		return r.re
+	}
+	pat := a.str(a.eval(x))
+	re, err := compileRegex(pat, true, false)
+	if err != nil {
+		panic(&awkRuntimeError{err.Error()})
+	}
+	return re
+}
+
+func (a *awk) eval(x awkExpr) awkValue {
+	switch x := x.(type) {
+	case aNum:
+		return awkNum(x.v)
+	case aStr:
+		return awkStr(x.v)
+	case aRegex:
+		return awkNum(float64(boolInt(x.re.MatchString(a.record))))
+	case aGroup:
+		return a.eval(x.x)
+	case aVar:
+		if _, isArr := a.arrays[x.name]; isArr {
+			panic(&awkRuntimeError{"Not an array"})
+		}
+		return a.getVar(x.name)
+	case aField:
+		return a.field(int(a.num(a.eval(x.index))))
+	case aIndex:
+		arr := a.array(x.name)
+		k := a.subscript(x.subs)
+		v, ok := arr[k]
+		if !ok {
+			arr[k] = v // referencing an element creates it
+		}
+		return v
+	case aAssign:
+		v := a.eval(x.rhs)
+		if x.op != "=" {
+			v = awkNum(a.arith(x.op[:1], a.num(a.eval(x.lhs)), a.num(v)))
+		} else if v.kind == akUninit {
+			v = awkValue{kind: akUninit}
+		}
+		return a.assign(x.lhs, v)
+	case aCond:
+		if a.truth(a.eval(x.c)) {
+			return a.eval(x.a)
+		}
+		return a.eval(x.b)
+	case aUnary:
+		v := a.eval(x.x)
+		switch x.op {
+		case "!":
+			return awkNum(float64(boolInt(!a.truth(v))))
+		case "-":
+			return awkNum(-a.num(v))
+		}
+		return awkNum(a.num(v))
+	case aIncDec:
+		old := a.num(a.eval(x.lhs))
+		n := old + 1
+		if x.op == "--" {
+			n = old - 1
+		}
+		a.assign(x.lhs, awkNum(n))
+		if x.pre {
+			return awkNum(n)
+		}
+		return awkNum(old)
+	case aMatch:
+		m := a.regexOf(x.r).MatchString(a.str(a.eval(x.l)))
+		return awkNum(float64(boolInt(m != x.neg)))
+	case aIn:
+		_, ok := a.array(x.arr)[a.subscript(x.subs)]
+		return awkNum(float64(boolInt(ok)))
+	case aCall:
+		return a.call(x)
+	case aBinary:
+		switch x.op {
+		case "&&":
+			return awkNum(float64(boolInt(a.truth(a.eval(x.l)) && a.truth(a.eval(x.r)))))
+		case "||":
+			return awkNum(float64(boolInt(a.truth(a.eval(x.l)) || a.truth(a.eval(x.r)))))
+		case "concat":
+			return awkStr(a.str(a.eval(x.l)) + a.str(a.eval(x.r)))
+		case "<", "<=", "==", "!=", ">", ">=":
+			return awkNum(float64(boolInt(a.compare(x.op, a.eval(x.l), a.eval(x.r)))))
+		}
+		return awkNum(a.arith(x.op, a.num(a.eval(x.l)), a.num(a.eval(x.r))))
+	}
+	panic(&awkRuntimeError{"Possible syntax error"})
+}
+
+func (a *awk) arith(op string, l, r float64) float64 {
+	switch op {
+	case "+":
+		return l + r
+	case "-":
+		return l - r
+	case "*":
+		return l * r
+	case "/":
+		if r == 0 {
+			panic(&awkRuntimeError{"Division by zero"})
+		}
+		return l / r
+	case "%":
+		if r == 0 {
+			panic(&awkRuntimeError{"Division by zero"})
+		}
+		return math.Mod(l, r)
+	case "^":
+		return math.Pow(l, r)
+	}
+	return 0
+}
+
+// compare compares numerically when both sides are numbers (or strings from input that
+// look like ones), as strings otherwise.
+func (a *awk) compare(op string, l, r awkValue) bool {
+	numeric := func(v awkValue) bool { return v.kind == akNum || v.kind == akStrnum || v.kind == akUninit }
+	var c int
+	if numeric(l) && numeric(r) {
+		c = cmpFloat(a.num(l), a.num(r))
+	} else {
+		c = strings.Compare(a.str(l), a.str(r))
+	}
+	switch op {
+	case "<":
+		return c < 0
+	case "<=":
+		return c <= 0
+	case "==":
+		return c == 0
+	case "!=":
+		return c != 0
+	case ">":
+		return c > 0
+	}
+	return c >= 0
+}
+
+func (a *awk) call(x aCall) awkValue {
+	arg := func(i int) awkValue {
+		if i >= len(x.args) {
+			panic(&awkRuntimeError{"Too few arguments"})
+		}
+		return a.eval(x.args[i])
+	}
+	need := func(n int) {
+		if len(x.args) < n {
+			panic(&awkRuntimeError{"Too few arguments"})
+		}
+	}
+	switch x.name {
+	case "length":
+		if len(x.args) == 0 {
+			return awkNum(float64(len(a.record)))
+		}
+		if v, ok := x.args[0].(aVar); ok {
+			if arr, isArr := a.arrays[v.name]; isArr {
+				return awkNum(float64(len(arr)))
+			}
+		}
+		return awkNum(float64(len(a.str(arg(0)))))
+	case "substr":
+		need(2)
+		s := a.str(arg(0))
+		start := math.Round(a.num(arg(1)))
+		n := math.Inf(1)
+		if len(x.args) > 2 {
+			n = math.Round(a.num(arg(2)))
+		}
+		if start < 1 {
+			n += start - 1
+			start = 1
+		}
+		if start > float64(len(s)) || n <= 0 {
+			return awkStr("")
+		}
+		end := math.Min(float64(len(s)), start-1+n)
+		return awkStr(s[int(start)-1 : int(end)])
+	case "index":
+		need(2)
+		return awkNum(float64(strings.Index(a.str(arg(0)), a.str(arg(1))) + 1))
+	case "split":
+		need(2)
+		s := a.str(arg(0))
+		name, ok := x.args[1].(aVar)
+		if !ok {
+			panic(&awkRuntimeError{"Not an array"})
+		}
+		var parts []string
+		switch {
+		case len(x.args) > 2:
+			if r, isRe := x.args[2].(aRegex); isRe {
+				if s != "" {
+					parts = r.re.Split(s, -1)
+				}
+			} else {
+				parts = a.splitBy(s, a.str(arg(2)))
+			}
+		default:
+			parts = a.splitBy(s, a.str(a.vars["FS"]))
+		}
+		arr := map[string]awkValue{}
+		for i, p := range parts {
+			arr[strconv.Itoa(i+1)] = awkInput(p)
+		}
+		delete(a.vars, name.name)
+		a.arrays[name.name] = arr
+		return awkNum(float64(len(parts)))
+	case "sub", "gsub":
+		need(2)
+		re := a.regexOf(x.args[0])
+		repl := a.str(arg(1))
+		var target awkExpr = aField{aNum{0}}
+		if len(x.args) > 2 {
+			target = x.args[2]
+		}
+		s := a.str(a.eval(target))
+		n := 0
+		var b strings.Builder
+		pos := 0
+		for _, m := range re.FindAllStringIndex(s, -1) {
+			if x.name == "sub" && n == 1 {
+				break
+			}
+			b.WriteString(s[pos:m[0]])
+			for i := 0; i < len(repl); i++ {
+				switch {
+				case repl[i] == '\\' && i+1 < len(repl) && (repl[i+1] == '&' || repl[i+1] == '\\'):
+					i++
+					b.WriteByte(repl[i])
+				case repl[i] == '&':
+					b.WriteString(s[m[0]:m[1]])
+				default:
+					b.WriteByte(repl[i])
+				}
+			}
+			pos = m[1]
+			n++
+		}
+		if n > 0 {
+			b.WriteString(s[pos:])
+			if isLvalue(target) {
+				a.assign(target, awkStr(b.String()))
+			}
+		}
+		return awkNum(float64(n))
+	case "match":
+		need(2)
+		m := a.regexOf(x.args[1]).FindStringIndex(a.str(arg(0)))
+		start, length := 0, -1
+		if m != nil {
+			start, length = m[0]+1, m[1]-m[0]
+		}
+		a.vars["RSTART"], a.vars["RLENGTH"] = awkNum(float64(start)), awkNum(float64(length))
+		return awkNum(float64(start))
+	case "sprintf":
+		need(1)
+		vals := make([]awkValue, len(x.args)-1)
+		for i := range vals {
+			vals[i] = arg(i + 1)
+		}
+		return awkStr(awkSprintf(a.str(arg(0)), vals, a.str(a.vars["CONVFMT"])))
+	case "tolower":
+		return awkStr(strings.ToLower(a.str(arg(0))))
+	case "toupper":
+		return awkStr(strings.ToUpper(a.str(arg(0))))
+	case "int":
+		return awkNum(math.Trunc(a.num(arg(0))))
+	case "sqrt":
+		return awkNum(math.Sqrt(a.num(arg(0))))
+	case "exp":
+		return awkNum(math.Exp(a.num(arg(0))))
+	case "log":
+		return awkNum(math.Log(a.num(arg(0))))
+	case "sin":
+		return awkNum(math.Sin(a.num(arg(0))))
+	case "cos":
+		return awkNum(math.Cos(a.num(arg(0))))
+	case "atan2":
+		return awkNum(math.Atan2(a.num(arg(0)), a.num(arg(1))))
+	case "rand":
+		return awkNum(a.rng())
+	case "srand":
+		return awkNum(0)
+	case "system":
+		a.c.out.Flush()
+		return awkNum(float64(a.c.execute([]string{"/bin/sh", "-c", a.str(arg(0))}, nil)))
+	case "close":
+		return awkNum(0)
+	case "fflush":
+		a.c.out.Flush()
+		return awkNum(0)
+	}
+	panic(&awkRuntimeError{"Call to undefined function"})
+}
+
+// awkSprintf formats vals as awk's printf: C's conversions, numbers or strings as each
+// wants.
+func awkSprintf(format string, vals []awkValue, convfmt string) string {
+	var b strings.Builder
+	next := 0
+	arg := func() (awkValue, bool) {
+		if next < len(vals) {
+			next++
+			return vals[next-1], true
+		}
+		return awkValue{}, false
+	}
+	toStr := func(v awkValue) string {
+		switch v.kind {
+		case akNum:
+			if v.n == math.Trunc(v.n) && math.Abs(v.n) < 1e16 {
+				return strconv.FormatInt(int64(v.n), 10)
+			}
+			return fmt.Sprintf("%.6g", v.n)
+		case akUninit:
+			return ""
+		}
+		return v.s
+	}
+	toNum := func(v awkValue) float64 {
+		switch v.kind {
+		case akNum, akStrnum:
+			return v.n
+		case akStr:
+			return atof(v.s)
+		}
+		return 0
+	}
+	for i := 0; i < len(format); i++ {
+		if format[i] != '%' {
+			b.WriteByte(format[i])
+			continue
+		}
+		start := i
+		j := i + 1
+		spec := "%"
+		for j < len(format) && strings.IndexByte("-+ #0", format[j]) >= 0 {
+			spec += string(format[j])
+			j++
+		}
+		for j < len(format) && (format[j] >= '0' && format[j] <= '9' || format[j] == '.' || format[j] == '*') {
+			if format[j] == '*' {
+				v, _ := arg()
+				spec += strconv.Itoa(int(toNum(v)))
+			} else {
+				spec += string(format[j])
+			}
+			j++
+		}
+		for j < len(format) && strings.IndexByte("hlLqjzt", format[j]) >= 0 {
+			j++
+		}
+		if j >= len(format) {
+			b.WriteString(format[i:])
+			break
+		}
+		verb := format[j]
+		i = j
+		switch verb {
+		case '%':
+			b.WriteByte('%')
+		case 'c':
+			v, _ := arg()
+			if v.kind == akNum {
+				fmt.Fprintf(&b, spec+"c", rune(int(v.n)))
+			} else if s := toStr(v); s != "" {
+				fmt.Fprintf(&b, spec+"s", s[:1])
+			} else {
+				fmt.Fprintf(&b, spec+"s", "")
+			}
+		case 'd', 'i':
+			v, _ := arg()
+			fmt.Fprintf(&b, spec+"d", int64(toNum(v)))
+		case 'o', 'x', 'X', 'u':
+			v, _ := arg()
+			vb := string(verb)
+			if verb == 'u' {
+				vb = "d"
+			}
+			fmt.Fprintf(&b, spec+vb, uint64(int64(toNum(v))))
+		case 'e', 'E', 'f', 'F', 'g', 'G':
+			v, _ := arg()
+			if !strings.Contains(spec, ".") && (verb == 'g' || verb == 'G') {
+				spec += ".6"
+			}
+			fmt.Fprintf(&b, spec+string(verb), toNum(v))
+		case 's':
+			v, _ := arg()
+			fmt.Fprintf(&b, spec+"s", toStr(v))
+		default:
+			b.WriteString(format[start : j+1])
+		}
+	}
+	return b.String()
+}

@@ -1,0 +1,22 @@
+package fake
+
+import (
+	"github.com/minikubelet/minikubelet/pkg/cri"
+)
+
+// imageInfoLocked is what a pulled image gives its containers: the catalogue's config and
+// tree, or for an image nobody catalogued a generic userland (a shell and the usual
+// utilities, so `sh -c` works in any image) and no entrypoint.
+func (r *Runtime) imageInfoLocked(img *cri.Image) imageInfo {
+	cfg, tree, known := imageConfig(img)
+	return imageInfo{
+		known:      known,
+		entrypoint: cfg.Entrypoint,
+		cmd:        cfg.Cmd,
+		env:        cfg.Env,
+		workingDir: cfg.WorkingDir,
+		user:       cfg.User,
+		stopSignal: cfg.StopSignal,
+		tree:       tree,
+	}
+}

@@ -1,0 +1,452 @@
+package fake
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/minikubelet/minikubelet/pkg/cri"
+	"github.com/minikubelet/minikubelet/pkg/programs"
+	"github.com/minikubelet/minikubelet/pkg/programs/agnhost"
+	"github.com/minikubelet/minikubelet/pkg/programs/netclients"
+	"github.com/minikubelet/minikubelet/pkg/programs/servers"
+	"github.com/minikubelet/minikubelet/pkg/shell"
+	"github.com/minikubelet/minikubelet/pkg/vfs"
+)
+
+// A container's processes run on a shell.Machine of its own, over a filesystem (a
+// vfs.View: its image's tree, copied on write, with the kubelet's mounts bound from the
+// node's filesystem). The runtime steps the machine at the instants it is due (a
+// transitionWake in the event queue), so a program's sleeps are entries of the same queue
+// as every other delay, and a program that sleeps costs nothing until it wakes.
+
+// ReasonStartError is a container whose process could not be started (containerd's).
+const ReasonStartError = "StartError"
+
+// ExitCodeStartError is the exit code containerd reports for a process that never started.
+const ExitCodeStartError int32 = 128
+
+// setupMachineLocked gives c its filesystem and machine, from its image and mounts.
+func (r *Runtime) setupMachineLocked(c *ctr, config *cri.ContainerConfig, img imageInfo) error {
+	ro := config.Security != nil && config.Security.ReadonlyRootfs
+	view := vfs.NewView(r.nodeFS, img.tree, ro)
+	for _, m := range config.Mounts {
+		if m.HostPath == "" || m.ContainerPath == "" {
+			return fmt.Errorf("mount %+v: host and container paths are required", m)
+		}
+		if _, err := r.nodeFS.Stat(m.HostPath); err != nil {
+			// The kubelet's host directories are created when missing, as containerd does.
+			if err := r.nodeFS.MkdirAll(m.HostPath, 0o755, 0, 0); err != nil {
+				return fmt.Errorf("mount %q: create host path %q: %w", m.ContainerPath, m.HostPath, err)
+			}
+		}
+		if err := view.Bind(m.ContainerPath, r.nodeFS, m.HostPath, m.Readonly); err != nil {
+			return fmt.Errorf("mount %q from %q: %w", m.ContainerPath, m.HostPath, err)
+		}
+	}
+	c.fs = view
+	c.mounts = config.Mounts
+	c.img = img
+	c.id = identity(config.Security, img.user, view)
+	c.workDir = config.WorkingDir
+	if c.workDir == "" {
+		c.workDir = img.workingDir
+	}
+	if c.workDir == "" {
+		c.workDir = "/"
+	}
+	c.env = mergeEnv(img.env, c.sb.hostname, config.Envs, homeOf(view, c.id.UID))
+	c.argv = containerArgv(config.Command, config.Args, img)
+	c.stdin = config.Stdin
+	c.m = shell.NewMachine(shell.Config{
+		FS:       view,
+		Programs: lookupProgram,
+		Hostname: c.sb.hostname,
+		Seed:     r.rng.Uint64(),
+		Net:      c.sb.ns,
+		Network:  r.network,
+	})
+	return nil
+}
+
+// lookupProgram is every simulated program by name: busybox's applets, the servers of
+// well-known images, agnhost.
+func lookupProgram(name string) shell.Program {
+	if name == "agnhost" {
+		return agnhost.Program
+	}
+	if p := servers.Lookup(name); p != nil {
+		return p
+	}
+	if p := netclients.Lookup(name); p != nil {
+		return p
+	}
+	return programs.Lookup(name)
+}
+
+// containerArgv is what the container runs, as containerd combines the CRI's command and
+// args with the image's: command (else entrypoint), then args (else, when command is
+// empty too, cmd).
+func containerArgv(command, args []string, img imageInfo) []string {
+	argv := command
+	if len(argv) == 0 {
+		argv = img.entrypoint
+		if len(args) == 0 {
+			args = img.cmd
+		}
+	}
+	return append(append([]string(nil), argv...), args...)
+}
+
+// mergeEnv is the process environment as containerd and runc make it: the image's (with
+// a default PATH when it sets none), HOSTNAME, the container's (each overriding what came
+// before), then HOME, the user's home from the image's /etc/passwd, unless set.
+func mergeEnv(image []string, hostname string, container []cri.KeyValue, home string) []string {
+	env := make([]string, 0, len(image)+len(container)+3)
+	seen := map[string]int{}
+	add := func(k, v string) {
+		if i, ok := seen[k]; ok {
+			env[i] = k + "=" + v
+			return
+		}
+		seen[k] = len(env)
+		env = append(env, k+"="+v)
+	}
+	for _, kv := range image {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			add(k, v)
+		}
+	}
+	if _, ok := seen["PATH"]; !ok {
+		add("PATH", shell.DefaultPath)
+	}
+	if hostname != "" {
+		add("HOSTNAME", hostname)
+	}
+	for _, kv := range container {
+		add(kv.Key, kv.Value)
+	}
+	if _, ok := seen["HOME"]; !ok {
+		add("HOME", home)
+	}
+	return env
+}
+
+// homeOf is uid's home directory in the image's /etc/passwd, "/" without one (runc's
+// default), "/root" for root.
+func homeOf(fs *vfs.View, uid int64) string {
+	data, err := fs.ReadFile("/etc/passwd")
+	if err == nil {
+		for _, line := range strings.Split(string(data), "\n") {
+			f := strings.Split(line, ":")
+			if len(f) >= 6 && f[2] == strconv.FormatInt(uid, 10) {
+				return f[5]
+			}
+		}
+	}
+	if uid == 0 {
+		return "/root"
+	}
+	return "/"
+}
+
+// identity is who the container's processes run as: the security context's ids, else the
+// image's user (a number, or a name looked up in its /etc/passwd), else root.
+func identity(sc *cri.SecurityContext, imageUser string, fs *vfs.View) shell.Identity {
+	var id shell.Identity
+	user, group, _ := strings.Cut(imageUser, ":")
+	if user != "" {
+		if n, err := strconv.ParseInt(user, 10, 64); err == nil {
+			id.UID = n
+			id.GID = n
+			if g, ok := passwdGroup(fs, n, ""); ok {
+				id.GID = g
+			}
+		} else if uid, ok := passwdUID(fs, user); ok {
+			id.UID = uid
+			id.GID, _ = passwdGroup(fs, uid, user)
+		}
+	}
+	if group != "" {
+		if n, err := strconv.ParseInt(group, 10, 64); err == nil {
+			id.GID = n
+		}
+	}
+	if sc != nil {
+		if sc.RunAsUser != nil {
+			id.UID = *sc.RunAsUser
+			if sc.RunAsGroup == nil {
+				id.GID = 0
+				if g, ok := passwdGroup(fs, id.UID, ""); ok {
+					id.GID = g
+				}
+			}
+		}
+		if sc.RunAsGroup != nil {
+			id.GID = *sc.RunAsGroup
+		}
+		id.Groups = append(id.Groups, sc.SupplementalGroups...)
+	}
+	return id
+}
+
+// passwd reads /etc/passwd entries: name, uid, gid.
+func passwd(fs *vfs.View, f func(name string, uid, gid int64) bool) {
+	data, err := fs.ReadFile("/etc/passwd")
+	if err != nil {
+		return
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		fields := strings.Split(line, ":")
+		if len(fields) < 4 {
+			continue
+		}
+		uid, err1 := strconv.ParseInt(fields[2], 10, 64)
+		gid, err2 := strconv.ParseInt(fields[3], 10, 64)
+		if err1 == nil && err2 == nil && f(fields[0], uid, gid) {
+			return
+		}
+	}
+}
+
+func passwdUID(fs *vfs.View, name string) (int64, bool) {
+	var uid int64
+	found := false
+	passwd(fs, func(n string, u, _ int64) bool {
+		if n == name {
+			uid, found = u, true
+		}
+		return found
+	})
+	return uid, found
+}
+
+func passwdGroup(fs *vfs.View, uid int64, name string) (int64, bool) {
+	var gid int64
+	found := false
+	passwd(fs, func(n string, u, g int64) bool {
+		if u == uid && (name == "" || n == name) {
+			gid, found = g, true
+		}
+		return found
+	})
+	return gid, found
+}
+
+// runsProgram reports whether c's process is a simulated program (rather than a
+// behaviour script, which decides its exits itself, or a program the simulator does not
+// know, which runs until stopped).
+func (c *ctr) runsProgram() bool { return c.annotation == "" && c.m != nil && !c.notSimulated }
+
+// startProgramLocked starts c's main process at at. A program that cannot start (not in
+// the image) fails the start as containerd does: StartContainer errs, and the container
+// is EXITED with 128, reason StartError. A program the simulator does not know (an image
+// it has not catalogued) runs until stopped, as before, and says so once in the log.
+func (r *Runtime) startProgramLocked(c *ctr, at int64) error {
+	if len(c.argv) == 0 {
+		if !c.img.known {
+			// An image nobody catalogued, run with its own entrypoint: unknown.
+			c.setNotSimulated()
+			c.addLog(LogLine{Time: at, Stream: StreamStderr, Text: fmt.Sprintf("minikubelet: the entrypoint of image %s is not simulated; the container runs until it is stopped", c.info.Image.Image)})
+			return nil
+		}
+		return r.startFailedLocked(c, at, errors.New("no command specified"))
+	}
+	pid, err := c.m.Start(shell.Spec{
+		Argv:     c.argv,
+		Env:      c.env,
+		Dir:      c.workDir,
+		Identity: c.id,
+		Stdin:    c.stdinInput(),
+		Stdout:   &logOutput{r: r, c: c, stream: StreamStdout},
+		Stderr:   &logOutput{r: r, c: c, stream: StreamStderr},
+		OnExit: func(status int) {
+			c.mainExited, c.mainStatus = true, status
+		},
+	})
+	if err != nil {
+		var ee *shell.ExecError
+		if errors.As(err, &ee) && !c.img.known && ee.NotFound {
+			c.setNotSimulated()
+			c.addLog(LogLine{Time: at, Stream: StreamStderr, Text: fmt.Sprintf("minikubelet: %q of image %s is not simulated; the container runs until it is stopped", strings.Join(c.argv, " "), c.info.Image.Image)})
+			return nil
+		}
+		return r.startFailedLocked(c, at, err)
+	}
+	c.mainPID = pid
+	r.stepMachineLocked(c, at)
+	return nil
+}
+
+// startFailedLocked records a start that failed with containerd's wording.
+func (r *Runtime) startFailedLocked(c *ctr, at int64, err error) error {
+	msg := fmt.Sprintf("failed to create containerd task: failed to create shim task: OCI runtime create failed: runc create failed: unable to start container process: %v: unknown", err)
+	c.info.State = cri.ContainerRunning // exitLocked records the exit from a started state
+	c.startedAt = 0
+	r.exitLocked(c, at, ExitCodeStartError, ReasonStartError, msg)
+	return errors.New(msg)
+}
+
+func (c *ctr) stdinInput() *shell.Input {
+	if !c.stdin {
+		return nil
+	}
+	if c.in == nil {
+		c.in = shell.NewInput()
+	}
+	return c.in
+}
+
+// stepMachineLocked runs c's processes due at at, ends the container if its main
+// process exited, and schedules the next wake-up.
+func (r *Runtime) stepMachineLocked(c *ctr, at int64) {
+	if c.m == nil || c.removed {
+		return
+	}
+	next := c.m.Step(at)
+	for _, f := range c.afterStep {
+		f()
+	}
+	c.afterStep = c.afterStep[:0]
+	if c.mainExited && c.info.State == cri.ContainerRunning {
+		c.flushLogs(at)
+		code := int32(c.mainStatus)
+		reason := ReasonCompleted
+		if code != 0 {
+			reason = ReasonError
+		}
+		r.exitLocked(c, at, code, reason, "")
+		return
+	}
+	c.wakeGen++
+	if next != 0 {
+		r.pushLocked(transition{at: max(next, at), c: c, gen: c.wakeGen, kind: transitionWake})
+	}
+}
+
+// logOutput writes a process's output to its container's log, a line at a time, stamped
+// with the machine's clock; a line without its newline waits for the rest (or the exit).
+type logOutput struct {
+	r      *Runtime
+	c      *ctr
+	stream string
+}
+
+func (o *logOutput) Write(b []byte) (int, error) {
+	c := o.c
+	at := c.m.Now().UnixNano()
+	part := &c.partial[0]
+	if o.stream == StreamStderr {
+		part = &c.partial[1]
+	}
+	data := b
+	for len(data) > 0 {
+		i := bytes.IndexByte(data, '\n')
+		if i < 0 {
+			*part = append(*part, data...)
+			if len(*part) > maxLineBytes { // a line this long is split, as the CRI's partial lines
+				c.addProgramLog(o.r, LogLine{Time: at, Stream: o.stream, Text: string(*part)})
+				*part = (*part)[:0]
+			}
+			break
+		}
+		line := string(append(*part, data[:i]...))
+		*part = (*part)[:0]
+		c.addProgramLog(o.r, LogLine{Time: at, Stream: o.stream, Text: line})
+		data = data[i+1:]
+	}
+	return len(b), nil
+}
+
+// maxLineBytes is where a line without a newline is cut (containerd's 16 KiB buffer).
+const maxLineBytes = 16 << 10
+
+// flushLogs writes the unterminated last lines of a process that exited.
+func (c *ctr) flushLogs(at int64) {
+	for i, stream := range []string{StreamStdout, StreamStderr} {
+		if len(c.partial[i]) > 0 {
+			c.addLog(LogLine{Time: at, Stream: stream, Text: string(c.partial[i])})
+			c.partial[i] = nil
+		}
+	}
+}
+
+// addProgramLog appends a line the program printed, keeping at most what the log's
+// files hold (containerLogMaxSize x containerLogMaxFiles): rotation drops the oldest.
+func (c *ctr) addProgramLog(r *Runtime, l LogLine) {
+	c.addLog(l)
+	limit := r.logCap()
+	if c.logsBytes-c.logsDropped <= limit+limit/4 {
+		return
+	}
+	drop := 0
+	for kept := c.logsBytes - c.logsDropped; kept > limit && drop < len(c.logs); drop++ {
+		n := int64(len(c.logs[drop].Text)) + 1
+		kept -= n
+		c.logsDropped += n
+	}
+	c.logs = append(c.logs[:0:0], c.logs[drop:]...)
+}
+
+// logCap is what a container's log files hold at most.
+func (r *Runtime) logCap() int64 {
+	size, files := r.logMaxBytes, r.logMaxFiles
+	if size <= 0 {
+		size = DefaultLogMaxBytes
+	}
+	if files <= 0 {
+		files = DefaultLogMaxFiles
+	}
+	return size * files
+}
+
+// setNotSimulated marks c as running a program the simulator does not know: its pod
+// answers whatever is asked of its network, as before programs were simulated.
+func (c *ctr) setNotSimulated() {
+	c.notSimulated = true
+	c.markOpaque()
+}
+
+// markOpaque counts c in its pod's namespace as serving whatever is asked (a behaviour
+// script or an unknown program: nothing says what it listens on).
+func (c *ctr) markOpaque() {
+	if !c.opaque {
+		c.opaque = true
+		c.sb.ns.SetOpaque(true)
+	}
+}
+
+// killMachineLocked ends every process of c (the container exited or is gone).
+func (c *ctr) killMachineLocked() {
+	if c.opaque {
+		c.opaque = false
+		c.sb.ns.SetOpaque(false)
+	}
+	if c.m != nil {
+		c.m.KillAll()
+		c.wakeGen++
+	}
+}
+
+// imageInfo is what the runtime needs of an image to run its containers.
+type imageInfo struct {
+	known      bool // catalogued: a program missing from it fails the start
+	entrypoint []string
+	cmd        []string
+	env        []string
+	workingDir string
+	user       string
+	stopSignal string // what a stop sends first ("SIGQUIT"); "" is SIGTERM
+	tree       *vfs.Node
+}
+
+// stopSignal is the signal a stop sends c's main process first: its image's STOPSIGNAL,
+// as containerd sends it, else SIGTERM.
+func (c *ctr) stopSignal() int {
+	if n, ok := shell.SignalNames[strings.TrimPrefix(c.img.stopSignal, "SIG")]; ok {
+		return n
+	}
+	return shell.SIGTERM
+}

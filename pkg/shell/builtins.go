@@ -1,0 +1,644 @@
+package shell
+
+import (
+	"errors"
+	"fmt"
+	"path"
+	"strconv"
+	"strings"
+
+	"mvdan.cc/sh/v3/expand"
+)
+
+// builtin is a command the shell runs itself; it returns the status.
+type builtin func(s *shell, argv []string) int
+
+var builtins map[string]builtin
+
+func init() {
+	builtins = map[string]builtin{
+		":":        func(*shell, []string) int { return 0 },
+		"true":     func(*shell, []string) int { return 0 },
+		"false":    func(*shell, []string) int { return 1 },
+		"cd":       (*shell).cd,
+		"pwd":      (*shell).pwd,
+		"exit":     (*shell).exit,
+		"return":   (*shell).ret,
+		"break":    (*shell).brk,
+		"continue": (*shell).cont,
+		"unset":    (*shell).unset,
+		"set":      (*shell).set,
+		"shift":    (*shell).shift,
+		"read":     (*shell).read,
+		"trap":     (*shell).trap,
+		"wait":     (*shell).wait,
+		"eval":     (*shell).evalBuiltin,
+		"exec":     (*shell).exec,
+		".":        (*shell).source,
+		"source":   (*shell).source,
+		"command":  (*shell).command,
+		"type":     (*shell).typeBuiltin,
+		"kill":     (*shell).kill,
+		"umask":    func(s *shell, argv []string) int { return s.umask(argv) },
+		"ulimit":   func(s *shell, argv []string) int { return s.ulimit(argv) },
+		"getopts":  (*shell).getopts,
+		"hash":     func(*shell, []string) int { return 0 },
+		"alias":    func(*shell, []string) int { return 0 },
+		"times": func(s *shell, _ []string) int {
+			fmt.Fprint(s.p.Stdout(), "0m0.00s 0m0.00s\n0m0.00s 0m0.00s\n")
+			return 0
+		},
+	}
+}
+
+func (s *shell) cd(argv []string) int {
+	dir := ""
+	if len(argv) > 1 {
+		dir = argv[1]
+	} else {
+		dir = s.vars["HOME"].String()
+		if dir == "" {
+			dir = "/"
+		}
+	}
+	if dir == "-" {
+		dir = s.vars["OLDPWD"].String()
+		fmt.Fprintln(s.p.Stdout(), dir)
+	}
+	abs := s.p.Abs(dir)
+	info, err := s.p.FS().Stat(abs)
+	if err == nil && !info.Mode.IsDir() {
+		err = errNotDir
+	}
+	if err != nil {
+		s.errorf("cd: can't cd to %s: %v", dir, err)
+		return 2
+	}
+	s.assign("OLDPWD", s.p.dir)
+	s.p.dir = abs
+	_ = s.setVar("PWD", expand.Variable{Set: true, Kind: expand.String, Str: abs, Exported: true})
+	return 0
+}
+
+var errNotDir = errors.New("Not a directory")
+
+func (s *shell) pwd([]string) int {
+	fmt.Fprintln(s.p.Stdout(), s.p.dir)
+	return 0
+}
+
+func (s *shell) exit(argv []string) int {
+	status := s.status
+	if len(argv) > 1 {
+		n, err := strconv.Atoi(argv[1])
+		if err != nil || n < 0 {
+			s.errorf("exit: Illegal number: %s", argv[1])
+			panic(exitPanic(2))
+		}
+		status = n & 0xff
+	}
+	panic(exitPanic(status))
+}
+
+func (s *shell) ret(argv []string) int {
+	status := s.status
+	if len(argv) > 1 {
+		n, err := strconv.Atoi(argv[1])
+		if err != nil {
+			s.errorf("return: Illegal number: %s", argv[1])
+			return 2
+		}
+		status = n & 0xff
+	}
+	if s.depth == 0 && len(s.sourcing) == 0 {
+		panic(exitPanic(status)) // return outside a function ends a script, as in ash
+	}
+	s.returning = true
+	return status
+}
+
+func loopCount(s *shell, argv []string) (int, bool) {
+	n := 1
+	if len(argv) > 1 {
+		v, err := strconv.Atoi(argv[1])
+		if err != nil || v < 1 {
+			s.errorf("%s: Illegal number: %s", argv[0], argv[1])
+			return 0, false
+		}
+		n = v
+	}
+	return n, true
+}
+
+func (s *shell) brk(argv []string) int {
+	n, ok := loopCount(s, argv)
+	if !ok {
+		return 2
+	}
+	s.breakN = n
+	return 0
+}
+
+func (s *shell) cont(argv []string) int {
+	n, ok := loopCount(s, argv)
+	if !ok {
+		return 2
+	}
+	s.contN = n
+	return 0
+}
+
+func (s *shell) unset(argv []string) int {
+	funcs := false
+	status := 0
+	for _, a := range argv[1:] {
+		switch a {
+		case "-f":
+			funcs = true
+			continue
+		case "-v":
+			continue
+		}
+		if funcs {
+			delete(s.funcs, a)
+			continue
+		}
+		if v, ok := s.vars[a]; ok && v.ReadOnly {
+			s.errorf("unset: %s: is read only", a)
+			status = 2
+			continue
+		}
+		delete(s.vars, a)
+		s.envCache = nil
+	}
+	return status
+}
+
+func (s *shell) set(argv []string) int {
+	args := argv[1:]
+	if len(args) == 0 {
+		for _, name := range s.order {
+			if v, ok := s.vars[name]; ok && v.IsSet() {
+				fmt.Fprintf(s.p.Stdout(), "%s=%s\n", name, shellQuote(v.String()))
+			}
+		}
+		return 0
+	}
+	for len(args) > 0 {
+		a := args[0]
+		if a == "--" {
+			s.params = args[1:]
+			return 0
+		}
+		if len(a) < 2 || a[0] != '-' && a[0] != '+' {
+			break
+		}
+		args = args[1:]
+		on := a[0] == '-'
+		if a[1:] == "o" {
+			if len(args) == 0 {
+				return 0
+			}
+			if !s.setOption(args[0], on) {
+				s.errorf("set: illegal option -o %s", args[0])
+				return 2
+			}
+			args = args[1:]
+			continue
+		}
+		for _, c := range a[1:] {
+			switch c {
+			case 'e', 'u', 'x', 'f':
+				s.setFlag(c, on)
+			case 'v', 'm', 'C', 'a', 'b', 'h', 'n':
+			default:
+				s.errorf("set: illegal option -%c", c)
+				return 2
+			}
+		}
+	}
+	if len(args) > 0 {
+		s.params = args
+	}
+	return 0
+}
+
+func (s *shell) shift(argv []string) int {
+	n := 1
+	if len(argv) > 1 {
+		v, err := strconv.Atoi(argv[1])
+		if err != nil || v < 0 {
+			s.errorf("shift: Illegal number: %s", argv[1])
+			return 2
+		}
+		n = v
+	}
+	if n > len(s.params) {
+		s.errorf("shift: can't shift that many")
+		return 2
+	}
+	s.params = s.params[n:]
+	return 0
+}
+
+// read [-r] [-p PROMPT] [-t SECS] [-u FD] NAME...: a line of stdin, split by IFS.
+func (s *shell) read(argv []string) int {
+	raw, fdn := false, 0
+	args := argv[1:]
+	for len(args) > 0 && strings.HasPrefix(args[0], "-") && args[0] != "-" {
+		switch a := args[0]; {
+		case a == "-r":
+			raw = true
+		case a == "-p" && len(args) > 1:
+			fmt.Fprint(s.p.Stderr(), args[1])
+			args = args[1:]
+		case (a == "-t" || a == "-n" || a == "-d") && len(args) > 1:
+			args = args[1:]
+		case a == "-u" && len(args) > 1:
+			n, err := strconv.Atoi(args[1])
+			if err != nil || n < 0 || n >= len(s.p.fds) {
+				s.errorf("read: %s: invalid file descriptor", args[1])
+				return 1
+			}
+			fdn = n
+			args = args[1:]
+		case a == "--":
+			args = args[1:]
+			goto names
+		}
+		args = args[1:]
+	}
+names:
+	if len(args) == 0 {
+		args = []string{"REPLY"}
+	}
+	line, err := s.p.ReadLine(fdn)
+	for !raw && err == nil && strings.HasSuffix(line, `\`) {
+		more, e := s.p.ReadLine(fdn)
+		line, err = line[:len(line)-1]+more, e
+	}
+	fields := expand.ReadFields(s.cfg(), line, len(args), raw)
+	for i, name := range args {
+		v := ""
+		if i < len(fields) {
+			v = fields[i]
+		}
+		if !s.assign(name, v) {
+			return 2
+		}
+	}
+	if err != nil {
+		return 1
+	}
+	return 0
+}
+
+// trap [ACTION SIGNAL...]: ” ignores, - resets, anything else runs when the signal comes.
+func (s *shell) trap(argv []string) int {
+	args := argv[1:]
+	if len(args) == 0 {
+		for name, cmd := range s.traps {
+			fmt.Fprintf(s.p.Stdout(), "trap -- %s %s\n", shellQuote(cmd), name)
+		}
+		return 0
+	}
+	if len(args) == 1 && args[0] != "-" {
+		args = []string{"-", args[0]}
+	}
+	action := args[0]
+	for _, name := range args[1:] {
+		name = strings.TrimPrefix(strings.ToUpper(name), "SIG")
+		if name == "0" || name == "EXIT" {
+			if action == "-" {
+				delete(s.traps, "EXIT")
+			} else {
+				s.traps["EXIT"] = action
+			}
+			continue
+		}
+		sig, ok := SignalNames[name]
+		if !ok {
+			n, err := strconv.Atoi(name)
+			if err != nil {
+				s.errorf("trap: %s: bad trap", name)
+				return 1
+			}
+			sig, name = n, signalName(n)
+		}
+		if sig == SIGKILL || sig == 19 {
+			continue // cannot be caught
+		}
+		switch action {
+		case "-":
+			delete(s.traps, name)
+			s.p.Trap(sig, false)
+		default:
+			s.traps[name] = action
+			s.p.Trap(sig, true) // an empty action ignores it: handled, nothing to run
+		}
+	}
+	return 0
+}
+
+// wait [PID...]: waits for background jobs; a trapped signal ends it early (128+sig).
+func (s *shell) wait(argv []string) int {
+	var jobs []*Proc
+	if len(argv) == 1 {
+		jobs = s.jobs
+	} else {
+		for _, a := range argv[1:] {
+			pid, err := strconv.Atoi(strings.TrimPrefix(a, "%"))
+			if err != nil {
+				s.errorf("wait: %s: invalid job", a)
+				return 2
+			}
+			found := false
+			for _, j := range s.jobs {
+				if j.pid == pid {
+					jobs, found = append(jobs, j), true
+				}
+			}
+			if !found {
+				return 127
+			}
+		}
+	}
+	status := s.p.Wait(jobs...)
+	s.jobs = removeExited(s.jobs)
+	if len(argv) == 1 && status < 128 {
+		return 0 // wait without operands: 0 once all are done
+	}
+	return status
+}
+
+func removeExited(ps []*Proc) []*Proc {
+	out := ps[:0]
+	for _, p := range ps {
+		if !p.exited {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func (s *shell) evalBuiltin(argv []string) int {
+	s.eval(strings.Join(argv[1:], " "))
+	return s.status
+}
+
+// exec CMD replaces the shell with CMD: same process, same pid. Without CMD its
+// redirections stay (exec >file): the statement's restore must not undo them.
+func (s *shell) exec(argv []string) int {
+	if len(argv) == 1 {
+		s.keepRedirs = true
+		return 0
+	}
+	args := argv[1:]
+	prog, resolved, err := s.p.m.resolve(args, s.vars["PATH"].String(), s.p.dir)
+	if err != nil {
+		status := s.p.execFailed(path.Base(s.name), args[0], err)
+		panic(exitPanic(status))
+	}
+	s.p.argv, s.p.env = resolved, s.environ()
+	panic(exitPanic(prog(s.p)))
+}
+
+// source FILE: runs FILE's commands in this shell.
+func (s *shell) source(argv []string) int {
+	if len(argv) < 2 {
+		s.errorf("%s: filename argument required", argv[0])
+		return 2
+	}
+	name := argv[1]
+	file := name
+	if !strings.Contains(name, "/") {
+		for _, d := range strings.Split(s.vars["PATH"].String(), ":") {
+			if _, err := s.p.FS().Stat(path.Join(d, name)); err == nil {
+				file = path.Join(d, name)
+				break
+			}
+		}
+	}
+	data, err := s.p.FS().ReadFile(s.p.Abs(file))
+	if err != nil {
+		s.errorf("%s: can't open '%s': %v", argv[0], name, err)
+		panic(exitPanic(2))
+	}
+	s.sourcing = append(s.sourcing, name)
+	defer func() { s.sourcing = s.sourcing[:len(s.sourcing)-1] }()
+	saved := s.params
+	if len(argv) > 2 {
+		s.params = argv[2:]
+	}
+	s.eval(string(data))
+	s.params = saved
+	s.returning = false
+	return s.status
+}
+
+// command [-v|-V] CMD: runs CMD skipping functions, or says what it is.
+func (s *shell) command(argv []string) int {
+	args := argv[1:]
+	if len(args) == 0 {
+		return 0
+	}
+	if args[0] == "-v" || args[0] == "-V" {
+		status := 0
+		for _, name := range args[1:] {
+			if w, ok := s.what(name); ok {
+				if args[0] == "-v" {
+					if strings.HasPrefix(w, "/") || !strings.Contains(w, " ") {
+						fmt.Fprintln(s.p.Stdout(), w)
+					} else {
+						fmt.Fprintln(s.p.Stdout(), name)
+					}
+				} else {
+					fmt.Fprintf(s.p.Stdout(), "%s is %s\n", name, w)
+				}
+			} else {
+				status = 1
+			}
+		}
+		return status
+	}
+	if args[0] == "-p" {
+		args = args[1:]
+	}
+	if b, ok := builtins[args[0]]; ok {
+		return b(s, args)
+	}
+	s.external(args)
+	return s.status
+}
+
+// what says what a name runs: a function, a builtin or a file.
+func (s *shell) what(name string) (string, bool) {
+	if _, ok := s.funcs[name]; ok {
+		return "a function", true
+	}
+	if _, ok := builtins[name]; ok {
+		return "a shell builtin", true
+	}
+	if strings.Contains(name, "/") {
+		if info, err := s.p.FS().Stat(s.p.Abs(name)); err == nil && info.Mode&0o111 != 0 {
+			return name, true
+		}
+		return "", false
+	}
+	for _, d := range strings.Split(s.vars["PATH"].String(), ":") {
+		f := path.Join(d, name)
+		if info, err := s.p.FS().Stat(f); err == nil && info.Mode.IsRegular() && info.Mode&0o111 != 0 {
+			return f, true
+		}
+	}
+	return "", false
+}
+
+func (s *shell) typeBuiltin(argv []string) int {
+	status := 0
+	for _, name := range argv[1:] {
+		if w, ok := s.what(name); ok {
+			fmt.Fprintf(s.p.Stdout(), "%s is %s\n", name, w)
+		} else {
+			fmt.Fprintf(s.p.Stdout(), "%s: not found\n", name)
+			status = 127
+		}
+	}
+	return status
+}
+
+// kill [-s SIG | -SIG | -l] PID...
+func (s *shell) kill(argv []string) int {
+	args := argv[1:]
+	sig := SIGTERM
+	if len(args) > 0 && args[0] == "-l" {
+		for n := 1; n <= 31; n++ {
+			if name := signalName(n); name != strconv.Itoa(n) {
+				fmt.Fprintf(s.p.Stdout(), "%d) SIG%s\n", n, name)
+			}
+		}
+		return 0
+	}
+	if len(args) > 1 && args[0] == "-s" {
+		n, ok := parseSignal(args[1])
+		if !ok {
+			s.errorf("kill: invalid signal '%s'", args[1])
+			return 1
+		}
+		sig, args = n, args[2:]
+	} else if len(args) > 0 && strings.HasPrefix(args[0], "-") && len(args[0]) > 1 {
+		n, ok := parseSignal(args[0][1:])
+		if !ok {
+			s.errorf("kill: invalid signal '%s'", args[0][1:])
+			return 1
+		}
+		sig, args = n, args[1:]
+	}
+	if len(args) == 0 {
+		s.errorf("kill: usage: kill [-s sigspec | -signum | -sigspec] pid | jobspec ... or kill -l [sigspec]")
+		return 2
+	}
+	status := 0
+	for _, a := range args {
+		pid, err := strconv.Atoi(strings.TrimPrefix(a, "%"))
+		if err != nil {
+			s.errorf("kill: invalid number '%s'", a)
+			status = 1
+			continue
+		}
+		if err := s.p.Kill(pid, sig); err != nil {
+			s.errorf("kill: %v", err)
+			status = 1
+		}
+	}
+	return status
+}
+
+func parseSignal(name string) (int, bool) {
+	if n, err := strconv.Atoi(name); err == nil {
+		return n, n >= 0 && n < 65
+	}
+	n, ok := SignalNames[strings.TrimPrefix(strings.ToUpper(name), "SIG")]
+	return n, ok
+}
+
+func (s *shell) umask(argv []string) int {
+	if len(argv) == 1 {
+		fmt.Fprintln(s.p.Stdout(), "0022")
+	}
+	return 0
+}
+
+func (s *shell) ulimit(argv []string) int {
+	if len(argv) == 1 || argv[len(argv)-1] == "-n" {
+		fmt.Fprintln(s.p.Stdout(), "unlimited")
+	}
+	return 0
+}
+
+// getopts OPTSTRING NAME [ARGS...]
+func (s *shell) getopts(argv []string) int {
+	if len(argv) < 3 {
+		s.errorf("getopts: usage: getopts optstring name [arg ...]")
+		return 2
+	}
+	optstr, name := argv[1], argv[2]
+	args := s.params
+	if len(argv) > 3 {
+		args = argv[3:]
+	}
+	optind, _ := strconv.Atoi(s.vars["OPTIND"].String())
+	if optind < 1 {
+		optind = 1
+	}
+	if optind > len(args) || !strings.HasPrefix(args[optind-1], "-") || args[optind-1] == "-" {
+		s.assign(name, "?")
+		return 1
+	}
+	arg := args[optind-1]
+	if arg == "--" {
+		s.assign("OPTIND", strconv.Itoa(optind+1))
+		s.assign(name, "?")
+		return 1
+	}
+	pos, _ := strconv.Atoi(s.vars["_optpos"].String())
+	if pos < 1 {
+		pos = 1
+	}
+	c := arg[pos]
+	i := strings.IndexByte(optstr, c)
+	next := func() {
+		if pos+1 < len(arg) {
+			s.assign("_optpos", strconv.Itoa(pos+1))
+		} else {
+			s.assign("_optpos", "1")
+			s.assign("OPTIND", strconv.Itoa(optind+1))
+		}
+	}
+	if i < 0 || c == ':' {
+		fmt.Fprintf(s.p.Stderr(), "%s: illegal option -- %c\n", path.Base(s.name), c)
+		s.assign(name, "?")
+		next()
+		return 0
+	}
+	if i+1 < len(optstr) && optstr[i+1] == ':' {
+		if pos+1 < len(arg) {
+			s.assign("OPTARG", arg[pos+1:])
+			s.assign("OPTIND", strconv.Itoa(optind+1))
+		} else if optind < len(args) {
+			s.assign("OPTARG", args[optind])
+			s.assign("OPTIND", strconv.Itoa(optind+2))
+		} else {
+			fmt.Fprintf(s.p.Stderr(), "%s: option requires an argument -- %c\n", path.Base(s.name), c)
+			s.assign(name, "?")
+			s.assign("OPTIND", strconv.Itoa(optind+1))
+			return 0
+		}
+		s.assign("_optpos", "1")
+		s.assign(name, string(c))
+		return 0
+	}
+	s.assign(name, string(c))
+	next()
+	return 0
+}

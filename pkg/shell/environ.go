@@ -1,0 +1,81 @@
+package shell
+
+import (
+	"strconv"
+	"strings"
+	"time"
+
+	"mvdan.cc/sh/v3/expand"
+)
+
+// environ is the shell seen by the expand package: its variables and special parameters.
+type environ shell
+
+var _ expand.WriteEnviron = (*environ)(nil)
+
+func str(v string) expand.Variable { return expand.Variable{Set: true, Kind: expand.String, Str: v} }
+
+func (e *environ) Get(name string) expand.Variable {
+	s := (*shell)(e)
+	switch name {
+	case "#":
+		return str(strconv.Itoa(len(s.params)))
+	case "@", "*":
+		return expand.Variable{Set: true, Kind: expand.Indexed, List: s.params}
+	case "?":
+		return str(strconv.Itoa(s.status))
+	case "$":
+		return str(strconv.Itoa(s.pid))
+	case "!":
+		if s.lastBG == 0 {
+			return expand.Variable{}
+		}
+		return str(strconv.Itoa(s.lastBG))
+	case "0":
+		return str(s.name)
+	case "-":
+		var b strings.Builder
+		for c, on := range map[byte]bool{'e': s.errexit, 'u': s.nounset, 'x': s.xtrace, 'f': s.noglob} {
+			if on {
+				b.WriteByte(c)
+			}
+		}
+		return str(b.String())
+	case "RANDOM":
+		if v, ok := s.vars[name]; ok && !v.IsSet() {
+			return v
+		}
+		return str(strconv.Itoa(s.p.Rand().IntN(32768)))
+	case "SECONDS":
+		return str(strconv.FormatInt((s.p.m.now-s.started)/int64(time.Second), 10))
+	}
+	if n, err := strconv.Atoi(name); err == nil && n > 0 {
+		if n <= len(s.params) {
+			return str(s.params[n-1])
+		}
+		return expand.Variable{}
+	}
+	return s.vars[name]
+}
+
+func (e *environ) Each(f func(name string, vr expand.Variable) bool) {
+	s := (*shell)(e)
+	for _, name := range s.order {
+		if v, ok := s.vars[name]; ok && !f(name, v) {
+			return
+		}
+	}
+}
+
+func (e *environ) Set(name string, vr expand.Variable) error {
+	s := (*shell)(e)
+	if !vr.IsSet() && vr.Kind != expand.KeepValue && !vr.Declared() {
+		if old, ok := s.vars[name]; ok && old.ReadOnly {
+			return readonlyError{name}
+		}
+		delete(s.vars, name)
+		s.envCache = nil
+		return nil
+	}
+	return s.setVar(name, vr)
+}

@@ -1,0 +1,52 @@
+package shell
+
+import (
+	"testing"
+	"time"
+)
+
+// FuzzShell runs arbitrary scripts: whatever they do, the machine must neither panic nor
+// hang its caller. Each Step returns (a busy loop is preempted after its slice), and after
+// a bounded number of steps everything is killed and must be gone.
+func FuzzShell(f *testing.F) {
+	for _, seed := range []string{
+		"echo hi; exit 3",
+		"while :; do :; done",
+		"f() { f; }; f",
+		"b() { b | b & }; b",
+		"x=$(cat /etc/passwd | cat); echo ${x:-none} >> /tmp/o; cat < /tmp/o",
+		"trap 'echo t' TERM EXIT; sleep 1 & wait; (exit 4); echo $?",
+		"for ((i=0;i<100000;i++)); do echo $i; done | head1",
+		"case $1 in a|b) echo ab;; *) echo other;; esac; read x <<< 'y z'; echo $x",
+		"if [ -f /x ]; then :; elif [[ a == a* ]]; then echo m; fi; ${undefined?boom}",
+		"exec 3>/tmp/f; echo >&3 x; exec >&-; echo gone",
+		"for ((i=0;i<100000;i++)); do ecne | heaho $i; done | head1", // forks without end: the Step budget
+	} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, script string) {
+		fs := newTestFS(t)
+		_ = fs.MkdirAll("/tmp", 0o777, 0, 0)
+		m := NewMachine(Config{FS: fs, Programs: func(n string) Program { return testPrograms[n] }, Slice: 500, MaxProcs: 64})
+		if _, err := m.Start(Spec{Argv: []string{"sh", "-c", script}, Env: []string{"PATH=/bin"}, Stdout: &discard{}, Stderr: &discard{}}); err != nil {
+			t.Fatal(err)
+		}
+		now := int64(0)
+		for i := 0; i < 50 && m.Running() > 0; i++ {
+			next := m.Step(now)
+			if next == 0 {
+				break
+			}
+			now = max(now+int64(time.Millisecond), next)
+		}
+		m.KillAll()
+		if n := m.Running(); n != 0 {
+			t.Fatalf("%d processes left after KillAll", n)
+		}
+	})
+}
+
+// discard is an Output that keeps at most a little, so a chatty script costs nothing.
+type discard struct{ n int }
+
+func (d *discard) Write(b []byte) (int, error) { d.n += len(b); return len(b), nil }

@@ -1,0 +1,1150 @@
+package shell
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"path"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	"mvdan.cc/sh/v3/expand"
+	"mvdan.cc/sh/v3/pattern"
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// The interpreter walks mvdan.cc/sh's syntax tree itself rather than using its interp
+// package: interp runs a pipeline's commands on goroutines of its own and blocks in them,
+// so a sleep inside a pipeline could not give control back to the machine's Step, and its
+// time, $RANDOM and file access are the host's. Here each process is a coroutine of the
+// machine; the expand package (parameter, arithmetic, brace and glob expansion) is used as
+// is, through an Environ backed by the shell's variables.
+
+// MaxFuncDepth bounds function recursion: an endless one ends the shell with a message
+// instead of growing without bound.
+const MaxFuncDepth = 1000
+
+// shell is one shell's state. A subshell is a copy.
+type shell struct {
+	p       *Proc
+	name    string // $0
+	params  []string
+	vars    map[string]expand.Variable
+	order   []string // variable names in the order first set (env order)
+	funcs   map[string]*syntax.Stmt
+	status  int
+	traps   map[string]string // "EXIT", "TERM", ... -> command
+	errexit bool
+	nounset bool
+	xtrace  bool
+	noglob  bool
+
+	breakN, contN int
+	returning     bool
+	inCond        int // inside an if/while condition or && ||: errexit does not apply
+	depth         int
+	jobs          []*Proc
+	lastBG        int
+	envCache      []string
+	substStatus   int
+	localFrames   []*[]savedVar // variables a function's local saved, innermost last
+	pid           int           // $$: the shell's own, subshells included
+	started       int64         // for $SECONDS
+	sourcing      []string      // files being sourced (return ends one)
+	keepRedirs    bool          // exec without a command: its redirections stay
+}
+
+// RunShell is sh (busybox ash; bash and dash run it too): sh -c SCRIPT [NAME [ARGS...]],
+// sh FILE [ARGS...], or a script on stdin. Flags -e, -u, -x and -o errexit/nounset/xtrace
+// may precede them.
+func RunShell(p *Proc) int {
+	s := newShell(p)
+	args := p.Args()[1:]
+	s.name = p.Args()[0]
+	var script, file string
+	hasScript := false
+	for len(args) > 0 && len(args[0]) > 1 && (args[0][0] == '-' || args[0][0] == '+') && args[0] != "--" {
+		a := args[0]
+		args = args[1:]
+		on := a[0] == '-'
+		if a[1:] == "o" && len(args) > 0 {
+			s.setOption(args[0], on)
+			args = args[1:]
+			continue
+		}
+		for _, c := range a[1:] {
+			switch c {
+			case 'c':
+				hasScript = true
+			case 'e', 'u', 'x', 'f':
+				s.setFlag(c, on)
+			case 's', 'i', 'l':
+			default:
+				fmt.Fprintf(p.Stderr(), "%s: -%c: invalid option\n", path.Base(s.name), c)
+				return 2
+			}
+		}
+	}
+	if len(args) > 0 && args[0] == "--" {
+		args = args[1:]
+	}
+	switch {
+	case hasScript:
+		if len(args) == 0 {
+			fmt.Fprintf(p.Stderr(), "%s: -c requires an argument\n", path.Base(s.name))
+			return 2
+		}
+		script, args = args[0], args[1:]
+		if len(args) > 0 {
+			s.name, args = args[0], args[1:]
+		}
+	case len(args) > 0:
+		file, args = args[0], args[1:]
+		data, err := p.FS().ReadFile(p.Abs(file))
+		if err != nil {
+			fmt.Fprintf(p.Stderr(), "%s: can't open '%s': %v\n", path.Base(s.name), file, err)
+			return 127
+		}
+		script, s.name = string(data), file
+	default:
+		data, _ := p.ReadAll()
+		script = string(data)
+	}
+	s.params = args
+	return s.runScript(script)
+}
+
+func newShell(p *Proc) *shell {
+	s := &shell{p: p, vars: map[string]expand.Variable{}, funcs: map[string]*syntax.Stmt{}, traps: map[string]string{}, pid: p.PID(), started: p.m.now}
+	for _, kv := range p.Environ() {
+		if k, v, ok := strings.Cut(kv, "="); ok && validName(k) {
+			s.setVar(k, expand.Variable{Set: true, Exported: true, Kind: expand.String, Str: v})
+		}
+	}
+	if _, ok := s.vars["IFS"]; !ok {
+		s.vars["IFS"] = expand.Variable{Set: true, Kind: expand.String, Str: " \t\n"}
+	}
+	if !s.vars["PATH"].IsSet() {
+		s.setVar("PATH", expand.Variable{Set: true, Kind: expand.String, Str: DefaultPath})
+	}
+	s.setVar("PWD", expand.Variable{Set: true, Exported: true, Kind: expand.String, Str: p.Dir()})
+	s.setVar("PPID", expand.Variable{Set: true, Kind: expand.String, Str: strconv.Itoa(p.PPID())})
+	return s
+}
+
+func (s *shell) setFlag(c rune, on bool) {
+	switch c {
+	case 'e':
+		s.errexit = on
+	case 'u':
+		s.nounset = on
+	case 'x':
+		s.xtrace = on
+	case 'f':
+		s.noglob = on
+	}
+}
+
+func (s *shell) setOption(name string, on bool) bool {
+	switch name {
+	case "errexit":
+		s.errexit = on
+	case "nounset":
+		s.nounset = on
+	case "xtrace":
+		s.xtrace = on
+	case "noglob":
+		s.noglob = on
+	case "pipefail", "posix", "noclobber", "monitor", "vi", "emacs", "allexport", "notify", "ignoreeof", "verbose":
+	default:
+		return false
+	}
+	return true
+}
+
+var parseCache = struct {
+	sync.Mutex
+	m map[string]*syntax.File
+}{m: map[string]*syntax.File{}}
+
+// parse parses script, sharing the tree of a script seen before: ten thousand pods
+// running one manifest's script hold one tree. Trees are never modified.
+func parse(script string) (*syntax.File, error) {
+	parseCache.Lock()
+	f, ok := parseCache.m[script]
+	parseCache.Unlock()
+	if ok {
+		return f, nil
+	}
+	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(script), "")
+	if err != nil {
+		return nil, err
+	}
+	parseCache.Lock()
+	if len(parseCache.m) >= 4096 {
+		clear(parseCache.m)
+	}
+	parseCache.m[script] = f
+	parseCache.Unlock()
+	return f, nil
+}
+
+// runScript parses and runs script, then the EXIT trap; an exit anywhere ends it.
+func (s *shell) runScript(script string) (status int) {
+	f, err := parse(script)
+	if err != nil {
+		s.syntaxError(err)
+		return 2
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			e, ok := r.(exitPanic)
+			if !ok {
+				panic(r)
+			}
+			status = int(e)
+			s.status = status
+		}
+		status = s.runExitTrap(status)
+	}()
+	s.stmts(f.Stmts)
+	return s.status
+}
+
+func (s *shell) runExitTrap(status int) int {
+	cmd, ok := s.traps["EXIT"]
+	if !ok || cmd == "" {
+		return status
+	}
+	delete(s.traps, "EXIT")
+	s.status = status
+	defer func() {
+		if r := recover(); r != nil {
+			e, ok := r.(exitPanic)
+			if !ok {
+				panic(r)
+			}
+			status = int(e)
+		}
+	}()
+	s.eval(cmd)
+	return status
+}
+
+func (s *shell) syntaxError(err error) {
+	msg := err.Error()
+	var pe syntax.ParseError
+	if errors.As(err, &pe) {
+		msg = fmt.Sprintf("line %d: syntax error: %s", pe.Pos.Line(), pe.Text)
+	}
+	fmt.Fprintf(s.p.Stderr(), "%s: %s\n", path.Base(s.name), msg)
+}
+
+func (s *shell) errorf(format string, args ...any) {
+	fmt.Fprintf(s.p.Stderr(), "%s: %s\n", "sh", fmt.Sprintf(format, args...))
+}
+
+// eval runs a string of commands in this shell (eval, trap actions).
+func (s *shell) eval(src string) {
+	f, err := parse(src)
+	if err != nil {
+		s.syntaxError(err)
+		s.status = 2
+		return
+	}
+	s.stmts(f.Stmts)
+}
+
+func (s *shell) stmts(list []*syntax.Stmt) {
+	for _, st := range list {
+		if s.breakN > 0 || s.contN > 0 || s.returning {
+			return
+		}
+		s.stmt(st)
+	}
+}
+
+// stopped reports whether break, continue or return is unwinding.
+func (s *shell) stopped() bool { return s.breakN > 0 || s.contN > 0 || s.returning }
+
+func (s *shell) stmt(st *syntax.Stmt) {
+	s.p.Tick()
+	if st.Background {
+		s.background(st)
+		return
+	}
+	restore, ok := s.redirect(st.Redirs)
+	if ok {
+		if st.Negated {
+			s.inCond++
+		}
+		if st.Cmd != nil {
+			s.cmd(st.Cmd)
+		} else {
+			s.status = 0
+		}
+		if st.Negated {
+			s.inCond--
+		}
+	}
+	if s.keepRedirs {
+		s.keepRedirs = false
+	} else {
+		restore()
+	}
+	if st.Negated {
+		s.status = boolStatus(s.status != 0)
+	}
+	s.runTraps()
+	if s.errexit && s.status != 0 && s.inCond == 0 && !st.Negated && !s.stopped() {
+		panic(exitPanic(s.status))
+	}
+}
+
+func boolStatus(ok bool) int {
+	if ok {
+		return 0
+	}
+	return 1
+}
+
+// runTraps runs the actions of the trapped signals delivered since the last statement.
+func (s *shell) runTraps() {
+	for _, sig := range s.p.Pending() {
+		name := signalName(sig)
+		if cmd := s.traps[name]; cmd != "" {
+			saved := s.status
+			s.eval(cmd)
+			s.status = saved
+		}
+	}
+}
+
+func signalName(sig int) string {
+	for name, n := range SignalNames {
+		if n == sig {
+			return name
+		}
+	}
+	return strconv.Itoa(sig)
+}
+
+func (s *shell) cmd(c syntax.Command) {
+	switch c := c.(type) {
+	case *syntax.CallExpr:
+		s.call(c)
+	case *syntax.Block:
+		s.stmts(c.Stmts)
+	case *syntax.Subshell:
+		s.subshell(func(sub *shell) { sub.stmts(c.Stmts) })
+	case *syntax.BinaryCmd:
+		s.binary(c)
+	case *syntax.IfClause:
+		s.ifClause(c)
+	case *syntax.WhileClause:
+		s.whileClause(c)
+	case *syntax.ForClause:
+		s.forClause(c)
+	case *syntax.CaseClause:
+		s.caseClause(c)
+	case *syntax.FuncDecl:
+		s.funcs[c.Name.Value] = c.Body
+		s.status = 0
+	case *syntax.ArithmCmd:
+		n, err := expand.Arithm(s.cfg(), c.X)
+		if err != nil {
+			s.errorf("arithmetic syntax error: %v", err)
+			s.status = 2
+			return
+		}
+		s.status = boolStatus(n != 0)
+	case *syntax.LetClause:
+		n := 0
+		for _, x := range c.Exprs {
+			var err error
+			if n, err = expand.Arithm(s.cfg(), x); err != nil {
+				s.errorf("let: %v", err)
+				s.status = 2
+				return
+			}
+		}
+		s.status = boolStatus(n != 0)
+	case *syntax.DeclClause:
+		s.decl(c)
+	case *syntax.TestClause:
+		s.status = boolStatus(s.test(c.X))
+	case *syntax.TimeClause:
+		start := s.p.Now()
+		if c.Stmt != nil {
+			s.stmt(c.Stmt)
+		}
+		d := s.p.Now().Sub(start)
+		fmt.Fprintf(s.p.Stderr(), "real\t%dm%.2fs\nuser\t0m0.00s\nsys\t0m0.00s\n", int(d.Minutes()), d.Seconds()-60*float64(int(d.Minutes())))
+	default:
+		s.errorf("%T: not supported", c)
+		s.status = 2
+	}
+}
+
+func (s *shell) binary(c *syntax.BinaryCmd) {
+	switch c.Op {
+	case syntax.AndStmt, syntax.OrStmt:
+		s.inCond++
+		s.stmt(c.X)
+		s.inCond--
+		if s.stopped() {
+			return
+		}
+		if (s.status == 0) == (c.Op == syntax.AndStmt) {
+			s.stmt(c.Y)
+		}
+	case syntax.Pipe, syntax.PipeAll:
+		s.pipeline(c)
+	}
+}
+
+// pipeline runs each command of a | b | c in a subshell process of its own, connected by
+// pipes, and waits for them all: the status is the last one's.
+func (s *shell) pipeline(c *syntax.BinaryCmd) {
+	var cmds []*syntax.Stmt
+	var all []bool // |& : stderr too
+	for {
+		cmds = append(cmds, c.X)
+		all = append(all, c.Op == syntax.PipeAll)
+		y, ok := c.Y.Cmd.(*syntax.BinaryCmd)
+		if !ok || len(c.Y.Redirs) > 0 || c.Y.Negated || c.Y.Background || (y.Op != syntax.Pipe && y.Op != syntax.PipeAll) {
+			cmds = append(cmds, c.Y)
+			break
+		}
+		c = y
+	}
+	var procs []*Proc
+	var prevR *fd
+	for i, st := range cmds {
+		var r, w *fd
+		if i < len(cmds)-1 {
+			r, w = newPipe()
+		}
+		child, err := s.fork(st, func(c *Proc) {
+			if prevR != nil {
+				c.setFD(0, prevR.dup())
+			}
+			if w != nil {
+				c.setFD(1, w.dup())
+				if all[i] {
+					c.setFD(2, w.dup())
+				}
+			}
+		})
+		if prevR != nil {
+			prevR.close()
+		}
+		if w != nil {
+			w.close()
+		}
+		prevR = r
+		if err != nil {
+			s.errorf("%v", err)
+			if r != nil {
+				r.close()
+			}
+			s.status = 2
+			break
+		}
+		procs = append(procs, child)
+	}
+	if len(procs) > 0 {
+		s.status = s.p.waitAll(procs)
+	}
+}
+
+// fork starts st in a subshell process, its descriptors set up by setup.
+func (s *shell) fork(st *syntax.Stmt, setup func(*Proc)) (*Proc, error) {
+	sub := s.clone()
+	child, err := s.p.forkProc(func(c *Proc) int {
+		sub.p = c
+		return sub.runSub(func(sub *shell) { sub.stmt(st) })
+	})
+	if err != nil {
+		return nil, err
+	}
+	if setup != nil {
+		setup(child)
+	}
+	return child, nil
+}
+
+// runSub runs f as a subshell's body: exit ends only the subshell, its EXIT trap runs.
+func (s *shell) runSub(f func(*shell)) (status int) {
+	s.traps = map[string]string{}
+	defer func() {
+		if r := recover(); r != nil {
+			e, ok := r.(exitPanic)
+			if !ok {
+				panic(r)
+			}
+			status = int(e)
+		}
+	}()
+	f(s)
+	return s.status
+}
+
+// subshell runs f in a copy of the shell in this process: ( ... ) changes nothing outside.
+func (s *shell) subshell(f func(*shell)) {
+	sub := s.clone()
+	dir := s.p.dir
+	env := s.p.env
+	s.status = sub.runSub(f)
+	s.p.dir, s.p.env = dir, env
+}
+
+func (s *shell) clone() *shell {
+	c := *s
+	c.vars = make(map[string]expand.Variable, len(s.vars))
+	for k, v := range s.vars {
+		c.vars[k] = v
+	}
+	c.order = slices.Clone(s.order)
+	c.funcs = make(map[string]*syntax.Stmt, len(s.funcs))
+	for k, v := range s.funcs {
+		c.funcs[k] = v
+	}
+	c.traps = map[string]string{}
+	for k, v := range s.traps {
+		c.traps[k] = v
+	}
+	c.params = slices.Clone(s.params)
+	c.jobs = nil
+	c.breakN, c.contN, c.returning = 0, 0, false
+	return &c
+}
+
+func (s *shell) background(st *syntax.Stmt) {
+	plain := *st
+	plain.Background = false
+	child, err := s.fork(&plain, func(c *Proc) {
+		if c.fds[0].kind == fdOutput || c.fds[0] == s.p.fds[0] {
+			c.fds[0].close()
+			c.fds[0] = &fd{kind: fdNull, refs: 1} // a background job reads /dev/null
+		}
+	})
+	if err != nil {
+		s.errorf("%v", err)
+		s.status = 2
+		return
+	}
+	s.jobs = append(s.jobs, child)
+	s.lastBG = child.pid
+	s.status = 0
+}
+
+func (s *shell) ifClause(c *syntax.IfClause) {
+	for c != nil {
+		if len(c.Cond) == 0 { // else
+			s.stmts(c.Then)
+			return
+		}
+		s.inCond++
+		s.stmts(c.Cond)
+		s.inCond--
+		if s.stopped() {
+			return
+		}
+		if s.status == 0 {
+			s.stmts(c.Then)
+			return
+		}
+		c = c.Else
+	}
+	s.status = 0
+}
+
+// loopBody runs a loop's body and reports whether the loop goes on.
+func (s *shell) loopBody(body []*syntax.Stmt) bool {
+	s.stmts(body)
+	switch {
+	case s.breakN > 0:
+		s.breakN--
+		return false
+	case s.contN > 1:
+		s.contN--
+		s.breakN = 0
+		return false
+	case s.contN == 1:
+		s.contN = 0
+	}
+	return !s.returning
+}
+
+func (s *shell) whileClause(c *syntax.WhileClause) {
+	status := 0
+	for {
+		s.p.Tick()
+		s.inCond++
+		s.stmts(c.Cond)
+		s.inCond--
+		if s.stopped() {
+			if s.breakN > 0 {
+				s.breakN--
+			}
+			break
+		}
+		if (s.status == 0) == c.Until {
+			break
+		}
+		more := s.loopBody(c.Do)
+		status = s.status
+		if !more {
+			break
+		}
+	}
+	s.status = status
+}
+
+func (s *shell) forClause(c *syntax.ForClause) {
+	switch loop := c.Loop.(type) {
+	case *syntax.WordIter:
+		items := s.params
+		if loop.InPos.IsValid() {
+			var ok bool
+			if items, ok = s.fields(loop.Items...); !ok {
+				return
+			}
+		}
+		s.status = 0
+		for _, item := range items {
+			s.p.Tick()
+			if !s.assign(loop.Name.Value, item) {
+				return
+			}
+			if !s.loopBody(c.Do) {
+				break
+			}
+		}
+	case *syntax.CStyleLoop:
+		cfg := s.cfg()
+		if loop.Init != nil {
+			if _, err := expand.Arithm(cfg, loop.Init); err != nil {
+				s.errorf("arithmetic syntax error: %v", err)
+				s.status = 2
+				return
+			}
+		}
+		s.status = 0
+		for {
+			s.p.Tick()
+			if loop.Cond != nil {
+				n, err := expand.Arithm(s.cfg(), loop.Cond)
+				if err != nil || n == 0 {
+					break
+				}
+			}
+			if !s.loopBody(c.Do) {
+				break
+			}
+			if loop.Post != nil {
+				if _, err := expand.Arithm(s.cfg(), loop.Post); err != nil {
+					break
+				}
+			}
+		}
+	}
+}
+
+var regexCache sync.Map // pattern -> *regexp.Regexp
+
+func matchPattern(pat, s string) bool {
+	re, ok := regexCache.Load(pat)
+	if !ok {
+		expr, err := pattern.Regexp(pat, pattern.EntireString)
+		if err != nil {
+			return pat == s
+		}
+		r, err := regexp.Compile(expr)
+		if err != nil {
+			return pat == s
+		}
+		re, _ = regexCache.LoadOrStore(pat, r)
+	}
+	return re.(*regexp.Regexp).MatchString(s)
+}
+
+func (s *shell) caseClause(c *syntax.CaseClause) {
+	word, err := expand.Literal(s.cfg(), c.Word)
+	if err != nil {
+		s.expandError(err)
+		return
+	}
+	s.status = 0
+	for i := 0; i < len(c.Items); i++ {
+		item := c.Items[i]
+		for _, pw := range item.Patterns {
+			pat, err := expand.Pattern(s.cfg(), pw)
+			if err != nil {
+				s.expandError(err)
+				return
+			}
+			if !matchPattern(pat, word) {
+				continue
+			}
+			s.stmts(item.Stmts)
+			// ;& falls through to the next item's body; ;;& tests the next patterns.
+			for item.Op == syntax.Fallthrough && i+1 < len(c.Items) {
+				i++
+				item = c.Items[i]
+				s.stmts(item.Stmts)
+			}
+			if item.Op != syntax.Resume {
+				return
+			}
+			break
+		}
+	}
+}
+
+// cfg is the expansion configuration: a fresh one per expansion, as expand keeps state in
+// it and a command substitution expands again inside an expansion.
+func (s *shell) cfg() *expand.Config {
+	return &expand.Config{
+		Env:      (*environ)(s),
+		CmdSubst: s.cmdSubst,
+		ReadDir2: s.readDir,
+		NoUnset:  s.nounset,
+		NullGlob: false,
+	}
+}
+
+func (s *shell) readDir(dir string) ([]fs.DirEntry, error) {
+	if s.noglob {
+		return nil, nil
+	}
+	entries, err := s.p.FS().ReadDir(s.p.Abs(dir))
+	if err != nil {
+		return nil, err
+	}
+	out := make([]fs.DirEntry, len(entries))
+	for i, e := range entries {
+		out[i] = e
+	}
+	return out, nil
+}
+
+// cmdSubst runs $(...) in a subshell in this process, its output captured.
+func (s *shell) cmdSubst(w io.Writer, cs *syntax.CmdSubst) error {
+	var buf limitedBuffer
+	out := &fd{kind: fdOutput, out: &buf, refs: 1}
+	saved := s.p.fds[1]
+	s.p.fds[1] = out
+	sub := s.clone()
+	status := sub.runSub(func(sub *shell) { sub.stmts(cs.Stmts) })
+	s.p.fds[1] = saved
+	s.substStatus = status
+	s.status = status
+	_, err := w.Write(buf.Bytes())
+	return err
+}
+
+// limitedBuffer keeps at most MaxOutput bytes.
+type limitedBuffer struct{ bytes.Buffer }
+
+func (b *limitedBuffer) Write(p []byte) (int, error) {
+	if room := MaxOutput - b.Len(); len(p) > room {
+		b.Buffer.Write(p[:max(room, 0)])
+		return len(p), nil
+	}
+	return b.Buffer.Write(p)
+}
+
+// fields expands words into fields; on an error it reports it and sets the status.
+func (s *shell) fields(words ...*syntax.Word) ([]string, bool) {
+	cfg := s.cfg()
+	if s.noglob {
+		cfg.ReadDir2 = nil
+	}
+	out, err := expand.Fields(cfg, words...)
+	if err != nil {
+		s.expandError(err)
+		return nil, false
+	}
+	return out, true
+}
+
+func (s *shell) expandError(err error) {
+	var ue expand.UnsetParameterError
+	if errors.As(err, &ue) {
+		s.errorf("%s: parameter not set", ue.Node.Param.Value)
+		panic(exitPanic(2)) // a non-interactive shell exits on an unset variable under -u
+	}
+	var re readonlyError
+	if errors.As(err, &re) {
+		s.errorf("%v", err)
+		s.status = 2
+		return
+	}
+	s.errorf("%v", err)
+	s.status = 2
+}
+
+// call runs a simple command: assignments, then a function, builtin or program.
+func (s *shell) call(ce *syntax.CallExpr) {
+	s.substStatus = 0
+	fields, ok := s.fields(ce.Args...)
+	if !ok {
+		return
+	}
+	if len(fields) == 0 {
+		for _, as := range ce.Assigns {
+			if !s.assignExpr(as, false) {
+				panic(exitPanic(s.status)) // a failed assignment ends a non-interactive shell
+			}
+		}
+		s.status = s.substStatus
+		return
+	}
+	if s.xtrace {
+		fmt.Fprintf(s.p.Stderr(), "+ %s\n", strings.Join(fields, " "))
+	}
+	// Assignments before a command are its environment only (a function or regular builtin
+	// sees them too, and forgets them after).
+	var saved []savedVar
+	for _, as := range ce.Assigns {
+		saved = append(saved, savedVar{as.Name.Value, s.vars[as.Name.Value]})
+		if !s.assignExpr(as, true) {
+			s.restoreVars(saved)
+			return
+		}
+	}
+	defer s.restoreVars(saved)
+	s.run(fields)
+}
+
+type savedVar struct {
+	name string
+	v    expand.Variable
+}
+
+func (s *shell) restoreVars(saved []savedVar) {
+	for i := len(saved) - 1; i >= 0; i-- {
+		if saved[i].v.Declared() {
+			s.vars[saved[i].name] = saved[i].v
+		} else {
+			delete(s.vars, saved[i].name)
+		}
+	}
+	if len(saved) > 0 {
+		s.envCache = nil
+	}
+}
+
+// run runs argv: a function, a builtin, a no-fork applet or a program in a child process.
+func (s *shell) run(argv []string) {
+	name := argv[0]
+	if body, ok := s.funcs[name]; ok {
+		s.callFunc(body, argv)
+		return
+	}
+	if b, ok := builtins[name]; ok {
+		s.status = b(s, argv)
+		return
+	}
+	if noFork[name] && len(s.p.traps) == 0 {
+		if prog := s.p.m.program(name); prog != nil && s.inPath(name) {
+			s.status = s.p.runInPlace(prog, argv, s.environ())
+			return
+		}
+	}
+	s.external(argv)
+}
+
+// noFork are the applets busybox's shell runs without a new process: they cannot tell.
+// sleep is one of them here, so that a loop that sleeps costs one coroutine, not two; it
+// forks when the shell traps a signal, so the trap waits for it as it would for a child.
+var noFork = map[string]bool{"echo": true, "printf": true, "test": true, "[": true, "sleep": true, "true": true, "false": true}
+
+// inPath reports whether name is an executable of the image (an image without echo has
+// no no-fork echo either).
+func (s *shell) inPath(name string) bool {
+	_, _, err := s.p.m.resolve([]string{name}, s.vars["PATH"].Str, s.p.dir)
+	return err == nil
+}
+
+func (s *shell) external(argv []string) {
+	child, err := s.p.StartChild(Spec{Argv: argv, Env: s.environ()})
+	if err != nil {
+		s.status = s.p.execFailed(path.Base(s.name), argv[0], err)
+		if errors.Is(err, errFork) {
+			s.status = 2
+		}
+		return
+	}
+	s.status = s.p.waitAll([]*Proc{child})
+}
+
+func (s *shell) callFunc(body *syntax.Stmt, argv []string) {
+	if s.depth >= MaxFuncDepth {
+		s.errorf("%s: maximum function nesting level exceeded (%d)", argv[0], MaxFuncDepth)
+		panic(exitPanic(2))
+	}
+	params := s.params
+	s.params = argv[1:]
+	s.depth++
+	var locals []savedVar
+	s.localFrames = append(s.localFrames, &locals)
+	s.stmt(body)
+	s.localFrames = s.localFrames[:len(s.localFrames)-1]
+	s.restoreVars(locals)
+	s.depth--
+	s.params = params
+	s.returning = false
+}
+
+// environ is the environment a program started by the shell gets: exported variables.
+func (s *shell) environ() []string {
+	if s.envCache != nil {
+		return s.envCache
+	}
+	env := make([]string, 0, len(s.order))
+	for _, name := range s.order {
+		if v, ok := s.vars[name]; ok && v.Exported && v.IsSet() {
+			env = append(env, name+"="+v.String())
+		}
+	}
+	s.envCache = env
+	return env
+}
+
+func validName(name string) bool {
+	if name == "" {
+		return false
+	}
+	for i, c := range name {
+		if c != '_' && !(c >= 'a' && c <= 'z') && !(c >= 'A' && c <= 'Z') && (i == 0 || !(c >= '0' && c <= '9')) {
+			return false
+		}
+	}
+	return true
+}
+
+type readonlyError struct{ name string }
+
+func (e readonlyError) Error() string { return e.name + ": is read only" }
+
+// setVar sets a variable, keeping its attributes unless vr sets them.
+func (s *shell) setVar(name string, vr expand.Variable) error {
+	old, had := s.vars[name]
+	if old.ReadOnly && had {
+		return readonlyError{name}
+	}
+	if had {
+		vr.Exported = vr.Exported || old.Exported
+		vr.ReadOnly = vr.ReadOnly || old.ReadOnly
+	} else {
+		s.order = append(s.order, name)
+	}
+	if vr.Kind == expand.KeepValue {
+		old.Exported, old.ReadOnly, old.Local = vr.Exported, vr.ReadOnly, vr.Local
+		vr = old
+	}
+	s.vars[name] = vr
+	s.envCache = nil
+	return nil
+}
+
+// assign sets a string variable, reporting a read-only one.
+func (s *shell) assign(name, value string) bool {
+	if err := s.setVar(name, expand.Variable{Set: true, Kind: expand.String, Str: value}); err != nil {
+		s.errorf("%v", err)
+		s.status = 2
+		return false
+	}
+	return true
+}
+
+func (s *shell) assignExpr(as *syntax.Assign, export bool) bool {
+	name := as.Name.Value
+	if as.Array != nil {
+		var list []string
+		for _, el := range as.Array.Elems {
+			f, ok := s.fields(el.Value)
+			if !ok {
+				return false
+			}
+			list = append(list, f...)
+		}
+		if err := s.setVar(name, expand.Variable{Set: true, Kind: expand.Indexed, List: list, Exported: export}); err != nil {
+			s.errorf("%v", err)
+			s.status = 2
+			return false
+		}
+		return true
+	}
+	value := ""
+	if as.Value != nil {
+		v, err := expand.Literal(s.cfg(), as.Value)
+		if err != nil {
+			s.expandError(err)
+			return false
+		}
+		value = v
+	}
+	if as.Append {
+		value = s.vars[name].String() + value
+	}
+	if err := s.setVar(name, expand.Variable{Set: true, Kind: expand.String, Str: value, Exported: export}); err != nil {
+		s.errorf("%v", err)
+		s.status = 2
+		return false
+	}
+	return true
+}
+
+func (s *shell) decl(c *syntax.DeclClause) {
+	variant := c.Variant.Value
+	s.status = 0
+	for _, as := range c.Args {
+		if as.Name == nil {
+			// declare -x NAME style flags arrive as values without a name.
+			continue
+		}
+		name := as.Name.Value
+		if variant == "local" && len(s.localFrames) > 0 {
+			frame := s.localFrames[len(s.localFrames)-1]
+			*frame = append(*frame, savedVar{name, s.vars[name]})
+		}
+		if !as.Naked {
+			if !s.assignExpr(as, false) {
+				return
+			}
+		} else if variant == "local" {
+			delete(s.vars, name)
+		}
+		vr := expand.Variable{Kind: expand.KeepValue}
+		switch variant {
+		case "export":
+			vr.Exported = true
+		case "readonly":
+			vr.ReadOnly = true
+		}
+		if vr.Exported || vr.ReadOnly {
+			if err := s.setVar(name, vr); err != nil {
+				s.errorf("%v", err)
+				s.status = 2
+			}
+		}
+	}
+	if len(c.Args) == 0 && (variant == "export" || variant == "readonly") {
+		for _, name := range s.order {
+			v, ok := s.vars[name]
+			if ok && (variant == "export" && v.Exported || variant == "readonly" && v.ReadOnly) {
+				fmt.Fprintf(s.p.Stdout(), "%s %s=%s\n", variant, name, shellQuote(v.String()))
+			}
+		}
+	}
+}
+
+func shellQuote(v string) string {
+	if q, err := syntax.Quote(v, syntax.LangPOSIX); err == nil {
+		if q == v {
+			return "'" + v + "'"
+		}
+		return q
+	}
+	return "'" + strings.ReplaceAll(v, "'", `'\''`) + "'"
+}
+
+// test evaluates [[ ... ]].
+func (s *shell) test(x syntax.TestExpr) bool {
+	switch x := x.(type) {
+	case *syntax.Word:
+		v, err := expand.Literal(s.cfg(), x)
+		if err != nil {
+			s.expandError(err)
+			return false
+		}
+		return v != ""
+	case *syntax.ParenTest:
+		return s.test(x.X)
+	case *syntax.UnaryTest:
+		if x.Op == syntax.TsNot {
+			return !s.test(x.X)
+		}
+		w, ok := x.X.(*syntax.Word)
+		if !ok {
+			return false
+		}
+		v, err := expand.Literal(s.cfg(), w)
+		if err != nil {
+			s.expandError(err)
+			return false
+		}
+		return s.testProgram([]string{"test", x.Op.String(), v})
+	case *syntax.BinaryTest:
+		switch x.Op {
+		case syntax.AndTest:
+			return s.test(x.X) && s.test(x.Y)
+		case syntax.OrTest:
+			return s.test(x.X) || s.test(x.Y)
+		}
+		lw, _ := x.X.(*syntax.Word)
+		rw, _ := x.Y.(*syntax.Word)
+		if lw == nil || rw == nil {
+			return false
+		}
+		left, err := expand.Literal(s.cfg(), lw)
+		if err != nil {
+			s.expandError(err)
+			return false
+		}
+		switch x.Op {
+		case syntax.TsMatch, syntax.TsMatchShort, syntax.TsNoMatch:
+			pat, err := expand.Pattern(s.cfg(), rw)
+			if err != nil {
+				s.expandError(err)
+				return false
+			}
+			return matchPattern(pat, left) == (x.Op != syntax.TsNoMatch)
+		case syntax.TsReMatch:
+			right, err := expand.Literal(s.cfg(), rw)
+			if err != nil {
+				return false
+			}
+			re, err := regexp.Compile(right)
+			if err != nil {
+				return false
+			}
+			m := re.FindStringSubmatch(left)
+			if m != nil {
+				_ = s.setVar("BASH_REMATCH", expand.Variable{Set: true, Kind: expand.Indexed, List: m})
+			}
+			return m != nil
+		case syntax.TsBefore:
+			right, _ := expand.Literal(s.cfg(), rw)
+			return left < right
+		case syntax.TsAfter:
+			right, _ := expand.Literal(s.cfg(), rw)
+			return left > right
+		}
+		right, err := expand.Literal(s.cfg(), rw)
+		if err != nil {
+			return false
+		}
+		return s.testProgram([]string{"test", left, x.Op.String(), right})
+	}
+	return false
+}
+
+// testProgram runs the image's test applet in place, for [[ ]]'s file and number tests.
+func (s *shell) testProgram(argv []string) bool {
+	prog := s.p.m.program("test")
+	if prog == nil {
+		s.errorf("[[: test is not available")
+		return false
+	}
+	return s.p.runInPlace(prog, argv, s.environ()) == 0
+}

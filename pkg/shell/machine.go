@@ -1,0 +1,943 @@
+package shell
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"iter"
+	"math"
+	"math/rand/v2"
+	"path"
+	"strings"
+	"time"
+
+	"github.com/minikubelet/minikubelet/pkg/simnet"
+	"github.com/minikubelet/minikubelet/pkg/vfs"
+)
+
+// Program is what an executable does: it runs on its process (reading, writing, sleeping
+// through p) and returns its exit status. It runs as a coroutine: p's blocking calls
+// (Sleep, reading an empty pipe) give control back to the machine's Step, which resumes
+// the program when what it waits for has happened, so a program that sleeps costs nothing
+// until it wakes and never holds up the caller of Step.
+type Program func(p *Proc) int
+
+// Limits bound what a container's programs may do to the node.
+const (
+	// DefaultMaxProcs is how many processes a machine may run at once: a fork bomb meets
+	// it as a pids cgroup limit ("can't fork").
+	DefaultMaxProcs = 1024
+	// DefaultSlice is how many steps (commands, loop turns) a process runs before it is
+	// preempted, so that a busy loop cannot hold the node's loops up.
+	DefaultSlice = 10000
+	// Quantum is how long (on the machine's clock) a preempted process waits before it runs
+	// again: a busy loop runs DefaultSlice steps every Quantum.
+	Quantum = 100 * time.Millisecond
+	// MaxOutput bounds what a command substitution or a variable may hold.
+	MaxOutput = 1 << 20
+)
+
+// Config configures a Machine.
+type Config struct {
+	// FS is the container's filesystem: executables are looked up in it by PATH, and files
+	// read and written through it.
+	FS *vfs.View
+	// Programs returns the program a simulated executable runs, by the name its file
+	// carries (vfs.Info.Program): "sh", "cat", "agnhost". Nil for a name it does not know.
+	Programs func(name string) Program
+	// Hostname is what hostname and $HOSTNAME say.
+	Hostname string
+	// Seed seeds $RANDOM, so that a replay is deterministic.
+	Seed uint64
+	// MaxProcs: default DefaultMaxProcs.
+	MaxProcs int
+	// Slice: default DefaultSlice.
+	Slice int
+	// Net is the network namespace the processes share (their pod's) and Network what it
+	// reaches; nil: no network (listening and connecting fail).
+	Net     *simnet.Namespace
+	Network *simnet.Network
+}
+
+// Machine is the process table of one container: its programs, the pipes between them
+// and what each waits for. Step runs every process that can run at an instant; nothing
+// runs between Steps. Not safe for concurrent use: its owner (the runtime, under its
+// lock) calls every method.
+type Machine struct {
+	cfg     Config
+	procs   []*Proc
+	nextPID int
+	now     int64
+	rng     *rand.Rand
+	stepped bool // a Step is running: a kill from a program is carried out after it
+	busy    bool // a process used its whole slice in the last Step
+	stepID  uint64
+	budget  int   // what the processes together may still do in this Step
+	again   int64 // when to step again for processes left ready by a spent budget (0: none)
+}
+
+// NewMachine returns a machine with no processes.
+func NewMachine(cfg Config) *Machine {
+	if cfg.MaxProcs <= 0 {
+		cfg.MaxProcs = DefaultMaxProcs
+	}
+	if cfg.Slice <= 0 {
+		cfg.Slice = DefaultSlice
+	}
+	if cfg.FS == nil {
+		cfg.FS = vfs.New(nil)
+	}
+	return &Machine{cfg: cfg, nextPID: 1, rng: rand.New(rand.NewPCG(cfg.Seed, 0x7368656c6c))}
+}
+
+// FS is the machine's filesystem.
+func (m *Machine) FS() *vfs.View { return m.cfg.FS }
+
+// Hostname is the machine's host name.
+func (m *Machine) Hostname() string { return m.cfg.Hostname }
+
+// Now is the machine's clock: the instant of the current or last Step.
+func (m *Machine) Now() time.Time { return time.Unix(0, m.now) }
+
+// Busy reports whether a process ran out of its slice in the last Step (a busy loop): its
+// container's CPU shows at its limit.
+func (m *Machine) Busy() bool { return m.busy }
+
+// Identity is who a process runs as.
+type Identity struct {
+	UID, GID int64
+	Groups   []int64 // supplementary groups
+}
+
+// Spec says how to start a process.
+type Spec struct {
+	Argv []string
+	Env  []string // NAME=value, in order (the last of a name wins)
+	Dir  string   // working directory; default /
+	Identity
+	// Stdin is the process's standard input: nil is /dev/null; an *Input is fed from outside.
+	Stdin *Input
+	// Stdout and Stderr receive its output; nil discards it.
+	Stdout, Stderr Output
+	// OnExit is called (inside Step) with the exit status when the process ends.
+	OnExit func(status int)
+}
+
+// Output is where a process's output goes outside the machine (a container log, an exec
+// session). Write is called inside Step and must not block.
+type Output interface {
+	Write(b []byte) (int, error)
+}
+
+// Signals a process can be sent.
+const (
+	SIGHUP  = 1
+	SIGINT  = 2
+	SIGKILL = 9
+	SIGPIPE = 13
+	SIGTERM = 15
+)
+
+// SignalNames maps the names kill and trap accept to numbers.
+var SignalNames = map[string]int{"HUP": SIGHUP, "INT": SIGINT, "KILL": SIGKILL, "PIPE": SIGPIPE, "TERM": SIGTERM, "QUIT": 3, "USR1": 10, "USR2": 12, "ALRM": 14, "CHLD": 17, "STOP": 19, "CONT": 18, "WINCH": 28}
+
+// waitKind is what a suspended process waits for.
+type waitKind uint8
+
+const (
+	running    waitKind = iota
+	sleeping            // until wakeAt
+	reading             // its pipe has data or no writer
+	writing             // its pipe has room or no reader
+	waitingFor          // children to exit
+	preempted           // its slice ran out; runs again at wakeAt
+)
+
+// Proc is a running process. Programs call its methods from their own coroutine.
+type Proc struct {
+	m      *Machine
+	pid    int
+	parent *Proc
+	argv   []string
+	env    []string
+	dir    string
+	id     Identity
+	fds    [10]*fd
+	onExit func(int)
+
+	next  func() (struct{}, bool)
+	stop  func()
+	yield func(struct{}) bool
+
+	wait      waitKind
+	wakeAt    int64
+	pipe      *pipe
+	waitFor   []*Proc
+	slice     int
+	sliceStep uint64 // the Step whose slice p is using
+
+	exited  bool
+	status  int
+	pending []int // signals delivered, not yet handled
+	// traps are the signals the program handles itself (a shell's trap); others kill it.
+	traps   map[int]bool
+	killSig int // the signal killing it, carried out by the machine
+	// interrupted is set when a signal ends a sleep early (a trapped signal).
+	interrupted bool
+	// cleanups run when the process exits (its listening sockets close).
+	cleanups []func()
+}
+
+// errKilled unwinds a killed program's coroutine.
+type errKilled struct{}
+
+// Start starts a process. An argv[0] that is no executable fails with the error the
+// runtime reports (127-style: not found, or not executable).
+func (m *Machine) Start(s Spec) (int, error) {
+	p, err := m.spawn(nil, s)
+	if err != nil {
+		return 0, err
+	}
+	return p.pid, nil
+}
+
+// ExecError is why a program could not be started: the executable is missing or not one.
+type ExecError struct {
+	Name string
+	Err  error
+	// NotFound is true when no file was found (exit 127), false when one was found but
+	// cannot run (126).
+	NotFound bool
+}
+
+func (e *ExecError) Error() string {
+	if e.NotFound && !strings.Contains(e.Name, "/") {
+		return fmt.Sprintf("exec: %q: executable file not found in $PATH", e.Name)
+	}
+	return fmt.Sprintf("exec: %q: %v", e.Name, e.Err)
+}
+
+// Status is the exit status an ExecError gives a shell: 127 not found, 126 cannot run.
+func (e *ExecError) Status() int {
+	if e.NotFound {
+		return 127
+	}
+	return 126
+}
+
+func (m *Machine) spawn(parent *Proc, s Spec) (*Proc, error) {
+	if len(s.Argv) == 0 {
+		return nil, &ExecError{Name: "", Err: vfs.ENOENT, NotFound: true}
+	}
+	if m.Running() >= m.cfg.MaxProcs {
+		return nil, errFork
+	}
+	dir := s.Dir
+	if dir == "" {
+		dir = "/"
+	}
+	prog, argv, err := m.resolve(s.Argv, envLookup(s.Env, "PATH"), dir)
+	if err != nil {
+		return nil, err
+	}
+	p := &Proc{m: m, pid: m.nextPID, parent: parent, argv: argv, env: s.Env, dir: dir, id: s.Identity, onExit: s.OnExit}
+	m.nextPID++
+	p.fds[0] = inputFD(s.Stdin)
+	p.fds[1] = outputFD(s.Stdout)
+	p.fds[2] = outputFD(s.Stderr)
+	p.run(prog)
+	return p, nil
+}
+
+// run makes prog p's coroutine, ready to run at the next Step.
+func (p *Proc) run(prog Program) {
+	seq := func(yield func(struct{}) bool) {
+		p.yield = yield
+		status := 0
+		func() {
+			defer func() {
+				if r := recover(); r != nil {
+					if _, ok := r.(errKilled); ok {
+						status = 128 + p.killSig
+						return
+					}
+					if e, ok := r.(exitPanic); ok {
+						status = int(e)
+						return
+					}
+					fmt.Fprintf(p.Stderr(), "minikubelet: program %s crashed: %v\n", p.argv[0], r)
+					status = 139
+				}
+			}()
+			status = prog(p)
+		}()
+		p.status = status
+	}
+	p.next, p.stop = iter.Pull(seq)
+	p.m.procs = append(p.m.procs, p)
+}
+
+// exitPanic unwinds a program that exits from deep inside (the shell's exit builtin).
+type exitPanic int
+
+// Exit ends the program now with status.
+func (p *Proc) Exit(status int) { panic(exitPanic(status)) }
+
+var errFork = fmt.Errorf("can't fork: %w", errAgain)
+
+var errAgain = fmt.Errorf("Resource temporarily unavailable")
+
+// resolve finds the program argv[0] names: a path, or a name looked up in PATH. A file
+// starting with "#!" runs its interpreter with the file as its first argument.
+func (m *Machine) resolve(argv []string, pathVar, dir string) (Program, []string, error) {
+	name := argv[0]
+	file := ""
+	if strings.Contains(name, "/") {
+		file = name
+		if !strings.HasPrefix(file, "/") {
+			file = path.Join(dir, file)
+		}
+	} else {
+		if pathVar == "" {
+			pathVar = DefaultPath
+		}
+		for _, d := range strings.Split(pathVar, ":") {
+			if d == "" {
+				d = dir
+			}
+			f := path.Join(d, name)
+			if info, err := m.cfg.FS.Stat(f); err == nil && info.Mode.IsRegular() && info.Mode&0o111 != 0 {
+				file = f
+				break
+			}
+		}
+		if file == "" || name == "" {
+			return nil, nil, &ExecError{Name: name, Err: vfs.ENOENT, NotFound: true}
+		}
+	}
+	info, err := m.cfg.FS.Stat(file)
+	if err != nil {
+		return nil, nil, &ExecError{Name: name, Err: err, NotFound: vfs.ErrnoOf(err) == vfs.ENOENT}
+	}
+	if info.Mode.IsDir() {
+		return nil, nil, &ExecError{Name: name, Err: vfs.EACCES}
+	}
+	if info.Mode&0o111 == 0 {
+		return nil, nil, &ExecError{Name: name, Err: vfs.EACCES}
+	}
+	if info.Program != "" {
+		if prog := m.program(info.Program); prog != nil {
+			return prog, argv, nil
+		}
+		return nil, nil, &ExecError{Name: name, Err: fmt.Errorf("program %q is not simulated", info.Program)}
+	}
+	data, err := m.cfg.FS.ReadFile(file)
+	if err != nil {
+		return nil, nil, &ExecError{Name: name, Err: err}
+	}
+	if line, ok := strings.CutPrefix(string(data), "#!"); ok {
+		line, _, _ = strings.Cut(line, "\n")
+		fields := strings.Fields(line)
+		if len(fields) > 0 && !strings.HasPrefix(name, fields[0]) {
+			interp := append(fields[:1:1], fields[1:]...)
+			prog, iargv, err := m.resolve(append(interp, append([]string{file}, argv[1:]...)...), pathVar, dir)
+			if err == nil {
+				return prog, iargv, nil
+			}
+		}
+	}
+	// A text file without "#!" runs in sh, as execvp does on ENOEXEC.
+	if prog := m.program("sh"); prog != nil {
+		return prog, append([]string{"sh", file}, argv[1:]...), nil
+	}
+	return nil, nil, &ExecError{Name: name, Err: fmt.Errorf("Exec format error")}
+}
+
+func (m *Machine) program(name string) Program {
+	if name == "sh" || name == "ash" || name == "bash" || name == "dash" {
+		return RunShell
+	}
+	if m.cfg.Programs == nil {
+		return nil
+	}
+	return m.cfg.Programs(name)
+}
+
+// DefaultPath is the PATH of a process whose environment sets none.
+const DefaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+func envLookup(env []string, name string) string {
+	for i := len(env) - 1; i >= 0; i-- {
+		if k, v, ok := strings.Cut(env[i], "="); ok && k == name {
+			return v
+		}
+	}
+	return ""
+}
+
+// Running is how many processes have not exited.
+func (m *Machine) Running() int {
+	n := 0
+	for _, p := range m.procs {
+		if !p.exited {
+			n++
+		}
+	}
+	return n
+}
+
+// Alive reports whether process pid runs.
+func (m *Machine) Alive(pid int) bool {
+	p := m.find(pid)
+	return p != nil && !p.exited
+}
+
+func (m *Machine) find(pid int) *Proc {
+	for _, p := range m.procs {
+		if p.pid == pid {
+			return p
+		}
+	}
+	return nil
+}
+
+// Signal sends sig to process pid: a signal its program traps is handled by it, any other
+// kills it (128+sig). It takes effect at the next Step. Unknown pids are ignored.
+func (m *Machine) Signal(pid, sig int) {
+	if p := m.find(pid); p != nil && !p.exited {
+		p.deliver(sig)
+	}
+}
+
+func (p *Proc) deliver(sig int) {
+	if sig != SIGKILL && p.traps[sig] {
+		p.pending = append(p.pending, sig)
+		p.interrupted = true
+		return
+	}
+	if p.killSig == 0 {
+		p.killSig = sig
+	}
+}
+
+// KillAll kills every process at once (the container is gone): their coroutines unwind now.
+func (m *Machine) KillAll() {
+	for _, p := range m.procs {
+		if !p.exited {
+			p.killSig = SIGKILL
+			p.finish()
+		}
+	}
+	m.procs = nil
+}
+
+// Step runs, at instant now, every process that can run until each waits again or exits,
+// and returns the instant something will next be due (0: nothing until an outside event
+// such as input or a signal).
+func (m *Machine) Step(now int64) int64 {
+	if now > m.now {
+		m.now = now
+	}
+	m.busy = false
+	m.stepped = true
+	m.stepID++
+	m.again = 0
+	// The machine as a whole gets a few slices per Step: a loop that forks (and so
+	// waits, which a slice alone would not count) cannot keep a Step going either.
+	m.budget = 4 * m.cfg.Slice
+	for progress := true; progress && m.budget > 0; {
+		progress = false
+		for i := 0; i < len(m.procs) && m.budget > 0; i++ { // processes started during the pass run in it
+			p := m.procs[i]
+			if p.exited {
+				continue
+			}
+			if p.killSig != 0 {
+				p.finish()
+				progress = true
+				continue
+			}
+			if !p.ready() {
+				continue
+			}
+			progress = true
+			p.resume()
+		}
+	}
+	m.stepped = false
+	if m.budget <= 0 {
+		// Out of budget with work left: what could run is preempted until the next quantum.
+		m.busy = true
+		for _, p := range m.procs {
+			if !p.exited && p.ready() {
+				m.again = m.now + int64(Quantum)
+				break
+			}
+		}
+	}
+	// Forget exited processes nobody waits for.
+	live := m.procs[:0]
+	for _, p := range m.procs {
+		if !p.exited || p.parent != nil && !p.parent.exited {
+			live = append(live, p)
+		}
+	}
+	clear(m.procs[len(live):])
+	m.procs = live
+	return m.NextDue()
+}
+
+// NextDue is when a sleeping or preempted process wakes (0: none).
+func (m *Machine) NextDue() int64 {
+	next := m.again
+	for _, p := range m.procs {
+		// A sleep that never ends (sleep infinity, a server waiting for signals) is due never.
+		if !p.exited && (p.wait == sleeping || p.wait == preempted) && p.wakeAt != math.MaxInt64 && (next == 0 || p.wakeAt < next) {
+			next = p.wakeAt
+		}
+		if !p.exited && p.killSig != 0 {
+			return m.now
+		}
+	}
+	return next
+}
+
+// ready reports whether p can run now.
+func (p *Proc) ready() bool {
+	switch p.wait {
+	case running:
+		return true
+	case sleeping:
+		return p.wakeAt <= p.m.now || p.interrupted
+	case preempted:
+		return p.wakeAt <= p.m.now
+	case reading:
+		return len(p.pipe.buf) > 0 || p.pipe.writers == 0 || p.interrupted
+	case writing:
+		return len(p.pipe.buf) < pipeSize || p.pipe.readers == 0
+	case waitingFor:
+		return p.interrupted || allExited(p.waitFor)
+	}
+	return false
+}
+
+// resume runs p until it waits again or ends.
+func (p *Proc) resume() {
+	p.wait = running
+	if p.sliceStep != p.m.stepID {
+		p.slice, p.sliceStep = p.m.cfg.Slice, p.m.stepID
+	}
+	if _, ok := p.next(); !ok {
+		p.done()
+	}
+}
+
+// finish kills p now: its coroutine unwinds (deferred redirections close) and it exits.
+func (p *Proc) finish() {
+	if p.exited {
+		return
+	}
+	if p.killSig == 0 {
+		p.killSig = SIGKILL
+	}
+	p.stop() // the pending yield returns false: the program unwinds with errKilled
+	p.status = 128 + p.killSig
+	p.done()
+}
+
+// done records p's exit: its pipes close, its parent may stop waiting.
+func (p *Proc) done() {
+	if p.exited {
+		return
+	}
+	p.exited = true
+	for _, f := range p.fds {
+		f.close()
+	}
+	for _, f := range p.cleanups {
+		f()
+	}
+	p.cleanups = nil
+	if p.onExit != nil {
+		p.onExit(p.status)
+	}
+}
+
+// suspend gives control back to Step until p is ready again. A kill unwinds the program.
+func (p *Proc) suspend(w waitKind) {
+	p.wait = w
+	if !p.yield(struct{}{}) || p.killSig != 0 {
+		panic(errKilled{})
+	}
+}
+
+// Tick counts one step of p's work; when its slice is used up it waits a Quantum, as a
+// process the scheduler preempts.
+func (p *Proc) Tick() {
+	if p.killSig != 0 {
+		panic(errKilled{})
+	}
+	p.slice--
+	p.m.budget--
+	if p.slice > 0 && p.m.budget > 0 {
+		return
+	}
+	p.m.busy = true
+	p.wakeAt = p.m.now + int64(Quantum)
+	p.suspend(preempted)
+}
+
+// Forever is a sleep that never ends by itself.
+const Forever = time.Duration(math.MaxInt64)
+
+// Sleep waits d on the machine's clock. It returns false when a trapped signal ended it
+// early.
+func (p *Proc) Sleep(d time.Duration) bool {
+	if d <= 0 {
+		p.Tick()
+		return true
+	}
+	p.interrupted = false
+	p.wakeAt = addNS(p.m.now, d)
+	p.suspend(sleeping)
+	return !p.takeInterrupt()
+}
+
+func (p *Proc) takeInterrupt() bool {
+	i := p.interrupted
+	p.interrupted = false
+	return i
+}
+
+// Pending returns and clears the trapped signals delivered to p.
+func (p *Proc) Pending() []int {
+	s := p.pending
+	p.pending = nil
+	return s
+}
+
+// Trap makes p handle sig itself (true) or die of it (false).
+func (p *Proc) Trap(sig int, handle bool) {
+	if p.traps == nil {
+		p.traps = map[int]bool{}
+	}
+	p.traps[sig] = handle
+}
+
+func addNS(at int64, d time.Duration) int64 {
+	if at > math.MaxInt64-int64(d) {
+		return math.MaxInt64
+	}
+	return at + int64(d)
+}
+
+// PID is p's process id.
+func (p *Proc) PID() int { return p.pid }
+
+// PPID is p's parent's process id (0 for a process started from outside).
+func (p *Proc) PPID() int {
+	if p.parent == nil {
+		return 0
+	}
+	return p.parent.pid
+}
+
+// Args is the program's argv.
+func (p *Proc) Args() []string { return p.argv }
+
+// Environ is p's environment, NAME=value.
+func (p *Proc) Environ() []string { return p.env }
+
+// Getenv is an environment variable of p.
+func (p *Proc) Getenv(name string) string { return envLookup(p.env, name) }
+
+// Dir is p's working directory.
+func (p *Proc) Dir() string { return p.dir }
+
+// Abs is name made absolute from p's working directory.
+func (p *Proc) Abs(name string) string {
+	if strings.HasPrefix(name, "/") {
+		return path.Clean(name)
+	}
+	return path.Join(p.dir, name)
+}
+
+// FS is p's filesystem.
+func (p *Proc) FS() *vfs.View { return p.m.cfg.FS }
+
+// Identity is who p runs as.
+func (p *Proc) Identity() Identity { return p.id }
+
+// Now is the machine's clock.
+func (p *Proc) Now() time.Time { return p.m.Now() }
+
+// Hostname is the machine's host name.
+func (p *Proc) Hostname() string { return p.m.cfg.Hostname }
+
+// Rand is the machine's seeded random source.
+func (p *Proc) Rand() *rand.Rand { return p.m.rng }
+
+// StartChild starts a child process with p's standard streams unless s says otherwise;
+// Wait waits for it.
+func (p *Proc) StartChild(s Spec) (*Proc, error) {
+	if s.Dir == "" {
+		s.Dir = p.dir
+	}
+	if s.Env == nil {
+		s.Env = p.env
+	}
+	if s.Identity.UID == 0 && s.Identity.GID == 0 && s.Identity.Groups == nil {
+		s.Identity = p.id
+	}
+	c, err := p.m.spawn(p, s)
+	if err != nil {
+		return nil, err
+	}
+	for i := range c.fds {
+		if s.Stdin == nil && i == 0 || s.Stdout == nil && i == 1 || s.Stderr == nil && i == 2 {
+			c.fds[i] = p.fds[i].dup()
+		}
+	}
+	return c, nil
+}
+
+// Run runs argv as a child with p's streams and waits for it: its exit status, or the
+// status a shell gives a command it cannot start (127 or 126, with the message on stderr,
+// prefixed by who).
+func (p *Proc) Run(who string, argv []string) int {
+	c, err := p.StartChild(Spec{Argv: argv})
+	if err != nil {
+		return p.execFailed(who, argv[0], err)
+	}
+	return p.Wait(c)
+}
+
+func (p *Proc) execFailed(who, name string, err error) int {
+	if ee, ok := err.(*ExecError); ok {
+		if ee.NotFound {
+			fmt.Fprintf(p.Stderr(), "%s: %s: not found\n", who, name)
+		} else {
+			fmt.Fprintf(p.Stderr(), "%s: %s: %v\n", who, name, ee.Err)
+		}
+		return ee.Status()
+	}
+	fmt.Fprintf(p.Stderr(), "%s: %v\n", who, err)
+	return 2
+}
+
+// Wait waits for children to exit and returns the last one's status; a trapped signal
+// ends the wait early with 128+15, as in a shell's wait builtin.
+func (p *Proc) Wait(children ...*Proc) int {
+	p.waitFor = children
+	p.interrupted = false
+	defer func() { p.waitFor = nil }()
+	for !allExited(children) {
+		p.suspend(waitingFor)
+		if p.takeInterrupt() {
+			return 128 + SIGTERM
+		}
+	}
+	if len(children) == 0 {
+		return 0
+	}
+	return children[len(children)-1].status
+}
+
+func allExited(ps []*Proc) bool {
+	for _, c := range ps {
+		if !c.exited {
+			return false
+		}
+	}
+	return true
+}
+
+// Exited reports whether p has exited, and its status.
+func (p *Proc) Exited() (bool, int) { return p.exited, p.status }
+
+// Kill sends sig to another process of the machine (kill).
+func (p *Proc) Kill(pid, sig int) error {
+	q := p.m.find(pid)
+	if q == nil || q.exited {
+		return fmt.Errorf("can't kill pid %d: No such process", pid)
+	}
+	if sig == 0 {
+		return nil
+	}
+	q.deliver(sig)
+	if q == p && p.killSig != 0 {
+		panic(errKilled{})
+	}
+	return nil
+}
+
+// Procs lists the live processes: pid, ppid and argv (ps).
+func (p *Proc) Procs() []ProcInfo {
+	var out []ProcInfo
+	for _, q := range p.m.procs {
+		if !q.exited {
+			out = append(out, ProcInfo{PID: q.pid, PPID: q.PPID(), Argv: q.argv, UID: q.id.UID})
+		}
+	}
+	return out
+}
+
+// ProcInfo describes a process for ps.
+type ProcInfo struct {
+	PID, PPID int
+	Argv      []string
+	UID       int64
+}
+
+// setFD installs f as descriptor n of p, closing what was there.
+func (p *Proc) setFD(n int, f *fd) {
+	p.fds[n].close()
+	p.fds[n] = f
+}
+
+// forkProc starts a child running prog, a copy of p (a subshell): same environment,
+// directory, identity and descriptors.
+func (p *Proc) forkProc(prog Program) (*Proc, error) {
+	m := p.m
+	if m.Running() >= m.cfg.MaxProcs {
+		return nil, errFork
+	}
+	c := &Proc{m: m, pid: m.nextPID, parent: p, argv: p.argv, env: p.env, dir: p.dir, id: p.id}
+	m.nextPID++
+	for i, f := range p.fds {
+		c.fds[i] = f.dup()
+	}
+	c.run(prog)
+	return c, nil
+}
+
+// runInPlace runs prog in p itself with argv and env, as a shell runs a no-fork applet:
+// the applet's exit ends only the applet.
+func (p *Proc) runInPlace(prog Program, argv, env []string) (status int) {
+	savedArgv, savedEnv := p.argv, p.env
+	p.argv, p.env = argv, env
+	defer func() {
+		p.argv, p.env = savedArgv, savedEnv
+		if r := recover(); r != nil {
+			e, ok := r.(exitPanic)
+			if !ok {
+				panic(r)
+			}
+			status = int(e)
+		}
+	}()
+	return prog(p)
+}
+
+// waitAll waits for a foreground job: trapped signals wait for it to end, as a shell's
+// traps run only once its foreground command is done.
+func (p *Proc) waitAll(children []*Proc) int {
+	p.waitFor = children
+	defer func() { p.waitFor = nil }()
+	for !allExited(children) {
+		p.suspend(waitingFor)
+		p.interrupted = false
+	}
+	if len(children) == 0 {
+		return 0
+	}
+	return children[len(children)-1].status
+}
+
+// ReadLine reads one line (without its newline) from descriptor n, never reading past
+// it, as a shell's read does; io.EOF with what was read when the input ends first.
+func (p *Proc) ReadLine(n int) (string, error) {
+	f := p.fds[n]
+	if f == nil {
+		return "", errBadFD
+	}
+	var line []byte
+	for {
+		switch f.kind {
+		case fdBytes:
+			if f.off >= len(f.data) {
+				return string(line), io.EOF
+			}
+			rest := f.data[f.off:]
+			if i := bytes.IndexByte(rest, '\n'); i >= 0 {
+				f.off += i + 1
+				return string(append(line, rest[:i]...)), nil
+			}
+			f.off = len(f.data)
+			return string(append(line, rest...)), io.EOF
+		case fdPipeR:
+			if i := bytes.IndexByte(f.pipe.buf, '\n'); i >= 0 {
+				line = append(line, f.pipe.buf[:i]...)
+				f.pipe.buf = f.pipe.buf[i+1:]
+				return string(line), nil
+			}
+			if f.pipe.writers == 0 {
+				line = append(line, f.pipe.buf...)
+				f.pipe.buf = nil
+				return string(line), io.EOF
+			}
+			line = append(line, f.pipe.buf...)
+			f.pipe.buf = nil
+			p.pipe = f.pipe
+			p.interrupted = false
+			p.suspend(reading)
+			if p.takeInterrupt() && len(f.pipe.buf) == 0 {
+				return string(line), errInterrupted
+			}
+		default:
+			return "", io.EOF
+		}
+	}
+}
+
+// errNoNetwork is the error of network calls on a machine without a network.
+var errNoNetwork = fmt.Errorf("network is unreachable")
+
+// Listen makes h answer on proto ("tcp", "udp") port of the pod's network until the
+// process exits.
+func (p *Proc) Listen(proto string, port int, h simnet.Handler) error {
+	if p.m.cfg.Net == nil {
+		return errNoNetwork
+	}
+	closeFn, err := p.m.cfg.Net.Listen(proto, port, h)
+	if err != nil {
+		return err
+	}
+	p.cleanups = append(p.cleanups, closeFn)
+	return nil
+}
+
+// HTTP sends an HTTP request to host:port (a pod IP, or localhost: the pod itself).
+func (p *Proc) HTTP(host string, port int, req *simnet.Request) (*simnet.Response, error) {
+	if p.m.cfg.Network == nil {
+		return nil, errNoNetwork
+	}
+	if req.Now.IsZero() {
+		req.Now = p.Now()
+	}
+	return p.m.cfg.Network.HTTP(p.m.cfg.Net, host, port, req)
+}
+
+// Exchange sends payload to host:port over proto and returns the reply (nc, UDP clients).
+func (p *Proc) Exchange(proto, host string, port int, payload []byte) ([]byte, error) {
+	if p.m.cfg.Network == nil {
+		return nil, errNoNetwork
+	}
+	return p.m.cfg.Network.Exchange(p.m.cfg.Net, proto, host, port, payload, p.Now())
+}
+
+// Connect reports whether a TCP connection to host:port would be accepted.
+func (p *Proc) Connect(host string, port int) error {
+	if p.m.cfg.Network == nil {
+		return errNoNetwork
+	}
+	return p.m.cfg.Network.Connect(p.m.cfg.Net, host, port)
+}
+
+// PodIP is the first IP of the process's network namespace ("" without one).
+func (p *Proc) PodIP() string {
+	if p.m.cfg.Net == nil || len(p.m.cfg.Net.IPs()) == 0 {
+		return ""
+	}
+	return p.m.cfg.Net.IPs()[0]
+}

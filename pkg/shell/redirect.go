@@ -1,0 +1,188 @@
+package shell
+
+import (
+	"strconv"
+	"strings"
+
+	"mvdan.cc/sh/v3/expand"
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// redirect applies a statement's redirections to the shell's process. restore puts the
+// descriptors back (and closes what the redirections opened); ok is false when one failed,
+// after it reported why and set the status (the command does not run).
+func (s *shell) redirect(rs []*syntax.Redirect) (restore func(), ok bool) {
+	if len(rs) == 0 {
+		return func() {}, true
+	}
+	type saved struct {
+		n int
+		f *fd
+	}
+	var undo []saved
+	restore = func() {
+		for i := len(undo) - 1; i >= 0; i-- {
+			s.p.fds[undo[i].n].close()
+			s.p.fds[undo[i].n] = undo[i].f
+		}
+	}
+	set := func(n int, f *fd) {
+		undo = append(undo, saved{n, s.p.fds[n]})
+		s.p.fds[n] = f
+	}
+	for _, r := range rs {
+		n := 1
+		switch r.Op {
+		case syntax.RdrIn, syntax.RdrInOut, syntax.DplIn, syntax.Hdoc, syntax.DashHdoc, syntax.WordHdoc:
+			n = 0
+		}
+		if r.N != nil {
+			v, err := strconv.Atoi(r.N.Value)
+			if err != nil || v < 0 || v >= len(s.p.fds) {
+				s.errorf("%s: bad file descriptor", r.N.Value)
+				s.status = 1
+				return restore, false
+			}
+			n = v
+		}
+		f, err := s.open(r)
+		if err != nil {
+			s.errorf("%v", err)
+			s.status = 1
+			return restore, false
+		}
+		switch {
+		case f == nil: // n>&-
+			set(n, nil)
+		case r.Op == syntax.RdrAll || r.Op == syntax.AppAll:
+			set(1, f)
+			set(2, f.dup())
+		default:
+			set(n, f)
+		}
+	}
+	return restore, true
+}
+
+type redirError struct{ msg string }
+
+func (e redirError) Error() string { return e.msg }
+
+// open opens what a redirection names.
+func (s *shell) open(r *syntax.Redirect) (*fd, error) {
+	switch r.Op {
+	case syntax.Hdoc, syntax.DashHdoc:
+		body := ""
+		if r.Hdoc != nil {
+			var err error
+			if quotedDelimiter(r.Word) {
+				body = lit(r.Hdoc)
+			} else if body, err = expand.Document(s.cfg(), r.Hdoc); err != nil {
+				return nil, err
+			}
+		}
+		return &fd{kind: fdBytes, data: []byte(body), refs: 1}, nil
+	}
+	word, err := expand.Literal(s.cfg(), r.Word)
+	if err != nil {
+		return nil, err
+	}
+	switch r.Op {
+	case syntax.WordHdoc:
+		return &fd{kind: fdBytes, data: []byte(word + "\n"), refs: 1}, nil
+	case syntax.DplIn, syntax.DplOut:
+		if word == "-" {
+			return nil, nil
+		}
+		m, err := strconv.Atoi(word)
+		if err != nil || m < 0 || m >= len(s.p.fds) || s.p.fds[m] == nil {
+			if r.Op == syntax.DplOut && err != nil { // >&file is &>file
+				return s.openFile(word, false, true)
+			}
+			return nil, redirError{word + ": bad file descriptor"}
+		}
+		return s.p.fds[m].dup(), nil
+	case syntax.RdrIn:
+		return s.openRead(word)
+	case syntax.RdrInOut:
+		if _, err := s.p.FS().Stat(s.p.Abs(word)); err != nil {
+			if _, err := s.openFile(word, true, true); err != nil {
+				return nil, err
+			}
+		}
+		return s.openRead(word)
+	case syntax.AppOut, syntax.AppAll:
+		return s.openFile(word, true, true)
+	default: // >, >|, &>
+		return s.openFile(word, false, true)
+	}
+}
+
+func quotedDelimiter(w *syntax.Word) bool {
+	if w == nil {
+		return false
+	}
+	for _, p := range w.Parts {
+		switch p.(type) {
+		case *syntax.SglQuoted, *syntax.DblQuoted:
+			return true
+		case *syntax.Lit:
+			if strings.Contains(p.(*syntax.Lit).Value, `\`) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// lit is the literal text of a word (a quoted here-document's body).
+func lit(w *syntax.Word) string {
+	var b strings.Builder
+	for _, p := range w.Parts {
+		if l, ok := p.(*syntax.Lit); ok {
+			b.WriteString(l.Value)
+		}
+	}
+	return b.String()
+}
+
+// devices are the files of /dev a redirection may name.
+func (s *shell) device(name string) (*fd, bool) {
+	switch name {
+	case "/dev/null":
+		return &fd{kind: fdNull, refs: 1}, true
+	case "/dev/stdin", "/proc/self/fd/0", "/dev/fd/0":
+		return s.p.fds[0].dup(), true
+	case "/dev/stdout", "/proc/self/fd/1", "/dev/fd/1":
+		return s.p.fds[1].dup(), true
+	case "/dev/stderr", "/proc/self/fd/2", "/dev/fd/2":
+		return s.p.fds[2].dup(), true
+	}
+	return nil, false
+}
+
+func (s *shell) openRead(name string) (*fd, error) {
+	abs := s.p.Abs(name)
+	if f, ok := s.device(abs); ok {
+		return f, nil
+	}
+	data, err := s.p.FS().ReadFile(abs)
+	if err != nil {
+		return nil, redirError{"can't open '" + name + "': " + err.Error()}
+	}
+	return &fd{kind: fdBytes, data: data, refs: 1}, nil
+}
+
+// openFile opens name for writing: created (owned by the shell's user) or truncated, or
+// appended to.
+func (s *shell) openFile(name string, appending, create bool) (*fd, error) {
+	abs := s.p.Abs(name)
+	if f, ok := s.device(abs); ok {
+		return f, nil
+	}
+	id := s.p.Identity()
+	if err := s.p.FS().WriteFile(abs, nil, 0o644, appending, id.UID, id.GID); err != nil {
+		return nil, redirError{"can't create " + name + ": " + err.Error()}
+	}
+	return &fd{kind: fdFile, fs: s.p.FS(), path: abs, refs: 1}, nil
+}

@@ -1,0 +1,287 @@
+package simnet
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Everything here happens in memory: a request to a pod IP is a function call into the
+// handler its program registered, never a socket. Pod IPs are simulated and must not be
+// dialled for real (they would leave the machine).
+
+// Request is an HTTP request as a simulated server sees it.
+type Request struct {
+	Method string
+	// Target is the request target: path and query ("/dial?host=...").
+	Target string
+	Host   string
+	Header http.Header
+	Body   []byte
+	// Now is the caller's clock: servers whose answers change with time (agnhost
+	// liveness) read it instead of a clock of their own.
+	Now time.Time
+	// From is the caller's IP ("" from the node).
+	From string
+}
+
+// Path is the target without its query.
+func (r *Request) Path() string {
+	p, _, _ := strings.Cut(r.Target, "?")
+	return p
+}
+
+// Query is the target's query, parsed.
+func (r *Request) Query() map[string][]string {
+	_, q, _ := strings.Cut(r.Target, "?")
+	out := map[string][]string{}
+	for _, kv := range strings.Split(q, "&") {
+		if kv == "" {
+			continue
+		}
+		k, v, _ := strings.Cut(kv, "=")
+		k, v = unescape(k), unescape(v)
+		out[k] = append(out[k], v)
+	}
+	return out
+}
+
+func unescape(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '+':
+			b.WriteByte(' ')
+		case c == '%' && i+2 < len(s):
+			if n, err := strconv.ParseUint(s[i+1:i+3], 16, 8); err == nil {
+				b.WriteByte(byte(n))
+				i += 2
+				continue
+			}
+			b.WriteByte(c)
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
+}
+
+// Response is a simulated server's answer.
+type Response struct {
+	Status int
+	Header http.Header
+	Body   []byte
+}
+
+// Handler is what a simulated server does with what reaches its port. HTTP answers an
+// HTTP request (TCP listeners); Datagram answers a raw payload (UDP, or a TCP client that
+// sends bytes and reads the reply, as nc does) with nil for no reply.
+type Handler interface {
+	HTTP(req *Request) *Response
+	Datagram(payload []byte, now time.Time) []byte
+}
+
+// Errors of a connection, worded as Go's net package words them on Linux.
+var (
+	ErrRefused = errors.New("connect: connection refused")
+	ErrNoRoute = errors.New("connect: no route to host")
+	ErrInUse   = errors.New("bind: address already in use")
+)
+
+// Network is a set of hosts reachable by IP: the pods of one or several simulated nodes.
+// Safe for concurrent use.
+type Network struct {
+	mu    sync.RWMutex
+	hosts map[string]*Namespace
+}
+
+// New is an empty network.
+func New() *Network { return &Network{hosts: map[string]*Namespace{}} }
+
+// Namespace is a network namespace: the IPs and listening ports a pod's containers share.
+type Namespace struct {
+	net *Network
+	ips []string
+
+	mu        sync.RWMutex
+	listeners map[key]*listener
+	// opaque counts the containers whose programs the simulator does not know: such a
+	// pod is taken to serve whatever is asked of it (probes pass), as before programs
+	// were simulated.
+	opaque int
+}
+
+type key struct {
+	proto string
+	port  int
+}
+
+// listener wraps a handler so that closing compares pointers (a handler may be a value
+// that cannot be compared).
+type listener struct{ h Handler }
+
+// NewNamespace is a namespace with ips, reachable on n.
+func (n *Network) NewNamespace(ips ...string) *Namespace {
+	ns := &Namespace{net: n, ips: ips, listeners: map[key]*listener{}}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	for _, ip := range ips {
+		n.hosts[ip] = ns
+	}
+	return ns
+}
+
+// Close takes the namespace off the network.
+func (ns *Namespace) Close() {
+	ns.net.mu.Lock()
+	defer ns.net.mu.Unlock()
+	for _, ip := range ns.ips {
+		if ns.net.hosts[ip] == ns {
+			delete(ns.net.hosts, ip)
+		}
+	}
+}
+
+// IPs are the namespace's addresses.
+func (ns *Namespace) IPs() []string { return ns.ips }
+
+// Listen makes h answer on proto ("tcp" or "udp") port. close stops it.
+func (ns *Namespace) Listen(proto string, port int, h Handler) (close func(), err error) {
+	k := key{proto, port}
+	ns.mu.Lock()
+	defer ns.mu.Unlock()
+	if _, ok := ns.listeners[k]; ok {
+		return nil, fmt.Errorf("listen %s :%d: %w", proto, port, ErrInUse)
+	}
+	l := &listener{h}
+	ns.listeners[k] = l
+	return func() {
+		ns.mu.Lock()
+		defer ns.mu.Unlock()
+		if ns.listeners[k] == l {
+			delete(ns.listeners, k)
+		}
+	}, nil
+}
+
+// SetOpaque counts a container whose program is not simulated in (true) or out (false).
+func (ns *Namespace) SetOpaque(on bool) {
+	ns.mu.Lock()
+	defer ns.mu.Unlock()
+	if on {
+		ns.opaque++
+	} else if ns.opaque > 0 {
+		ns.opaque--
+	}
+}
+
+// Listening reports whether something answers on proto port.
+func (ns *Namespace) Listening(proto string, port int) bool {
+	_, ok := ns.handler(proto, port)
+	return ok
+}
+
+func (ns *Namespace) handler(proto string, port int) (Handler, bool) {
+	ns.mu.RLock()
+	defer ns.mu.RUnlock()
+	l, ok := ns.listeners[key{proto, port}]
+	if !ok {
+		if ns.opaque > 0 {
+			return opaqueHandler{}, true
+		}
+		return nil, false
+	}
+	return l.h, true
+}
+
+// opaqueHandler answers for a program the simulator does not know: 200 to any request.
+type opaqueHandler struct{}
+
+func (opaqueHandler) HTTP(*Request) *Response           { return &Response{Status: http.StatusOK} }
+func (opaqueHandler) Datagram([]byte, time.Time) []byte { return nil }
+
+// resolve finds the namespace that answers host from ns (localhost is ns itself).
+func (n *Network) resolve(from *Namespace, host string) (*Namespace, bool) {
+	if from != nil && (host == "localhost" || host == "127.0.0.1" || host == "::1" || host == "") {
+		return from, true
+	}
+	n.mu.RLock()
+	defer n.mu.RUnlock()
+	ns, ok := n.hosts[host]
+	return ns, ok
+}
+
+// Connect reports whether a TCP connection to host:port from ns (nil: the node) would be
+// accepted, with the error a client sees when not.
+func (n *Network) Connect(from *Namespace, host string, port int) error {
+	ns, ok := n.resolve(from, host)
+	if !ok {
+		return dialError("tcp", host, port, ErrNoRoute)
+	}
+	if !ns.Listening("tcp", port) {
+		return dialError("tcp", host, port, ErrRefused)
+	}
+	return nil
+}
+
+func dialError(proto, host string, port int, err error) error {
+	return fmt.Errorf("dial %s %s: %w", proto, joinHostPort(host, port), err)
+}
+
+func joinHostPort(host string, port int) string {
+	if strings.Contains(host, ":") {
+		return "[" + host + "]:" + strconv.Itoa(port)
+	}
+	return host + ":" + strconv.Itoa(port)
+}
+
+// HTTP sends req to host:port from ns (nil: the node) and returns the answer.
+func (n *Network) HTTP(from *Namespace, host string, port int, req *Request) (*Response, error) {
+	ns, ok := n.resolve(from, host)
+	if !ok {
+		return nil, dialError("tcp", host, port, ErrNoRoute)
+	}
+	h, ok := ns.handler("tcp", port)
+	if !ok {
+		return nil, dialError("tcp", host, port, ErrRefused)
+	}
+	if req.Host == "" {
+		req.Host = joinHostPort(host, port)
+	}
+	if from != nil && len(from.ips) > 0 && req.From == "" {
+		req.From = from.ips[0]
+	}
+	resp := h.HTTP(req)
+	if resp == nil {
+		return nil, fmt.Errorf("read %s: connection reset by peer", joinHostPort(host, port))
+	}
+	if resp.Status == 0 {
+		resp.Status = http.StatusOK
+	}
+	return resp, nil
+}
+
+// Exchange sends payload to host:port over proto from ns and returns the reply (nil: none).
+// A UDP datagram to a port nobody listens on is lost (no error, no reply), as over a
+// network; a TCP one is refused.
+func (n *Network) Exchange(from *Namespace, proto, host string, port int, payload []byte, now time.Time) ([]byte, error) {
+	ns, ok := n.resolve(from, host)
+	if !ok {
+		if proto == "udp" {
+			return nil, nil
+		}
+		return nil, dialError(proto, host, port, ErrNoRoute)
+	}
+	h, ok := ns.handler(proto, port)
+	if !ok {
+		if proto == "udp" {
+			return nil, nil
+		}
+		return nil, dialError(proto, host, port, ErrRefused)
+	}
+	return h.Datagram(payload, now), nil
+}

@@ -1,0 +1,621 @@
+package vfs
+
+import (
+	"io/fs"
+	"maps"
+	"path"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Node is a file, directory or symbolic link. Nodes of an image are frozen: shared by every
+// container of the image, never changed; a container that writes under one copies the
+// directories on the way (copy on write, as an overlay's upper layer), so an image costs its
+// tree once however many containers run it.
+type Node struct {
+	mode    fs.FileMode // type bits and permissions
+	uid     int64
+	gid     int64
+	mtime   int64 // unix nanoseconds
+	data    []byte
+	target  string // a symbolic link's target
+	program string // what a simulated executable runs (see Info.Program)
+	kids    map[string]*Node
+	frozen  bool
+}
+
+// NewDir is an empty directory with permissions perm, owned by root.
+func NewDir(perm fs.FileMode) *Node {
+	return &Node{mode: fs.ModeDir | perm.Perm(), kids: map[string]*Node{}}
+}
+
+// Freeze makes n and everything under it immutable: views copy it on write.
+func (n *Node) Freeze() {
+	if n.frozen {
+		return
+	}
+	n.frozen = true
+	for _, k := range n.kids {
+		k.Freeze()
+	}
+}
+
+func (n *Node) isDir() bool     { return n.mode.IsDir() }
+func (n *Node) isSymlink() bool { return n.mode&fs.ModeSymlink != 0 }
+
+// shallowCopy copies n, sharing its children (which stay frozen until copied in turn).
+func (n *Node) shallowCopy() *Node {
+	c := *n
+	c.frozen = false
+	if n.kids != nil {
+		c.kids = maps.Clone(n.kids)
+	}
+	return &c
+}
+
+// Info describes a node, as stat does.
+type Info struct {
+	Name    string
+	Size    int64
+	Mode    fs.FileMode
+	ModTime time.Time
+	UID     int64
+	GID     int64
+	// Target is a symbolic link's target (Lstat).
+	Target string
+	// Program is the simulated program an executable file runs ("" for a plain file): image
+	// binaries are files whose content is not machine code but the name of what they do.
+	Program string
+}
+
+func (n *Node) info(name string) Info {
+	size := int64(len(n.data))
+	if n.isDir() {
+		size = 4096
+	}
+	if n.isSymlink() {
+		size = int64(len(n.target))
+	}
+	return Info{Name: name, Size: size, Mode: n.mode, ModTime: time.Unix(0, n.mtime), UID: n.uid, GID: n.gid, Target: n.target, Program: n.program}
+}
+
+// Disk is the lock shared by a node's filesystem and every view of its containers: the
+// kubelet writes volumes from its goroutines while programs read them from the runtime's.
+type Disk struct{ mu sync.Mutex }
+
+// View is a mount namespace: a root filesystem with other trees bound at paths in it. A
+// node's own filesystem is a View without mounts. Safe for concurrent use.
+type View struct {
+	disk     *Disk
+	root     *Node
+	mounts   map[string]*mount // by path in the view
+	roRoot   bool
+	now      func() int64
+	maxDepth int
+}
+
+type mount struct {
+	path string
+	node *Node
+	ro   bool
+}
+
+// New is an empty filesystem (a node's disk) whose modification times come from now.
+func New(now func() time.Time) *View {
+	return &View{disk: &Disk{}, root: NewDir(0o755), mounts: map[string]*mount{}, now: nowFunc(now)}
+}
+
+func nowFunc(now func() time.Time) func() int64 {
+	if now == nil {
+		return func() int64 { return 0 }
+	}
+	return func() int64 { return now().UnixNano() }
+}
+
+// NewView is a container's namespace on disk d (the node's, so its mounts share the lock):
+// image is its root filesystem, frozen and copied on write; readOnlyRoot refuses writes
+// outside the mounts (securityContext.readOnlyRootFilesystem).
+func NewView(node *View, image *Node, readOnlyRoot bool) *View {
+	if image == nil {
+		image = NewDir(0o755)
+	}
+	image.Freeze()
+	return &View{disk: node.disk, root: image, mounts: map[string]*mount{}, roRoot: readOnlyRoot, now: node.now}
+}
+
+// Bind mounts what srcPath names in src (a directory or a file; it must exist) at target in
+// v, read-only or not. A later bind at the same target replaces the earlier one.
+func (v *View) Bind(target string, src *View, srcPath string, readOnly bool) error {
+	v.disk.mu.Lock()
+	defer v.disk.mu.Unlock()
+	l, err := src.resolve(srcPath, true)
+	if err != nil {
+		return err
+	}
+	if l.node == nil {
+		return ENOENT
+	}
+	target = clean(target)
+	// Make the mount point in the root filesystem, as runc does before mounting: its
+	// parents as directories, the point itself of the source's kind. Even a read-only
+	// root gets them (it is made read-only after its mounts).
+	ro := v.roRoot
+	v.roRoot = false
+	defer func() { v.roRoot = ro }()
+	if err := v.mkdirAll(path.Dir(target), 0o755, 0, 0); err != nil {
+		return err
+	}
+	pl, err := v.resolve(target, true)
+	if err != nil {
+		return err
+	}
+	if pl.node == nil {
+		dir, err := v.writable(pl)
+		if err != nil {
+			return err
+		}
+		point := &Node{mode: 0o644}
+		if l.node.isDir() {
+			point = NewDir(0o755)
+		}
+		dir.kids[pl.name] = point
+	}
+	v.mounts[target] = &mount{path: target, node: l.node, ro: readOnly}
+	return nil
+}
+
+// Mounts lists the paths something is bound at, sorted.
+func (v *View) Mounts() []string {
+	v.disk.mu.Lock()
+	defer v.disk.mu.Unlock()
+	return slices.Sorted(maps.Keys(v.mounts))
+}
+
+// clean makes p absolute and lexically clean.
+func clean(p string) string { return path.Clean("/" + p) }
+
+// loc is where a path leads: the node (nil when only its parent exists), its parent
+// directory, its name there, its canonical path and the mount it lies in (nil: the root
+// filesystem).
+type loc struct {
+	node   *Node
+	parent *Node
+	name   string
+	path   string
+	mnt    *mount
+}
+
+const maxSymlinks = 40
+
+// resolve walks p, following symbolic links (the last one only when follow).
+func (v *View) resolve(p string, follow bool) (loc, error) {
+	p = clean(p)
+	for depth := 0; ; depth++ {
+		if depth > maxSymlinks {
+			return loc{}, ELOOP
+		}
+		l, next, err := v.walk(p, follow)
+		if err != nil || next == "" {
+			return l, err
+		}
+		p = next
+	}
+}
+
+// walk walks clean path p once. When it meets a symbolic link to follow it returns the
+// path to walk instead.
+func (v *View) walk(p string, follow bool) (loc, string, error) {
+	cur, mnt := v.root, (*mount)(nil)
+	if m, ok := v.mounts["/"]; ok {
+		cur, mnt = m.node, m
+	}
+	l := loc{node: cur, path: "/", mnt: mnt}
+	if p == "/" {
+		return l, "", nil
+	}
+	parts := strings.Split(p[1:], "/")
+	for i, name := range parts {
+		if !cur.isDir() {
+			return loc{}, "", ENOTDIR
+		}
+		here := l.path + name
+		if l.path != "/" {
+			here = l.path + "/" + name
+		}
+		next := cur.kids[name]
+		if m, ok := v.mounts[here]; ok && (next != nil || cur.isDir()) {
+			next, mnt = m.node, m
+		}
+		last := i == len(parts)-1
+		if next == nil {
+			if last {
+				return loc{parent: cur, name: name, path: here, mnt: mnt}, "", nil
+			}
+			return loc{}, "", ENOENT
+		}
+		if next.isSymlink() && (!last || follow) {
+			t := next.target
+			if !strings.HasPrefix(t, "/") {
+				t = path.Dir(here) + "/" + t
+			}
+			rest := strings.Join(parts[i+1:], "/")
+			return loc{}, clean(t + "/" + rest), nil
+		}
+		l = loc{node: next, parent: cur, name: name, path: here, mnt: mnt}
+		cur = next
+	}
+	return l, "", nil
+}
+
+// writable returns l's parent directory ready to change: not read-only, and copied out of
+// the image if it was frozen (with every frozen directory above it in the root filesystem).
+func (v *View) writable(l loc) (*Node, error) {
+	if l.mnt != nil && l.mnt.ro || l.mnt == nil && v.roRoot {
+		return nil, EROFS
+	}
+	if l.parent == nil {
+		return nil, EBUSY // the root itself or a mount point
+	}
+	if !l.parent.frozen {
+		return l.parent, nil
+	}
+	// Copy the frozen directories from the top of l's tree down to its parent.
+	top, rel := v.root, path.Dir(l.path)
+	if l.mnt != nil {
+		top, rel = l.mnt.node, strings.TrimPrefix(path.Dir(l.path), l.mnt.path)
+	}
+	if top.frozen {
+		top = top.shallowCopy()
+		if l.mnt != nil {
+			l.mnt.node = top
+		} else {
+			v.root = top
+		}
+	}
+	cur := top
+	for _, name := range strings.Split(strings.Trim(rel, "/"), "/") {
+		if name == "" {
+			continue
+		}
+		kid := cur.kids[name]
+		if kid == nil || !kid.isDir() {
+			return nil, ENOENT // a symbolic link on the way: resolve gave the canonical path
+		}
+		if kid.frozen {
+			kid = kid.shallowCopy()
+			cur.kids[name] = kid
+		}
+		cur = kid
+	}
+	return cur, nil
+}
+
+// Root is the tree's root directory (to freeze a built image tree and share it).
+func (v *View) Root() *Node {
+	v.disk.mu.Lock()
+	defer v.disk.mu.Unlock()
+	return v.root
+}
+
+// SetProgram makes the file at p an executable that runs the simulated program name.
+func (v *View) SetProgram(p, name string) error {
+	return v.change(p, func(n *Node) { n.program = name })
+}
+
+// Stat describes what p names, following symbolic links.
+func (v *View) Stat(p string) (Info, error) { return v.stat(p, true) }
+
+// Lstat describes what p names, not following a final symbolic link.
+func (v *View) Lstat(p string) (Info, error) { return v.stat(p, false) }
+
+func (v *View) stat(p string, follow bool) (Info, error) {
+	v.disk.mu.Lock()
+	defer v.disk.mu.Unlock()
+	l, err := v.resolve(p, follow)
+	if err != nil {
+		return Info{}, err
+	}
+	if l.node == nil {
+		return Info{}, ENOENT
+	}
+	return l.node.info(path.Base(l.path)), nil
+}
+
+// ReadFile returns a file's content (a copy).
+func (v *View) ReadFile(p string) ([]byte, error) {
+	v.disk.mu.Lock()
+	defer v.disk.mu.Unlock()
+	l, err := v.resolve(p, true)
+	switch {
+	case err != nil:
+		return nil, err
+	case l.node == nil:
+		return nil, ENOENT
+	case l.node.isDir():
+		return nil, EISDIR
+	}
+	return slices.Clone(l.node.data), nil
+}
+
+// WriteFile writes data to p, creating it with perm (owned by uid, gid) if it does not
+// exist, truncating it first unless appending.
+func (v *View) WriteFile(p string, data []byte, perm fs.FileMode, appending bool, uid, gid int64) error {
+	v.disk.mu.Lock()
+	defer v.disk.mu.Unlock()
+	l, err := v.resolve(p, true)
+	if err != nil {
+		return err
+	}
+	if l.node != nil && l.node.isDir() {
+		return EISDIR
+	}
+	var n *Node
+	if m, ok := v.mounts[l.path]; ok {
+		// A file bound at its own path (/etc/hosts, the termination log): written in place.
+		if m.ro {
+			return EROFS
+		}
+		n = l.node
+	} else {
+		dir, err := v.writable(l)
+		if err != nil {
+			return err
+		}
+		switch n = dir.kids[l.name]; {
+		case n == nil:
+			n = &Node{mode: perm.Perm(), uid: uid, gid: gid}
+			dir.kids[l.name] = n
+		case n.frozen:
+			n = n.shallowCopy()
+			dir.kids[l.name] = n
+		}
+	}
+	if appending {
+		n.data = append(n.data, data...)
+	} else {
+		n.data = slices.Clone(data)
+	}
+	n.mtime = v.now()
+	return nil
+}
+
+// Mkdir makes directory p; its parent must exist.
+func (v *View) Mkdir(p string, perm fs.FileMode, uid, gid int64) error {
+	v.disk.mu.Lock()
+	defer v.disk.mu.Unlock()
+	return v.mkdir(p, perm, uid, gid)
+}
+
+func (v *View) mkdir(p string, perm fs.FileMode, uid, gid int64) error {
+	l, err := v.resolve(p, true)
+	if err != nil {
+		return err
+	}
+	if l.node != nil {
+		return EEXIST
+	}
+	dir, err := v.writable(l)
+	if err != nil {
+		return err
+	}
+	n := NewDir(perm)
+	n.uid, n.gid, n.mtime = uid, gid, v.now()
+	dir.kids[l.name] = n
+	return nil
+}
+
+// MkdirAll makes p and its missing parents.
+func (v *View) MkdirAll(p string, perm fs.FileMode, uid, gid int64) error {
+	v.disk.mu.Lock()
+	defer v.disk.mu.Unlock()
+	return v.mkdirAll(p, perm, uid, gid)
+}
+
+func (v *View) mkdirAll(p string, perm fs.FileMode, uid, gid int64) error {
+	p = clean(p)
+	for i := 1; i <= len(p); i++ {
+		if i < len(p) && p[i] != '/' {
+			continue
+		}
+		l, err := v.resolve(p[:i], true)
+		if err != nil {
+			return err
+		}
+		if l.node != nil {
+			if !l.node.isDir() {
+				return ENOTDIR
+			}
+			continue
+		}
+		if err := v.mkdir(p[:i], perm, uid, gid); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Symlink makes p a symbolic link to target.
+func (v *View) Symlink(target, p string) error {
+	v.disk.mu.Lock()
+	defer v.disk.mu.Unlock()
+	l, err := v.resolve(p, false)
+	if err != nil {
+		return err
+	}
+	if l.node != nil {
+		return EEXIST
+	}
+	dir, err := v.writable(l)
+	if err != nil {
+		return err
+	}
+	dir.kids[l.name] = &Node{mode: fs.ModeSymlink | 0o777, target: target, mtime: v.now()}
+	return nil
+}
+
+// Remove removes p (a file, link or empty directory; any directory when all).
+func (v *View) Remove(p string, all bool) error {
+	v.disk.mu.Lock()
+	defer v.disk.mu.Unlock()
+	l, err := v.resolve(p, false)
+	if err != nil {
+		return err
+	}
+	if l.node == nil {
+		return ENOENT
+	}
+	if _, ok := v.mounts[l.path]; ok {
+		return EBUSY
+	}
+	if l.node.isDir() && len(l.node.kids) > 0 && !all {
+		return ENOTEMPTY
+	}
+	dir, err := v.writable(l)
+	if err != nil {
+		return err
+	}
+	delete(dir.kids, l.name)
+	return nil
+}
+
+// Rename moves oldp to newp (replacing a file or empty directory there), within one tree.
+func (v *View) Rename(oldp, newp string) error {
+	v.disk.mu.Lock()
+	defer v.disk.mu.Unlock()
+	from, err := v.resolve(oldp, false)
+	if err != nil {
+		return err
+	}
+	if from.node == nil {
+		return ENOENT
+	}
+	to, err := v.resolve(newp, false)
+	if err != nil {
+		return err
+	}
+	if from.mnt != to.mnt {
+		return EXDEV
+	}
+	if to.node != nil && to.node.isDir() && len(to.node.kids) > 0 {
+		return ENOTEMPTY
+	}
+	src, err := v.writable(from)
+	if err != nil {
+		return err
+	}
+	n := src.kids[from.name]
+	delete(src.kids, from.name)
+	// Resolve the target again: copying the source's directories may have replaced its parent.
+	to, _ = v.resolve(newp, false)
+	dst, err := v.writable(to)
+	if err != nil {
+		src.kids[from.name] = n
+		return err
+	}
+	dst.kids[to.name] = n
+	return nil
+}
+
+// Chmod sets p's permission bits (and setuid/setgid/sticky).
+func (v *View) Chmod(p string, mode fs.FileMode) error {
+	return v.change(p, func(n *Node) { n.mode = n.mode.Type() | mode&(fs.ModePerm|fs.ModeSetuid|fs.ModeSetgid|fs.ModeSticky) })
+}
+
+// Chown sets p's owner and group (-1 keeps one).
+func (v *View) Chown(p string, uid, gid int64) error {
+	return v.change(p, func(n *Node) {
+		if uid >= 0 {
+			n.uid = uid
+		}
+		if gid >= 0 {
+			n.gid = gid
+		}
+	})
+}
+
+// Touch sets p's modification time to now.
+func (v *View) Touch(p string) error {
+	now := v.now()
+	return v.change(p, func(n *Node) { n.mtime = now })
+}
+
+func (v *View) change(p string, f func(*Node)) error {
+	v.disk.mu.Lock()
+	defer v.disk.mu.Unlock()
+	l, err := v.resolve(p, true)
+	if err != nil {
+		return err
+	}
+	if l.node == nil {
+		return ENOENT
+	}
+	n := l.node
+	if l.parent != nil && v.mounts[l.path] == nil {
+		dir, err := v.writable(l)
+		if err != nil {
+			return err
+		}
+		if n = dir.kids[l.name]; n.frozen {
+			n = n.shallowCopy()
+			dir.kids[l.name] = n
+		}
+	} else if l.mnt != nil && l.mnt.ro {
+		return EROFS
+	}
+	f(n)
+	return nil
+}
+
+// Entry is one name in a directory listing: an fs.DirEntry, so globbing can use ReadDir.
+type Entry struct{ info Info }
+
+func (e Entry) Name() string               { return e.info.Name }
+func (e Entry) IsDir() bool                { return e.info.Mode.IsDir() }
+func (e Entry) Type() fs.FileMode          { return e.info.Mode.Type() }
+func (e Entry) Info() (fs.FileInfo, error) { return fileInfo{e.info}, nil }
+
+// Stat is the entry's own description (a link is not followed).
+func (e Entry) Stat() Info { return e.info }
+
+// ReadDir lists directory p, sorted by name; bound paths show what is bound there.
+func (v *View) ReadDir(p string) ([]Entry, error) {
+	v.disk.mu.Lock()
+	defer v.disk.mu.Unlock()
+	l, err := v.resolve(p, true)
+	switch {
+	case err != nil:
+		return nil, err
+	case l.node == nil:
+		return nil, ENOENT
+	case !l.node.isDir():
+		return nil, ENOTDIR
+	}
+	out := make([]Entry, 0, len(l.node.kids))
+	for name, n := range l.node.kids {
+		here := path.Join(l.path, name)
+		if m, ok := v.mounts[here]; ok {
+			n = m.node
+		}
+		out = append(out, Entry{n.info(name)})
+	}
+	// Mount points whose directory does not exist in the tree still show.
+	for mp, m := range v.mounts {
+		if path.Dir(mp) == l.path && mp != "/" && l.node.kids[path.Base(mp)] == nil {
+			out = append(out, Entry{m.node.info(path.Base(mp))})
+		}
+	}
+	slices.SortFunc(out, func(a, b Entry) int { return strings.Compare(a.info.Name, b.info.Name) })
+	return out, nil
+}
+
+// fileInfo adapts Info to fs.FileInfo.
+type fileInfo struct{ i Info }
+
+func (f fileInfo) Name() string       { return f.i.Name }
+func (f fileInfo) Size() int64        { return f.i.Size }
+func (f fileInfo) Mode() fs.FileMode  { return f.i.Mode }
+func (f fileInfo) ModTime() time.Time { return f.i.ModTime }
+func (f fileInfo) IsDir() bool        { return f.i.Mode.IsDir() }
+func (f fileInfo) Sys() any           { return f.i }
