@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"path"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/minikubelet/minikubelet/pkg/simnet"
@@ -57,6 +58,9 @@ type Config struct {
 	// reaches; nil: no network (listening and connecting fail).
 	Net     *simnet.Namespace
 	Network *simnet.Network
+	// OnDetached is called, from any goroutine, when a handler wrote a line for the owner
+	// to drain (DrainDetached). It must not block or take the owner's locks.
+	OnDetached func()
 }
 
 // Machine is the process table of one container: its programs, the pipes between them
@@ -74,6 +78,10 @@ type Machine struct {
 	stepID  uint64
 	budget  int   // what the processes together may still do in this Step
 	again   int64 // when to step again for processes left ready by a spent budget (0: none)
+
+	// mailbox guards detached: lines servers' handlers wrote from other goroutines.
+	mailbox  sync.Mutex
+	detached []detachedLine
 }
 
 // NewMachine returns a machine with no processes.

@@ -91,12 +91,27 @@ type netexecServer struct {
 	ready atomic.Bool
 	// terminating is set once SIGTERM came: /readyz answers 503.
 	terminating atomic.Bool
+	// log writes a line to the server's stderr from a handler (Proc.Detached), as
+	// upstream's handlers log each request with log.Printf.
+	log func(at time.Time, line string)
+}
+
+// logf logs a handler's line as Go's log package does, at the request's time.
+func (s *netexecServer) logf(req *simnet.Request, format string, a ...any) {
+	if s.log == nil {
+		return
+	}
+	at := req.Now
+	if at.IsZero() {
+		at = s.started
+	}
+	s.log(at, at.UTC().Format("2006/01/02 15:04:05")+" "+fmt.Sprintf(format, a...))
 }
 
 func netexec(p *shell.Proc, f *netexecFlags) int {
 	p.Trap(shell.SIGTERM, true)
 	network, ns := p.NetworkNamespace()
-	s := &netexecServer{hostname: p.Hostname(), started: p.Now(), network: network, ns: ns, fs: p.FS(), podIP: p.PodIP(), peers: newPeers(p.PodIP())}
+	s := &netexecServer{hostname: p.Hostname(), started: p.Now(), network: network, ns: ns, fs: p.FS(), podIP: p.PodIP(), peers: newPeers(p.PodIP()), log: p.Detached(2)}
 	addrs, err := parseAddresses(f.udpAddresses)
 	if err != nil {
 		goFatal(p, "%v", err)
@@ -207,21 +222,40 @@ func (s *netexecServer) routes() *mux {
 		}
 	}
 	hostname := func(*simnet.Request) *simnet.Response { return text(s.hostname) }
+	// logged logs what upstream's handler logs for the request, then answers it.
+	logged := func(h handlerFunc, line func(req *simnet.Request) string) handlerFunc {
+		return func(req *simnet.Request) *simnet.Response {
+			s.logf(req, "%s", line(req))
+			return h(req)
+		}
+	}
+	fixed := func(line string) func(*simnet.Request) string { return func(*simnet.Request) string { return line } }
 	return &mux{
-		root: s.now,
+		root: logged(s.now, fixed("GET /")),
 		routes: map[string]handlerFunc{
-			"/clientip": func(req *simnet.Request) *simnet.Response { return text(s.peers.addr(req.From)) },
-			"/header":   header,
-			"/dial":     s.dial,
-			"/echo":     echo,
+			"/clientip": logged(func(req *simnet.Request) *simnet.Response { return text(s.peers.addr(req.From)) }, fixed("GET /clientip")),
+			"/header": logged(header, func(req *simnet.Request) string {
+				if key := formValue(req, "key"); key != "" {
+					return "GET /header?key=" + key
+				}
+				return "GET /header"
+			}),
+			"/dial": logged(s.dial, func(req *simnet.Request) string {
+				return fmt.Sprintf("GET /dial?host=%s&protocol=%s&port=%s&request=%s&tries=%s", formValue(req, "host"), formValue(req, "protocol"), formValue(req, "port"), formValue(req, "request"), formValue(req, "tries"))
+			}),
+			"/echo": logged(echo, func(req *simnet.Request) string {
+				return fmt.Sprintf("GET /echo?msg=%s&code=%s", formValue(req, "msg"), formValue(req, "code"))
+			}),
 			"/exit":     notSimulated("/exit"),
-			"/healthz":  s.healthz,
-			"/readyz":   s.readyz,
-			"/hostname": hostname,
-			"/redirect": redirectHandler,
+			"/healthz":  logged(s.healthz, fixed("GET /healthz")),
+			"/readyz":   logged(s.readyz, fixed("GET /readyz")),
+			"/hostname": logged(hostname, fixed("GET /hostname")),
+			"/redirect": logged(redirectHandler, func(req *simnet.Request) string {
+				return fmt.Sprintf("%s /redirect?msg=%s&code=%s", req.Method, formValue(req, "location"), formValue(req, "code"))
+			}),
 			"/shell":    notSimulated("/shell"),
 			"/upload":   notSimulated("/upload"),
-			"/hostName": hostname,
+			"/hostName": logged(hostname, fixed("GET /hostName")),
 			"/shutdown": notSimulated("/shutdown"),
 		},
 	}

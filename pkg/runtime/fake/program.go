@@ -61,12 +61,13 @@ func (r *Runtime) setupMachineLocked(c *ctr, config *cri.ContainerConfig, img im
 	c.argv = containerArgv(config.Command, config.Args, img)
 	c.stdin = config.Stdin
 	c.m = shell.NewMachine(shell.Config{
-		FS:       view,
-		Programs: lookupProgram,
-		Hostname: c.sb.hostname,
-		Seed:     r.rng.Uint64(),
-		Net:      c.sb.ns,
-		Network:  r.network,
+		FS:         view,
+		Programs:   lookupProgram,
+		Hostname:   c.sb.hostname,
+		Seed:       r.rng.Uint64(),
+		Net:        c.sb.ns,
+		Network:    r.network,
+		OnDetached: r.onDetached(c),
 	})
 	return nil
 }
@@ -335,8 +336,14 @@ type logOutput struct {
 }
 
 func (o *logOutput) Write(b []byte) (int, error) {
+	o.WriteStamped(b, o.c.m.Now().UnixNano())
+	return len(b), nil
+}
+
+// WriteStamped writes b as printed at instant at (a server's handler's line, stamped with
+// its request's time).
+func (o *logOutput) WriteStamped(b []byte, at int64) {
 	c := o.c
-	at := c.m.Now().UnixNano()
 	part := &c.partial[0]
 	if o.stream == StreamStderr {
 		part = &c.partial[1]
@@ -357,7 +364,36 @@ func (o *logOutput) Write(b []byte) (int, error) {
 		c.addProgramLog(o.r, LogLine{Time: at, Stream: o.stream, Text: line})
 		data = data[i+1:]
 	}
-	return len(b), nil
+}
+
+// detachedLocked drains the lines servers' handlers wrote since the last call into their
+// containers' logs.
+func (r *Runtime) detachedLocked() {
+	if r.detachedN.Load() == 0 {
+		return
+	}
+	r.detachedMu.Lock()
+	cs := r.detachedQ
+	r.detachedQ = nil
+	r.detachedN.Store(0)
+	r.detachedMu.Unlock()
+	for _, c := range cs {
+		if c.m != nil && !c.removed {
+			c.m.DrainDetached()
+		}
+	}
+}
+
+// onDetached queues c for detachedLocked; called from handlers' goroutines, so it takes
+// only its own lock.
+func (r *Runtime) onDetached(c *ctr) func() {
+	return func() {
+		r.detachedMu.Lock()
+		r.detachedQ = append(r.detachedQ, c)
+		r.detachedN.Add(1)
+		r.detachedMu.Unlock()
+		r.wake.Notify()
+	}
 }
 
 // maxLineBytes is where a line without a newline is cut (containerd's 16 KiB buffer).

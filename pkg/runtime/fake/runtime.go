@@ -143,6 +143,11 @@ type Runtime struct {
 	pidUsage    int64
 	nodeFS      *vfs.View
 	network     *simnet.Network
+
+	// Lines servers' handlers wrote from other goroutines, by container, for the next lock.
+	detachedMu sync.Mutex
+	detachedQ  []*ctr
+	detachedN  atomic.Int32
 }
 
 var (
@@ -368,6 +373,7 @@ func (r *Runtime) lock() int64 {
 	r.mu.Lock()
 	now := r.now()
 	r.advanceLocked(now)
+	r.detachedLocked()
 	return now
 }
 
