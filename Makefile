@@ -12,7 +12,8 @@ FUZZMINIMIZETIME ?= 10s
 # Every fuzz target as Name:package; make fuzz runs them one at a time (go test -fuzz
 # takes one target per run, and the machine's cores are shared).
 FUZZ_TARGETS = FuzzManifest:pkg/podsource FuzzConfig:pkg/config FuzzBehavior:pkg/runtime/behavior \
-	FuzzFault:pkg/server FuzzHandlers:pkg/server FuzzSet:pkg/featuregate FuzzParse:pkg/simulate
+	FuzzFault:pkg/server FuzzHandlers:pkg/server FuzzSet:pkg/featuregate FuzzParse:pkg/simulate \
+	FuzzShell:pkg/shell
 # The commit `minikubelet version` prints; empty outside a git checkout, where the
 # binary falls back to the VCS information go build records.
 GIT_COMMIT ?= $(shell git rev-parse --short HEAD 2>/dev/null)
@@ -52,7 +53,7 @@ bench-all:
 scale:
 	$(GO) test -run='^$$' -bench='^Benchmark(StartAll|SteadyState|RemoveAll)$$' -benchmem -benchtime=$(BENCHTIME) ./pkg/kubelet/
 
-## fuzz: run the seven fuzz targets one after the other, each for FUZZTIME (default 60s; docs/reliability.md)
+## fuzz: run the eight fuzz targets one after the other, each for FUZZTIME (default 60s; docs/reliability.md)
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \
 	  echo "== $${t%%:*} ($${t#*:}) for $(FUZZTIME)"; \

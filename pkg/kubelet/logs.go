@@ -140,6 +140,9 @@ type logWriter struct {
 func (l *logWriter) write(lines []fake.LogLine) bool {
 	for _, line := range lines {
 		text := line.Text + "\n"
+		if line.Partial {
+			text = line.Text
+		}
 		if l.timestamps {
 			text = time.Unix(0, line.Time).UTC().Format(time.RFC3339Nano) + " " + text
 		}
@@ -197,7 +200,10 @@ func (k *Kubelet) containerLogTail(_ context.Context, containerID string, lines 
 	}
 	out := make([]string, len(log))
 	for i, l := range log {
-		out[i] = l.Text
+		out[i] = l.Text + "\n"
+		if l.Partial {
+			out[i] = l.Text // the program's last line, without a newline
+		}
 	}
 	return out, nil
 }

@@ -188,9 +188,15 @@ func (k *Kubelet) setUpVolume(ctx context.Context, pod *v1.Pod, vol *v1.Volume) 
 			return err
 		}
 		if !k.volumes.has(pod.UID, vol.Name) {
-			// The plugins wrap an emptyDir, set up once.
+			// The plugins wrap an emptyDir, set up once: secret and projected ones of
+			// medium Memory (a tmpfs, so a secret never touches the disk), as upstream's.
 			if err := setUpEmptyDir(k.nodeFS, dir, fsGroup); err != nil {
 				return err
+			}
+			if vol.Secret != nil || vol.Projected != nil {
+				if err := k.nodeFS.SetFSType(dir, "tmpfs"); err != nil {
+					return err
+				}
 			}
 		}
 		w := &atomicWriter{fs: k.nodeFS, targetDir: dir, now: k.clock.Now}
@@ -214,6 +220,19 @@ func (k *Kubelet) setUpVolume(ctx context.Context, pod *v1.Pod, vol *v1.Volume) 
 		}
 		if err := setUpEmptyDir(k.nodeFS, dir, fsGroup); err != nil {
 			return err
+		}
+		if vol.EmptyDir != nil && vol.EmptyDir.Medium == v1.StorageMediumMemory {
+			// A fresh tmpfs's root is 1777: the sticky bit stays (dtrwxrwxrwx), as on a node.
+			if err := k.nodeFS.SetFSType(dir, "tmpfs"); err != nil {
+				return err
+			}
+			info, err := k.nodeFS.Stat(dir)
+			if err != nil {
+				return err
+			}
+			if err := k.nodeFS.Chmod(dir, info.Mode|fs.ModeSticky); err != nil {
+				return err
+			}
 		}
 	}
 	k.volumes.add(pod.UID, vol.Name)

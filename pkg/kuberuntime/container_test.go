@@ -158,7 +158,11 @@ func newStubManager(t *testing.T, rt *stubRuntime, nodeFS *vfs.View, logs map[st
 			if len(l) > lines {
 				l = l[len(l)-lines:]
 			}
-			return l, nil
+			out := make([]string, len(l))
+			for i, line := range l {
+				out[i] = line + "\n"
+			}
+			return out, nil
 		}}
 	if opts != nil {
 		cfg.RunContainerOptions = func(_ context.Context, pod *v1.Pod, c *v1.Container, _ []string) (*ContainerOptions, error) {

@@ -73,8 +73,9 @@ type Config struct {
 	// termination message file and reads it back once the container exited. Nil: no
 	// termination message files.
 	NodeFS *vfs.View
-	// ContainerLogTail returns the last lines of a container's log, oldest first, without
-	// newlines (the message of a failed container with FallbackToLogsOnError). Nil: none.
+	// ContainerLogTail returns the last lines of a container's log, oldest first, each with
+	// its newline (a last line the program printed without one has none): the message of a
+	// failed container with FallbackToLogsOnError. Nil: none.
 	ContainerLogTail func(ctx context.Context, containerID string, lines int) ([]string, error)
 	// Network is the pod network httpGet lifecycle hooks reach; nil: they succeed.
 	Network *simnet.Network

@@ -184,12 +184,8 @@ func (m *Manager) lastLogLines(ctx context.Context, id string) string {
 	if err != nil {
 		return fmt.Sprintf("Error on reading termination message from logs: %v", err)
 	}
-	var b strings.Builder
-	for _, l := range lines {
-		b.WriteString(l)
-		b.WriteByte('\n')
-	}
-	s := b.String()
+	// The lines come with their newlines (a last line printed without one has none).
+	s := strings.Join(lines, "")
 	if len(s) > MaxContainerTerminationMessageLogLength {
 		s = s[len(s)-MaxContainerTerminationMessageLogLength:]
 	}

@@ -33,6 +33,7 @@ func init() {
 		"head":      {run: runHead, usage: "[OPTIONS] [FILE]..."},
 		"hostname":  {run: runHostname, usage: "[-sidf] [HOSTNAME | -F FILE]"},
 		"id":        {run: runID, usage: "[-ugGnr] [USER]"},
+		"ip":        {run: runIP, usage: "[OPTIONS] address|route|link COMMAND"},
 		"kill":      {run: runKill, usage: "[-l] [-SIG] PID..."},
 		"ln":        {run: runLn, usage: "[-sfnbtv] [-S SUF] TARGET... LINK|DIR"},
 		"ls":        {run: runLs, usage: "[-1AaCxdLHRFplinshrSXvctu] [-w WIDTH] [FILE]..."},

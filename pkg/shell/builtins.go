@@ -396,7 +396,7 @@ func (s *shell) exec(argv []string) int {
 	args := argv[1:]
 	prog, resolved, err := s.p.m.resolve(args, s.vars["PATH"].String(), s.p.dir)
 	if err != nil {
-		status := s.p.execFailed(path.Base(s.name), args[0], err)
+		status := s.p.execFailed(s.name, args[0], err)
 		panic(exitPanic(status))
 	}
 	s.p.argv, s.p.env = resolved, s.environ()

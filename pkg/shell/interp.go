@@ -57,6 +57,7 @@ type shell struct {
 	started       int64         // for $SECONDS
 	sourcing      []string      // files being sourced (return ends one)
 	keepRedirs    bool          // exec without a command: its redirections stay
+	extraEnv      []string      // inherited NAME=value entries whose names are no identifiers
 }
 
 // RunShell is sh (busybox ash; bash and dash run it too): sh -c SCRIPT [NAME [ARGS...]],
@@ -122,8 +123,14 @@ func RunShell(p *Proc) int {
 func newShell(p *Proc) *shell {
 	s := &shell{p: p, vars: map[string]expand.Variable{}, funcs: map[string]*syntax.Stmt{}, traps: map[string]string{}, pid: p.PID(), started: p.m.now}
 	for _, kv := range p.Environ() {
-		if k, v, ok := strings.Cut(kv, "="); ok && validName(k) {
-			s.setVar(k, expand.Variable{Set: true, Exported: true, Kind: expand.String, Str: v})
+		k, v, ok := strings.Cut(kv, "=")
+		switch {
+		case ok && validName(k):
+			_ = s.setVar(k, expand.Variable{Set: true, Exported: true, Kind: expand.String, Str: v})
+		case ok:
+			// A name that is no shell identifier (a ConfigMap key "data-1" in envFrom) is
+			// no variable, but stays in the environment children get, as in ash.
+			s.extraEnv = append(s.extraEnv, kv)
 		}
 	}
 	if _, ok := s.vars["IFS"]; !ok {
@@ -242,11 +249,13 @@ func (s *shell) syntaxError(err error) {
 	if errors.As(err, &pe) {
 		msg = fmt.Sprintf("line %d: syntax error: %s", pe.Pos.Line(), pe.Text)
 	}
-	fmt.Fprintf(s.p.Stderr(), "%s: %s\n", path.Base(s.name), msg)
+	fmt.Fprintf(s.p.Stderr(), "%s: %s\n", s.name, msg)
 }
 
+// errorf reports an error as ash does: prefixed with $0, the name the shell was invoked
+// with ("/bin/sh: can't create /file: Read-only file system").
 func (s *shell) errorf(format string, args ...any) {
-	fmt.Fprintf(s.p.Stderr(), "%s: %s\n", "sh", fmt.Sprintf(format, args...))
+	fmt.Fprintf(s.p.Stderr(), "%s: %s\n", s.name, fmt.Sprintf(format, args...))
 }
 
 // eval runs a string of commands in this shell (eval, trap actions).
@@ -877,7 +886,7 @@ func (s *shell) inPath(name string) bool {
 func (s *shell) external(argv []string) {
 	child, err := s.p.StartChild(Spec{Argv: argv, Env: s.environ()})
 	if err != nil {
-		s.status = s.p.execFailed(path.Base(s.name), argv[0], err)
+		s.status = s.p.execFailed(s.name, argv[0], err)
 		if errors.Is(err, errFork) {
 			s.status = 2
 		}
@@ -909,7 +918,8 @@ func (s *shell) environ() []string {
 	if s.envCache != nil {
 		return s.envCache
 	}
-	env := make([]string, 0, len(s.order))
+	env := make([]string, 0, len(s.order)+len(s.extraEnv))
+	env = append(env, s.extraEnv...)
 	for _, name := range s.order {
 		if v, ok := s.vars[name]; ok && v.Exported && v.IsSet() {
 			env = append(env, name+"="+v.String())

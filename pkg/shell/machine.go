@@ -115,6 +115,8 @@ func (m *Machine) Busy() bool { return m.busy }
 type Identity struct {
 	UID, GID int64
 	Groups   []int64 // supplementary groups
+	// Privileged is a privileged container's process: it may change the network (ip link).
+	Privileged bool
 }
 
 // Spec says how to start a process.

@@ -22,6 +22,7 @@ type Node struct {
 	data    []byte
 	target  string // a symbolic link's target
 	program string // what a simulated executable runs (see Info.Program)
+	fstype  string // the filesystem mounted here ("tmpfs"), "" for its parent's
 	kids    map[string]*Node
 	frozen  bool
 }
@@ -68,6 +69,8 @@ type Info struct {
 	// Program is the simulated program an executable file runs ("" for a plain file): image
 	// binaries are files whose content is not machine code but the name of what they do.
 	Program string
+	// FSType is the filesystem mounted at this directory ("tmpfs"), "" when none is.
+	FSType string
 }
 
 func (n *Node) info(name string) Info {
@@ -78,7 +81,7 @@ func (n *Node) info(name string) Info {
 	if n.isSymlink() {
 		size = int64(len(n.target))
 	}
-	return Info{Name: name, Size: size, Mode: n.mode, ModTime: time.Unix(0, n.mtime), UID: n.uid, GID: n.gid, Target: n.target, Program: n.program}
+	return Info{Name: name, Size: size, Mode: n.mode, ModTime: time.Unix(0, n.mtime), UID: n.uid, GID: n.gid, Target: n.target, Program: n.program, FSType: n.fstype}
 }
 
 // Disk is the lock shared by a node's filesystem and every view of its containers: the
@@ -302,6 +305,12 @@ func (v *View) Root() *Node {
 // SetProgram makes the file at p an executable that runs the simulated program name.
 func (v *View) SetProgram(p, name string) error {
 	return v.change(p, func(n *Node) { n.program = name })
+}
+
+// SetFSType records that a filesystem of type typ ("tmpfs") is mounted at directory p, as
+// the kubelet mounts a tmpfs for an emptyDir of medium Memory.
+func (v *View) SetFSType(p, typ string) error {
+	return v.change(p, func(n *Node) { n.fstype = typ })
 }
 
 // Stat describes what p names, following symbolic links.

@@ -16,6 +16,9 @@ type LogLine struct {
 	Time   int64
 	Stream string
 	Text   string
+	// Partial is a last line without its newline (`echo -n DONE` then exit), as the CRI's
+	// "P" tag: readers add no newline after it.
+	Partial bool
 }
 
 // ContainerLog returns the container's log: the lines its behaviour prints (logEvery,

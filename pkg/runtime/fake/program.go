@@ -46,6 +46,9 @@ func (r *Runtime) setupMachineLocked(c *ctr, config *cri.ContainerConfig, img im
 			return fmt.Errorf("mount %q from %q: %w", m.ContainerPath, m.HostPath, err)
 		}
 	}
+	if err := r.procMountsLocked(c, view, config.Mounts); err != nil {
+		return err
+	}
 	c.fs = view
 	c.mounts = config.Mounts
 	c.img = img
@@ -70,6 +73,34 @@ func (r *Runtime) setupMachineLocked(c *ctr, config *cri.ContainerConfig, img im
 		OnDetached: r.onDetached(c),
 	})
 	return nil
+}
+
+// procMountsLocked gives the container a /proc/mounts listing its root and mounts with
+// their filesystem types (tmpfs where the kubelet mounted one), as programs such as
+// agnhost mounttest read it. It is a file of the node's bound read-only, as procfs is
+// the kernel's.
+func (r *Runtime) procMountsLocked(c *ctr, view *vfs.View, mounts []cri.Mount) error {
+	var b strings.Builder
+	b.WriteString("overlay / overlay rw,relatime 0 0\n")
+	for _, m := range mounts {
+		typ, dev := "ext4", "/dev/vda1"
+		if info, err := r.nodeFS.Stat(m.HostPath); err == nil && info.FSType != "" {
+			typ, dev = info.FSType, info.FSType
+		}
+		opts := "rw,relatime"
+		if m.Readonly {
+			opts = "ro,relatime"
+		}
+		fmt.Fprintf(&b, "%s %s %s %s 0 0\n", dev, strings.NewReplacer(" ", `\040`, "\t", `\011`).Replace(m.ContainerPath), typ, opts)
+	}
+	host := "/run/minikubelet/containers/" + c.name + "/mounts"
+	if err := r.nodeFS.MkdirAll(host[:strings.LastIndex(host, "/")], 0o755, 0, 0); err != nil {
+		return fmt.Errorf("write /proc/mounts: %w", err)
+	}
+	if err := r.nodeFS.WriteFile(host, []byte(b.String()), 0o444, false, 0, 0); err != nil {
+		return fmt.Errorf("write /proc/mounts: %w", err)
+	}
+	return view.Bind("/proc/mounts", r.nodeFS, host, true)
 }
 
 // lookupProgram is every simulated program by name: busybox's applets, the servers of
@@ -189,6 +220,7 @@ func identity(sc *cri.SecurityContext, imageUser string, fs *vfs.View) shell.Ide
 			id.GID = *sc.RunAsGroup
 		}
 		id.Groups = append(id.Groups, sc.SupplementalGroups...)
+		id.Privileged = sc.Privileged
 	}
 	return id
 }
@@ -403,7 +435,7 @@ const maxLineBytes = 16 << 10
 func (c *ctr) flushLogs(at int64) {
 	for i, stream := range []string{StreamStdout, StreamStderr} {
 		if len(c.partial[i]) > 0 {
-			c.addLog(LogLine{Time: at, Stream: stream, Text: string(c.partial[i])})
+			c.addLog(LogLine{Time: at, Stream: stream, Text: string(c.partial[i]), Partial: true})
 			c.partial[i] = nil
 		}
 	}
