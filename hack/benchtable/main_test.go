@@ -39,9 +39,12 @@ func TestTableVerdicts(t *testing.T) {
 		"BenchmarkBurst/pods=1000/channelCapacity=4000":    {{"virtual-s": 1, "ns/op": 0.5e9}},
 	}
 	var b bytes.Buffer
-	writeTable(&b, []scaleResult{{Pods: 10000, Containers: 2, RSS: 280 << 10, SteadyCPU: 6, PodsGet: 20, MetricsGet: 1, NodeGet: 1}}, res)
+	writeTable(&b, []scaleResult{{Pods: 10000, Containers: 2, RSS: 280 << 10, SteadyCPU: 6, PodsGet: 20, MetricsGet: 1, NodeGet: 1}},
+		[]scaleResult{{Pods: 10000, Containers: 1, RSS: 420 << 10, SteadyCPU: 4, Steady: 60, PodsGet: 30}}, res)
 	out := b.String()
 	for _, want := range []string{
+		"| 7 | daemon, 10000 pods each running `sh -c 'while true; do echo tick; sleep 5; done'`: memory | RSS < 400 MiB | 420 MiB",
+		"| 7 | same: CPU at steady state | < 10% of a core | 4.0% over 60 s | yes |",
 		"| 1 | daemon, 10000 pods x 2 containers: memory | RSS < 300 MiB (aim 150) | 280 MiB",
 		"| 6 | simulate: 1,000 pods for a virtual hour | < 30 s | 31.0 s | **no** |",
 		"channelCapacity 4000: 1.0 s, 0.50 s of CPU | yes |",
@@ -50,6 +53,9 @@ func TestTableVerdicts(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("table lacks %q:\n%s", want, out)
 		}
+	}
+	if !strings.Contains(out, "420 MiB (peak 0 MiB); all Running after  | **no** |") {
+		t.Errorf("420 MiB must miss the 400 MiB bar:\n%s", out)
 	}
 	if !strings.Contains(out, "6.0% (relist ) | **no** |") {
 		t.Errorf("6%% steady CPU must miss the 5%% bar:\n%s", out)
@@ -77,7 +83,7 @@ func TestExitToSyncMedianOfRuns(t *testing.T) {
 				res[ex+"generic/pods=1000"] = append(res[ex+"generic/pods=1000"], map[string]float64{"p50-ms": 500, "p99-ms": 990, "due-p99-ms": 1000})
 			}
 			var b bytes.Buffer
-			writeTable(&b, nil, res)
+			writeTable(&b, nil, nil, res)
 			if !strings.Contains(b.String(), tt.want) {
 				t.Errorf("row 4 lacks %q:\n%s", tt.want, b.String())
 			}

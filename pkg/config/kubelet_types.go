@@ -17,6 +17,16 @@ type KubeletConfiguration struct {
 
 	// Modelled fields.
 
+	// ClusterDNS are the cluster's DNS servers and ClusterDomain its domain: a pod with
+	// dnsPolicy ClusterFirst gets them in its /etc/resolv.conf (search
+	// <ns>.svc.<domain> svc.<domain> <domain>, ndots:5). Without ClusterDNS such pods fall
+	// back to the node's resolv.conf with a MissingClusterDNS event, as upstream.
+	ClusterDNS    []string `json:"clusterDNS,omitempty"`
+	ClusterDomain string   `json:"clusterDomain,omitempty"`
+	// ResolverConfig is the node's resolv.conf, the Default dnsPolicy's (default
+	// /etc/resolv.conf, of the simulated node's filesystem).
+	ResolverConfig *string `json:"resolvConf,omitempty"`
+
 	// StaticPodPath is the directory (or single file) of static pod manifests; empty disables the
 	// file source. A relative path is resolved against the config file's directory, as upstream.
 	StaticPodPath string `json:"staticPodPath,omitempty"`
@@ -125,8 +135,6 @@ type KubeletConfiguration struct {
 	HealthzPort                               json.RawMessage `json:"healthzPort,omitempty"`
 	HealthzBindAddress                        json.RawMessage `json:"healthzBindAddress,omitempty"`
 	OOMScoreAdj                               json.RawMessage `json:"oomScoreAdj,omitempty"`
-	ClusterDomain                             json.RawMessage `json:"clusterDomain,omitempty"`
-	ClusterDNS                                json.RawMessage `json:"clusterDNS,omitempty"`
 	StreamingConnectionIdleTimeout            json.RawMessage `json:"streamingConnectionIdleTimeout,omitempty"`
 	ImageMinimumGCAge                         json.RawMessage `json:"imageMinimumGCAge,omitempty"`
 	ImageMaximumGCAge                         json.RawMessage `json:"imageMaximumGCAge,omitempty"`
@@ -149,7 +157,6 @@ type KubeletConfiguration struct {
 	HairpinMode                               json.RawMessage `json:"hairpinMode,omitempty"`
 	PodCIDR                                   json.RawMessage `json:"podCIDR,omitempty"`
 	PodPidsLimit                              json.RawMessage `json:"podPidsLimit,omitempty"`
-	ResolverConfig                            json.RawMessage `json:"resolvConf,omitempty"`
 	RunOnce                                   json.RawMessage `json:"runOnce,omitempty"`
 	CPUCFSQuota                               json.RawMessage `json:"cpuCFSQuota,omitempty"`
 	CPUCFSQuotaPeriod                         json.RawMessage `json:"cpuCFSQuotaPeriod,omitempty"`

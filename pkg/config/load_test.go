@@ -218,7 +218,7 @@ func TestLoadPrecedence(t *testing.T) {
 			file: kubeletHead + "featureGates:\n  RotateKubeletServerCertificate: true\n  EventedPLEG: true\nclusterDomain: cluster.local\n",
 			args: []string{"--config=$CONFIG"},
 			check: func(t *testing.T, cfg *Config, gate featuregate.FeatureGate) {
-				want := []string{"clusterDomain", "featureGates.RotateKubeletServerCertificate"}
+				want := []string{"featureGates.RotateKubeletServerCertificate"} // clusterDomain is simulated (resolv.conf)
 				if strings.Join(cfg.UnsimulatedFields, ",") != strings.Join(want, ",") {
 					t.Errorf("unsimulated = %v, want %v", cfg.UnsimulatedFields, want)
 				}

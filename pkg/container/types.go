@@ -119,6 +119,9 @@ type ContainerStatus struct {
 	Reason       string
 	Message      string
 	RestartCount int // the CRI attempt number
+	// Hash is the hash of the container spec it was created from (HashContainer), read
+	// back from its annotation: a spec that no longer hashes the same restarts it. 0: none.
+	Hash uint64
 }
 
 // PodStatus is the runtime's view of one pod, as stored in the status cache.

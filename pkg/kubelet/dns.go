@@ -2,7 +2,6 @@ package kubelet
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"net"
 	"sort"
@@ -40,34 +39,21 @@ type dnsConfigurer struct {
 	nodeName   string
 }
 
-// newDNSConfigurer reads clusterDNS, clusterDomain and resolvConf from the configuration
-// (the simulator keeps them as upstream JSON). A malformed value is an error naming the
-// field; an entry of clusterDNS that is not an IP is logged and skipped, as upstream.
+// newDNSConfigurer reads clusterDNS, clusterDomain and resolvConf from the configuration.
+// An entry of clusterDNS that is not an IP is logged and skipped, as upstream.
 func newDNSConfigurer(c *config.Config, nodeName, nodeIP string) (*dnsConfigurer, error) {
 	d := &dnsConfigurer{resolvConf: defaultResolvConfPath, nodeIP: nodeIP, nodeName: nodeName}
 	kc := &c.Kubelet
-	if len(kc.ClusterDNS) > 0 {
-		var ips []string
-		if err := json.Unmarshal(kc.ClusterDNS, &ips); err != nil {
-			return nil, fmt.Errorf("kubeletConfiguration.clusterDNS: %s is not a list of IPs: %w", kc.ClusterDNS, err)
+	for _, ip := range kc.ClusterDNS {
+		if net.ParseIP(ip) == nil {
+			klog.InfoS("Invalid clusterDNS IP", "IP", ip)
+			continue
 		}
-		for _, ip := range ips {
-			if net.ParseIP(ip) == nil {
-				klog.InfoS("Invalid clusterDNS IP", "IP", ip)
-				continue
-			}
-			d.clusterDNS = append(d.clusterDNS, ip)
-		}
+		d.clusterDNS = append(d.clusterDNS, ip)
 	}
-	if len(kc.ClusterDomain) > 0 {
-		if err := json.Unmarshal(kc.ClusterDomain, &d.clusterDomain); err != nil {
-			return nil, fmt.Errorf("kubeletConfiguration.clusterDomain: %s is not a string: %w", kc.ClusterDomain, err)
-		}
-	}
-	if len(kc.ResolverConfig) > 0 {
-		if err := json.Unmarshal(kc.ResolverConfig, &d.resolvConf); err != nil {
-			return nil, fmt.Errorf("kubeletConfiguration.resolvConf: %s is not a string: %w", kc.ResolverConfig, err)
-		}
+	d.clusterDomain = kc.ClusterDomain
+	if kc.ResolverConfig != nil {
+		d.resolvConf = *kc.ResolverConfig
 	}
 	return d, nil
 }

@@ -226,11 +226,11 @@ func TestMountVolumes(t *testing.T) {
 		dir:  "kubernetes.io~empty-dir",
 		want: map[string]nodeFile{"scratch": {Mode: "drwxrwxrwx"}},
 	}, {
-		name:    "emptyDir with fsGroup: setgid, the group's",
+		name:    "tmpfs emptyDir with fsGroup: setgid, sticky, the group's",
 		vol:     v1.Volume{Name: "scratch", VolumeSource: v1.VolumeSource{EmptyDir: &v1.EmptyDirVolumeSource{Medium: v1.StorageMediumMemory}}},
 		fsGroup: int64p(2000),
 		dir:     "kubernetes.io~empty-dir",
-		want:    map[string]nodeFile{"scratch": {Mode: "dgrwxrwxrwx", GID: 2000}},
+		want:    map[string]nodeFile{"scratch": {Mode: "dgtrwxrwxrwx", GID: 2000}},
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -160,9 +160,17 @@ func (m *Manager) computePodActions(pod *v1.Pod, podStatus *container.PodStatus)
 			}
 			continue
 		}
-		// Running: kill it if its liveness or startup probe failed (upstream's checks of a
-		// running container), restarting it unless the policy is Never.
-		message, grace := m.probeFailure(c, s.ID)
+		// Running: kill it if its spec changed (an image update: upstream's
+		// containerChanged) or its liveness or startup probe failed, restarting it unless
+		// the policy is Never.
+		message, grace := "", (*int64)(nil)
+		if s.Hash != 0 && s.Hash != container.HashContainer(c) {
+			message = fmt.Sprintf("Container %s definition changed", c.Name)
+			changes.ContainersToStart = append(changes.ContainersToStart, idx)
+			changes.ContainersToKill[s.ID] = containerToKillInfo{name: s.Name, container: c, message: message + ", will be restarted"}
+			continue
+		}
+		message, grace = m.probeFailure(c, s.ID)
 		if message == "" {
 			keep++
 			continue

@@ -2,6 +2,8 @@ package kuberuntime
 
 import (
 	"fmt"
+	"github.com/minikubelet/minikubelet/pkg/container"
+	"github.com/minikubelet/minikubelet/pkg/runtime/view"
 	"strconv"
 
 	v1 "k8s.io/api/core/v1"
@@ -74,6 +76,7 @@ func newContainerAnnotations(c *v1.Container, pod *v1.Pod, restartCount int, kin
 		// log: read back from the status once it exited, as upstream.
 		ContainerTerminationMessagePathAnn:   c.TerminationMessagePath,
 		ContainerTerminationMessagePolicyAnn: string(c.TerminationMessagePolicy),
+		view.ContainerHashAnnotation:         strconv.FormatUint(container.HashContainer(c), 16),
 	}
 	if pod.Spec.TerminationGracePeriodSeconds != nil {
 		a[PodTerminationGracePeriodAnn] = strconv.FormatInt(*pod.Spec.TerminationGracePeriodSeconds, 10)

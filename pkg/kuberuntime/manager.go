@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -158,7 +159,8 @@ func (m *Manager) ContainerBackOff() *Backoff { return m.backOff }
 
 // BackOffKey is the crash-loop back-off key of a container: pod UID plus container name.
 func BackOffKey(pod *v1.Pod, c *v1.Container) string {
-	return string(pod.UID) + "_" + c.Name
+	// As upstream's getStableKey: with the spec's hash, so an updated image starts over.
+	return string(pod.UID) + "_" + c.Name + "_" + strconv.FormatUint(container.HashContainer(c), 16)
 }
 
 // GetPods lists the runtime's pods. With all=true (the PLEG's relist) it also refreshes the

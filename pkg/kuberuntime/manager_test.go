@@ -775,3 +775,32 @@ func TestSyncResultErrorIsAnAggregate(t *testing.T) {
 		t.Error("no failure is not nil")
 	}
 }
+
+// TestChangedSpecRestartsTheContainer: a running container whose pod spec no longer hashes
+// to what it was created with (an image update of an API pod) is killed and started again,
+// as upstream's containerChanged, with a fresh crash-loop back-off.
+func TestChangedSpecRestartsTheContainer(t *testing.T) {
+	h := newHarness(t, true)
+	pod := newPod("upd")
+	h.sync(pod)
+	if st, attempt := h.state(pod, "app"); st != container.ContainerStateRunning || attempt != 0 {
+		t.Fatalf("app %v attempt %d, want running", st, attempt)
+	}
+	oldKey := BackOffKey(pod, &pod.Spec.Containers[0])
+	pod.Spec.Containers[0].Image = "ghcr.io/minikubelet/test-app:2.0"
+	if BackOffKey(pod, &pod.Spec.Containers[0]) == oldKey {
+		t.Error("the back-off key does not change with the image")
+	}
+	h.sync(pod)
+	if msgs := h.eventMessages("Killing"); len(msgs) != 1 || msgs[0] != "Container app definition changed, will be restarted" {
+		t.Errorf("Killing events %q", msgs)
+	}
+	h.sync(pod)
+	if st, attempt := h.state(pod, "app"); st != container.ContainerStateRunning || attempt != 1 {
+		t.Errorf("app %v attempt %d, want running again (attempt 1)", st, attempt)
+	}
+	h.sync(pod)
+	if msgs := h.eventMessages("Killing"); len(msgs) != 1 {
+		t.Errorf("the restarted container is killed again: %q", msgs)
+	}
+}

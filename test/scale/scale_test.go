@@ -34,7 +34,8 @@ var (
 	steady     = flag.Duration("steady", time.Minute, "how long the steady-state CPU use is measured (a multiple of fileCheckFrequency, 20s)")
 	startMax   = flag.Duration("start-timeout", 3*time.Minute, "how long the pods may take to all run")
 	containers = flag.Int("containers", 2, "containers per pod")
-	command    = flag.String("command", "while true; do echo tick; sleep 5; done", "the shell script every container runs (sh -c): the workload whose cost is measured")
+	command    = flag.String("command", "while true; do echo tick; sleep 5; done", "the shell script every container runs (sh -c): the workload whose cost is measured; empty: the image's own command")
+	image      = flag.String("image", "busybox:1.36", "the containers' image (one the catalogue does not know, with -command '', runs until stopped without a simulated program)")
 	addLater   = flag.Bool("add-while-running", false, "write the manifests once the daemon runs (fsnotify picks them up) instead of before it starts")
 	report     = flag.String("report", "", "also write the results to this file as JSON (make bench reads it)")
 )
@@ -138,7 +139,11 @@ func podManifest(i, c int) string {
 		if j > 0 {
 			name = fmt.Sprintf("side-%d", j)
 		}
-		fmt.Fprintf(&b, "  - name: %s\n    image: busybox:1.36\n    command: [sh, -c, %q]\n    resources:\n      requests:\n        cpu: 10m\n        memory: 16Mi\n", name, *command)
+		fmt.Fprintf(&b, "  - name: %s\n    image: %s\n", name, *image)
+		if *command != "" {
+			fmt.Fprintf(&b, "    command: [sh, -c, %q]\n", *command)
+		}
+		b.WriteString("    resources:\n      requests:\n        cpu: 10m\n        memory: 16Mi\n")
 	}
 	return b.String()
 }

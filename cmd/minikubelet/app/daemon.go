@@ -20,6 +20,8 @@ import (
 	"github.com/minikubelet/minikubelet/pkg/features"
 	"github.com/minikubelet/minikubelet/pkg/kubelet"
 	"github.com/minikubelet/minikubelet/pkg/metrics"
+	"github.com/minikubelet/minikubelet/pkg/runtime/fake"
+	"github.com/minikubelet/minikubelet/pkg/simnet"
 )
 
 // runDaemon runs the node (or the --node-count nodes) until ctx ends (SIGINT or SIGTERM).
@@ -47,8 +49,19 @@ func runDaemon(ctx context.Context, cfg *config.Config) error {
 	}
 	n := cfg.Nodes()
 	nodes := make([]*kubelet.Kubelet, 0, n)
+	// The nodes of one process share a pod network, each with a pod range of its own
+	// (10.64.0.0/10 in /20s: 4,094 pods per node, 1,024 nodes), so their pods reach each
+	// other as pods of one cluster do; a single node keeps containerd's 10.88.0.0/16.
+	var podNetwork *simnet.Network
+	if n > 1 {
+		podNetwork = simnet.New()
+	}
 	for i := 0; i < n; i++ {
-		k, err := newNode(ctx, cfg.ForNode(i), n > 1, rest)
+		var pn podNet
+		if n > 1 {
+			pn = podNet{network: podNetwork, cidr: nodePodCIDR(i)}
+		}
+		k, err := newNode(ctx, cfg.ForNode(i), n > 1, rest, pn)
 		if err != nil {
 			for _, k := range nodes {
 				k.Close()
@@ -84,7 +97,19 @@ func runDaemon(ctx context.Context, cfg *config.Config) error {
 
 // newNode builds one node of the daemon: its registry, runtime, listeners and kubelet.
 // multi is set with --node-count above 1: the node's manifest subdirectory is created.
-func newNode(ctx context.Context, cfg *config.Config, multi bool, rest *restclient.Config) (*kubelet.Kubelet, error) {
+// podNet is a node's place on its process's pod network (zero: a network of its own).
+type podNet struct {
+	network *simnet.Network
+	cidr    string
+}
+
+// nodePodCIDR is the pod range of node i of a process: the i-th /20 of 10.64.0.0/10.
+func nodePodCIDR(i int) string {
+	n := uint32(10)<<24 | uint32(64)<<16 + uint32(i%1024)<<12
+	return fmt.Sprintf("%d.%d.%d.%d/20", n>>24, n>>16&0xff, n>>8&0xff, n&0xff)
+}
+
+func newNode(ctx context.Context, cfg *config.Config, multi bool, rest *restclient.Config, pn podNet) (*kubelet.Kubelet, error) {
 	logger := klog.FromContext(ctx)
 	gate := features.DefaultMutableFeatureGate
 	clk := clock.RealClock{}
@@ -118,7 +143,7 @@ func newNode(ctx context.Context, cfg *config.Config, multi bool, rest *restclie
 		}
 	}
 
-	rt, err := kubelet.NewRuntime(cfg, clk, reg)
+	rt, err := kubelet.NewRuntime(cfg, clk, reg, func(fc *fake.Config) { fc.Network, fc.PodCIDR = pn.network, pn.cidr })
 	if err != nil {
 		return nil, err
 	}

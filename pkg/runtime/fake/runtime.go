@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"net/netip"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -84,6 +85,11 @@ type Config struct {
 	// Network is the pod network the node's pods are on (shared by the nodes of one
 	// process, so their pods reach each other); default a network of its own.
 	Network *simnet.Network
+	// PodCIDR is the range pod IPs are taken from, in order from its third address
+	// (the first two are the network's and its gateway's), as a CNI's host-local IPAM;
+	// default 10.88.0.0/16, containerd's default. Nodes sharing a Network need ranges of
+	// their own.
+	PodCIDR string
 	// NodeFS is the node's filesystem, which the kubelet writes volumes to and containers'
 	// mounts bind from; default a fresh empty one.
 	NodeFS *vfs.View
@@ -91,6 +97,9 @@ type Config struct {
 	// (containerLogMaxFiles): its log takes at most their product on disk. Default 5.
 	LogMaxFiles int64
 }
+
+// DefaultPodCIDR is containerd's default CNI range.
+const DefaultPodCIDR = "10.88.0.0/16"
 
 // DefaultLogMaxBytes is the kubelet's containerLogMaxSize default, 10Mi.
 const DefaultLogMaxBytes = 10 << 20
@@ -143,6 +152,7 @@ type Runtime struct {
 	pidUsage    int64
 	nodeFS      *vfs.View
 	network     *simnet.Network
+	podNet      netip.Prefix
 
 	// Lines servers' handlers wrote from other goroutines, by container, for the next lock.
 	detachedMu sync.Mutex
@@ -331,6 +341,14 @@ func New(cfg Config) (*Runtime, error) {
 	if r.network == nil {
 		r.network = simnet.New()
 	}
+	cidr := cfg.PodCIDR
+	if cidr == "" {
+		cidr = DefaultPodCIDR
+	}
+	if r.podNet, err = netip.ParsePrefix(cidr); err != nil || !r.podNet.Addr().Is4() || r.podNet.Bits() > 30 {
+		return nil, fmt.Errorf("create fake runtime: pod CIDR %q: want an IPv4 range of at least 4 addresses (10.88.0.0/16)", cidr)
+	}
+	r.podNet = r.podNet.Masked()
 	if r.nodeFS == nil {
 		r.nodeFS = vfs.New(cfg.Clock.Now)
 	}

@@ -3,6 +3,7 @@ package fake
 import (
 	"context"
 	"fmt"
+	"net/netip"
 	"slices"
 
 	"github.com/minikubelet/minikubelet/pkg/cri"
@@ -33,6 +34,16 @@ const (
 )
 
 func one() int { return 1 }
+
+// podIPLocked is the next pod IP of the range: from its third address (the first two are
+// the network and its gateway), wrapping round when the range is used up.
+func (r *Runtime) podIPLocked() string {
+	size := uint32(1) << (32 - r.podNet.Bits())
+	base := r.podNet.Addr().As4()
+	n := uint32(base[0])<<24 | uint32(base[1])<<16 | uint32(base[2])<<8 | uint32(base[3])
+	n += 2 + (r.ipSeq-1)%(size-3)
+	return netip.AddrFrom4([4]byte{byte(n >> 24), byte(n >> 16), byte(n >> 8), byte(n)}).String()
+}
 
 // RunPodSandbox creates a ready sandbox with the next pod IP (10.88.0.0/16, containerd's
 // default CNI range). The pod UID, name and namespace labels are added from the metadata if
@@ -72,8 +83,7 @@ func (r *Runtime) RunPodSandbox(ctx context.Context, config *cri.PodSandboxConfi
 			Labels:      labels,
 			Annotations: config.Annotations, // the runtime's now (cri.RuntimeService)
 		},
-		// .0.0 and .0.1 are the network and the gateway.
-		ip:   fmt.Sprintf("10.88.%d.%d", (r.ipSeq+1)>>8&0xff, (r.ipSeq+1)&0xff),
+		ip:   r.podIPLocked(),
 		name: name,
 	}
 	pe := r.podByUID[md.UID]

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strconv"
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -271,7 +272,20 @@ func ContainerStatusFromCRI(s *cri.ContainerStatus) container.ContainerStatus {
 		Reason:       s.Reason,
 		Message:      s.Message,
 		RestartCount: int(s.Metadata.Attempt),
+		Hash:         hashAnnotation(s.Annotations),
 	}
+}
+
+// ContainerHashAnnotation is the container annotation with the hash of the spec it was
+// created from, as the kubelet's io.kubernetes.container.hash.
+const ContainerHashAnnotation = "io.kubernetes.container.hash"
+
+func hashAnnotation(a map[string]string) uint64 {
+	h, err := strconv.ParseUint(a[ContainerHashAnnotation], 16, 64)
+	if err != nil {
+		return 0
+	}
+	return h
 }
 
 func unixNano(ns int64) time.Time {
