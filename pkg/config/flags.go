@@ -23,6 +23,8 @@ const (
 	flagNodeStatusUpdateFrequency = "node-status-update-frequency"
 	flagMaxPods                   = "max-pods"
 	flagAllowedUnsafeSysctls      = "allowed-unsafe-sysctls"
+	flagClusterDNS                = "cluster-dns"
+	flagClusterDomain             = "cluster-domain"
 	flagAddress                   = "address"
 	flagReadOnlyPort              = "read-only-port"
 	flagEnableDebuggingHandlers   = "enable-debugging-handlers"
@@ -91,6 +93,10 @@ func addFlags(fs *pflag.FlagSet, cl *commandLine, kc *KubeletConfiguration, sc *
 		"Specifies how often the daemon computes node status and posts it when it changed. (kubeletConfiguration.nodeStatusUpdateFrequency)")
 	fs.Int32Var(&kc.MaxPods, flagMaxPods, kc.MaxPods,
 		"Number of Pods that can run on this node. (kubeletConfiguration.maxPods)")
+	fs.StringSliceVar(&kc.ClusterDNS, flagClusterDNS, kc.ClusterDNS,
+		"Comma-separated list of DNS server IP addresses, written into the /etc/resolv.conf of pods with dnsPolicy ClusterFirst. (kubeletConfiguration.clusterDNS)")
+	fs.StringVar(&kc.ClusterDomain, flagClusterDomain, kc.ClusterDomain,
+		"Domain for this cluster: pods with dnsPolicy ClusterFirst search it. (kubeletConfiguration.clusterDomain)")
 	fs.StringSliceVar(&kc.AllowedUnsafeSysctls, flagAllowedUnsafeSysctls, kc.AllowedUnsafeSysctls,
 		"Comma-separated allowlist of unsafe sysctls or unsafe sysctl patterns (ending in *) that pods may set; a pod setting another unsafe one is rejected with SysctlForbidden. (kubeletConfiguration.allowedUnsafeSysctls)")
 	fs.StringVar(&kc.Address, flagAddress, kc.Address,

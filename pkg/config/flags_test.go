@@ -23,6 +23,8 @@ func TestFlagHelpShowsValueTypes(t *testing.T) {
 		flagFileCheckFrequency:        "duration",
 		flagNodeStatusUpdateFrequency: "duration",
 		flagMaxPods:                   "int32",
+		flagClusterDNS:                "strings",
+		flagClusterDomain:             "string",
 		flagAllowedUnsafeSysctls:      "strings",
 		flagAddress:                   "string",
 		flagReadOnlyPort:              "int32",

@@ -173,6 +173,9 @@ type SecurityContext struct {
 	SupplementalGroups []int64
 	ReadonlyRootfs     bool
 	Privileged         bool
+	// NoNewPrivs is no_new_privs (allowPrivilegeEscalation: false): a setuid executable
+	// does not raise the process's effective user.
+	NoNewPrivs bool
 }
 
 // KeyValue is an environment variable (CRI's KeyValue).

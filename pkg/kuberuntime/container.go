@@ -153,6 +153,10 @@ func securityContext(pod *v1.Pod, c *v1.Container) *cri.SecurityContext {
 		if csc.Privileged != nil {
 			sc.Privileged = *csc.Privileged
 		}
+		// Upstream's AddNoNewPrivileges: only an explicit false sets no_new_privs.
+		if csc.AllowPrivilegeEscalation != nil && !*csc.AllowPrivilegeEscalation {
+			sc.NoNewPrivs = true
+		}
 	}
 	return sc
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"io/fs"
 	"iter"
 	"math"
 	"math/rand/v2"
@@ -117,6 +118,11 @@ type Identity struct {
 	Groups   []int64 // supplementary groups
 	// Privileged is a privileged container's process: it may change the network (ip link).
 	Privileged bool
+	// NoNewPrivs is no_new_privs: executing a setuid file does not change the effective user.
+	NoNewPrivs bool
+	// EUID is the effective user when it is not UID (a setuid executable's owner): set by
+	// the machine when it starts such a program; -1 or UID otherwise.
+	EUID int64
 }
 
 // Spec says how to start a process.
@@ -251,6 +257,10 @@ func (m *Machine) spawn(parent *Proc, s Spec) (*Proc, error) {
 		return nil, err
 	}
 	p := &Proc{m: m, pid: m.nextPID, parent: parent, argv: argv, env: s.Env, dir: dir, id: s.Identity, onExit: s.OnExit}
+	p.id.EUID = p.id.UID
+	if owner, ok := m.setuidOwner(argv[0], envLookup(s.Env, "PATH"), dir); ok && !p.id.NoNewPrivs {
+		p.id.EUID = owner
+	}
 	m.nextPID++
 	p.fds[0] = inputFD(s.Stdin)
 	p.fds[1] = outputFD(s.Stdout)
@@ -361,6 +371,33 @@ func (m *Machine) resolve(argv []string, pathVar, dir string) (Program, []string
 		return prog, append([]string{"sh", file}, argv[1:]...), nil
 	}
 	return nil, nil, &ExecError{Name: name, Err: fmt.Errorf("Exec format error")}
+}
+
+// setuidOwner is the owner of the setuid executable argv0 names, if it is one.
+func (m *Machine) setuidOwner(argv0, pathVar, dir string) (int64, bool) {
+	file := argv0
+	if !strings.Contains(file, "/") {
+		if pathVar == "" {
+			pathVar = DefaultPath
+		}
+		file = ""
+		for _, d := range strings.Split(pathVar, ":") {
+			if info, err := m.cfg.FS.Stat(path.Join(d, argv0)); err == nil && info.Mode.IsRegular() {
+				file = path.Join(d, argv0)
+				break
+			}
+		}
+	} else if !strings.HasPrefix(file, "/") {
+		file = path.Join(dir, file)
+	}
+	if file == "" {
+		return 0, false
+	}
+	info, err := m.cfg.FS.Stat(file)
+	if err != nil || info.Mode&fs.ModeSetuid == 0 {
+		return 0, false
+	}
+	return info.UID, true
 }
 
 func (m *Machine) program(name string) Program {

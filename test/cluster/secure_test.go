@@ -333,7 +333,9 @@ func waitServiceAccount(t *testing.T, cp *controlPlane) {
 func startNode(t *testing.T, cp *controlPlane, bin, node string, i int, args ...string) {
 	t.Helper()
 	kubeconfig := cp.kubeconfig(t, node, fmt.Sprintf("%s-%d", nodeToken, i))
-	args = append([]string{"--kubeconfig", kubeconfig, "--hostname-override", node,
+	// The cluster's DNS as kubeadm configures it, for the pods' /etc/resolv.conf (nothing
+	// answers at that address: names resolve through /etc/hosts only).
+	args = append([]string{"--kubeconfig", kubeconfig, "--hostname-override", node, "--cluster-dns", "10.96.0.10", "--cluster-domain", "cluster.local",
 		"--read-only-port", strconv.Itoa(freePort(t)), "--pod-manifest-path", t.TempDir()}, args...)
 	start(t, cp.dir, node, bin, args...)
 }

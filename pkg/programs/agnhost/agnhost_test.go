@@ -124,6 +124,25 @@ func TestAgnhost(t *testing.T) {
 			want: result{Stdout: "[/agnhost entrypoint-tester override arguments]\n", Exited: true},
 		},
 		{
+			name: "etc-hosts prints the kubelet's hosts file",
+			setup: func(_, fsys *vfs.View) {
+				must(fsys.MkdirAll("/etc", 0o755, 0, 0))
+				must(fsys.WriteFile("/etc/hosts", []byte("# Entries added by HostAliases.\n123.45.67.89\tfoo\tbar\n"), 0o644, false, 0, 0))
+				must(fsys.WriteFile("/etc/resolv.conf", []byte("search ns.svc.cluster.local svc.cluster.local\nnameserver 10.96.0.10\n"), 0o644, false, 0, 0))
+			},
+			argv: []string{"/agnhost", "etc-hosts"},
+			want: result{Stdout: "# Entries added by HostAliases.\n123.45.67.89\tfoo\tbar\n", Exited: true},
+		},
+		{
+			name: "dns-suffix prints the search list",
+			setup: func(_, fsys *vfs.View) {
+				must(fsys.MkdirAll("/etc", 0o755, 0, 0))
+				must(fsys.WriteFile("/etc/resolv.conf", []byte("search ns.svc.cluster.local svc.cluster.local\nnameserver 10.96.0.10\n"), 0o644, false, 0, 0))
+			},
+			argv: []string{"/agnhost", "dns-suffix"},
+			want: result{Stdout: "ns.svc.cluster.local,svc.cluster.local", Exited: true},
+		},
+		{
 			name: "entrypoint-tester run through the agnhost-2 link",
 			argv: []string{"/agnhost-2", "entrypoint-tester"},
 			want: result{Stdout: "[/agnhost-2 entrypoint-tester]\n", Exited: true},

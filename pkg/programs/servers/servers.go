@@ -27,12 +27,21 @@ func Lookup(name string) shell.Program {
 		return Redis
 	case "pause":
 		return Pause
+	case "nnp":
+		return NNP
 	}
 	return nil
 }
 
 // Names lists the programs of this package.
-func Names() []string { return []string{"httpd", "nginx", "pause", "redis-server"} }
+func Names() []string { return []string{"httpd", "nginx", "nnp", "pause", "redis-server"} }
+
+// NNP is the nonewprivs test image's setuid-root nnp: it prints its effective user, which
+// is root unless no_new_privs (allowPrivilegeEscalation: false) kept the caller's.
+func NNP(p *shell.Proc) int {
+	fmt.Fprintf(p.Stdout(), "Effective uid: %d\n", p.Identity().EUID)
+	return 0
+}
 
 // Pause is the pause image's /pause: it waits until SIGINT or SIGTERM, says so, and
 // exits 0, as pause.c's handler does.

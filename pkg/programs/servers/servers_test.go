@@ -2,6 +2,7 @@ package servers
 
 import (
 	"bytes"
+	iofs "io/fs"
 	"strings"
 	"testing"
 	"time"
@@ -116,5 +117,34 @@ func TestHttpdAndRedisAndPause(t *testing.T) {
 	m.Step(int64(time.Hour))
 	if *status != 0 || out.String() != "Shutting down, got signal: Terminated\n" {
 		t.Errorf("pause after SIGTERM: status %d, output %q", *status, out.String())
+	}
+}
+
+// TestNNPEffectiveUser: a setuid-root executable runs as root unless no_new_privs
+// (allowPrivilegeEscalation: false) keeps the caller's user.
+func TestNNPEffectiveUser(t *testing.T) {
+	for _, tc := range []struct {
+		noNewPrivs bool
+		want       string
+	}{{false, "Effective uid: 0\n"}, {true, "Effective uid: 1000\n"}} {
+		fs := vfs.New(nil)
+		if err := fs.WriteFile("/nnp", nil, 0o755, false, 0, 0); err != nil {
+			t.Fatal(err)
+		}
+		if err := fs.Chmod("/nnp", iofs.ModeSetuid|0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := fs.SetProgram("/nnp", "nnp"); err != nil {
+			t.Fatal(err)
+		}
+		m := shell.NewMachine(shell.Config{FS: fs, Programs: Lookup})
+		var out bytes.Buffer
+		if _, err := m.Start(shell.Spec{Argv: []string{"/nnp"}, Identity: shell.Identity{UID: 1000, GID: 1000, NoNewPrivs: tc.noNewPrivs}, Stdout: &out}); err != nil {
+			t.Fatal(err)
+		}
+		m.Step(0)
+		if out.String() != tc.want {
+			t.Errorf("no_new_privs %t: %q, want %q", tc.noNewPrivs, out.String(), tc.want)
+		}
 	}
 }

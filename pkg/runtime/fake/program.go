@@ -221,6 +221,7 @@ func identity(sc *cri.SecurityContext, imageUser string, fs *vfs.View) shell.Ide
 		}
 		id.Groups = append(id.Groups, sc.SupplementalGroups...)
 		id.Privileged = sc.Privileged
+		id.NoNewPrivs = sc.NoNewPrivs
 	}
 	return id
 }
