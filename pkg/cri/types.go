@@ -85,6 +85,9 @@ type PodSandboxConfig struct {
 	Hostname    string
 	Labels      map[string]string
 	Annotations map[string]string
+	// Sysctls are the pod's namespaced sysctls, dotted (LinuxPodSandboxConfig.Sysctls):
+	// its containers read them under /proc/sys.
+	Sysctls map[string]string
 }
 
 // PodSandbox is one entry of ListPodSandbox. Times are unix nanoseconds, as in CRI.

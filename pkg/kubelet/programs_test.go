@@ -38,6 +38,15 @@ func TestContainersRunTheirCommands(t *testing.T) {
 				return h.restarts(full) >= 2 && p.Status.ContainerStatuses[0].State.Waiting != nil &&
 					p.Status.ContainerStatuses[0].State.Waiting.Reason == "CrashLoopBackOff"
 			}, "CrashLoopBackOff after restarts"},
+		{"a pod's sysctls in its /proc/sys", "busybox", "    command: [sysctl, kernel.shm_rmid_forced]\n  restartPolicy: Never\n  securityContext:\n    sysctls: [{name: kernel.shm_rmid_forced, value: '1'}]\n",
+			func(h *harness, full string) bool {
+				if h.phase(full) != v1.PodSucceeded {
+					return false
+				}
+				p := h.pod(full)
+				lines, err := h.k.Runtime().ContainerLog(strings.TrimPrefix(p.Status.ContainerStatuses[0].ContainerID, "fake://"), 0, 0)
+				return err == nil && len(lines) == 1 && lines[0].Text == "kernel.shm_rmid_forced = 1"
+			}, "Succeeded, printing the pod's value"},
 		{"nginx serves until stopped", "nginx:1.25", "",
 			func(h *harness, full string) bool {
 				p := h.pod(full)

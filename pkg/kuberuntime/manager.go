@@ -341,12 +341,38 @@ func (m *Manager) generatePodSandboxConfig(pod *v1.Pod, attempt uint32) *cri.Pod
 			hostname = hostname[:63]
 		}
 	}
-	return &cri.PodSandboxConfig{
+	cfg := &cri.PodSandboxConfig{
 		Metadata:    cri.PodSandboxMetadata{Name: pod.Name, UID: string(pod.UID), Namespace: pod.Namespace, Attempt: attempt},
 		Hostname:    hostname,
 		Labels:      newPodLabels(pod),
 		Annotations: newPodAnnotations(pod),
 	}
+	if sc := pod.Spec.SecurityContext; sc != nil && len(sc.Sysctls) > 0 {
+		cfg.Sysctls = map[string]string{}
+		for _, s := range sc.Sysctls {
+			// Upstream's ConvertPodSysctlsVariableToDotsSeparator: kernel/shm_rmid_forced
+			// is kernel.shm_rmid_forced (a dot inside a slashed name stays one component).
+			cfg.Sysctls[sysctlDots(s.Name)] = s.Value
+		}
+	}
+	return cfg
+}
+
+// sysctlDots converts a sysctl name written with slashes to the dotted form: slashes
+// become dots and dots become slashes, as upstream's NormalizeName.
+func sysctlDots(name string) string {
+	if !strings.Contains(name, "/") {
+		return name
+	}
+	return strings.Map(func(r rune) rune {
+		switch r {
+		case '/':
+			return '.'
+		case '.':
+			return '/'
+		}
+		return r
+	}, name)
 }
 
 // doBackOff reports whether the container is still in crash-loop back-off, counted from

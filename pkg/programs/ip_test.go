@@ -19,3 +19,17 @@ func TestIP(t *testing.T) {
 		{name: "an unknown object", argv: []string{"ip", "tunnel"}, stderr: "ip: unknown object tunnel\n", status: 1},
 	})
 }
+
+// TestSysctl: sysctl reads the pod's /proc/sys (dots or slashes), and writing it needs a
+// writable /proc/sys.
+func TestSysctl(t *testing.T) {
+	files := map[string]string{"/proc/sys/kernel/shm_rmid_forced": "1\n", "/proc/sys/net/ipv4/ip_local_port_range": "32768\t60999\n"}
+	runCases(t, []tc{
+		{name: "dotted", argv: []string{"sysctl", "kernel.shm_rmid_forced"}, files: files, stdout: "kernel.shm_rmid_forced = 1\n"},
+		{name: "slashed", argv: []string{"sysctl", "kernel/shm_rmid_forced"}, files: files, stdout: "kernel.shm_rmid_forced = 1\n"},
+		{name: "value only", argv: []string{"sysctl", "-n", "net.ipv4.ip_local_port_range"}, files: files, stdout: "32768\t60999\n"},
+		{name: "unknown", argv: []string{"sysctl", "kernel.nope"}, files: files, stderr: "sysctl: error: 'kernel.nope' is an unknown key\n", status: 1},
+		{name: "write", argv: []string{"sysctl", "-w", "kernel.shm_rmid_forced=0"}, files: files, stdout: "kernel.shm_rmid_forced = 0\n",
+			check: fileIs("/proc/sys/kernel/shm_rmid_forced", "0\n")},
+	})
+}

@@ -61,6 +61,7 @@ func init() {
 		"sleep":     {run: runSleep, usage: "[N]..."},
 		"sort":      {run: runSort, usage: "[-nrugMcszbdfiokt] [-o FILE] [-k START[.OFS][OPTS][,END[.OFS][OPTS]] [-t CHAR] [FILE]..."},
 		"stat":      {run: runStat, usage: "[-ltf] [-c FMT] FILE..."},
+		"sysctl":    {run: runSysctl, usage: "-p [-enq] [FILE...] / [-enqaw] [KEY[=VALUE]]..."},
 		"sync":      {run: func(*cmd) int { return 0 }, usage: "[-df] [FILE]..."},
 		"tac":       {run: runTac, usage: "[FILE]..."},
 		"tail":      {run: runTail, usage: "[OPTIONS] [FILE]..."},

@@ -46,6 +46,11 @@ func (r *Runtime) setupMachineLocked(c *ctr, config *cri.ContainerConfig, img im
 			return fmt.Errorf("mount %q from %q: %w", m.ContainerPath, m.HostPath, err)
 		}
 	}
+	// /proc/sys is the sandbox's, read-only but for a privileged container, as runc mounts it.
+	privileged := config.Security != nil && config.Security.Privileged
+	if err := view.Bind("/proc/sys", r.nodeFS, sysctlDir(c.sb), !privileged); err != nil {
+		return fmt.Errorf("mount /proc/sys: %w", err)
+	}
 	if err := r.procMountsLocked(c, view, config.Mounts); err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/netip"
 	"slices"
+	"strings"
 
 	"github.com/minikubelet/minikubelet/pkg/cri"
 )
@@ -34,6 +35,51 @@ const (
 )
 
 func one() int { return 1 }
+
+// defaultSysctls are the namespaced sysctls a pod's /proc/sys shows, with a fresh
+// namespace's values, as on a Linux node.
+var defaultSysctls = map[string]string{
+	"kernel.shm_rmid_forced":              "0",
+	"kernel.shmmax":                       "18446744073692774399",
+	"kernel.shmall":                       "18446744073692774399",
+	"kernel.shmmni":                       "4096",
+	"kernel.msgmax":                       "8192",
+	"kernel.msgmnb":                       "16384",
+	"kernel.msgmni":                       "32000",
+	"kernel.sem":                          "32000\t1024000000\t500\t32000",
+	"net.ipv4.ip_local_port_range":        "32768\t60999",
+	"net.ipv4.ping_group_range":           "1\t0",
+	"net.ipv4.ip_unprivileged_port_start": "1024",
+	"net.ipv4.tcp_syncookies":             "1",
+	"net.ipv4.ip_forward":                 "1",
+	"net.core.somaxconn":                  "4096",
+	"fs.mqueue.msg_max":                   "10",
+}
+
+// sysctlDir is where the sandbox's /proc/sys lives on the node's filesystem.
+func sysctlDir(sb *sandbox) string { return "/run/minikubelet/sandboxes/" + sb.info.ID + "/sys" }
+
+// writeSysctlsLocked makes the sandbox's /proc/sys: the defaults, with the pod's sysctls
+// set, as the runtime sets them in the sandbox's namespaces.
+func (r *Runtime) writeSysctlsLocked(sb *sandbox, sysctls map[string]string) error {
+	values := make(map[string]string, len(defaultSysctls)+len(sysctls))
+	for k, v := range defaultSysctls {
+		values[k] = v
+	}
+	for k, v := range sysctls {
+		values[k] = v
+	}
+	for name, v := range values {
+		p := sysctlDir(sb) + "/" + strings.ReplaceAll(name, ".", "/")
+		if err := r.nodeFS.MkdirAll(p[:strings.LastIndex(p, "/")], 0o555, 0, 0); err != nil {
+			return fmt.Errorf("sysctl %s: %w", name, err)
+		}
+		if err := r.nodeFS.WriteFile(p, []byte(v+"\n"), 0o644, false, 0, 0); err != nil {
+			return fmt.Errorf("sysctl %s: %w", name, err)
+		}
+	}
+	return nil
+}
 
 // podIPLocked is the next pod IP of the range: from its third address (the first two are
 // the network and its gateway), wrapping round when the range is used up.
@@ -93,6 +139,9 @@ func (r *Runtime) RunPodSandbox(ctx context.Context, config *cri.PodSandboxConfi
 		r.pods = append(r.pods, pe)
 	}
 	sb.ns = r.network.NewNamespace(sb.ip)
+	if err := r.writeSysctlsLocked(sb, config.Sysctls); err != nil {
+		return "", fmt.Errorf("run pod sandbox: %w", err)
+	}
 	sb.pod = pe
 	pe.sandboxes = append(pe.sandboxes, sb)
 	r.sandboxes[id] = sb
@@ -157,6 +206,7 @@ func (r *Runtime) RemovePodSandbox(ctx context.Context, podSandboxID string) err
 	}
 	r.cpuGone += sb.cpuGone // its containers are all removed by now
 	delete(r.sandboxes, sb.info.ID)
+	_ = r.nodeFS.Remove("/run/minikubelet/sandboxes/"+sb.info.ID, true) // its /proc/sys
 	delete(r.sandboxNames, sb.name)
 	pe := sb.pod
 	pe.sandboxes = slices.DeleteFunc(pe.sandboxes, func(s *sandbox) bool { return s == sb })
