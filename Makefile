@@ -122,7 +122,7 @@ DEFAULT_SKIP  := \[Serial\]|\[Disruptive\]
 FOCUS   ?= $(DEFAULT_FOCUS)
 SKIP    ?= $(DEFAULT_SKIP)
 PROCS   ?= 40
-NODES   ?= 2
+NODES   ?= 1
 CONFORMANCE_TIMEOUT ?= 28m
 CONFORMANCE_OUT     ?= _output/conformance
 # The report rewrites docs/conformance.md and the README's figure only for the default

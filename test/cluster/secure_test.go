@@ -292,12 +292,12 @@ func startSecureNode(t *testing.T, cp *controlPlane, bin, node string) int {
 }
 
 // startSecureNodeN is startSecureNode for the control plane's i-th node identity.
-func startSecureNodeN(t *testing.T, cp *controlPlane, bin, node string, i int) int {
+func startSecureNodeN(t *testing.T, cp *controlPlane, bin, node string, i int, extra ...string) int {
 	t.Helper()
 	port := freePort(t)
-	startNode(t, cp, bin, node, i, "--port", strconv.Itoa(port),
+	startNode(t, cp, bin, node, i, append([]string{"--port", strconv.Itoa(port),
 		"--anonymous-auth=false", "--authentication-token-webhook", "--authorization-mode=Webhook",
-		"--client-ca-file", cp.kubeletClientCA)
+		"--client-ca-file", cp.kubeletClientCA}, extra...)...)
 	waitNodeReady(t, cp, node, port)
 	waitServiceAccount(t, cp)
 	return port
