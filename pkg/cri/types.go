@@ -125,6 +125,18 @@ type PodSandboxFilter struct {
 type ImageSpec struct {
 	Image       string
 	Annotations map[string]string
+	// Auth are the credentials of a pull (CRI's PullImageRequest.auth, kept here beside the
+	// image): the kubelet's from the pod's imagePullSecrets for the image's registry; nil:
+	// an anonymous pull.
+	Auth *AuthConfig
+}
+
+// AuthConfig is a registry credential (CRI's AuthConfig).
+type AuthConfig struct {
+	Username, Password string
+	// Auth is "username:password" in base64, as a docker config holds it.
+	Auth          string
+	ServerAddress string
 }
 
 // ContainerMetadata identifies a container inside its sandbox; Attempt counts restarts.

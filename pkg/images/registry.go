@@ -55,9 +55,16 @@ var exampleDomains = []string{"example.com", "example.net", "example.org"}
 //     knows no digests).
 //
 // Exists is safe for concurrent use.
-func Exists(ref string) error { return theCatalogue.exists(ref) }
+func Exists(ref string) error { return theCatalogue.exists(ref, false) }
 
-func (c *catalogue) exists(ref string) error {
+// ExistsWithAuth is Exists for a pull with credentials for the registry: a private
+// repository then serves (the simulator cannot check them; any credentials for the
+// registry are taken as the right ones).
+func ExistsWithAuth(ref string, authenticated bool) error {
+	return theCatalogue.exists(ref, authenticated)
+}
+
+func (c *catalogue) exists(ref string, authenticated bool) error {
 	r, err := ParseReference(ref)
 	if err != nil {
 		return &PullError{Code: CodeUnknown, Message: fmt.Sprintf("failed to parse image reference %q: %v", ref, err)}
@@ -86,7 +93,7 @@ func (c *catalogue) exists(ref string) error {
 		return fail(CodeUnknown, fmt.Sprintf("failed to do request: Head %q: dial tcp %s: connect: connection refused", url, net.JoinHostPort(addr, port)))
 	}
 	reg := c.registryFor(r.Domain)
-	if reg != nil && matchAny(reg.Private, r.Path) {
+	if reg != nil && matchAny(reg.Private, r.Path) && !authenticated {
 		return fail(CodeUnknown, fmt.Sprintf("unexpected status from HEAD request to %s: 403 Forbidden", url))
 	}
 	if reg != nil && reg.Host == defaultDomain {

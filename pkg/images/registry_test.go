@@ -109,3 +109,17 @@ func TestOfficial(t *testing.T) {
 		t.Errorf("%d official images, want the whole list (about 170)", n)
 	}
 }
+
+// TestExistsWithAuth: a private repository serves a pull with credentials, and a
+// repository that does not exist stays missing with them.
+func TestExistsWithAuth(t *testing.T) {
+	if err := ExistsWithAuth("gcr.io/authenticated-image-pulling/alpine:3.7", true); err != nil {
+		t.Errorf("with credentials: %v", err)
+	}
+	if err := ExistsWithAuth("gcr.io/authenticated-image-pulling/alpine:3.7", false); err == nil {
+		t.Error("without credentials the private repository served")
+	}
+	if err := ExistsWithAuth("webserver", true); err == nil {
+		t.Error("credentials made a non-existent Docker Hub image exist")
+	}
+}

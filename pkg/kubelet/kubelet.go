@@ -321,6 +321,7 @@ func New(cfg Config) (*Kubelet, error) {
 		ContainerLogTail:    k.containerLogTail,
 		Network:             cfg.Runtime.Network(),
 		After:               cfg.Runtime.After,
+		PullCredentials:     k.pullCredentials,
 	}); err != nil {
 		return nil, fmt.Errorf("create runtime manager: %w", err)
 	}

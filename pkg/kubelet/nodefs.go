@@ -63,6 +63,22 @@ func seedNodeFiles(nodeFS *vfs.View, nodeName, nodeIP string) error {
 	if err := nodeFS.MkdirAll("/etc", 0o755, 0, 0); err != nil {
 		return fmt.Errorf("create /etc on the node's filesystem: %w", err)
 	}
+	// The directories a Linux node has that pods' hostPath volumes use: /tmp is 1777, as
+	// on every Linux machine (a hostPath of /tmp shows dtrwxrwxrwx in the container).
+	for _, d := range []struct {
+		path string
+		mode fs.FileMode
+	}{{"/tmp", fs.ModeSticky | 0o777}, {"/var/log", 0o755}, {"/var/lib", 0o755}, {"/run", 0o755}} {
+		if _, err := nodeFS.Stat(d.path); err == nil {
+			continue
+		}
+		if err := nodeFS.MkdirAll(d.path, 0o755, 0, 0); err != nil {
+			return fmt.Errorf("create %s on the node's filesystem: %w", d.path, err)
+		}
+		if err := nodeFS.Chmod(d.path, d.mode); err != nil {
+			return fmt.Errorf("chmod %s on the node's filesystem: %w", d.path, err)
+		}
+	}
 	files := []struct{ path, content string }{
 		{nodeHostnamePath, nodeName + "\n"},
 		{nodeHostsPath, "127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n" + nodeIP + "\t" + nodeName + "\n"},

@@ -3,6 +3,7 @@ package kuberuntime
 import (
 	"context"
 	"fmt"
+	"github.com/minikubelet/minikubelet/pkg/images"
 	"strings"
 	"time"
 
@@ -112,6 +113,9 @@ func (m *Manager) ensureImageExists(ctx context.Context, ref *v1.ObjectReference
 	}
 	m.recorder.Eventf(ref, v1.EventTypeNormal, "Pulling", "Pulling image %q", c.Image)
 	start := m.clock.Now()
+	if m.cfg.PullCredentials != nil {
+		spec.Auth = credentialFor(image, m.cfg.PullCredentials(ctx, pod))
+	}
 	_, err = m.images.PullImage(ctx, spec, sandboxConfig)
 	if err != nil {
 		m.recorder.Eventf(ref, v1.EventTypeWarning, "Failed", "Failed to pull image %q: %v", c.Image, err)
@@ -129,4 +133,22 @@ func (m *Manager) ensureImageExists(ctx context.Context, ref *v1.ObjectReference
 	m.recorder.Eventf(ref, v1.EventTypeNormal, "Pulled", "Successfully pulled image %q in %v (%v including waiting). Image size: %v bytes.", c.Image, d, d, size)
 	m.imageBackOff.GC()
 	return image, "", nil
+}
+
+// credentialFor picks the credential whose server is the image's registry, as the
+// kubelet's keyring matches a docker config's keys ("https://gcr.io", "gcr.io/v1/").
+func credentialFor(image string, creds []cri.AuthConfig) *cri.AuthConfig {
+	ref, err := images.ParseReference(image)
+	if err != nil {
+		return nil
+	}
+	for i := range creds {
+		server := creds[i].ServerAddress
+		server = strings.TrimPrefix(strings.TrimPrefix(server, "https://"), "http://")
+		server, _, _ = strings.Cut(server, "/")
+		if server == ref.Domain || server == "index.docker.io" && ref.Domain == "docker.io" {
+			return &creds[i]
+		}
+	}
+	return nil
 }

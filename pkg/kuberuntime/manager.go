@@ -78,6 +78,9 @@ type Config struct {
 	// its newline (a last line the program printed without one has none): the message of a
 	// failed container with FallbackToLogsOnError. Nil: none.
 	ContainerLogTail func(ctx context.Context, containerID string, lines int) ([]string, error)
+	// PullCredentials returns the credentials of the pod's imagePullSecrets (the kubelet's
+	// keyring), by registry server as the docker config names it; nil: anonymous pulls.
+	PullCredentials func(ctx context.Context, pod *v1.Pod) []cri.AuthConfig
 	// Network is the pod network httpGet lifecycle hooks reach; nil: they succeed.
 	Network *simnet.Network
 	// After is a pending operation completed d from now on the clock (sleep lifecycle

@@ -804,3 +804,18 @@ func TestChangedSpecRestartsTheContainer(t *testing.T) {
 		t.Errorf("the restarted container is killed again: %q", msgs)
 	}
 }
+
+// TestCredentialFor: a pull secret's credential is used for the registry it names.
+func TestCredentialFor(t *testing.T) {
+	creds := []cri.AuthConfig{{ServerAddress: "https://gcr.io", Auth: "a"}, {ServerAddress: "index.docker.io/v1/", Auth: "b"}}
+	for image, want := range map[string]string{
+		"gcr.io/authenticated-image-pulling/alpine:3.7": "a",
+		"busybox":                   "b",
+		"registry.k8s.io/pause:3.9": "",
+	} {
+		got := credentialFor(image, creds)
+		if (got == nil) != (want == "") || got != nil && got.Auth != want {
+			t.Errorf("%s: %+v, want auth %q", image, got, want)
+		}
+	}
+}

@@ -33,3 +33,13 @@ func TestSysctl(t *testing.T) {
 			check: fileIs("/proc/sys/kernel/shm_rmid_forced", "0\n")},
 	})
 }
+
+// TestHexdump: the canonical table e2e's binary ConfigMap spec reads back.
+func TestHexdump(t *testing.T) {
+	runCases(t, []tc{
+		{name: "canonical", argv: []string{"hexdump", "-C", "/d"}, files: map[string]string{"/d": "\xde\xca\xfe\xba\xd0\xfe\xff"},
+			stdout: "00000000  de ca fe ba d0 fe ff                              |.......|\n00000007\n"},
+		{name: "words", argv: []string{"hexdump", "/d"}, files: map[string]string{"/d": "abc"}, stdout: "0000000 6261 0063\n0000003\n"},
+		{name: "missing", argv: []string{"hexdump", "-C", "/nope"}, stderr: "hexdump: /nope: No such file or directory\n", stdout: "00000000\n", status: 1},
+	})
+}

@@ -32,6 +32,7 @@ func init() {
 		"grep":      {run: runGrep, usage: "[-HhnlLoqvsrRiwFE] [-m N] [-A|B|C N] { PATTERN | -e PATTERN... | -f FILE... } [FILE]..."},
 		"head":      {run: runHead, usage: "[OPTIONS] [FILE]..."},
 		"hostname":  {run: runHostname, usage: "[-sidf] [HOSTNAME | -F FILE]"},
+		"hexdump":   {run: runHexdump, usage: "[-bcdoxCv] [FILE]..."},
 		"id":        {run: runID, usage: "[-ugGnr] [USER]"},
 		"ip":        {run: runIP, usage: "[OPTIONS] address|route|link COMMAND"},
 		"kill":      {run: runKill, usage: "[-l] [-SIG] PID..."},

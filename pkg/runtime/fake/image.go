@@ -105,7 +105,7 @@ func (r *Runtime) PullImage(ctx context.Context, image cri.ImageSpec, sandboxCon
 	if beh.PullError == "" {
 		// Resolving the reference is the pull's first step: a refusal comes before any
 		// download time.
-		if err := images.Exists(image.Image); err != nil {
+		if err := images.ExistsWithAuth(image.Image, image.Auth != nil); err != nil {
 			r.logger.V(4).Info("Pull refused by the registry", "image", image.Image, "err", err)
 			var pe *images.PullError
 			if !errors.As(err, &pe) {
