@@ -3,10 +3,17 @@ package kubelet
 import (
 	"context"
 	"fmt"
+	"maps"
+	"net"
+	"slices"
 	"sort"
+	"strconv"
+	"strings"
 
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/klog/v2"
 
 	"github.com/minikubelet/minikubelet/pkg/cri"
 	"github.com/minikubelet/minikubelet/pkg/kuberuntime"
@@ -46,8 +53,11 @@ func (l *envList) lookup(key string) (string, bool) {
 // HOSTNAME and HOME are the runtime's to add, as on a node (the image's PATH, the
 // sandbox's hostname, the user's home). A ConfigMap, Secret or key that is
 // missing and not optional is an error with upstream's message: the container waits with
-// CreateContainerConfigError. Service links (FOO_SERVICE_HOST) are not simulated.
+// CreateContainerConfigError. The service links (FOO_SERVICE_HOST, ...) of the
+// namespace's Services (with enableServiceLinks) and of the kubernetes Service come last,
+// but for names the container defines itself, and $(VAR) can refer to them.
 func (k *Kubelet) makeEnvironmentVariables(ctx context.Context, pod *v1.Pod, c *v1.Container, podIPs []string) ([]cri.KeyValue, error) {
+	serviceEnv := k.serviceEnv(ctx, pod)
 	var env envList
 	configMaps := map[string]*v1.ConfigMap{}
 	secrets := map[string]*v1.Secret{}
@@ -97,8 +107,14 @@ func (k *Kubelet) makeEnvironmentVariables(ctx context.Context, pod *v1.Pod, c *
 		src := e.ValueFrom
 		switch {
 		case src == nil:
-			// $(VAR) refers to the variables defined before this one.
-			value = kuberuntime.Expand(e.Value, env.lookup)
+			// $(VAR) refers to the variables defined before this one, and the service links.
+			value = kuberuntime.Expand(e.Value, func(name string) (string, bool) {
+				if v, ok := env.lookup(name); ok {
+					return v, true
+				}
+				v, ok := serviceEnv[name]
+				return v, ok
+			})
 		case src.FieldRef != nil:
 			v, err := podFieldValue(pod, src.FieldRef.FieldPath, k.podIPsFor(pod, podIPs), k.hostIP)
 			if err != nil {
@@ -149,6 +165,11 @@ func (k *Kubelet) makeEnvironmentVariables(ctx context.Context, pod *v1.Pod, c *
 			value = string(v)
 		}
 		env.set(e.Name, value)
+	}
+	for _, name := range slices.Sorted(maps.Keys(serviceEnv)) {
+		if _, ok := env.lookup(name); !ok {
+			env.set(name, serviceEnv[name])
+		}
 	}
 	return env.vars, nil
 }
@@ -204,3 +225,74 @@ func (k *Kubelet) recordEvent(ref *v1.ObjectReference, eventType, reason, format
 }
 
 func isTrue(b *bool) bool { return b != nil && *b }
+
+// masterServiceNamespace is where the kubernetes Service lives, whose links every pod gets.
+const masterServiceNamespace = metav1.NamespaceDefault
+
+// serviceEnv is upstream's getServiceEnvVarMap: the links of the Services of the pod's
+// namespace (unless enableServiceLinks is false) and of the kubernetes Service, for the
+// Services with a cluster IP. Standalone there are none; a list that fails is logged and
+// leaves them out.
+func (k *Kubelet) serviceEnv(ctx context.Context, pod *v1.Pod) map[string]string {
+	if k.kubeClient == nil {
+		return nil
+	}
+	services := map[string]*v1.Service{}
+	add := func(namespace string, only func(*v1.Service) bool) {
+		list, err := k.objects.Services(ctx, namespace)
+		if err != nil {
+			klog.FromContext(ctx).V(2).Info("Unable to list the Services for a pod's service links", "pod", klog.KObj(pod), "namespace", namespace, "err", err)
+			return
+		}
+		for i := range list.Items {
+			s := &list.Items[i]
+			if (only == nil || only(s)) && s.Spec.ClusterIP != "" && s.Spec.ClusterIP != v1.ClusterIPNone {
+				if _, taken := services[s.Name]; !taken || s.Namespace == pod.Namespace {
+					services[s.Name] = s
+				}
+			}
+		}
+	}
+	add(masterServiceNamespace, func(s *v1.Service) bool { return s.Name == "kubernetes" })
+	if pod.Spec.EnableServiceLinks == nil || *pod.Spec.EnableServiceLinks {
+		add(pod.Namespace, nil)
+	}
+	env := map[string]string{}
+	for _, s := range services {
+		serviceLinks(s, env)
+	}
+	return env
+}
+
+// serviceLinks adds a Service's variables as Docker links name them: FOO_SERVICE_HOST,
+// FOO_SERVICE_PORT (and _<PORT NAME>), FOO_PORT, FOO_PORT_<port>_<PROTO>[_PROTO|_PORT|_ADDR].
+func serviceLinks(s *v1.Service, env map[string]string) {
+	name := strings.ToUpper(strings.ReplaceAll(s.Name, "-", "_"))
+	ip := s.Spec.ClusterIP
+	env[name+"_SERVICE_HOST"] = ip
+	for i, p := range s.Spec.Ports {
+		port := strconv.Itoa(int(p.Port))
+		if i == 0 {
+			env[name+"_SERVICE_PORT"] = port
+		}
+		if p.Name != "" {
+			env[name+"_SERVICE_PORT_"+strings.ToUpper(strings.ReplaceAll(p.Name, "-", "_"))] = port
+		}
+	}
+	for i, p := range s.Spec.Ports {
+		proto := strings.ToLower(string(p.Protocol))
+		if proto == "" {
+			proto = "tcp"
+		}
+		port := strconv.Itoa(int(p.Port))
+		url := proto + "://" + net.JoinHostPort(ip, port)
+		if i == 0 {
+			env[name+"_PORT"] = url
+		}
+		prefix := name + "_PORT_" + port + "_" + strings.ToUpper(proto)
+		env[prefix] = url
+		env[prefix+"_PROTO"] = proto
+		env[prefix+"_PORT"] = port
+		env[prefix+"_ADDR"] = ip
+	}
+}

@@ -258,3 +258,56 @@ func TestFieldPathValue(t *testing.T) {
 		})
 	}
 }
+
+// TestServiceLinks: a container gets the links of its namespace's Services (unless
+// enableServiceLinks is false) and of the kubernetes Service, after its own variables,
+// which win; $(VAR) can refer to them.
+func TestServiceLinks(t *testing.T) {
+	svc := func(ns, name, ip string, ports ...v1.ServicePort) *v1.Service {
+		return &v1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Spec: v1.ServiceSpec{ClusterIP: ip, Ports: ports}}
+	}
+	objs := []runtime.Object{
+		svc("default", "kubernetes", "10.96.0.1", v1.ServicePort{Name: "https", Port: 443, Protocol: v1.ProtocolTCP}),
+		svc("shop", "fooservice", "10.96.5.5", v1.ServicePort{Port: 8765, Protocol: v1.ProtocolTCP}),
+		svc("shop", "headless", v1.ClusterIPNone, v1.ServicePort{Port: 80}),
+		svc("other", "elsewhere", "10.96.9.9", v1.ServicePort{Port: 80}),
+	}
+	k := newUnitKubelet(t, false, objs...)
+	links := func(enable *bool) []cri.KeyValue {
+		pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "shop"}, Spec: v1.PodSpec{EnableServiceLinks: enable}}
+		c := &v1.Container{Name: "c", Env: []v1.EnvVar{{Name: "FOOSERVICE_SERVICE_PORT", Value: "mine"}, {Name: "URL", Value: "$(FOOSERVICE_PORT)/x"}}}
+		env, err := k.makeEnvironmentVariables(context.Background(), pod, c, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return env
+	}
+	got := links(nil)
+	want := []cri.KeyValue{
+		{Key: "FOOSERVICE_SERVICE_PORT", Value: "mine"},
+		{Key: "URL", Value: "tcp://10.96.5.5:8765/x"},
+		{Key: "FOOSERVICE_PORT", Value: "tcp://10.96.5.5:8765"},
+		{Key: "FOOSERVICE_PORT_8765_TCP", Value: "tcp://10.96.5.5:8765"},
+		{Key: "FOOSERVICE_PORT_8765_TCP_ADDR", Value: "10.96.5.5"},
+		{Key: "FOOSERVICE_PORT_8765_TCP_PORT", Value: "8765"},
+		{Key: "FOOSERVICE_PORT_8765_TCP_PROTO", Value: "tcp"},
+		{Key: "FOOSERVICE_SERVICE_HOST", Value: "10.96.5.5"},
+		{Key: "KUBERNETES_PORT", Value: "tcp://10.96.0.1:443"},
+		{Key: "KUBERNETES_PORT_443_TCP", Value: "tcp://10.96.0.1:443"},
+		{Key: "KUBERNETES_PORT_443_TCP_ADDR", Value: "10.96.0.1"},
+		{Key: "KUBERNETES_PORT_443_TCP_PORT", Value: "443"},
+		{Key: "KUBERNETES_PORT_443_TCP_PROTO", Value: "tcp"},
+		{Key: "KUBERNETES_SERVICE_HOST", Value: "10.96.0.1"},
+		{Key: "KUBERNETES_SERVICE_PORT", Value: "443"},
+		{Key: "KUBERNETES_SERVICE_PORT_HTTPS", Value: "443"},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("env (-want +got):\n%s", diff)
+	}
+	off := false
+	for _, kv := range links(&off) {
+		if strings.HasPrefix(kv.Key, "FOOSERVICE_SERVICE_HOST") {
+			t.Errorf("enableServiceLinks: false still links the namespace's services: %v", kv)
+		}
+	}
+}

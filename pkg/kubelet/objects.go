@@ -61,6 +61,7 @@ type apiObjects struct {
 	mu         sync.Mutex
 	configMaps map[string]cached[v1.ConfigMap] // by namespace/name
 	secrets    map[string]cached[v1.Secret]
+	services   map[string]cached[v1.ServiceList] // by namespace/
 	tokens     map[string]cachedToken
 }
 
@@ -84,6 +85,7 @@ func newAPIObjects(client kubernetes.Interface, caller *cluster.Caller, clk cloc
 		client: client, caller: caller, clock: clk, ttl: ttl,
 		configMaps: map[string]cached[v1.ConfigMap]{},
 		secrets:    map[string]cached[v1.Secret]{},
+		services:   map[string]cached[v1.ServiceList]{},
 		tokens:     map[string]cachedToken{},
 	}
 }
@@ -108,6 +110,17 @@ func (o *apiObjects) Secret(ctx context.Context, namespace, name string) (*v1.Se
 	}
 	return getObject(ctx, o, o.secrets, secretResource, namespace, name, func(ctx context.Context) (*v1.Secret, error) {
 		return o.client.CoreV1().Secrets(namespace).Get(ctx, name, metav1.GetOptions{})
+	})
+}
+
+// Services lists the Services of a namespace (for the pods' service links), cached as
+// ConfigMaps are.
+func (o *apiObjects) Services(ctx context.Context, namespace string) (*v1.ServiceList, error) {
+	if o.client == nil {
+		return nil, errStandalone
+	}
+	return getObject(ctx, o, o.services, schema.GroupResource{Resource: "services"}, namespace, "", func(ctx context.Context) (*v1.ServiceList, error) {
+		return o.client.CoreV1().Services(namespace).List(ctx, metav1.ListOptions{})
 	})
 }
 
