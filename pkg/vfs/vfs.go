@@ -141,33 +141,38 @@ func (v *View) Bind(target string, src *View, srcPath string, readOnly bool) err
 		return ENOENT
 	}
 	target = clean(target)
-	// Make the mount point in the root filesystem, as runc does before mounting: its
-	// parents as directories, the point itself of the source's kind. Even a read-only
-	// root gets them (it is made read-only after its mounts).
-	ro := v.roRoot
-	v.roRoot = false
-	defer func() { v.roRoot = ro }()
-	if err := v.mkdirAll(path.Dir(target), 0o755, 0, 0); err != nil {
-		return err
-	}
-	pl, err := v.resolve(target, true)
-	if err != nil {
-		return err
-	}
-	if pl.node == nil {
-		dir, err := v.writable(pl)
-		if err != nil {
-			return err
-		}
-		point := &Node{mode: 0o644}
-		if l.node.isDir() {
-			point = NewDir(0o755)
-		}
-		dir.kids[pl.name] = point
-	}
+	// No mount point is made in the tree (runc makes one): walk treats a missing one, and
+	// directories above it, as there, so that an image's tree is not copied for its mounts.
 	v.mounts[target] = &mount{path: target, node: l.node, ro: readOnly}
 	return nil
 }
+
+// BindNode mounts tree n (a directory or file of no filesystem: a container's /proc) at
+// target.
+func (v *View) BindNode(target string, n *Node, readOnly bool) {
+	v.disk.mu.Lock()
+	defer v.disk.mu.Unlock()
+	target = clean(target)
+	v.mounts[target] = &mount{path: target, node: n, ro: readOnly}
+}
+
+// NewFile is a file of no filesystem with data and permissions perm, owned by root.
+func NewFile(data []byte, perm fs.FileMode) *Node {
+	return &Node{mode: perm.Perm(), data: data}
+}
+
+// Dir returns directory n's subdirectory name, made if missing (to build a tree).
+func (n *Node) Dir(name string) *Node {
+	if k, ok := n.kids[name]; ok {
+		return k
+	}
+	k := NewDir(n.mode.Perm())
+	n.kids[name] = k
+	return k
+}
+
+// Add puts child in directory n as name (to build a tree before it is bound or frozen).
+func (n *Node) Add(name string, child *Node) { n.kids[name] = child }
 
 // Mounts lists the paths something is bound at, sorted.
 func (v *View) Mounts() []string {
@@ -188,6 +193,14 @@ type loc struct {
 	name   string
 	path   string
 	mnt    *mount
+}
+
+// mntPath is the path in the view of the tree l lies in: its mount's, or "/".
+func (l loc) mntPath() string {
+	if l.mnt != nil {
+		return l.mnt.path
+	}
+	return "/"
 }
 
 const maxSymlinks = 40
@@ -232,6 +245,12 @@ func (v *View) walk(p string, follow bool) (loc, string, error) {
 			next, mnt = m.node, m
 		}
 		last := i == len(parts)-1
+		if next == nil && v.mountBelow(here) {
+			// A directory the tree lacks but a mount lies under (/etc of an image
+			// without one, for /etc/hosts): there, empty, as the runtime's mount point
+			// would be. It is made for real when something is written in it.
+			next = virtualDir
+		}
 		if next == nil {
 			if last {
 				return loc{parent: cur, name: name, path: here, mnt: mnt}, "", nil
@@ -252,6 +271,20 @@ func (v *View) walk(p string, follow bool) (loc, string, error) {
 	return l, "", nil
 }
 
+// virtualDir stands for a directory that exists only because a mount lies under it.
+var virtualDir = func() *Node { n := NewDir(0o755); n.Freeze(); return n }()
+
+// mountBelow reports whether something is mounted under directory p.
+func (v *View) mountBelow(p string) bool {
+	prefix := p + "/"
+	for mp := range v.mounts {
+		if strings.HasPrefix(mp, prefix) {
+			return true
+		}
+	}
+	return false
+}
+
 // writable returns l's parent directory ready to change: not read-only, and copied out of
 // the image if it was frozen (with every frozen directory above it in the root filesystem).
 func (v *View) writable(l loc) (*Node, error) {
@@ -263,6 +296,9 @@ func (v *View) writable(l loc) (*Node, error) {
 	}
 	if !l.parent.frozen {
 		return l.parent, nil
+	}
+	if l.parent == virtualDir && l.mnt != nil {
+		return nil, EROFS // under a mount, nothing made it: a mount's tree is its own
 	}
 	// Copy the frozen directories from the top of l's tree down to its parent.
 	top, rel := v.root, path.Dir(l.path)
@@ -277,12 +313,17 @@ func (v *View) writable(l loc) (*Node, error) {
 			v.root = top
 		}
 	}
-	cur := top
+	cur, sofar := top, l.mntPath()
 	for _, name := range strings.Split(strings.Trim(rel, "/"), "/") {
 		if name == "" {
 			continue
 		}
+		sofar = path.Join(sofar, name)
 		kid := cur.kids[name]
+		if kid == nil && v.mountBelow(sofar) {
+			kid = NewDir(0o755) // a virtual directory, made for real
+			cur.kids[name] = kid
+		}
 		if kid == nil || !kid.isDir() {
 			return nil, ENOENT // a symbolic link on the way: resolve gave the canonical path
 		}
@@ -609,10 +650,23 @@ func (v *View) ReadDir(p string) ([]Entry, error) {
 		}
 		out = append(out, Entry{n.info(name)})
 	}
-	// Mount points whose directory does not exist in the tree still show.
+	// Mount points the tree lacks still show, and the directories above deeper ones.
+	seen := map[string]bool{}
+	prefix := strings.TrimSuffix(l.path, "/") + "/"
 	for mp, m := range v.mounts {
-		if path.Dir(mp) == l.path && mp != "/" && l.node.kids[path.Base(mp)] == nil {
-			out = append(out, Entry{m.node.info(path.Base(mp))})
+		rest, ok := strings.CutPrefix(mp, prefix)
+		if !ok || rest == "" || mp == "/" {
+			continue
+		}
+		name, deeper, _ := strings.Cut(rest, "/")
+		if l.node.kids[name] != nil || seen[name] {
+			continue
+		}
+		seen[name] = true
+		if deeper == "" {
+			out = append(out, Entry{m.node.info(name)})
+		} else {
+			out = append(out, Entry{virtualDir.info(name)})
 		}
 	}
 	slices.SortFunc(out, func(a, b Entry) int { return strings.Compare(a.info.Name, b.info.Name) })

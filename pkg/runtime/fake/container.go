@@ -349,7 +349,6 @@ func (r *Runtime) RemoveContainer(ctx context.Context, containerID string) error
 func (r *Runtime) removeContainerLocked(c *ctr, now int64) {
 	r.killLocked(c, now)
 	c.killMachineLocked()
-	_ = r.nodeFS.Remove("/run/minikubelet/containers/"+c.name, true) // its /proc/mounts
 	r.cancelPendingLocked(c)
 	c.removed = true
 	c.sb.cpuGone += c.cpuCoreNanos(now)

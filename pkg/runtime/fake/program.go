@@ -46,14 +46,7 @@ func (r *Runtime) setupMachineLocked(c *ctr, config *cri.ContainerConfig, img im
 			return fmt.Errorf("mount %q from %q: %w", m.ContainerPath, m.HostPath, err)
 		}
 	}
-	// /proc/sys is the sandbox's, read-only but for a privileged container, as runc mounts it.
-	privileged := config.Security != nil && config.Security.Privileged
-	if err := view.Bind("/proc/sys", r.nodeFS, sysctlDir(c.sb), !privileged); err != nil {
-		return fmt.Errorf("mount /proc/sys: %w", err)
-	}
-	if err := r.procMountsLocked(c, view, config.Mounts); err != nil {
-		return err
-	}
+	r.procLocked(c, view, config)
 	c.fs = view
 	c.mounts = config.Mounts
 	c.img = img
@@ -80,14 +73,14 @@ func (r *Runtime) setupMachineLocked(c *ctr, config *cri.ContainerConfig, img im
 	return nil
 }
 
-// procMountsLocked gives the container a /proc/mounts listing its root and mounts with
-// their filesystem types (tmpfs where the kubelet mounted one), as programs such as
-// agnhost mounttest read it. It is a file of the node's bound read-only, as procfs is
-// the kernel's.
-func (r *Runtime) procMountsLocked(c *ctr, view *vfs.View, mounts []cri.Mount) error {
+// procLocked gives the container its /proc: a mounts file listing its root and mounts
+// with their filesystem types (tmpfs where the kubelet mounted one), as programs such as
+// agnhost mounttest read it, and the sandbox's /proc/sys, read-only but for a privileged
+// container, as runc mounts it. Neither is on the node's disk: procfs is the kernel's.
+func (r *Runtime) procLocked(c *ctr, view *vfs.View, config *cri.ContainerConfig) {
 	var b strings.Builder
 	b.WriteString("overlay / overlay rw,relatime 0 0\n")
-	for _, m := range mounts {
+	for _, m := range config.Mounts {
 		typ, dev := "ext4", "/dev/vda1"
 		if info, err := r.nodeFS.Stat(m.HostPath); err == nil && info.FSType != "" {
 			typ, dev = info.FSType, info.FSType
@@ -98,14 +91,11 @@ func (r *Runtime) procMountsLocked(c *ctr, view *vfs.View, mounts []cri.Mount) e
 		}
 		fmt.Fprintf(&b, "%s %s %s %s 0 0\n", dev, strings.NewReplacer(" ", `\040`, "\t", `\011`).Replace(m.ContainerPath), typ, opts)
 	}
-	host := "/run/minikubelet/containers/" + c.name + "/mounts"
-	if err := r.nodeFS.MkdirAll(host[:strings.LastIndex(host, "/")], 0o755, 0, 0); err != nil {
-		return fmt.Errorf("write /proc/mounts: %w", err)
-	}
-	if err := r.nodeFS.WriteFile(host, []byte(b.String()), 0o444, false, 0, 0); err != nil {
-		return fmt.Errorf("write /proc/mounts: %w", err)
-	}
-	return view.Bind("/proc/mounts", r.nodeFS, host, true)
+	proc := vfs.NewDir(0o555)
+	proc.Add("mounts", vfs.NewFile([]byte(b.String()), 0o444))
+	view.BindNode("/proc", proc, true)
+	privileged := config.Security != nil && config.Security.Privileged
+	view.BindNode("/proc/sys", c.sb.sysctlRoot(), !privileged)
 }
 
 // lookupProgram is every simulated program by name: busybox's applets, the servers of

@@ -180,6 +180,7 @@ type sandbox struct {
 	info       cri.PodSandbox // the listing entry, kept current
 	ip         string
 	ns         *simnet.Namespace // the pod's network namespace, on the pod network while ready
+	sysctls    *vfs.Node         // the pod's /proc/sys when it sets sysctls (nil: the defaults)
 	hostname   string
 	name       string // reserved name
 	pod        *podEntry

@@ -3,9 +3,11 @@ package fake
 import (
 	"context"
 	"fmt"
+	"github.com/minikubelet/minikubelet/pkg/vfs"
 	"net/netip"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/minikubelet/minikubelet/pkg/cri"
 )
@@ -56,29 +58,51 @@ var defaultSysctls = map[string]string{
 	"fs.mqueue.msg_max":                   "10",
 }
 
-// sysctlDir is where the sandbox's /proc/sys lives on the node's filesystem.
-func sysctlDir(sb *sandbox) string { return "/run/minikubelet/sandboxes/" + sb.info.ID + "/sys" }
-
-// writeSysctlsLocked makes the sandbox's /proc/sys: the defaults, with the pod's sysctls
-// set, as the runtime sets them in the sandbox's namespaces.
-func (r *Runtime) writeSysctlsLocked(sb *sandbox, sysctls map[string]string) error {
-	values := make(map[string]string, len(defaultSysctls)+len(sysctls))
+// sysctlTree builds a /proc/sys tree: the defaults with values set over them.
+func sysctlTree(values map[string]string) *vfs.Node {
+	all := make(map[string]string, len(defaultSysctls)+len(values))
 	for k, v := range defaultSysctls {
-		values[k] = v
+		all[k] = v
 	}
-	for k, v := range sysctls {
-		values[k] = v
+	for k, v := range values {
+		all[k] = v
 	}
-	for name, v := range values {
-		p := sysctlDir(sb) + "/" + strings.ReplaceAll(name, ".", "/")
-		if err := r.nodeFS.MkdirAll(p[:strings.LastIndex(p, "/")], 0o555, 0, 0); err != nil {
-			return fmt.Errorf("sysctl %s: %w", name, err)
+	root := vfs.NewDir(0o555)
+	for name, v := range all {
+		parts := strings.Split(name, ".")
+		dir := root
+		for _, p := range parts[:len(parts)-1] {
+			dir = dir.Dir(p)
 		}
-		if err := r.nodeFS.WriteFile(p, []byte(v+"\n"), 0o644, false, 0, 0); err != nil {
-			return fmt.Errorf("sysctl %s: %w", name, err)
-		}
+		dir.Add(parts[len(parts)-1], vfs.NewFile([]byte(v+"\n"), 0o644))
+	}
+	return root
+}
+
+// defaultSysctlTree is the /proc/sys of every pod that sets no sysctl: one frozen tree,
+// which a privileged container writing to it copies.
+var defaultSysctlTree = sync.OnceValue(func() *vfs.Node {
+	t := sysctlTree(nil)
+	t.Freeze()
+	return t
+})
+
+// writeSysctlsLocked gives a pod that sets sysctls a /proc/sys of its own, as the runtime
+// sets them in the sandbox's namespaces; the others share the defaults.
+func (r *Runtime) writeSysctlsLocked(sb *sandbox, sysctls map[string]string) error {
+	if len(sysctls) > 0 {
+		sb.sysctls = sysctlTree(sysctls)
+		sb.sysctls.Freeze()
 	}
 	return nil
+}
+
+// sysctlRoot is the sandbox's /proc/sys.
+func (sb *sandbox) sysctlRoot() *vfs.Node {
+	if sb.sysctls != nil {
+		return sb.sysctls
+	}
+	return defaultSysctlTree()
 }
 
 // podIPLocked is the next pod IP of the range: from its third address (the first two are
@@ -206,7 +230,6 @@ func (r *Runtime) RemovePodSandbox(ctx context.Context, podSandboxID string) err
 	}
 	r.cpuGone += sb.cpuGone // its containers are all removed by now
 	delete(r.sandboxes, sb.info.ID)
-	_ = r.nodeFS.Remove("/run/minikubelet/sandboxes/"+sb.info.ID, true) // its /proc/sys
 	delete(r.sandboxNames, sb.name)
 	pe := sb.pod
 	pe.sandboxes = slices.DeleteFunc(pe.sandboxes, func(s *sandbox) bool { return s == sb })
