@@ -113,13 +113,17 @@ func (o *apiObjects) Secret(ctx context.Context, namespace, name string) (*v1.Se
 	})
 }
 
-// Services lists the Services of a namespace (for the pods' service links), cached as
-// ConfigMaps are.
+// serviceListTTL is how long a namespace's Service list is used: upstream watches
+// Services, so a container started right after its Service was created gets its links.
+const serviceListTTL = time.Second
+
+// Services lists the Services of a namespace (for the pods' service links), read again
+// after serviceListTTL.
 func (o *apiObjects) Services(ctx context.Context, namespace string) (*v1.ServiceList, error) {
 	if o.client == nil {
 		return nil, errStandalone
 	}
-	return getObject(ctx, o, o.services, schema.GroupResource{Resource: "services"}, namespace, "", func(ctx context.Context) (*v1.ServiceList, error) {
+	return getObjectTTL(ctx, o, o.services, schema.GroupResource{Resource: "services"}, namespace, "", serviceListTTL, func(ctx context.Context) (*v1.ServiceList, error) {
 		return o.client.CoreV1().Services(namespace).List(ctx, metav1.ListOptions{})
 	})
 }
@@ -128,12 +132,17 @@ func (o *apiObjects) Services(ctx context.Context, namespace string) (*v1.Servic
 // pod sync's task waits without blocking its loop). A failed read falls back to the copy
 // it has, however old, as the kubelet's caches do.
 func getObject[T any](ctx context.Context, o *apiObjects, m map[string]cached[T], resource schema.GroupResource, namespace, name string, get func(context.Context) (*T, error)) (*T, error) {
+	return getObjectTTL(ctx, o, m, resource, namespace, name, o.ttl, get)
+}
+
+// getObjectTTL is getObject with a TTL of its own.
+func getObjectTTL[T any](ctx context.Context, o *apiObjects, m map[string]cached[T], resource schema.GroupResource, namespace, name string, ttl time.Duration, get func(context.Context) (*T, error)) (*T, error) {
 	key := namespace + "/" + name
 	now := o.clock.Now()
 	o.mu.Lock()
 	c, ok := m[key]
 	o.mu.Unlock()
-	if !ok || now.Sub(c.fetched) >= o.ttl {
+	if !ok || now.Sub(c.fetched) >= ttl {
 		var obj *T
 		err := task.Await(ctx, o.caller.Go(func(cctx context.Context) error {
 			cctx, cancel := context.WithTimeout(cctx, objectGetTimeout)
