@@ -176,7 +176,10 @@ func startControlPlaneWith(t *testing.T, opts cpOptions, nodes ...string) *contr
 		kcm = append(kcm, "--controllers", "*", "--root-ca-file", filepath.Join(dir, "certs", "apiserver.crt"),
 			"--service-account-private-key-file", key)
 	} else {
-		kcm = append(kcm, "--controllers", "nodelifecycle,nodeipam,garbagecollector,serviceaccount,deployment,replicaset",
+		// root-ca-cert-publisher: pods' service account volumes need kube-root-ca.crt,
+		// without which a kubelet leaves them ContainerCreating (FailedMount).
+		kcm = append(kcm, "--controllers", "nodelifecycle,nodeipam,garbagecollector,serviceaccount,deployment,replicaset,root-ca-cert-publisher",
+			"--root-ca-file", filepath.Join(dir, "certs", "apiserver.crt"),
 			"--node-monitor-grace-period", "20s", "--node-monitor-period", "2s")
 	}
 	start(t, dir, "kube-controller-manager", filepath.Join(bin, "kube-controller-manager"), kcm...)

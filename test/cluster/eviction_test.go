@@ -40,7 +40,7 @@ func TestEvictionUnderMemoryPressure(t *testing.T) {
 				ObjectMeta: metav1.ObjectMeta{Labels: labels, Annotations: map[string]string{
 					"minikubelet.io/behavior.app": "memoryUsage=1Gi,memoryGrowth=1Gi/2s",
 				}},
-				Spec: v1.PodSpec{Containers: []v1.Container{{Name: "app", Image: "leaky:1.0",
+				Spec: v1.PodSpec{Containers: []v1.Container{{Name: "app", Image: "ghcr.io/acme/leaky:1.0",
 					Resources: v1.ResourceRequirements{Requests: v1.ResourceList{v1.ResourceMemory: resourceMust("256Mi")}}}}},
 			},
 		},

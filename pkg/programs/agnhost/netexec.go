@@ -261,7 +261,7 @@ func (s *netexecServer) routes() *mux {
 	}
 }
 
-// now is "/": the request's time as Go prints time.Now(), with its monotonic reading.
+// now is "/": the request's time as Go prints the current time, with its monotonic reading.
 func (s *netexecServer) now(req *simnet.Request) *simnet.Response {
 	t := req.Now
 	if t.IsZero() {
