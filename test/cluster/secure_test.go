@@ -181,7 +181,7 @@ func TestKubectlThroughTheSecurePort(t *testing.T) {
 				return errors.As(err, &exit) && exit.ExitCode() == 3 && strings.Contains(out, "command terminated with exit code 3")
 			})
 			check("of an unknown command", "", []string{"shell", "--", "ps"}, func(out string, err error) bool {
-				return strings.Contains(out, "ps: command not found") && strings.Contains(out, "exit code 127")
+				return strings.Contains(out, `exec: "ps": executable file not found in $PATH`) && strings.Contains(out, "exit code 127")
 			})
 		})
 	}
