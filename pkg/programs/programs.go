@@ -501,23 +501,8 @@ func fileMode(u uint32) fs.FileMode {
 // file nobody may execute).
 func (c *cmd) access(info vfs.Info, want uint32) bool {
 	id := c.p.Identity()
-	perm := uint32(info.Mode.Perm())
-	if id.UID == 0 {
-		if want&1 != 0 && !info.Mode.IsDir() && perm&0o111 == 0 {
-			return false
-		}
-		return true
-	}
-	var bits uint32
-	switch {
-	case info.UID == id.UID:
-		bits = perm >> 6
-	case info.GID == id.GID || slices.Contains(c.groupsOf(), info.GID):
-		bits = perm >> 3
-	default:
-		bits = perm
-	}
-	return bits&want == want
+	id.Groups = c.groupsOf()
+	return id.May(info, want)
 }
 
 // lastComponent is busybox's bb_get_last_path_component_strip: the name after the last

@@ -9,6 +9,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"path"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -987,4 +988,25 @@ func (p *Proc) PodIP() string {
 		return ""
 	}
 	return p.m.cfg.Net.IPs()[0]
+}
+
+// May reports whether id may read (4), write (2) or search/execute (1) what info
+// describes, by its permission bits as the kernel checks them: root may do anything but
+// execute a file nobody may execute. Programs that check access themselves (test -r,
+// mounttest, wget's output file) share it.
+func (id Identity) May(info vfs.Info, want uint32) bool {
+	perm := uint32(info.Mode.Perm())
+	if id.UID == 0 {
+		return want&1 == 0 || info.Mode.IsDir() || perm&0o111 != 0
+	}
+	var bits uint32
+	switch {
+	case info.UID == id.UID:
+		bits = perm >> 6
+	case info.GID == id.GID || slices.Contains(id.Groups, info.GID):
+		bits = perm >> 3
+	default:
+		bits = perm
+	}
+	return bits&want == want
 }

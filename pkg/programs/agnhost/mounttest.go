@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -348,25 +347,8 @@ func (m *mt) readFileContentInLoop(p string, retryTime int, breakOnExpected bool
 	return err
 }
 
-// access reports whether id may read (4), write (2) or search/execute (1) a file with
-// info, by its permission bits as the kernel checks them: root may do anything but
-// execute a file nobody may execute.
-func access(id shell.Identity, info vfs.Info, want uint32) bool {
-	perm := uint32(info.Mode.Perm())
-	if id.UID == 0 {
-		return want&1 == 0 || info.Mode.IsDir() || perm&0o111 != 0
-	}
-	var bits uint32
-	switch {
-	case info.UID == id.UID:
-		bits = perm >> 6
-	case info.GID == id.GID || slices.Contains(id.Groups, info.GID):
-		bits = perm >> 3
-	default:
-		bits = perm
-	}
-	return bits&want == want
-}
+// access is id.May, by the name the callers here use.
+func access(id shell.Identity, info vfs.Info, want uint32) bool { return id.May(info, want) }
 
 // goErrnoText is how Go's syscall.Errno words the errors the filesystem gives (Go's own
 // table, lowercase: not C's strerror, which busybox prints).

@@ -323,24 +323,8 @@ func createFile(p *shell.Proc, name string, data []byte, excl bool) error {
 	return fsys.WriteFile(file, data, 0o666&^umask, false, id.UID, gid)
 }
 
-// access reports whether id may read (4), write (2) or search (1) what info describes, by
-// its permission bits as the kernel checks them.
-func access(id shell.Identity, info vfs.Info, want uint32) bool {
-	perm := uint32(info.Mode.Perm())
-	if id.UID == 0 {
-		return want&1 == 0 || info.Mode.IsDir() || perm&0o111 != 0
-	}
-	var bits uint32
-	switch {
-	case info.UID == id.UID:
-		bits = perm >> 6
-	case info.GID == id.GID || slices.Contains(id.Groups, info.GID):
-		bits = perm >> 3
-	default:
-		bits = perm
-	}
-	return bits&want == want
-}
+// access is id.May, by the name the callers here use.
+func access(id shell.Identity, info vfs.Info, want uint32) bool { return id.May(info, want) }
 
 // idle waits until the process is killed, as a client blocked on a network that never
 // answers: a finite sleep at a time, so that the simulation is never asked to jump to the
