@@ -608,12 +608,12 @@ func (k *Kubelet) unmountVolumes(ctx context.Context, uid types.UID) {
 // cleanupOrphanedPodDirs removes the directories of pods the kubelet no longer has
 // (upstream's cleanupOrphanedPodDirs, from housekeeping): keep says which pods stay.
 func (k *Kubelet) cleanupOrphanedPodDirs(ctx context.Context, keep func(types.UID) bool) {
-	entries, err := k.nodeFS.ReadDir(podsDir)
+	names, err := k.nodeFS.ReadDirNames(podsDir)
 	if err != nil {
 		return // no pod ever had a directory
 	}
-	for _, e := range entries {
-		uid := types.UID(e.Name())
+	for _, name := range names {
+		uid := types.UID(name)
 		if keep(uid) {
 			continue
 		}

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -20,16 +21,17 @@ type Node struct {
 	gid     int64
 	mtime   int64 // unix nanoseconds
 	data    []byte
-	target  string // a symbolic link's target
-	program string // what a simulated executable runs (see Info.Program)
-	fstype  string // the filesystem mounted here ("tmpfs"), "" for its parent's
+	target  string        // a symbolic link's target
+	program string        // what a simulated executable runs (see Info.Program)
+	fstype  string        // the filesystem mounted here ("tmpfs"), "" for its parent's
+	gen     func() []byte // a file of the kernel's (/proc/mounts): its content when read
 	kids    map[string]*Node
 	frozen  bool
 }
 
 // NewDir is an empty directory with permissions perm, owned by root.
 func NewDir(perm fs.FileMode) *Node {
-	return &Node{mode: fs.ModeDir | perm.Perm(), kids: map[string]*Node{}}
+	return &Node{mode: fs.ModeDir | perm.Perm()} // kids is made with the first (put)
 }
 
 // Freeze makes n and everything under it immutable: views copy it on write.
@@ -86,7 +88,22 @@ func (n *Node) info(name string) Info {
 
 // Disk is the lock shared by a node's filesystem and every view of its containers: the
 // kubelet writes volumes from its goroutines while programs read them from the runtime's.
-type Disk struct{ mu sync.Mutex }
+type Disk struct {
+	mu sync.Mutex
+	// gen counts the changes to what paths name (a file made, removed, renamed, re-moded,
+	// a mount), so that a lookup's answer can be kept until the next one (Generation).
+	gen atomic.Uint64
+}
+
+// Generation is the number of changes so far to what the paths of the node's filesystem
+// and its views name or their modes: a PATH search cached at one generation still holds
+// while it is the same. Writing a file's content changes nothing here.
+// A mount changes only its own view's generation: a container's mounts being set up
+// leave every other container's lookups standing.
+func (v *View) Generation() uint64 { return v.disk.gen.Load() + v.mountGen.Load() }
+
+// changed records a change to what paths name; called under the disk's lock.
+func (v *View) changed() { v.disk.gen.Add(1) }
 
 // View is a mount namespace: a root filesystem with other trees bound at paths in it. A
 // node's own filesystem is a View without mounts. Safe for concurrent use.
@@ -97,6 +114,7 @@ type View struct {
 	roRoot   bool
 	now      func() int64
 	maxDepth int
+	mountGen atomic.Uint64 // changes of v's mounts (Generation)
 }
 
 type mount struct {
@@ -144,6 +162,7 @@ func (v *View) Bind(target string, src *View, srcPath string, readOnly bool) err
 	// No mount point is made in the tree (runc makes one): walk treats a missing one, and
 	// directories above it, as there, so that an image's tree is not copied for its mounts.
 	v.mounts[target] = &mount{path: target, node: l.node, ro: readOnly}
+	v.mountGen.Add(1)
 	return nil
 }
 
@@ -154,11 +173,19 @@ func (v *View) BindNode(target string, n *Node, readOnly bool) {
 	defer v.disk.mu.Unlock()
 	target = clean(target)
 	v.mounts[target] = &mount{path: target, node: n, ro: readOnly}
+	v.mountGen.Add(1)
 }
 
 // NewFile is a file of no filesystem with data and permissions perm, owned by root.
 func NewFile(data []byte, perm fs.FileMode) *Node {
 	return &Node{mode: perm.Perm(), data: data}
+}
+
+// NewGenerated is a file whose content gen makes when it is read (outside the
+// filesystem's lock, so gen may read it), as the kernel makes a /proc file's: nothing is
+// kept until then, and stat says size 0. Writing it replaces gen with what was written.
+func NewGenerated(gen func() []byte, perm fs.FileMode) *Node {
+	return &Node{mode: perm.Perm(), gen: gen}
 }
 
 // Dir returns directory n's subdirectory name, made if missing (to build a tree).
@@ -167,12 +194,21 @@ func (n *Node) Dir(name string) *Node {
 		return k
 	}
 	k := NewDir(n.mode.Perm())
-	n.kids[name] = k
+	n.put(name, k)
 	return k
 }
 
 // Add puts child in directory n as name (to build a tree before it is bound or frozen).
-func (n *Node) Add(name string, child *Node) { n.kids[name] = child }
+func (n *Node) Add(name string, child *Node) { n.put(name, child) }
+
+// put sets directory n's entry name, making its table with the first: most of a node's
+// directories stay empty or hold a few.
+func (n *Node) put(name string, child *Node) {
+	if n.kids == nil {
+		n.kids = make(map[string]*Node, 1)
+	}
+	n.kids[name] = child
+}
 
 // Mounts lists the paths something is bound at, sorted.
 func (v *View) Mounts() []string {
@@ -181,8 +217,37 @@ func (v *View) Mounts() []string {
 	return slices.Sorted(maps.Keys(v.mounts))
 }
 
-// clean makes p absolute and lexically clean.
-func clean(p string) string { return path.Clean("/" + p) }
+// clean makes p absolute and lexically clean (without allocating when it already is).
+func clean(p string) string {
+	if isClean(p) {
+		return p
+	}
+	return path.Clean("/" + p)
+}
+
+// isClean reports whether p is absolute and clean: no empty, "." or ".." element, no
+// trailing slash.
+func isClean(p string) bool {
+	if p == "/" {
+		return true
+	}
+	if len(p) < 2 || p[0] != '/' || p[len(p)-1] == '/' {
+		return false
+	}
+	for start := 1; start < len(p); {
+		end := strings.IndexByte(p[start:], '/')
+		if end < 0 {
+			end = len(p)
+		} else {
+			end += start
+		}
+		if e := p[start:end]; e == "" || e == "." || e == ".." {
+			return false
+		}
+		start = end + 1
+	}
+	return true
+}
 
 // loc is where a path leads: the node (nil when only its parent exists), its parent
 // directory, its name there, its canonical path and the mount it lies in (nil: the root
@@ -221,7 +286,8 @@ func (v *View) resolve(p string, follow bool) (loc, error) {
 }
 
 // walk walks clean path p once. When it meets a symbolic link to follow it returns the
-// path to walk instead.
+// path to walk instead. It allocates nothing on the way: a program's PATH search walks
+// several paths per command.
 func (v *View) walk(p string, follow bool) (loc, string, error) {
 	cur, mnt := v.root, (*mount)(nil)
 	if m, ok := v.mounts["/"]; ok {
@@ -231,20 +297,22 @@ func (v *View) walk(p string, follow bool) (loc, string, error) {
 	if p == "/" {
 		return l, "", nil
 	}
-	parts := strings.Split(p[1:], "/")
-	for i, name := range parts {
+	for start := 1; start <= len(p); {
+		end := strings.IndexByte(p[start:], '/')
+		last := end < 0
+		if last {
+			end = len(p)
+		} else {
+			end += start
+		}
+		name, here := p[start:end], p[:end] // p is clean: the path so far is its prefix
 		if !cur.isDir() {
 			return loc{}, "", ENOTDIR
-		}
-		here := l.path + name
-		if l.path != "/" {
-			here = l.path + "/" + name
 		}
 		next := cur.kids[name]
 		if m, ok := v.mounts[here]; ok && (next != nil || cur.isDir()) {
 			next, mnt = m.node, m
 		}
-		last := i == len(parts)-1
 		if next == nil && v.mountBelow(here) {
 			// A directory the tree lacks but a mount lies under (/etc of an image
 			// without one, for /etc/hosts): there, empty, as the runtime's mount point
@@ -262,11 +330,15 @@ func (v *View) walk(p string, follow bool) (loc, string, error) {
 			if !strings.HasPrefix(t, "/") {
 				t = path.Dir(here) + "/" + t
 			}
-			rest := strings.Join(parts[i+1:], "/")
+			rest := ""
+			if !last {
+				rest = p[end+1:]
+			}
 			return loc{}, clean(t + "/" + rest), nil
 		}
 		l = loc{node: next, parent: cur, name: name, path: here, mnt: mnt}
 		cur = next
+		start = end + 1
 	}
 	return l, "", nil
 }
@@ -276,9 +348,8 @@ var virtualDir = func() *Node { n := NewDir(0o755); n.Freeze(); return n }()
 
 // mountBelow reports whether something is mounted under directory p.
 func (v *View) mountBelow(p string) bool {
-	prefix := p + "/"
 	for mp := range v.mounts {
-		if strings.HasPrefix(mp, prefix) {
+		if len(mp) > len(p) && mp[len(p)] == '/' && strings.HasPrefix(mp, p) {
 			return true
 		}
 	}
@@ -322,14 +393,14 @@ func (v *View) writable(l loc) (*Node, error) {
 		kid := cur.kids[name]
 		if kid == nil && v.mountBelow(sofar) {
 			kid = NewDir(0o755) // a virtual directory, made for real
-			cur.kids[name] = kid
+			cur.put(name, kid)
 		}
 		if kid == nil || !kid.isDir() {
 			return nil, ENOENT // a symbolic link on the way: resolve gave the canonical path
 		}
 		if kid.frozen {
 			kid = kid.shallowCopy()
-			cur.kids[name] = kid
+			cur.put(name, kid)
 		}
 		cur = kid
 	}
@@ -375,18 +446,28 @@ func (v *View) stat(p string, follow bool) (Info, error) {
 
 // ReadFile returns a file's content (a copy).
 func (v *View) ReadFile(p string) ([]byte, error) {
+	data, gen, err := v.readFile(p)
+	if gen != nil {
+		return gen(), nil // outside the lock: a generator may read the filesystem
+	}
+	return data, err
+}
+
+func (v *View) readFile(p string) ([]byte, func() []byte, error) {
 	v.disk.mu.Lock()
 	defer v.disk.mu.Unlock()
 	l, err := v.resolve(p, true)
 	switch {
 	case err != nil:
-		return nil, err
+		return nil, nil, err
 	case l.node == nil:
-		return nil, ENOENT
+		return nil, nil, ENOENT
 	case l.node.isDir():
-		return nil, EISDIR
+		return nil, nil, EISDIR
+	case l.node.gen != nil:
+		return nil, l.node.gen, nil
 	}
-	return slices.Clone(l.node.data), nil
+	return slices.Clone(l.node.data), nil, nil
 }
 
 // WriteFile writes data to p, creating it with perm (owned by uid, gid) if it does not
@@ -416,11 +497,15 @@ func (v *View) WriteFile(p string, data []byte, perm fs.FileMode, appending bool
 		switch n = dir.kids[l.name]; {
 		case n == nil:
 			n = &Node{mode: perm.Perm(), uid: uid, gid: gid}
-			dir.kids[l.name] = n
+			dir.put(l.name, n)
+			v.changed()
 		case n.frozen:
 			n = n.shallowCopy()
-			dir.kids[l.name] = n
+			dir.put(l.name, n)
 		}
+	}
+	if n.gen != nil {
+		n.gen = nil // what a program writes replaces what it generated
 	}
 	if appending {
 		n.data = append(n.data, data...)
@@ -452,7 +537,8 @@ func (v *View) mkdir(p string, perm fs.FileMode, uid, gid int64) error {
 	}
 	n := NewDir(perm)
 	n.uid, n.gid, n.mtime = uid, gid, v.now()
-	dir.kids[l.name] = n
+	dir.put(l.name, n)
+	v.changed()
 	return nil
 }
 
@@ -501,7 +587,8 @@ func (v *View) Symlink(target, p string) error {
 	if err != nil {
 		return err
 	}
-	dir.kids[l.name] = &Node{mode: fs.ModeSymlink | 0o777, target: target, mtime: v.now()}
+	dir.put(l.name, &Node{mode: fs.ModeSymlink | 0o777, target: target, mtime: v.now()})
+	v.changed()
 	return nil
 }
 
@@ -527,6 +614,7 @@ func (v *View) Remove(p string, all bool) error {
 		return err
 	}
 	delete(dir.kids, l.name)
+	v.changed()
 	return nil
 }
 
@@ -557,14 +645,15 @@ func (v *View) Rename(oldp, newp string) error {
 	}
 	n := src.kids[from.name]
 	delete(src.kids, from.name)
+	v.changed()
 	// Resolve the target again: copying the source's directories may have replaced its parent.
 	to, _ = v.resolve(newp, false)
 	dst, err := v.writable(to)
 	if err != nil {
-		src.kids[from.name] = n
+		src.put(from.name, n)
 		return err
 	}
-	dst.kids[to.name] = n
+	dst.put(to.name, n)
 	return nil
 }
 
@@ -609,12 +698,13 @@ func (v *View) change(p string, f func(*Node)) error {
 		}
 		if n = dir.kids[l.name]; n.frozen {
 			n = n.shallowCopy()
-			dir.kids[l.name] = n
+			dir.put(l.name, n)
 		}
 	} else if l.mnt != nil && l.mnt.ro {
 		return EROFS
 	}
 	f(n)
+	v.changed()
 	return nil
 }
 
@@ -628,6 +718,40 @@ func (e Entry) Info() (fs.FileInfo, error) { return fileInfo{e.info}, nil }
 
 // Stat is the entry's own description (a link is not followed).
 func (e Entry) Stat() Info { return e.info }
+
+// ReadDirNames lists the names in directory p, sorted, as ReadDir would but without
+// describing each (readdir without stat: the kubelet's housekeeping lists every pod's
+// directory every two seconds).
+func (v *View) ReadDirNames(p string) ([]string, error) {
+	v.disk.mu.Lock()
+	defer v.disk.mu.Unlock()
+	l, err := v.resolve(p, true)
+	switch {
+	case err != nil:
+		return nil, err
+	case l.node == nil:
+		return nil, ENOENT
+	case !l.node.isDir():
+		return nil, ENOTDIR
+	}
+	out := make([]string, 0, len(l.node.kids))
+	for name := range l.node.kids {
+		out = append(out, name)
+	}
+	prefix := strings.TrimSuffix(l.path, "/") + "/"
+	for mp := range v.mounts {
+		rest, ok := strings.CutPrefix(mp, prefix)
+		if !ok || rest == "" || mp == "/" {
+			continue
+		}
+		name, _, _ := strings.Cut(rest, "/")
+		if l.node.kids[name] == nil && !slices.Contains(out[len(l.node.kids):], name) {
+			out = append(out, name)
+		}
+	}
+	slices.Sort(out)
+	return out, nil
+}
 
 // ReadDir lists directory p, sorted by name; bound paths show what is bound there.
 func (v *View) ReadDir(p string) ([]Entry, error) {
@@ -644,9 +768,10 @@ func (v *View) ReadDir(p string) ([]Entry, error) {
 	}
 	out := make([]Entry, 0, len(l.node.kids))
 	for name, n := range l.node.kids {
-		here := path.Join(l.path, name)
-		if m, ok := v.mounts[here]; ok {
-			n = m.node
+		if len(v.mounts) > 0 {
+			if m, ok := v.mounts[path.Join(l.path, name)]; ok {
+				n = m.node
+			}
 		}
 		out = append(out, Entry{n.info(name)})
 	}

@@ -3,6 +3,8 @@ package vfs
 import (
 	"errors"
 	"io/fs"
+	"path"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -106,6 +108,19 @@ func TestMounts(t *testing.T) {
 	if err != nil || len(entries) != 2 || entries[0].Name() != "data" || entries[1].Name() != "etc" {
 		t.Errorf("ReadDir(/) = %v, %v: want the mount points data and etc", entries, err)
 	}
+	for _, dir := range []string{"/", "/etc", "/data"} {
+		entries, err := a.ReadDir(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want []string
+		for _, e := range entries {
+			want = append(want, e.Name())
+		}
+		if names, err := a.ReadDirNames(dir); err != nil || !slices.Equal(names, want) {
+			t.Errorf("ReadDirNames(%s) = %q, %v; ReadDir has %q", dir, names, err, want)
+		}
+	}
 }
 
 // The layout of a configMap volume: keys are links into ..data, itself a link to a
@@ -150,5 +165,103 @@ func TestErrnoMatchesFS(t *testing.T) {
 	}
 	if ENOENT.Error() != "No such file or directory" {
 		t.Errorf("ENOENT reads %q", ENOENT.Error())
+	}
+}
+
+// Generation moves with every change to what a path names (a PATH search cached at one
+// generation must not outlive it) and not with reads or a file's new content.
+func TestGeneration(t *testing.T) {
+	tests := []struct {
+		name    string
+		op      func(v *View) error
+		changes bool
+	}{
+		{"stat", func(v *View) error { _, err := v.Stat("/bin/sleep"); return err }, false},
+		{"read", func(v *View) error { _, err := v.ReadFile("/bin/sleep"); return err }, false},
+		{"rewrite", func(v *View) error { return v.WriteFile("/bin/sleep", []byte("x"), 0o755, false, 0, 0) }, false},
+		{"append", func(v *View) error { return v.WriteFile("/bin/sleep", []byte("x"), 0o755, true, 0, 0) }, false},
+		{"create", func(v *View) error { return v.WriteFile("/usr/bin/sleep", nil, 0o755, false, 0, 0) }, true},
+		{"mkdir", func(v *View) error { return v.Mkdir("/opt", 0o755, 0, 0) }, true},
+		{"symlink", func(v *View) error { return v.Symlink("/bin/sleep", "/bin/nap") }, true},
+		{"remove", func(v *View) error { return v.Remove("/bin/sleep", false) }, true},
+		{"rename", func(v *View) error { return v.Rename("/bin/sleep", "/bin/nap") }, true},
+		{"chmod", func(v *View) error { return v.Chmod("/bin/sleep", 0o644) }, true},
+		{"bind", func(v *View) error { return v.Bind("/mnt", v, "/usr", false) }, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			v := New(nil)
+			mustWrite(t, v, "/bin/sleep", "")
+			if err := v.MkdirAll("/usr/bin", 0o755, 0, 0); err != nil {
+				t.Fatal(err)
+			}
+			before := v.Generation()
+			if err := tt.op(v); err != nil {
+				t.Fatal(err)
+			}
+			if got := v.Generation() != before; got != tt.changes {
+				t.Errorf("generation changed: %v, want %v", got, tt.changes)
+			}
+		})
+	}
+}
+
+// Paths are cleaned as path.Clean would, and walked the same whether clean or not.
+func TestClean(t *testing.T) {
+	for _, p := range []string{"/", "", "a", "/a", "/a/", "//a", "/a/./b", "/a/../b", "/a//b", "/..", "/a/b/c", ".", "/.a", "/a..", "/a/..."} {
+		if got, want := clean(p), path.Clean("/"+p); got != want {
+			t.Errorf("clean(%q) = %q, want %q", p, got, want)
+		}
+	}
+}
+
+// A mount moves its own view's generation, not another's: setting up one container's
+// mounts leaves the others' remembered lookups valid.
+func TestGenerationOfMounts(t *testing.T) {
+	node := New(nil)
+	mustWrite(t, node, "/data/file", "x")
+	a, b := NewView(node, nil, false), NewView(node, nil, false)
+	ga, gb := a.Generation(), b.Generation()
+	if err := a.Bind("/mnt", node, "/data", false); err != nil {
+		t.Fatal(err)
+	}
+	if a.Generation() == ga {
+		t.Error("a bind left its view's generation unchanged")
+	}
+	if b.Generation() != gb {
+		t.Error("a bind in another view changed this one's generation")
+	}
+	mustWrite(t, node, "/data/new", "y")
+	if b.Generation() == gb {
+		t.Error("a file made on the node's disk left a view's generation unchanged")
+	}
+}
+
+// A generated file is made when read, from the filesystem as it is then (its generator may
+// read it), says size 0 as /proc's files do, and what is written replaces it.
+func TestGeneratedFile(t *testing.T) {
+	v := New(nil)
+	mustWrite(t, v, "/data/x", "1")
+	proc := NewDir(0o555)
+	proc.Add("count", NewGenerated(func() []byte {
+		entries, _ := v.ReadDirNames("/data")
+		return []byte(strings.Join(entries, ",") + "\n")
+	}, 0o644))
+	v.BindNode("/proc", proc, false)
+	if got := read(v, "/proc/count"); got != "x\n" {
+		t.Errorf("read %q, want x", got)
+	}
+	mustWrite(t, v, "/data/y", "2")
+	if got := read(v, "/proc/count"); got != "x,y\n" {
+		t.Errorf("read %q after a change, want x,y", got)
+	}
+	if info, err := v.Stat("/proc/count"); err != nil || info.Size != 0 {
+		t.Errorf("stat = %+v, %v; want size 0", info, err)
+	}
+	if err := v.WriteFile("/proc/count", []byte("w"), 0, false, 0, 0); err != nil {
+		t.Fatal(err)
+	}
+	if got := read(v, "/proc/count"); got != "w" {
+		t.Errorf("read %q after a write, want w", got)
 	}
 }
