@@ -9,6 +9,7 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/minikubelet/minikubelet/pkg/shell"
@@ -29,14 +30,21 @@ type applet struct {
 // the table itself, which a variable's initializer may not.
 var applets map[string]applet
 
+// programs is every applet as the shell.Program Lookup returns, made once (in init, after
+// applets) rather than at every lookup: a loop's echo and sleep look theirs up each turn.
+var programs map[string]shell.Program
+
+func makePrograms() {
+	programs = make(map[string]shell.Program, len(applets))
+	for name, a := range applets {
+		programs[name] = func(p *shell.Proc) int { return runApplet(p, name, a, p.Args()) }
+	}
+}
+
 // Lookup returns the program an executable named name runs (the name a vfs file's
 // Program carries), or nil when there is no such applet.
 func Lookup(name string) shell.Program {
-	a, ok := applets[name]
-	if !ok {
-		return nil
-	}
-	return func(p *shell.Proc) int { return runApplet(p, name, a, p.Args()) }
+	return programs[name]
 }
 
 // Names lists every applet name, sorted: what an image's /bin holds.
@@ -57,16 +65,31 @@ const banner = "BusyBox v1.36.1 (simulated) multi-call binary.\n"
 // buffer for as long as it sleeps (8 KiB each would be 80 MB at 10,000 pods).
 var waiting = map[string]bool{"sleep": true, "usleep": true, "timeout": true, "nohup": true, "nice": true, "env": true, "xargs": true}
 
-func outputBuffer(name string) int {
+// Output buffers are reused from one applet run to the next (a loop's echo runs every
+// turn): allocating 8 KiB per echo made most of a busy node's garbage.
+var (
+	smallBuffers = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, 64) }}
+	largeBuffers = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, 8192) }}
+)
+
+func outputBuffers(name string) *sync.Pool {
 	if waiting[name] {
-		return 64
+		return &smallBuffers
 	}
-	return 8192
+	return &largeBuffers
 }
 
 func runApplet(p *shell.Proc, name string, a applet, argv []string) int {
 	c := &cmd{p: p, name: name, usage: a.usage, argv0: argv[0], args: argv[1:], errStatus: 1}
-	c.out = bufio.NewWriterSize(p.Stdout(), outputBuffer(name))
+	pool := outputBuffers(name)
+	c.out = pool.Get().(*bufio.Writer)
+	c.out.Reset(p.Stdout())
+	defer func() {
+		// Also when the applet exits or is killed (both unwind through here); what it left
+		// unflushed is dropped, as a killed process's stdio buffer is.
+		c.out.Reset(nil)
+		pool.Put(c.out)
+	}()
 	if !a.noHelp && len(c.args) > 0 && c.args[0] == "--help" {
 		c.showUsage(0)
 	}

@@ -81,4 +81,5 @@ func init() {
 		"xargs":     {run: runXargs, usage: "[OPTIONS] [PROG ARGS]"},
 		"yes":       {run: runYes, usage: "[STRING]"},
 	}
+	makePrograms()
 }

@@ -56,13 +56,13 @@ func (s *shell) cd(argv []string) int {
 	if len(argv) > 1 {
 		dir = argv[1]
 	} else {
-		dir = s.vars["HOME"].String()
+		dir = s.vars.get("HOME").String()
 		if dir == "" {
 			dir = "/"
 		}
 	}
 	if dir == "-" {
-		dir = s.vars["OLDPWD"].String()
+		dir = s.vars.get("OLDPWD").String()
 		fmt.Fprintln(s.p.Stdout(), dir)
 	}
 	abs := s.p.Abs(dir)
@@ -163,12 +163,12 @@ func (s *shell) unset(argv []string) int {
 			delete(s.funcs, a)
 			continue
 		}
-		if v, ok := s.vars[a]; ok && v.ReadOnly {
+		if v, ok := s.vars.lookup(a); ok && v.ReadOnly {
 			s.errorf("unset: %s: is read only", a)
 			status = 2
 			continue
 		}
-		delete(s.vars, a)
+		s.vars.del(a)
 		s.envCache = nil
 	}
 	return status
@@ -177,11 +177,12 @@ func (s *shell) unset(argv []string) int {
 func (s *shell) set(argv []string) int {
 	args := argv[1:]
 	if len(args) == 0 {
-		for _, name := range s.order {
-			if v, ok := s.vars[name]; ok && v.IsSet() {
+		s.vars.each(func(name string, v expand.Variable) bool {
+			if v.IsSet() {
 				fmt.Fprintf(s.p.Stdout(), "%s=%s\n", name, shellQuote(v.String()))
 			}
-		}
+			return true
+		})
 		return 0
 	}
 	for len(args) > 0 {
@@ -312,7 +313,7 @@ func (s *shell) trap(argv []string) int {
 			if action == "-" {
 				delete(s.traps, "EXIT")
 			} else {
-				s.traps["EXIT"] = action
+				s.setTrap("EXIT", action)
 			}
 			continue
 		}
@@ -333,7 +334,7 @@ func (s *shell) trap(argv []string) int {
 			delete(s.traps, name)
 			s.p.Trap(sig, false)
 		default:
-			s.traps[name] = action
+			s.setTrap(name, action)
 			s.p.Trap(sig, true) // an empty action ignores it: handled, nothing to run
 		}
 	}
@@ -394,7 +395,7 @@ func (s *shell) exec(argv []string) int {
 		return 0
 	}
 	args := argv[1:]
-	prog, resolved, err := s.p.m.resolve(args, s.vars["PATH"].String(), s.p.dir)
+	prog, resolved, _, err := s.p.m.resolve(args, s.vars.get("PATH").String(), s.p.dir)
 	if err != nil {
 		status := s.p.execFailed(s.name, args[0], err)
 		panic(exitPanic(status))
@@ -412,7 +413,7 @@ func (s *shell) source(argv []string) int {
 	name := argv[1]
 	file := name
 	if !strings.Contains(name, "/") {
-		for _, d := range strings.Split(s.vars["PATH"].String(), ":") {
+		for _, d := range strings.Split(s.vars.get("PATH").String(), ":") {
 			if _, err := s.p.FS().Stat(path.Join(d, name)); err == nil {
 				file = path.Join(d, name)
 				break
@@ -485,7 +486,7 @@ func (s *shell) what(name string) (string, bool) {
 		}
 		return "", false
 	}
-	for _, d := range strings.Split(s.vars["PATH"].String(), ":") {
+	for _, d := range strings.Split(s.vars.get("PATH").String(), ":") {
 		f := path.Join(d, name)
 		if info, err := s.p.FS().Stat(f); err == nil && info.Mode.IsRegular() && info.Mode&0o111 != 0 {
 			return f, true
@@ -587,7 +588,7 @@ func (s *shell) getopts(argv []string) int {
 	if len(argv) > 3 {
 		args = argv[3:]
 	}
-	optind, _ := strconv.Atoi(s.vars["OPTIND"].String())
+	optind, _ := strconv.Atoi(s.vars.get("OPTIND").String())
 	if optind < 1 {
 		optind = 1
 	}
@@ -601,7 +602,7 @@ func (s *shell) getopts(argv []string) int {
 		s.assign(name, "?")
 		return 1
 	}
-	pos, _ := strconv.Atoi(s.vars["_optpos"].String())
+	pos, _ := strconv.Atoi(s.vars.get("_optpos").String())
 	if pos < 1 {
 		pos = 1
 	}
@@ -641,4 +642,11 @@ func (s *shell) getopts(argv []string) int {
 	s.assign(name, string(c))
 	next()
 	return 0
+}
+
+func (s *shell) setTrap(name, action string) {
+	if s.traps == nil {
+		s.traps = map[string]string{}
+	}
+	s.traps[name] = action
 }

@@ -42,38 +42,38 @@ func (e *environ) Get(name string) expand.Variable {
 		}
 		return str(b.String())
 	case "RANDOM":
-		if v, ok := s.vars[name]; ok && !v.IsSet() {
+		if v, ok := s.vars.lookup(name); ok && !v.IsSet() {
 			return v
 		}
 		return str(strconv.Itoa(s.p.Rand().IntN(32768)))
 	case "SECONDS":
 		return str(strconv.FormatInt((s.p.m.now-s.started)/int64(time.Second), 10))
 	}
-	if n, err := strconv.Atoi(name); err == nil && n > 0 {
+	if name != "" && name[0] >= '1' && name[0] <= '9' { // a positional parameter
+		n, err := strconv.Atoi(name)
+		if err != nil {
+			return expand.Variable{}
+		}
 		if n <= len(s.params) {
 			return str(s.params[n-1])
 		}
 		return expand.Variable{}
 	}
-	return s.vars[name]
+	return s.vars.get(name)
 }
 
 func (e *environ) Each(f func(name string, vr expand.Variable) bool) {
 	s := (*shell)(e)
-	for _, name := range s.order {
-		if v, ok := s.vars[name]; ok && !f(name, v) {
-			return
-		}
-	}
+	s.vars.each(f)
 }
 
 func (e *environ) Set(name string, vr expand.Variable) error {
 	s := (*shell)(e)
 	if !vr.IsSet() && vr.Kind != expand.KeepValue && !vr.Declared() {
-		if old, ok := s.vars[name]; ok && old.ReadOnly {
+		if old, ok := s.vars.lookup(name); ok && old.ReadOnly {
 			return readonlyError{name}
 		}
-		delete(s.vars, name)
+		s.vars.del(name)
 		s.envCache = nil
 		return nil
 	}

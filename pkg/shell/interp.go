@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"path"
 	"regexp"
 	"slices"
@@ -34,8 +35,7 @@ type shell struct {
 	p       *Proc
 	name    string // $0
 	params  []string
-	vars    map[string]expand.Variable
-	order   []string // variable names in the order first set (env order)
+	vars    varTable
 	funcs   map[string]*syntax.Stmt
 	status  int
 	traps   map[string]string // "EXIT", "TERM", ... -> command
@@ -58,6 +58,7 @@ type shell struct {
 	sourcing      []string      // files being sourced (return ends one)
 	keepRedirs    bool          // exec without a command: its redirections stay
 	extraEnv      []string      // inherited NAME=value entries whose names are no identifiers
+	ecfg          *expand.Config
 }
 
 // RunShell is sh (busybox ash; bash and dash run it too): sh -c SCRIPT [NAME [ARGS...]],
@@ -121,7 +122,8 @@ func RunShell(p *Proc) int {
 }
 
 func newShell(p *Proc) *shell {
-	s := &shell{p: p, vars: map[string]expand.Variable{}, funcs: map[string]*syntax.Stmt{}, traps: map[string]string{}, pid: p.PID(), started: p.m.now}
+	// funcs and traps are made when the first is set: most shells of a node set none.
+	s := &shell{p: p, pid: p.PID(), started: p.m.now}
 	for _, kv := range p.Environ() {
 		k, v, ok := strings.Cut(kv, "=")
 		switch {
@@ -133,10 +135,10 @@ func newShell(p *Proc) *shell {
 			s.extraEnv = append(s.extraEnv, kv)
 		}
 	}
-	if _, ok := s.vars["IFS"]; !ok {
-		s.vars["IFS"] = expand.Variable{Set: true, Kind: expand.String, Str: " \t\n"}
+	if _, ok := s.vars.lookup("IFS"); !ok {
+		s.vars.set("IFS", expand.Variable{Set: true, Kind: expand.String, Str: " \t\n"})
 	}
-	if !s.vars["PATH"].IsSet() {
+	if !s.vars.get("PATH").IsSet() {
 		s.setVar("PATH", expand.Variable{Set: true, Kind: expand.String, Str: DefaultPath})
 	}
 	s.setVar("PWD", expand.Variable{Set: true, Exported: true, Kind: expand.String, Str: p.Dir()})
@@ -362,6 +364,9 @@ func (s *shell) cmd(c syntax.Command) {
 	case *syntax.CaseClause:
 		s.caseClause(c)
 	case *syntax.FuncDecl:
+		if s.funcs == nil {
+			s.funcs = map[string]*syntax.Stmt{}
+		}
 		s.funcs[c.Name.Value] = c.Body
 		s.status = 0
 	case *syntax.ArithmCmd:
@@ -490,7 +495,7 @@ func (s *shell) fork(st *syntax.Stmt, setup func(*Proc)) (*Proc, error) {
 
 // runSub runs f as a subshell's body: exit ends only the subshell, its EXIT trap runs.
 func (s *shell) runSub(f func(*shell)) (status int) {
-	s.traps = map[string]string{}
+	s.traps = nil
 	defer func() {
 		if r := recover(); r != nil {
 			e, ok := r.(exitPanic)
@@ -515,19 +520,10 @@ func (s *shell) subshell(f func(*shell)) {
 
 func (s *shell) clone() *shell {
 	c := *s
-	c.vars = make(map[string]expand.Variable, len(s.vars))
-	for k, v := range s.vars {
-		c.vars[k] = v
-	}
-	c.order = slices.Clone(s.order)
-	c.funcs = make(map[string]*syntax.Stmt, len(s.funcs))
-	for k, v := range s.funcs {
-		c.funcs[k] = v
-	}
-	c.traps = map[string]string{}
-	for k, v := range s.traps {
-		c.traps[k] = v
-	}
+	c.ecfg = nil // its Env is the clone
+	c.vars = s.vars.clone()
+	c.funcs = maps.Clone(s.funcs)
+	c.traps = maps.Clone(s.traps)
 	c.params = slices.Clone(s.params)
 	c.jobs = nil
 	c.breakN, c.contN, c.returning = 0, 0, false
@@ -719,14 +715,16 @@ func (s *shell) caseClause(c *syntax.CaseClause) {
 
 // cfg is the expansion configuration: a fresh one per expansion, as expand keeps state in
 // it and a command substitution expands again inside an expansion.
+// cfg is the shell's expansion configuration. It is made once per shell and reused, as
+// mvdan's interp keeps its own: an expand.Config is a kilobyte, and a loop expands its
+// words at every turn. A command substitution runs in a clone, with its own.
 func (s *shell) cfg() *expand.Config {
-	return &expand.Config{
-		Env:      (*environ)(s),
-		CmdSubst: s.cmdSubst,
-		ReadDir2: s.readDir,
-		NoUnset:  s.nounset,
-		NullGlob: false,
+	if s.ecfg == nil {
+		s.ecfg = &expand.Config{Env: (*environ)(s), CmdSubst: s.cmdSubst}
 	}
+	s.ecfg.NoUnset = s.nounset
+	s.ecfg.ReadDir2 = s.readDir
+	return s.ecfg
 }
 
 func (s *shell) readDir(dir string) ([]fs.DirEntry, error) {
@@ -823,7 +821,7 @@ func (s *shell) call(ce *syntax.CallExpr) {
 	// sees them too, and forgets them after).
 	var saved []savedVar
 	for _, as := range ce.Assigns {
-		saved = append(saved, savedVar{as.Name.Value, s.vars[as.Name.Value]})
+		saved = append(saved, savedVar{as.Name.Value, s.vars.get(as.Name.Value)})
 		if !s.assignExpr(as, true) {
 			s.restoreVars(saved)
 			return
@@ -841,9 +839,9 @@ type savedVar struct {
 func (s *shell) restoreVars(saved []savedVar) {
 	for i := len(saved) - 1; i >= 0; i-- {
 		if saved[i].v.Declared() {
-			s.vars[saved[i].name] = saved[i].v
+			s.vars.set(saved[i].name, saved[i].v)
 		} else {
-			delete(s.vars, saved[i].name)
+			s.vars.del(saved[i].name)
 		}
 	}
 	if len(saved) > 0 {
@@ -879,7 +877,7 @@ var noFork = map[string]bool{"echo": true, "printf": true, "test": true, "[": tr
 // inPath reports whether name is an executable of the image (an image without echo has
 // no no-fork echo either).
 func (s *shell) inPath(name string) bool {
-	_, _, err := s.p.m.resolve([]string{name}, s.vars["PATH"].Str, s.p.dir)
+	_, _, _, err := s.p.m.resolve([]string{name}, s.vars.get("PATH").Str, s.p.dir)
 	return err == nil
 }
 
@@ -918,13 +916,14 @@ func (s *shell) environ() []string {
 	if s.envCache != nil {
 		return s.envCache
 	}
-	env := make([]string, 0, len(s.order)+len(s.extraEnv))
+	env := make([]string, 0, len(s.vars.vars)+len(s.extraEnv))
 	env = append(env, s.extraEnv...)
-	for _, name := range s.order {
-		if v, ok := s.vars[name]; ok && v.Exported && v.IsSet() {
+	s.vars.each(func(name string, v expand.Variable) bool {
+		if v.Exported && v.IsSet() {
 			env = append(env, name+"="+v.String())
 		}
-	}
+		return true
+	})
 	s.envCache = env
 	return env
 }
@@ -947,21 +946,19 @@ func (e readonlyError) Error() string { return e.name + ": is read only" }
 
 // setVar sets a variable, keeping its attributes unless vr sets them.
 func (s *shell) setVar(name string, vr expand.Variable) error {
-	old, had := s.vars[name]
+	old, had := s.vars.lookup(name)
 	if old.ReadOnly && had {
 		return readonlyError{name}
 	}
 	if had {
 		vr.Exported = vr.Exported || old.Exported
 		vr.ReadOnly = vr.ReadOnly || old.ReadOnly
-	} else {
-		s.order = append(s.order, name)
 	}
 	if vr.Kind == expand.KeepValue {
 		old.Exported, old.ReadOnly, old.Local = vr.Exported, vr.ReadOnly, vr.Local
 		vr = old
 	}
-	s.vars[name] = vr
+	s.vars.set(name, vr)
 	s.envCache = nil
 	return nil
 }
@@ -1004,7 +1001,7 @@ func (s *shell) assignExpr(as *syntax.Assign, export bool) bool {
 		value = v
 	}
 	if as.Append {
-		value = s.vars[name].String() + value
+		value = s.vars.get(name).String() + value
 	}
 	if err := s.setVar(name, expand.Variable{Set: true, Kind: expand.String, Str: value, Exported: export}); err != nil {
 		s.errorf("%v", err)
@@ -1025,14 +1022,14 @@ func (s *shell) decl(c *syntax.DeclClause) {
 		name := as.Name.Value
 		if variant == "local" && len(s.localFrames) > 0 {
 			frame := s.localFrames[len(s.localFrames)-1]
-			*frame = append(*frame, savedVar{name, s.vars[name]})
+			*frame = append(*frame, savedVar{name, s.vars.get(name)})
 		}
 		if !as.Naked {
 			if !s.assignExpr(as, false) {
 				return
 			}
 		} else if variant == "local" {
-			delete(s.vars, name)
+			s.vars.del(name)
 		}
 		vr := expand.Variable{Kind: expand.KeepValue}
 		switch variant {
@@ -1049,12 +1046,12 @@ func (s *shell) decl(c *syntax.DeclClause) {
 		}
 	}
 	if len(c.Args) == 0 && (variant == "export" || variant == "readonly") {
-		for _, name := range s.order {
-			v, ok := s.vars[name]
-			if ok && (variant == "export" && v.Exported || variant == "readonly" && v.ReadOnly) {
+		s.vars.each(func(name string, v expand.Variable) bool {
+			if variant == "export" && v.Exported || variant == "readonly" && v.ReadOnly {
 				fmt.Fprintf(s.p.Stdout(), "%s %s=%s\n", variant, name, shellQuote(v.String()))
 			}
-		}
+			return true
+		})
 	}
 }
 

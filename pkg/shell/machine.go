@@ -78,8 +78,9 @@ type Machine struct {
 	stepped bool // a Step is running: a kill from a program is carried out after it
 	busy    bool // a process used its whole slice in the last Step
 	stepID  uint64
-	budget  int   // what the processes together may still do in this Step
-	again   int64 // when to step again for processes left ready by a spent budget (0: none)
+	budget  int      // what the processes together may still do in this Step
+	again   int64    // when to step again for processes left ready by a spent budget (0: none)
+	looked  []looked // recent PATH searches, valid while the FS's generation holds
 
 	// mailbox guards detached: lines servers' handlers wrote from other goroutines.
 	mailbox  sync.Mutex
@@ -253,14 +254,14 @@ func (m *Machine) spawn(parent *Proc, s Spec) (*Proc, error) {
 	if dir == "" {
 		dir = "/"
 	}
-	prog, argv, err := m.resolve(s.Argv, envLookup(s.Env, "PATH"), dir)
+	prog, argv, info, err := m.resolve(s.Argv, envLookup(s.Env, "PATH"), dir)
 	if err != nil {
 		return nil, err
 	}
 	p := &Proc{m: m, pid: m.nextPID, parent: parent, argv: argv, env: s.Env, dir: dir, id: s.Identity, onExit: s.OnExit}
 	p.id.EUID = p.id.UID
-	if owner, ok := m.setuidOwner(argv[0], envLookup(s.Env, "PATH"), dir); ok && !p.id.NoNewPrivs {
-		p.id.EUID = owner
+	if info.Mode&fs.ModeSetuid != 0 && !p.id.NoNewPrivs {
+		p.id.EUID = info.UID
 	}
 	m.nextPID++
 	p.fds[0] = inputFD(s.Stdin)
@@ -309,96 +310,120 @@ var errFork = fmt.Errorf("can't fork: %w", errAgain)
 var errAgain = fmt.Errorf("Resource temporarily unavailable")
 
 // resolve finds the program argv[0] names: a path, or a name looked up in PATH. A file
-// starting with "#!" runs its interpreter with the file as its first argument.
-func (m *Machine) resolve(argv []string, pathVar, dir string) (Program, []string, error) {
+// starting with "#!" runs its interpreter with the file as its first argument. info
+// describes the executable that runs (its setuid bit and owner), zero for a script sh runs.
+func (m *Machine) resolve(argv []string, pathVar, dir string) (Program, []string, vfs.Info, error) {
 	name := argv[0]
-	file := ""
-	if strings.Contains(name, "/") {
-		file = name
-		if !strings.HasPrefix(file, "/") {
-			file = path.Join(dir, file)
-		}
-	} else {
-		if pathVar == "" {
-			pathVar = DefaultPath
-		}
-		for _, d := range strings.Split(pathVar, ":") {
-			if d == "" {
-				d = dir
-			}
-			f := path.Join(d, name)
-			if info, err := m.cfg.FS.Stat(f); err == nil && info.Mode.IsRegular() && info.Mode&0o111 != 0 {
-				file = f
-				break
-			}
-		}
-		if file == "" || name == "" {
-			return nil, nil, &ExecError{Name: name, Err: vfs.ENOENT, NotFound: true}
-		}
-	}
-	info, err := m.cfg.FS.Stat(file)
+	file, info, err := m.lookPath(name, pathVar, dir)
 	if err != nil {
-		return nil, nil, &ExecError{Name: name, Err: err, NotFound: vfs.ErrnoOf(err) == vfs.ENOENT}
+		return nil, nil, vfs.Info{}, err
 	}
 	if info.Mode.IsDir() {
-		return nil, nil, &ExecError{Name: name, Err: vfs.EACCES}
+		return nil, nil, vfs.Info{}, &ExecError{Name: name, Err: vfs.EACCES}
 	}
 	if info.Mode&0o111 == 0 {
-		return nil, nil, &ExecError{Name: name, Err: vfs.EACCES}
+		return nil, nil, vfs.Info{}, &ExecError{Name: name, Err: vfs.EACCES}
 	}
 	if info.Program != "" {
 		if prog := m.program(info.Program); prog != nil {
-			return prog, argv, nil
+			return prog, argv, info, nil
 		}
-		return nil, nil, &ExecError{Name: name, Err: fmt.Errorf("program %q is not simulated", info.Program)}
+		return nil, nil, vfs.Info{}, &ExecError{Name: name, Err: fmt.Errorf("program %q is not simulated", info.Program)}
 	}
 	data, err := m.cfg.FS.ReadFile(file)
 	if err != nil {
-		return nil, nil, &ExecError{Name: name, Err: err}
+		return nil, nil, vfs.Info{}, &ExecError{Name: name, Err: err}
 	}
 	if line, ok := strings.CutPrefix(string(data), "#!"); ok {
 		line, _, _ = strings.Cut(line, "\n")
 		fields := strings.Fields(line)
 		if len(fields) > 0 && !strings.HasPrefix(name, fields[0]) {
 			interp := append(fields[:1:1], fields[1:]...)
-			prog, iargv, err := m.resolve(append(interp, append([]string{file}, argv[1:]...)...), pathVar, dir)
+			prog, iargv, iinfo, err := m.resolve(append(interp, append([]string{file}, argv[1:]...)...), pathVar, dir)
 			if err == nil {
-				return prog, iargv, nil
+				return prog, iargv, iinfo, nil
 			}
 		}
 	}
 	// A text file without "#!" runs in sh, as execvp does on ENOEXEC.
 	if prog := m.program("sh"); prog != nil {
-		return prog, append([]string{"sh", file}, argv[1:]...), nil
+		return prog, append([]string{"sh", file}, argv[1:]...), vfs.Info{}, nil
 	}
-	return nil, nil, &ExecError{Name: name, Err: fmt.Errorf("Exec format error")}
+	return nil, nil, vfs.Info{}, &ExecError{Name: name, Err: fmt.Errorf("Exec format error")}
 }
 
-// setuidOwner is the owner of the setuid executable argv0 names, if it is one.
-func (m *Machine) setuidOwner(argv0, pathVar, dir string) (int64, bool) {
-	file := argv0
-	if !strings.Contains(file, "/") {
-		if pathVar == "" {
-			pathVar = DefaultPath
+// lookPath finds the file name runs and describes it (following links): name itself when
+// it has a slash (relative to dir), else the first executable regular file of that name
+// in pathVar's directories. A search's answer is kept until the filesystem's paths change
+// (vfs Generation), so a loop's commands are searched for once, not at every turn, and
+// still found afresh after any change, as execvp finds them.
+func (m *Machine) lookPath(name, pathVar, dir string) (string, vfs.Info, error) {
+	if strings.Contains(name, "/") {
+		file := name
+		if !strings.HasPrefix(file, "/") {
+			file = path.Join(dir, file)
 		}
-		file = ""
-		for _, d := range strings.Split(pathVar, ":") {
-			if info, err := m.cfg.FS.Stat(path.Join(d, argv0)); err == nil && info.Mode.IsRegular() {
-				file = path.Join(d, argv0)
+		info, err := m.cfg.FS.Stat(file)
+		if err != nil {
+			return "", vfs.Info{}, &ExecError{Name: name, Err: err, NotFound: vfs.ErrnoOf(err) == vfs.ENOENT}
+		}
+		return file, info, nil
+	}
+	if pathVar == "" {
+		pathVar = DefaultPath
+	}
+	gen := m.cfg.FS.Generation()
+	for _, e := range m.looked {
+		if e.name == name && e.path == pathVar && e.dir == dir && e.gen == gen {
+			return e.answer(name)
+		}
+	}
+	e := looked{name: name, path: pathVar, dir: dir, gen: gen}
+	if name != "" {
+		for d := range strings.SplitSeq(pathVar, ":") {
+			if d == "" {
+				d = dir
+			}
+			f := path.Join(d, name)
+			if info, err := m.cfg.FS.Stat(f); err == nil && info.Mode.IsRegular() && info.Mode&0o111 != 0 {
+				e.file, e.mode, e.uid, e.program = f, info.Mode, info.UID, info.Program
 				break
 			}
 		}
-	} else if !strings.HasPrefix(file, "/") {
-		file = path.Join(dir, file)
 	}
-	if file == "" {
-		return 0, false
+	// Replace a stale answer for the same name, else add (a bounded few: a loop calls the
+	// same handful of commands).
+	i := slices.IndexFunc(m.looked, func(o looked) bool { return o.name == name && o.path == pathVar && o.dir == dir })
+	switch {
+	case i >= 0:
+		m.looked[i] = e
+	case len(m.looked) < maxLooked:
+		m.looked = append(m.looked, e)
+	default:
+		m.looked[int(gen+uint64(len(name)))%maxLooked] = e
 	}
-	info, err := m.cfg.FS.Stat(file)
-	if err != nil || info.Mode&fs.ModeSetuid == 0 {
-		return 0, false
+	return e.answer(name)
+}
+
+// maxLooked bounds a machine's remembered PATH searches.
+const maxLooked = 8
+
+// looked is a PATH search's answer (file "" when nothing was found), valid while the
+// filesystem's generation is gen.
+type looked struct {
+	name, path, dir string
+	gen             uint64
+	file            string
+	mode            fs.FileMode
+	uid             int64
+	program         string
+}
+
+func (e looked) answer(name string) (string, vfs.Info, error) {
+	if e.file == "" {
+		return "", vfs.Info{}, &ExecError{Name: name, Err: vfs.ENOENT, NotFound: true}
 	}
-	return info.UID, true
+	return e.file, vfs.Info{Mode: e.mode, UID: e.uid, Program: e.program}, nil
 }
 
 func (m *Machine) program(name string) Program {

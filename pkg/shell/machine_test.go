@@ -194,6 +194,8 @@ func TestShellScripts(t *testing.T) {
 		{name: "yes head", script: `yes | head1`, stdout: "y\n"},
 		{name: "script file shebang", script: `/tmp/s.sh arg`, files: map[string]string{"/tmp/s.sh": "#!/bin/sh\necho script $1\n"}, stdout: "script arg\n"},
 		{name: "dollar dollar", script: `echo $$`, stdout: "1\n"},
+		{name: "unset and set again", script: `export A=1; unset A; A=2; export A; sh -c 'echo $A'`, stdout: "2\n"},
+		{name: "path searched again", script: `hi; PATH=/opt/bin:/bin; hi`, files: map[string]string{"/opt/bin/hi": "#!/bin/sh\necho hi\n"}, stdout: "hi\n", stderr: "/bin/sh: hi: not found\n"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -220,6 +222,26 @@ func TestShellScripts(t *testing.T) {
 				t.Errorf("status = %d, want %d", r.status, tc.status)
 			}
 		})
+	}
+}
+
+// A command is looked up again once the filesystem changed: one made (or removed) while
+// the loop sleeps is found (or missed) at its next turn, however often it was looked up.
+func TestPathSearchFollowsChanges(t *testing.T) {
+	fs := newTestFS(t)
+	r := start(t, fs, "/bin/sh", "-c", "for i in 1 2 3; do hi; sleep 1; done")
+	r.until(500 * time.Millisecond)
+	mustProgram(t, fs, "/bin/hi", "echo")
+	r.until(1500 * time.Millisecond)
+	if err := fs.Remove("/bin/hi", false); err != nil {
+		t.Fatal(err)
+	}
+	r.until(time.Hour)
+	if got, want := r.out.buf.String(), "\n"; got != want { // hi runs echo, without arguments
+		t.Errorf("stdout = %q, want %q", got, want)
+	}
+	if got, want := r.err.buf.String(), "/bin/sh: hi: not found\n/bin/sh: hi: not found\n"; got != want {
+		t.Errorf("stderr = %q, want %q", got, want)
 	}
 }
 
