@@ -23,6 +23,12 @@ type Loop struct {
 	// between steps; the virtual-time scheduler re-reads every Due after every step instead.
 	// Nil for loops that only ever run on their own schedule.
 	Wake *Signal
+	// Slack lets the daemon's runner (on the real clock) run a step that falls due sooner
+	// than Slack after the last one at Slack after it, so that work due at many nearby
+	// instants is done in one step, late by less than Slack, as the kernel's timer slack
+	// batches wake-ups. A wake (new work) is never delayed. The virtual-time scheduler
+	// ignores it: simulated instants stay exact.
+	Slack time.Duration
 }
 
 // Signal wakes a loop's goroutine without blocking the notifier; notifications coalesce.

@@ -3,6 +3,8 @@ package runner
 import (
 	"context"
 	"errors"
+	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -139,4 +141,77 @@ func TestRunLoopStepsWhenDueAndWhenWoken(t *testing.T) {
 	<-steps
 	g.Stop()
 	g.Stop() // idempotent
+}
+
+// With Slack, work due at many nearby instants is done in one step per Slack, late by less
+// than Slack; without it, every instant is a step. A wake is never delayed.
+func TestRunLoopSlackBatchesNearbyInstants(t *testing.T) {
+	tests := []struct {
+		name  string
+		slack time.Duration
+		want  []string // the steps: instant (ms) and how many items each did
+	}{
+		{"no slack", 0, []string{"1:1", "2:1", "3:1", "4:1", "5:1"}},
+		{"slack 2ms", 2 * time.Millisecond, []string{"1:1", "3:2", "5:2"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t0 := time.Unix(0, 0)
+			clk := testingclock.NewFakeClock(t0)
+			var mu sync.Mutex
+			next := 1 // the next item, due at next ms; one a millisecond up to 5
+			var steps []string
+			wake := NewSignal()
+			l := Loop{
+				Name: "batch",
+				Due: func(time.Time) time.Time {
+					mu.Lock()
+					defer mu.Unlock()
+					if next > 5 {
+						return time.Time{}
+					}
+					return t0.Add(time.Duration(next) * time.Millisecond)
+				},
+				Step: func(context.Context) {
+					mu.Lock()
+					defer mu.Unlock()
+					now := clk.Now()
+					n := 0
+					for next <= 5 && !t0.Add(time.Duration(next)*time.Millisecond).After(now) {
+						next++
+						n++
+					}
+					steps = append(steps, fmt.Sprintf("%d:%d", now.Sub(t0).Milliseconds(), n))
+				},
+				Wake:  wake,
+				Slack: tt.slack,
+			}
+			g := NewGroup(context.Background())
+			Start(g, clk, []Loop{l})
+			defer g.Stop()
+			for range 5 {
+				eventually.True(t, "the loop to park on the clock", clk.HasWaiters)
+				clk.Step(time.Millisecond)
+			}
+			eventually.True(t, "the last step", func() bool {
+				mu.Lock()
+				defer mu.Unlock()
+				return next > 5
+			})
+			mu.Lock()
+			got := slices.Clone(steps)
+			// New work due now is done at once, however recent the last step.
+			next = 5
+			mu.Unlock()
+			wake.Notify()
+			eventually.True(t, "the woken step", func() bool {
+				mu.Lock()
+				defer mu.Unlock()
+				return next > 5
+			})
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("steps %v, want %v", got, tt.want)
+			}
+		})
+	}
 }
