@@ -99,9 +99,12 @@ func (r *Runtime) CreateContainer(ctx context.Context, podSandboxID string, conf
 		sb:         sb,
 		name:       reserved,
 		role:       role,
-		beh:        beh,
+		beh:        &noBehavior,
 		annotation: annotation,
 		envs:       config.Envs,
+	}
+	if beh != noBehavior {
+		c.beh = &beh
 	}
 	if err := r.setupMachineLocked(c, config, r.imageInfoLocked(img)); err != nil {
 		return "", fmt.Errorf("create container %q: %w", name, err)
@@ -153,10 +156,7 @@ func (r *Runtime) StartContainer(ctx context.Context, containerID string) error 
 // addLog writes one of the simulator's own lines to the container's log. Usage sums the
 // logs of every container each 10s (eviction and node status): keeping the size as lines
 // are written spares reading 20,000 containers' lines each time.
-func (c *ctr) addLog(l LogLine) {
-	c.logs = append(c.logs, l)
-	c.logsBytes += int64(len(l.Text)) + 1
-}
+func (c *ctr) addLog(l LogLine) { c.logs.add(l) }
 
 // startLocked makes c RUNNING at time at and starts its program, or schedules its
 // scripted exit. An error is a program that could not start (the container exited).
@@ -484,3 +484,7 @@ func (c *ctr) status() *cri.ContainerStatus {
 		Mounts:       c.mounts,
 	}
 }
+
+// noBehavior is the behaviour of every container whose pod scripts none: shared, never
+// changed (a Behavior is 200 bytes, and most containers have none).
+var noBehavior behavior.Behavior

@@ -238,5 +238,6 @@ func (r *Runtime) RemoveImage(ctx context.Context, image cri.ImageSpec) error {
 		return nil
 	}
 	r.images = slices.DeleteFunc(r.images, func(x *cri.Image) bool { return x == img })
+	delete(r.imageInfos, img)
 	return nil
 }

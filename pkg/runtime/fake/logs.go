@@ -1,6 +1,7 @@
 package fake
 
 import (
+	"iter"
 	"slices"
 )
 
@@ -42,16 +43,18 @@ func (r *Runtime) ContainerLog(id string, since int64, tail int) ([]LogLine, err
 	// merged by time (at one instant the periodic line comes first: it is printed before an exit).
 	var out []LogLine
 	k := c.periodicLines(now)
-	ev := len(c.logs) - 1
+	written, stop := iter.Pull(c.logs.backward())
+	defer stop()
+	ev, more := written()
 	for tail <= 0 || len(out) < tail {
 		var l LogLine
 		switch {
-		case k > 0 && (ev < 0 || c.periodicTime(k) > c.logs[ev].Time):
+		case k > 0 && (!more || c.periodicTime(k) > ev.Time):
 			l = LogLine{Time: c.periodicTime(k), Stream: StreamStdout, Text: c.beh.LogText(k)}
 			k--
-		case ev >= 0:
-			l = c.logs[ev]
-			ev--
+		case more:
+			l = ev
+			ev, more = written()
 		default:
 			return reverse(out), nil
 		}

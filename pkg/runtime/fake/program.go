@@ -29,7 +29,7 @@ const ReasonStartError = "StartError"
 const ExitCodeStartError int32 = 128
 
 // setupMachineLocked gives c its filesystem and machine, from its image and mounts.
-func (r *Runtime) setupMachineLocked(c *ctr, config *cri.ContainerConfig, img imageInfo) error {
+func (r *Runtime) setupMachineLocked(c *ctr, config *cri.ContainerConfig, img *imageInfo) error {
 	ro := config.Security != nil && config.Security.ReadonlyRootfs
 	view := vfs.NewView(r.nodeFS, img.tree, ro)
 	for _, m := range config.Mounts {
@@ -76,11 +76,22 @@ func (r *Runtime) setupMachineLocked(c *ctr, config *cri.ContainerConfig, img im
 // procLocked gives the container its /proc: a mounts file listing its root and mounts
 // with their filesystem types (tmpfs where the kubelet mounted one), as programs such as
 // agnhost mounttest read it, and the sandbox's /proc/sys, read-only but for a privileged
-// container, as runc mounts it. Neither is on the node's disk: procfs is the kernel's.
+// container, as runc mounts it. Neither is on the node's disk: procfs is the kernel's,
+// and /proc/mounts is written when it is read, as the kernel writes it.
 func (r *Runtime) procLocked(c *ctr, view *vfs.View, config *cri.ContainerConfig) {
+	mounts := config.Mounts
+	proc := vfs.NewDir(0o555)
+	proc.Add("mounts", vfs.NewGenerated(func() []byte { return r.procMounts(mounts) }, 0o444))
+	view.BindNode("/proc", proc, true)
+	privileged := config.Security != nil && config.Security.Privileged
+	view.BindNode("/proc/sys", c.sb.sysctlRoot(), !privileged)
+}
+
+// procMounts is /proc/mounts of a container with mounts.
+func (r *Runtime) procMounts(mounts []cri.Mount) []byte {
 	var b strings.Builder
 	b.WriteString("overlay / overlay rw,relatime 0 0\n")
-	for _, m := range config.Mounts {
+	for _, m := range mounts {
 		typ, dev := "ext4", "/dev/vda1"
 		if info, err := r.nodeFS.Stat(m.HostPath); err == nil && info.FSType != "" {
 			typ, dev = info.FSType, info.FSType
@@ -89,14 +100,13 @@ func (r *Runtime) procLocked(c *ctr, view *vfs.View, config *cri.ContainerConfig
 		if m.Readonly {
 			opts = "ro,relatime"
 		}
-		fmt.Fprintf(&b, "%s %s %s %s 0 0\n", dev, strings.NewReplacer(" ", `\040`, "\t", `\011`).Replace(m.ContainerPath), typ, opts)
+		fmt.Fprintf(&b, "%s %s %s %s 0 0\n", dev, mountEscaper.Replace(m.ContainerPath), typ, opts)
 	}
-	proc := vfs.NewDir(0o555)
-	proc.Add("mounts", vfs.NewFile([]byte(b.String()), 0o444))
-	view.BindNode("/proc", proc, true)
-	privileged := config.Security != nil && config.Security.Privileged
-	view.BindNode("/proc/sys", c.sb.sysctlRoot(), !privileged)
+	return []byte(b.String())
 }
+
+// mountEscaper escapes a path in /proc/mounts as the kernel does.
+var mountEscaper = strings.NewReplacer(" ", `\040`, "\t", `\011`)
 
 // lookupProgram is every simulated program by name: busybox's applets, the servers of
 // well-known images, agnhost.
@@ -116,7 +126,7 @@ func lookupProgram(name string) shell.Program {
 // containerArgv is what the container runs, as containerd combines the CRI's command and
 // args with the image's: command (else entrypoint), then args (else, when command is
 // empty too, cmd).
-func containerArgv(command, args []string, img imageInfo) []string {
+func containerArgv(command, args []string, img *imageInfo) []string {
 	argv := command
 	if len(argv) == 0 {
 		argv = img.entrypoint
@@ -440,18 +450,8 @@ func (c *ctr) flushLogs(at int64) {
 // addProgramLog appends a line the program printed, keeping at most what the log's
 // files hold (containerLogMaxSize x containerLogMaxFiles): rotation drops the oldest.
 func (c *ctr) addProgramLog(r *Runtime, l LogLine) {
-	c.addLog(l)
-	limit := r.logCap()
-	if c.logsBytes-c.logsDropped <= limit+limit/4 {
-		return
-	}
-	drop := 0
-	for kept := c.logsBytes - c.logsDropped; kept > limit && drop < len(c.logs); drop++ {
-		n := int64(len(c.logs[drop].Text)) + 1
-		kept -= n
-		c.logsDropped += n
-	}
-	c.logs = append(c.logs[:0:0], c.logs[drop:]...)
+	c.logs.add(l)
+	c.logs.rotate(r.logCap())
 }
 
 // logCap is what a container's log files hold at most.

@@ -136,3 +136,43 @@ func TestNotSimulatedImage(t *testing.T) {
 		t.Errorf("log %q, want %q", got, want)
 	}
 }
+
+// TestProcMounts: a container's /proc/mounts lists its root and its mounts with their
+// types and modes as they are when it is read (a tmpfs the kubelet mounted shows as one).
+func TestProcMounts(t *testing.T) {
+	r, clk := newRuntime(t, Config{})
+	ctx := context.Background()
+	node := r.NodeFS()
+	for _, dir := range []string{"/var/lib/kubelet/pods/u1/volumes/cache", "/var/lib/kubelet/pods/u1/volumes/config"} {
+		if err := node.MkdirAll(dir, 0o755, 0, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := node.SetFSType("/var/lib/kubelet/pods/u1/volumes/cache", "tmpfs"); err != nil {
+		t.Fatal(err)
+	}
+	sb, cfg := runPod(t, r, "u1", nil)
+	if _, err := r.PullImage(ctx, cri.ImageSpec{Image: "busybox:1.36"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	cc := containerConfig("main", "", "busybox:1.36")
+	cc.Command = []string{"sh", "-c", "sleep 1; cat /proc/mounts"}
+	cc.Mounts = []cri.Mount{
+		{ContainerPath: "/cache", HostPath: "/var/lib/kubelet/pods/u1/volumes/cache"},
+		{ContainerPath: "/etc/my config", HostPath: "/var/lib/kubelet/pods/u1/volumes/config", Readonly: true},
+	}
+	id, err := r.CreateContainer(ctx, sb, cc, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.StartContainer(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	run(t, r, clk, 2*time.Second)
+	want := "1s stdout overlay / overlay rw,relatime 0 0\n" +
+		"1s stdout tmpfs /cache tmpfs rw,relatime 0 0\n" +
+		"1s stdout /dev/vda1 /etc/my\\040config ext4 ro,relatime 0 0\n"
+	if got := logText(t, r, id); got != want {
+		t.Errorf("log:\n%s\nwant:\n%s", got, want)
+	}
+}

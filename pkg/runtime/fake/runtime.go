@@ -133,7 +133,8 @@ type Runtime struct {
 	containers   map[string]*ctr
 	ctrNames     map[string]string // reserved container name -> id
 	nContainers  int
-	images       []*cri.Image // in pull order
+	images       []*cri.Image              // in pull order
+	imageInfos   map[*cri.Image]*imageInfo // what each pulled image gives its containers (imageInfoLocked)
 	ipSeq        uint32
 	queue        transitionQueue
 	compactAt    int // queue length that triggers the next compaction
@@ -193,19 +194,18 @@ type ctr struct {
 	sb         *sandbox
 	name       string // reserved name
 	role       string
-	beh        behavior.Behavior
-	annotation string    // the behaviour annotation key, when the pod had one
-	logs       []LogLine // what the simulator itself wrote to the container's log (appended by addLog)
-	logsBytes  int64     // the size of logs as written (a line and its newline each)
-	memLimit   int64     // the memory limit (0: none)
-	memRequest int64     // the memory request: the use when the behaviour gives none
+	beh        *behavior.Behavior // noBehavior unless the pod's annotation gave one
+	annotation string             // the behaviour annotation key, when the pod had one
+	logs       logBuffer          // what the program and the simulator wrote to the container's log (addLog)
+	memLimit   int64              // the memory limit (0: none)
+	memRequest int64              // the memory request: the use when the behaviour gives none
 	envs       []cri.KeyValue
 
 	// The simulated machine the container's processes run on (program.go).
 	m            *shell.Machine
 	fs           *vfs.View
 	mounts       []cri.Mount
-	img          imageInfo
+	img          *imageInfo // shared by the image's containers
 	id           shell.Identity
 	workDir      string
 	env          []string
@@ -218,7 +218,6 @@ type ctr struct {
 	notSimulated bool      // its program is not one the simulator knows: it runs until stopped
 	opaque       bool      // counted in its sandbox's namespace as serving anything
 	partial      [2][]byte // stdout's and stderr's unterminated last lines
-	logsDropped  int64     // bytes of log rotated away
 	wakeGen      uint64    // invalidates queued wake-ups of the machine
 	afterStep    []func()  // run once the machine's step is done (exec completions)
 
@@ -642,7 +641,7 @@ func (c *ctr) diskAt(now int64) int64 {
 // logBytes is the size of the container's log on disk at now: its periodic lines and the
 // simulator's, at most containerLogMaxSize x containerLogMaxFiles (rotation drops the rest).
 func (r *Runtime) logBytes(c *ctr, now int64) int64 {
-	n := c.beh.LogBytes(c.periodicLines(now)) + c.logsBytes
+	n := c.beh.LogBytes(c.periodicLines(now)) + c.logs.written
 	size, files := r.logMaxBytes, r.logMaxFiles
 	if size <= 0 {
 		size = DefaultLogMaxBytes
@@ -655,7 +654,7 @@ func (r *Runtime) logBytes(c *ctr, now int64) int64 {
 
 // memoryModel is the behaviour with the request standing in for a missing memoryUsage.
 func (c *ctr) memoryModel() behavior.Behavior {
-	b := c.beh
+	b := *c.beh
 	if b.MemoryUsage == 0 {
 		b.MemoryUsage = c.memRequest
 	}

@@ -1,0 +1,122 @@
+package fake
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// What is written comes back, newest first, whatever its times, streams and sizes, across
+// chunks.
+func TestLogBufferRoundTrip(t *testing.T) {
+	tests := []struct {
+		name  string
+		lines []LogLine
+	}{
+		{"empty", nil},
+		{"one", []LogLine{{Time: 1e18, Stream: StreamStdout, Text: "tick"}}},
+		{"streams and partial", []LogLine{
+			{Time: 5, Stream: StreamStderr, Text: "err"},
+			{Time: 5, Stream: StreamStdout, Text: ""},
+			{Time: 9, Stream: StreamStdout, Text: "DONE", Partial: true},
+		}},
+		// A handler's line stamped with its request's instant may come before the last.
+		{"time going back", []LogLine{{Time: 100, Stream: StreamStdout, Text: "b"}, {Time: 50, Stream: StreamStdout, Text: "a"}}},
+		{"many chunks", func() []LogLine {
+			var ls []LogLine
+			for i := range 3000 {
+				ls = append(ls, LogLine{Time: int64(i) * 5e9, Stream: StreamStdout, Text: fmt.Sprintf("line %d %s", i, strings.Repeat("x", i%40))})
+			}
+			return ls
+		}()},
+		{"a line over a chunk", []LogLine{{Time: 1, Stream: StreamStdout, Text: strings.Repeat("y", 3*logChunkBytes)}, {Time: 2, Stream: StreamStdout, Text: "z"}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var b logBuffer
+			var size int64
+			for _, l := range tt.lines {
+				b.add(l)
+				size += int64(len(l.Text)) + 1
+			}
+			got := slices.Collect(b.backward())
+			slices.Reverse(got)
+			if len(got) != len(tt.lines) || (len(got) > 0 && !slices.Equal(got, tt.lines)) {
+				t.Fatalf("read back %d lines, want %d; first difference at %d", len(got), len(tt.lines), firstDiff(got, tt.lines))
+			}
+			if b.written != size || b.kept() != size {
+				t.Errorf("written %d, kept %d; want %d", b.written, b.kept(), size)
+			}
+		})
+	}
+}
+
+func firstDiff(a, b []LogLine) int {
+	for i := range min(len(a), len(b)) {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return min(len(a), len(b))
+}
+
+// Rotation keeps at least the newest limit bytes and drops the oldest lines once more than
+// a quarter over; the newest line always stays.
+func TestLogBufferRotate(t *testing.T) {
+	tests := []struct {
+		name         string
+		lines, width int
+		limit        int64
+		wantDropped  bool
+	}{
+		{"under the limit", 100, 10, 2000, false},
+		{"within a quarter over", 100, 10, 1000, false}, // 1,100 bytes kept, limit 1,000
+		{"over", 30000, 10, 40000, true},
+		{"one huge line", 1, 100000, 10, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var b logBuffer
+			for i := range tt.lines {
+				b.add(LogLine{Time: int64(i), Stream: StreamStdout, Text: strings.Repeat("x", tt.width-1)})
+				b.rotate(tt.limit)
+			}
+			if dropped := b.dropped > 0; dropped != tt.wantDropped {
+				t.Errorf("dropped %d bytes; want dropping %v", b.dropped, tt.wantDropped)
+			}
+			if b.kept() > tt.limit+tt.limit/4 && len(b.chunks) > 1 {
+				t.Errorf("kept %d bytes in %d chunks, limit %d", b.kept(), len(b.chunks), tt.limit)
+			}
+			lines := slices.Collect(b.backward())
+			if len(lines) == 0 || lines[0].Time != int64(tt.lines-1) {
+				t.Fatalf("the newest line is gone: %d lines kept", len(lines))
+			}
+			var kept int64
+			for _, l := range lines {
+				kept += int64(len(l.Text)) + 1
+			}
+			if kept != b.kept() {
+				t.Errorf("lines hold %d bytes, kept says %d", kept, b.kept())
+			}
+			if kept < min(tt.limit, int64(tt.lines*tt.width)) {
+				t.Errorf("kept %d bytes, less than the limit %d", kept, tt.limit)
+			}
+		})
+	}
+}
+
+// A line costs a few bytes beyond its text: what keeps 10,000 chatty containers' logs small.
+func TestLogBufferCompact(t *testing.T) {
+	var b logBuffer
+	for i := range 1000 {
+		b.add(LogLine{Time: 1.7e18 + int64(i)*5e9, Stream: StreamStdout, Text: "tick"})
+	}
+	var held int
+	for _, c := range b.chunks {
+		held += cap(c.buf)
+	}
+	if perLine := float64(held) / 1000; perLine > 16 {
+		t.Errorf("%.1f bytes per 4-byte line held, want at most 16", perLine)
+	}
+}
