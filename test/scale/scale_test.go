@@ -38,6 +38,7 @@ var (
 	image      = flag.String("image", "busybox:1.36", "the containers' image (one the catalogue does not know, with -command '', runs until stopped without a simulated program)")
 	addLater   = flag.Bool("add-while-running", false, "write the manifests once the daemon runs (fsnotify picks them up) instead of before it starts")
 	report     = flag.String("report", "", "also write the results to this file as JSON (make bench reads it)")
+	profile    = flag.String("profile", "", "write the daemon's CPU profile over the steady window and its heap profile after it (pprof) into this directory")
 )
 
 // bin is the minikubelet binary TestMain builds.
@@ -159,7 +160,11 @@ func measure(t *testing.T, n int, evented bool) result {
 	if *capacity > 0 {
 		sim += fmt.Sprintf("pleg:\n  channelCapacity: %d\n", *capacity)
 	}
-	cfg := fmt.Sprintf("apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nstaticPodPath: pods\nmaxPods: %d\n%s---\napiVersion: minikubelet.io/v1alpha1\nkind: SimulatorConfiguration\n%s", n+10, standaloneAuth, sim)
+	prof := ""
+	if *profile != "" {
+		prof = "enableDebuggingHandlers: true\nenableProfilingHandler: true\n"
+	}
+	cfg := fmt.Sprintf("apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nstaticPodPath: pods\nmaxPods: %d\n%s%s---\napiVersion: minikubelet.io/v1alpha1\nkind: SimulatorConfiguration\n%s", n+10, standaloneAuth, prof, sim)
 	if err := os.WriteFile(filepath.Join(dir, "config.yaml"), []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -207,7 +212,14 @@ func measure(t *testing.T, n int, evented bool) result {
 	time.Sleep(*settle)
 	relists0, relistSum0 := d.metric("kubelet_pleg_relist_duration_seconds_count"), d.metric("kubelet_pleg_relist_duration_seconds_sum")
 	cpu0, wall0 := d.cpuSeconds(), time.Now()
-	time.Sleep(*steady)
+	if *profile != "" {
+		// Heap profiles before and after the window: pprof -base shows what it allocated.
+		d.saveProfile("/debug/pprof/heap", fmt.Sprintf("heap-start-%s-%d.pprof", r.PLEG, n))
+		// The CPU profile covers the steady window: pprof's handler returns after it.
+		d.saveProfile(fmt.Sprintf("/debug/pprof/profile?seconds=%d", int(steady.Seconds())), fmt.Sprintf("cpu-%s-%d.pprof", r.PLEG, n))
+	} else {
+		time.Sleep(*steady)
+	}
 	r.SteadyCPU = 100 * (d.cpuSeconds() - cpu0) / time.Since(wall0).Seconds()
 	if relists := d.metric("kubelet_pleg_relist_duration_seconds_count") - relists0; relists > 0 {
 		mean := (d.metric("kubelet_pleg_relist_duration_seconds_sum") - relistSum0) / relists
@@ -216,6 +228,9 @@ func measure(t *testing.T, n int, evented bool) result {
 		r.RelistMean = "no relist"
 	}
 	r.RSS, r.HWM = d.memory()
+	if *profile != "" {
+		d.saveProfile("/debug/pprof/heap", fmt.Sprintf("heap-%s-%d.pprof", r.PLEG, n))
+	}
 
 	// The first GET /pods encodes every pod; the ones after it re-encode only what changed.
 	getStart := time.Now()
@@ -367,6 +382,28 @@ func (d *daemon) get(path string) []byte {
 		d.t.Fatalf("GET %s = %d, %v", path, resp.StatusCode, err)
 	}
 	return body
+}
+
+// saveProfile GETs a pprof profile into -profile's directory.
+func (d *daemon) saveProfile(path, name string) {
+	d.t.Helper()
+	if err := os.MkdirAll(*profile, 0o755); err != nil {
+		d.t.Fatal(err)
+	}
+	// Its own client: a CPU profile takes the whole steady window to answer.
+	resp, err := (&http.Client{Timeout: *steady + time.Minute}).Get(d.url + path)
+	if err != nil {
+		d.t.Fatalf("GET %s: %v", path, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		d.t.Fatalf("GET %s = %d, %v", path, resp.StatusCode, err)
+	}
+	if err := os.WriteFile(filepath.Join(*profile, name), body, 0o644); err != nil {
+		d.t.Fatal(err)
+	}
+	d.t.Logf("profile written: %s", filepath.Join(*profile, name))
 }
 
 // drain GETs path and reads the answer to its end without keeping it.
