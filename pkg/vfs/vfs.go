@@ -16,17 +16,47 @@ import (
 // directories on the way (copy on write, as an overlay's upper layer), so an image costs its
 // tree once however many containers run it.
 type Node struct {
-	mode    fs.FileMode // type bits and permissions
-	uid     int64
-	gid     int64
-	mtime   int64 // unix nanoseconds
-	data    []byte
+	mode   fs.FileMode // type bits and permissions
+	uid    int64
+	gid    int64
+	mtime  int64 // unix nanoseconds
+	data   []byte
+	*extra // what few nodes have, apart: a node's disk holds some 10 nodes per pod
+	kids   map[string]*Node
+	frozen bool
+}
+
+// extra is what only some nodes have. Its fields are read through Node (nil: none).
+type extra struct {
 	target  string        // a symbolic link's target
 	program string        // what a simulated executable runs (see Info.Program)
 	fstype  string        // the filesystem mounted here ("tmpfs"), "" for its parent's
 	gen     func() []byte // a file of the kernel's (/proc/mounts): its content when read
-	kids    map[string]*Node
-	frozen  bool
+}
+
+func (n *Node) linkTarget() string {
+	if n.extra == nil {
+		return ""
+	}
+	return n.target
+}
+
+func (n *Node) generator() func() []byte {
+	if n.extra == nil {
+		return nil
+	}
+	return n.gen
+}
+
+// more returns n's extra, made if missing (n is being changed: not frozen).
+func (n *Node) more() *extra {
+	if n.extra == nil {
+		n.extra = &extra{}
+	} else {
+		e := *n.extra // a copied node shares its original's until it changes it
+		n.extra = &e
+	}
+	return n.extra
 }
 
 // NewDir is an empty directory with permissions perm, owned by root.
@@ -81,9 +111,13 @@ func (n *Node) info(name string) Info {
 		size = 4096
 	}
 	if n.isSymlink() {
-		size = int64(len(n.target))
+		size = int64(len(n.linkTarget()))
 	}
-	return Info{Name: name, Size: size, Mode: n.mode, ModTime: time.Unix(0, n.mtime), UID: n.uid, GID: n.gid, Target: n.target, Program: n.program, FSType: n.fstype}
+	i := Info{Name: name, Size: size, Mode: n.mode, ModTime: time.Unix(0, n.mtime), UID: n.uid, GID: n.gid}
+	if n.extra != nil {
+		i.Target, i.Program, i.FSType = n.target, n.program, n.fstype
+	}
+	return i
 }
 
 // Disk is the lock shared by a node's filesystem and every view of its containers: the
@@ -185,7 +219,7 @@ func NewFile(data []byte, perm fs.FileMode) *Node {
 // filesystem's lock, so gen may read it), as the kernel makes a /proc file's: nothing is
 // kept until then, and stat says size 0. Writing it replaces gen with what was written.
 func NewGenerated(gen func() []byte, perm fs.FileMode) *Node {
-	return &Node{mode: perm.Perm(), gen: gen}
+	return &Node{mode: perm.Perm(), extra: &extra{gen: gen}}
 }
 
 // Dir returns directory n's subdirectory name, made if missing (to build a tree).
@@ -326,7 +360,7 @@ func (v *View) walk(p string, follow bool) (loc, string, error) {
 			return loc{}, "", ENOENT
 		}
 		if next.isSymlink() && (!last || follow) {
-			t := next.target
+			t := next.linkTarget()
 			if !strings.HasPrefix(t, "/") {
 				t = path.Dir(here) + "/" + t
 			}
@@ -416,13 +450,13 @@ func (v *View) Root() *Node {
 
 // SetProgram makes the file at p an executable that runs the simulated program name.
 func (v *View) SetProgram(p, name string) error {
-	return v.change(p, func(n *Node) { n.program = name })
+	return v.change(p, func(n *Node) { n.more().program = name })
 }
 
 // SetFSType records that a filesystem of type typ ("tmpfs") is mounted at directory p, as
 // the kubelet mounts a tmpfs for an emptyDir of medium Memory.
 func (v *View) SetFSType(p, typ string) error {
-	return v.change(p, func(n *Node) { n.fstype = typ })
+	return v.change(p, func(n *Node) { n.more().fstype = typ })
 }
 
 // Stat describes what p names, following symbolic links.
@@ -464,8 +498,8 @@ func (v *View) readFile(p string) ([]byte, func() []byte, error) {
 		return nil, nil, ENOENT
 	case l.node.isDir():
 		return nil, nil, EISDIR
-	case l.node.gen != nil:
-		return nil, l.node.gen, nil
+	case l.node.generator() != nil:
+		return nil, l.node.generator(), nil
 	}
 	return slices.Clone(l.node.data), nil, nil
 }
@@ -504,8 +538,8 @@ func (v *View) WriteFile(p string, data []byte, perm fs.FileMode, appending bool
 			dir.put(l.name, n)
 		}
 	}
-	if n.gen != nil {
-		n.gen = nil // what a program writes replaces what it generated
+	if n.generator() != nil {
+		n.more().gen = nil // what a program writes replaces what it generated
 	}
 	if appending {
 		n.data = append(n.data, data...)
@@ -587,7 +621,7 @@ func (v *View) Symlink(target, p string) error {
 	if err != nil {
 		return err
 	}
-	dir.put(l.name, &Node{mode: fs.ModeSymlink | 0o777, target: target, mtime: v.now()})
+	dir.put(l.name, &Node{mode: fs.ModeSymlink | 0o777, extra: &extra{target: target}, mtime: v.now()})
 	v.changed()
 	return nil
 }
