@@ -918,14 +918,26 @@ func (s *shell) environ() []string {
 	}
 	env := make([]string, 0, len(s.vars.vars)+len(s.extraEnv))
 	env = append(env, s.extraEnv...)
+	inherited := s.p.Environ()
 	s.vars.each(func(name string, v expand.Variable) bool {
 		if v.Exported && v.IsSet() {
-			env = append(env, name+"="+v.String())
+			env = append(env, entry(inherited, name, v.String()))
 		}
 		return true
 	})
 	s.envCache = env
 	return env
+}
+
+// entry is "name=value", the string of env when it has it (a sleeping shell keeps its
+// children's environment, mostly what it inherited), else a new one.
+func entry(env []string, name, value string) string {
+	for _, kv := range env {
+		if len(kv) == len(name)+1+len(value) && kv[len(name)] == '=' && strings.HasPrefix(kv, name) && strings.HasSuffix(kv, value) {
+			return kv
+		}
+	}
+	return name + "=" + value
 }
 
 func validName(name string) bool {
