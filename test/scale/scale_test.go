@@ -228,6 +228,11 @@ func measure(t *testing.T, n int, evented bool) result {
 		r.RelistMean = "no relist"
 	}
 	r.RSS, r.HWM = d.memory()
+	// Where the resident memory is, as Go's runtime counts it.
+	mib := func(name string) float64 { return d.metric(name) / (1 << 20) }
+	t.Logf("memory: heap in use %.0f MiB, idle %.0f MiB (released %.0f), stacks %.0f MiB, next GC at %.0f MiB, runtime total %.0f MiB",
+		mib("go_memstats_heap_inuse_bytes"), mib("go_memstats_heap_idle_bytes"), mib("go_memstats_heap_released_bytes"),
+		mib("go_memstats_stack_inuse_bytes"), mib("go_memstats_next_gc_bytes"), mib("go_memstats_sys_bytes"))
 	if *profile != "" {
 		d.saveProfile("/debug/pprof/heap", fmt.Sprintf("heap-%s-%d.pprof", r.PLEG, n))
 	}
