@@ -79,8 +79,12 @@ func outputBuffers(name string) *sync.Pool {
 	return &largeBuffers
 }
 
+// cmds are reused as the output buffers are: a run's state is garbage once it returns.
+var cmds = sync.Pool{New: func() any { return new(cmd) }}
+
 func runApplet(p *shell.Proc, name string, a applet, argv []string) int {
-	c := &cmd{p: p, name: name, usage: a.usage, argv0: argv[0], args: argv[1:], errStatus: 1}
+	c := cmds.Get().(*cmd)
+	*c = cmd{p: p, name: name, usage: a.usage, argv0: argv[0], args: argv[1:], errStatus: 1}
 	pool := outputBuffers(name)
 	c.out = pool.Get().(*bufio.Writer)
 	c.out.Reset(p.Stdout())
@@ -89,6 +93,8 @@ func runApplet(p *shell.Proc, name string, a applet, argv []string) int {
 		// unflushed is dropped, as a killed process's stdio buffer is.
 		c.out.Reset(nil)
 		pool.Put(c.out)
+		*c = cmd{}
+		cmds.Put(c)
 	}()
 	if !a.noHelp && len(c.args) > 0 && c.args[0] == "--help" {
 		c.showUsage(0)

@@ -770,6 +770,9 @@ func (b *limitedBuffer) Write(p []byte) (int, error) {
 
 // fields expands words into fields; on an error it reports it and sets the status.
 func (s *shell) fields(words ...*syntax.Word) ([]string, bool) {
+	if out, ok := literalFields(words); ok {
+		return out, true
+	}
 	cfg := s.cfg()
 	if s.noglob {
 		cfg.ReadDir2 = nil
@@ -778,6 +781,27 @@ func (s *shell) fields(words ...*syntax.Word) ([]string, bool) {
 	if err != nil {
 		s.expandError(err)
 		return nil, false
+	}
+	return out, true
+}
+
+// literalFields is the fields of words that are plain text, nothing to expand: what most
+// commands of a loop are (echo tick, sleep 5), spared the expand package's work. A word
+// with anything the shell would change (quotes, escapes, $, globs, braces, a leading
+// tilde) is not plain text.
+func literalFields(words []*syntax.Word) ([]string, bool) {
+	for _, w := range words {
+		if len(w.Parts) != 1 {
+			return nil, false
+		}
+		lit, ok := w.Parts[0].(*syntax.Lit)
+		if !ok || strings.ContainsAny(lit.Value, "*?[]{}~\\$'\"`") {
+			return nil, false
+		}
+	}
+	out := make([]string, len(words))
+	for i, w := range words {
+		out[i] = w.Parts[0].(*syntax.Lit).Value
 	}
 	return out, true
 }

@@ -3,9 +3,11 @@ package shell
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"mvdan.cc/sh/v3/expand"
+	"mvdan.cc/sh/v3/syntax"
 )
 
 // The table keeps what was set, in order, whatever its size (a scan below 16 variables, an
@@ -47,5 +49,30 @@ func TestVarTable(t *testing.T) {
 				t.Error("a clone's assignment reached its parent")
 			}
 		})
+	}
+}
+
+// A word taken as plain text expands to itself: literalFields agrees with the expand
+// package on every word it takes, and leaves it every word it would change.
+func TestLiteralFieldsAgreeWithExpand(t *testing.T) {
+	words := []string{"tick", "5", "-n", "--x=1", "a.b", "/usr/bin", "x=1", "@", "%", "^", "+", ",", ":", "a,b",
+		"c*", "~", "~root", "a~", "'q'", `"d"`, `\e`, "{a,b}", "$HOME", "${x}", "$(echo)", "`echo`", "[ab]", "?", "a]"}
+	for _, w := range words {
+		f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader("echo "+w), "")
+		if err != nil {
+			t.Fatalf("%s: %v", w, err)
+		}
+		call := f.Stmts[0].Cmd.(*syntax.CallExpr)
+		got, ok := literalFields(call.Args[1:])
+		want, err := expand.Fields(&expand.Config{Env: expand.ListEnviron("HOME=/root", "x=X")}, call.Args[1:]...)
+		if err != nil {
+			if ok {
+				t.Errorf("%s: taken as plain text, but expanding it fails: %v", w, err)
+			}
+			continue
+		}
+		if ok && !slices.Equal(got, want) {
+			t.Errorf("%s: literal fields %q, expand says %q", w, got, want)
+		}
 	}
 }
