@@ -144,7 +144,7 @@ func (v *View) changed() { v.disk.gen.Add(1) }
 type View struct {
 	disk     *Disk
 	root     *Node
-	mounts   map[string]*mount // by path in the view
+	mounts   mountTable
 	roRoot   bool
 	now      func() int64
 	maxDepth int
@@ -157,9 +157,33 @@ type mount struct {
 	ro   bool
 }
 
+// mountTable is a view's mounts, a few (a container's volumes and the kubelet's files):
+// found by a scan, kept by value. A *mount into it lives no longer than the locked
+// operation that found it (a later bind may move the table).
+type mountTable []mount
+
+// at is the mount at path p, nil if none.
+func (t mountTable) at(p string) *mount {
+	for i := range t {
+		if t[i].path == p {
+			return &t[i]
+		}
+	}
+	return nil
+}
+
+// set adds m, replacing a mount at the same path.
+func (t *mountTable) set(m mount) {
+	if old := t.at(m.path); old != nil {
+		*old = m
+		return
+	}
+	*t = append(*t, m)
+}
+
 // New is an empty filesystem (a node's disk) whose modification times come from now.
 func New(now func() time.Time) *View {
-	return &View{disk: &Disk{}, root: NewDir(0o755), mounts: map[string]*mount{}, now: nowFunc(now)}
+	return &View{disk: &Disk{}, root: NewDir(0o755), now: nowFunc(now)}
 }
 
 func nowFunc(now func() time.Time) func() int64 {
@@ -177,7 +201,7 @@ func NewView(node *View, image *Node, readOnlyRoot bool) *View {
 		image = NewDir(0o755)
 	}
 	image.Freeze()
-	return &View{disk: node.disk, root: image, mounts: map[string]*mount{}, roRoot: readOnlyRoot, now: node.now}
+	return &View{disk: node.disk, root: image, roRoot: readOnlyRoot, now: node.now}
 }
 
 // Bind mounts what srcPath names in src (a directory or a file; it must exist) at target in
@@ -195,7 +219,7 @@ func (v *View) Bind(target string, src *View, srcPath string, readOnly bool) err
 	target = clean(target)
 	// No mount point is made in the tree (runc makes one): walk treats a missing one, and
 	// directories above it, as there, so that an image's tree is not copied for its mounts.
-	v.mounts[target] = &mount{path: target, node: l.node, ro: readOnly}
+	v.mounts.set(mount{path: target, node: l.node, ro: readOnly})
 	v.mountGen.Add(1)
 	return nil
 }
@@ -206,7 +230,7 @@ func (v *View) BindNode(target string, n *Node, readOnly bool) {
 	v.disk.mu.Lock()
 	defer v.disk.mu.Unlock()
 	target = clean(target)
-	v.mounts[target] = &mount{path: target, node: n, ro: readOnly}
+	v.mounts.set(mount{path: target, node: n, ro: readOnly})
 	v.mountGen.Add(1)
 }
 
@@ -248,7 +272,12 @@ func (n *Node) put(name string, child *Node) {
 func (v *View) Mounts() []string {
 	v.disk.mu.Lock()
 	defer v.disk.mu.Unlock()
-	return slices.Sorted(maps.Keys(v.mounts))
+	var paths []string
+	for i := range v.mounts {
+		paths = append(paths, v.mounts[i].path)
+	}
+	slices.Sort(paths)
+	return paths
 }
 
 // clean makes p absolute and lexically clean (without allocating when it already is).
@@ -324,7 +353,7 @@ func (v *View) resolve(p string, follow bool) (loc, error) {
 // several paths per command.
 func (v *View) walk(p string, follow bool) (loc, string, error) {
 	cur, mnt := v.root, (*mount)(nil)
-	if m, ok := v.mounts["/"]; ok {
+	if m := v.mounts.at("/"); m != nil {
 		cur, mnt = m.node, m
 	}
 	l := loc{node: cur, path: "/", mnt: mnt}
@@ -344,7 +373,7 @@ func (v *View) walk(p string, follow bool) (loc, string, error) {
 			return loc{}, "", ENOTDIR
 		}
 		next := cur.kids[name]
-		if m, ok := v.mounts[here]; ok && (next != nil || cur.isDir()) {
+		if m := v.mounts.at(here); m != nil && (next != nil || cur.isDir()) {
 			next, mnt = m.node, m
 		}
 		if next == nil && v.mountBelow(here) {
@@ -382,8 +411,8 @@ var virtualDir = func() *Node { n := NewDir(0o755); n.Freeze(); return n }()
 
 // mountBelow reports whether something is mounted under directory p.
 func (v *View) mountBelow(p string) bool {
-	for mp := range v.mounts {
-		if len(mp) > len(p) && mp[len(p)] == '/' && strings.HasPrefix(mp, p) {
+	for i := range v.mounts {
+		if mp := v.mounts[i].path; len(mp) > len(p) && mp[len(p)] == '/' && strings.HasPrefix(mp, p) {
 			return true
 		}
 	}
@@ -517,7 +546,7 @@ func (v *View) WriteFile(p string, data []byte, perm fs.FileMode, appending bool
 		return EISDIR
 	}
 	var n *Node
-	if m, ok := v.mounts[l.path]; ok {
+	if m := v.mounts.at(l.path); m != nil {
 		// A file bound at its own path (/etc/hosts, the termination log): written in place.
 		if m.ro {
 			return EROFS
@@ -637,7 +666,7 @@ func (v *View) Remove(p string, all bool) error {
 	if l.node == nil {
 		return ENOENT
 	}
-	if _, ok := v.mounts[l.path]; ok {
+	if v.mounts.at(l.path) != nil {
 		return EBUSY
 	}
 	if l.node.isDir() && len(l.node.kids) > 0 && !all {
@@ -725,7 +754,7 @@ func (v *View) change(p string, f func(*Node)) error {
 		return ENOENT
 	}
 	n := l.node
-	if l.parent != nil && v.mounts[l.path] == nil {
+	if l.parent != nil && v.mounts.at(l.path) == nil {
 		dir, err := v.writable(l)
 		if err != nil {
 			return err
@@ -773,7 +802,8 @@ func (v *View) ReadDirNames(p string) ([]string, error) {
 		out = append(out, name)
 	}
 	prefix := strings.TrimSuffix(l.path, "/") + "/"
-	for mp := range v.mounts {
+	for i := range v.mounts {
+		mp := v.mounts[i].path
 		rest, ok := strings.CutPrefix(mp, prefix)
 		if !ok || rest == "" || mp == "/" {
 			continue
@@ -803,7 +833,7 @@ func (v *View) ReadDir(p string) ([]Entry, error) {
 	out := make([]Entry, 0, len(l.node.kids))
 	for name, n := range l.node.kids {
 		if len(v.mounts) > 0 {
-			if m, ok := v.mounts[path.Join(l.path, name)]; ok {
+			if m := v.mounts.at(path.Join(l.path, name)); m != nil {
 				n = m.node
 			}
 		}
@@ -812,7 +842,8 @@ func (v *View) ReadDir(p string) ([]Entry, error) {
 	// Mount points the tree lacks still show, and the directories above deeper ones.
 	seen := map[string]bool{}
 	prefix := strings.TrimSuffix(l.path, "/") + "/"
-	for mp, m := range v.mounts {
+	for i := range v.mounts {
+		mp, m := v.mounts[i].path, &v.mounts[i]
 		rest, ok := strings.CutPrefix(mp, prefix)
 		if !ok || rest == "" || mp == "/" {
 			continue
