@@ -2,6 +2,7 @@ package vfs
 
 import (
 	"io/fs"
+	"iter"
 	"maps"
 	"path"
 	"slices"
@@ -22,7 +23,7 @@ type Node struct {
 	mtime  int64 // unix nanoseconds
 	data   []byte
 	*extra // what few nodes have, apart: a node's disk holds some 10 nodes per pod
-	kids   map[string]*Node
+	kids   *dirTable
 	frozen bool
 }
 
@@ -70,7 +71,7 @@ func (n *Node) Freeze() {
 		return
 	}
 	n.frozen = true
-	for _, k := range n.kids {
+	for _, k := range n.children() {
 		k.Freeze()
 	}
 }
@@ -82,9 +83,7 @@ func (n *Node) isSymlink() bool { return n.mode&fs.ModeSymlink != 0 }
 func (n *Node) shallowCopy() *Node {
 	c := *n
 	c.frozen = false
-	if n.kids != nil {
-		c.kids = maps.Clone(n.kids)
-	}
+	c.kids = n.kids.clone()
 	return &c
 }
 
@@ -248,7 +247,7 @@ func NewGenerated(gen func() []byte, perm fs.FileMode) *Node {
 
 // Dir returns directory n's subdirectory name, made if missing (to build a tree).
 func (n *Node) Dir(name string) *Node {
-	if k, ok := n.kids[name]; ok {
+	if k := n.kid(name); k != nil {
 		return k
 	}
 	k := NewDir(n.mode.Perm())
@@ -263,9 +262,120 @@ func (n *Node) Add(name string, child *Node) { n.put(name, child) }
 // directories stay empty or hold a few.
 func (n *Node) put(name string, child *Node) {
 	if n.kids == nil {
-		n.kids = make(map[string]*Node, 1)
+		n.kids = &dirTable{}
 	}
-	n.kids[name] = child
+	n.kids.put(name, child)
+}
+
+// kid is directory n's entry name, nil if none.
+func (n *Node) kid(name string) *Node { return n.kids.get(name) }
+
+// nkids is how many entries directory n has.
+func (n *Node) nkids() int {
+	if n.kids == nil {
+		return 0
+	}
+	return len(n.kids.ents)
+}
+
+// children yields directory n's entries, in no order.
+func (n *Node) children() iter.Seq2[string, *Node] {
+	return func(yield func(string, *Node) bool) {
+		if n.kids == nil {
+			return
+		}
+		for _, e := range n.kids.ents {
+			if !yield(e.name, e.node) {
+				return
+			}
+		}
+	}
+}
+
+// dirTable is a directory's entries: a few are found by a scan (most of a node's
+// directories hold one to five, where a map took 250 bytes), many through an index (an
+// image's /bin, the kubelet's pods directory).
+type dirTable struct {
+	ents  []dirEnt
+	index map[string]int // once there are more than smallDir
+}
+
+type dirEnt struct {
+	name string
+	node *Node
+}
+
+const smallDir = 16
+
+func (t *dirTable) find(name string) int {
+	if t == nil {
+		return -1
+	}
+	if t.index != nil {
+		if i, ok := t.index[name]; ok {
+			return i
+		}
+		return -1
+	}
+	for i := range t.ents {
+		if t.ents[i].name == name {
+			return i
+		}
+	}
+	return -1
+}
+
+func (t *dirTable) get(name string) *Node {
+	if i := t.find(name); i >= 0 {
+		return t.ents[i].node
+	}
+	return nil
+}
+
+func (t *dirTable) put(name string, n *Node) {
+	if i := t.find(name); i >= 0 {
+		t.ents[i].node = n
+		return
+	}
+	t.ents = append(t.ents, dirEnt{name, n})
+	switch {
+	case t.index != nil:
+		t.index[name] = len(t.ents) - 1
+	case len(t.ents) > smallDir:
+		t.index = make(map[string]int, len(t.ents))
+		for i, e := range t.ents {
+			t.index[e.name] = i
+		}
+	}
+}
+
+// del removes name: the last entry takes its place (a directory has no order).
+func (t *dirTable) del(name string) {
+	i := t.find(name)
+	if i < 0 {
+		return
+	}
+	last := len(t.ents) - 1
+	t.ents[i] = t.ents[last]
+	t.ents[last] = dirEnt{}
+	t.ents = t.ents[:last]
+	if t.index != nil {
+		delete(t.index, name)
+		if i < last {
+			t.index[t.ents[i].name] = i
+		}
+	}
+}
+
+func (t *dirTable) clone() *dirTable {
+	if t == nil {
+		return nil
+	}
+	c := &dirTable{ents: slices.Clone(t.ents)}
+	if t.index != nil {
+		c.index = maps.Clone(t.index)
+	}
+	return c
 }
 
 // Mounts lists the paths something is bound at, sorted.
@@ -372,7 +482,7 @@ func (v *View) walk(p string, follow bool) (loc, string, error) {
 		if !cur.isDir() {
 			return loc{}, "", ENOTDIR
 		}
-		next := cur.kids[name]
+		next := cur.kid(name)
 		if m := v.mounts.at(here); m != nil && (next != nil || cur.isDir()) {
 			next, mnt = m.node, m
 		}
@@ -453,7 +563,7 @@ func (v *View) writable(l loc) (*Node, error) {
 			continue
 		}
 		sofar = path.Join(sofar, name)
-		kid := cur.kids[name]
+		kid := cur.kid(name)
 		if kid == nil && v.mountBelow(sofar) {
 			kid = NewDir(0o755) // a virtual directory, made for real
 			cur.put(name, kid)
@@ -557,7 +667,7 @@ func (v *View) WriteFile(p string, data []byte, perm fs.FileMode, appending bool
 		if err != nil {
 			return err
 		}
-		switch n = dir.kids[l.name]; {
+		switch n = dir.kid(l.name); {
 		case n == nil:
 			n = &Node{mode: perm.Perm(), uid: uid, gid: gid}
 			dir.put(l.name, n)
@@ -669,14 +779,14 @@ func (v *View) Remove(p string, all bool) error {
 	if v.mounts.at(l.path) != nil {
 		return EBUSY
 	}
-	if l.node.isDir() && len(l.node.kids) > 0 && !all {
+	if l.node.isDir() && l.node.nkids() > 0 && !all {
 		return ENOTEMPTY
 	}
 	dir, err := v.writable(l)
 	if err != nil {
 		return err
 	}
-	delete(dir.kids, l.name)
+	dir.kids.del(l.name)
 	v.changed()
 	return nil
 }
@@ -699,15 +809,15 @@ func (v *View) Rename(oldp, newp string) error {
 	if from.mnt != to.mnt {
 		return EXDEV
 	}
-	if to.node != nil && to.node.isDir() && len(to.node.kids) > 0 {
+	if to.node != nil && to.node.isDir() && to.node.nkids() > 0 {
 		return ENOTEMPTY
 	}
 	src, err := v.writable(from)
 	if err != nil {
 		return err
 	}
-	n := src.kids[from.name]
-	delete(src.kids, from.name)
+	n := src.kid(from.name)
+	src.kids.del(from.name)
 	v.changed()
 	// Resolve the target again: copying the source's directories may have replaced its parent.
 	to, _ = v.resolve(newp, false)
@@ -759,7 +869,7 @@ func (v *View) change(p string, f func(*Node)) error {
 		if err != nil {
 			return err
 		}
-		if n = dir.kids[l.name]; n.frozen {
+		if n = dir.kid(l.name); n.frozen {
 			n = n.shallowCopy()
 			dir.put(l.name, n)
 		}
@@ -797,8 +907,9 @@ func (v *View) ReadDirNames(p string) ([]string, error) {
 	case !l.node.isDir():
 		return nil, ENOTDIR
 	}
-	out := make([]string, 0, len(l.node.kids))
-	for name := range l.node.kids {
+	kids := l.node.nkids()
+	out := make([]string, 0, kids)
+	for name := range l.node.children() {
 		out = append(out, name)
 	}
 	prefix := strings.TrimSuffix(l.path, "/") + "/"
@@ -809,7 +920,7 @@ func (v *View) ReadDirNames(p string) ([]string, error) {
 			continue
 		}
 		name, _, _ := strings.Cut(rest, "/")
-		if l.node.kids[name] == nil && !slices.Contains(out[len(l.node.kids):], name) {
+		if l.node.kid(name) == nil && !slices.Contains(out[kids:], name) {
 			out = append(out, name)
 		}
 	}
@@ -830,8 +941,8 @@ func (v *View) ReadDir(p string) ([]Entry, error) {
 	case !l.node.isDir():
 		return nil, ENOTDIR
 	}
-	out := make([]Entry, 0, len(l.node.kids))
-	for name, n := range l.node.kids {
+	out := make([]Entry, 0, l.node.nkids())
+	for name, n := range l.node.children() {
 		if len(v.mounts) > 0 {
 			if m := v.mounts.at(path.Join(l.path, name)); m != nil {
 				n = m.node
@@ -849,7 +960,7 @@ func (v *View) ReadDir(p string) ([]Entry, error) {
 			continue
 		}
 		name, deeper, _ := strings.Cut(rest, "/")
-		if l.node.kids[name] != nil || seen[name] {
+		if l.node.kid(name) != nil || seen[name] {
 			continue
 		}
 		seen[name] = true

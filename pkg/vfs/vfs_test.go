@@ -2,6 +2,7 @@ package vfs
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"path"
 	"slices"
@@ -263,5 +264,38 @@ func TestGeneratedFile(t *testing.T) {
 	}
 	if got := read(v, "/proc/count"); got != "w" {
 		t.Errorf("read %q after a write, want w", got)
+	}
+}
+
+// A directory finds its entries whatever its size (a scan up to 16, an index above), after
+// removals (the last entry moves into the hole) and in a copy that changes on its own.
+func TestDirTable(t *testing.T) {
+	for _, n := range []int{1, smallDir, smallDir + 1, 200} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			d := NewDir(0o755)
+			for i := range n {
+				d.Add(fmt.Sprintf("f%d", i), NewFile([]byte(fmt.Sprint(i)), 0o644))
+			}
+			for i := 0; i < n; i += 3 {
+				d.kids.del(fmt.Sprintf("f%d", i))
+			}
+			c := d.shallowCopy()
+			c.put("new", NewFile(nil, 0o644))
+			for i := range n {
+				k := d.kid(fmt.Sprintf("f%d", i))
+				if gone := i%3 == 0; (k == nil) != gone {
+					t.Fatalf("f%d: found %v, removed %v", i, k != nil, gone)
+				}
+				if k != nil && string(k.data) != fmt.Sprint(i) {
+					t.Fatalf("f%d holds %q", i, k.data)
+				}
+			}
+			if d.kid("new") != nil || c.kid("new") == nil {
+				t.Error("a copy's new entry is not its own")
+			}
+			if got, want := d.nkids(), n-(n+2)/3; got != want {
+				t.Errorf("%d entries, want %d", got, want)
+			}
+		})
 	}
 }
