@@ -892,20 +892,29 @@ func (e Entry) Info() (fs.FileInfo, error) { return fileInfo{e.info}, nil }
 // Stat is the entry's own description (a link is not followed).
 func (e Entry) Stat() Info { return e.info }
 
+// dirAt resolves p to a directory (under the disk's lock).
+func (v *View) dirAt(p string) (loc, error) {
+	l, err := v.resolve(p, true)
+	switch {
+	case err != nil:
+		return loc{}, err
+	case l.node == nil:
+		return loc{}, ENOENT
+	case !l.node.isDir():
+		return loc{}, ENOTDIR
+	}
+	return l, nil
+}
+
 // ReadDirNames lists the names in directory p, sorted, as ReadDir would but without
 // describing each (readdir without stat: the kubelet's housekeeping lists every pod's
 // directory every two seconds).
 func (v *View) ReadDirNames(p string) ([]string, error) {
 	v.disk.mu.Lock()
 	defer v.disk.mu.Unlock()
-	l, err := v.resolve(p, true)
-	switch {
-	case err != nil:
+	l, err := v.dirAt(p)
+	if err != nil {
 		return nil, err
-	case l.node == nil:
-		return nil, ENOENT
-	case !l.node.isDir():
-		return nil, ENOTDIR
 	}
 	kids := l.node.nkids()
 	out := make([]string, 0, kids)
@@ -932,14 +941,9 @@ func (v *View) ReadDirNames(p string) ([]string, error) {
 func (v *View) ReadDir(p string) ([]Entry, error) {
 	v.disk.mu.Lock()
 	defer v.disk.mu.Unlock()
-	l, err := v.resolve(p, true)
-	switch {
-	case err != nil:
+	l, err := v.dirAt(p)
+	if err != nil {
 		return nil, err
-	case l.node == nil:
-		return nil, ENOENT
-	case !l.node.isDir():
-		return nil, ENOTDIR
 	}
 	out := make([]Entry, 0, l.node.nkids())
 	for name, n := range l.node.children() {

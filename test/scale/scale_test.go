@@ -377,7 +377,13 @@ var client = &http.Client{Timeout: time.Minute}
 
 func (d *daemon) get(path string) []byte {
 	d.t.Helper()
-	resp, err := client.Get(d.url + path)
+	return d.getWith(client, path)
+}
+
+// getWith GETs path with c and returns the body of its 200 answer.
+func (d *daemon) getWith(c *http.Client, path string) []byte {
+	d.t.Helper()
+	resp, err := c.Get(d.url + path)
 	if err != nil {
 		d.t.Fatalf("GET %s: %v", path, err)
 	}
@@ -396,15 +402,7 @@ func (d *daemon) saveProfile(path, name string) {
 		d.t.Fatal(err)
 	}
 	// Its own client: a CPU profile takes the whole steady window to answer.
-	resp, err := (&http.Client{Timeout: *steady + time.Minute}).Get(d.url + path)
-	if err != nil {
-		d.t.Fatalf("GET %s: %v", path, err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil || resp.StatusCode != http.StatusOK {
-		d.t.Fatalf("GET %s = %d, %v", path, resp.StatusCode, err)
-	}
+	body := d.getWith(&http.Client{Timeout: *steady + time.Minute}, path)
 	if err := os.WriteFile(filepath.Join(*profile, name), body, 0o644); err != nil {
 		d.t.Fatal(err)
 	}
