@@ -59,9 +59,11 @@ func namespaceOf(name string) sysctlNamespace {
 	return unknownNamespace
 }
 
-// normalizeSysctl turns a sysctl written with slashes (net/ipv4/conf/eno2.100/rp_filter)
-// into the dotted form (net.ipv4.conf.eno2/100.rp_filter), as the kernel and upstream read it.
-func normalizeSysctl(s string) string {
+// NormalizeSysctl turns a sysctl written with slashes (net/ipv4/conf/eno2.100/rp_filter)
+// into the dotted form (net.ipv4.conf.eno2/100.rp_filter), as the kernel and upstream's
+// NormalizeName read it; a name whose first separator is a dot is dotted already, even
+// when an interface in it holds a slash.
+func NormalizeSysctl(s string) string {
 	i := strings.IndexAny(s, "./")
 	if i < 0 || s[i] == '.' {
 		return s
@@ -126,7 +128,7 @@ func parseSysctlPattern(p string) (name string, ns sysctlNamespace, prefixed boo
 	if len(p) > sysctlMaxLength || !sysctlPattern.MatchString(p) {
 		return "", "", false, fmt.Errorf("sysctl %q must have at most %d characters and match regex %s", p, sysctlMaxLength, sysctlPatternFmt)
 	}
-	name = normalizeSysctl(p)
+	name = NormalizeSysctl(p)
 	if i := strings.IndexByte(name, '*'); i >= 0 {
 		name, prefixed = name[:i], true
 	}
@@ -151,7 +153,7 @@ func (w *SysctlAllowlist) Admit(pod *v1.Pod) Result {
 }
 
 func (w *SysctlAllowlist) check(sysctl string, hostNet, hostIPC bool) error {
-	sysctl = normalizeSysctl(sysctl)
+	sysctl = NormalizeSysctl(sysctl)
 	ns, ok := w.names[sysctl]
 	if !ok {
 		for p, pns := range w.prefixes {

@@ -98,3 +98,19 @@ func TestAdmitOS(t *testing.T) {
 		})
 	}
 }
+
+// A sysctl's name reaches the runtime dotted, whichever form the pod wrote it in; a dotted
+// name keeps the slash of an interface name (upstream's NormalizeName).
+func TestNormalizeSysctl(t *testing.T) {
+	for in, want := range map[string]string{
+		"kernel.shm_rmid_forced":           "kernel.shm_rmid_forced",
+		"kernel/shm_rmid_forced":           "kernel.shm_rmid_forced",
+		"net/ipv4/conf/eno2.100/rp_filter": "net.ipv4.conf.eno2/100.rp_filter",
+		"net.ipv4.conf.eno2/100.rp_filter": "net.ipv4.conf.eno2/100.rp_filter",
+		"kernel":                           "kernel",
+	} {
+		if got := NormalizeSysctl(in); got != want {
+			t.Errorf("NormalizeSysctl(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
+	"github.com/minikubelet/minikubelet/pkg/admission"
 	"github.com/minikubelet/minikubelet/pkg/container"
 	"github.com/minikubelet/minikubelet/pkg/cri"
 	"github.com/minikubelet/minikubelet/pkg/events"
@@ -355,27 +356,10 @@ func (m *Manager) generatePodSandboxConfig(pod *v1.Pod, attempt uint32) *cri.Pod
 		for _, s := range sc.Sysctls {
 			// Upstream's ConvertPodSysctlsVariableToDotsSeparator: kernel/shm_rmid_forced
 			// is kernel.shm_rmid_forced (a dot inside a slashed name stays one component).
-			cfg.Sysctls[sysctlDots(s.Name)] = s.Value
+			cfg.Sysctls[admission.NormalizeSysctl(s.Name)] = s.Value
 		}
 	}
 	return cfg
-}
-
-// sysctlDots converts a sysctl name written with slashes to the dotted form: slashes
-// become dots and dots become slashes, as upstream's NormalizeName.
-func sysctlDots(name string) string {
-	if !strings.Contains(name, "/") {
-		return name
-	}
-	return strings.Map(func(r rune) rune {
-		switch r {
-		case '/':
-			return '.'
-		case '.':
-			return '/'
-		}
-		return r
-	}, name)
 }
 
 // doBackOff reports whether the container is still in crash-loop back-off, counted from
