@@ -192,22 +192,19 @@ func runSleep(c *cmd) int {
 	if len(c.args) == 0 {
 		c.showUsage(1)
 	}
+	c.out.Flush()
 	if len(c.args[0]) >= 3 && strings.EqualFold(c.args[0][:3], "inf") {
-		// As busybox: sleep(INT_MAX) for ever, each wait 68 years on the clock.
-		for {
-			c.sleep(math.MaxInt32 * time.Second)
-		}
+		// Busybox sleeps INT_MAX seconds again and again; one wait to the end of the
+		// clock is the same for ever.
+		return c.p.SleepThenExit(shell.Forever, 0)
 	}
 	total := 0.0
 	for _, a := range c.args {
 		total += c.parseDuration(a)
 	}
-	// A trapped (ignored, as under nohup) signal cuts the wait short: sleep on.
-	until := c.p.Now().Add(seconds(total))
-	for d := seconds(total); d > 0; d = until.Sub(c.p.Now()) {
-		c.sleep(d)
-	}
-	return 0
+	// The sleep is the applet's last act: a shell's loop asleep in it, or a container
+	// whose command is sleep, needs no goroutine until it wakes.
+	return c.p.SleepThenExit(seconds(total), 0)
 }
 
 func runYes(c *cmd) int {

@@ -27,7 +27,9 @@ func FuzzShell(f *testing.F) {
 	f.Fuzz(func(t *testing.T, script string) {
 		fs := newTestFS(t)
 		_ = fs.MkdirAll("/tmp", 0o777, 0, 0)
-		m := NewMachine(Config{FS: fs, Programs: func(n string) Program { return testPrograms[n] }, Slice: 500, MaxProcs: 64})
+		workers := NewWorkers()
+		defer workers.Close()
+		m := NewMachine(Config{FS: fs, Programs: func(n string) Program { return testPrograms[n] }, Slice: 500, MaxProcs: 64, Workers: workers})
 		if _, err := m.Start(Spec{Argv: []string{"sh", "-c", script}, Env: []string{"PATH=/bin"}, Stdout: &discard{}, Stderr: &discard{}}); err != nil {
 			t.Fatal(err)
 		}

@@ -59,6 +59,13 @@ type shell struct {
 	keepRedirs    bool          // exec without a command: its redirections stay
 	extraEnv      []string      // inherited NAME=value entries whose names are no identifiers
 	ecfg          *expand.Config
+
+	// Parking (park.go).
+	frames     []frame // the walk's places, outermost first
+	resumeAt   int     // while resuming: 1 + the frame to re-enter next; 0 otherwise
+	noPark     int     // inside something whose place is only on the Go stack
+	parking    bool    // unwinding to park: deferred work is left for the resumption
+	leafStatus int     // the status of the applet that parked
 }
 
 // RunShell is sh (busybox ash; bash and dash run it too): sh -c SCRIPT [NAME [ARGS...]],
@@ -210,7 +217,22 @@ func (s *shell) runScript(script string) (status int) {
 		s.syntaxError(err)
 		return 2
 	}
+	return s.runFile(f)
+}
+
+// runFile runs a parsed script, then the EXIT trap. A parked shell resumes here, f nil:
+// its frame has the file.
+func (s *shell) runFile(f *syntax.File) (status int) {
+	fi, resumed := s.enter(frameScript)
+	if resumed {
+		f = s.frames[fi].node.(*syntax.File)
+	} else {
+		s.frames[fi].node = f
+	}
 	defer func() {
+		if s.parking {
+			return // the frames stay for the resumption; the panic unwinds on
+		}
 		if r := recover(); r != nil {
 			e, ok := r.(exitPanic)
 			if !ok {
@@ -219,6 +241,8 @@ func (s *shell) runScript(script string) (status int) {
 			status = int(e)
 			s.status = status
 		}
+		s.leave(fi)
+		s.noPark++ // the trap's place is on the Go stack only
 		status = s.runExitTrap(status)
 	}()
 	s.stmts(f.Stmts)
@@ -272,36 +296,55 @@ func (s *shell) eval(src string) {
 }
 
 func (s *shell) stmts(list []*syntax.Stmt) {
-	for _, st := range list {
-		if s.breakN > 0 || s.contN > 0 || s.returning {
-			return
-		}
-		s.stmt(st)
+	fi, resumed := s.enter(frameStmts)
+	start := 0
+	if resumed {
+		start = s.frames[fi].i
 	}
+	for i := start; i < len(list); i++ {
+		if s.breakN > 0 || s.contN > 0 || s.returning {
+			break
+		}
+		s.frames[fi].i = i
+		s.stmt(list[i])
+	}
+	s.leave(fi)
 }
 
 // stopped reports whether break, continue or return is unwinding.
 func (s *shell) stopped() bool { return s.breakN > 0 || s.contN > 0 || s.returning }
 
 func (s *shell) stmt(st *syntax.Stmt) {
-	s.p.Tick()
-	if st.Background {
-		s.background(st)
-		return
+	fi, resumed := s.enter(frameStmt)
+	var restore func()
+	ok := true
+	if resumed {
+		// It parked inside its command: the redirections are in place, the condition
+		// counted.
+		restore = s.frames[fi].restore
+		s.cmd(st.Cmd)
+	} else {
+		s.p.Tick()
+		if st.Background {
+			s.background(st)
+			s.leave(fi)
+			return
+		}
+		restore, ok = s.redirect(st.Redirs)
+		s.frames[fi].restore = restore
+		if ok {
+			if st.Negated {
+				s.inCond++
+			}
+			if st.Cmd != nil {
+				s.cmd(st.Cmd)
+			} else {
+				s.status = 0
+			}
+		}
 	}
-	restore, ok := s.redirect(st.Redirs)
-	if ok {
-		if st.Negated {
-			s.inCond++
-		}
-		if st.Cmd != nil {
-			s.cmd(st.Cmd)
-		} else {
-			s.status = 0
-		}
-		if st.Negated {
-			s.inCond--
-		}
+	if ok && st.Negated {
+		s.inCond--
 	}
 	if s.keepRedirs {
 		s.keepRedirs = false
@@ -311,6 +354,7 @@ func (s *shell) stmt(st *syntax.Stmt) {
 	if st.Negated {
 		s.status = boolStatus(s.status != 0)
 	}
+	s.leave(fi)
 	s.runTraps()
 	if s.errexit && s.status != 0 && s.inCond == 0 && !st.Negated && !s.stopped() {
 		panic(exitPanic(s.status))
@@ -330,7 +374,9 @@ func (s *shell) runTraps() {
 		name := signalName(sig)
 		if cmd := s.traps[name]; cmd != "" {
 			saved := s.status
+			s.noPark++
 			s.eval(cmd)
+			s.noPark--
 			s.status = saved
 		}
 	}
@@ -395,7 +441,9 @@ func (s *shell) cmd(c syntax.Command) {
 	case *syntax.TimeClause:
 		start := s.p.Now()
 		if c.Stmt != nil {
+			s.noPark++ // start is on the Go stack only
 			s.stmt(c.Stmt)
+			s.noPark--
 		}
 		d := s.p.Now().Sub(start)
 		fmt.Fprintf(s.p.Stderr(), "real\t%dm%.2fs\nuser\t0m0.00s\nsys\t0m0.00s\n", int(d.Minutes()), d.Seconds()-60*float64(int(d.Minutes())))
@@ -408,15 +456,21 @@ func (s *shell) cmd(c syntax.Command) {
 func (s *shell) binary(c *syntax.BinaryCmd) {
 	switch c.Op {
 	case syntax.AndStmt, syntax.OrStmt:
-		s.inCond++
-		s.stmt(c.X)
-		s.inCond--
-		if s.stopped() {
-			return
+		fi, resumed := s.enter(frameBinary)
+		if !resumed || s.frames[fi].i == 0 {
+			if !resumed {
+				s.inCond++
+			}
+			s.stmt(c.X)
+			s.inCond--
+			if s.stopped() || (s.status == 0) != (c.Op == syntax.AndStmt) {
+				s.leave(fi)
+				return
+			}
+			s.frames[fi].i = 1
 		}
-		if (s.status == 0) == (c.Op == syntax.AndStmt) {
-			s.stmt(c.Y)
-		}
+		s.stmt(c.Y)
+		s.leave(fi)
 	case syntax.Pipe, syntax.PipeAll:
 		s.pipeline(c)
 	}
@@ -527,6 +581,7 @@ func (s *shell) clone() *shell {
 	c.params = slices.Clone(s.params)
 	c.jobs = nil
 	c.breakN, c.contN, c.returning = 0, 0, false
+	c.frames, c.resumeAt, c.parking = nil, 0, false // a copy has no place of its own to resume
 	return &c
 }
 
@@ -550,22 +605,39 @@ func (s *shell) background(st *syntax.Stmt) {
 }
 
 func (s *shell) ifClause(c *syntax.IfClause) {
-	for c != nil {
+	fi, resumed := s.enter(frameIf)
+	defer s.leaveUnlessParking(fi)
+	phase := 0 // 1 in the condition, 2 in the branch
+	if resumed {
+		for range s.frames[fi].i {
+			c = c.Else
+		}
+		phase = s.frames[fi].n
+	}
+	for ; c != nil; c, phase = c.Else, 0 {
 		if len(c.Cond) == 0 { // else
+			s.frames[fi].n = 2
 			s.stmts(c.Then)
 			return
 		}
-		s.inCond++
-		s.stmts(c.Cond)
-		s.inCond--
-		if s.stopped() {
-			return
+		if phase < 2 {
+			if phase == 0 {
+				s.inCond++
+				s.frames[fi].n = 1
+			}
+			s.stmts(c.Cond)
+			s.inCond--
+			if s.stopped() {
+				return
+			}
+			if s.status != 0 {
+				s.frames[fi].i++
+				continue
+			}
 		}
-		if s.status == 0 {
-			s.stmts(c.Then)
-			return
-		}
-		c = c.Else
+		s.frames[fi].n = 2
+		s.stmts(c.Then)
+		return
 	}
 	s.status = 0
 }
@@ -588,66 +660,93 @@ func (s *shell) loopBody(body []*syntax.Stmt) bool {
 }
 
 func (s *shell) whileClause(c *syntax.WhileClause) {
-	status := 0
-	for {
-		s.p.Tick()
-		s.inCond++
-		s.stmts(c.Cond)
-		s.inCond--
-		if s.stopped() {
-			if s.breakN > 0 {
-				s.breakN--
+	fi, resumed := s.enter(frameWhile)
+	status, phase := 0, 0 // phase: 1 in the condition, 2 in the body
+	if resumed {
+		status, phase = s.frames[fi].n, s.frames[fi].i
+	}
+	for ; ; phase = 0 {
+		if phase < 2 {
+			if phase == 0 {
+				s.p.Tick()
+				s.inCond++
+				s.frames[fi].i = 1
 			}
-			break
-		}
-		if (s.status == 0) == c.Until {
-			break
+			s.stmts(c.Cond)
+			s.inCond--
+			if s.stopped() {
+				if s.breakN > 0 {
+					s.breakN--
+				}
+				break
+			}
+			if (s.status == 0) == c.Until {
+				break
+			}
+			s.frames[fi].i = 2
 		}
 		more := s.loopBody(c.Do)
 		status = s.status
+		s.frames[fi].n = status
 		if !more {
 			break
 		}
 	}
 	s.status = status
+	s.leave(fi)
 }
 
 func (s *shell) forClause(c *syntax.ForClause) {
 	switch loop := c.Loop.(type) {
 	case *syntax.WordIter:
-		items := s.params
-		if loop.InPos.IsValid() {
-			var ok bool
-			if items, ok = s.fields(loop.Items...); !ok {
-				return
+		fi, resumed := s.enter(frameFor)
+		defer s.leaveUnlessParking(fi)
+		items, start := s.params, 0
+		if resumed {
+			items, start = s.frames[fi].params, s.frames[fi].i
+		} else {
+			if loop.InPos.IsValid() {
+				var ok bool
+				if items, ok = s.fields(loop.Items...); !ok {
+					return
+				}
 			}
+			s.status = 0
+			s.frames[fi].params = items
 		}
-		s.status = 0
-		for _, item := range items {
-			s.p.Tick()
-			if !s.assign(loop.Name.Value, item) {
-				return
+		for i := start; i < len(items); i++ {
+			if !resumed || i != start { // a resumed one is in its body
+				s.p.Tick()
+				if !s.assign(loop.Name.Value, items[i]) {
+					return
+				}
 			}
+			s.frames[fi].i = i
 			if !s.loopBody(c.Do) {
 				break
 			}
 		}
 	case *syntax.CStyleLoop:
-		cfg := s.cfg()
-		if loop.Init != nil {
-			if _, err := expand.Arithm(cfg, loop.Init); err != nil {
-				s.errorf("arithmetic syntax error: %v", err)
-				s.status = 2
-				return
+		fi, resumed := s.enter(frameFor)
+		defer s.leaveUnlessParking(fi)
+		if !resumed {
+			if loop.Init != nil {
+				if _, err := expand.Arithm(s.cfg(), loop.Init); err != nil {
+					s.errorf("arithmetic syntax error: %v", err)
+					s.status = 2
+					return
+				}
 			}
+			s.status = 0
 		}
-		s.status = 0
-		for {
-			s.p.Tick()
-			if loop.Cond != nil {
-				n, err := expand.Arithm(s.cfg(), loop.Cond)
-				if err != nil || n == 0 {
-					break
+		for ; ; resumed = false {
+			if !resumed { // a resumed one is in its body
+				s.p.Tick()
+				if loop.Cond != nil {
+					n, err := expand.Arithm(s.cfg(), loop.Cond)
+					if err != nil || n == 0 {
+						break
+					}
 				}
 			}
 			if !s.loopBody(c.Do) {
@@ -681,36 +780,60 @@ func matchPattern(pat, s string) bool {
 }
 
 func (s *shell) caseClause(c *syntax.CaseClause) {
-	word, err := expand.Literal(s.cfg(), c.Word)
-	if err != nil {
-		s.expandError(err)
-		return
+	fi, resumed := s.enter(frameCase)
+	defer s.leaveUnlessParking(fi)
+	var word string
+	start := 0
+	if resumed {
+		word, start = s.frames[fi].word, s.frames[fi].i
+	} else {
+		var err error
+		if word, err = expand.Literal(s.cfg(), c.Word); err != nil {
+			s.expandError(err)
+			return
+		}
+		s.status = 0
+		s.frames[fi].word = word
 	}
-	s.status = 0
-	for i := 0; i < len(c.Items); i++ {
-		item := c.Items[i]
-		for _, pw := range item.Patterns {
-			pat, err := expand.Pattern(s.cfg(), pw)
-			if err != nil {
-				s.expandError(err)
+	for i := start; i < len(c.Items); i++ {
+		if !resumed || i != start { // a resumed one is in this item's body
+			matched, ok := s.caseMatch(c.Items[i], word)
+			if !ok {
 				return
 			}
-			if !matchPattern(pat, word) {
+			if !matched {
 				continue
 			}
-			s.stmts(item.Stmts)
-			// ;& falls through to the next item's body; ;;& tests the next patterns.
-			for item.Op == syntax.Fallthrough && i+1 < len(c.Items) {
-				i++
-				item = c.Items[i]
-				s.stmts(item.Stmts)
+		}
+		// ;& falls through to the next item's body; ;;& tests the next patterns.
+		for {
+			s.frames[fi].i = i
+			s.stmts(c.Items[i].Stmts)
+			if c.Items[i].Op != syntax.Fallthrough || i+1 >= len(c.Items) {
+				break
 			}
-			if item.Op != syntax.Resume {
-				return
-			}
-			break
+			i++
+		}
+		if c.Items[i].Op != syntax.Resume {
+			return
 		}
 	}
+}
+
+// caseMatch reports whether one of item's patterns matches word; ok false after an
+// expansion error (reported).
+func (s *shell) caseMatch(item *syntax.CaseItem, word string) (matched, ok bool) {
+	for _, pw := range item.Patterns {
+		pat, err := expand.Pattern(s.cfg(), pw)
+		if err != nil {
+			s.expandError(err)
+			return false, false
+		}
+		if matchPattern(pat, word) {
+			return true, true
+		}
+	}
+	return false, true
 }
 
 // cfg is the expansion configuration: a fresh one per expansion, as expand keeps state in
@@ -824,6 +947,12 @@ func (s *shell) expandError(err error) {
 
 // call runs a simple command: assignments, then a function, builtin or program.
 func (s *shell) call(ce *syntax.CallExpr) {
+	fi, resumed := s.enter(frameCall)
+	if resumed {
+		defer s.endCall(fi)
+		s.run(nil)
+		return
+	}
 	s.substStatus = 0
 	fields, ok := s.fields(ce.Args...)
 	if !ok {
@@ -836,6 +965,7 @@ func (s *shell) call(ce *syntax.CallExpr) {
 			}
 		}
 		s.status = s.substStatus
+		s.leave(fi)
 		return
 	}
 	if s.xtrace {
@@ -848,11 +978,23 @@ func (s *shell) call(ce *syntax.CallExpr) {
 		saved = append(saved, savedVar{as.Name.Value, s.vars.get(as.Name.Value)})
 		if !s.assignExpr(as, true) {
 			s.restoreVars(saved)
+			s.leave(fi)
 			return
 		}
 	}
-	defer s.restoreVars(saved)
+	s.frames[fi].saved = saved
+	defer s.endCall(fi)
 	s.run(fields)
+}
+
+// endCall ends call's frame i, its assignments undone (also when a command exits, for the
+// EXIT trap), unless the shell parks: they last until the command resumes and ends.
+func (s *shell) endCall(i int) {
+	if s.parking {
+		return
+	}
+	s.restoreVars(s.frames[i].saved)
+	s.leave(i)
 }
 
 type savedVar struct {
@@ -875,22 +1017,43 @@ func (s *shell) restoreVars(saved []savedVar) {
 
 // run runs argv: a function, a builtin, a no-fork applet or a program in a child process.
 func (s *shell) run(argv []string) {
+	fi, resumed := s.enter(frameRun)
+	if resumed {
+		switch s.frames[fi].i {
+		case runFunc:
+			s.callFunc(nil, nil)
+		case runInPlace:
+			s.status = s.resumed()
+		}
+		s.leave(fi)
+		return
+	}
 	name := argv[0]
 	if body, ok := s.funcs[name]; ok {
+		s.frames[fi].i = runFunc
 		s.callFunc(body, argv)
+		s.leave(fi)
 		return
 	}
 	if b, ok := builtins[name]; ok {
+		s.noPark++ // eval, ., wait, exec...: their places are on the Go stack only
 		s.status = b(s, argv)
+		s.noPark--
+		s.leave(fi)
 		return
 	}
 	if noFork[name] && len(s.p.traps) == 0 {
 		if prog := s.p.m.program(name); prog != nil && s.inPath(name) {
+			s.frames[fi].i = runInPlace
+			s.p.parker = s
 			s.status = s.p.runInPlace(prog, argv, s.environ())
+			s.p.parker = nil
+			s.leave(fi)
 			return
 		}
 	}
 	s.external(argv)
+	s.leave(fi)
 }
 
 // noFork are the applets busybox's shell runs without a new process: they cannot tell.
@@ -917,22 +1080,29 @@ func (s *shell) external(argv []string) {
 	s.status = s.p.waitAll([]*Proc{child})
 }
 
+// callFunc runs a function's body; resuming (body nil), the function's frame has it.
 func (s *shell) callFunc(body *syntax.Stmt, argv []string) {
-	if s.depth >= MaxFuncDepth {
-		s.errorf("%s: maximum function nesting level exceeded (%d)", argv[0], MaxFuncDepth)
-		panic(exitPanic(2))
+	fi, resumed := s.enter(frameFunc)
+	if resumed {
+		body = s.frames[fi].node.(*syntax.Stmt)
+	} else {
+		if s.depth >= MaxFuncDepth {
+			s.errorf("%s: maximum function nesting level exceeded (%d)", argv[0], MaxFuncDepth)
+			panic(exitPanic(2))
+		}
+		s.frames[fi].params, s.frames[fi].node = s.params, body
+		s.params = argv[1:]
+		s.depth++
+		s.localFrames = append(s.localFrames, new([]savedVar))
 	}
-	params := s.params
-	s.params = argv[1:]
-	s.depth++
-	var locals []savedVar
-	s.localFrames = append(s.localFrames, &locals)
 	s.stmt(body)
+	locals := s.localFrames[len(s.localFrames)-1]
 	s.localFrames = s.localFrames[:len(s.localFrames)-1]
-	s.restoreVars(locals)
+	s.restoreVars(*locals)
 	s.depth--
-	s.params = params
+	s.params = s.frames[fi].params
 	s.returning = false
+	s.leave(fi)
 }
 
 // environ is the environment a program started by the shell gets: exported variables.

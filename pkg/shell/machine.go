@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"iter"
 	"math"
 	"math/rand/v2"
 	"path"
@@ -60,6 +59,9 @@ type Config struct {
 	// reaches; nil: no network (listening and connecting fail).
 	Net     *simnet.Namespace
 	Network *simnet.Network
+	// Workers lends the processes their coroutines; nil: each run of a program starts a
+	// goroutine of its own.
+	Workers *Workers
 	// OnDetached is called, from any goroutine, when a handler wrote a line for the owner
 	// to drain (DrainDetached). It must not block or take the owner's locks.
 	OnDetached func()
@@ -81,6 +83,8 @@ type Machine struct {
 	budget  int      // what the processes together may still do in this Step
 	again   int64    // when to step again for processes left ready by a spent budget (0: none)
 	looked  []looked // recent PATH searches, valid while the FS's generation holds
+	// neverPark keeps every process on its coroutine (tests compare both ways).
+	neverPark bool
 
 	// mailbox guards detached: lines servers' handlers wrote from other goroutines.
 	mailbox  sync.Mutex
@@ -183,8 +187,11 @@ type Proc struct {
 	fds    [10]*fd
 	onExit func(int)
 
-	next  func() (struct{}, bool)
-	stop  func()
+	// w is the worker running p's program (nil before it first runs and while it is
+	// parked), prog what a worker runs next for p: its program, or where a parked
+	// program goes on.
+	w     *worker
+	prog  Program
 	yield func(struct{}) bool
 
 	wait      waitKind
@@ -204,7 +211,21 @@ type Proc struct {
 	interrupted bool
 	// cleanups run when the process exits (its listening sockets close).
 	cleanups []func()
+
+	// parker is the shell running a no-fork applet in p: whether, and how, it goes on
+	// after the applet if the applet parks. inPlace counts the no-fork applets running.
+	parker  parker
+	inPlace int
 }
+
+// parker is a program that can give up its coroutine while a no-fork applet it runs
+// waits, and go on from the heap (the shell: park.go).
+type parker interface {
+	park(status int) (Program, bool)
+}
+
+// parkPanic unwinds a parking program's coroutine.
+type parkPanic struct{}
 
 // errKilled unwinds a killed program's coroutine.
 type errKilled struct{}
@@ -271,32 +292,39 @@ func (m *Machine) spawn(parent *Proc, s Spec) (*Proc, error) {
 	return p, nil
 }
 
-// run makes prog p's coroutine, ready to run at the next Step.
+// run makes prog p's program, ready to run at the next Step.
 func (p *Proc) run(prog Program) {
-	seq := func(yield func(struct{}) bool) {
-		p.yield = yield
-		status := 0
-		func() {
-			defer func() {
-				if r := recover(); r != nil {
-					if _, ok := r.(errKilled); ok {
-						status = 128 + p.killSig
-						return
-					}
-					if e, ok := r.(exitPanic); ok {
-						status = int(e)
-						return
-					}
-					fmt.Fprintf(p.Stderr(), "minikubelet: program %s crashed: %v\n", p.argv[0], r)
-					status = 139
+	p.prog = prog
+	p.m.procs = append(p.m.procs, p)
+}
+
+// runProgram runs prog on p's worker and records its exit status, unless it parks.
+func (p *Proc) runProgram(prog Program) {
+	status := 0
+	func() {
+		defer func() {
+			r := recover()
+			if _, ok := r.(parkPanic); ok {
+				return // parked: p.prog goes on when p wakes
+			}
+			if r != nil {
+				if _, ok := r.(errKilled); ok {
+					status = 128 + p.killSig
+					return
 				}
-			}()
-			status = prog(p)
+				if e, ok := r.(exitPanic); ok {
+					status = int(e)
+					return
+				}
+				fmt.Fprintf(p.Stderr(), "minikubelet: program %s crashed: %v\n", p.argv[0], r)
+				status = 139
+			}
 		}()
+		status = prog(p)
+	}()
+	if p.prog == nil {
 		p.status = status
 	}
-	p.next, p.stop = iter.Pull(seq)
-	p.m.procs = append(p.m.procs, p)
 }
 
 // exitPanic unwinds a program that exits from deep inside (the shell's exit builtin).
@@ -600,8 +628,20 @@ func (p *Proc) resume() {
 	if p.sliceStep != p.m.stepID {
 		p.slice, p.sliceStep = p.m.cfg.Slice, p.m.stepID
 	}
-	if _, ok := p.next(); !ok {
-		p.done()
+	w := p.w
+	if w == nil { // its program starts, or goes on after parking, on a worker
+		w = p.m.cfg.Workers.get()
+		w.p, w.prog = p, p.prog
+		p.prog = nil
+		p.w = w
+	}
+	w.next()
+	if w.p == nil { // the program returned or parked: its worker is free
+		p.w = nil
+		p.m.cfg.Workers.put(w)
+		if p.prog == nil {
+			p.done()
+		}
 	}
 }
 
@@ -613,7 +653,13 @@ func (p *Proc) finish() {
 	if p.killSig == 0 {
 		p.killSig = SIGKILL
 	}
-	p.stop() // the pending yield returns false: the program unwinds with errKilled
+	if p.w != nil {
+		// The pending yield returns false: the program unwinds with errKilled, and its
+		// worker ends with it.
+		p.w.stop()
+		p.w = nil
+	}
+	p.prog = nil
 	p.status = 128 + p.killSig
 	p.done()
 }
@@ -624,6 +670,7 @@ func (p *Proc) done() {
 		return
 	}
 	p.exited = true
+	p.parker, p.prog = nil, nil
 	for _, f := range p.fds {
 		f.close()
 	}
@@ -674,6 +721,44 @@ func (p *Proc) Sleep(d time.Duration) bool {
 	p.wakeAt = addNS(p.m.now, d)
 	p.suspend(sleeping)
 	return !p.takeInterrupt()
+}
+
+// SleepThenExit is the program's last act: it waits d, which a trapped signal does not cut
+// short, and returns status for the program to return at once. When nothing but that
+// return comes after it (p's own program, or a shell that can park), p gives up its
+// coroutine while it waits: a process asleep costs no goroutine.
+func (p *Proc) SleepThenExit(d time.Duration, status int) int {
+	if d <= 0 {
+		return status
+	}
+	if resume := p.parkable(status); resume != nil {
+		p.interrupted = false
+		p.wakeAt = addNS(p.m.now, d)
+		p.prog = resume
+		p.wait = sleeping
+		panic(parkPanic{})
+	}
+	until := addNS(p.m.now, d)
+	for p.m.now < until {
+		p.Sleep(time.Duration(until - p.m.now))
+	}
+	return status
+}
+
+// parkable returns what p runs on when it wakes if it can park now, else nil.
+func (p *Proc) parkable(status int) Program {
+	if p.m.neverPark || p.killSig != 0 || len(p.traps) > 0 || len(p.pending) > 0 {
+		return nil
+	}
+	switch {
+	case p.inPlace == 0 && p.parker == nil: // p's own program
+		return func(*Proc) int { return status }
+	case p.inPlace == 1 && p.parker != nil:
+		if resume, ok := p.parker.park(status); ok {
+			return resume
+		}
+	}
+	return nil
 }
 
 func (p *Proc) takeInterrupt() bool {
@@ -889,8 +974,13 @@ func (p *Proc) forkProc(prog Program) (*Proc, error) {
 func (p *Proc) runInPlace(prog Program, argv, env []string) (status int) {
 	savedArgv, savedEnv := p.argv, p.env
 	p.argv, p.env = argv, env
+	p.inPlace++
 	defer func() {
+		p.inPlace--
 		p.argv, p.env = savedArgv, savedEnv
+		if p.prog != nil {
+			return // parking: the panic unwinds on (recovering it costs a panic more)
+		}
 		if r := recover(); r != nil {
 			e, ok := r.(exitPanic)
 			if !ok {

@@ -24,8 +24,7 @@ var testPrograms = map[string]Program{
 			fmt.Fprintf(p.Stderr(), "sleep: invalid number '%s'\n", p.Args()[1])
 			return 1
 		}
-		p.Sleep(time.Duration(n * float64(time.Second)))
-		return 0
+		return p.SleepThenExit(time.Duration(n*float64(time.Second)), 0)
 	},
 	"cat": func(p *Proc) int {
 		if len(p.Args()) == 1 {
@@ -122,7 +121,9 @@ type run struct {
 }
 
 func start(t testing.TB, fs *vfs.View, argv ...string) *run {
-	m := NewMachine(Config{FS: fs, Hostname: "pod-1", Programs: func(n string) Program { return testPrograms[n] }})
+	workers := NewWorkers()
+	t.Cleanup(workers.Close)
+	m := NewMachine(Config{FS: fs, Hostname: "pod-1", Programs: func(n string) Program { return testPrograms[n] }, Workers: workers})
 	r := &run{m: m, out: &output{m: m}, err: &output{m: m}}
 	_, err := m.Start(Spec{Argv: argv, Env: []string{"PATH=/bin", "HOME=/root"}, Stdout: r.out, Stderr: r.err, OnExit: func(s int) { r.status, r.exited = s, true }})
 	if err != nil {

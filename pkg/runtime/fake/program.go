@@ -68,6 +68,7 @@ func (r *Runtime) setupMachineLocked(c *ctr, config *cri.ContainerConfig, img *i
 		Seed:       r.rng.Uint64(),
 		Net:        c.sb.ns,
 		Network:    r.network,
+		Workers:    r.workers,
 		OnDetached: r.onDetached(c),
 	})
 	return nil

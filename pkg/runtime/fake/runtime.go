@@ -118,6 +118,8 @@ type Runtime struct {
 	onFault      func(fault.Spec, string)
 	faultsFired  *prometheus.CounterVec
 	view         *view.View
+	// workers run the containers' programs while they are awake (Close ends them).
+	workers *shell.Workers
 
 	// wake tells the runtime's loop that the schedule changed.
 	wake *runner.Signal
@@ -319,6 +321,7 @@ func New(cfg Config) (*Runtime, error) {
 		cfg.Logger = klog.Background()
 	}
 	r := &Runtime{
+		workers:      shell.NewWorkers(),
 		clk:          cfg.Clock,
 		logger:       cfg.Logger,
 		initDuration: cfg.InitContainerDuration,
@@ -860,4 +863,5 @@ func (r *Runtime) Close() {
 		c.killMachineLocked()
 	}
 	r.release()
+	r.workers.Close()
 }
