@@ -745,6 +745,20 @@ func (p *Proc) SleepThenExit(d time.Duration, status int) int {
 	return status
 }
 
+// SleepThen waits d, or until a trapped signal ends the wait (slept false), then runs then
+// as the rest of p's program: a server waiting for its stop signal. Called by p's own
+// program (not a no-fork applet), p gives up its coroutine while it waits.
+func (p *Proc) SleepThen(d time.Duration, then func(p *Proc, slept bool) int) int {
+	if d > 0 && p.inPlace == 0 && p.parker == nil && !p.m.neverPark && p.killSig == 0 {
+		p.interrupted = false
+		p.wakeAt = addNS(p.m.now, d)
+		p.prog = func(p *Proc) int { return then(p, !p.takeInterrupt()) }
+		p.wait = sleeping
+		panic(parkPanic{})
+	}
+	return then(p, p.Sleep(d))
+}
+
 // parkable returns what p runs on when it wakes if it can park now, else nil.
 func (p *Proc) parkable(status int) Program {
 	if p.m.neverPark || p.killSig != 0 || len(p.traps) > 0 || len(p.pending) > 0 {

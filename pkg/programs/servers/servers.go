@@ -48,19 +48,24 @@ func NNP(p *shell.Proc) int {
 func Pause(p *shell.Proc) int {
 	p.Trap(shell.SIGINT, true)
 	p.Trap(shell.SIGTERM, true)
-	for {
-		if p.Sleep(shell.Forever) {
-			continue
-		}
-		for _, sig := range p.Pending() {
-			name := "Interrupt"
-			if sig == shell.SIGTERM {
-				name = "Terminated"
+	return pauseUntilSignal(p)
+}
+
+// pauseUntilSignal is pause's wait, as a continuation so that a waiting pause parks.
+func pauseUntilSignal(p *shell.Proc) int {
+	return p.SleepThen(shell.Forever, func(p *shell.Proc, slept bool) int {
+		if !slept {
+			for _, sig := range p.Pending() {
+				name := "Interrupt"
+				if sig == shell.SIGTERM {
+					name = "Terminated"
+				}
+				fmt.Fprintf(p.Stderr(), "Shutting down, got signal: %s\n", name)
+				return 0
 			}
-			fmt.Fprintf(p.Stderr(), "Shutting down, got signal: %s\n", name)
-			return 0
 		}
-	}
+		return pauseUntilSignal(p)
+	})
 }
 
 // untilStopped waits for one of the signals a server stops on and returns its exit
@@ -69,13 +74,18 @@ func untilStopped(p *shell.Proc, sigs ...int) int {
 	for _, s := range sigs {
 		p.Trap(s, true)
 	}
-	for {
-		if !p.Sleep(shell.Forever) {
-			if len(p.Pending()) > 0 {
-				return 0
-			}
+	return waitForStop(p)
+}
+
+// waitForStop is a server's wait, as a continuation so that a waiting server parks (its
+// handlers answer in their callers' goroutines).
+func waitForStop(p *shell.Proc) int {
+	return p.SleepThen(shell.Forever, func(p *shell.Proc, slept bool) int {
+		if !slept && len(p.Pending()) > 0 {
+			return 0
 		}
-	}
+		return waitForStop(p)
+	})
 }
 
 // StaticFiles serves the files under Root of a filesystem, as nginx and httpd serve

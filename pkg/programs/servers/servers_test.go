@@ -3,6 +3,7 @@ package servers
 import (
 	"bytes"
 	iofs "io/fs"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -91,6 +92,26 @@ func TestNginxServesItsRoot(t *testing.T) {
 	}
 	if code, _ := get(t, n, 80, "/"); code != 0 {
 		t.Errorf("a stopped nginx still answers (%d)", code)
+	}
+}
+
+// TestWaitingServersHoldNoGoroutine: a server waiting for requests and its stop signal
+// parks (its handlers run in their callers' goroutines), and still stops on its signal.
+func TestWaitingServersHoldNoGoroutine(t *testing.T) {
+	for _, argv := range [][]string{{"nginx", "-g", "daemon off;"}, {"httpd", "-DFOREGROUND"}, {"redis-server"}, {"pause"}} {
+		t.Run(argv[0], func(t *testing.T) {
+			base := runtime.NumGoroutine()
+			m, _, _, status := server(t, nil, argv...)
+			m.Step(int64(time.Minute))
+			if n := runtime.NumGoroutine() - base; n != 0 || *status != -1 {
+				t.Fatalf("waiting: %d goroutines more, status %d; want 0 and still running", n, *status)
+			}
+			m.Signal(1, shell.SIGTERM)
+			m.Step(int64(2 * time.Minute))
+			if *status != 0 {
+				t.Errorf("after SIGTERM: status %d, want 0", *status)
+			}
+		})
 	}
 }
 
