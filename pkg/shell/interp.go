@@ -536,7 +536,7 @@ func (s *shell) fork(st *syntax.Stmt, setup func(*Proc)) (*Proc, error) {
 	sub := s.clone()
 	child, err := s.p.forkProc(func(c *Proc) int {
 		sub.p = c
-		return sub.runSub(func(sub *shell) { sub.stmt(st) })
+		return sub.runForked(st)
 	})
 	if err != nil {
 		return nil, err
@@ -545,6 +545,34 @@ func (s *shell) fork(st *syntax.Stmt, setup func(*Proc)) (*Proc, error) {
 		setup(child)
 	}
 	return child, nil
+}
+
+// runForked runs st as a forked subshell's program (a background job, a command of a
+// pipeline): exit ends only the subshell. A parked one resumes here, st nil: its frame
+// has it.
+func (s *shell) runForked(st *syntax.Stmt) (status int) {
+	fi, resumed := s.enter(frameForked)
+	if resumed {
+		st = s.frames[fi].node.(*syntax.Stmt)
+	} else {
+		s.traps = nil
+		s.frames[fi].node = st
+	}
+	defer func() {
+		if s.parking {
+			return // the frames stay for the resumption; the panic unwinds on
+		}
+		if r := recover(); r != nil {
+			e, ok := r.(exitPanic)
+			if !ok {
+				panic(r)
+			}
+			status = int(e)
+		}
+		s.leave(fi)
+	}()
+	s.stmt(st)
+	return s.status
 }
 
 // runSub runs f as a subshell's body: exit ends only the subshell, its EXIT trap runs.

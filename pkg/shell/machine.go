@@ -732,6 +732,7 @@ func (p *Proc) SleepThenExit(d time.Duration, status int) int {
 		return status
 	}
 	if resume := p.parkable(status); resume != nil {
+		p.parker = nil // the shell's run would have cleared it after the applet
 		p.interrupted = false
 		p.wakeAt = addNS(p.m.now, d)
 		p.prog = resume

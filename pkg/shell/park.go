@@ -3,19 +3,21 @@ package shell
 import "fmt"
 
 // A shell parks: when its no-fork sleep is the last thing it waits for and everything it
-// is in the middle of (the script, statement lists, loops, if and case branches, && and
-// ||, function calls, simple commands) keeps its place in frames on the heap, the
-// process gives up its coroutine until the sleep ends, and the shell then re-enters the
-// same frames on a new one. A loop that sleeps, what most containers run, then costs no
-// goroutine stack (8 KiB) while it sleeps. Anything whose place is only on the Go stack
-// (a builtin such as eval or ., a trap action, a command substitution, a subshell, time)
-// sets noPark for its duration: the sleep then waits on the coroutine as before.
+// is in the middle of (the script or a forked subshell's command, statement lists, loops,
+// if and case branches, && and ||, function calls, simple commands) keeps its place in
+// frames on the heap, the process gives up its coroutine until the sleep ends, and the
+// shell then re-enters the same frames on a worker. A loop that sleeps, what most
+// containers run, then costs no goroutine stack (8 KiB) while it sleeps. Anything whose
+// place is only on the Go stack (a builtin such as eval or ., a trap action, a command
+// substitution, a ( ) subshell run in the shell's own process, time) sets noPark or has
+// no root frame: the sleep then waits on the coroutine as before.
 
 // frameKind is which function of the walk a frame belongs to.
 type frameKind uint8
 
 const (
 	frameScript frameKind = iota + 1
+	frameForked
 	frameStmts
 	frameStmt
 	frameWhile
@@ -76,7 +78,7 @@ func (s *shell) leave(i int) {
 // does, the applet's status being status.
 func (s *shell) park(status int) (Program, bool) {
 	n := len(s.frames)
-	if s.noPark > 0 || n == 0 || s.frames[0].kind != frameScript || s.frames[n-1].kind != frameRun || s.frames[n-1].i != runInPlace {
+	if s.noPark > 0 || n == 0 || s.frames[0].kind != frameScript && s.frames[0].kind != frameForked || s.frames[n-1].kind != frameRun || s.frames[n-1].i != runInPlace {
 		return nil, false
 	}
 	s.parking = true
@@ -89,6 +91,9 @@ func (s *shell) park(status int) (Program, bool) {
 func (s *shell) resume(p *Proc) int {
 	s.parking = false
 	s.resumeAt = 1
+	if s.frames[0].kind == frameForked {
+		return s.runForked(nil)
+	}
 	return s.runFile(nil)
 }
 

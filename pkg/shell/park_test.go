@@ -62,6 +62,9 @@ func TestParkedShellsGoOnAsIfTheyHadWaited(t *testing.T) {
 		{name: "subshell", script: `( sleep 2; echo sub ); echo after`},
 		{name: "pipeline", script: `sleep 2 | cat; echo piped`},
 		{name: "background", script: `sleep 2 & wait; echo waited`},
+		{name: "background parks too", script: `sleep 2 & { sleep 1; echo bg; sleep 1; } & i=0; while [ $i -lt 3 ]; do sleep 1; i=$((i+1)); done; echo fg`, parks: true},
+		{name: "pipeline's commands park", script: `{ sleep 2; echo a; sleep 1; echo b; } | { sleep 3; cat; }; echo piped`},
+		{name: "exit in a background job", script: `{ sleep 1; exit 3; } & sleep 2; wait $!; echo $?`, parks: true},
 		{name: "trapped signal", script: `trap 'echo usr1' USR1; sleep 2; echo slept`},
 	}
 	for _, tc := range tests {
