@@ -7,16 +7,7 @@ import (
 	"time"
 )
 
-// coroutines counts m's processes that hold a coroutine (a goroutine and its stack).
-func coroutines(m *Machine) int {
-	n := 0
-	for _, p := range m.procs {
-		if !p.exited && p.w != nil {
-			n++
-		}
-	}
-	return n
-}
+func coroutines(m *Machine) int { return m.Coroutines() }
 
 // TestParkedShellsGoOnAsIfTheyHadWaited runs each script twice, once with processes
 // parking while they sleep and once with every process kept on its coroutine, and
@@ -168,7 +159,8 @@ func TestWorkersServeManyMachines(t *testing.T) {
 		}
 	}
 	workers.Close()
-	if n := runtime.NumGoroutine() - base; n != 0 {
+	// (A goroutine of an earlier test still ending can only make the count lower.)
+	if n := runtime.NumGoroutine() - base; n > 0 {
 		t.Errorf("%d goroutines left after Close", n)
 	}
 	for _, m := range ms {

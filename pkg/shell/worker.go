@@ -87,3 +87,15 @@ func (ws *Workers) Close() {
 		w.stop()
 	}
 }
+
+// Coroutines counts m's processes that hold a worker now: running, or waiting on one (in
+// a pipe, a wait, a sleep that could not park). A parked process holds none.
+func (m *Machine) Coroutines() int {
+	n := 0
+	for _, p := range m.procs {
+		if !p.exited && p.w != nil {
+			n++
+		}
+	}
+	return n
+}

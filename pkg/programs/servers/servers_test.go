@@ -3,7 +3,6 @@ package servers
 import (
 	"bytes"
 	iofs "io/fs"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -100,11 +99,10 @@ func TestNginxServesItsRoot(t *testing.T) {
 func TestWaitingServersHoldNoGoroutine(t *testing.T) {
 	for _, argv := range [][]string{{"nginx", "-g", "daemon off;"}, {"httpd", "-DFOREGROUND"}, {"redis-server"}, {"pause"}} {
 		t.Run(argv[0], func(t *testing.T) {
-			base := runtime.NumGoroutine()
 			m, _, _, status := server(t, nil, argv...)
 			m.Step(int64(time.Minute))
-			if n := runtime.NumGoroutine() - base; n != 0 || *status != -1 {
-				t.Fatalf("waiting: %d goroutines more, status %d; want 0 and still running", n, *status)
+			if n := m.Coroutines(); n != 0 || *status != -1 {
+				t.Fatalf("waiting: %d processes on coroutines, status %d; want 0 and still running", n, *status)
 			}
 			m.Signal(1, shell.SIGTERM)
 			m.Step(int64(2 * time.Minute))
