@@ -343,28 +343,39 @@ func (s *shell) trap(argv []string) int {
 
 // wait [PID...]: waits for background jobs; a trapped signal ends it early (128+sig).
 func (s *shell) wait(argv []string) int {
-	var jobs []*Proc
+	jobs, status, ok := s.waitJobs(argv)
+	if !ok {
+		return status
+	}
+	return s.waited(argv, s.p.Wait(jobs...))
+}
+
+// waitJobs is the jobs wait's operands name; not ok with the status when one is wrong.
+func (s *shell) waitJobs(argv []string) (jobs []*Proc, status int, ok bool) {
 	if len(argv) == 1 {
-		jobs = s.jobs
-	} else {
-		for _, a := range argv[1:] {
-			pid, err := strconv.Atoi(strings.TrimPrefix(a, "%"))
-			if err != nil {
-				s.errorf("wait: %s: invalid job", a)
-				return 2
-			}
-			found := false
-			for _, j := range s.jobs {
-				if j.pid == pid {
-					jobs, found = append(jobs, j), true
-				}
-			}
-			if !found {
-				return 127
+		return s.jobs, 0, true
+	}
+	for _, a := range argv[1:] {
+		pid, err := strconv.Atoi(strings.TrimPrefix(a, "%"))
+		if err != nil {
+			s.errorf("wait: %s: invalid job", a)
+			return nil, 2, false
+		}
+		found := false
+		for _, j := range s.jobs {
+			if j.pid == pid {
+				jobs, found = append(jobs, j), true
 			}
 		}
+		if !found {
+			return nil, 127, false
+		}
 	}
-	status := s.p.Wait(jobs...)
+	return jobs, 0, true
+}
+
+// waited is wait's status once the jobs' wait returned status.
+func (s *shell) waited(argv []string, status int) int {
 	s.jobs = removeExited(s.jobs)
 	if len(argv) == 1 && status < 128 {
 		return 0 // wait without operands: 0 once all are done

@@ -1050,7 +1050,7 @@ func (s *shell) run(argv []string) {
 		switch s.frames[fi].i {
 		case runFunc:
 			s.callFunc(nil, nil)
-		case runInPlace:
+		case runInPlace, runWait:
 			s.status = s.resumed()
 		}
 		s.leave(fi)
@@ -1063,8 +1063,21 @@ func (s *shell) run(argv []string) {
 		s.leave(fi)
 		return
 	}
+	if name == "wait" { // a builtin that parks (background jobs and a trap, as in sleep infinity & wait)
+		s.frames[fi].i = runWait
+		if jobs, status, ok := s.waitJobs(argv); !ok {
+			s.status = status
+		} else {
+			if !allExited(jobs) {
+				s.parkWaiting(argv, jobs) // returns only if the shell cannot park here
+			}
+			s.status = s.waited(argv, s.p.Wait(jobs...))
+		}
+		s.leave(fi)
+		return
+	}
 	if b, ok := builtins[name]; ok {
-		s.noPark++ // eval, ., wait, exec...: their places are on the Go stack only
+		s.noPark++ // eval, ., exec...: their places are on the Go stack only
 		s.status = b(s, argv)
 		s.noPark--
 		s.leave(fi)

@@ -760,6 +760,26 @@ func (p *Proc) SleepThen(d time.Duration, then func(p *Proc, slept bool) int) in
 	return then(p, p.Sleep(d))
 }
 
+// parkWaiting parks p until its children have exited or a trapped signal ends the wait
+// (then with 128+SIGTERM, as Wait), then runs then with the status Wait would return.
+func (p *Proc) parkWaiting(children []*Proc, then func(p *Proc, status int) int) {
+	p.waitFor = children
+	p.interrupted = false
+	p.wait = waitingFor
+	p.prog = func(p *Proc) int {
+		p.waitFor = nil
+		status := 0
+		switch {
+		case p.takeInterrupt():
+			status = 128 + SIGTERM
+		case len(children) > 0:
+			status = children[len(children)-1].status
+		}
+		return then(p, status)
+	}
+	panic(parkPanic{})
+}
+
 // parkable returns what p runs on when it wakes if it can park now, else nil.
 func (p *Proc) parkable(status int) Program {
 	if p.m.neverPark || p.killSig != 0 || len(p.traps) > 0 || len(p.pending) > 0 {

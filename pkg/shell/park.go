@@ -6,7 +6,8 @@ import "fmt"
 // is in the middle of (the script or a forked subshell's command, statement lists, loops,
 // if and case branches, && and ||, function calls, simple commands) keeps its place in
 // frames on the heap, the process gives up its coroutine until the sleep ends, and the
-// shell then re-enters the same frames on a worker. A loop that sleeps, what most
+// shell then re-enters the same frames on a worker. A shell in its wait builtin parks the
+// same way until its jobs end or a trapped signal comes. A loop that sleeps, what most
 // containers run, then costs no goroutine stack (8 KiB) while it sleeps. Anything whose
 // place is only on the Go stack (a builtin such as eval or ., a trap action, a command
 // substitution, a ( ) subshell run in the shell's own process, time) sets noPark or has
@@ -50,6 +51,7 @@ type frame struct {
 const (
 	runFunc = iota + 1
 	runInPlace
+	runWait // the wait builtin
 )
 
 // enter starts frame k of the walk and returns its index. While a parked shell resumes,
@@ -77,13 +79,33 @@ func (s *shell) leave(i int) {
 // whether the shell can go on later from its frames, and if so returns the program that
 // does, the applet's status being status.
 func (s *shell) park(status int) (Program, bool) {
-	n := len(s.frames)
-	if s.noPark > 0 || n == 0 || s.frames[0].kind != frameScript && s.frames[0].kind != frameForked || s.frames[n-1].kind != frameRun || s.frames[n-1].i != runInPlace {
+	if !s.canPark(runInPlace) {
 		return nil, false
 	}
 	s.parking = true
 	s.leafStatus = status
 	return s.resume, true
+}
+
+// canPark reports whether the shell's walk, now at a run frame taking branch, is all on
+// the heap.
+func (s *shell) canPark(branch int) bool {
+	n := len(s.frames)
+	return s.noPark == 0 && n > 0 && (s.frames[0].kind == frameScript || s.frames[0].kind == frameForked) &&
+		s.frames[n-1].kind == frameRun && s.frames[n-1].i == branch
+}
+
+// parkWaiting parks the shell in its wait builtin until jobs have exited or a trapped
+// signal ends the wait (as Proc.Wait); it returns only when the shell cannot park.
+func (s *shell) parkWaiting(argv []string, jobs []*Proc) {
+	if p := s.p; !s.canPark(runWait) || p.parker != nil || p.inPlace > 0 || p.m.neverPark || p.killSig != 0 {
+		return
+	}
+	s.parking = true
+	s.p.parkWaiting(jobs, func(p *Proc, status int) int {
+		s.leafStatus = s.waited(argv, status)
+		return s.resume(p)
+	})
 }
 
 // resume goes on with a parked shell: it re-enters its frames down to the no-fork

@@ -52,10 +52,13 @@ func TestParkedShellsGoOnAsIfTheyHadWaited(t *testing.T) {
 		{name: "command substitution", script: `x=$(sleep 2; echo sub); echo "got $x"`},
 		{name: "subshell", script: `( sleep 2; echo sub ); echo after`},
 		{name: "pipeline", script: `sleep 2 | cat; echo piped`},
-		{name: "background", script: `sleep 2 & wait; echo waited`},
+		{name: "background", script: `sleep 2 & wait; echo waited`, parks: true},
+		{name: "wait for one", script: `sleep 3 & a=$!; sleep 2 & wait $!; echo "$? first"; wait $a; echo "$? second"; wait; echo $?`, parks: true},
+		{name: "wait for what ended", script: `sleep 1 & sleep 2; wait $!; echo $?; wait 12345; echo $?`, parks: true},
 		{name: "background parks too", script: `sleep 2 & { sleep 1; echo bg; sleep 1; } & i=0; while [ $i -lt 3 ]; do sleep 1; i=$((i+1)); done; echo fg`, parks: true},
 		{name: "pipeline's commands park", script: `{ sleep 2; echo a; sleep 1; echo b; } | { sleep 3; cat; }; echo piped`},
 		{name: "exit in a background job", script: `{ sleep 1; exit 3; } & sleep 2; wait $!; echo $?`, parks: true},
+		{name: "exit while waiting", script: `{ sleep 2; exit 4; } & wait $!; echo $?`, parks: true},
 		{name: "trapped signal", script: `trap 'echo usr1' USR1; sleep 2; echo slept`},
 	}
 	for _, tc := range tests {
@@ -107,6 +110,8 @@ func TestParkedProcessSignals(t *testing.T) {
 		{name: "sleep as the program", argv: []string{"sleep", "100"}, sig: SIGTERM, status: 143},
 		{name: "shell loop", argv: []string{"sh", "-c", "while true; do sleep 1; done"}, sig: SIGTERM, status: 143},
 		{name: "shell loop killed", argv: []string{"sh", "-c", "while true; do echo x; sleep 5; done"}, sig: SIGKILL, status: 137},
+		{name: "waiting shell", argv: []string{"sh", "-c", "sleep 1000 & wait"}, sig: SIGTERM, status: 143},
+		{name: "waiting shell with a trap", argv: []string{"sh", "-c", "trap 'echo bye; exit 0' TERM; sleep 1000 & wait; echo never"}, sig: SIGTERM, status: 0},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
