@@ -234,11 +234,7 @@ func (s *shell) runFile(f *syntax.File) (status int) {
 			return // the frames stay for the resumption; the panic unwinds on
 		}
 		if r := recover(); r != nil {
-			e, ok := r.(exitPanic)
-			if !ok {
-				panic(r)
-			}
-			status = int(e)
+			status = exitedWith(r)
 			s.status = status
 		}
 		s.leave(fi)
@@ -258,11 +254,7 @@ func (s *shell) runExitTrap(status int) int {
 	s.status = status
 	defer func() {
 		if r := recover(); r != nil {
-			e, ok := r.(exitPanic)
-			if !ok {
-				panic(r)
-			}
-			status = int(e)
+			status = exitedWith(r)
 		}
 	}()
 	s.eval(cmd)
@@ -563,11 +555,7 @@ func (s *shell) runForked(st *syntax.Stmt) (status int) {
 			return // the frames stay for the resumption; the panic unwinds on
 		}
 		if r := recover(); r != nil {
-			e, ok := r.(exitPanic)
-			if !ok {
-				panic(r)
-			}
-			status = int(e)
+			status = exitedWith(r)
 		}
 		s.leave(fi)
 	}()
@@ -580,11 +568,7 @@ func (s *shell) runSub(f func(*shell)) (status int) {
 	s.traps = nil
 	defer func() {
 		if r := recover(); r != nil {
-			e, ok := r.(exitPanic)
-			if !ok {
-				panic(r)
-			}
-			status = int(e)
+			status = exitedWith(r)
 		}
 	}()
 	f(s)

@@ -330,6 +330,16 @@ func (p *Proc) runProgram(prog Program) {
 // exitPanic unwinds a program that exits from deep inside (the shell's exit builtin).
 type exitPanic int
 
+// exitedWith is the status of an exit unwinding, r being what recover returned; any other
+// panic (a kill, a park, a crash) unwinds on.
+func exitedWith(r any) int {
+	e, ok := r.(exitPanic)
+	if !ok {
+		panic(r)
+	}
+	return int(e)
+}
+
 // Exit ends the program now with status.
 func (p *Proc) Exit(status int) { panic(exitPanic(status)) }
 
@@ -733,11 +743,8 @@ func (p *Proc) SleepThenExit(d time.Duration, status int) int {
 	}
 	if resume := p.parkable(status); resume != nil {
 		p.parker = nil // the shell's run would have cleared it after the applet
-		p.interrupted = false
 		p.wakeAt = addNS(p.m.now, d)
-		p.prog = resume
-		p.wait = sleeping
-		panic(parkPanic{})
+		p.park(sleeping, resume)
 	}
 	until := addNS(p.m.now, d)
 	for p.m.now < until {
@@ -750,12 +757,9 @@ func (p *Proc) SleepThenExit(d time.Duration, status int) int {
 // as the rest of p's program: a server waiting for its stop signal. Called by p's own
 // program (not a no-fork applet), p gives up its coroutine while it waits.
 func (p *Proc) SleepThen(d time.Duration, then func(p *Proc, slept bool) int) int {
-	if d > 0 && p.inPlace == 0 && p.parker == nil && !p.m.neverPark && p.killSig == 0 {
-		p.interrupted = false
+	if d > 0 && p.ownProgramCanPark() {
 		p.wakeAt = addNS(p.m.now, d)
-		p.prog = func(p *Proc) int { return then(p, !p.takeInterrupt()) }
-		p.wait = sleeping
-		panic(parkPanic{})
+		p.park(sleeping, func(p *Proc) int { return then(p, !p.takeInterrupt()) })
 	}
 	return then(p, p.Sleep(d))
 }
@@ -764,9 +768,7 @@ func (p *Proc) SleepThen(d time.Duration, then func(p *Proc, slept bool) int) in
 // (then with 128+SIGTERM, as Wait), then runs then with the status Wait would return.
 func (p *Proc) parkWaiting(children []*Proc, then func(p *Proc, status int) int) {
 	p.waitFor = children
-	p.interrupted = false
-	p.wait = waitingFor
-	p.prog = func(p *Proc) int {
+	p.park(waitingFor, func(p *Proc) int {
 		p.waitFor = nil
 		status := 0
 		switch {
@@ -776,8 +778,23 @@ func (p *Proc) parkWaiting(children []*Proc, then func(p *Proc, status int) int)
 			status = children[len(children)-1].status
 		}
 		return then(p, status)
-	}
+	})
+}
+
+// park gives up p's coroutine: p waits (w, with wakeAt or waitFor set) without one, and
+// then runs on a worker when it is ready. A signal that arrived before does not end the
+// wait, as in Sleep and Wait.
+func (p *Proc) park(w waitKind, then Program) {
+	p.interrupted = false
+	p.wait = w
+	p.prog = then
 	panic(parkPanic{})
+}
+
+// ownProgramCanPark reports whether what runs in p now is p's own program, nothing after
+// it on the Go stack but its return, and p may park.
+func (p *Proc) ownProgramCanPark() bool {
+	return p.inPlace == 0 && p.parker == nil && !p.m.neverPark && p.killSig == 0
 }
 
 // parkable returns what p runs on when it wakes if it can park now, else nil.
@@ -786,7 +803,7 @@ func (p *Proc) parkable(status int) Program {
 		return nil
 	}
 	switch {
-	case p.inPlace == 0 && p.parker == nil: // p's own program
+	case p.ownProgramCanPark():
 		return func(*Proc) int { return status }
 	case p.inPlace == 1 && p.parker != nil:
 		if resume, ok := p.parker.park(status); ok {
@@ -1017,11 +1034,7 @@ func (p *Proc) runInPlace(prog Program, argv, env []string) (status int) {
 			return // parking: the panic unwinds on (recovering it costs a panic more)
 		}
 		if r := recover(); r != nil {
-			e, ok := r.(exitPanic)
-			if !ok {
-				panic(r)
-			}
-			status = int(e)
+			status = exitedWith(r)
 		}
 	}()
 	return prog(p)

@@ -98,7 +98,7 @@ func (s *shell) canPark(branch int) bool {
 // parkWaiting parks the shell in its wait builtin until jobs have exited or a trapped
 // signal ends the wait (as Proc.Wait); it returns only when the shell cannot park.
 func (s *shell) parkWaiting(argv []string, jobs []*Proc) {
-	if p := s.p; !s.canPark(runWait) || p.parker != nil || p.inPlace > 0 || p.m.neverPark || p.killSig != 0 {
+	if !s.canPark(runWait) || !s.p.ownProgramCanPark() {
 		return
 	}
 	s.parking = true
