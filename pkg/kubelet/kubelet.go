@@ -155,6 +155,7 @@ type Kubelet struct {
 	admissionMetrics *admission.Metrics
 
 	startOnce, stopOnce sync.Once
+	life                lifecycle
 }
 
 var (
@@ -233,6 +234,7 @@ func New(cfg Config) (*Kubelet, error) {
 	}
 
 	k := &Kubelet{
+		life:             lifecycle{done: make(chan struct{})},
 		cfg:              c,
 		gate:             cfg.Gate,
 		clock:            cfg.Clock,

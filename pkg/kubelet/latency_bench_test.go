@@ -95,7 +95,7 @@ func exitToSync(b *testing.B, n int, evented bool) (exit, due []time.Duration) {
 			table[i].Step = syncs.recordRuntimeSteps(table[i].Step)
 		}
 	}
-	runner.Start(loops, clk, table)
+	loops.Go("node", runner.NewOwner(clk, table, nil).Run)
 	defer func() {
 		loops.Stop()
 		loops.Wait()

@@ -16,42 +16,44 @@ import (
 // Loops is the node's loop table: every control loop of this kubelet, once, in the order
 // the virtual-time scheduler breaks ties at one instant (the runtime first, so what falls
 // due is visible to the loops that look at it; producers before their consumers). The
-// daemon runs each entry in a goroutine of its own on the real clock (Run); simulate mode
-// steps the earliest due entry on a virtual clock. Same entries, same component code.
+// daemon steps the table on one goroutine of the node's on the real clock (runner.Owner);
+// simulate mode steps it on a virtual clock (runner.Sim). Same entries, same stepping, same
+// component code. Each entry owns its Stop: Stop walks this table.
 //
 // docs/architecture.md lists the table with what each loop does and its upstream period.
 func (k *Kubelet) Loops() []runner.Loop {
 	images, status, lease := k.nodeStatus.Loops().Images, k.nodeStatus.Loops().Status, k.nodeStatus.Loops().Lease
 	loops := []runner.Loop{
 		{Name: "runtime", Due: k.runtime.Due, Step: k.runtime.Step, Wake: k.runtime.Wake(), Slack: RuntimeSlack},
-		{Name: "runtime-status", Due: k.state.Due, Step: k.state.Step, Wake: k.state.Wake()},
+		{Name: "runtime-status", Due: k.state.Due, Step: k.state.Step, Wake: k.state.Wake(), Stop: k.state.Stop},
 	}
 	if k.fileSource != nil {
 		loops = append(loops, runner.Loop{Name: "file-source", Due: k.fileSource.Due, Step: k.fileSource.Step, Wake: k.fileSource.Wake()})
 	}
 	loops = append(loops,
 		runner.Loop{Name: "config-merger", Due: k.merger.Due, Step: k.merger.Step},
-		runner.Loop{Name: "pleg", Due: k.genericPLEG.Due, Step: k.genericPLEG.Step, Wake: k.genericPLEG.Wake()},
+		runner.Loop{Name: "pleg", Due: k.genericPLEG.Due, Step: k.genericPLEG.Step, Wake: k.genericPLEG.Wake(), Stop: k.genericPLEG.Stop},
 	)
 	if k.eventedPLEG != nil {
-		loops = append(loops, runner.Loop{Name: "evented-pleg", Due: k.eventedPLEG.Due, Step: k.eventedPLEG.Step, Wake: k.eventedPLEG.Wake()})
+		loops = append(loops, runner.Loop{Name: "evented-pleg", Due: k.eventedPLEG.Due, Step: k.eventedPLEG.Step, Wake: k.eventedPLEG.Wake(), Stop: k.eventedPLEG.Stop})
 	}
 	loops = append(loops,
-		runner.Loop{Name: "sync-loop", Due: k.syncLoop.Due, Step: k.syncLoop.Step, Wake: k.syncLoop.Wake()},
-		runner.Loop{Name: "pod-workers", Due: k.podWorkers.Due, Step: k.podWorkers.Step, Wake: k.podWorkers.Wake()},
-		runner.Loop{Name: "prober", Due: k.prober.Due, Step: k.prober.Step, Wake: k.prober.Wake()},
+		runner.Loop{Name: "sync-loop", Due: k.syncLoop.Due, Step: k.syncLoop.Step, Wake: k.syncLoop.Wake(), Stop: k.syncLoop.Stop},
+		runner.Loop{Name: "pod-workers", Due: k.podWorkers.Due, Step: k.podWorkers.Step, Wake: k.podWorkers.Wake(), Stop: k.podWorkers.Stop},
+		runner.Loop{Name: "prober", Due: k.prober.Due, Step: k.prober.Step, Wake: k.prober.Wake(), Stop: k.prober.Stop},
 	)
 	if k.statusSync != nil {
 		loops = append(loops, k.statusSync.loop())
 	}
 	loops = append(loops,
-		runner.Loop{Name: "container-deletor", Due: k.deletor.Due, Step: k.deletor.Step, Wake: k.deletor.wake},
+		runner.Loop{Name: "container-deletor", Due: k.deletor.Due, Step: k.deletor.Step, Wake: k.deletor.wake, Stop: k.deletor.Stop},
 		k.gc.Loop("container-gc"),
 		images.Loop("node-images"),
 		status.Loop("node-status"),
 		lease.Loop("node-lease"),
 		runner.Loop{Name: "eviction", Due: k.eviction.Due, Step: k.eviction.Step},
-		runner.Loop{Name: "node-shutdown", Due: k.shutdown.Due, Step: func(ctx context.Context) { k.shutdown.Step(ctx) }, Wake: k.shutdown.Wake()},
+		runner.Loop{Name: "node-shutdown", Due: k.shutdown.Due, Step: func(ctx context.Context) { k.shutdown.Step(ctx) }, Wake: k.shutdown.Wake(), Stop: k.shutdown.Stop},
+		k.lifecycleLoop(),
 	)
 	return loops
 }
@@ -84,29 +86,13 @@ func (k *Kubelet) Start(ctx context.Context) {
 	})
 }
 
-// Stop abandons the work in flight of every loop (a sync waiting for the runtime, a relist,
-// a shutdown under way): their tasks end before Stop returns. Run does this after its loops'
-// goroutines stopped; call it after stepping the table. Idempotent.
+// Stop abandons the work in flight of every loop of the table (a sync waiting for the
+// runtime, a relist, a shutdown under way): their tasks end before Stop returns. Then the
+// API calls still in flight end and the runtime closes. Call it once the table is no longer
+// stepped. Idempotent.
 func (k *Kubelet) Stop() {
 	k.stopOnce.Do(func() {
-		k.syncLoop.Stop()
-		k.podWorkers.Stop()
-		k.prober.Stop()
-		if k.statusSync != nil {
-			k.statusSync.periodic.Stop()
-		}
-		k.shutdown.Stop()
-		k.deletor.Stop()
-		k.gc.Stop()
-		if k.eventedPLEG != nil {
-			k.eventedPLEG.Stop()
-		}
-		k.genericPLEG.Stop()
-		loops := k.nodeStatus.Loops()
-		loops.Images.Stop()
-		loops.Status.Stop()
-		loops.Lease.Stop()
-		k.state.Stop()
+		runner.StopAll(k.Loops())
 		if k.apiCaller != nil {
 			k.apiCaller.Stop() // API calls still in flight end now
 		}

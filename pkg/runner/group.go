@@ -3,6 +3,8 @@ package runner
 import (
 	"context"
 	"sync"
+
+	"k8s.io/klog/v2"
 )
 
 // Group owns a set of goroutines that share one context: Stop cancels it and waits for all
@@ -27,9 +29,10 @@ func (g *Group) Go(name string, fn func(ctx context.Context)) {
 	g.wg.Add(1)
 	go func() {
 		defer g.wg.Done()
-		logger := logStart(g.ctx, name)
+		logger := klog.FromContext(g.ctx)
+		logger.V(4).Info("Starting", "goroutine", name)
 		fn(g.ctx)
-		logger.V(4).Info("Stopped loop", "loop", name)
+		logger.V(4).Info("Stopped", "goroutine", name)
 	}()
 }
 

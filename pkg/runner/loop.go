@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"sync/atomic"
 	"time"
 )
 
@@ -29,11 +30,39 @@ type Loop struct {
 	// batches wake-ups. A wake (new work) is never delayed. The virtual-time scheduler
 	// ignores it: simulated instants stay exact.
 	Slack time.Duration
+	// Stop abandons the loop's work in flight (its tasks end before Stop returns); nil for a
+	// loop that keeps none. The node stops its loops by walking the table, so no second list
+	// of them exists.
+	Stop func()
+}
+
+// StopAll stops every loop of the table that has work to abandon, in table order.
+func StopAll(loops []Loop) {
+	for _, l := range loops {
+		if l.Stop != nil {
+			l.Stop()
+		}
+	}
+}
+
+// firstDue is the index of the first loop of the table due at now, or -1.
+func firstDue(loops []Loop, now time.Time) int {
+	for i, l := range loops {
+		if isDue(l.Due(now), now) {
+			return i
+		}
+	}
+	return -1
 }
 
 // Signal wakes a loop's goroutine without blocking the notifier; notifications coalesce.
 // The zero value is not usable; use NewSignal.
-type Signal struct{ ch chan struct{} }
+type Signal struct {
+	ch chan struct{}
+	// to, when set, receives the notifications instead: a node's Owner waits on one signal
+	// for all of its loops.
+	to atomic.Pointer[Signal]
+}
 
 // NewSignal returns a signal with no notification pending.
 func NewSignal() *Signal { return &Signal{ch: make(chan struct{}, 1)} }
@@ -43,8 +72,29 @@ func (s *Signal) Notify() {
 	if s == nil {
 		return
 	}
+	if to := s.to.Load(); to != nil {
+		to.Notify()
+		return
+	}
 	select {
 	case s.ch <- struct{}{}:
+	default:
+	}
+}
+
+// forwardTo sends s's notifications to to from now on (nil: back to s itself), passing on
+// one already pending.
+func (s *Signal) forwardTo(to *Signal) {
+	if s == nil {
+		return
+	}
+	s.to.Store(to)
+	if to == nil {
+		return
+	}
+	select {
+	case <-s.ch:
+		to.Notify()
 	default:
 	}
 }

@@ -40,7 +40,7 @@ func Every(d time.Duration) func() time.Duration { return func() time.Duration {
 
 // Loop is the table entry of p.
 func (p *Periodic) Loop(name string) Loop {
-	return Loop{Name: name, Due: p.Due, Step: p.Step, Wake: p.wake}
+	return Loop{Name: name, Due: p.Due, Step: p.Step, Wake: p.wake, Stop: p.Stop}
 }
 
 // Due is the next run's start, now while the run in flight can go on, zero while it waits.

@@ -102,13 +102,15 @@ func TestSimStepsCannotBlock(t *testing.T) {
 	}
 }
 
-func TestRunLoopStepsWhenDueAndWhenWoken(t *testing.T) {
+// The owner steps the first due entry in table order, sleeps on the clock until the next
+// Due, and wakes for any loop's Wake.
+func TestOwnerStepsWhenDueAndWhenWoken(t *testing.T) {
 	t0 := time.Unix(0, 0)
 	clk := testingclock.NewFakeClock(t0)
 	wake := NewSignal()
 	var mu sync.Mutex
-	var due time.Time = t0.Add(time.Second)
-	steps := make(chan time.Time, 10)
+	var due = t0.Add(time.Second)
+	steps := make(chan string, 10)
 	l := Loop{
 		Name: "test",
 		Due: func(time.Time) time.Time {
@@ -120,32 +122,88 @@ func TestRunLoopStepsWhenDueAndWhenWoken(t *testing.T) {
 			mu.Lock()
 			due = time.Time{} // idle until woken
 			mu.Unlock()
-			steps <- clk.Now()
+			steps <- "test@" + clk.Since(t0).String()
 		},
 		Wake: wake,
 	}
+	other := 0
+	o := Loop{
+		Name: "other",
+		Due: func(time.Time) time.Time {
+			if other == 0 {
+				return t0.Add(time.Second)
+			}
+			return time.Time{}
+		},
+		Step: func(context.Context) { other++; steps <- "other@" + clk.Since(t0).String() },
+	}
+	owner := NewOwner(clk, []Loop{o, l}, nil)
 	g := NewGroup(context.Background())
-	Start(g, clk, []Loop{l})
+	g.Go("node", owner.Run)
 	defer g.Stop()
 
-	eventually.True(t, "the loop to park on the clock", clk.HasWaiters)
+	eventually.True(t, "the owner to park on the clock", clk.HasWaiters)
 	clk.Step(time.Second)
-	if got := <-steps; !got.Equal(t0.Add(time.Second)) {
-		t.Fatalf("stepped at %v, want at its due time", got)
+	// Both due at 1s: table order.
+	if got := []string{<-steps, <-steps}; got[0] != "other@1s" || got[1] != "test@1s" {
+		t.Fatalf("steps %v, want other then test at 1s", got)
 	}
 	// Idle: only a wake makes it step again.
 	mu.Lock()
 	due = clk.Now()
 	mu.Unlock()
 	wake.Notify()
-	<-steps
+	if got := <-steps; got != "test@1s" {
+		t.Fatalf("woken step %q", got)
+	}
 	g.Stop()
 	g.Stop() // idempotent
+	// A stopped owner's loops notify their own signal again.
+	wake.Notify()
+	select {
+	case <-wake.C():
+	default:
+		t.Fatal("the loop's signal still forwards to a stopped owner")
+	}
+}
+
+// Work handed in through the mailbox runs on the owner's goroutine before its next step; Do
+// returns its result, and ErrOwnerStopped once the owner has stopped.
+func TestOwnerMailbox(t *testing.T) {
+	clk := testingclock.NewFakeClock(time.Unix(0, 0))
+	var trace []string // touched only by the owner's goroutine, then read after Do
+	n := 0
+	l := Loop{Name: "count", Due: func(now time.Time) time.Time {
+		if n > 0 {
+			return now
+		}
+		return time.Time{}
+	}, Step: func(context.Context) { trace = append(trace, fmt.Sprint("step ", n)); n-- }}
+	owner := NewOwner(clk, []Loop{l}, func(_ context.Context, now time.Time) {})
+	owner.Post(func(context.Context) { trace = append(trace, "post"); n = 2 })
+	owner.Post(func(context.Context) { trace = append(trace, "post2") })
+	g := NewGroup(context.Background())
+	g.Go("node", owner.Run)
+	for done := false; !done; {
+		if err := owner.Do(context.Background(), func(context.Context) error { done = n == 0; return nil }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if want := "post post2 step 2 step 1"; strings.Join(trace, " ") != want {
+		t.Fatalf("trace %q, want %q (the mail, then the steps it made due)", strings.Join(trace, " "), want)
+	}
+	if err := owner.Do(context.Background(), func(context.Context) error { return errors.New("bad input") }); err == nil || err.Error() != "bad input" {
+		t.Fatalf("Do = %v, want the function's error", err)
+	}
+	g.Stop()
+	if err := owner.Do(context.Background(), func(context.Context) error { return nil }); !errors.Is(err, ErrOwnerStopped) {
+		t.Fatalf("Do after stop = %v, want ErrOwnerStopped", err)
+	}
 }
 
 // With Slack, work due at many nearby instants is done in one step per Slack, late by less
 // than Slack; without it, every instant is a step. A wake is never delayed.
-func TestRunLoopSlackBatchesNearbyInstants(t *testing.T) {
+func TestOwnerSlackBatchesNearbyInstants(t *testing.T) {
 	tests := []struct {
 		name  string
 		slack time.Duration
@@ -187,7 +245,7 @@ func TestRunLoopSlackBatchesNearbyInstants(t *testing.T) {
 				Slack: tt.slack,
 			}
 			g := NewGroup(context.Background())
-			Start(g, clk, []Loop{l})
+			g.Go("node", NewOwner(clk, []Loop{l}, nil).Run)
 			defer g.Stop()
 			for range 5 {
 				eventually.True(t, "the loop to park on the clock", clk.HasWaiters)

@@ -48,25 +48,24 @@ func (s *Sim) SetLoops(loops []Loop) { s.loops = loops }
 // tried to block the only goroutine fails instead of hanging the run.
 func (s *Sim) StepDue(ctx context.Context) (int, error) {
 	now := s.clock.Now()
-	for i, l := range s.loops {
-		if !isDue(l.Due(now), now) {
-			continue
-		}
-		if !now.Equal(s.instant) {
-			s.instant, s.steps = now, 0
-		}
-		s.steps++
-		max := s.MaxStepsPerInstant
-		if max == 0 {
-			max = DefaultMaxStepsPerInstant
-		}
-		if s.steps > max {
-			return i, fmt.Errorf("loop %q is still due after %d steps at %s: a step must make progress", l.Name, max, now.Format(time.RFC3339Nano))
-		}
-		l.Step(task.WithoutBlocking(ctx))
-		return i, nil
+	i := firstDue(s.loops, now)
+	if i < 0 {
+		return -1, nil
 	}
-	return -1, nil
+	l := s.loops[i]
+	if !now.Equal(s.instant) {
+		s.instant, s.steps = now, 0
+	}
+	s.steps++
+	max := s.MaxStepsPerInstant
+	if max == 0 {
+		max = DefaultMaxStepsPerInstant
+	}
+	if s.steps > max {
+		return i, fmt.Errorf("loop %q is still due after %d steps at %s: a step must make progress", l.Name, max, now.Format(time.RFC3339Nano))
+	}
+	l.Step(task.WithoutBlocking(ctx))
+	return i, nil
 }
 
 // NextDue is the earliest time any loop is due, after the current time when none is due

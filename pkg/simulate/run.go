@@ -103,13 +103,10 @@ type simulation struct {
 	k        *kubelet.Kubelet
 	kReg     *metrics.Registry
 	sim      *runner.Sim
-	running  bool // the kubelet's loops run (false after a shutdown completed)
+	running  bool // the kubelet's loops run (false after it halted or stopped)
 	obs      *observer
 	results  []ExpectationResult
 	api      *apiServer // the in-process API of a cluster scenario; nil otherwise
-
-	shutdownStart time.Time // zero when no shutdown is under way
-	shutdownEnd   time.Time // when the loops may stop at the latest, once the manager is done
 
 	rec       *recorder // nil unless the metrics are recorded
 	nextStep  int       // the index of the next step to apply
@@ -261,9 +258,6 @@ func (s *simulation) run(ctx context.Context) error {
 		for _, p := range active {
 			boundary = minTime(boundary, p.deadline)
 		}
-		if !s.shutdownEnd.IsZero() && s.running {
-			boundary = minTime(boundary, s.shutdownEnd)
-		}
 		if err := s.sim.RunUntil(ctx, boundary, settled); err != nil {
 			return fmt.Errorf("run until %s: %w", offset(boundary.Sub(s.epoch)), err)
 		}
@@ -344,10 +338,9 @@ func (s *simulation) apply(ctx context.Context, i int, now time.Time) ([]*pendin
 		}
 		s.obs.line(now, "fault", "cleared id="+st.ClearFault)
 	case st.Shutdown:
-		s.shutdown(now)
+		s.shutdown(ctx, now)
 	case st.RestartKubelet:
 		s.stopKubelet()
-		s.shutdownStart, s.shutdownEnd = time.Time{}, time.Time{}
 		if err := s.startKubelet(ctx); err != nil {
 			return nil, fmt.Errorf("step %d: restart: %w", i, err)
 		}
@@ -379,36 +372,18 @@ func (s *simulation) triggerRelist() {
 }
 
 // shutdown is the node shutdown signal (SIGTERM to the daemon).
-func (s *simulation) shutdown(now time.Time) {
-	if !s.running || !s.shutdownStart.IsZero() {
+func (s *simulation) shutdown(ctx context.Context, now time.Time) {
+	if !s.running || s.k.ShuttingDown() {
 		return
 	}
 	s.obs.line(now, "kubelet", "shutdown signal")
-	if !s.k.ShutdownManager().Enabled() {
-		// Upstream: "node shutdown will be immediate".
-		s.stopKubelet()
-		s.obs.line(now, "kubelet", "stopped")
-		return
-	}
-	s.shutdownStart = now
-	s.k.ShutdownManager().Start()
+	s.k.Shutdown(ctx, now)
+	s.checkShutdown(ctx, now)
 }
 
-// checkShutdown stops the kubelet once a shutdown is complete: the manager is done and the
-// terminations it asked for finished (or their time is up).
+// checkShutdown stops the kubelet once it has halted: the shutdown is complete.
 func (s *simulation) checkShutdown(ctx context.Context, now time.Time) {
-	if !s.running || s.shutdownStart.IsZero() {
-		return
-	}
-	select {
-	case <-s.k.ShutdownManager().Done():
-	default:
-		return
-	}
-	if s.shutdownEnd.IsZero() {
-		s.shutdownEnd = s.k.TerminationsDeadline(s.shutdownStart, now)
-	}
-	if s.k.TerminationsSettled(ctx, s.shutdownEnd, now) {
+	if s.running && s.k.Settle(ctx, now) {
 		s.stopKubelet()
 		s.obs.line(now, "kubelet", "stopped")
 	}
@@ -428,9 +403,6 @@ func (s *simulation) scrape(now, end time.Time) {
 	}
 	if d, ok := s.sim.NextDue(); ok && s.running {
 		limit = minTime(limit, d)
-	}
-	if !s.shutdownEnd.IsZero() && s.running {
-		limit = minTime(limit, s.shutdownEnd)
 	}
 	s.scrapeErr = s.rec.scrape(now, limit, s.running)
 }
