@@ -501,7 +501,7 @@ func TestWatchSeesChangesQuickly(t *testing.T) {
 		t.Fatal(err)
 	}
 	g := runner.NewGroup(context.Background())
-	runner.Start(g, clock.RealClock{}, []runner.Loop{{Name: "file-source", Due: src.Due, Step: src.Step, Wake: src.Wake()}})
+	g.Go("node", runner.NewOwner(clock.RealClock{}, []runner.Loop{{Name: "file-source", Due: src.Due, Step: src.Step, Wake: src.Wake()}}, nil).Run)
 	g.Go("file-watch", src.WatchLoop)
 
 	const deadline = 10 * time.Second

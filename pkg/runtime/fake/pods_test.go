@@ -123,7 +123,7 @@ func TestConcurrentUse(t *testing.T) {
 	}
 	var bg sync.WaitGroup
 	bg.Add(2)
-	go func() { defer bg.Done(); runner.RunLoop(ctx, clock.RealClock{}, loop(r)) }()
+	go func() { defer bg.Done(); runner.NewOwner(clock.RealClock{}, []runner.Loop{loop(r)}, nil).Run(ctx) }()
 	go func() {
 		defer bg.Done()
 		ready := runner.NewSignal()
