@@ -74,6 +74,10 @@ e2e:
 	MINIKUBELET_E2E=1 MINIKUBELET_REQUIRE_TOOLS=1 $(GO) test -count=1 -v -run 'TestLivePrometheus' ./test/e2e/
 	MINIKUBELET_REQUIRE_TOOLS=1 $(GO) test -count=1 ./test/monitoring/
 
+## record-replay: a 10-minute live run recorded with --record (churn, a crash loop, a fault) replays in simulate with the same pod phases (docs/record.md)
+record-replay:
+	MINIKUBELET_RECORD_FOR=$${RECORD_FOR:-10m} $(GO) test -count=1 -v -timeout 30m -run '^TestRecordReplay$$' ./test/e2e/ | grep -E '^(---|ok|FAIL|\s+record_test)'
+
 ## monitoring: run the daemon (make run) and a Prometheus on 127.0.0.1:9090 with configs/prometheus (Ctrl-C stops both)
 monitoring: build
 	@command -v prometheus >/dev/null || { echo "prometheus not installed (Debian: apt-get install prometheus)"; exit 1; }

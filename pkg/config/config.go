@@ -29,6 +29,12 @@ type Config struct {
 	NodeCount int `json:"nodeCount,omitempty"`
 	// NodeLabels is --node-labels: labels the node is registered with.
 	NodeLabels map[string]string `json:"nodeLabels,omitempty"`
+	// Record is --record: the flight recorder's file; empty: no recording.
+	Record string `json:"record,omitempty"`
+	// RecordMaxBytes is --record-max-bytes: where the recording ends.
+	RecordMaxBytes int64 `json:"recordMaxBytes,omitempty"`
+	// Args are the command line Load parsed, for the flight recorder.
+	Args []string `json:"-"`
 	// UnsimulatedFields lists the KubeletConfiguration fields the config file sets that the
 	// simulator accepts but does not model. The daemon logs them once at start.
 	UnsimulatedFields []string `json:"unsimulatedFields,omitempty"`

@@ -47,18 +47,22 @@ const (
 
 // Simulator defaults.
 const (
-	DefaultCPU                      = "4"
-	DefaultMemory                   = "8Gi"
-	DefaultEphemeralStorage         = "100Gi"
-	DefaultPIDs                     = "4194304"
-	DefaultRelistPeriod             = time.Second
-	DefaultRelistThreshold          = 3 * time.Minute
-	DefaultPLEGChannelCapacity      = 1000
-	DefaultEventedRelistPeriod      = 300 * time.Second
-	DefaultEventedRelistThreshold   = 10 * time.Minute
-	DefaultEventedMaxRetries        = 5
-	DefaultGlobalCacheUpdatePeriod  = 5 * time.Second
-	DefaultSeed                     = 1
+	DefaultCPU                     = "4"
+	DefaultMemory                  = "8Gi"
+	DefaultEphemeralStorage        = "100Gi"
+	DefaultPIDs                    = "4194304"
+	DefaultRelistPeriod            = time.Second
+	DefaultRelistThreshold         = 3 * time.Minute
+	DefaultPLEGChannelCapacity     = 1000
+	DefaultEventedRelistPeriod     = 300 * time.Second
+	DefaultEventedRelistThreshold  = 10 * time.Minute
+	DefaultEventedMaxRetries       = 5
+	DefaultGlobalCacheUpdatePeriod = 5 * time.Second
+	DefaultSeed                    = 1
+	// DefaultRecordMaxBytes bounds a --record file (an hour of a busy node is a few MiB).
+	DefaultRecordMaxBytes = 64 << 20
+	// MinRecordMaxBytes leaves room for the header and a step.
+	MinRecordMaxBytes               = 4 << 10
 	DefaultInitContainerDuration    = time.Second
 	DefaultRuntimeStatusPollPeriod  = 5 * time.Second
 	defaultNodeNameWithoutAHostname = "minikubelet"

@@ -38,6 +38,8 @@ const (
 	flagTLSPrivateKeyFile         = "tls-private-key-file"
 	flagCertDir                   = "cert-dir"
 	flagNodeIP                    = "node-ip"
+	flagRecord                    = "record"
+	flagRecordMaxBytes            = "record-max-bytes"
 	flagNodeCount                 = "node-count"
 	flagAnonymousAuth             = "anonymous-auth"
 	flagAuthnWebhook              = "authentication-token-webhook"
@@ -57,6 +59,8 @@ type commandLine struct {
 	certDir          string
 	nodeIP           string
 	nodeCount        int
+	record           string
+	recordMaxBytes   int64
 }
 
 // NewFlagSet returns the daemon's flags bound to throwaway defaults, for help output. The
@@ -115,6 +119,10 @@ func addFlags(fs *pflag.FlagSet, cl *commandLine, kc *KubeletConfiguration, sc *
 		"The directory where the self-signed TLS certificate and key (kubelet.crt, kubelet.key) are kept and reused. Empty (the default; the kubelet's is /var/lib/kubelet/pki): generated anew in memory at every start. Ignored when --tls-cert-file and --tls-private-key-file are given.")
 	fs.IntVar(&cl.nodeCount, flagNodeCount, 1,
 		"How many simulated nodes this process runs (density: no kubelet flag). Node i (0 to N-1) is named <node name>-i and has everything of its own: runtime, PLEG, pod workers, node status, lease, metrics, and the static pods of <staticPodPath>/<its name>/ (created). Its ports are --port+i and --read-only-port+i (0: each picks a free one), and its certificate is kept in <cert-dir>/<its name>/. 1 (the default): one node, named and laid out as without this flag.")
+	fs.StringVar(&cl.record, flagRecord, cl.record,
+		"Flight recorder: write what comes into the node from outside (manifest files as they change, faults added and cleared, the API server's pods and deletions, the shutdown signal) to this file as it happens, as a scenario that `minikubelet simulate -f FILE` replays on a virtual clock (docs/record.md). One node only (no flag of the kubelet's).")
+	fs.Int64Var(&cl.recordMaxBytes, flagRecordMaxBytes, DefaultRecordMaxBytes,
+		"The most --record writes: at this size the recording ends (the node goes on), closed so that it still replays up to that instant.")
 	fs.StringVar(&cl.nodeIP, flagNodeIP, cl.nodeIP,
 		"IP address of the node (its InternalIP), which the API server reaches the secure port at. Default: --address when it is a specific address, else 127.0.0.1.")
 	fs.Var(&boolPtrValue{p: &kc.Authentication.Anonymous.Enabled}, flagAnonymousAuth,

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"slices"
 	"sort"
 	"strings"
 
@@ -94,6 +95,14 @@ func Load(args []string, gate featuregate.MutableFeatureGate, globals *pflag.Fla
 		return nil, fmt.Errorf("invalid --%s %d: must be from 1 to %d", flagNodeCount, cl.nodeCount, MaxNodeCount)
 	}
 	cfg.NodeCount = cl.nodeCount
+	if cl.record != "" && cl.nodeCount > 1 {
+		return nil, fmt.Errorf("invalid --%s %q: it records one node, and --%s is %d", flagRecord, cl.record, flagNodeCount, cl.nodeCount)
+	}
+	if cl.recordMaxBytes < MinRecordMaxBytes {
+		return nil, fmt.Errorf("invalid --%s %d: must be at least %d", flagRecordMaxBytes, cl.recordMaxBytes, MinRecordMaxBytes)
+	}
+	cfg.Record, cfg.RecordMaxBytes = cl.record, cl.recordMaxBytes
+	cfg.Args = slices.Clone(args)
 	if err := validateNodeLabels(cl.nodeLabels); err != nil {
 		return nil, err
 	}

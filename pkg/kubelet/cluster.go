@@ -26,7 +26,7 @@ func (k *Kubelet) sources() []string {
 // watchAPIPods is the API server pod source (cluster mode): the pods bound to this node,
 // pushed to the merger as source "api" after every change, until ctx ends.
 func (k *Kubelet) watchAPIPods(ctx context.Context) {
-	cluster.WatchPods(ctx, k.kubeClient, k.nodeName, func(pods []*v1.Pod) { k.UpdateAPIPods(ctx, pods) })
+	cluster.WatchPods(ctx, k.kubeClient, k.nodeName, func(pods []*v1.Pod) { k.apiPodsArrived(ctx, pods) })
 }
 
 // UpdateAPIPods hands the kubelet the API server's pods bound to the node (the whole set,
@@ -35,24 +35,40 @@ func (k *Kubelet) watchAPIPods(ctx context.Context) {
 // pod watch calls it; simulate mode calls it after the in-process API changed. The
 // ConfigMaps and Secrets they refer to are read first.
 func (k *Kubelet) UpdateAPIPods(ctx context.Context, pods []*v1.Pod) {
+	k.objects.fetchForPods(ctx, regularPods(pods))
+	k.handAPIPods(ctx, pods)
+}
+
+// handAPIPods is UpdateAPIPods once the objects the pods refer to were read.
+func (k *Kubelet) handAPIPods(ctx context.Context, pods []*v1.Pod) {
 	// Mirror pods are the API's view of static pods, not pods to run (upstream's pod
 	// manager keeps them apart).
-	regular := make([]*v1.Pod, 0, len(pods))
 	mirrors := map[string]*v1.Pod{}
 	for _, p := range pods {
 		if cluster.IsMirrorPod(p) {
 			mirrors[p.Namespace+"/"+p.Name] = p
-			continue
 		}
-		// The pods are the informer's: read only (the merger copies them and sets
-		// kubernetes.io/config.source on its copy).
-		regular = append(regular, p)
+	}
+	regular := regularPods(pods)
+	if k.recorder != nil {
+		k.recorder.APIPods(regular)
 	}
 	if k.statusSync != nil {
 		k.statusSync.setMirrors(mirrors)
 	}
-	k.objects.fetchForPods(ctx, regular)
 	_ = k.merger.Push(ctx, kubetypes.ApiserverSource, regular)
+}
+
+// regularPods are the pods to run: all but the mirror pods. The pods are the informer's:
+// read only (the merger copies them and sets kubernetes.io/config.source on its copy).
+func regularPods(pods []*v1.Pod) []*v1.Pod {
+	regular := make([]*v1.Pod, 0, len(pods))
+	for _, p := range pods {
+		if !cluster.IsMirrorPod(p) {
+			regular = append(regular, p)
+		}
+	}
+	return regular
 }
 
 // apiStatusSync is the status manager's API side (cluster mode): a loop that writes every

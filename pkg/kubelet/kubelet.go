@@ -37,6 +37,7 @@ import (
 	"github.com/minikubelet/minikubelet/pkg/podworkers"
 	"github.com/minikubelet/minikubelet/pkg/prober"
 	"github.com/minikubelet/minikubelet/pkg/prober/results"
+	"github.com/minikubelet/minikubelet/pkg/record"
 	"github.com/minikubelet/minikubelet/pkg/runner"
 	"github.com/minikubelet/minikubelet/pkg/runtime/behavior"
 	"github.com/minikubelet/minikubelet/pkg/runtime/client"
@@ -92,6 +93,9 @@ type Config struct {
 	// InlineAPICalls runs API calls on the loops' goroutines instead of goroutines of their
 	// own: for tests with an in-memory fake clientset, so that they stay deterministic.
 	InlineAPICalls bool
+	// Recorder, if set, is the flight recorder (--record): it is told what comes into the
+	// node from outside. The caller opens and closes it.
+	Recorder *record.Recorder
 }
 
 // Kubelet is the simulator's kubelet: it owns every component and implements the sync
@@ -156,6 +160,8 @@ type Kubelet struct {
 
 	startOnce, stopOnce sync.Once
 	life                lifecycle
+	recorder            *record.Recorder // nil: no recording
+	owner               *runner.Owner    // the daemon's owner of the table, while Run runs
 }
 
 var (
@@ -235,6 +241,7 @@ func New(cfg Config) (*Kubelet, error) {
 
 	k := &Kubelet{
 		life:             lifecycle{done: make(chan struct{})},
+		recorder:         cfg.Recorder,
 		cfg:              c,
 		gate:             cfg.Gate,
 		clock:            cfg.Clock,
@@ -679,6 +686,7 @@ func (k *Kubelet) buildSources(watch bool) error {
 		Registry:       k.registry,
 		Sink:           k.merger,
 		UIDRoot:        k.manifestUIDRoot,
+		Observer:       k.manifestObserver(),
 	}); err != nil {
 		return fmt.Errorf("create static pod source for %s: %w", path, err)
 	}

@@ -88,7 +88,7 @@ func (k *Kubelet) serverConfig() server.Config {
 		HealthChecks:            k.HealthChecks(),
 		EnableDebuggingHandlers: debug,
 		EnableProfiling:         k.cfg.Kubelet.EnableProfilingHandler != nil && *k.cfg.Kubelet.EnableProfilingHandler,
-		Faults:                  k.runtime,
+		Faults:                  faultEdge{k},
 		Clock:                   k.clock,
 	}
 }

@@ -27,6 +27,7 @@ func (k *Kubelet) Run(ctx context.Context) error {
 	loops := runner.NewGroup(klog.NewContext(context.WithoutCancel(ctx), logger))
 	k.Start(loops.Context())
 	owner := runner.NewOwner(k.clock, k.Loops(), func(ctx context.Context, now time.Time) { k.Settle(ctx, now) })
+	k.owner = owner
 	loops.Go("node", owner.Run)
 	if k.fileSource != nil && k.watchManifests {
 		loops.Go("manifest-watch", k.fileSource.WatchLoop)
@@ -58,7 +59,12 @@ func (k *Kubelet) Run(ctx context.Context) error {
 	case err = <-serveErr:
 		logger.Error(err, "HTTP server stopped; shutting down")
 	}
-	owner.Post(func(ctx context.Context) { k.Shutdown(ctx, k.clock.Now()) })
+	owner.Post(func(ctx context.Context) {
+		if k.recorder != nil {
+			k.recorder.Shutdown()
+		}
+		k.Shutdown(ctx, k.clock.Now())
+	})
 	<-k.life.done
 
 	loops.Stop()

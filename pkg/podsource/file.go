@@ -92,6 +92,17 @@ type Config struct {
 	UIDRoot string
 	// Sink receives the snapshot of every Step. Required for Step.
 	Sink SnapshotSink
+	// Observer, if set, is told every file content read and every listing (the flight
+	// recorder). Its calls come from ListOnce.
+	Observer Observer
+}
+
+// Observer watches what the file source finds in the manifest directory.
+type Observer interface {
+	// ManifestRead is a file's content as read (by name in the directory), good or bad.
+	ManifestRead(name string, data []byte)
+	// ManifestsListed names the files a listing found.
+	ManifestsListed(names []string)
 }
 
 // FileSource reads static pod manifests from a directory: the kubelet's file source. It is a
@@ -211,6 +222,9 @@ func (s *FileSource) ListOnce(ctx context.Context) (pods []*v1.Pod, fileErrs []*
 			s.missing = true
 		}
 		s.forgetAll()
+		if s.cfg.Observer != nil {
+			s.cfg.Observer.ManifestsListed(nil)
+		}
 		return []*v1.Pod{}, nil, fmt.Errorf("read manifest path %q: %w", s.cfg.Path, err)
 	}
 	if s.missing {
@@ -294,6 +308,13 @@ func (s *FileSource) ListOnce(ctx context.Context) (pods []*v1.Pod, fileErrs []*
 		}
 	}
 	s.listDigest = digest.Sum64()
+	if s.cfg.Observer != nil {
+		names := make([]string, 0, len(files))
+		for _, f := range files {
+			names = append(names, filepath.Base(f.path))
+		}
+		s.cfg.Observer.ManifestsListed(names)
+	}
 	logger.V(5).Info("Listed static pod manifests", "path", s.cfg.Path, "files", len(files), "pods", len(pods), "refused", len(fileErrs))
 	return pods, fileErrs, nil
 }
@@ -408,6 +429,9 @@ func (s *FileSource) readFile(logger klog.Logger, file manifestFile) (pods []*v1
 	if int64(len(data)) > s.cfg.MaxFileSize {
 		return nil, fmt.Sprintf("size:>%d", s.cfg.MaxFileSize), &FileError{Path: path, Reason: ReasonTooLarge,
 			Err: fmt.Errorf("file is over the %d-byte limit for a manifest", s.cfg.MaxFileSize)}
+	}
+	if s.cfg.Observer != nil {
+		s.cfg.Observer.ManifestRead(filepath.Base(path), data)
 	}
 	h := fnv.New64a()
 	h.Write(data)

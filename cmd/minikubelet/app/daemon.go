@@ -20,6 +20,7 @@ import (
 	"github.com/minikubelet/minikubelet/pkg/features"
 	"github.com/minikubelet/minikubelet/pkg/kubelet"
 	"github.com/minikubelet/minikubelet/pkg/metrics"
+	"github.com/minikubelet/minikubelet/pkg/record"
 	"github.com/minikubelet/minikubelet/pkg/runtime/fake"
 	"github.com/minikubelet/minikubelet/pkg/simnet"
 )
@@ -48,6 +49,15 @@ func runDaemon(ctx context.Context, cfg *config.Config) error {
 		logger.Info("Joining the cluster of the kubeconfig", "kubeconfig", cfg.Kubeconfig, "nodes", cfg.Nodes())
 	}
 	n := cfg.Nodes()
+	var rec *record.Recorder
+	if cfg.Record != "" {
+		r, err := openRecorder(cfg, logger)
+		if err != nil {
+			return &ExitError{Code: 2, Err: err}
+		}
+		rec = r
+		defer rec.Close() // written once; the success path below reports its error
+	}
 	nodes := make([]*kubelet.Kubelet, 0, n)
 	// The nodes of one process share a pod network, each with a pod range of its own
 	// (10.64.0.0/10 in /20s: 4,094 pods per node, 1,024 nodes), so their pods reach each
@@ -61,7 +71,7 @@ func runDaemon(ctx context.Context, cfg *config.Config) error {
 		if n > 1 {
 			pn = podNet{network: podNetwork, cidr: nodePodCIDR(i)}
 		}
-		k, err := newNode(ctx, cfg.ForNode(i), n > 1, rest, pn)
+		k, err := newNode(ctx, cfg.ForNode(i), n > 1, rest, pn, rec)
 		if err != nil {
 			for _, k := range nodes {
 				k.Close()
@@ -71,7 +81,14 @@ func runDaemon(ctx context.Context, cfg *config.Config) error {
 		nodes = append(nodes, k)
 	}
 	if n == 1 {
-		return nodes[0].Run(ctx)
+		err := nodes[0].Run(ctx)
+		if rec != nil {
+			if cerr := rec.Close(); cerr != nil && err == nil {
+				err = cerr
+			}
+			logger.Info("Flight recording written", "file", cfg.Record, "replay", "minikubelet simulate -f "+cfg.Record)
+		}
+		return err
 	}
 	// Every node runs until ctx ends or one of them fails, which stops the rest.
 	runCtx, cancel := context.WithCancel(ctx)
@@ -95,6 +112,34 @@ func runDaemon(ctx context.Context, cfg *config.Config) error {
 	return first
 }
 
+// openRecorder starts the flight recording of --record: a scenario whose header replays this
+// node's configuration.
+func openRecorder(cfg *config.Config, logger klog.Logger) (*record.Recorder, error) {
+	var content string
+	if cfg.ConfigFile != "" {
+		data, err := os.ReadFile(cfg.ConfigFile)
+		if err != nil {
+			return nil, fmt.Errorf("--record: read the config file to record it: %w", err)
+		}
+		content = string(data)
+	}
+	args := config.ReplayArgs(cfg.Args)
+	// The node's name, whatever set it (a flag, the file, the hostname).
+	args = append([]string{"--hostname-override=" + cfg.Simulator.NodeName}, args...)
+	logger.Info("Flight recording", "file", cfg.Record, "maxBytes", cfg.RecordMaxBytes)
+	return record.Open(record.Options{
+		Path:     cfg.Record,
+		MaxBytes: cfg.RecordMaxBytes,
+		Clock:    clock.RealClock{},
+		Node:     cfg.Simulator.NodeName,
+		Args:     args,
+		Config:   content,
+		Seed:     cfg.Simulator.Runtime.Seed,
+		Cluster:  cfg.Kubeconfig != "",
+		Logger:   logger,
+	})
+}
+
 // newNode builds one node of the daemon: its registry, runtime, listeners and kubelet.
 // multi is set with --node-count above 1: the node's manifest subdirectory is created.
 // podNet is a node's place on its process's pod network (zero: a network of its own).
@@ -109,7 +154,7 @@ func nodePodCIDR(i int) string {
 	return fmt.Sprintf("%d.%d.%d.%d/20", n>>24, n>>16&0xff, n>>8&0xff, n&0xff)
 }
 
-func newNode(ctx context.Context, cfg *config.Config, multi bool, rest *restclient.Config, pn podNet) (*kubelet.Kubelet, error) {
+func newNode(ctx context.Context, cfg *config.Config, multi bool, rest *restclient.Config, pn podNet, rec *record.Recorder) (*kubelet.Kubelet, error) {
 	logger := klog.FromContext(ctx)
 	gate := features.DefaultMutableFeatureGate
 	clk := clock.RealClock{}
@@ -168,6 +213,7 @@ func newNode(ctx context.Context, cfg *config.Config, multi bool, rest *restclie
 		SecureListener: secureLn,
 		WatchManifests: true,
 		KubeClient:     client,
+		Recorder:       rec,
 	})
 	if err != nil {
 		_ = ln.Close()

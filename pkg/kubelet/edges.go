@@ -1,0 +1,85 @@
+package kubelet
+
+import (
+	"context"
+
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/minikubelet/minikubelet/pkg/podsource"
+	"github.com/minikubelet/minikubelet/pkg/runtime/fault"
+)
+
+// The edges: what comes into the node from outside. While the daemon's owner runs, a change
+// is handed to it (runner.Owner.Do or Post) and made between two steps; the flight recorder,
+// if any, is told of it at the instant it is made.
+
+// onOwner runs fn on the owner's goroutine and waits for it while the daemon runs; before
+// Run (or in simulate, whose single goroutine is the caller) it runs fn at once.
+func (k *Kubelet) onOwner(ctx context.Context, fn func(ctx context.Context) error) error {
+	if o := k.owner; o != nil {
+		return o.Do(ctx, fn)
+	}
+	return fn(ctx)
+}
+
+// faultEdge is the HTTP fault-injection API's way into the runtime.
+type faultEdge struct{ k *Kubelet }
+
+func (e faultEdge) AddFault(spec fault.Spec) (fault.Spec, error) {
+	var added fault.Spec
+	err := e.k.onOwner(context.Background(), func(context.Context) error {
+		var err error
+		if added, err = e.k.runtime.AddFault(spec); err == nil && e.k.recorder != nil {
+			e.k.recorder.FaultAdded(added)
+		}
+		return err
+	})
+	return added, err
+}
+
+func (e faultEdge) Faults() []fault.Spec { return e.k.runtime.Faults() }
+
+func (e faultEdge) RemoveFault(id string) error {
+	return e.k.onOwner(context.Background(), func(context.Context) error {
+		err := e.k.runtime.RemoveFault(id)
+		if err == nil && e.k.recorder != nil {
+			e.k.recorder.FaultCleared(id)
+		}
+		return err
+	})
+}
+
+func (e faultEdge) ClearFaults() {
+	_ = e.k.onOwner(context.Background(), func(context.Context) error {
+		e.k.runtime.ClearFaults()
+		if e.k.recorder != nil {
+			e.k.recorder.FaultsCleared()
+		}
+		return nil
+	})
+}
+
+// manifestObserver is the file source's observer: the recorder, if any.
+func (k *Kubelet) manifestObserver() podsource.Observer {
+	if k.recorder == nil {
+		return nil
+	}
+	return k.recorder
+}
+
+// apiPodsArrived is the API pod watch's edge: the objects the pods refer to are read on the
+// watch's goroutine (a blocking read is the edge's to wait for), then the pods are handed to
+// the owner.
+func (k *Kubelet) apiPodsArrived(ctx context.Context, pods []*v1.Pod) {
+	k.objects.fetchForPods(ctx, regularPods(pods))
+	k.onOwnerAsync(ctx, func(ctx context.Context) { k.handAPIPods(ctx, pods) })
+}
+
+// onOwnerAsync posts fn to the owner while the daemon runs, else runs it at once.
+func (k *Kubelet) onOwnerAsync(ctx context.Context, fn func(ctx context.Context)) {
+	if o := k.owner; o != nil {
+		o.Post(fn)
+		return
+	}
+	fn(ctx)
+}

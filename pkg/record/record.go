@@ -1,0 +1,317 @@
+package record
+
+import (
+	"bytes"
+	"fmt"
+	"hash/fnv"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+	"sigs.k8s.io/yaml"
+
+	"github.com/minikubelet/minikubelet/pkg/runtime/fault"
+)
+
+// Options describe the node being recorded: what the scenario's header says.
+type Options struct {
+	// Path is the file written (created or truncated).
+	Path string
+	// MaxBytes bounds the file: the step that would pass it ends the recording.
+	MaxBytes int64
+	// Clock is the node's; the recording's T+0 is its time at Open.
+	Clock clock.PassiveClock
+	// Node is the node's name.
+	Node string
+	// Args are the daemon flags the replay runs with (config.ReplayArgs).
+	Args []string
+	// Config is the content of the --config file, or empty.
+	Config string
+	// Seed is the runtime's seed (the replay's random choices follow it).
+	Seed int64
+	// Cluster: the node joined a cluster; the replay runs against simulate's in-process API.
+	Cluster bool
+	// Logger reports the end of a recording cut short.
+	Logger klog.Logger
+}
+
+// Recorder appends steps to a scenario file as inputs arrive. Its methods are safe for
+// concurrent use (the edges call some of them) and do nothing once the recording ended.
+type Recorder struct {
+	opts  Options
+	start time.Time
+
+	mu          sync.Mutex
+	f           *os.File
+	written     int64
+	last        time.Duration     // the last step's offset: steps stay in time order
+	files       map[string]uint64 // manifest file name -> content hash, as last recorded
+	pods        map[types.UID]recordedPod
+	ended       bool // the size limit was reached, or Close ran
+	tailWritten bool
+	endAt       time.Duration
+	err         error
+}
+
+type recordedPod struct {
+	ref        objectRef
+	generation int64
+	deleting   bool
+}
+
+type objectRef struct {
+	Kind      string `json:"kind"`
+	Name      string `json:"name"`
+	Namespace string `json:"namespace,omitempty"`
+}
+
+// Open creates the file and writes the scenario's header.
+func Open(opts Options) (*Recorder, error) {
+	f, err := os.Create(opts.Path)
+	if err != nil {
+		return nil, fmt.Errorf("--record: %w", err)
+	}
+	r := &Recorder{opts: opts, start: opts.Clock.Now(), f: f, files: map[string]uint64{}, pods: map[types.UID]recordedPod{}}
+	header := map[string]any{
+		"name":        "recorded-" + opts.Node,
+		"description": fmt.Sprintf("Recorded by minikubelet --record from node %s, started %s.", opts.Node, r.start.UTC().Format(time.RFC3339)),
+		"seed":        opts.Seed,
+	}
+	if len(opts.Args) > 0 {
+		header["args"] = opts.Args
+	}
+	if opts.Config != "" {
+		header["config"] = opts.Config
+	}
+	if opts.Cluster {
+		header["cluster"] = true
+	}
+	out, err := yaml.Marshal(header)
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("--record: %w", err)
+	}
+	var b bytes.Buffer
+	b.WriteString("# A flight recording: replay it with `minikubelet simulate -f " + filepath.Base(opts.Path) + "`.\n")
+	b.WriteString("# Its duration is written when the recording ends.\n")
+	b.Write(out)
+	b.WriteString("steps:\n")
+	if err := r.write(b.Bytes()); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return r, nil
+}
+
+// ManifestRead records a manifest file's content as the node read it (a write step), unless
+// the recording already holds that content for the file.
+func (r *Recorder) ManifestRead(name string, data []byte) {
+	h := fnv.New64a()
+	h.Write(data)
+	sum := h.Sum64()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if prev, ok := r.files[name]; ok && prev == sum {
+		return
+	}
+	if r.step(map[string]any{"write": map[string]string{name: string(data)}}) {
+		r.files[name] = sum
+	}
+}
+
+// ManifestsListed records the removal of every recorded file not in names, the files the
+// node found at a listing of its manifest directory.
+func (r *Recorder) ManifestsListed(names []string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var gone []string
+	for name := range r.files {
+		if !slices.Contains(names, name) {
+			gone = append(gone, name)
+		}
+	}
+	if len(gone) == 0 {
+		return
+	}
+	slices.Sort(gone)
+	if r.step(map[string]any{"remove": gone}) {
+		for _, name := range gone {
+			delete(r.files, name)
+		}
+	}
+}
+
+// FaultAdded records a fault the runtime accepted, with the ID it was given, so that a
+// recorded clearFault names it in the replay too.
+func (r *Recorder) FaultAdded(spec fault.Spec) {
+	r.locked(map[string]any{"fault": spec})
+}
+
+// FaultCleared records the removal of one fault; FaultsCleared, of every fault.
+func (r *Recorder) FaultCleared(id string) { r.locked(map[string]any{"clearFault": id}) }
+
+// FaultsCleared records the removal of every fault.
+func (r *Recorder) FaultsCleared() { r.locked(map[string]any{"clearFaults": true}) }
+
+// Shutdown records the node shutdown signal.
+func (r *Recorder) Shutdown() { r.locked(map[string]any{"shutdown": true}) }
+
+// APIPods records what changed in the API server's pods bound to the node (the whole set,
+// as the pod watch sees it, mirror pods left out): a new pod or a new generation of one is
+// applied, a pod being deleted or gone is deleted.
+func (r *Recorder) APIPods(pods []*v1.Pod) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	seen := map[types.UID]bool{}
+	var apply []*v1.Pod
+	var del []objectRef
+	for _, p := range pods {
+		seen[p.UID] = true
+		ref := objectRef{Kind: "Pod", Name: p.Name, Namespace: p.Namespace}
+		prev, known := r.pods[p.UID]
+		switch {
+		case p.DeletionTimestamp != nil:
+			if known && !prev.deleting {
+				del = append(del, ref)
+				prev.deleting = true
+				r.pods[p.UID] = prev
+			}
+		case !known || prev.generation != p.Generation:
+			apply = append(apply, p)
+			r.pods[p.UID] = recordedPod{ref: ref, generation: p.Generation}
+		}
+	}
+	for uid, prev := range r.pods {
+		if !seen[uid] {
+			if !prev.deleting {
+				del = append(del, prev.ref)
+			}
+			delete(r.pods, uid)
+		}
+	}
+	if len(apply) > 0 {
+		docs := make([]string, 0, len(apply))
+		for _, p := range apply {
+			out, err := yaml.Marshal(specOf(p))
+			if err != nil {
+				continue
+			}
+			docs = append(docs, string(out))
+		}
+		r.step(map[string]any{"apply": strings.Join(docs, "---\n")})
+	}
+	if len(del) > 0 {
+		slices.SortFunc(del, func(a, b objectRef) int {
+			return strings.Compare(a.Namespace+"/"+a.Name, b.Namespace+"/"+b.Name)
+		})
+		r.step(map[string]any{"delete": del})
+	}
+}
+
+// specOf is what a user would apply to make p: its name, namespace, labels, annotations and
+// owners, and its spec; nothing the API server fills in, no status.
+func specOf(p *v1.Pod) map[string]any {
+	meta := map[string]any{"name": p.Name, "namespace": p.Namespace}
+	if len(p.Labels) > 0 {
+		meta["labels"] = p.Labels
+	}
+	if len(p.Annotations) > 0 {
+		meta["annotations"] = p.Annotations
+	}
+	if len(p.OwnerReferences) > 0 {
+		meta["ownerReferences"] = p.OwnerReferences
+	}
+	return map[string]any{"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": p.Spec}
+}
+
+// Close ends the recording at now: it writes the scenario's duration.
+func (r *Recorder) Close() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.f == nil {
+		return r.err
+	}
+	end := r.endAt
+	if !r.ended {
+		end = r.offset()
+	}
+	r.ended = true
+	r.writeTail(end)
+	if err := r.f.Close(); err != nil && r.err == nil {
+		r.err = fmt.Errorf("--record: %w", err)
+	}
+	r.f = nil
+	return r.err
+}
+
+func (r *Recorder) locked(step map[string]any) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.step(step)
+}
+
+// offset is now as the scenario's time: from T+0, to the millisecond, never before the
+// last step.
+func (r *Recorder) offset() time.Duration {
+	at := r.opts.Clock.Since(r.start).Truncate(time.Millisecond)
+	return max(at, r.last)
+}
+
+// step appends one step at the current instant and reports whether it was written: at the
+// size limit the recording ends instead, closed at the last instant it holds.
+func (r *Recorder) step(step map[string]any) bool {
+	if r.ended || r.f == nil {
+		return false
+	}
+	at := r.offset()
+	out, err := yaml.Marshal(step)
+	if err != nil {
+		r.err = fmt.Errorf("--record: %w", err)
+		return false
+	}
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "- at: %s\n", at)
+	for _, line := range strings.SplitAfter(strings.TrimSuffix(string(out), "\n"), "\n") {
+		b.WriteString("  ")
+		b.WriteString(line)
+	}
+	b.WriteString("\n")
+	if r.written+int64(b.Len())+tailRoom > r.opts.MaxBytes {
+		r.ended, r.endAt = true, at
+		r.opts.Logger.Info("Flight recording ended: the file reached --record-max-bytes; the node goes on", "file", r.opts.Path, "maxBytes", r.opts.MaxBytes, "at", at)
+		r.writeTail(at)
+		return false
+	}
+	if err := r.write(b.Bytes()); err != nil {
+		return false
+	}
+	r.last = at
+	return true
+}
+
+// tailRoom is kept for the duration line at the end.
+const tailRoom = 128
+
+func (r *Recorder) writeTail(end time.Duration) {
+	if r.f == nil || r.tailWritten {
+		return
+	}
+	r.tailWritten = true
+	_ = r.write([]byte(fmt.Sprintf("duration: %s\n", end)))
+}
+
+func (r *Recorder) write(b []byte) error {
+	n, err := r.f.Write(b)
+	r.written += int64(n)
+	if err != nil && r.err == nil {
+		r.err = fmt.Errorf("--record %s: %w", r.opts.Path, err)
+	}
+	return err
+}
