@@ -15,7 +15,14 @@ type Caller struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 	inline bool
+	// deliver, if set, runs each completion on the goroutine that owns the waiters (the
+	// node's owner), so that what a completion wakes runs there, as everything else does.
+	deliver func(complete func())
 }
+
+// DeliverOn makes post carry every later completion to the goroutine that owns the waiters.
+// Call it before the first Go.
+func (c *Caller) DeliverOn(post func(complete func())) { c.deliver = post }
 
 // NewCaller returns a caller whose calls end when parent ends or Stop is called.
 func NewCaller(parent context.Context) *Caller {
@@ -44,9 +51,15 @@ func (c *Caller) Go(fn func(ctx context.Context) error) *task.Op {
 		return op
 	}
 	c.wg.Add(1)
+	deliver := c.deliver
 	go func() {
 		defer c.wg.Done()
-		op.Complete(fn(c.ctx))
+		err := fn(c.ctx)
+		if deliver != nil {
+			deliver(func() { op.Complete(err) })
+			return
+		}
+		op.Complete(err)
 	}()
 	return op
 }

@@ -16,7 +16,7 @@ import (
 // onOwner runs fn on the owner's goroutine and waits for it while the daemon runs; before
 // Run (or in simulate, whose single goroutine is the caller) it runs fn at once.
 func (k *Kubelet) onOwner(ctx context.Context, fn func(ctx context.Context) error) error {
-	if o := k.owner; o != nil {
+	if o := k.owner.Load(); o != nil {
 		return o.Do(ctx, fn)
 	}
 	return fn(ctx)
@@ -77,9 +77,16 @@ func (k *Kubelet) apiPodsArrived(ctx context.Context, pods []*v1.Pod) {
 
 // onOwnerAsync posts fn to the owner while the daemon runs, else runs it at once.
 func (k *Kubelet) onOwnerAsync(ctx context.Context, fn func(ctx context.Context)) {
-	if o := k.owner; o != nil {
+	if o := k.owner.Load(); o != nil {
 		o.Post(fn)
 		return
 	}
 	fn(ctx)
+}
+
+// Inspect runs fn where it may read the node's components: on the owner's goroutine, between
+// two steps, while the daemon runs (tests and tools looking in from outside); at once
+// otherwise. It reports false when the node has stopped and fn did not run.
+func (k *Kubelet) Inspect(fn func()) bool {
+	return k.onOwner(context.Background(), func(context.Context) error { fn(); return nil }) == nil
 }

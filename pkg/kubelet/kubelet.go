@@ -9,6 +9,7 @@ import (
 	"net"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -160,8 +161,8 @@ type Kubelet struct {
 
 	startOnce, stopOnce sync.Once
 	life                lifecycle
-	recorder            *record.Recorder // nil: no recording
-	owner               *runner.Owner    // the daemon's owner of the table, while Run runs
+	recorder            *record.Recorder             // nil: no recording
+	owner               atomic.Pointer[runner.Owner] // the daemon's owner of the table, once Run started
 }
 
 var (

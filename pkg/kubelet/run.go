@@ -27,7 +27,10 @@ func (k *Kubelet) Run(ctx context.Context) error {
 	loops := runner.NewGroup(klog.NewContext(context.WithoutCancel(ctx), logger))
 	k.Start(loops.Context())
 	owner := runner.NewOwner(k.clock, k.Loops(), func(ctx context.Context, now time.Time) { k.Settle(ctx, now) })
-	k.owner = owner
+	k.owner.Store(owner)
+	if k.apiCaller != nil {
+		k.apiCaller.DeliverOn(func(complete func()) { owner.Post(func(context.Context) { complete() }) })
+	}
 	loops.Go("node", owner.Run)
 	if k.fileSource != nil && k.watchManifests {
 		loops.Go("manifest-watch", k.fileSource.WatchLoop)

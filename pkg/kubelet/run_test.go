@@ -112,9 +112,10 @@ func (d *daemon) runtimeCounts() (sandboxes, ready, containers, running int) {
 
 func (d *daemon) summary() string {
 	sbs, ready, cs, running := d.runtimeCounts()
+	var syncs, terminations int
+	d.k.Inspect(func() { syncs, terminations = d.k.PodWorkers().SyncsInFlight(), d.k.PodWorkers().UnfinishedTerminations() })
 	return fmt.Sprintf("pods=%d running=%d pending=%d; runtime sandboxes=%d (ready %d) containers=%d (running %d); syncs in flight=%d, terminations=%d",
-		len(d.k.GetPods()), d.countPhase(v1.PodRunning), d.countPhase(v1.PodPending), sbs, ready, cs, running,
-		d.k.PodWorkers().SyncsInFlight(), d.k.PodWorkers().UnfinishedTerminations())
+		len(d.k.GetPods()), d.countPhase(v1.PodRunning), d.countPhase(v1.PodPending), sbs, ready, cs, running, syncs, terminations)
 }
 
 // checkNoGoroutineLeak waits until the goroutine count is back to base, else fails with
@@ -159,7 +160,9 @@ func TestManyManifests(t *testing.T) {
 	// Terminated: nothing runs. (Container GC removes what is left a minute later.)
 	d.waitFor(20*time.Second, "every pod gone and nothing running", func() bool {
 		_, ready, _, running := d.runtimeCounts()
-		return len(d.k.GetPods()) == 0 && ready == 0 && running == 0 && d.k.PodWorkers().UnfinishedTerminations() == 0
+		unfinished := -1
+		d.k.Inspect(func() { unfinished = d.k.PodWorkers().UnfinishedTerminations() })
+		return len(d.k.GetPods()) == 0 && ready == 0 && running == 0 && unfinished == 0
 	}, d.summary)
 	t.Logf("every pod terminated after %v", time.Since(start).Round(time.Millisecond))
 

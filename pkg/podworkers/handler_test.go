@@ -243,8 +243,6 @@ func int64p(v int64) *int64 { return &v }
 
 // idle reports whether the pod's worker has nothing pending or running.
 func (p *PodWorkers) idle(uid types.UID) bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
 	s, ok := p.statuses[uid]
 	return !ok || !s.working
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math/rand"
 	"sort"
-	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -60,7 +59,9 @@ type Config struct {
 // returns; a sync that waits for the runtime is a task (package task) resumed by a later Step
 // when what it waits for completes. The daemon runs Step from one goroutine (the loop
 // table's "pod-workers" entry) woken by Wake; simulate mode steps it on a virtual clock.
-// All methods are safe for concurrent use.
+// It is not safe for concurrent use: its node's owner (runner.Owner in the daemon, simulate's
+// goroutine) is its one caller, so it keeps no locks. A sync's task runs as a coroutine of
+// that goroutine, and what a sync waits for completes there too.
 type PodWorkers struct {
 	handler  SyncHandler
 	cache    container.Cache
@@ -71,10 +72,8 @@ type PodWorkers struct {
 	duration *prometheus.HistogramVec
 	wake     *runner.Signal
 
-	randMu sync.Mutex
-	rand   *rand.Rand
+	rand *rand.Rand
 
-	mu         sync.Mutex
 	stopped    bool
 	podsSynced bool
 	statuses   map[types.UID]*podSyncStatus
@@ -152,7 +151,6 @@ func New(cfg Config) (*PodWorkers, error) {
 // Stop cancels and abandons every sync in flight (its task ends before Stop returns); later
 // updates are ignored. The caller must have stopped calling Step. Safe to call more than once.
 func (p *PodWorkers) Stop() {
-	p.mu.Lock()
 	p.stopped = true
 	var tasks []*task.Task
 	for _, s := range p.statuses {
@@ -164,7 +162,6 @@ func (p *PodWorkers) Stop() {
 			s.task = nil
 		}
 	}
-	p.mu.Unlock()
 	for _, t := range tasks {
 		t.Stop()
 	}
@@ -172,8 +169,6 @@ func (p *PodWorkers) Stop() {
 
 // SyncsInFlight is the number of syncs that have started and wait for the runtime.
 func (p *PodWorkers) SyncsInFlight() int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
 	n := 0
 	for _, s := range p.statuses {
 		if s.task != nil {
@@ -273,8 +268,6 @@ func (s *podSyncStatus) mergeLastUpdate(other UpdatePodOptions) {
 
 // IsPodKnownTerminated: the pod's containers are known stopped.
 func (p *PodWorkers) IsPodKnownTerminated(uid types.UID) bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
 	if s, ok := p.statuses[uid]; ok {
 		return s.IsTerminated()
 	}
@@ -284,8 +277,6 @@ func (p *PodWorkers) IsPodKnownTerminated(uid types.UID) bool {
 // CouldHaveRunningContainers is true until the pod's termination completed; for an unknown
 // pod it is true only until the first SyncKnownPods.
 func (p *PodWorkers) CouldHaveRunningContainers(uid types.UID) bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
 	if s, ok := p.statuses[uid]; ok {
 		return !s.IsTerminated()
 	}
@@ -294,8 +285,6 @@ func (p *PodWorkers) CouldHaveRunningContainers(uid types.UID) bool {
 
 // ShouldPodBeFinished: SyncTerminatedPod completed (or the pod is unknown after sync).
 func (p *PodWorkers) ShouldPodBeFinished(uid types.UID) bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
 	if s, ok := p.statuses[uid]; ok {
 		return s.finished
 	}
@@ -304,8 +293,6 @@ func (p *PodWorkers) ShouldPodBeFinished(uid types.UID) bool {
 
 // IsPodTerminationRequested: termination was requested and not yet forgotten.
 func (p *PodWorkers) IsPodTerminationRequested(uid types.UID) bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
 	if s, ok := p.statuses[uid]; ok {
 		return s.IsTerminationRequested()
 	}
@@ -315,8 +302,6 @@ func (p *PodWorkers) IsPodTerminationRequested(uid types.UID) bool {
 // ShouldPodContainersBeTerminating: the worker has begun terminating (no new container will
 // start), or the pod is unknown after sync.
 func (p *PodWorkers) ShouldPodContainersBeTerminating(uid types.UID) bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
 	if s, ok := p.statuses[uid]; ok {
 		return s.startedTerminating
 	}
@@ -325,8 +310,6 @@ func (p *PodWorkers) ShouldPodContainersBeTerminating(uid types.UID) bool {
 
 // ShouldPodRuntimeBeRemoved: every container is stopped, or the pod is unknown after sync.
 func (p *PodWorkers) ShouldPodRuntimeBeRemoved(uid types.UID) bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
 	if s, ok := p.statuses[uid]; ok {
 		return s.IsTerminated()
 	}
@@ -336,8 +319,6 @@ func (p *PodWorkers) ShouldPodRuntimeBeRemoved(uid types.UID) bool {
 // ShouldPodContentBeRemoved: the pod was evicted, or deleted and stopped, or is unknown after
 // sync; its containers and sandboxes may all be removed.
 func (p *PodWorkers) ShouldPodContentBeRemoved(uid types.UID) bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
 	if s, ok := p.statuses[uid]; ok {
 		return s.evicted || (s.deleted && s.IsTerminated())
 	}
@@ -348,8 +329,6 @@ func (p *PodWorkers) ShouldPodContentBeRemoved(uid types.UID) bool {
 // worker has not finished them yet (containers maybe still stopping, or the terminated
 // pod's cleanup not yet run). The daemon's shutdown waits for it to reach 0.
 func (p *PodWorkers) UnfinishedTerminations() int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
 	n := 0
 	for _, s := range p.statuses {
 		if s.IsTerminationRequested() && !s.finished {
@@ -361,8 +340,6 @@ func (p *PodWorkers) UnfinishedTerminations() int {
 
 // State returns the pod's lifecycle state and whether the workers know it.
 func (p *PodWorkers) State(uid types.UID) (PodWorkerState, bool) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
 	if s, ok := p.statuses[uid]; ok {
 		return s.WorkType(), true
 	}
@@ -374,8 +351,6 @@ func (p *PodWorkers) State(uid types.UID) (PodWorkerState, bool) {
 // PodsToSync removes and returns (sorted) the pods whose requeue time is due at now: the
 // sync loop's sync tick feeds them back as sync updates.
 func (p *PodWorkers) PodsToSync(now time.Time) []types.UID {
-	p.mu.Lock()
-	defer p.mu.Unlock()
 	var out []types.UID
 	for uid, t := range p.queue {
 		if !t.After(now) {
@@ -389,8 +364,6 @@ func (p *PodWorkers) PodsToSync(now time.Time) []types.UID {
 
 // NextRequeue returns the earliest requeue time, for a scheduler that wants to jump there.
 func (p *PodWorkers) NextRequeue() (time.Time, bool) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
 	var next time.Time
 	for _, t := range p.queue {
 		if next.IsZero() || t.Before(next) {
@@ -402,9 +375,7 @@ func (p *PodWorkers) NextRequeue() (time.Time, bool) {
 
 // jitter is wait.Jitter(d, 0.5) with the seeded source.
 func (p *PodWorkers) jitter(d time.Duration) time.Duration {
-	p.randMu.Lock()
 	f := p.rand.Float64()
-	p.randMu.Unlock()
 	return d + time.Duration(f*jitterFactor*float64(d))
 }
 
@@ -442,8 +413,6 @@ func (p *PodWorkers) UpdatePod(options UpdatePodOptions) {
 			op.Complete(nil)
 		}
 	}()
-	p.mu.Lock()
-	defer p.mu.Unlock()
 	if p.stopped {
 		klog.V(4).InfoS("Pod workers stopped, update ignored", "pod", klog.KRef(ns, name), "podUID", uid)
 		return
@@ -566,7 +535,7 @@ func (p *PodWorkers) UpdatePod(options UpdatePodOptions) {
 	if v := klog.V(4); v.Enabled() { // hot path: skip building the arguments
 		v.InfoS("Notifying pod of pending update", "pod", klog.KRef(ns, name), "podUID", uid, "workType", status.WorkType())
 	}
-	p.notifyLocked(uid)
+	p.notify(uid)
 
 	if (becameTerminating || shortened) && status.cancelFn != nil {
 		klog.V(3).InfoS("Cancelling current pod sync", "pod", klog.KRef(ns, name), "podUID", uid, "workType", status.WorkType())
@@ -575,7 +544,7 @@ func (p *PodWorkers) UpdatePod(options UpdatePodOptions) {
 }
 
 // takeCompleted appends o's Completed operation, if any, to ops and clears it: the caller
-// completes ops once it released p.mu.
+// completes ops once its state is consistent (completing runs the waiters' callbacks).
 func takeCompleted(ops []*task.Op, o *KillPodOptions) []*task.Op {
 	if o != nil && o.Completed != nil {
 		ops = append(ops, o.Completed)
@@ -584,20 +553,14 @@ func takeCompleted(ops []*task.Op, o *KillPodOptions) []*task.Op {
 	return ops
 }
 
-// notifyLocked marks the pod for the next Step and wakes the loop; it never blocks.
-func (p *PodWorkers) notifyLocked(uid types.UID) {
+// notify marks the pod for the next Step and wakes the loop; it never blocks.
+func (p *PodWorkers) notify(uid types.UID) {
 	if _, ok := p.ready[uid]; ok {
 		return
 	}
 	p.ready[uid] = struct{}{}
 	p.readyOrder = append(p.readyOrder, uid)
 	p.wake.Notify()
-}
-
-func (p *PodWorkers) notify(uid types.UID) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.notifyLocked(uid)
 }
 
 // calculateEffectiveGracePeriod: the deletion grace period and any override may only lower
@@ -693,8 +656,6 @@ type podWork struct {
 // startPodSync consumes the pending update: it returns the sync's context, the work, the
 // last sync time, whether the pod may start now and ever, and ok=false if there was nothing.
 func (p *PodWorkers) startPodSync(parent context.Context, uid types.UID) (ctx context.Context, update podWork, lastSync time.Time, canStart, canEverStart, ok bool) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
 	status, ok := p.statuses[uid]
 	if !ok {
 		klog.V(4).InfoS("Pod worker no longer has status, worker should exit", "podUID", uid)
@@ -803,11 +764,9 @@ func (p *PodWorkers) processOne(parent context.Context, uid types.UID, read stat
 		default:
 			isTerminal, err = p.handler.SyncPod(ctx, update.Options.UpdateType, update.Options.Pod, status)
 		}
-		p.mu.Lock()
 		if s, ok := p.statuses[podUID]; ok {
 			s.lastSyncTime = p.clock.Now()
 		}
-		p.mu.Unlock()
 		return err
 	}()
 	cancelled := ctx.Err() != nil
@@ -862,8 +821,6 @@ func (p *PodWorkers) observe(op string, start time.Time) {
 
 // finishSync releases the sync's context.
 func (p *PodWorkers) finishSync(uid types.UID) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
 	if s, ok := p.statuses[uid]; ok && s.cancelFn != nil {
 		s.cancelFn()
 		s.syncCtx, s.cancelFn = nil, nil
@@ -873,8 +830,6 @@ func (p *PodWorkers) finishSync(uid types.UID) {
 // acknowledgeTerminating records that the worker saw the termination (no container will
 // start any more) and returns the newest abnormal termination's status function.
 func (p *PodWorkers) acknowledgeTerminating(uid types.UID) func(*v1.PodStatus) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
 	s, ok := p.statuses[uid]
 	if !ok {
 		return nil
@@ -893,8 +848,6 @@ func (p *PodWorkers) acknowledgeTerminating(uid types.UID) func(*v1.PodStatus) {
 
 // completeSync: SyncPod reported the pod terminal; move to terminating now.
 func (p *PodWorkers) completeSync(uid types.UID) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
 	s, ok := p.statuses[uid]
 	if !ok {
 		return
@@ -912,7 +865,6 @@ func (p *PodWorkers) completeSync(uid types.UID) {
 // completeTerminating: every container stopped; move to terminated now.
 func (p *PodWorkers) completeTerminating(uid types.UID) {
 	var completed []*task.Op
-	p.mu.Lock()
 	if s, ok := p.statuses[uid]; ok {
 		s.terminatedAt = p.clock.Now()
 		for i := range s.abnormalTerminations {
@@ -920,7 +872,6 @@ func (p *PodWorkers) completeTerminating(uid types.UID) {
 		}
 		p.requeueLastPodUpdate(uid, s)
 	}
-	p.mu.Unlock()
 	for _, op := range completed {
 		op.Complete(nil)
 	}
@@ -928,8 +879,6 @@ func (p *PodWorkers) completeTerminating(uid types.UID) {
 
 // completeTerminatingRuntimePod: an orphan is stopped; forget it entirely.
 func (p *PodWorkers) completeTerminatingRuntimePod(uid types.UID) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
 	p.cleanupPodUpdates(uid)
 	s, ok := p.statuses[uid]
 	if !ok {
@@ -948,8 +897,6 @@ func (p *PodWorkers) completeTerminatingRuntimePod(uid types.UID) {
 // completeTerminated: the pod is finished; its worker exits and SyncKnownPods forgets it
 // once no source wants it.
 func (p *PodWorkers) completeTerminated(uid types.UID) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
 	p.cleanupPodUpdates(uid)
 	s, ok := p.statuses[uid]
 	if !ok {
@@ -976,15 +923,13 @@ func (p *PodWorkers) completeWork(uid types.UID, phaseTransition bool, syncErr e
 	default:
 		delay = p.jitter(p.backOff)
 	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
 	s, ok := p.statuses[uid]
 	if !ok {
 		return
 	}
 	p.queue[uid] = p.clock.Now().Add(delay)
 	if s.pendingUpdate != nil {
-		p.notifyLocked(uid)
+		p.notify(uid)
 	} else {
 		s.working = false
 	}
@@ -1012,7 +957,7 @@ func (p *PodWorkers) requeueLastPodUpdate(uid types.UID, s *podSyncStatus) {
 	s.pendingUpdate = &copied
 	s.startDeferred = false
 	s.working = true
-	p.notifyLocked(uid)
+	p.notify(uid)
 }
 
 // cleanupPodUpdates retires the pod's worker (caller holds mu).
@@ -1033,8 +978,6 @@ func (p *PodWorkers) cleanupPodUpdates(uid types.UID) {
 // Upstream takes the desired pods as a slice and builds the set of their UIDs; housekeeping
 // builds that set anyway (statuses, probes), so it is taken here as the set.
 func (p *PodWorkers) SyncKnownPods(desired map[types.UID]bool) map[types.UID]PodWorkerSync {
-	p.mu.Lock()
-	defer p.mu.Unlock()
 	p.podsSynced = true
 	p.syncs = scratch.Map(p.syncs, len(p.statuses))
 	out := p.syncs
@@ -1060,8 +1003,6 @@ func (p *PodWorkers) SyncKnownPods(desired map[types.UID]bool) map[types.UID]Pod
 // Len is how many pods the workers keep state for, and how many of them wait in the
 // resync queue: after a pod is forgotten neither counts it (leak checks use this).
 func (p *PodWorkers) Len() (pods, queued int) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
 	return len(p.statuses), len(p.queue)
 }
 
@@ -1121,8 +1062,6 @@ func (p *PodWorkers) removeTerminatedWorker(uid types.UID, s *podSyncStatus, orp
 // Due is the pod workers' next due time: now while a pod can make progress (an update to
 // sync, a sync whose wait is over), else zero (idle until Wake).
 func (p *PodWorkers) Due(now time.Time) time.Time {
-	p.mu.Lock()
-	defer p.mu.Unlock()
 	if len(p.ready) > 0 && !p.stopped {
 		return now
 	}
@@ -1147,9 +1086,7 @@ func (p *PodWorkers) Wake() *runner.Signal { return p.wake }
 func (p *PodWorkers) Step(ctx context.Context) {
 	var batch []types.UID
 	for {
-		p.mu.Lock()
 		if p.stopped {
-			p.mu.Unlock()
 			return
 		}
 		if len(p.ready) > 0 {
@@ -1164,7 +1101,6 @@ func (p *PodWorkers) Step(ctx context.Context) {
 		}
 		clear(p.readyOrder)
 		p.readyOrder = p.readyOrder[:0]
-		p.mu.Unlock()
 		if len(batch) == 0 || ctx.Err() != nil {
 			return
 		}
@@ -1176,46 +1112,38 @@ func (p *PodWorkers) Step(ctx context.Context) {
 
 // stepPod starts or resumes one pod's sync.
 func (p *PodWorkers) stepPod(ctx context.Context, uid types.UID) {
-	p.mu.Lock()
 	s, ok := p.statuses[uid]
 	if !ok || p.stopped {
-		p.mu.Unlock()
 		return
 	}
 	t := s.task
 	switch {
 	case t != nil:
 		if !t.Ready() && (s.syncCtx == nil || s.syncCtx.Err() == nil || s.resumedCancelled) {
-			p.mu.Unlock()
 			return // spurious: still waiting
 		}
 	case s.pendingUpdate == nil:
 		s.working = false
-		p.mu.Unlock()
 		return
 	default:
 		// Wait for the PLEG to refresh the cache past the last sync, so this sync sees the
 		// result of the previous one. An orphan's kill needs no status.
-		if s.pendingUpdate.RunningPod == nil && !p.freshLocked(uid, s) {
-			p.mu.Unlock()
+		if s.pendingUpdate.RunningPod == nil && !p.fresh(uid, s) {
 			return
 		}
 		t = task.New(ctx, func(ctx context.Context) { p.processOne(ctx, uid, p.readCache) })
 		s.task, s.resumedCancelled = t, false
 	}
-	p.mu.Unlock()
 
 	finished := t.Resume()
 
-	p.mu.Lock()
 	if finished {
 		if s.task == t {
 			s.task = nil
 		}
 		if s.pendingUpdate != nil && !s.startDeferred && p.statuses[uid] == s {
-			p.notifyLocked(uid)
+			p.notify(uid)
 		}
-		p.mu.Unlock()
 		return
 	}
 	// Resume once more to let the sync see its cancellation; if it still waits after that
@@ -1225,7 +1153,6 @@ func (p *PodWorkers) stepPod(ctx context.Context, uid types.UID) {
 	if cancelled {
 		s.resumedCancelled = true
 	}
-	p.mu.Unlock()
 	if cancelled {
 		p.notify(uid)
 		return
@@ -1233,18 +1160,16 @@ func (p *PodWorkers) stepPod(ctx context.Context, uid types.UID) {
 	t.Waiting().OnDone(func() { p.notify(uid) })
 }
 
-// freshLocked reports whether the cache holds data for the pod newer than its last sync; if
+// fresh reports whether the cache holds data for the pod newer than its last sync; if
 // not, it asks the cache to notify when it does (once).
-func (p *PodWorkers) freshLocked(uid types.UID, s *podSyncStatus) bool {
+func (p *PodWorkers) fresh(uid types.UID, s *podSyncStatus) bool {
 	if s.waitingForCache {
 		return false
 	}
 	fresh := p.cache.NotifyWhenNewer(uid, s.lastSyncTime, func() {
-		p.mu.Lock()
-		defer p.mu.Unlock()
 		s.waitingForCache = false
 		if p.statuses[uid] == s {
-			p.notifyLocked(uid)
+			p.notify(uid)
 		}
 	})
 	s.waitingForCache = !fresh
