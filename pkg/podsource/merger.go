@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"reflect"
 	"sort"
-	"sync"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -47,15 +46,15 @@ const BackpressurePoll = 10 * time.Millisecond
 // REMOVE (gone from the source), ADD (new UID), UPDATE (spec, labels, deletion fields or
 // annotations other than the kubelet's own changed), DELETE (the change set a deletion
 // timestamp) and RECONCILE (only the status changed). Merge/Apply are the step and return
-// the updates; Push also delivers them, in order, on Updates(). Safe for concurrent use.
+// the updates; Push also delivers them, in order, on Updates(). Not safe for concurrent
+// use: the node's owner is its one caller (the API pod watch hands its pods over through
+// the owner).
 type Merger struct {
 	cfg     MergerConfig
 	updates chan kubetypes.PodUpdate
 
-	sendMu  sync.Mutex            // keeps merge order equal to channel order (upstream updateLock)
 	backlog []kubetypes.PodUpdate // merged updates waiting for room on the channel, in order
 
-	mu   sync.Mutex
 	pods map[string]map[types.UID]*v1.Pod // source -> uid -> pod
 	seen sets.Set[string]                 // sources that delivered a snapshot
 }
@@ -105,8 +104,6 @@ func (m *Merger) Merge(source string, pods []*v1.Pod) []kubetypes.PodUpdate {
 // has handed out (an update replaces it with a changed copy), so at 10,000 pods the node
 // holds one copy of each pod instead of two (upstream's pod config shares them too).
 func (m *Merger) Apply(change kubetypes.PodUpdate) []kubetypes.PodUpdate {
-	m.mu.Lock()
-	defer m.mu.Unlock()
 	source := change.Source
 	seenBefore := m.seen.Has(source)
 
@@ -220,18 +217,16 @@ func (m *Merger) Apply(change kubetypes.PodUpdate) []kubetypes.PodUpdate {
 // never waits: what does not fit waits in the merger, in order, and goes out at the next
 // Push or Step (see Due). The error is for SnapshotSink; a merger never fails a push.
 func (m *Merger) Push(_ context.Context, source string, pods []*v1.Pod) error {
-	m.sendMu.Lock()
 	m.backlog = append(m.backlog, m.Merge(source, pods)...)
-	sent := m.flushLocked()
-	m.sendMu.Unlock()
+	sent := m.flush()
 	if sent && m.cfg.Notify != nil {
 		m.cfg.Notify()
 	}
 	return nil
 }
 
-// flushLocked moves what fits from the backlog to the channel (sendMu held).
-func (m *Merger) flushLocked() (sent bool) {
+// flush moves what fits from the backlog to the channel, in merge order.
+func (m *Merger) flush() (sent bool) {
 	for len(m.backlog) > 0 {
 		select {
 		case m.updates <- m.backlog[0]:
@@ -249,8 +244,6 @@ func (m *Merger) flushLocked() (sent bool) {
 // Due is when updates waiting for room on the channel should be tried again: every
 // BackpressurePoll while there are any; zero otherwise.
 func (m *Merger) Due(now time.Time) time.Time {
-	m.sendMu.Lock()
-	defer m.sendMu.Unlock()
 	if len(m.backlog) == 0 {
 		return time.Time{}
 	}
@@ -262,9 +255,7 @@ func (m *Merger) Due(now time.Time) time.Time {
 
 // Step sends what fits of the waiting updates.
 func (m *Merger) Step(context.Context) {
-	m.sendMu.Lock()
-	sent := m.flushLocked()
-	m.sendMu.Unlock()
+	sent := m.flush()
 	if sent && m.cfg.Notify != nil {
 		m.cfg.Notify()
 	}
@@ -274,8 +265,6 @@ func (m *Merger) Step(context.Context) {
 // the sync loop has seen an update from each (seen holds the sources it saw). Housekeeping
 // waits for it so it never kills pods of a source that has not reported yet.
 func (m *Merger) SeenAllSources(seen sets.Set[string]) bool {
-	m.mu.Lock()
-	defer m.mu.Unlock()
 	for _, src := range m.cfg.Sources {
 		if !m.seen.Has(src) || !seen.Has(src) {
 			return false
@@ -286,8 +275,6 @@ func (m *Merger) SeenAllSources(seen sets.Set[string]) bool {
 
 // Pods returns a copy of every merged pod, sorted by source then UID.
 func (m *Merger) Pods() []*v1.Pod {
-	m.mu.Lock()
-	defer m.mu.Unlock()
 	var out []*v1.Pod
 	srcs := make([]string, 0, len(m.pods))
 	for s := range m.pods {

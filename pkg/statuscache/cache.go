@@ -2,7 +2,6 @@ package statuscache
 
 import (
 	"slices"
-	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -22,11 +21,11 @@ type Config struct {
 
 // Cache implements container.Cache: every pod's latest status with the time it was read, a
 // global timestamp that says how fresh all of it is at least, and waiters to notify when a
-// pod's data passes a given time. The zero value is not usable; use New. Safe for concurrent use.
+// pod's data passes a given time. The zero value is not usable; use New. Not safe for
+// concurrent use: the PLEGs write it and the pod workers read it, all on the node's owner.
 type Cache struct {
 	evented bool
 
-	mu   sync.Mutex
 	pods map[types.UID]*data
 	// timestamp is the global freshness; valid only when hasTimestamp (it starts unset, so
 	// waiters block until the first relist completes).
@@ -61,16 +60,12 @@ func New(cfg Config) *Cache {
 // know gets an empty status with only its ID set: the runtime has nothing for it. Callers
 // must not modify the returned status.
 func (c *Cache) Get(uid types.UID) (*container.PodStatus, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
 	d := c.get(uid)
 	return d.status, d.err
 }
 
 // GetAll returns every cached status, in no particular order.
 func (c *Cache) GetAll() []*container.PodStatus {
-	c.mu.Lock()
-	defer c.mu.Unlock()
 	out := make([]*container.PodStatus, 0, len(c.pods))
 	for _, d := range c.pods {
 		out = append(out, d.status)
@@ -82,16 +77,13 @@ func (c *Cache) GetAll() []*container.PodStatus {
 // time is not after timestamp. It reports whether it stored: in EventedPLEG mode a write
 // older than the cached one is dropped (an equal timestamp still wins, as upstream).
 func (c *Cache) Set(uid types.UID, status *container.PodStatus, err error, timestamp time.Time) bool {
-	c.mu.Lock()
 	if c.evented {
 		if cur, ok := c.pods[uid]; ok && cur.modified.After(timestamp) {
-			c.mu.Unlock()
 			return false
 		}
 	}
 	c.pods[uid] = &data{status: status, err: err, modified: timestamp}
 	fns := c.notify(uid, timestamp, nil)
-	c.mu.Unlock()
 	run(fns)
 	return true
 }
@@ -105,15 +97,12 @@ func run(fns []func()) {
 // Delete forgets the pod. Waiters are not woken: a deleted pod reads as an empty status once
 // the global timestamp passes their minimum time.
 func (c *Cache) Delete(uid types.UID) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
 	delete(c.pods, uid)
 }
 
 // UpdateTime sets the global timestamp (every entry is at least this fresh) and wakes every
 // waiter whose minimum time is not after it. The PLEG calls it after each relist.
 func (c *Cache) UpdateTime(t time.Time) {
-	c.mu.Lock()
 	c.timestamp = t
 	c.hasTimestamp = true
 	// Woken in UID order, not the map's: the pod workers run pods in the order they became
@@ -127,7 +116,6 @@ func (c *Cache) UpdateTime(t time.Time) {
 	for _, uid := range uids {
 		fns = c.notify(uid, t, fns)
 	}
-	c.mu.Unlock()
 	run(fns)
 }
 
@@ -135,8 +123,6 @@ func (c *Cache) UpdateTime(t time.Time) {
 // minTime) while waking is inclusive (a write at minTime wakes), as upstream; in EventedPLEG
 // mode an unknown pod counts as fresh at once (upstream's behaviour with the gate on).
 func (c *Cache) NotifyWhenNewer(uid types.UID, minTime time.Time, notify func()) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
 	if c.getIfNewerThan(uid, minTime) != nil {
 		return true
 	}
@@ -148,8 +134,6 @@ func (c *Cache) NotifyWhenNewer(uid types.UID, minTime time.Time, notify func())
 // ok is false when the cache has nothing newer than minTime yet (status and err are
 // then nil).
 func (c *Cache) GetIfNewerThan(uid types.UID, minTime time.Time) (status *container.PodStatus, ok bool, err error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
 	d := c.getIfNewerThan(uid, minTime)
 	if d == nil {
 		return nil, false, nil
@@ -159,15 +143,11 @@ func (c *Cache) GetIfNewerThan(uid types.UID, minTime time.Time) (status *contai
 
 // Len is how many pods the cache holds a status for.
 func (c *Cache) Len() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
 	return len(c.pods)
 }
 
 // NumWaiters is the number of NotifyWhenNewer registrations not yet notified.
 func (c *Cache) NumWaiters() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
 	n := 0
 	for _, ws := range c.waiters {
 		n += len(ws)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -101,8 +100,9 @@ type Config struct {
 // next iteration has work (an update or PLEG event waiting, the sync or housekeeping tick, the
 // end of a runtime back-off), and Step is one syncLoopIteration: it checks the runtime
 // (backing off while it reports errors) and handles one ready input. Producers of updates and
-// events notify Wake. Step must be called from one goroutine at a time; the other methods
-// are safe from any goroutine.
+// events notify Wake. It is not safe for concurrent use: its node's owner is its one caller,
+// except SyncLoopHealthy and LatestLoopEntryTime, which /healthz reads from the time the
+// loop publishes at each entry.
 type SyncLoop struct {
 	cfg    Config
 	plegCh <-chan *pleg.PodLifecycleEvent // nil once closed, so a closed channel cannot spin the loop
@@ -110,7 +110,6 @@ type SyncLoop struct {
 
 	monitor atomic.Pointer[time.Time]
 
-	mu           sync.Mutex
 	started      bool
 	stopped      bool
 	nextSync     time.Time // the sync tick
@@ -184,8 +183,6 @@ func (l *SyncLoop) Wake() *runner.Signal { return l.wake }
 // or a PLEG event waits; else the next tick; after a failed runtime check, the back-off's end. Zero after
 // Stop or once the config channel closed.
 func (l *SyncLoop) Due(now time.Time) time.Time {
-	l.mu.Lock()
-	defer l.mu.Unlock()
 	switch {
 	case l.stopped:
 		return time.Time{}
@@ -214,28 +211,20 @@ func (l *SyncLoop) Due(now time.Time) time.Time {
 // housekeeping tick) so runs replay identically; upstream's select picks at random.
 func (l *SyncLoop) Step(ctx context.Context) {
 	now := l.cfg.Clock.Now()
-	l.mu.Lock()
 	if l.stopped {
-		l.mu.Unlock()
 		return
 	}
 	if !l.started {
 		l.started = true
 		l.nextSync = now.Add(l.cfg.SyncPeriod)
 		l.nextHK = now.Add(l.cfg.HousekeepingPeriod)
-		l.mu.Unlock()
 		klog.FromContext(ctx).Info("Starting kubelet main sync loop")
-		l.mu.Lock()
 	}
 	if now.Before(l.backoffUntil) {
-		l.mu.Unlock()
 		return
 	}
-	l.mu.Unlock()
 	if wait, ok := l.CheckRuntime(ctx); !ok {
-		l.mu.Lock()
 		l.backoffUntil = now.Add(wait)
-		l.mu.Unlock()
 		return
 	}
 	l.iterate(ctx, now)
@@ -249,8 +238,6 @@ func (l *SyncLoop) CheckRuntime(ctx context.Context) (wait time.Duration, ok boo
 	if l.cfg.RuntimeErrors != nil {
 		err = l.cfg.RuntimeErrors()
 	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
 	if err == nil {
 		l.backoff = BackoffBase
 		return 0, true
@@ -308,8 +295,6 @@ const (
 // dueTick consumes the tick due at now, sync before housekeeping. Like a time.Ticker's, the
 // next tick stays on the period's grid and ticks missed meanwhile are dropped.
 func (l *SyncLoop) dueTick(now time.Time) tick {
-	l.mu.Lock()
-	defer l.mu.Unlock()
 	switch {
 	case !now.Before(l.nextSync):
 		l.nextSync = nextOnGrid(l.nextSync, l.cfg.SyncPeriod, now)
@@ -323,8 +308,6 @@ func (l *SyncLoop) dueTick(now time.Time) tick {
 
 // syncDue reports whether the sync tick is due at now.
 func (l *SyncLoop) syncDue(now time.Time) bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
 	return !now.Before(l.nextSync)
 }
 
@@ -419,9 +402,7 @@ func (l *SyncLoop) handleConfig(ctx context.Context, u kubetypes.PodUpdate, open
 	default:
 		logger.Error(nil, "Invalid operation type received", "operation", u.Op)
 	}
-	l.mu.Lock()
 	l.sourcesSeen.Insert(u.Source)
-	l.mu.Unlock()
 	return true
 }
 
@@ -430,9 +411,7 @@ func (l *SyncLoop) handlePLEG(ctx context.Context, e *pleg.PodLifecycleEvent, op
 	if !open {
 		// Upstream's PLEG channel never closes; if ours does, stop selecting on it.
 		logger.Error(nil, "PLEG channel is closed, no more pod lifecycle events")
-		l.mu.Lock() // Due reads it from any goroutine
 		l.plegCh = nil
-		l.mu.Unlock()
 		return true
 	}
 	if e == nil {
@@ -501,15 +480,11 @@ func (l *SyncLoop) sourcesReady() bool {
 
 // SourcesSeen returns a copy of the sources the loop has had a config update from.
 func (l *SyncLoop) SourcesSeen() sets.Set[string] {
-	l.mu.Lock()
-	defer l.mu.Unlock()
 	return l.sourcesSeen.Clone()
 }
 
 // Stop ends the loop: Due turns zero and Step does nothing. Safe to call twice.
 func (l *SyncLoop) Stop() {
-	l.mu.Lock()
-	defer l.mu.Unlock()
 	l.stopped = true
 }
 
