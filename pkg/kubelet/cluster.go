@@ -2,7 +2,6 @@ package kubelet
 
 import (
 	"context"
-	"sync"
 	"sync/atomic"
 
 	v1 "k8s.io/api/core/v1"
@@ -81,21 +80,16 @@ type apiStatusSync struct {
 	periodic *runner.Periodic
 	version  atomic.Uint64 // the status manager's version the last run synced
 
-	mu      sync.Mutex
 	mirrors map[string]*v1.Pod // the API's mirror pods, by namespace/name (from the pod watch)
 }
 
 // setMirrors records the API's mirror pods and syncs them at once.
 func (s *apiStatusSync) setMirrors(m map[string]*v1.Pod) {
-	s.mu.Lock()
 	s.mirrors = m
-	s.mu.Unlock()
 	s.periodic.Trigger()
 }
 
 func (s *apiStatusSync) mirrorOf(fullName string) *v1.Pod {
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	return s.mirrors[fullName]
 }
 
@@ -212,14 +206,12 @@ func (s *apiStatusSync) syncMirror(ctx context.Context, static *v1.Pod) *v1.Pod 
 // deleteOrphanedMirrors deletes the mirror pods of static pods that are gone (upstream
 // HandlePodCleanups' deleteOrphanedMirrorPods).
 func (s *apiStatusSync) deleteOrphanedMirrors(ctx context.Context, wanted map[string]bool) {
-	s.mu.Lock()
 	var orphans []*v1.Pod
 	for name, m := range s.mirrors {
 		if !wanted[name] {
 			orphans = append(orphans, m)
 		}
 	}
-	s.mu.Unlock()
 	for _, m := range orphans {
 		if err := s.mirror.Delete(ctx, m); err != nil && ctx.Err() == nil {
 			klog.FromContext(ctx).Error(err, "Failed deleting orphaned mirror pod", "pod", klog.KObj(m))

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"sort"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -112,7 +111,8 @@ const (
 // Manager is the graceful node shutdown manager, a loop of the node's loop table: Start
 // (the shutdown signal) makes it due, and each Step advances the shutdown without waiting:
 // it starts a group's kills, and moves on once they completed or the group's time is up.
-// All methods are safe for concurrent use; Step must not run concurrently with itself.
+// It is not safe for concurrent use: its node's owner is its one caller (the shutdown signal
+// comes through the owner too); ShuttingDown is published for any goroutine.
 type Manager struct {
 	cfg     Config
 	periods []priorityGracePeriod // sorted by priority, low to high; nil when disabled
@@ -120,7 +120,6 @@ type Manager struct {
 
 	shuttingDown atomic.Bool
 
-	mu        sync.Mutex
 	requested bool
 	state     state
 	plan      []Group
@@ -248,9 +247,7 @@ func (m *Manager) Plan(pods []*v1.Pod) []Group {
 // Start is the shutdown signal (SIGTERM to the daemon, a scenario's shutdown step): the
 // manager's next Step begins the shutdown. Later calls do nothing.
 func (m *Manager) Start() {
-	m.mu.Lock()
 	m.requested = true
-	m.mu.Unlock()
 	m.wake.Notify()
 }
 
@@ -258,8 +255,6 @@ func (m *Manager) Start() {
 // over (every kill completed) or its time is up, else the group's deadline; zero when no
 // shutdown is requested or it is done.
 func (m *Manager) Due(now time.Time) time.Time {
-	m.mu.Lock()
-	defer m.mu.Unlock()
 	switch {
 	case !m.requested || m.state == stateDone:
 		return time.Time{}
@@ -274,8 +269,6 @@ func (m *Manager) Wake() *runner.Signal { return m.wake }
 
 // NextDeadline is when the group being terminated times out; false when no group is.
 func (m *Manager) NextDeadline() (time.Time, bool) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
 	if m.state != stateRunning {
 		return time.Time{}, false
 	}
@@ -293,9 +286,7 @@ func (m *Manager) Done() <-chan struct{} { return m.done }
 // after it started) is up; the kills still going on are then logged and no longer waited
 // for. Disabled, the first step completes the shutdown without touching any pod.
 func (m *Manager) Step(ctx context.Context) bool {
-	m.mu.Lock()
 	st, requested := m.state, m.requested
-	m.mu.Unlock()
 	switch {
 	case st == stateDone:
 		return true
@@ -303,9 +294,7 @@ func (m *Manager) Step(ctx context.Context) bool {
 		return false
 	case st == stateIdle:
 		if !m.cfg.Enabled {
-			m.mu.Lock()
-			m.finishLocked()
-			m.mu.Unlock()
+			m.finish()
 			return true
 		}
 		m.begin(ctx)
@@ -332,16 +321,12 @@ func (m *Manager) begin(ctx context.Context) {
 	logger.Info("Shutdown manager processing shutdown event")
 	plan := m.Plan(m.cfg.GetPods())
 
-	m.mu.Lock()
 	m.state, m.plan, m.phase = stateRunning, plan, -1
-	m.mu.Unlock()
 }
 
 // groupOver reports whether the current group is finished: every kill returned, or its
 // time is up (then the remaining kills are named and their waits cancelled).
 func (m *Manager) groupOver(ctx context.Context) bool {
-	m.mu.Lock()
-	defer m.mu.Unlock()
 	if len(m.pending) > 0 {
 		if m.cfg.Clock.Now().Before(m.deadline) {
 			return false
@@ -357,7 +342,6 @@ func (m *Manager) groupOver(ctx context.Context) bool {
 // nextGroup starts the kills of the next non-empty group, or completes the shutdown.
 func (m *Manager) nextGroup(ctx context.Context) bool {
 	logger := klog.FromContext(ctx)
-	m.mu.Lock()
 	for m.phase+1 < len(m.plan) {
 		m.phase++
 		g := m.plan[m.phase]
@@ -371,9 +355,8 @@ func (m *Manager) nextGroup(ctx context.Context) bool {
 		for _, pod := range g.Pods {
 			m.pending[pod.UID] = pod
 		}
-		// The kills are requested without mu: a kill that completes at once runs its
-		// completion callback, which takes mu, on this goroutine.
-		m.mu.Unlock()
+		// A kill that completes at once runs its completion callback now, which takes the
+		// pod out of pending: the plan's state is complete before the first kill.
 		for _, pod := range g.Pods {
 			grace := g.ShutdownGracePeriodSeconds
 			// A pod asking for less than its group's period gets what it asked for.
@@ -385,34 +368,29 @@ func (m *Manager) nextGroup(ctx context.Context) bool {
 		}
 		return false
 	}
-	m.finishLocked()
-	m.mu.Unlock()
+	m.finish()
 	logger.Info("Shutdown manager completed processing shutdown event, node will shutdown shortly")
 	return true
 }
 
 // kill requests one pod's termination and, once it completes, takes the pod out of its
-// group. The caller must not hold mu.
+// group.
 func (m *Manager) kill(phase int, pod *v1.Pod, grace int64) {
 	op, err := m.cfg.KillPod(pod, grace, m.podStatusFunc)
 	if err != nil {
-		m.mu.Lock()
 		if m.phase == phase {
 			delete(m.pending, pod.UID)
 		}
-		m.mu.Unlock()
 		m.cfg.Logger.V(1).Info("Shutdown manager failed killing pod", "pod", klog.KObj(pod), "err", err)
 		m.wake.Notify()
 		return
 	}
 	// Runs when the pod workers complete the kill, or right away if it already is.
 	op.OnDone(func() {
-		m.mu.Lock()
 		inGroup := m.phase == phase && m.pending[pod.UID] != nil
 		if inGroup {
 			delete(m.pending, pod.UID)
 		}
-		m.mu.Unlock()
 		switch {
 		case !inGroup:
 			// Cut off at its group's deadline (already logged as a time out) or aborted.
@@ -463,15 +441,13 @@ func updatePodCondition(status *v1.PodStatus, cond v1.PodCondition) {
 // (the terminations they requested go on in the pod workers). The node stays marked shutting
 // down. Safe to call more than once and when no shutdown ran.
 func (m *Manager) Stop() {
-	m.mu.Lock()
-	defer m.mu.Unlock()
 	if m.state == stateRunning {
 		m.pending = nil
-		m.finishLocked()
+		m.finish()
 	}
 }
 
-func (m *Manager) finishLocked() {
+func (m *Manager) finish() {
 	if m.state != stateDone {
 		m.state = stateDone
 		close(m.done)

@@ -169,8 +169,6 @@ func (e *env) runUntil(t *testing.T, ctx context.Context, end time.Time) bool {
 
 // pendingPods names the pods of the current group the manager still waits for.
 func (e *env) pendingPods() []string {
-	e.m.mu.Lock()
-	defer e.m.mu.Unlock()
 	var out []string
 	for _, p := range e.m.pending {
 		out = append(out, p.Name)

@@ -2,7 +2,6 @@ package runner
 
 import (
 	"context"
-	"sync"
 	"time"
 
 	"k8s.io/utils/clock"
@@ -13,14 +12,13 @@ import (
 // Periodic is a loop that runs fn every period measured from the end of the previous run
 // (the kubelet's wait.Until, sliding), the first run at once. Each run is a task, so a run
 // that waits for the runtime gives control back and the loop resumes it when what it waits
-// for completes. Safe for concurrent use.
+// for completes. Not safe for concurrent use: the node's owner steps it and triggers it.
 type Periodic struct {
 	clock  clock.PassiveClock
 	period func() time.Duration
 	fn     func(ctx context.Context)
 	wake   *Signal
 
-	mu      sync.Mutex
 	run     *task.Task // the run in flight
 	next    time.Time
 	started bool
@@ -45,8 +43,6 @@ func (p *Periodic) Loop(name string) Loop {
 
 // Due is the next run's start, now while the run in flight can go on, zero while it waits.
 func (p *Periodic) Due(now time.Time) time.Time {
-	p.mu.Lock()
-	defer p.mu.Unlock()
 	switch {
 	case p.run != nil:
 		if p.run.Ready() {
@@ -65,18 +61,15 @@ func (p *Periodic) Wake() *Signal { return p.wake }
 // Step starts the due run or resumes the one in flight and returns as soon as it ends or
 // has to wait.
 func (p *Periodic) Step(ctx context.Context) {
-	p.mu.Lock()
 	t := p.run
 	if t == nil {
 		t = task.New(ctx, p.fn)
 		p.run, p.started = t, true
 	}
-	p.mu.Unlock()
 	if !t.Resume() {
 		t.Waiting().OnDone(p.wake.Notify)
 		return
 	}
-	p.mu.Lock()
 	p.run = nil
 	if p.triggered {
 		p.triggered = false // a Trigger during the run: the next one is due at once
@@ -84,31 +77,24 @@ func (p *Periodic) Step(ctx context.Context) {
 	} else {
 		p.next = p.clock.Now().Add(p.period())
 	}
-	p.mu.Unlock()
 }
 
 // Running reports whether a run is in flight (started and not finished).
 func (p *Periodic) Running() bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
 	return p.run != nil
 }
 
 // Trigger makes the next run due now (a run in flight goes on; the next starts when it ends).
 func (p *Periodic) Trigger() {
-	p.mu.Lock()
 	p.next = p.clock.Now()
 	p.triggered = p.run != nil
-	p.mu.Unlock()
 	p.wake.Notify()
 }
 
 // Stop abandons the run in flight, if any (its task ends before Stop returns). Idempotent.
 func (p *Periodic) Stop() {
-	p.mu.Lock()
 	t := p.run
 	p.run = nil
-	p.mu.Unlock()
 	if t != nil {
 		t.Stop()
 	}
