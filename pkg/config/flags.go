@@ -120,7 +120,7 @@ func addFlags(fs *pflag.FlagSet, cl *commandLine, kc *KubeletConfiguration, sc *
 	fs.IntVar(&cl.nodeCount, flagNodeCount, 1,
 		"How many simulated nodes this process runs (density: no kubelet flag). Node i (0 to N-1) is named <node name>-i and has everything of its own: runtime, PLEG, pod workers, node status, lease, metrics, and the static pods of <staticPodPath>/<its name>/ (created). Its ports are --port+i and --read-only-port+i (0: each picks a free one), and its certificate is kept in <cert-dir>/<its name>/. 1 (the default): one node, named and laid out as without this flag.")
 	fs.StringVar(&cl.record, flagRecord, cl.record,
-		"Flight recorder: write what comes into the node from outside (manifest files as they change, faults added and cleared, the API server's pods and deletions, the shutdown signal) to this file as it happens, as a scenario that `minikubelet simulate -f FILE` replays on a virtual clock (docs/record.md). One node only (no flag of the kubelet's).")
+		"Flight recorder: write what comes into the node from outside (manifest files as they change, faults added and cleared, the API server's pods and deletions, the shutdown signal) to this file as it happens, as a scenario that \"minikubelet simulate -f\" replays on a virtual clock (docs/record.md). One node only (no flag of the kubelet's).")
 	fs.Int64Var(&cl.recordMaxBytes, flagRecordMaxBytes, DefaultRecordMaxBytes,
 		"The most --record writes: at this size the recording ends (the node goes on), closed so that it still replays up to that instant.")
 	fs.StringVar(&cl.nodeIP, flagNodeIP, cl.nodeIP,

@@ -40,6 +40,8 @@ func TestFlagHelpShowsValueTypes(t *testing.T) {
 		flagCertDir:                   "string",
 		flagNodeIP:                    "string",
 		flagNodeCount:                 "int",
+		flagRecord:                    "string",
+		flagRecordMaxBytes:            "int",
 		flagAnonymousAuth:             "", // a switch
 		flagAuthnWebhook:              "", // a switch
 		flagAuthnWebhookCacheTTL:      "duration",

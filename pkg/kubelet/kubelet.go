@@ -62,8 +62,8 @@ type Config struct {
 	Config *config.Config
 	// Gate answers the feature gates. Default features.DefaultFeatureGate.
 	Gate featuregate.FeatureGate
-	// Clock drives every loop, timer and timestamp. Default the real clock; simulate mode
-	// passes a fake clock it moves itself.
+	// Clock drives every loop, timer and timestamp. Required: the daemon passes the real
+	// clock, simulate mode a fake clock it moves itself.
 	Clock clock.Clock
 	// Registry receives every metric. Default a new registry with the configured prefix.
 	Registry *metrics.Registry
@@ -212,7 +212,8 @@ func New(cfg Config) (*Kubelet, error) {
 		cfg.Gate = features.DefaultFeatureGate
 	}
 	if cfg.Clock == nil {
-		cfg.Clock = clock.RealClock{}
+		// No silent real clock: every loop must be able to run on a fake one.
+		return nil, errors.New("kubelet: Config.Clock is required")
 	}
 	if cfg.Registry == nil {
 		cfg.Registry = metrics.NewRegistry(c.Simulator.MetricsPrefix)
@@ -875,7 +876,11 @@ func (k *Kubelet) buildStats() error {
 	}
 	k.stats = p
 	k.resourceReg = metrics.NewRegistry("")
-	k.resourceReg.MustRegister(stats.NewResourceCollector(p, k.rt.Timeout()))
+	delayed, ok := k.clock.(clock.WithDelayedExecution)
+	if !ok {
+		return fmt.Errorf("create stats provider: the clock (%T) has no AfterFunc to bound a scrape with", k.clock)
+	}
+	k.resourceReg.MustRegister(stats.NewResourceCollector(p, delayed, k.rt.Timeout()))
 	return nil
 }
 

@@ -1,6 +1,7 @@
 package kubelet
 
 import (
+	testingclock "k8s.io/utils/clock/testing"
 	"os"
 	"regexp"
 	"slices"
@@ -33,7 +34,7 @@ func TestArchitectureDocListsTheLoopTable(t *testing.T) {
 
 	dir := t.TempDir()
 	cfg, gate := loadConfig(t, dir, "--feature-gates=EventedPLEG=true")
-	k, err := New(Config{Config: cfg, Gate: gate, KubeClient: fake.NewSimpleClientset(), InlineAPICalls: true})
+	k, err := New(Config{Config: cfg, Gate: gate, Clock: testingclock.NewFakeClock(epoch), KubeClient: fake.NewSimpleClientset(), InlineAPICalls: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,7 @@ package kubelet
 import (
 	"context"
 	"fmt"
+	"k8s.io/utils/clock"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -32,7 +33,7 @@ type daemon struct {
 
 func startDaemon(t *testing.T, dir string, cfg *config.Config, gate featuregate.FeatureGate) *daemon {
 	t.Helper()
-	k, err := New(Config{Config: cfg, Gate: gate, WatchManifests: true})
+	k, err := New(Config{Config: cfg, Gate: gate, Clock: clock.RealClock{}, WatchManifests: true})
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
@@ -113,7 +114,9 @@ func (d *daemon) runtimeCounts() (sandboxes, ready, containers, running int) {
 func (d *daemon) summary() string {
 	sbs, ready, cs, running := d.runtimeCounts()
 	var syncs, terminations int
-	d.k.Inspect(func() { syncs, terminations = d.k.PodWorkers().SyncsInFlight(), d.k.PodWorkers().UnfinishedTerminations() })
+	d.k.Inspect(func() {
+		syncs, terminations = d.k.PodWorkers().SyncsInFlight(), d.k.PodWorkers().UnfinishedTerminations()
+	})
 	return fmt.Sprintf("pods=%d running=%d pending=%d; runtime sandboxes=%d (ready %d) containers=%d (running %d); syncs in flight=%d, terminations=%d",
 		len(d.k.GetPods()), d.countPhase(v1.PodRunning), d.countPhase(v1.PodPending), sbs, ready, cs, running, syncs, terminations)
 }

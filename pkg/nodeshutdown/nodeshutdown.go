@@ -134,7 +134,8 @@ type Manager struct {
 // grace periods.
 func NewManager(cfg Config) (*Manager, error) {
 	if cfg.Clock == nil {
-		cfg.Clock = clock.RealClock{}
+		// No silent real clock: every loop must be able to run on a fake one.
+		return nil, errors.New("node shutdown manager: Config.Clock is required")
 	}
 	if cfg.Recorder == nil {
 		cfg.Recorder = events.Discard{}

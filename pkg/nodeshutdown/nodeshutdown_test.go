@@ -582,7 +582,7 @@ func TestPlanGroupsByPriority(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			m, err := NewManager(Config{Enabled: true, ShutdownGracePeriod: tt.total, ShutdownGracePeriodCriticalPods: tt.critical,
+			m, err := NewManager(Config{Clock: testingclock.NewFakeClock(t0), Enabled: true, ShutdownGracePeriod: tt.total, ShutdownGracePeriodCriticalPods: tt.critical,
 				GetPods: func() []*v1.Pod { return nil }, KillPod: func(*v1.Pod, int64, func(*v1.PodStatus)) (*task.Op, error) { return task.Completed(nil), nil }})
 			if err != nil {
 				t.Fatal(err)
@@ -602,7 +602,7 @@ func TestPlanGroupsByPriority(t *testing.T) {
 			}
 		})
 	}
-	disabled, _ := NewManager(Config{})
+	disabled, _ := NewManager(Config{Clock: testingclock.NewFakeClock(t0)})
 	if g := disabled.Plan([]*v1.Pod{pod("a", nil, nil)}); g != nil {
 		t.Errorf("disabled Plan = %+v, want nil", g)
 	}
@@ -672,6 +672,7 @@ func TestNewManagerValidation(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			tt.cfg.Clock = testingclock.NewFakeClock(t0)
 			m, err := NewManager(tt.cfg)
 			if tt.wantErr == "" {
 				if err != nil || m == nil {
@@ -687,7 +688,7 @@ func TestNewManagerValidation(t *testing.T) {
 }
 
 func TestStopIsIdempotentWithoutShutdown(t *testing.T) {
-	m, err := NewManager(Config{})
+	m, err := NewManager(Config{Clock: testingclock.NewFakeClock(t0)})
 	if err != nil {
 		t.Fatal(err)
 	}

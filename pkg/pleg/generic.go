@@ -33,7 +33,7 @@ type Config struct {
 	Runtime Runtime
 	// Cache receives the statuses and the relist timestamp. Required.
 	Cache container.Cache
-	// Clock defaults to the real clock.
+	// Clock drives the relist. Required.
 	Clock clock.Clock
 	// RelistPeriod defaults to 1s, RelistThreshold to 3m (the wiring passes 300s/10m when
 	// EventedPLEG is on).
@@ -100,7 +100,8 @@ func NewGenericPLEG(cfg Config) (*GenericPLEG, error) {
 		return nil, errors.New("pleg config: cache is required")
 	}
 	if cfg.Clock == nil {
-		cfg.Clock = clock.RealClock{}
+		// No silent real clock: every loop must be able to run on a fake one.
+		return nil, errors.New("generic PLEG: Config.Clock is required")
 	}
 	if cfg.RelistPeriod == 0 {
 		cfg.RelistPeriod = DefaultRelistPeriod

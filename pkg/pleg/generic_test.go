@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	testingclock "k8s.io/utils/clock/testing"
 	"strings"
 	"testing"
 	"time"
@@ -428,7 +429,7 @@ pleg_relist_duration_seconds_count 2
 func TestMetricNamesWithKubeletPrefix(t *testing.T) {
 	reg := metrics.NewRegistry("kubelet_")
 	reg.RegisterNodeName("node-1")
-	g, err := NewGenericPLEG(Config{Runtime: newScripted(), Cache: nopCache{}, Registry: reg})
+	g, err := NewGenericPLEG(Config{Clock: testingclock.NewFakeClock(time.Unix(0, 0)), Runtime: newScripted(), Cache: nopCache{}, Registry: reg})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -472,16 +473,17 @@ kubelet_node_name{node="node-1"} 1
 
 func TestNewGenericPLEGValidates(t *testing.T) {
 	rt := newScripted()
+	clk := testingclock.NewFakeClock(time.Unix(0, 0))
 	tests := []struct {
 		name    string
 		cfg     Config
 		wantErr string
 	}{
 		{"no runtime", Config{Cache: nopCache{}}, "runtime is required"},
-		{"no cache", Config{Runtime: rt}, "cache is required"},
-		{"negative period", Config{Runtime: rt, Cache: nopCache{}, RelistPeriod: -time.Second}, "relistPeriod must be positive, got -1s"},
-		{"negative threshold", Config{Runtime: rt, Cache: nopCache{}, RelistThreshold: -time.Minute}, "relistThreshold must be positive, got -1m0s"},
-		{"negative capacity", Config{Runtime: rt, Cache: nopCache{}, ChannelCapacity: -1}, "channelCapacity must not be negative, got -1"},
+		{"no cache", Config{Clock: clk, Runtime: rt}, "cache is required"},
+		{"negative period", Config{Clock: clk, Runtime: rt, Cache: nopCache{}, RelistPeriod: -time.Second}, "relistPeriod must be positive, got -1s"},
+		{"negative threshold", Config{Clock: clk, Runtime: rt, Cache: nopCache{}, RelistThreshold: -time.Minute}, "relistThreshold must be positive, got -1m0s"},
+		{"negative capacity", Config{Clock: clk, Runtime: rt, Cache: nopCache{}, ChannelCapacity: -1}, "channelCapacity must not be negative, got -1"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -491,7 +493,7 @@ func TestNewGenericPLEGValidates(t *testing.T) {
 			}
 		})
 	}
-	g, err := NewGenericPLEG(Config{Runtime: rt, Cache: nopCache{}})
+	g, err := NewGenericPLEG(Config{Clock: clk, Runtime: rt, Cache: nopCache{}})
 	if err != nil {
 		t.Fatal(err)
 	}

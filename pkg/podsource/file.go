@@ -68,7 +68,7 @@ type Config struct {
 	Path string
 	// NodeName suffixes every pod name and fills spec.nodeName. Required.
 	NodeName string
-	// Clock drives the re-list period and the watch timers. Default: the real clock.
+	// Clock drives the re-list period and the watch timers. Required.
 	Clock clock.Clock
 	// CheckFrequency is the full re-list period. Default DefaultCheckFrequency.
 	CheckFrequency time.Duration
@@ -154,7 +154,8 @@ func NewFileSource(cfg Config) (*FileSource, error) {
 	// Upstream trims trailing separators (inotify wants none); Clean also tidies "a//b".
 	cfg.Path = filepath.Clean(cfg.Path)
 	if cfg.Clock == nil {
-		cfg.Clock = clock.RealClock{}
+		// No silent real clock: every loop must be able to run on a fake one.
+		return nil, errors.New("static pod source: Config.Clock is required")
 	}
 	if cfg.CheckFrequency == 0 {
 		cfg.CheckFrequency = DefaultCheckFrequency

@@ -2,6 +2,7 @@ package podsource
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"reflect"
 	"sort"
@@ -68,7 +69,8 @@ func NewMerger(cfg MergerConfig) (*Merger, error) {
 		cfg.BufferSize = DefaultUpdatesBuffer
 	}
 	if cfg.Clock == nil {
-		cfg.Clock = clock.RealClock{}
+		// No silent real clock: every loop must be able to run on a fake one.
+		return nil, errors.New("pod config merger: Config.Clock is required")
 	}
 	if len(cfg.Sources) == 0 {
 		cfg.Sources = []string{kubetypes.FileSource}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
 )
 
 // The /metrics/resource series, with v1.30's names, labels and help (component-base puts the
@@ -36,15 +37,16 @@ var (
 // only resource_scrape_error 1.
 type ResourceCollector struct {
 	p       *Provider
+	clock   clock.WithDelayedExecution
 	timeout time.Duration
 }
 
 var _ prometheus.Collector = (*ResourceCollector)(nil)
 
 // NewResourceCollector returns a collector of p's summary; a scrape waits at most timeout
-// for the runtime.
-func NewResourceCollector(p *Provider, timeout time.Duration) *ResourceCollector {
-	return &ResourceCollector{p: p, timeout: timeout}
+// on clk (the node's) for the runtime.
+func NewResourceCollector(p *Provider, clk clock.WithDelayedExecution, timeout time.Duration) *ResourceCollector {
+	return &ResourceCollector{p: p, clock: clk, timeout: timeout}
 }
 
 // Describe implements prometheus.Collector.
@@ -57,8 +59,14 @@ func (c *ResourceCollector) Describe(ch chan<- *prometheus.Desc) {
 
 // Collect implements prometheus.Collector.
 func (c *ResourceCollector) Collect(ch chan<- prometheus.Metric) {
-	ctx, cancel := context.WithTimeout(context.Background(), c.timeout)
-	defer cancel()
+	// The bound is on the node's clock, as every other deadline of the node: a scrape of a
+	// node on a fake clock waits for that clock, not for the wall clock.
+	ctx, cancel := context.WithCancelCause(context.Background())
+	t := c.clock.AfterFunc(c.timeout, func() { cancel(context.DeadlineExceeded) })
+	defer func() {
+		t.Stop()
+		cancel(nil)
+	}()
 	s, err := c.p.Summary(ctx)
 	failed := 0.0
 	if err != nil {

@@ -3,6 +3,7 @@ package stats
 import (
 	"context"
 	"errors"
+	"github.com/minikubelet/minikubelet/internal/eventually"
 	"strings"
 	"testing"
 	"time"
@@ -22,9 +23,15 @@ type fakeRuntime struct {
 	containers []cri.ContainerStats
 	sandboxes  []cri.PodSandboxStats
 	err        error
+	hang       chan struct{} // if set, ListContainerStats waits for its context, closing hang first
 }
 
-func (f *fakeRuntime) ListContainerStats(context.Context, *cri.ContainerStatsFilter) ([]cri.ContainerStats, error) {
+func (f *fakeRuntime) ListContainerStats(ctx context.Context, _ *cri.ContainerStatsFilter) ([]cri.ContainerStats, error) {
+	if f.hang != nil {
+		close(f.hang)
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}
 	return f.containers, f.err
 }
 
@@ -140,7 +147,7 @@ func gather(t *testing.T, c prometheus.Collector) map[string][]*dto.Metric {
 }
 
 func TestResourceMetrics(t *testing.T) {
-	m := gather(t, NewResourceCollector(fixture(t, webRuntime()), time.Second))
+	m := gather(t, NewResourceCollector(fixture(t, webRuntime()), testingclock.NewFakeClock(time.Unix(0, 0)), time.Second))
 	value := func(name string, labels ...string) (float64, int64) {
 		t.Helper()
 	next:
@@ -180,8 +187,33 @@ func TestResourceMetrics(t *testing.T) {
 		}
 	}
 	// A failing runtime: the error gauges say so and nothing else is written.
-	failed := gather(t, NewResourceCollector(fixture(t, &fakeRuntime{err: errors.New("down")}), time.Second))
+	failed := gather(t, NewResourceCollector(fixture(t, &fakeRuntime{err: errors.New("down")}), testingclock.NewFakeClock(time.Unix(0, 0)), time.Second))
 	if len(failed) != 2 || failed["resource_scrape_error"][0].Gauge.GetValue() != 1 || failed["scrape_error"][0].Gauge.GetValue() != 1 {
 		t.Errorf("with a failing runtime: %v, want only resource_scrape_error 1 and scrape_error 1", failed)
+	}
+}
+
+// A scrape of a hung runtime ends when the timeout passes on the node's clock: a node on a
+// fake clock is bounded by that clock, not the wall clock.
+func TestResourceScrapeBoundOnTheNodesClock(t *testing.T) {
+	clk := testingclock.NewFakeClock(epoch)
+	rt := &fakeRuntime{hang: make(chan struct{})}
+	c := NewResourceCollector(fixture(t, rt), clk, 2*time.Minute)
+	done := make(chan map[string][]*dto.Metric, 1)
+	go func() { done <- gather(t, c) }()
+	<-rt.hang
+	select {
+	case <-done:
+		t.Fatal("the scrape ended before its timeout passed on the node's clock")
+	default:
+	}
+	clk.Step(2 * time.Minute)
+	select {
+	case m := <-done:
+		if m["resource_scrape_error"][0].Gauge.GetValue() != 1 {
+			t.Errorf("a scrape cut short by its timeout: %v, want resource_scrape_error 1", m)
+		}
+	case <-time.After(eventually.Timeout): // far less than the 2m the wall clock would take
+		t.Fatal("the scrape did not end when its timeout passed on the node's clock")
 	}
 }

@@ -138,7 +138,8 @@ func New(cfg Config) (*SyncLoop, error) {
 			cfg.SyncPeriod, cfg.HousekeepingPeriod, cfg.ResyncInterval)
 	}
 	if cfg.Clock == nil {
-		cfg.Clock = clock.RealClock{}
+		// No silent real clock: every loop must be able to run on a fake one.
+		return nil, errors.New("sync loop: Config.Clock is required")
 	}
 	if cfg.SyncPeriod == 0 {
 		cfg.SyncPeriod = DefaultSyncPeriod

@@ -112,7 +112,7 @@ func TestDeterminism(t *testing.T) {
 // is notified, and the callers' stops wait for the runtime; -race checks the locking, the end
 // state checks nothing was lost.
 func TestConcurrentUse(t *testing.T) {
-	r, err := New(Config{}) // the real clock
+	r, err := New(Config{Clock: clock.RealClock{}}) // the real clock, as the daemon
 	if err != nil {
 		t.Fatal(err)
 	}

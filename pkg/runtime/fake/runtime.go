@@ -56,7 +56,7 @@ const (
 
 // Config configures a Runtime. The zero value is usable: real clock, seed 0, defaults.
 type Config struct {
-	// Clock drives every delay and scripted transition; default the real clock.
+	// Clock drives every delay and scripted transition. Required.
 	Clock clock.Clock
 	// Seed seeds ids and random (rate) faults: the same seed and the same calls give the
 	// same history.
@@ -299,7 +299,8 @@ func (q *transitionQueue) Pop() any {
 // New returns a runtime with no sandboxes, containers or images.
 func New(cfg Config) (*Runtime, error) {
 	if cfg.Clock == nil {
-		cfg.Clock = clock.RealClock{}
+		// No silent real clock: every loop must be able to run on a fake one.
+		return nil, errors.New("fake runtime: Config.Clock is required")
 	}
 	if cfg.InitContainerDuration < 0 {
 		return nil, fmt.Errorf("create fake runtime: config field \"initContainerDuration\": must not be negative, got %v", cfg.InitContainerDuration)

@@ -3,6 +3,7 @@ package fake
 import (
 	"context"
 	"errors"
+	testingclock "k8s.io/utils/clock/testing"
 	"strings"
 	"testing"
 	"time"
@@ -26,6 +27,7 @@ func TestNewValidatesConfig(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			tc.cfg.Clock = testingclock.NewFakeClock(time.Unix(0, 0))
 			_, err := New(tc.cfg)
 			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 				t.Fatalf("New() error = %v, want one containing %q", err, tc.wantErr)

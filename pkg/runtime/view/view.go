@@ -19,7 +19,7 @@ import (
 type Config struct {
 	// Runtime is the CRI runtime service the views read (required).
 	Runtime cri.RuntimeService
-	// Clock stamps PodStatus.TimeStamp; default the real clock.
+	// Clock stamps PodStatus.TimeStamp. Required.
 	Clock clock.PassiveClock
 }
 
@@ -42,7 +42,8 @@ func New(cfg Config) (*View, error) {
 		return nil, errors.New("create runtime view: config field \"Runtime\" is required")
 	}
 	if cfg.Clock == nil {
-		cfg.Clock = clock.RealClock{}
+		// No silent real clock: every loop must be able to run on a fake one.
+		return nil, errors.New("runtime view: Config.Clock is required")
 	}
 	return &View{rs: cfg.Runtime, clk: cfg.Clock}, nil
 }

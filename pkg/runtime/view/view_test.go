@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	testingclock "k8s.io/utils/clock/testing"
 	"reflect"
 	"strings"
 	"testing"
@@ -161,7 +162,7 @@ func TestBuildPods(t *testing.T) {
 
 func TestGetPods(t *testing.T) {
 	s := &stub{sandboxes: []cri.PodSandbox{sb("s1", "a", 1, cri.SandboxReady)}}
-	v, _ := New(Config{Runtime: s})
+	v, _ := New(Config{Runtime: s, Clock: testingclock.NewFakeClock(time.Unix(0, 0))})
 	ctx := context.Background()
 	if _, err := v.GetPods(ctx, false); err != nil {
 		t.Fatal(err)
