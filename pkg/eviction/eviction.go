@@ -18,9 +18,9 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/minikubelet/minikubelet/pkg/events"
+	evictionapi "github.com/minikubelet/minikubelet/pkg/eviction/api"
 	"github.com/minikubelet/minikubelet/pkg/kubetypes"
 	"github.com/minikubelet/minikubelet/pkg/metrics"
-	"github.com/minikubelet/minikubelet/pkg/nodestatus"
 	"github.com/minikubelet/minikubelet/pkg/podstatus"
 	"github.com/minikubelet/minikubelet/pkg/task"
 )
@@ -60,13 +60,13 @@ const (
 const resourcePIDs v1.ResourceName = "pids"
 
 // signalResource is the resource each signal reclaims.
-var signalResource = map[nodestatus.Signal]v1.ResourceName{
-	nodestatus.SignalMemoryAvailable:            v1.ResourceMemory,
-	nodestatus.SignalAllocatableMemoryAvailable: v1.ResourceMemory,
-	nodestatus.SignalNodeFsAvailable:            v1.ResourceEphemeralStorage,
-	nodestatus.SignalImageFsAvailable:           v1.ResourceEphemeralStorage,
-	nodestatus.SignalContainerFsAvailable:       v1.ResourceEphemeralStorage,
-	nodestatus.SignalPIDAvailable:               resourcePIDs,
+var signalResource = map[evictionapi.Signal]v1.ResourceName{
+	evictionapi.SignalMemoryAvailable:            v1.ResourceMemory,
+	evictionapi.SignalAllocatableMemoryAvailable: v1.ResourceMemory,
+	evictionapi.SignalNodeFsAvailable:            v1.ResourceEphemeralStorage,
+	evictionapi.SignalImageFsAvailable:           v1.ResourceEphemeralStorage,
+	evictionapi.SignalContainerFsAvailable:       v1.ResourceEphemeralStorage,
+	evictionapi.SignalPIDAvailable:               resourcePIDs,
 }
 
 // reclaimOrder orders the thresholds to act on: memory first, as upstream.
@@ -75,7 +75,7 @@ var reclaimOrder = map[v1.ResourceName]int{v1.ResourceMemory: 0, v1.ResourceEphe
 // Threshold is a hard threshold or a soft one (with its grace period), with its minimum
 // reclaim.
 type Threshold struct {
-	nodestatus.Threshold
+	evictionapi.Threshold
 	// Soft marks an evictionSoft threshold; GracePeriod is how long it must stay crossed
 	// before pods are evicted.
 	Soft        bool
@@ -83,7 +83,7 @@ type Threshold struct {
 	// MinReclaim is how far below the threshold the signal must get before a met
 	// threshold counts as resolved (evictionMinimumReclaim, a quantity or a percentage of
 	// the capacity); nil: none.
-	MinReclaim *nodestatus.Threshold
+	MinReclaim *evictionapi.Threshold
 }
 
 // ContainerUsage is one container's use, as the summary API reports it.
@@ -114,7 +114,7 @@ type Config struct {
 	// MonitoringPeriod is how often synchronize runs; default DefaultMonitoringPeriod.
 	MonitoringPeriod time.Duration
 	// Observe returns the signals' available amounts and capacities. Cheap, non-blocking.
-	Observe func() map[nodestatus.Signal]nodestatus.Observation
+	Observe func() map[evictionapi.Signal]evictionapi.Observation
 	// ActivePods are the pods that may be evicted (admitted, not terminating).
 	ActivePods func() []*v1.Pod
 	// Usage returns each pod's use by UID (the stats summary); it may call the runtime.
@@ -221,7 +221,7 @@ func (m *Manager) IsUnderPressure(cond v1.NodeConditionType) bool {
 
 // met reports whether t is crossed; with minReclaim, whether the signal is not yet
 // MinReclaim below the threshold.
-func met(t Threshold, o nodestatus.Observation, minReclaim bool) bool {
+func met(t Threshold, o evictionapi.Observation, minReclaim bool) bool {
 	value := t.Value(o.Capacity)
 	if minReclaim && t.MinReclaim != nil {
 		value += t.MinReclaim.Value(o.Capacity)
@@ -252,7 +252,7 @@ func (m *Manager) synchronize(ctx context.Context, now time.Time) {
 			at = now
 		}
 		first[t] = at
-		m.lastObserved[nodestatus.SignalCondition(t.Signal)] = now
+		m.lastObserved[evictionapi.SignalCondition(t.Signal)] = now
 	}
 	m.firstObserved = first
 	// The conditions come from every threshold met, grace period or not, and hold for
@@ -497,7 +497,7 @@ func rank(pods []*v1.Pod, res v1.ResourceName, usage map[types.UID]PodUsage) {
 
 // Message is upstream's eviction message: the resource, the threshold and what was
 // available, and each container using more than it requests.
-func Message(res v1.ResourceName, pod *v1.Pod, u PodUsage, t Threshold, o nodestatus.Observation) string {
+func Message(res v1.ResourceName, pod *v1.Pod, u PodUsage, t Threshold, o evictionapi.Observation) string {
 	message := fmt.Sprintf(nodeLowMessageFmt, res)
 	quantity := resource.NewQuantity(t.Value(o.Capacity), resource.BinarySI)
 	available := resource.NewQuantity(o.Available, resource.BinarySI)

@@ -14,9 +14,9 @@ import (
 	testingclock "k8s.io/utils/clock/testing"
 
 	"github.com/minikubelet/minikubelet/pkg/events"
+	evictionapi "github.com/minikubelet/minikubelet/pkg/eviction/api"
 	"github.com/minikubelet/minikubelet/pkg/kubetypes"
 	"github.com/minikubelet/minikubelet/pkg/metrics"
-	"github.com/minikubelet/minikubelet/pkg/nodestatus"
 	"github.com/minikubelet/minikubelet/pkg/task"
 )
 
@@ -60,7 +60,7 @@ type env struct {
 
 func hardMemory(q string) Threshold {
 	v := resource.MustParse(q)
-	return Threshold{Threshold: nodestatus.Threshold{Signal: nodestatus.SignalMemoryAvailable, Quantity: &v}}
+	return Threshold{Threshold: evictionapi.Threshold{Signal: evictionapi.SignalMemoryAvailable, Quantity: &v}}
 }
 
 func newEnv(t *testing.T, thresholds ...Threshold) *env {
@@ -74,8 +74,8 @@ func newEnv(t *testing.T, thresholds ...Threshold) *env {
 		Thresholds:               thresholds,
 		PressureTransitionPeriod: 5 * time.Minute,
 		MaxPodGracePeriodSeconds: 20,
-		Observe: func() map[nodestatus.Signal]nodestatus.Observation {
-			return map[nodestatus.Signal]nodestatus.Observation{nodestatus.SignalMemoryAvailable: {Available: e.available, Capacity: 8192 * mi}}
+		Observe: func() map[evictionapi.Signal]evictionapi.Observation {
+			return map[evictionapi.Signal]evictionapi.Observation{evictionapi.SignalMemoryAvailable: {Available: e.available, Capacity: 8192 * mi}}
 		},
 		ActivePods: func() []*v1.Pod {
 			var out []*v1.Pod
@@ -221,7 +221,7 @@ func TestSoftThresholdWaitsForItsGracePeriod(t *testing.T) {
 func TestMinimumReclaimAndTransitionPeriod(t *testing.T) {
 	th := hardMemory("100Mi")
 	reclaim := resource.MustParse("500Mi")
-	th.MinReclaim = &nodestatus.Threshold{Signal: th.Signal, Quantity: &reclaim}
+	th.MinReclaim = &evictionapi.Threshold{Signal: th.Signal, Quantity: &reclaim}
 	e := newEnv(t, th)
 	e.available = 50 * mi
 	e.run(time.Second)
@@ -341,10 +341,10 @@ func TestDiskReclaimsNodeLevelFirst(t *testing.T) {
 			reclaims := 0
 			m, err := New(Config{
 				Clock:                    clk,
-				Thresholds:               []Threshold{{Threshold: nodestatus.Threshold{Signal: nodestatus.SignalNodeFsAvailable, Quantity: &q}}},
+				Thresholds:               []Threshold{{Threshold: evictionapi.Threshold{Signal: evictionapi.SignalNodeFsAvailable, Quantity: &q}}},
 				PressureTransitionPeriod: time.Minute,
-				Observe: func() map[nodestatus.Signal]nodestatus.Observation {
-					return map[nodestatus.Signal]nodestatus.Observation{nodestatus.SignalNodeFsAvailable: {Available: available, Capacity: 10 << 30}}
+				Observe: func() map[evictionapi.Signal]evictionapi.Observation {
+					return map[evictionapi.Signal]evictionapi.Observation{evictionapi.SignalNodeFsAvailable: {Available: available, Capacity: 10 << 30}}
 				},
 				ActivePods: func() []*v1.Pod { return []*v1.Pod{p} },
 				Usage: func(context.Context) (map[types.UID]PodUsage, error) {

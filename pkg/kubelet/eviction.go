@@ -11,7 +11,7 @@ import (
 	"github.com/minikubelet/minikubelet/pkg/cri"
 	"github.com/minikubelet/minikubelet/pkg/events"
 	"github.com/minikubelet/minikubelet/pkg/eviction"
-	"github.com/minikubelet/minikubelet/pkg/nodestatus"
+	evictionapi "github.com/minikubelet/minikubelet/pkg/eviction/api"
 )
 
 // buildEviction makes the eviction manager: the evictionHard thresholds over the node's
@@ -48,9 +48,9 @@ func (k *Kubelet) buildEviction() error {
 // minimum reclaim of each signal.
 func evictionThresholds(hard, soft, grace, reclaim map[string]string) ([]eviction.Threshold, error) {
 	var out []eviction.Threshold
-	minReclaim := map[nodestatus.Signal]*nodestatus.Threshold{}
+	minReclaim := map[evictionapi.Signal]*evictionapi.Threshold{}
 	if len(reclaim) > 0 {
-		parsed, err := nodestatus.ParseEvictionHard(reclaim)
+		parsed, err := evictionapi.ParseEvictionHard(reclaim)
 		if err != nil {
 			return nil, fmt.Errorf("kubeletConfiguration.evictionMinimumReclaim: %w", err)
 		}
@@ -58,7 +58,7 @@ func evictionThresholds(hard, soft, grace, reclaim map[string]string) ([]evictio
 			minReclaim[parsed[i].Signal] = &parsed[i]
 		}
 	}
-	h, err := nodestatus.ParseEvictionHard(hard)
+	h, err := evictionapi.ParseEvictionHard(hard)
 	if err != nil {
 		return nil, fmt.Errorf("kubeletConfiguration.evictionHard: %w", err)
 	}
@@ -66,7 +66,7 @@ func evictionThresholds(hard, soft, grace, reclaim map[string]string) ([]evictio
 		out = append(out, eviction.Threshold{Threshold: t, MinReclaim: minReclaim[t.Signal]})
 	}
 	if len(soft) > 0 {
-		s, err := nodestatus.ParseEvictionHard(soft)
+		s, err := evictionapi.ParseEvictionHard(soft)
 		if err != nil {
 			return nil, fmt.Errorf("kubeletConfiguration.evictionSoft: %w", err)
 		}

@@ -24,6 +24,7 @@ import (
 
 	"github.com/minikubelet/minikubelet/pkg/cri"
 	"github.com/minikubelet/minikubelet/pkg/events"
+	evictionapi "github.com/minikubelet/minikubelet/pkg/eviction/api"
 	"github.com/minikubelet/minikubelet/pkg/metrics"
 	"github.com/minikubelet/minikubelet/pkg/runner"
 	"github.com/minikubelet/minikubelet/pkg/runtimestate"
@@ -154,7 +155,7 @@ type Manager struct {
 	loops      Loops
 	nodeRef    *v1.ObjectReference
 	setters    []Setter
-	thresholds []Threshold
+	thresholds []evictionapi.Threshold
 	leaseRenew time.Duration
 
 	kubeletPort int32 // atomic via mu
@@ -219,11 +220,11 @@ func New(cfg Config) (*Manager, error) {
 	if cfg.PodsPerCore < 0 {
 		return nil, fmt.Errorf("nodestatus: podsPerCore must not be negative, got %d", cfg.PodsPerCore)
 	}
-	thresholds, err := ParseEvictionHard(cfg.EvictionHard)
+	thresholds, err := evictionapi.ParseEvictionHard(cfg.EvictionHard)
 	if err != nil {
 		return nil, fmt.Errorf("nodestatus: %w", err)
 	}
-	transition := DefaultPressureTransitionPeriod
+	transition := evictionapi.DefaultPressureTransitionPeriod
 	if cfg.PressureTransitionPeriod != nil {
 		if *cfg.PressureTransitionPeriod < 0 {
 			return nil, fmt.Errorf("nodestatus: evictionPressureTransitionPeriod must not be negative, got %v", *cfg.PressureTransitionPeriod)
@@ -393,30 +394,30 @@ func (m *Manager) RefreshImages(ctx context.Context) error {
 // observe gathers the simulated usage into signal observations.
 // Observe returns the signals' available amounts and capacities now: memory.available,
 // nodefs/imagefs/containerfs.available (one simulated filesystem) and pid.available.
-func (m *Manager) Observe() map[Signal]Observation { return m.observe() }
+func (m *Manager) Observe() map[evictionapi.Signal]evictionapi.Observation { return m.observe() }
 
-func (m *Manager) observe() map[Signal]observation {
-	obs := map[Signal]observation{}
+func (m *Manager) observe() map[evictionapi.Signal]observation {
+	obs := map[evictionapi.Signal]observation{}
 	if m.cfg.Usage == nil {
 		return obs
 	}
 	u := m.cfg.Usage.Usage()
 	memCap := m.cfg.Machine.Memory.Value()
-	obs[SignalMemoryAvailable] = observation{Available: memCap - u.MemoryBytes, Capacity: memCap}
+	obs[evictionapi.SignalMemoryAvailable] = observation{Available: memCap - u.MemoryBytes, Capacity: memCap}
 	if u.HasPodMemory {
 		// The pods' memory against the node's allocatable memory (upstream's pod cgroup).
 		m.allocOnce.Do(func() { q := m.Allocatable()[v1.ResourceMemory]; m.allocMemory = q.Value() })
-		obs[SignalAllocatableMemoryAvailable] = observation{Available: m.allocMemory - u.PodMemoryBytes, Capacity: m.allocMemory}
+		obs[evictionapi.SignalAllocatableMemoryAvailable] = observation{Available: m.allocMemory - u.PodMemoryBytes, Capacity: m.allocMemory}
 	}
 	diskCap := u.DiskCapacity
 	if diskCap <= 0 {
 		diskCap = m.cfg.Machine.EphemeralStorage.Value()
 	}
 	fs := observation{Available: diskCap - u.DiskBytes, Capacity: diskCap}
-	obs[SignalNodeFsAvailable] = fs
-	obs[SignalImageFsAvailable] = fs
-	obs[SignalContainerFsAvailable] = fs
-	obs[SignalPIDAvailable] = observation{Available: m.cfg.Machine.MaxPIDs - u.PIDs, Capacity: m.cfg.Machine.MaxPIDs}
+	obs[evictionapi.SignalNodeFsAvailable] = fs
+	obs[evictionapi.SignalImageFsAvailable] = fs
+	obs[evictionapi.SignalContainerFsAvailable] = fs
+	obs[evictionapi.SignalPIDAvailable] = observation{Available: m.cfg.Machine.MaxPIDs - u.PIDs, Capacity: m.cfg.Machine.MaxPIDs}
 	return obs
 }
 

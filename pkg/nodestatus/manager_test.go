@@ -17,6 +17,7 @@ import (
 
 	"github.com/minikubelet/minikubelet/pkg/cri"
 	"github.com/minikubelet/minikubelet/pkg/events"
+	evictionapi "github.com/minikubelet/minikubelet/pkg/eviction/api"
 	"github.com/minikubelet/minikubelet/pkg/metrics"
 	"github.com/minikubelet/minikubelet/pkg/runner"
 	"github.com/minikubelet/minikubelet/pkg/runtimestate"
@@ -626,11 +627,11 @@ func TestObserveAllocatableMemory(t *testing.T) {
 	}
 	obs := m.Observe()
 	// 8Gi - 1Gi reserved - 100Mi (the default memory.available threshold) = 7068Mi.
-	want := Observation{Available: 7068<<20 - 2<<30, Capacity: 7068 << 20}
-	if got := obs[SignalAllocatableMemoryAvailable]; got != want {
+	want := evictionapi.Observation{Available: 7068<<20 - 2<<30, Capacity: 7068 << 20}
+	if got := obs[evictionapi.SignalAllocatableMemoryAvailable]; got != want {
 		t.Errorf("allocatableMemory.available = %+v, want %+v", got, want)
 	}
-	if got := obs[SignalMemoryAvailable]; got.Available != 5<<30 {
+	if got := obs[evictionapi.SignalMemoryAvailable]; got.Available != 5<<30 {
 		t.Errorf("memory.available = %+v, want 5Gi", got)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/minikubelet/minikubelet/pkg/cri"
+	evictionapi "github.com/minikubelet/minikubelet/pkg/eviction/api"
 )
 
 var t0 = time.Date(2024, 5, 1, 12, 0, 0, 0, time.UTC)
@@ -57,7 +58,7 @@ func TestNodeAddress(t *testing.T) {
 }
 
 func TestMachineInfo(t *testing.T) {
-	thresholds, err := ParseEvictionHard(map[string]string{"memory.available": "100Mi", "nodefs.available": "10%"})
+	thresholds, err := evictionapi.ParseEvictionHard(map[string]string{"memory.available": "100Mi", "nodefs.available": "10%"})
 	if err != nil {
 		t.Fatal(err)
 	}
