@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
+	"sync/atomic"
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -73,15 +73,15 @@ type EventedPLEG struct {
 	genericDuration RelistDuration
 	wake            *runner.Signal
 
-	// mu guards the state below; it is never held while calling the generic PLEG or the
-	// runtime.
-	mu       sync.Mutex
-	inUse    bool
+	// The state below is the node's owner's, its one caller. inUse is published for tests
+	// and tools that look in; arrived is set by the stream's callback, wherever the runtime
+	// calls it from.
+	inUse    atomic.Bool
 	attempts int
 	stream   cri.ContainerEventStream
-	connect  *task.Task // a connection attempt in flight
-	arrived  bool       // the stream notified: events arrived or it broke
-	nextBump time.Time  // when the global cache time is bumped next
+	connect  *task.Task  // a connection attempt in flight
+	arrived  atomic.Bool // the stream notified: events arrived or it broke
+	nextBump time.Time   // when the global cache time is bumped next
 }
 
 // NewEventedPLEG validates cfg, fills its defaults and returns a stopped EventedPLEG.
@@ -147,9 +147,7 @@ func (e *EventedPLEG) Update(d RelistDuration) { e.generic.Update(d) }
 
 // InUse reports whether the event stream is in charge.
 func (e *EventedPLEG) InUse() bool {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.inUse
+	return e.inUse.Load()
 }
 
 // ActiveType is TypeEvented while the event stream is in charge, else TypeGeneric.
@@ -170,15 +168,12 @@ func (e *EventedPLEG) Healthy() (bool, error) {
 // and the switch is logged and exported; the loop then connects the stream. It reports false
 // when the stream was already in charge. The kubelet calls it at start (upstream's Start).
 func (e *EventedPLEG) Activate(ctx context.Context) bool {
-	e.mu.Lock()
-	if e.inUse {
-		e.mu.Unlock()
+	if e.inUse.Load() {
 		return false
 	}
-	e.inUse = true
+	e.inUse.Store(true)
 	e.attempts = 0
 	e.nextBump = e.clock.Now().Add(e.globalPeriod)
-	e.mu.Unlock()
 	e.generic.eventedInUse.Store(true)
 	e.generic.Update(e.eventedDuration)
 	e.metrics.switchTo(klog.FromContext(ctx), TypeEvented, "EventedPLEG started")
@@ -190,9 +185,7 @@ func (e *EventedPLEG) Activate(ctx context.Context) bool {
 // that arrived or to go on with a connection attempt that got its answer; else the next
 // global cache bump; zero once it fell back (or before Activate).
 func (e *EventedPLEG) Due(now time.Time) time.Time {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if !e.inUse {
+	if !e.inUse.Load() {
 		return time.Time{}
 	}
 	switch {
@@ -200,7 +193,7 @@ func (e *EventedPLEG) Due(now time.Time) time.Time {
 		if e.connect.Ready() {
 			return now
 		}
-	case e.stream == nil, e.arrived:
+	case e.stream == nil, e.arrived.Load():
 		return now
 	}
 	return e.nextBump
@@ -213,34 +206,27 @@ func (e *EventedPLEG) Wake() *runner.Signal { return e.wake }
 // and every event that has arrived (or the broken stream's error).
 func (e *EventedPLEG) Step(ctx context.Context) {
 	now := e.clock.Now()
-	e.mu.Lock()
-	if !e.inUse {
-		e.mu.Unlock()
+	if !e.inUse.Load() {
 		return
 	}
 	if !now.Before(e.nextBump) {
 		e.nextBump = now.Add(e.globalPeriod)
-		e.mu.Unlock()
 		e.UpdateGlobalCache()
-		e.mu.Lock()
 	}
 	t, stream := e.connect, e.stream
 	if t == nil && stream == nil {
 		t = task.New(ctx, e.connectStream)
 		e.connect = t
 	}
-	e.arrived = false
-	e.mu.Unlock()
+	e.arrived.Store(false)
 
 	if t != nil {
 		if !t.Resume() {
 			t.Waiting().OnDone(e.wake.Notify)
 			return
 		}
-		e.mu.Lock()
 		e.connect = nil
 		stream = e.stream
-		e.mu.Unlock()
 	}
 	if stream != nil {
 		e.drain(ctx, stream)
@@ -256,14 +242,11 @@ func (e *EventedPLEG) connectStream(ctx context.Context) {
 		}
 		return
 	}
-	e.mu.Lock()
-	if !e.inUse {
-		e.mu.Unlock()
+	if !e.inUse.Load() {
 		s.Close()
 		return
 	}
 	e.stream = s
-	e.mu.Unlock()
 	// Counted when the connection is established, as upstream's
 	// connectionEstablishedCallback.
 	e.ConnectionEstablished()
@@ -271,9 +254,7 @@ func (e *EventedPLEG) connectStream(ctx context.Context) {
 
 // notify is the stream's callback: remember and wake the loop.
 func (e *EventedPLEG) notify() {
-	e.mu.Lock()
-	e.arrived = true
-	e.mu.Unlock()
+	e.arrived.Store(true)
 	e.wake.Notify()
 }
 
@@ -286,11 +267,9 @@ func (e *EventedPLEG) drain(ctx context.Context, s cri.ContainerEventStream) {
 			continue
 		}
 		if err != nil {
-			e.mu.Lock()
 			if e.stream == s {
 				e.stream = nil
 			}
-			e.mu.Unlock()
 			s.Close()
 			e.HandleStreamError(ctx, err)
 		}
@@ -301,11 +280,9 @@ func (e *EventedPLEG) drain(ctx context.Context, s cri.ContainerEventStream) {
 // Stop disconnects the stream and abandons a connection attempt; the stream is then no
 // longer in use. It leaves the generic PLEG's cadence alone, as upstream. Idempotent.
 func (e *EventedPLEG) Stop() {
-	e.mu.Lock()
 	t, s := e.connect, e.stream
 	e.connect, e.stream = nil, nil
-	e.inUse = false
-	e.mu.Unlock()
+	e.inUse.Store(false)
 	if t != nil {
 		t.Stop()
 	}
@@ -324,10 +301,8 @@ func (e *EventedPLEG) ConnectionEstablished() { e.metrics.conn.Inc() }
 func (e *EventedPLEG) HandleStreamError(ctx context.Context, err error) bool {
 	logger := klog.FromContext(ctx)
 	e.metrics.connErr.Inc()
-	e.mu.Lock()
 	e.attempts++
-	attempts, inUse := e.attempts, e.inUse
-	e.mu.Unlock()
+	attempts, inUse := e.attempts, e.inUse.Load()
 	e.generic.Restart() // relist at once: events may have been lost
 	if v := logger.V(4); v.Enabled() {
 		// upstream's message, trailing ": " included
@@ -343,15 +318,12 @@ func (e *EventedPLEG) HandleStreamError(ctx context.Context, err error) bool {
 // fallback stops using the stream and restores the generic PLEG's normal cadence at once,
 // as upstream's Stop, Update and Start of the generic PLEG.
 func (e *EventedPLEG) fallback(ctx context.Context) {
-	e.mu.Lock()
-	if !e.inUse {
-		e.mu.Unlock()
+	if !e.inUse.Load() {
 		return
 	}
-	e.inUse = false
+	e.inUse.Store(false)
 	s := e.stream
 	e.stream = nil
-	e.mu.Unlock()
 	if s != nil {
 		s.Close()
 	}
