@@ -10,7 +10,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -88,7 +87,7 @@ type Config struct {
 // Manager owns a worker per probe of every admitted pod's containers. It is one loop of the
 // node's loop table: Due is the earliest probe due (or a probe in flight that can go on),
 // Step runs them. A probe that waits (an exec probe's ExecSync, a slow endpoint) runs as a
-// task. Methods are safe for concurrent use; Step must not run concurrently with itself.
+// task. Not safe for concurrent use: the node's owner is its one caller.
 type Manager struct {
 	cfg   Config
 	start time.Time // when the manager was made: the kubelet's start
@@ -97,7 +96,6 @@ type Manager struct {
 	total    *prometheus.CounterVec
 	duration *prometheus.HistogramVec
 
-	mu      sync.Mutex
 	rand    *rand.Rand
 	workers map[workerKey]*worker
 	timers  []timer // probe answers pending on the clock (http, tcp, grpc)
@@ -152,8 +150,6 @@ func (m *Manager) Wake() *runner.Signal { return m.wake }
 
 // AddPod starts a worker for each probe of the pod's containers (and sidecars) that has none.
 func (m *Manager) AddPod(pod *v1.Pod) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
 	if m.stopped {
 		return
 	}
@@ -188,14 +184,12 @@ func (m *Manager) AddPod(pod *v1.Pod) {
 
 // RemovePod stops the pod's workers.
 func (m *Manager) RemovePod(pod *v1.Pod) {
-	m.mu.Lock()
 	var stop []*worker
 	for k, w := range m.workers {
 		if k.uid == pod.UID {
 			stop = append(stop, w)
 		}
 	}
-	m.mu.Unlock()
 	for _, w := range stop {
 		m.removeWorker(w)
 	}
@@ -204,14 +198,12 @@ func (m *Manager) RemovePod(pod *v1.Pod) {
 // StopLivenessAndStartup stops the pod's liveness and startup workers (the pod is
 // terminating: its readiness keeps being probed).
 func (m *Manager) StopLivenessAndStartup(pod *v1.Pod) {
-	m.mu.Lock()
 	var stop []*worker
 	for k, w := range m.workers {
 		if k.uid == pod.UID && (k.probeType == Liveness || k.probeType == Startup) {
 			stop = append(stop, w)
 		}
 	}
-	m.mu.Unlock()
 	for _, w := range stop {
 		m.removeWorker(w)
 	}
@@ -219,14 +211,12 @@ func (m *Manager) StopLivenessAndStartup(pod *v1.Pod) {
 
 // CleanupPods stops the workers of pods not in desired.
 func (m *Manager) CleanupPods(desired map[types.UID]bool) {
-	m.mu.Lock()
 	var stop []*worker
 	for k, w := range m.workers {
 		if !desired[k.uid] {
 			stop = append(stop, w)
 		}
 	}
-	m.mu.Unlock()
 	for _, w := range stop {
 		m.removeWorker(w)
 	}
@@ -234,20 +224,16 @@ func (m *Manager) CleanupPods(desired map[types.UID]bool) {
 
 // Workers is the number of probe workers.
 func (m *Manager) Workers() int {
-	m.mu.Lock()
-	defer m.mu.Unlock()
 	return len(m.workers)
 }
 
 // Stop abandons every probe in flight and stops the workers. Idempotent.
 func (m *Manager) Stop() {
-	m.mu.Lock()
 	m.stopped = true
 	var all []*worker
 	for _, w := range m.workers {
 		all = append(all, w)
 	}
-	m.mu.Unlock()
 	for _, w := range all {
 		m.removeWorker(w)
 	}
@@ -255,8 +241,6 @@ func (m *Manager) Stop() {
 
 // Due is now while a probe in flight can go on, else the earliest probe or pending answer.
 func (m *Manager) Due(now time.Time) time.Time {
-	m.mu.Lock()
-	defer m.mu.Unlock()
 	var due time.Time
 	earliest := func(t time.Time) {
 		if due.IsZero() || t.Before(due) {
@@ -281,7 +265,6 @@ func (m *Manager) Due(now time.Time) time.Time {
 // go on, in a fixed order (pod UID, container, type) so runs replay identically.
 func (m *Manager) Step(ctx context.Context) {
 	now := m.cfg.Clock.Now()
-	m.mu.Lock()
 	var fired []*task.Op
 	kept := m.timers[:0]
 	for _, t := range m.timers {
@@ -296,7 +279,6 @@ func (m *Manager) Step(ctx context.Context) {
 	for _, w := range m.workers {
 		ws = append(ws, w)
 	}
-	m.mu.Unlock()
 	for _, op := range fired {
 		op.Complete(nil)
 	}
@@ -319,53 +301,42 @@ func (k workerKey) less(o workerKey) bool {
 // after returns an operation completed once the clock reaches now+d (a probe answer's delay).
 func (m *Manager) after(d time.Duration) *task.Op {
 	op := task.NewOp()
-	m.mu.Lock()
 	m.timers = append(m.timers, timer{at: m.cfg.Clock.Now().Add(d), op: op})
-	m.mu.Unlock()
 	return op
 }
 
 func (m *Manager) stepWorker(ctx context.Context, w *worker, now time.Time) {
-	m.mu.Lock()
 	if w.stopped {
-		m.mu.Unlock()
 		return
 	}
 	t := w.task
 	if t == nil {
 		if now.Before(w.next) {
-			m.mu.Unlock()
 			return
 		}
 		t = task.New(ctx, func(ctx context.Context) { w.keepGoing = w.doProbe(ctx) })
 		w.task = t
 	} else if !t.Ready() {
-		m.mu.Unlock()
 		return
 	}
-	m.mu.Unlock()
 
 	if !t.Resume() {
 		t.Waiting().OnDone(m.wake.Notify)
 		return
 	}
-	m.mu.Lock()
 	w.task = nil
 	w.next = now.Add(w.period)
 	if w.manual {
 		w.manual, w.next = false, now
 	}
 	keep := w.keepGoing
-	m.mu.Unlock()
 	if !keep {
 		m.removeWorker(w)
 	}
 }
 
 func (m *Manager) removeWorker(w *worker) {
-	m.mu.Lock()
 	if w.stopped {
-		m.mu.Unlock()
 		return
 	}
 	w.stopped = true
@@ -374,7 +345,6 @@ func (m *Manager) removeWorker(w *worker) {
 	}
 	t := w.task
 	w.task = nil
-	m.mu.Unlock()
 	if t != nil {
 		t.Stop()
 	}
@@ -436,8 +406,6 @@ func (m *Manager) updateContainer(pod *v1.Pod, cs *v1.ContainerStatus) {
 }
 
 func (m *Manager) hasWorker(uid types.UID, name string, t ProbeType) bool {
-	m.mu.Lock()
-	defer m.mu.Unlock()
 	_, ok := m.workers[workerKey{uid, name, t}]
 	return ok
 }
@@ -445,7 +413,6 @@ func (m *Manager) hasWorker(uid types.UID, name string, t ProbeType) bool {
 // triggerManual runs the readiness probe at once (upstream's manualTriggerCh): a container
 // that just started need not wait a whole period to become ready.
 func (m *Manager) triggerManual(uid types.UID, name string, t ProbeType) {
-	m.mu.Lock()
 	w, ok := m.workers[workerKey{uid, name, t}]
 	if ok {
 		if w.task != nil {
@@ -454,7 +421,6 @@ func (m *Manager) triggerManual(uid types.UID, name string, t ProbeType) {
 			w.next = now
 		}
 	}
-	m.mu.Unlock()
 	if ok {
 		m.wake.Notify()
 	}
@@ -578,9 +544,7 @@ func (w *worker) doProbe(ctx context.Context) bool {
 	} else if w.probeType != Startup { // the others wait for the container to have started
 		return true
 	}
-	m.mu.Lock()
 	w.started = true
-	m.mu.Unlock()
 
 	result, err := w.probe(ctx, status, sinceStart)
 	if err != nil {

@@ -1,7 +1,6 @@
 package results
 
 import (
-	"sync"
 
 	"k8s.io/apimachinery/pkg/types"
 )
@@ -37,13 +36,13 @@ type Update struct {
 }
 
 // Manager holds one probe type's results, keyed by container ID (the CRI id, as in the
-// pod status without its runtime prefix). Safe for concurrent use.
+// pod status without its runtime prefix). Not safe for concurrent use: the probe workers
+// write it and the pod syncs read it, all on the node's owner.
 //
 // Upstream sends each change on an unbuffered channel, so a probe worker waits until the sync
 // loop takes it; here changes queue (Pop) and the notify hook wakes the sync loop, so a worker
 // never waits.
 type Manager struct {
-	mu      sync.Mutex
 	cache   map[string]Result
 	updates []Update
 	notify  func()
@@ -57,22 +56,18 @@ func NewManager(notify func()) *Manager {
 
 // Get returns the container's result and whether it has one.
 func (m *Manager) Get(containerID string) (Result, bool) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
 	r, ok := m.cache[containerID]
 	return r, ok
 }
 
 // Set records the container's result; a change is queued as an Update.
 func (m *Manager) Set(containerID string, result Result, podUID types.UID) {
-	m.mu.Lock()
 	prev, exists := m.cache[containerID]
 	changed := !exists || prev != result
 	if changed {
 		m.cache[containerID] = result
 		m.updates = append(m.updates, Update{ContainerID: containerID, Result: result, PodUID: podUID})
 	}
-	m.mu.Unlock()
 	if changed && m.notify != nil {
 		m.notify()
 	}
@@ -80,15 +75,11 @@ func (m *Manager) Set(containerID string, result Result, podUID types.UID) {
 
 // Remove forgets the container.
 func (m *Manager) Remove(containerID string) {
-	m.mu.Lock()
 	delete(m.cache, containerID)
-	m.mu.Unlock()
 }
 
 // Pop removes and returns the oldest queued change; ok is false when none is queued.
 func (m *Manager) Pop() (u Update, ok bool) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
 	if len(m.updates) == 0 {
 		return Update{}, false
 	}
@@ -100,14 +91,10 @@ func (m *Manager) Pop() (u Update, ok bool) {
 
 // Len is the number of queued changes.
 func (m *Manager) Len() int {
-	m.mu.Lock()
-	defer m.mu.Unlock()
 	return len(m.updates)
 }
 
 // Cached is the number of containers with a result.
 func (m *Manager) Cached() int {
-	m.mu.Lock()
-	defer m.mu.Unlock()
 	return len(m.cache)
 }
