@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -137,7 +136,6 @@ type Manager struct {
 	cfg       Config
 	evictions *prometheus.CounterVec
 
-	mu            sync.RWMutex
 	next          time.Time
 	conditions    []v1.NodeConditionType // pressure conditions now, held for the transition period
 	firstObserved map[Threshold]time.Time
@@ -172,8 +170,6 @@ func New(cfg Config) (*Manager, error) {
 
 // Due is when Step next has work.
 func (m *Manager) Due(time.Time) time.Time {
-	m.mu.RLock()
-	defer m.mu.RUnlock()
 	return m.next
 }
 
@@ -183,16 +179,13 @@ func (m *Manager) Due(time.Time) time.Time {
 func (m *Manager) Step(ctx context.Context) {
 	logger := klog.FromContext(ctx)
 	now := m.cfg.Clock.Now()
-	m.mu.Lock()
 	if now.Before(m.next) {
-		m.mu.Unlock()
 		return
 	}
 	if m.waiting != nil {
 		done := m.waiting.Done()
 		if !done && now.Sub(m.waitingSince) < PodCleanupTimeout {
 			m.next = now.Add(cleanupPollPeriod)
-			m.mu.Unlock()
 			return
 		}
 		if done {
@@ -203,14 +196,11 @@ func (m *Manager) Step(ctx context.Context) {
 		m.waiting = nil
 	}
 	m.next = now.Add(m.cfg.MonitoringPeriod)
-	m.mu.Unlock()
 	m.synchronize(ctx, now)
 }
 
 // IsUnderPressure reports whether cond (MemoryPressure, DiskPressure, PIDPressure) holds.
 func (m *Manager) IsUnderPressure(cond v1.NodeConditionType) bool {
-	m.mu.RLock()
-	defer m.mu.RUnlock()
 	for _, c := range m.conditions {
 		if c == cond {
 			return true
@@ -238,7 +228,6 @@ func (m *Manager) synchronize(ctx context.Context, now time.Time) {
 			thresholds = append(thresholds, t)
 		}
 	}
-	m.mu.Lock()
 	// A threshold met before stays met until its minimum reclaim is reached.
 	for _, t := range m.thresholdsMet {
 		if o, ok := obs[t.Signal]; ok && met(t, o, true) && !contains(thresholds, t) {
@@ -271,7 +260,6 @@ func (m *Manager) synchronize(ctx context.Context, now time.Time) {
 		}
 	}
 	m.thresholdsMet = ready
-	m.mu.Unlock()
 	// Pods over their ephemeral-storage limits are evicted first, whatever the node's
 	// signals (LocalStorageCapacityIsolation, GA).
 	if m.localStorageEviction(ctx, now) {
@@ -360,10 +348,8 @@ func (m *Manager) evict(ctx context.Context, pod *v1.Pod, grace int64, message, 
 	if m.evictions != nil {
 		m.evictions.WithLabelValues(signal).Inc()
 	}
-	m.mu.Lock()
 	m.waiting, m.waitingPod, m.waitingSince = op, klog.KObj(pod).String(), now
 	m.next = now.Add(cleanupPollPeriod)
-	m.mu.Unlock()
 	return true
 }
 
@@ -528,9 +514,7 @@ func Message(res v1.ResourceName, pod *v1.Pod, u PodUsage, t Threshold, o evicti
 // any other pressure only critical pods. It returns whether pod is admitted, else the
 // rejection's reason and message.
 func (m *Manager) Admit(pod *v1.Pod) (bool, string, string) {
-	m.mu.RLock()
 	conds := append([]v1.NodeConditionType(nil), m.conditions...)
-	m.mu.RUnlock()
 	if len(conds) == 0 || kubetypes.IsCriticalPod(pod) {
 		return true, "", ""
 	}

@@ -227,9 +227,7 @@ func TestMinimumReclaimAndTransitionPeriod(t *testing.T) {
 	e.run(time.Second)
 	e.available = 300 * mi // above the threshold, below threshold + minimum reclaim
 	e.run(10 * time.Second)
-	e.m.mu.RLock()
 	stillMet := len(e.m.thresholdsMet) == 1
-	e.m.mu.RUnlock()
 	if !stillMet {
 		t.Error("the threshold was resolved before its minimum reclaim")
 	}

@@ -2,7 +2,6 @@ package kubelet
 
 import (
 	"context"
-	"sync"
 	"time"
 
 	"k8s.io/klog/v2"
@@ -35,7 +34,6 @@ type containerDeletor struct {
 	cleaner containerCleaner
 	wake    *runner.Signal
 
-	mu    sync.Mutex
 	queue []deletion
 	run   *task.Task // the removals in flight
 }
@@ -46,21 +44,16 @@ func newContainerDeletor(c containerCleaner) *containerDeletor {
 
 // enqueue queues a removal without blocking.
 func (d *containerDeletor) enqueue(status *container.PodStatus, exitedID string, removeAll bool) {
-	d.mu.Lock()
 	if len(d.queue) >= containerDeletorBufferLimit {
-		d.mu.Unlock()
 		klog.InfoS("Failed to issue the request to remove container", "containerID", exitedID, "podUID", status.ID)
 		return
 	}
 	d.queue = append(d.queue, deletion{status: status, exitedID: exitedID, removeAll: removeAll})
-	d.mu.Unlock()
 	d.wake.Notify()
 }
 
 // Due is now while removals are queued or the batch in flight can go on.
 func (d *containerDeletor) Due(now time.Time) time.Time {
-	d.mu.Lock()
-	defer d.mu.Unlock()
 	if (d.run != nil && d.run.Ready()) || (d.run == nil && len(d.queue) > 0) {
 		return now
 	}
@@ -69,13 +62,11 @@ func (d *containerDeletor) Due(now time.Time) time.Time {
 
 // Step starts a batch of every queued removal, or resumes the batch in flight.
 func (d *containerDeletor) Step(ctx context.Context) {
-	d.mu.Lock()
 	t := d.run
 	if t == nil {
 		batch := d.queue
 		d.queue = nil
 		if len(batch) == 0 {
-			d.mu.Unlock()
 			return
 		}
 		t = task.New(ctx, func(ctx context.Context) {
@@ -85,22 +76,17 @@ func (d *containerDeletor) Step(ctx context.Context) {
 		})
 		d.run = t
 	}
-	d.mu.Unlock()
 	if !t.Resume() {
 		t.Waiting().OnDone(d.wake.Notify)
 		return
 	}
-	d.mu.Lock()
 	d.run = nil
-	d.mu.Unlock()
 }
 
 // Stop abandons the batch in flight.
 func (d *containerDeletor) Stop() {
-	d.mu.Lock()
 	t := d.run
 	d.run = nil
-	d.mu.Unlock()
 	if t != nil {
 		t.Stop()
 	}

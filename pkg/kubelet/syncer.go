@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -69,7 +68,7 @@ type Probes interface {
 
 // Syncer is the kubelet's SyncPod / SyncTerminatingPod / SyncTerminatedPod: it generates and
 // stores the pod status, then asks the runtime manager to converge or to stop the pod.
-// Safe for concurrent use on different pods.
+// Its callers are the pod syncs, tasks of the node's owner: it keeps no locks.
 type Syncer struct {
 	runtime  PodRuntime
 	status   *podstatus.Manager
@@ -81,7 +80,6 @@ type Syncer struct {
 	recorder events.Recorder
 	start    prometheus.Histogram
 
-	mu        sync.Mutex
 	firstSeen map[types.UID]time.Time
 	observed  map[types.UID]bool
 }
@@ -127,8 +125,6 @@ func NewSyncer(cfg SyncerConfig) (*Syncer, error) {
 // firstSeenTime is the source's kubernetes.io/config.seen annotation, or when this syncer
 // first saw the pod.
 func (s *Syncer) firstSeenTime(pod *v1.Pod) time.Time {
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	if t, ok := s.firstSeen[pod.UID]; ok {
 		return t
 	}
@@ -200,10 +196,8 @@ func (s *Syncer) SyncPod(ctx context.Context, updateType kubetypes.SyncPodType, 
 		return true, nil
 	}
 	if api.Phase == v1.PodRunning && old.Phase != v1.PodRunning {
-		s.mu.Lock()
 		first := !s.observed[pod.UID]
 		s.observed[pod.UID] = true
-		s.mu.Unlock()
 		if first {
 			s.start.Observe(s.clock.Since(firstSeen).Seconds())
 		}
@@ -311,10 +305,8 @@ func (s *Syncer) SyncTerminatedPod(ctx context.Context, pod *v1.Pod, podStatus *
 	if s.probes != nil {
 		s.probes.RemovePod(pod)
 	}
-	s.mu.Lock()
 	delete(s.firstSeen, pod.UID)
 	delete(s.observed, pod.UID)
-	s.mu.Unlock()
 	return nil
 }
 

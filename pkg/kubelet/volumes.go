@@ -8,7 +8,6 @@ import (
 	"path"
 	"sort"
 	"strings"
-	"sync"
 
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -47,19 +46,14 @@ const (
 // mountedVolumes records the volumes set up for each pod: emptyDir, hostPath and the
 // volumes the simulator does not model are set up once, the others rewritten at every sync.
 type mountedVolumes struct {
-	mu  sync.Mutex
 	set map[types.UID]map[string]bool
 }
 
 func (m *mountedVolumes) has(uid types.UID, name string) bool {
-	m.mu.Lock()
-	defer m.mu.Unlock()
 	return m.set[uid][name]
 }
 
 func (m *mountedVolumes) add(uid types.UID, name string) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
 	if m.set == nil {
 		m.set = map[types.UID]map[string]bool{}
 	}
@@ -70,8 +64,6 @@ func (m *mountedVolumes) add(uid types.UID, name string) {
 }
 
 func (m *mountedVolumes) forget(uid types.UID) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
 	delete(m.set, uid)
 }
 

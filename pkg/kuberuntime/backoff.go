@@ -1,7 +1,6 @@
 package kuberuntime
 
 import (
-	"sync"
 	"time"
 
 	"k8s.io/utils/clock"
@@ -17,7 +16,6 @@ type Backoff struct {
 	initial time.Duration
 	max     time.Duration
 
-	mu      sync.Mutex
 	entries map[string]*backoffEntry
 }
 
@@ -33,8 +31,6 @@ func NewBackoff(clk clock.PassiveClock, initial, max time.Duration) *Backoff {
 
 // Get returns the current delay of id (0 if unknown).
 func (b *Backoff) Get(id string) time.Duration {
-	b.mu.Lock()
-	defer b.mu.Unlock()
 	if e, ok := b.entries[id]; ok {
 		return e.backoff
 	}
@@ -43,8 +39,6 @@ func (b *Backoff) Get(id string) time.Duration {
 
 // Next records a failure of id observed at eventTime and grows its delay.
 func (b *Backoff) Next(id string, eventTime time.Time) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
 	e, ok := b.entries[id]
 	if !ok || b.expired(eventTime, e.lastUpdate) {
 		e = &backoffEntry{backoff: b.initial}
@@ -58,8 +52,6 @@ func (b *Backoff) Next(id string, eventTime time.Time) {
 // IsInBackOffSince reports whether id is still backing off, counting from eventTime (the
 // crash-loop check: eventTime is when the container last finished).
 func (b *Backoff) IsInBackOffSince(id string, eventTime time.Time) bool {
-	b.mu.Lock()
-	defer b.mu.Unlock()
 	e, ok := b.entries[id]
 	if !ok || b.expired(eventTime, e.lastUpdate) {
 		return false
@@ -70,8 +62,6 @@ func (b *Backoff) IsInBackOffSince(id string, eventTime time.Time) bool {
 // ExpiryAfterUpdate is when the delay of id, counted from its last Next, ends (the image
 // pull back-off's retry time); false when id is unknown.
 func (b *Backoff) ExpiryAfterUpdate(id string) (time.Time, bool) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
 	e, ok := b.entries[id]
 	if !ok {
 		return time.Time{}, false
@@ -82,8 +72,6 @@ func (b *Backoff) ExpiryAfterUpdate(id string) (time.Time, bool) {
 // IsInBackOffSinceUpdate reports whether eventTime is within the delay counted from the
 // last Next (the image pull check: eventTime is now).
 func (b *Backoff) IsInBackOffSinceUpdate(id string, eventTime time.Time) bool {
-	b.mu.Lock()
-	defer b.mu.Unlock()
 	e, ok := b.entries[id]
 	if !ok || b.expired(eventTime, e.lastUpdate) {
 		return false
@@ -93,8 +81,6 @@ func (b *Backoff) IsInBackOffSinceUpdate(id string, eventTime time.Time) bool {
 
 // GC drops entries not updated for 2 x max.
 func (b *Backoff) GC() {
-	b.mu.Lock()
-	defer b.mu.Unlock()
 	now := b.clock.Now()
 	for id, e := range b.entries {
 		if now.Sub(e.lastUpdate) > 2*b.max {
@@ -105,15 +91,11 @@ func (b *Backoff) GC() {
 
 // Reset forgets id.
 func (b *Backoff) Reset(id string) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
 	delete(b.entries, id)
 }
 
 // Len is the number of tracked keys.
 func (b *Backoff) Len() int {
-	b.mu.Lock()
-	defer b.mu.Unlock()
 	return len(b.entries)
 }
 

@@ -1,8 +1,6 @@
 package podstatus
 
 import (
-	"sync"
-
 	"k8s.io/apimachinery/pkg/types"
 )
 
@@ -20,9 +18,9 @@ type ReasonGetter interface {
 }
 
 // ReasonCache keeps the last start failure per pod and container (the kubelet's
-// reasonCache). It implements kuberuntime.ReasonRecorder. Safe for concurrent use.
+// reasonCache). It implements kuberuntime.ReasonRecorder. Not safe for concurrent use: the
+// pod syncs, on the node's owner, are its callers.
 type ReasonCache struct {
-	mu   sync.RWMutex
 	pods map[types.UID]map[string]Reason
 }
 
@@ -35,8 +33,6 @@ func NewReasonCache() *ReasonCache {
 
 // Add records a failure.
 func (c *ReasonCache) Add(uid types.UID, container, reason, message string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
 	m := c.pods[uid]
 	if m == nil {
 		m = map[string]Reason{}
@@ -47,8 +43,6 @@ func (c *ReasonCache) Add(uid types.UID, container, reason, message string) {
 
 // Remove clears a container's failure (it started).
 func (c *ReasonCache) Remove(uid types.UID, container string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
 	if m := c.pods[uid]; m != nil {
 		delete(m, container)
 		if len(m) == 0 {
@@ -59,8 +53,6 @@ func (c *ReasonCache) Remove(uid types.UID, container string) {
 
 // Get returns a container's last failure.
 func (c *ReasonCache) Get(uid types.UID, container string) (Reason, bool) {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
 	r, ok := c.pods[uid][container]
 	return r, ok
 }
@@ -68,14 +60,10 @@ func (c *ReasonCache) Get(uid types.UID, container string) (Reason, bool) {
 // ForgetPod drops every entry of a pod; the kubelet's LRU bounds the cache, here the pod's
 // end does (called once the pod is terminated).
 func (c *ReasonCache) ForgetPod(uid types.UID) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
 	delete(c.pods, uid)
 }
 
 // Len is the number of pods with recorded failures.
 func (c *ReasonCache) Len() int {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
 	return len(c.pods)
 }

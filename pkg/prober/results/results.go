@@ -1,7 +1,6 @@
 package results
 
 import (
-
 	"k8s.io/apimachinery/pkg/types"
 )
 
