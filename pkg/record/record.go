@@ -131,9 +131,16 @@ func (r *Recorder) ManifestRead(name string, data []byte) {
 func (r *Recorder) ManifestsListed(names []string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if len(r.files) == 0 {
+		return
+	}
+	listed := make(map[string]struct{}, len(names))
+	for _, n := range names {
+		listed[n] = struct{}{}
+	}
 	var gone []string
 	for name := range r.files {
-		if !slices.Contains(names, name) {
+		if _, ok := listed[name]; !ok {
 			gone = append(gone, name)
 		}
 	}
