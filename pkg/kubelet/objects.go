@@ -58,6 +58,9 @@ type apiObjects struct {
 	clock  clock.PassiveClock
 	ttl    time.Duration
 
+	// observe, if set, is told every object read (the flight recorder).
+	observe func(obj any)
+
 	mu         sync.Mutex
 	configMaps map[string]cached[v1.ConfigMap] // by namespace/name
 	secrets    map[string]cached[v1.Secret]
@@ -160,6 +163,9 @@ func getObjectTTL[T any](ctx context.Context, o *apiObjects, m map[string]cached
 			klog.FromContext(ctx).V(2).Info("Unable to read an object a pod refers to, using the last copy read", "resource", resource.Resource, "object", key, "err", err)
 		default:
 			c, ok = cached[T]{obj: obj, fetched: now}, true
+			if o.observe != nil {
+				o.observe(obj)
+			}
 		}
 		o.mu.Lock()
 		m[key] = c

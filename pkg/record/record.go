@@ -12,6 +12,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
@@ -54,7 +55,8 @@ type Recorder struct {
 	last        time.Duration     // the last step's offset: steps stay in time order
 	files       map[string]uint64 // manifest file name -> content hash, as last recorded
 	pods        map[types.UID]recordedPod
-	ended       bool // the size limit was reached, or Close ran
+	objects     map[string]uint64 // kind/namespace/name -> hash of what was last recorded
+	ended       bool              // the size limit was reached, or Close ran
 	tailWritten bool
 	endAt       time.Duration
 	err         error
@@ -78,7 +80,7 @@ func Open(opts Options) (*Recorder, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--record: %w", err)
 	}
-	r := &Recorder{opts: opts, start: opts.Clock.Now(), f: f, files: map[string]uint64{}, pods: map[types.UID]recordedPod{}}
+	r := &Recorder{opts: opts, start: opts.Clock.Now(), f: f, files: map[string]uint64{}, pods: map[types.UID]recordedPod{}, objects: map[string]uint64{}}
 	header := map[string]any{
 		"name":        "recorded-" + opts.Node,
 		"description": fmt.Sprintf("Recorded by minikubelet --record from node %s, started %s.", opts.Node, r.start.UTC().Format(time.RFC3339)),
@@ -220,6 +222,64 @@ func (r *Recorder) APIPods(pods []*v1.Pod) {
 		})
 		r.step(map[string]any{"delete": del})
 	}
+}
+
+// Redacted is what a recorded Secret holds in place of each value: a recording is meant to
+// be attached to bug reports.
+const Redacted = "redacted"
+
+// APIObject records a ConfigMap or a Secret the node read from the API server (for its
+// pods' volumes and environment) as an apply, unless the recording holds it as it is. A
+// Secret's keys are kept and each value is Redacted. Other objects are ignored.
+func (r *Recorder) APIObject(obj any) {
+	var key string
+	var doc map[string]any
+	switch o := obj.(type) {
+	case *v1.ConfigMap:
+		key = "ConfigMap/" + o.Namespace + "/" + o.Name
+		doc = map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": metaOf(o.ObjectMeta)}
+		if len(o.Data) > 0 {
+			doc["data"] = o.Data
+		}
+		if len(o.BinaryData) > 0 {
+			doc["binaryData"] = o.BinaryData
+		}
+	case *v1.Secret:
+		key = "Secret/" + o.Namespace + "/" + o.Name
+		data := make(map[string][]byte, len(o.Data))
+		for k := range o.Data {
+			data[k] = []byte(Redacted)
+		}
+		doc = map[string]any{"apiVersion": "v1", "kind": "Secret", "metadata": metaOf(o.ObjectMeta), "data": data}
+		if o.Type != "" {
+			doc["type"] = o.Type
+		}
+	default:
+		return
+	}
+	out, err := yaml.Marshal(doc)
+	if err != nil {
+		return
+	}
+	h := fnv.New64a()
+	h.Write(out)
+	sum := h.Sum64()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if prev, ok := r.objects[key]; ok && prev == sum {
+		return
+	}
+	if r.step(map[string]any{"apply": string(out)}) {
+		r.objects[key] = sum
+	}
+}
+
+func metaOf(m metav1.ObjectMeta) map[string]any {
+	meta := map[string]any{"name": m.Name, "namespace": m.Namespace}
+	if len(m.Labels) > 0 {
+		meta["labels"] = m.Labels
+	}
+	return meta
 }
 
 // specOf is what a user would apply to make p: its name, namespace, labels, annotations and

@@ -5,6 +5,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	authenticationv1 "k8s.io/api/authentication/v1"
+	"k8s.io/utils/clock"
 	"regexp"
 	"sort"
 	"strings"
@@ -22,15 +24,16 @@ import (
 	"github.com/minikubelet/minikubelet/pkg/cri"
 )
 
-// apiObject is one object of an apply step: a Pod or a ConfigMap.
+// apiObject is one object of an apply step: a Pod, a ConfigMap or a Secret.
 type apiObject struct {
 	pod       *v1.Pod
 	configMap *v1.ConfigMap
+	secret    *v1.Secret
 }
 
 var documentSeparator = regexp.MustCompile(`(?m)^---\s*$`)
 
-// decodeObjects reads a multi-document YAML of Pods and ConfigMaps, strictly.
+// decodeObjects reads a multi-document YAML of Pods, ConfigMaps and Secrets, strictly.
 func decodeObjects(text string) ([]apiObject, error) {
 	var out []apiObject
 	for i, doc := range documentSeparator.Split(text, -1) {
@@ -50,17 +53,23 @@ func decodeObjects(text string) ([]apiObject, error) {
 		case meta.APIVersion == "v1" && meta.Kind == "ConfigMap":
 			obj.configMap = &v1.ConfigMap{}
 			into = obj.configMap
+		case meta.APIVersion == "v1" && meta.Kind == "Secret":
+			obj.secret = &v1.Secret{}
+			into = obj.secret
 		default:
-			return nil, fmt.Errorf("document %d: apiVersion %q kind %q: only v1 Pod and ConfigMap can be applied", i, meta.APIVersion, meta.Kind)
+			return nil, fmt.Errorf("document %d: apiVersion %q kind %q: only v1 Pod, ConfigMap and Secret can be applied", i, meta.APIVersion, meta.Kind)
 		}
 		if err := yaml.UnmarshalStrict([]byte(doc), into); err != nil {
 			return nil, fmt.Errorf("document %d (%s): %w", i, meta.Kind, err)
 		}
-		name := ""
-		if obj.pod != nil {
+		var name string
+		switch {
+		case obj.pod != nil:
 			name = obj.pod.Name
-		} else {
+		case obj.configMap != nil:
 			name = obj.configMap.Name
+		default:
+			name = obj.secret.Name
 		}
 		if name == "" {
 			return nil, fmt.Errorf("document %d (%s): metadata.name is required", i, meta.Kind)
@@ -80,8 +89,37 @@ type apiServer struct {
 	dirty  bool // pods changed since the kubelet last saw them
 }
 
-func newAPIServer() *apiServer {
+func newAPIServer(clk clock.PassiveClock) *apiServer {
 	a := &apiServer{client: fake.NewSimpleClientset()}
+	// The TokenRequest API, for projected service account token volumes (every pod of a
+	// real cluster has one, kube-api-access-*): a token that names what it is for,
+	// expiring when asked. The fake clientset has no subresource of its own for it.
+	a.client.PrependReactor("create", "serviceaccounts", func(action k8stesting.Action) (bool, runtime.Object, error) {
+		create, ok := action.(k8stesting.CreateAction)
+		if !ok || action.GetSubresource() != "token" {
+			return false, nil, nil
+		}
+		req, ok := create.GetObject().(*authenticationv1.TokenRequest)
+		if !ok {
+			return false, nil, nil
+		}
+		out := req.DeepCopy()
+		seconds := int64(3600)
+		if req.Spec.ExpirationSeconds != nil {
+			seconds = *req.Spec.ExpirationSeconds
+		}
+		sa := ""
+		if n, ok := action.(interface{ GetName() string }); ok {
+			sa = n.GetName()
+		}
+		pod := ""
+		if ref := req.Spec.BoundObjectRef; ref != nil {
+			pod = ref.Name
+		}
+		out.Status.Token = "simulated-token:" + action.GetNamespace() + "/" + sa + "/" + pod
+		out.Status.ExpirationTimestamp = metav1.NewTime(clk.Now().Add(time.Duration(seconds) * time.Second))
+		return true, out, nil
+	})
 	a.client.PrependReactor("*", "pods", func(action k8stesting.Action) (bool, runtime.Object, error) {
 		if action.GetVerb() != "get" && action.GetVerb() != "list" && action.GetVerb() != "watch" {
 			a.dirty = true
@@ -144,6 +182,21 @@ func (s *simulation) applyObjects(ctx context.Context, objs []apiObject, now tim
 				return err
 			}
 			s.obs.line(now, "api", "applied configmap "+cm.Namespace+"/"+cm.Name)
+		case o.secret != nil:
+			sec := o.secret.DeepCopy()
+			if sec.Namespace == "" {
+				sec.Namespace = metav1.NamespaceDefault
+			}
+			secrets := s.api.client.CoreV1().Secrets(sec.Namespace)
+			sec.UID = stableUID("Secret", sec.Namespace, sec.Name)
+			if _, err := secrets.Get(ctx, sec.Name, metav1.GetOptions{}); apierrors.IsNotFound(err) {
+				if _, err := secrets.Create(ctx, sec, metav1.CreateOptions{}); err != nil {
+					return err
+				}
+			} else if _, err := secrets.Update(ctx, sec, metav1.UpdateOptions{}); err != nil {
+				return err
+			}
+			s.obs.line(now, "api", "applied secret "+sec.Namespace+"/"+sec.Name)
 		}
 	}
 	return nil
@@ -187,6 +240,10 @@ func (s *simulation) deleteObjects(ctx context.Context, refs []ObjectRef, now ti
 		switch ref.Kind {
 		case "ConfigMap":
 			if err := s.api.client.CoreV1().ConfigMaps(ns).Delete(ctx, ref.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+				return err
+			}
+		case "Secret":
+			if err := s.api.client.CoreV1().Secrets(ns).Delete(ctx, ref.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
 				return err
 			}
 		case "Pod":

@@ -147,7 +147,7 @@ func newSimulation(ctx context.Context, sc *Scenario, dir string, start time.Tim
 
 	s := &simulation{sc: sc, manifest: manifests, cfg: cfg, epoch: start, clock: testingclock.NewFakeClock(start)}
 	if sc.Cluster {
-		s.api = newAPIServer()
+		s.api = newAPIServer(s.clock)
 	}
 	s.obs = newObserver(s)
 	s.rtReg = metrics.NewRegistry(cfg.Simulator.MetricsPrefix)

@@ -548,8 +548,8 @@ func (st *Step) validateCluster(cluster bool) error {
 		st.objects = objs
 	}
 	for j, ref := range st.Delete {
-		if ref.Name == "" || (ref.Kind != "Pod" && ref.Kind != "ConfigMap") {
-			return fmt.Errorf("key \"delete[%d]\": kind (Pod or ConfigMap) and name are required, got kind %q name %q", j, ref.Kind, ref.Name)
+		if ref.Name == "" || (ref.Kind != "Pod" && ref.Kind != "ConfigMap" && ref.Kind != "Secret") {
+			return fmt.Errorf("key \"delete[%d]\": kind (Pod, ConfigMap or Secret) and name are required, got kind %q name %q", j, ref.Kind, ref.Name)
 		}
 	}
 	return nil

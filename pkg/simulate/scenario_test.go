@@ -39,9 +39,9 @@ func TestParseErrorsNameStepAndKey(t *testing.T) {
 		{"write path", validHead + "steps:\n- at: 1s\n  write: {a/b.yaml: x}\n", `step 0: key "write": file name "a/b.yaml"`},
 		{"apply outside a cluster scenario", validHead + "steps:\n- at: 1s\n  apply: |\n    apiVersion: v1\n    kind: Pod\n    metadata: {name: a}\n", `step 0: key "apply": only in a cluster scenario (cluster: true)`},
 		{"apiPod outside a cluster scenario", validHead + "steps:\n- at: 1s\n  expect: {apiPod: {name: a}}\n", `step 0: key "expect.apiPod": only in a cluster scenario`},
-		{"apply of another kind", validHead + "cluster: true\nsteps:\n- at: 1s\n  apply: |\n    apiVersion: apps/v1\n    kind: Deployment\n    metadata: {name: a}\n", `step 0: key "apply": document 0: apiVersion "apps/v1" kind "Deployment": only v1 Pod and ConfigMap can be applied`},
+		{"apply of another kind", validHead + "cluster: true\nsteps:\n- at: 1s\n  apply: |\n    apiVersion: apps/v1\n    kind: Deployment\n    metadata: {name: a}\n", `step 0: key "apply": document 0: apiVersion "apps/v1" kind "Deployment": only v1 Pod, ConfigMap and Secret can be applied`},
 		{"apply of an unknown field", validHead + "cluster: true\nsteps:\n- at: 1s\n  apply: |\n    apiVersion: v1\n    kind: Pod\n    metadata: {name: a}\n    spec: {nodeNmae: x}\n", `step 0: key "apply": document 0 (Pod)`},
-		{"delete without a kind", validHead + "cluster: true\nsteps:\n- at: 1s\n  delete: [{name: a}]\n", `step 0: key "delete[0]": kind (Pod or ConfigMap) and name are required`},
+		{"delete without a kind", validHead + "cluster: true\nsteps:\n- at: 1s\n  delete: [{name: a}]\n", `step 0: key "delete[0]": kind (Pod, ConfigMap or Secret) and name are required`},
 		{"absent with both", validHead + "cluster: true\nsteps:\n- at: 1s\n  expect: {absent: {pod: a, apiPod: a}}\n", `key "absent": one of pod or apiPod`},
 	}
 	for _, tt := range tests {
