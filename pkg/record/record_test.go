@@ -186,3 +186,47 @@ func TestRecorderSizeLimit(t *testing.T) {
 		t.Errorf("duration %s, want %s (where the recording ended)", sc.Duration, want)
 	}
 }
+
+// The ConfigMaps and Secrets a node reads are applied once per content, a Secret with its
+// keys and every value redacted; anything else is ignored.
+func TestRecorderAPIObjects(t *testing.T) {
+	r, clk, path := open(t, 1<<20, true)
+	cm := &v1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "cfg", Namespace: "default", ResourceVersion: "7"}, Data: map[string]string{"a": "1"}}
+	sec := &v1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "pw", Namespace: "default"}, Type: v1.SecretTypeOpaque,
+		Data: map[string][]byte{"password": []byte("s3cret")}}
+	r.APIObject(cm)
+	r.APIObject(sec)
+	r.APIObject(&v1.Service{ObjectMeta: metav1.ObjectMeta{Name: "svc"}})
+	clk.Step(time.Second)
+	r.APIObject(cm.DeepCopy()) // read again, unchanged: nothing new
+	cm.Data["a"] = "2"
+	r.APIObject(cm)
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := os.ReadFile(path)
+	if strings.Contains(string(raw), "s3cret") || strings.Contains(string(raw), "czNjcmV0") {
+		t.Fatalf("the recording holds the Secret's value:\n%s", raw)
+	}
+	sc := read(t, path)
+	var got []string
+	for _, st := range sc.Steps {
+		var obj map[string]any
+		if err := yaml.Unmarshal([]byte(st["apply"].(string)), &obj); err != nil {
+			t.Fatal(err)
+		}
+		desc := st["at"].(string) + " " + obj["kind"].(string)
+		switch obj["kind"] {
+		case "ConfigMap":
+			desc += " a=" + obj["data"].(map[string]any)["a"].(string)
+		case "Secret":
+			desc += " password=" + obj["data"].(map[string]any)["password"].(string)
+		}
+		got = append(got, desc)
+	}
+	// "cmVkYWN0ZWQ=" is base64 for "redacted", as a Secret's data is written.
+	want := "0s ConfigMap a=1, 0s Secret password=cmVkYWN0ZWQ=, 1s ConfigMap a=2"
+	if strings.Join(got, ", ") != want {
+		t.Errorf("steps %q, want %q", strings.Join(got, ", "), want)
+	}
+}
