@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
@@ -59,7 +58,8 @@ type healthCheck struct {
 	reportOnly bool
 }
 
-// State is the kubelet's view of runtime health. All methods are safe for concurrent use.
+// State is the kubelet's view of runtime health. Not safe for concurrent use: the node's
+// owner is its one caller (its poll, the sync loop and the node status setters).
 type State struct {
 	clock     clock.PassiveClock
 	runtime   StatusGetter
@@ -69,7 +69,6 @@ type State struct {
 	// without blocking readers or other loops.
 	poll *runner.Periodic
 
-	mu           sync.RWMutex
 	lastSync     time.Time
 	networkError error
 	runtimeError error
@@ -116,8 +115,6 @@ func New(cfg Config) (*State, error) {
 // failure as "<name> is not healthy: <err>". Checks must be cheap and must not call the
 // runtime (the PLEG's Healthy only reads its relist timestamp).
 func (s *State) AddHealthCheck(name string, f func() (bool, error)) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	s.healthChecks = append(s.healthChecks, healthCheck{name: name, fn: f})
 }
 
@@ -125,8 +122,6 @@ func (s *State) AddHealthCheck(name string, f func() (bool, error)) {
 // condition) but SyncErrors leaves out: a condition that only the sync loop's own progress
 // clears, such as a full PLEG event channel, must not stop the sync loop, or it never clears.
 func (s *State) AddReportOnlyHealthCheck(name string, f func() (bool, error)) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	s.healthChecks = append(s.healthChecks, healthCheck{name: name, fn: f, reportOnly: true})
 }
 
@@ -156,28 +151,22 @@ func (s *State) UpdateRuntimeUp(ctx context.Context) error {
 
 	rt := st.Condition(cri.RuntimeReady)
 	if rt == nil || !rt.Status {
-		s.mu.Lock()
 		changed := s.runtimeError == nil
 		s.runtimeError = fmt.Errorf("container runtime not ready: %s", conditionString(rt))
-		s.mu.Unlock()
 		if changed {
 			logger.V(2).Info("Container runtime not ready", "runtimeReady", conditionString(rt))
 		}
 		return nil
 	}
-	s.mu.Lock()
 	if s.runtimeError != nil {
 		logger.V(2).Info("Container runtime is ready again")
 	}
 	s.runtimeError = nil
 	s.lastSync = s.clock.Now()
-	s.mu.Unlock()
 	return nil
 }
 
 func (s *State) setNetwork(err error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	s.networkError = err
 }
 
@@ -200,10 +189,8 @@ func (s *State) RuntimeErrors() error { return s.errors(true) }
 func (s *State) SyncErrors() error { return s.errors(false) }
 
 func (s *State) errors(reportOnly bool) error {
-	s.mu.RLock()
 	lastSync, runtimeError := s.lastSync, s.runtimeError
 	checks := s.healthChecks[:len(s.healthChecks):len(s.healthChecks)]
-	s.mu.RUnlock()
 
 	var errs []error
 	if lastSync.IsZero() {
@@ -229,8 +216,6 @@ func (s *State) errors(reportOnly bool) error {
 
 // NetworkErrors is the runtime's NetworkReady problem, or nil.
 func (s *State) NetworkErrors() error {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
 	if s.networkError == nil {
 		return nil
 	}
@@ -243,8 +228,6 @@ func (s *State) StorageErrors() error { return nil }
 
 // LastSync is the time of the last successful status check (zero before the first).
 func (s *State) LastSync() time.Time {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
 	return s.lastSync
 }
 
