@@ -12,6 +12,9 @@ var notReplayed = map[string]bool{
 	flagConfig: true, flagKubeconfig: true, flagPodManifestPath: true, flagCertDir: true,
 	flagTLSCertFile: true, flagTLSPrivateKeyFile: true, flagClientCAFile: true,
 	flagRecord: true, flagRecordMaxBytes: true, flagNodeCount: true,
+	// The recorder writes the node's name itself, whatever set it (a flag, the file, the
+	// host name).
+	flagHostnameOverride: true,
 }
 
 // ReplayArgs returns the daemon flags of args that a scenario replaying this run keeps, each

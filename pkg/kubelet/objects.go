@@ -222,6 +222,9 @@ func fetchInto[T any](ctx context.Context, o *apiObjects, m map[string]cached[T]
 	o.mu.Lock()
 	m[key] = cached[T]{obj: obj, fetched: now}
 	o.mu.Unlock()
+	if obj != nil && o.observe != nil {
+		o.observe(obj)
+	}
 }
 
 // prune forgets the objects no pod in pods refers to any more, and the tokens of pods not

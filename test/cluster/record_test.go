@@ -105,7 +105,9 @@ func TestRecordedClusterRunReplays(t *testing.T) {
 	if err != nil {
 		t.Fatalf("simulate -f recording: %v\n%s\nrecording:\n%s", err, out, raw)
 	}
-	var res struct{ Timeline []struct{ At, Subject, Text string } }
+	var res struct {
+		Timeline []struct{ At, Subject, Text string }
+	}
 	if err := json.Unmarshal(out, &res); err != nil {
 		t.Fatal(err)
 	}
