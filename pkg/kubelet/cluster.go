@@ -30,25 +30,17 @@ func (k *Kubelet) watchAPIPods(ctx context.Context) {
 
 // UpdateAPIPods hands the kubelet the API server's pods bound to the node (the whole set,
 // as the pod watch sees it): mirror pods go to the status manager, the others, with the
-// ConfigMaps and Secrets they use read first, to the config merger as the api source. The daemon's
-// pod watch calls it; simulate mode calls it after the in-process API changed. The
-// ConfigMaps and Secrets they refer to are read first.
+// ConfigMaps and Secrets they use read first, to the config merger as the api source.
+// simulate mode calls it after the in-process API changed; the daemon's pod watch does the
+// same in two halves, the reads on its own goroutine (apiPodsArrived).
 func (k *Kubelet) UpdateAPIPods(ctx context.Context, pods []*v1.Pod) {
-	k.objects.fetchForPods(ctx, regularPods(pods))
-	k.handAPIPods(ctx, pods)
+	regular, mirrors := splitAPIPods(pods)
+	k.objects.fetchForPods(ctx, regular)
+	k.handAPIPods(ctx, regular, mirrors)
 }
 
 // handAPIPods is UpdateAPIPods once the objects the pods refer to were read.
-func (k *Kubelet) handAPIPods(ctx context.Context, pods []*v1.Pod) {
-	// Mirror pods are the API's view of static pods, not pods to run (upstream's pod
-	// manager keeps them apart).
-	mirrors := map[string]*v1.Pod{}
-	for _, p := range pods {
-		if cluster.IsMirrorPod(p) {
-			mirrors[p.Namespace+"/"+p.Name] = p
-		}
-	}
-	regular := regularPods(pods)
+func (k *Kubelet) handAPIPods(ctx context.Context, regular []*v1.Pod, mirrors map[string]*v1.Pod) {
 	if k.recorder != nil {
 		k.recorder.APIPods(regular)
 	}
@@ -58,16 +50,21 @@ func (k *Kubelet) handAPIPods(ctx context.Context, pods []*v1.Pod) {
 	_ = k.merger.Push(ctx, kubetypes.ApiserverSource, regular)
 }
 
-// regularPods are the pods to run: all but the mirror pods. The pods are the informer's:
-// read only (the merger copies them and sets kubernetes.io/config.source on its copy).
-func regularPods(pods []*v1.Pod) []*v1.Pod {
-	regular := make([]*v1.Pod, 0, len(pods))
+// splitAPIPods separates the pods to run from the mirror pods (by namespace/name), the API's
+// view of static pods, which upstream's pod manager also keeps apart. The pods are the
+// informer's: read only (the merger copies them and sets kubernetes.io/config.source on its
+// copy).
+func splitAPIPods(pods []*v1.Pod) (regular []*v1.Pod, mirrors map[string]*v1.Pod) {
+	regular = make([]*v1.Pod, 0, len(pods))
+	mirrors = map[string]*v1.Pod{}
 	for _, p := range pods {
-		if !cluster.IsMirrorPod(p) {
-			regular = append(regular, p)
+		if cluster.IsMirrorPod(p) {
+			mirrors[p.Namespace+"/"+p.Name] = p
+			continue
 		}
+		regular = append(regular, p)
 	}
-	return regular
+	return regular, mirrors
 }
 
 // apiStatusSync is the status manager's API side (cluster mode): a loop that writes every

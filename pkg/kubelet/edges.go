@@ -71,8 +71,9 @@ func (k *Kubelet) manifestObserver() podsource.Observer {
 // watch's goroutine (a blocking read is the edge's to wait for), then the pods are handed to
 // the owner.
 func (k *Kubelet) apiPodsArrived(ctx context.Context, pods []*v1.Pod) {
-	k.objects.fetchForPods(ctx, regularPods(pods))
-	k.onOwnerAsync(ctx, func(ctx context.Context) { k.handAPIPods(ctx, pods) })
+	regular, mirrors := splitAPIPods(pods)
+	k.objects.fetchForPods(ctx, regular)
+	k.onOwnerAsync(ctx, func(ctx context.Context) { k.handAPIPods(ctx, regular, mirrors) })
 }
 
 // onOwnerAsync posts fn to the owner while the daemon runs, else runs it at once.

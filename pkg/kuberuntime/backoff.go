@@ -9,8 +9,8 @@ import (
 // Backoff is a per-key exponential back-off on an injected clock, with the semantics of
 // client-go's flowcontrol.Backoff (without jitter, as the kubelet builds it): the first Next
 // sets the initial delay, each further Next doubles it up to max, and an entry whose last
-// update is more than 2 x max before the event is treated as expired (reset). Safe for
-// concurrent use.
+// update is more than 2 x max before the event is treated as expired (reset). Not safe
+// for concurrent use: the pod syncs and housekeeping, on the node's owner, are its callers.
 type Backoff struct {
 	clock   clock.PassiveClock
 	initial time.Duration

@@ -935,7 +935,7 @@ func (p *PodWorkers) completeWork(uid types.UID, phaseTransition bool, syncErr e
 	}
 }
 
-// requeueLastPodUpdate replays the last update when nothing is pending (caller holds mu).
+// requeueLastPodUpdate replays the last update when nothing is pending.
 func (p *PodWorkers) requeueLastPodUpdate(uid types.UID, s *podSyncStatus) {
 	if s.pendingUpdate != nil || s.activeUpdate == nil {
 		return
@@ -960,7 +960,7 @@ func (p *PodWorkers) requeueLastPodUpdate(uid types.UID, s *podSyncStatus) {
 	p.notify(uid)
 }
 
-// cleanupPodUpdates retires the pod's worker (caller holds mu).
+// cleanupPodUpdates retires the pod's worker.
 func (p *PodWorkers) cleanupPodUpdates(uid types.UID) {
 	delete(p.ready, uid)
 	if s, ok := p.statuses[uid]; ok {
@@ -1006,8 +1006,7 @@ func (p *PodWorkers) Len() (pods, queued int) {
 	return len(p.statuses), len(p.queue)
 }
 
-// isStatic is kubetypes.IsStaticPod(pod), remembered for the last pod asked about (caller
-// holds mu).
+// isStatic is kubetypes.IsStaticPod(pod), remembered for the last pod asked about.
 func (s *podSyncStatus) isStatic(pod *v1.Pod) bool {
 	if s.staticOf != pod {
 		s.staticOf, s.static = pod, kubetypes.IsStaticPod(pod)
@@ -1016,7 +1015,7 @@ func (s *podSyncStatus) isStatic(pod *v1.Pod) bool {
 }
 
 // removeTerminatedWorker forgets a finished pod, or drives an orphan towards termination;
-// it reports whether the pod was forgotten (caller holds mu).
+// it reports whether the pod was forgotten.
 func (p *PodWorkers) removeTerminatedWorker(uid types.UID, s *podSyncStatus, orphaned bool) bool {
 	if !s.finished {
 		if !orphaned {

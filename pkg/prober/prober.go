@@ -168,7 +168,7 @@ func (m *Manager) AddPod(pod *v1.Pod) {
 				klog.V(8).ErrorS(nil, "Probe already exists for container", "pod", klog.KObj(pod), "containerName", c.Name, "probeType", p.t)
 				continue
 			}
-			m.workers[key] = m.newWorkerLocked(pod, c, p.t, p.spec, now)
+			m.workers[key] = m.newWorker(pod, c, p.t, p.spec, now)
 		}
 	}
 	for _, c := range pod.Spec.InitContainers {
@@ -447,7 +447,7 @@ type worker struct {
 	initial   results.Result
 	period    time.Duration
 
-	// guarded by m.mu
+	// the worker's state, stepped by the manager
 	next      time.Time
 	task      *task.Task
 	stopped   bool
@@ -462,7 +462,7 @@ type worker struct {
 	resultRun   int
 }
 
-func (m *Manager) newWorkerLocked(pod *v1.Pod, c v1.Container, t ProbeType, spec *v1.Probe, now time.Time) *worker {
+func (m *Manager) newWorker(pod *v1.Pod, c v1.Container, t ProbeType, spec *v1.Probe, now time.Time) *worker {
 	w := &worker{m: m, key: workerKey{pod.UID, c.Name, t}, pod: pod, container: c, spec: withDefaults(spec), probeType: t,
 		lastResult: results.Unknown}
 	switch t {

@@ -115,16 +115,22 @@ func Open(opts Options) (*Recorder, error) {
 // ManifestRead records a manifest file's content as the node read it (a write step), unless
 // the recording already holds that content for the file.
 func (r *Recorder) ManifestRead(name string, data []byte) {
+	r.stepOnce(r.files, name, data, map[string]any{"write": map[string]string{name: string(data)}})
+}
+
+// stepOnce writes step unless seen[key] already holds content's hash, and remembers it
+// once written.
+func (r *Recorder) stepOnce(seen map[string]uint64, key string, content []byte, step map[string]any) {
 	h := fnv.New64a()
-	h.Write(data)
+	h.Write(content)
 	sum := h.Sum64()
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if prev, ok := r.files[name]; ok && prev == sum {
+	if prev, ok := seen[key]; ok && prev == sum {
 		return
 	}
-	if r.step(map[string]any{"write": map[string]string{name: string(data)}}) {
-		r.files[name] = sum
+	if r.step(step) {
+		seen[key] = sum
 	}
 }
 
@@ -261,17 +267,7 @@ func (r *Recorder) APIObject(obj any) {
 	if err != nil {
 		return
 	}
-	h := fnv.New64a()
-	h.Write(out)
-	sum := h.Sum64()
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if prev, ok := r.objects[key]; ok && prev == sum {
-		return
-	}
-	if r.step(map[string]any{"apply": string(out)}) {
-		r.objects[key] = sum
-	}
+	r.stepOnce(r.objects, key, out, map[string]any{"apply": string(out)})
 }
 
 func metaOf(m metav1.ObjectMeta) map[string]any {

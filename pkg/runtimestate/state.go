@@ -189,18 +189,13 @@ func (s *State) RuntimeErrors() error { return s.errors(true) }
 func (s *State) SyncErrors() error { return s.errors(false) }
 
 func (s *State) errors(reportOnly bool) error {
-	lastSync, runtimeError := s.lastSync, s.runtimeError
-	checks := s.healthChecks[:len(s.healthChecks):len(s.healthChecks)]
-
 	var errs []error
-	if lastSync.IsZero() {
+	if s.lastSync.IsZero() {
 		errs = append(errs, errNotYetChecked)
-	} else if !lastSync.Add(s.threshold).After(s.clock.Now()) {
+	} else if !s.lastSync.Add(s.threshold).After(s.clock.Now()) {
 		errs = append(errs, errRuntimeDown)
 	}
-	// The checks run without the lock: they belong to other components, and one that
-	// reported through this State (or took long) must not block UpdateRuntimeUp.
-	for _, hc := range checks {
+	for _, hc := range s.healthChecks {
 		if hc.reportOnly && !reportOnly {
 			continue
 		}
@@ -208,8 +203,8 @@ func (s *State) errors(reportOnly bool) error {
 			errs = append(errs, fmt.Errorf("%s is not healthy: %v", hc.name, err))
 		}
 	}
-	if runtimeError != nil {
-		errs = append(errs, runtimeError)
+	if s.runtimeError != nil {
+		errs = append(errs, s.runtimeError)
 	}
 	return utilerrors.NewAggregate(errs)
 }

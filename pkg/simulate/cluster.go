@@ -169,37 +169,47 @@ func (s *simulation) applyObjects(ctx context.Context, objs []apiObject, now tim
 			}
 		case o.configMap != nil:
 			cm := o.configMap.DeepCopy()
-			if cm.Namespace == "" {
-				cm.Namespace = metav1.NamespaceDefault
-			}
+			namespaceAndUID(&cm.ObjectMeta, "ConfigMap")
 			cms := s.api.client.CoreV1().ConfigMaps(cm.Namespace)
-			cm.UID = stableUID("ConfigMap", cm.Namespace, cm.Name)
-			if _, err := cms.Get(ctx, cm.Name, metav1.GetOptions{}); apierrors.IsNotFound(err) {
-				if _, err := cms.Create(ctx, cm, metav1.CreateOptions{}); err != nil {
-					return err
-				}
-			} else if _, err := cms.Update(ctx, cm, metav1.UpdateOptions{}); err != nil {
+			if err := createOrUpdate(ctx, cm, cms.Get, cms.Create, cms.Update); err != nil {
 				return err
 			}
 			s.obs.line(now, "api", "applied configmap "+cm.Namespace+"/"+cm.Name)
 		case o.secret != nil:
 			sec := o.secret.DeepCopy()
-			if sec.Namespace == "" {
-				sec.Namespace = metav1.NamespaceDefault
-			}
+			namespaceAndUID(&sec.ObjectMeta, "Secret")
 			secrets := s.api.client.CoreV1().Secrets(sec.Namespace)
-			sec.UID = stableUID("Secret", sec.Namespace, sec.Name)
-			if _, err := secrets.Get(ctx, sec.Name, metav1.GetOptions{}); apierrors.IsNotFound(err) {
-				if _, err := secrets.Create(ctx, sec, metav1.CreateOptions{}); err != nil {
-					return err
-				}
-			} else if _, err := secrets.Update(ctx, sec, metav1.UpdateOptions{}); err != nil {
+			if err := createOrUpdate(ctx, sec, secrets.Get, secrets.Create, secrets.Update); err != nil {
 				return err
 			}
 			s.obs.line(now, "api", "applied secret "+sec.Namespace+"/"+sec.Name)
 		}
 	}
 	return nil
+}
+
+// namespaceAndUID gives an applied object the namespace default unless it has one, and its
+// stable UID.
+func namespaceAndUID(m *metav1.ObjectMeta, kind string) {
+	if m.Namespace == "" {
+		m.Namespace = metav1.NamespaceDefault
+	}
+	m.UID = stableUID(kind, m.Namespace, m.Name)
+}
+
+// createOrUpdate creates obj in the in-process API, or replaces the object of its name.
+func createOrUpdate[T interface{ GetName() string }](ctx context.Context, obj T,
+	get func(context.Context, string, metav1.GetOptions) (T, error),
+	create func(context.Context, T, metav1.CreateOptions) (T, error),
+	update func(context.Context, T, metav1.UpdateOptions) (T, error),
+) error {
+	var err error
+	if _, err = get(ctx, obj.GetName(), metav1.GetOptions{}); apierrors.IsNotFound(err) {
+		_, err = create(ctx, obj, metav1.CreateOptions{})
+	} else {
+		_, err = update(ctx, obj, metav1.UpdateOptions{})
+	}
+	return err
 }
 
 // defaultPod fills what the API server's defaulting would and the kubelet reads.
