@@ -85,6 +85,12 @@ func (k *Kubelet) onOwnerAsync(ctx context.Context, fn func(ctx context.Context)
 	fn(ctx)
 }
 
+// Owned is closed once Run has handed the node to its owner goroutine. From then on the
+// edges (Inspect, GetPods, the HTTP handlers) go through the owner; a caller that starts
+// Run on another goroutine waits for it before using them, since until then they read the
+// node directly, as simulate does.
+func (k *Kubelet) Owned() <-chan struct{} { return k.owned }
+
 // Inspect runs fn where it may read the node's components: on the owner's goroutine, between
 // two steps, while the daemon runs (tests and tools looking in from outside); at once
 // otherwise. It reports false when the node has stopped and fn did not run.

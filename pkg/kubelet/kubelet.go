@@ -163,6 +163,7 @@ type Kubelet struct {
 	life                lifecycle
 	recorder            *record.Recorder             // nil: no recording
 	owner               atomic.Pointer[runner.Owner] // the daemon's owner of the table, once Run started
+	owned               chan struct{}                // closed once Run handed the node to its owner (Owned)
 }
 
 var (
@@ -243,6 +244,7 @@ func New(cfg Config) (*Kubelet, error) {
 
 	k := &Kubelet{
 		life:             lifecycle{done: make(chan struct{})},
+		owned:            make(chan struct{}),
 		recorder:         cfg.Recorder,
 		cfg:              c,
 		gate:             cfg.Gate,

@@ -48,7 +48,7 @@ func (k *Kubelet) ContainerLogs(ctx context.Context, namespace, podName, contain
 		c = &instances[0]
 	default:
 		reason := "ContainerCreating"
-		if st, ok := k.status.GetPodStatus(pod.UID); ok {
+		if st := k.podStatusOf(pod.UID); st != nil {
 			for _, cs := range slices.Concat(st.InitContainerStatuses, st.ContainerStatuses, st.EphemeralContainerStatuses) {
 				if cs.Name == containerName && cs.State.Waiting != nil && cs.State.Waiting.Reason != "" {
 					reason = cs.State.Waiting.Reason
@@ -162,16 +162,6 @@ func (l *logWriter) write(lines []fake.LogLine) bool {
 		f.Flush()
 	}
 	return false
-}
-
-// podByName finds a pod the node runs by namespace and name (/pods' names).
-func (k *Kubelet) podByName(namespace, name string) *v1.Pod {
-	for _, p := range k.pods.GetPods() {
-		if p.Namespace == namespace && p.Name == name {
-			return p
-		}
-	}
-	return nil
 }
 
 // hasContainer: the pod has an app, init or ephemeral container of that name.

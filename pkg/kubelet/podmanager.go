@@ -2,7 +2,6 @@ package kubelet
 
 import (
 	"sort"
-	"sync"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -12,9 +11,9 @@ import (
 
 // podManager is the kubelet's desired set of pods (upstream pod manager without mirror
 // pods): what the sources want, keyed by UID. It holds the pods as the sources sent them;
-// their status lives in the status manager. Safe for concurrent use.
+// their status lives in the status manager. The node's owner is its one caller (the read
+// edges go through Kubelet.listedPods), so it keeps no lock.
 type podManager struct {
-	mu    sync.RWMutex
 	byUID map[types.UID]podEntry
 	// withDeadline holds the pods with spec.activeDeadlineSeconds, so the sync tick checks
 	// their deadlines without walking every pod each second.
@@ -36,8 +35,6 @@ func newPodManager() *podManager {
 // returns its requests (admission.PodRequests; read only).
 func (m *podManager) AddPod(pod *v1.Pod) v1.ResourceList {
 	e := podEntry{pod: pod, requests: admission.PodRequests(pod)}
-	m.mu.Lock()
-	defer m.mu.Unlock()
 	m.byUID[pod.UID] = e
 	if pod.Spec.ActiveDeadlineSeconds != nil {
 		m.withDeadline[pod.UID] = pod
@@ -49,16 +46,12 @@ func (m *podManager) AddPod(pod *v1.Pod) v1.ResourceList {
 
 // RemovePod forgets a pod.
 func (m *podManager) RemovePod(pod *v1.Pod) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
 	delete(m.byUID, pod.UID)
 	delete(m.withDeadline, pod.UID)
 }
 
 // podsWithDeadline returns the pods with spec.activeDeadlineSeconds, in no particular order.
 func (m *podManager) podsWithDeadline() []*v1.Pod {
-	m.mu.RLock()
-	defer m.mu.RUnlock()
 	if len(m.withDeadline) == 0 {
 		return nil
 	}
@@ -71,16 +64,12 @@ func (m *podManager) podsWithDeadline() []*v1.Pod {
 
 // GetPodByUID returns the pod with the UID.
 func (m *podManager) GetPodByUID(uid types.UID) (*v1.Pod, bool) {
-	m.mu.RLock()
-	defer m.mu.RUnlock()
 	e, ok := m.byUID[uid]
 	return e.pod, ok
 }
 
 // entries returns every pod with its requests, in no particular order.
 func (m *podManager) entries() []podEntry {
-	m.mu.RLock()
-	defer m.mu.RUnlock()
 	out := make([]podEntry, 0, len(m.byUID))
 	for _, e := range m.byUID {
 		out = append(out, e)
@@ -99,8 +88,6 @@ func (m *podManager) GetPods() []*v1.Pod {
 // unsortedPods returns every pod in no particular order, for callers that only build sets
 // or sums: sorting thousands of pods is most of the cost of a listing.
 func (m *podManager) unsortedPods() []*v1.Pod {
-	m.mu.RLock()
-	defer m.mu.RUnlock()
 	pods := make([]*v1.Pod, 0, len(m.byUID))
 	for _, e := range m.byUID {
 		pods = append(pods, e.pod)
@@ -110,14 +97,16 @@ func (m *podManager) unsortedPods() []*v1.Pod {
 
 // sortPods sorts pods by namespace, name and UID.
 func sortPods(pods []*v1.Pod) {
-	sort.Slice(pods, func(i, j int) bool {
-		a, b := pods[i], pods[j]
-		if a.Namespace != b.Namespace {
-			return a.Namespace < b.Namespace
-		}
-		if a.Name != b.Name {
-			return a.Name < b.Name
-		}
-		return a.UID < b.UID
-	})
+	sort.Slice(pods, func(i, j int) bool { return podLess(pods[i], pods[j]) })
+}
+
+// podLess orders pods by namespace, name and UID.
+func podLess(a, b *v1.Pod) bool {
+	if a.Namespace != b.Namespace {
+		return a.Namespace < b.Namespace
+	}
+	if a.Name != b.Name {
+		return a.Name < b.Name
+	}
+	return a.UID < b.UID
 }

@@ -29,9 +29,10 @@ type podJSONEntry struct {
 	gen    uint64
 }
 
-// items returns the encoding of every pod, in the order of pods; statusOf gives each pod's
-// status (nil: the pod's own). Entries of pods no longer listed are dropped.
-func (c *podsJSON) items(pods []*v1.Pod, statusOf func(types.UID) (*v1.PodStatus, bool)) [][]byte {
+// items returns the encoding of every pod, in their order, each with its status (nil: the
+// pod's own). Entries of pods no longer listed are dropped. Requests may come at once: the
+// lock is the edge's own, the node's components are not read.
+func (c *podsJSON) items(pods []listedPod) [][]byte {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.entries == nil {
@@ -39,8 +40,8 @@ func (c *podsJSON) items(pods []*v1.Pod, statusOf func(types.UID) (*v1.PodStatus
 	}
 	c.gen++
 	out := make([][]byte, 0, len(pods))
-	for _, pod := range pods {
-		status, _ := statusOf(pod.UID)
+	for _, l := range pods {
+		pod, status := l.pod, l.status
 		e := c.entries[pod.UID]
 		if e == nil || e.pod != pod || e.status != status {
 			e = &podJSONEntry{pod: pod, status: status, data: encodePod(pod, status)}

@@ -1,7 +1,10 @@
 package kubelet
 
 import (
+	"sort"
+
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/minikubelet/minikubelet/pkg/config"
 	"github.com/minikubelet/minikubelet/pkg/features"
@@ -9,20 +12,41 @@ import (
 	"github.com/minikubelet/minikubelet/pkg/server"
 )
 
+// listedPod is a desired pod with its latest status (nil: none yet). Neither is ever
+// changed once stored (an update is a new object), so an edge may read them after taking
+// them from the owner.
+type listedPod struct {
+	pod    *v1.Pod
+	status *v1.PodStatus
+}
+
+// listedPods takes the desired pods and their statuses from the pod and status managers
+// on the owner's goroutine (Inspect), and sorts them by namespace, name and UID off it: the
+// read edges (/pods, /stats/summary, /metrics/resource) never touch the managers' state.
+func (k *Kubelet) listedPods() []listedPod {
+	var out []listedPod
+	k.Inspect(func() {
+		pods := k.pods.unsortedPods()
+		out = make([]listedPod, len(pods))
+		for i, p := range pods {
+			st, _ := k.status.StatusOf(p.UID)
+			out[i] = listedPod{p, st}
+		}
+	})
+	sort.Slice(out, func(i, j int) bool { return podLess(out[i].pod, out[j].pod) })
+	return out
+}
+
 // GetPods returns the desired pods with their current status, as the kubelet's read-only
 // /pods does without an API server: the pod manager's pods, each with the status
 // manager's latest status when it has one (a copy; the pod manager is not modified).
 // Sorted by namespace and name.
 func (k *Kubelet) GetPods() []*v1.Pod {
-	pods := k.pods.GetPods()
-	out := make([]*v1.Pod, 0, len(pods))
-	for _, p := range pods {
-		p = p.DeepCopy()
-		if status, ok := k.status.GetPodStatus(p.UID); ok {
-			asListed(p, &status)
-		} else {
-			asListed(p, nil)
-		}
+	listed := k.listedPods()
+	out := make([]*v1.Pod, 0, len(listed))
+	for _, l := range listed {
+		p := l.pod.DeepCopy()
+		asListed(p, l.status)
 		out = append(out, p)
 	}
 	return out
@@ -31,7 +55,37 @@ func (k *Kubelet) GetPods() []*v1.Pod {
 // PodListItems returns the JSON encoding of each pod GetPods returns, in its order
 // (server.PodListEncoder): each pod is encoded again only when it or its status changed.
 func (k *Kubelet) PodListItems() [][]byte {
-	return k.podsJSON.items(k.pods.GetPods(), k.status.StatusOf)
+	return k.podsJSON.items(k.listedPods())
+}
+
+// podByName is the desired pod with that namespace and name, or nil (the edges' lookup:
+// /containerLogs, /exec and /run name pods so), found on the owner's goroutine.
+func (k *Kubelet) podByName(namespace, name string) *v1.Pod {
+	var pod *v1.Pod
+	k.Inspect(func() {
+		for _, e := range k.pods.byUID {
+			// The lowest UID when two share the name (a pod and its replacement), as the
+			// sorted listing would find first.
+			if e.pod.Namespace == namespace && e.pod.Name == name && (pod == nil || e.pod.UID < pod.UID) {
+				pod = e.pod
+			}
+		}
+	})
+	return pod
+}
+
+// podByUID is the desired pod with that UID (the edges' lookup: the streaming server names
+// pods so).
+func (k *Kubelet) podByUID(uid types.UID) (pod *v1.Pod, ok bool) {
+	k.Inspect(func() { pod, ok = k.pods.GetPodByUID(uid) })
+	return pod, ok
+}
+
+// podStatusOf is the pod's latest status, read as listedPods reads it; nil if none.
+func (k *Kubelet) podStatusOf(uid types.UID) *v1.PodStatus {
+	var st *v1.PodStatus
+	k.Inspect(func() { st, _ = k.status.StatusOf(uid) })
+	return st
 }
 
 // Configz is what GET /configz serves: the effective configurations and every feature

@@ -28,6 +28,7 @@ func (k *Kubelet) Run(ctx context.Context) error {
 	k.Start(loops.Context())
 	owner := runner.NewOwner(k.clock, k.Loops(), func(ctx context.Context, now time.Time) { k.Settle(ctx, now) })
 	k.owner.Store(owner)
+	close(k.owned)
 	if k.apiCaller != nil {
 		k.apiCaller.DeliverOn(func(complete func()) { owner.Post(func(context.Context) { complete() }) })
 	}

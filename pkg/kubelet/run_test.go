@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -20,8 +21,9 @@ import (
 	"github.com/minikubelet/minikubelet/pkg/featuregate"
 )
 
-// daemon is a kubelet running with Run as the daemon does: each loop of the table in a
-// goroutine on the real clock, fsnotify watching the manifest directory.
+// daemon is a kubelet running with Run as the daemon does: its owner goroutine stepping the
+// loop table on the real clock, fsnotify watching the manifest directory. The test reads it
+// through the edges (GetPods, Inspect), as the HTTP handlers do.
 type daemon struct {
 	t       *testing.T
 	k       *Kubelet
@@ -41,6 +43,12 @@ func startDaemon(t *testing.T, dir string, cfg *config.Config, gate featuregate.
 	d := &daemon{t: t, k: k, dir: dir, start: time.Now(), cancel: cancel, runDone: make(chan error, 1)}
 	go func() { d.runDone <- k.Run(ctx) }()
 	t.Cleanup(func() { d.stop() })
+	select { // the test reads the node through the edges: wait for the owner
+	case <-k.Owned():
+	case err := <-d.runDone:
+		d.runDone <- err // for stop
+		t.Fatalf("Run returned before the node had an owner: %v", err)
+	}
 	return d
 }
 
@@ -173,6 +181,61 @@ func TestManyManifests(t *testing.T) {
 		t.Fatalf("Run = %v", err)
 	}
 	checkNoGoroutineLeak(t, base)
+}
+
+// TestReadEdgesWhileTheOwnerSteps reads the node as the HTTP handlers do (/pods, /node,
+// the lease, a log's pod lookup) from several goroutines while the owner starts pods. The
+// pod, status and node-status managers keep no locks: the reads go through the owner or
+// the objects it published, which -race (make test) checks. Every answer is whole: a pod
+// listed with a status has the status of that pod.
+func TestReadEdgesWhileTheOwnerSteps(t *testing.T) {
+	const n = 50
+	dir := t.TempDir()
+	cfg, gate := loadConfig(t, dir, fmt.Sprintf("--max-pods=%d", n))
+	d := startDaemon(t, dir, cfg, gate)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var readers sync.WaitGroup
+	bad := make(chan string, 4)
+	for r := 0; r < 4; r++ {
+		readers.Add(1)
+		go func() {
+			defer readers.Done()
+			for ctx.Err() == nil {
+				for _, p := range d.k.GetPods() {
+					if p.Status.Phase == v1.PodRunning && len(p.Status.ContainerStatuses) != len(p.Spec.Containers) {
+						select {
+						case bad <- fmt.Sprintf("%s Running with %d container statuses", p.Name, len(p.Status.ContainerStatuses)):
+						default:
+						}
+					}
+				}
+				if items := d.k.PodListItems(); len(items) > n {
+					select {
+					case bad <- fmt.Sprintf("/pods lists %d pods of %d", len(items), n):
+					default:
+					}
+				}
+				d.k.NodeStatus().GetNode()
+				d.k.NodeStatus().GetLease()
+				d.k.podByName("default", "pod-00-"+d.k.NodeName())
+			}
+		}()
+	}
+	for i := 0; i < n; i++ {
+		d.write(fmt.Sprintf("pod-%02d.yaml", i), podManifest(fmt.Sprintf("pod-%02d", i), "busybox", sleeper))
+	}
+	d.waitFor(20*time.Second, fmt.Sprintf("%d pods Running", n), func() bool { return d.countPhase(v1.PodRunning) == n }, d.summary)
+	cancel()
+	readers.Wait()
+	close(bad)
+	for msg := range bad {
+		t.Error(msg)
+	}
+	// A static pod's name ends with the node's.
+	if name := "pod-00-" + d.k.NodeName(); d.k.podByName("default", name) == nil {
+		t.Errorf("podByName(default, %s) = nil, want the pod", name)
+	}
 }
 
 // TestGracefulShutdown: with GracefulNodeShutdown and a shutdownGracePeriod, ending the

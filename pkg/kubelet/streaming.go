@@ -117,7 +117,7 @@ func (k *Kubelet) ExecInContainer(ctx context.Context, name string, uid types.UI
 // sent to its stdin is read and dropped: the simulated process reads nothing.
 func (k *Kubelet) AttachContainer(ctx context.Context, name string, uid types.UID, container string, in io.Reader, out, errOut io.WriteCloser, tty bool, resize <-chan remotecommand.TerminalSize) error {
 	drainResizes(ctx, resize)
-	pod, ok := k.pods.GetPodByUID(uid)
+	pod, ok := k.podByUID(uid)
 	if !ok {
 		return fmt.Errorf("pod %q does not exist", name)
 	}
@@ -140,7 +140,7 @@ func (k *Kubelet) AttachContainer(ctx context.Context, name string, uid types.UI
 // connection, as an empty port in the pod's network namespace does.
 func (k *Kubelet) PortForward(ctx context.Context, name string, uid types.UID, port int32, stream io.ReadWriteCloser) error {
 	defer stream.Close()
-	pod, ok := k.pods.GetPodByUID(uid)
+	pod, ok := k.podByUID(uid)
 	if !ok {
 		return fmt.Errorf("pod %q does not exist", name)
 	}

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -158,18 +159,18 @@ type Manager struct {
 	thresholds []evictionapi.Threshold
 	leaseRenew time.Duration
 
-	kubeletPort int32 // atomic via mu
+	// The node's owner is the one caller of everything but GetNode, GetLease and Conditions,
+	// so the manager keeps no lock: those three read the node and lease last published,
+	// which are never changed once stored (a report or a renewal stores a new object).
+	kubeletPort int32
 
-	// stepMu serialises UpdateNodeStatus (the pressure tracker is not concurrent).
-	stepMu   sync.Mutex
 	pressure *pressureTracker
 	// allocMemory is the allocatable memory, fixed by the configuration: computed once.
 	allocOnce   sync.Once
 	allocMemory int64
 
-	mu           sync.RWMutex
-	node         *v1.Node // last reported; nil before registration
-	lease        *coordinationv1.Lease
+	node         atomic.Pointer[v1.Node] // last reported; nil before registration
+	lease        atomic.Pointer[coordinationv1.Lease]
 	lastReport   time.Time
 	images       []cri.Image
 	underPress   map[v1.NodeConditionType]bool
@@ -339,8 +340,6 @@ func (m *Manager) recordNodeStatusEvent(eventType, reason string) {
 
 func (m *Manager) pressureFunc(cond v1.NodeConditionType) func() bool {
 	return func() bool {
-		m.mu.RLock()
-		defer m.mu.RUnlock()
 		return m.underPress[cond]
 	}
 }
@@ -358,20 +357,14 @@ func (m *Manager) IsUnderPIDPressure() bool { return m.pressureFunc(v1.NodePIDPr
 // SetKubeletPort changes the daemon endpoint port reported from the next update on (for a
 // listener bound to port 0).
 func (m *Manager) SetKubeletPort(port int32) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
 	m.kubeletPort = port
 }
 
 func (m *Manager) getKubeletPort() int32 {
-	m.mu.RLock()
-	defer m.mu.RUnlock()
 	return m.kubeletPort
 }
 
 func (m *Manager) cachedImages() ([]cri.Image, error) {
-	m.mu.RLock()
-	defer m.mu.RUnlock()
 	return m.images, nil
 }
 
@@ -385,9 +378,7 @@ func (m *Manager) RefreshImages(ctx context.Context) error {
 	}
 	images = append([]cri.Image(nil), images...)
 	SortImagesBySize(images)
-	m.mu.Lock()
 	m.images = images
-	m.mu.Unlock()
 	return nil
 }
 
@@ -428,22 +419,18 @@ func (m *Manager) observe() map[evictionapi.Signal]observation {
 // NodeStatusReportFrequency has elapsed since the last report. A setter error does not
 // stop the chain; the errors are returned together after the report decision.
 func (m *Manager) UpdateNodeStatus(ctx context.Context) error {
-	m.stepMu.Lock()
-	defer m.stepMu.Unlock()
 	logger := klog.FromContext(ctx)
 	start := m.clock.Now()
 	defer func() { m.duration.Observe(m.clock.Since(start).Seconds()) }()
 
 	m.pressure.synchronize(start, m.observe())
-	m.mu.Lock()
 	for cond, on := range m.pressure.active {
 		if m.cfg.Pressure != nil {
 			on = m.cfg.Pressure(cond)
 		}
 		m.underPress[cond] = on
 	}
-	original, lastReport := m.node, m.lastReport
-	m.mu.Unlock()
+	original, lastReport := m.node.Load(), m.lastReport
 
 	if original != nil && m.cfg.API != nil {
 		// As the kubelet (tryUpdateNodeStatus), the setters start from the node as the API
@@ -489,12 +476,10 @@ func (m *Manager) UpdateNodeStatus(ctx context.Context) error {
 		}
 	}
 
-	m.mu.Lock()
 	m.nodeVersion++
 	node.ResourceVersion = strconv.FormatInt(m.nodeVersion, 10)
-	m.node = node
+	m.node.Store(node)
 	m.lastReport = start
-	m.mu.Unlock()
 	m.reports.Inc()
 	if register {
 		logger.Info("Successfully registered node", "node", klog.KObj(node))
@@ -538,11 +523,11 @@ func (m *Manager) reportToAPI(ctx context.Context, register bool, original, node
 // (docs/differences.md).
 func (m *Manager) forgetRegistration(ctx context.Context) {
 	klog.FromContext(ctx).Info("Node not found in the API server, registering it again", "node", m.cfg.NodeName)
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.node = nil
-	if m.lease != nil {
-		m.lease.OwnerReferences = nil
+	m.node.Store(nil)
+	if lease := m.lease.Load(); lease != nil {
+		lease = lease.DeepCopy() // a published lease is never changed: the edges read it
+		lease.OwnerReferences = nil
+		m.lease.Store(lease)
 	}
 }
 
@@ -631,10 +616,8 @@ func (m *Manager) RenewLease(ctx context.Context) {
 // renewLease renews the local lease and returns a copy of it.
 func (m *Manager) renewLease(ctx context.Context) *coordinationv1.Lease {
 	now := m.clock.Now()
-	m.mu.Lock()
-	defer m.mu.Unlock()
 	var lease *coordinationv1.Lease
-	if m.lease == nil {
+	if m.lease.Load() == nil {
 		holder := m.cfg.NodeName
 		duration := m.cfg.NodeLeaseDurationSeconds
 		lease = &coordinationv1.Lease{
@@ -649,50 +632,39 @@ func (m *Manager) renewLease(ctx context.Context) *coordinationv1.Lease {
 		}
 		klog.FromContext(ctx).V(2).Info("Created node lease", "lease", klog.KObj(lease))
 	} else {
-		lease = m.lease.DeepCopy()
+		lease = m.lease.Load().DeepCopy()
 	}
 	lease.Spec.RenewTime = &metav1.MicroTime{Time: now}
-	if len(lease.OwnerReferences) == 0 && m.node != nil {
-		lease.OwnerReferences = []metav1.OwnerReference{{APIVersion: "v1", Kind: "Node", Name: m.node.Name, UID: m.node.UID}}
+	if node := m.node.Load(); len(lease.OwnerReferences) == 0 && node != nil {
+		lease.OwnerReferences = []metav1.OwnerReference{{APIVersion: "v1", Kind: "Node", Name: node.Name, UID: node.UID}}
 	}
 	m.leaseVersion++
 	lease.ResourceVersion = strconv.FormatInt(m.leaseVersion, 10)
-	m.lease = lease
+	m.lease.Store(lease)
 	klog.FromContext(ctx).V(5).Info("Renewed node lease", "lease", klog.KObj(lease))
 	return lease.DeepCopy()
 }
 
 // GetNode returns a copy of the last reported node, or nil before registration.
 func (m *Manager) GetNode() *v1.Node {
-	m.mu.RLock()
-	defer m.mu.RUnlock()
-	if m.node == nil {
-		return nil
-	}
-	return m.node.DeepCopy()
+	return m.node.Load().DeepCopy() // nil stays nil
 }
 
 // Conditions returns a copy of the node's conditions (nil before the first status update):
 // cheaper than GetNode for a caller that looks often.
 func (m *Manager) Conditions() []v1.NodeCondition {
-	m.mu.RLock()
-	defer m.mu.RUnlock()
-	if m.node == nil {
+	node := m.node.Load()
+	if node == nil {
 		return nil
 	}
-	out := make([]v1.NodeCondition, len(m.node.Status.Conditions))
-	copy(out, m.node.Status.Conditions)
+	out := make([]v1.NodeCondition, len(node.Status.Conditions))
+	copy(out, node.Status.Conditions)
 	return out
 }
 
 // GetLease returns a copy of the node lease, or nil before the first renewal.
 func (m *Manager) GetLease() *coordinationv1.Lease {
-	m.mu.RLock()
-	defer m.mu.RUnlock()
-	if m.lease == nil {
-		return nil
-	}
-	return m.lease.DeepCopy()
+	return m.lease.Load().DeepCopy() // nil stays nil
 }
 
 // NodeStatusUpdateFrequency is the status loop period.

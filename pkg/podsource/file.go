@@ -12,7 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -110,11 +110,13 @@ type Observer interface {
 // snapshot to the sink) every CheckFrequency, and WatchDebounce after Trigger — which the
 // fsnotify watcher (WatchLoop, daemon only) calls on every file event, and simulate mode
 // calls after writing a manifest.
+//
+// The node's owner is its one caller (Due, Step, ListOnce, Kept), so it keeps no lock; the
+// watcher's goroutine only calls Trigger, which stores an instant atomically.
 type FileSource struct {
 	cfg         Config
 	errorsTotal *prometheus.CounterVec
 
-	mu        sync.Mutex // serialises ListOnce; guards the fields below
 	firstSeen map[types.UID]metav1.Time
 	reported  map[string]string // refused path -> what was last reported about it (once per change)
 	notes     map[string]bool   // odd things logged once while they last (a subdirectory, ignored fields)
@@ -134,9 +136,10 @@ type FileSource struct {
 
 	wake *runner.Signal
 
-	loopMu    sync.Mutex
-	nextList  time.Time // the periodic relist; zero before the first
-	triggered time.Time // the debounced relist after a file event; zero when none pending
+	nextList time.Time // the periodic relist; zero before the first
+	// triggered is the debounced relist after a file event, in Unix nanoseconds of the
+	// source's clock; 0 when none is pending. Trigger sets it from the watcher's goroutine.
+	triggered atomic.Int64
 }
 
 // NewFileSource validates cfg, fills its defaults and registers the source's metric.
@@ -200,11 +203,9 @@ func (s *FileSource) Path() string { return s.cfg.Path }
 // change of its content, so callers must not log fileErrs again. err is set when the path
 // itself could not be read: for a path that does not exist pods is empty and the snapshot is
 // still meaningful (upstream then reports an empty source: every static pod goes away); for
-// any other err the snapshot must not be used. Safe for concurrent use (calls serialise).
+// any other err the snapshot must not be used.
 func (s *FileSource) ListOnce(ctx context.Context) (pods []*v1.Pod, fileErrs []*FileError, err error) {
 	logger := klog.FromContext(ctx)
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	s.curNotes = map[string]bool{}
 	s.curParsed = make(map[string]*parsedFile, len(s.parsed))
 	defer func() {
@@ -556,31 +557,25 @@ func (s *FileSource) Relist(ctx context.Context, sink SnapshotSink) error {
 	// The same files with the same content make the same pods: the merger would find no
 	// difference, so the snapshot is not pushed again (the kubelet's merger does that
 	// comparison at every fileCheckFrequency; here it is most of a long simulation's work).
-	s.mu.Lock()
 	digest, same := s.listDigest, err == nil && s.pushed && s.listDigest == s.pushedDigest
-	s.mu.Unlock()
 	if same {
 		return nil
 	}
 	if perr := sink.Push(ctx, kubetypes.FileSource, pods); perr != nil {
 		return fmt.Errorf("push static pods snapshot: %w", perr)
 	}
-	s.mu.Lock()
 	s.pushed, s.pushedDigest = err == nil, digest
-	s.mu.Unlock()
 	return err
 }
 
 // Due is when the next relist is due: at once before the first, then CheckFrequency after
 // the last, or WatchDebounce after a Trigger if that is sooner.
 func (s *FileSource) Due(now time.Time) time.Time {
-	s.loopMu.Lock()
-	defer s.loopMu.Unlock()
 	if s.nextList.IsZero() {
 		return now
 	}
-	if !s.triggered.IsZero() && s.triggered.Before(s.nextList) {
-		return s.triggered
+	if t := s.triggered.Load(); t != 0 && t < s.nextList.UnixNano() {
+		return time.Unix(0, t)
 	}
 	return s.nextList
 }
@@ -592,11 +587,9 @@ func (s *FileSource) Wake() *runner.Signal { return s.wake }
 // covered by it: one relist reads every change.
 func (s *FileSource) Step(ctx context.Context) {
 	now := s.cfg.Clock.Now()
-	s.loopMu.Lock()
 	first := s.nextList.IsZero()
 	s.nextList = now.Add(s.cfg.CheckFrequency)
-	s.triggered = time.Time{}
-	s.loopMu.Unlock()
+	s.triggered.Store(0)
 	logger := klog.FromContext(ctx)
 	if first {
 		logger.V(1).Info("Watching path", "path", s.cfg.Path, "checkFrequency", s.cfg.CheckFrequency, "fsnotify", s.cfg.Watch)
@@ -612,20 +605,14 @@ func (s *FileSource) Step(ctx context.Context) {
 
 // Trigger asks for a relist WatchDebounce from now, so a burst of file events (an editor's
 // create, write, chmod, rename) is read once, and rarely half-written. Triggers within that
-// window coalesce. Never blocks.
+// window coalesce. Never blocks; safe to call from any goroutine (the fsnotify watcher's).
 func (s *FileSource) Trigger() {
-	s.loopMu.Lock()
-	if s.triggered.IsZero() {
-		s.triggered = s.cfg.Clock.Now().Add(s.cfg.WatchDebounce)
-	}
-	s.loopMu.Unlock()
+	s.triggered.CompareAndSwap(0, s.cfg.Clock.Now().Add(s.cfg.WatchDebounce).UnixNano())
 	s.wake.Notify()
 }
 
 // Kept is how many pods and parsed files the source remembers (first-seen times, parsed
 // manifests): it follows the directory, so it drops to zero when the directory is emptied.
 func (s *FileSource) Kept() (pods, files int) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	return len(s.firstSeen), len(s.parsed)
 }

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"sort"
-	"sync"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -19,20 +18,20 @@ import (
 type ManagerConfig struct {
 	// Clock stamps StartTime and condition transition times. Required.
 	Clock clock.PassiveClock
-	// OnChange, when set, is called (outside the manager's lock, and must not block) after
-	// a pod's status was set: the API status sync of cluster mode wakes on it.
+	// OnChange, when set, is called (and must not block) after a pod's status was set: the
+	// API status sync of cluster mode wakes on it.
 	OnChange func()
 }
 
 // Manager keeps the latest API status of every pod, like the kubelet's status manager
 // without an API server: condition transition times move only when a condition flips,
 // StartTime is set once, and a pod that reached Succeeded or Failed never leaves that phase.
-// Safe for concurrent use.
+// It has one caller, the node's owner (edges read statuses through it), so it keeps no lock;
+// a stored status is never changed, only replaced, so a pointer to one may be read anywhere.
 type Manager struct {
 	clock    clock.PassiveClock
 	onChange func()
 
-	mu      sync.RWMutex
 	pods    map[types.UID]*statusEntry
 	version uint64 // bumped by every write, so an observer can skip unchanged states
 }
@@ -52,8 +51,6 @@ func NewManager(cfg ManagerConfig) (*Manager, error) {
 
 // GetPodStatus returns a copy of the pod's latest status.
 func (m *Manager) GetPodStatus(uid types.UID) (v1.PodStatus, bool) {
-	m.mu.RLock()
-	defer m.mu.RUnlock()
 	e, ok := m.pods[uid]
 	if !ok {
 		return v1.PodStatus{}, false
@@ -64,8 +61,6 @@ func (m *Manager) GetPodStatus(uid types.UID) (v1.PodStatus, bool) {
 // GetPodPhase returns the phase of the pod's latest status: GetPodStatus(uid).Phase
 // without copying the status (admission and housekeeping ask it for every pod).
 func (m *Manager) GetPodPhase(uid types.UID) (v1.PodPhase, bool) {
-	m.mu.RLock()
-	defer m.mu.RUnlock()
 	e, ok := m.pods[uid]
 	if !ok {
 		return "", false
@@ -76,15 +71,13 @@ func (m *Manager) GetPodPhase(uid types.UID) (v1.PodPhase, bool) {
 // SetPodStatus stores status as the pod's latest. It refuses (and logs) an update that would
 // move a terminated container of a non-restarting pod back to running or waiting.
 func (m *Manager) SetPodStatus(pod *v1.Pod, status v1.PodStatus) {
-	m.mu.Lock()
-	m.setLocked(pod, *status.DeepCopy())
-	m.mu.Unlock()
+	m.set(pod, *status.DeepCopy())
 	if m.onChange != nil {
 		m.onChange()
 	}
 }
 
-func (m *Manager) setLocked(pod *v1.Pod, status v1.PodStatus) {
+func (m *Manager) set(pod *v1.Pod, status v1.PodStatus) {
 	var old v1.PodStatus
 	e, found := m.pods[pod.UID]
 	if found {
@@ -173,8 +166,6 @@ func withoutSidecars(pod *v1.Pod, statuses []v1.ContainerStatus) []v1.ContainerS
 // with ContainerStatusUnknown, and a non-static pod is forced into a terminal phase
 // (Failed unless it already succeeded).
 func (m *Manager) TerminatePod(pod *v1.Pod) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
 	var status v1.PodStatus
 	if e, ok := m.pods[pod.UID]; ok {
 		status = *e.status.DeepCopy()
@@ -203,7 +194,7 @@ func (m *Manager) TerminatePod(pod *v1.Pod) {
 		klog.V(3).InfoS("Marking terminal pod as failed", "oldPhase", status.Phase, "pod", klog.KObj(pod), "podUID", pod.UID)
 		status.Phase = v1.PodFailed
 	}
-	m.setLocked(pod, status)
+	m.set(pod, status)
 }
 
 func hasPodInitialized(pod *v1.Pod, status *v1.PodStatus) bool {
@@ -242,16 +233,12 @@ func initializedContainers(cs []v1.ContainerStatus) []v1.ContainerStatus {
 
 // RemovePod forgets a pod's status.
 func (m *Manager) RemovePod(uid types.UID) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
 	delete(m.pods, uid)
 	m.version++
 }
 
 // RemoveOrphanedStatuses forgets every pod not in keep (housekeeping).
 func (m *Manager) RemoveOrphanedStatuses(keep map[types.UID]bool) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
 	for uid := range m.pods {
 		if !keep[uid] {
 			delete(m.pods, uid)
@@ -263,14 +250,12 @@ func (m *Manager) RemoveOrphanedStatuses(keep map[types.UID]bool) {
 // Pods returns a copy of every known pod with its latest status, sorted by namespace and
 // name (what /pods serves).
 func (m *Manager) Pods() []*v1.Pod {
-	m.mu.RLock()
 	out := make([]*v1.Pod, 0, len(m.pods))
 	for _, e := range m.pods {
 		p := e.pod.DeepCopy()
 		p.Status = *e.status.DeepCopy()
 		out = append(out, p)
 	}
-	m.mu.RUnlock()
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].Namespace != out[j].Namespace {
 			return out[i].Namespace < out[j].Namespace
@@ -284,8 +269,6 @@ func (m *Manager) Pods() []*v1.Pod {
 // A write replaces the status, never changes it, so a pointer also names a version: a
 // caller may keep it to tell whether the status changed since.
 func (m *Manager) StatusOf(uid types.UID) (*v1.PodStatus, bool) {
-	m.mu.RLock()
-	defer m.mu.RUnlock()
 	e, ok := m.pods[uid]
 	if !ok {
 		return nil, false
@@ -295,16 +278,12 @@ func (m *Manager) StatusOf(uid types.UID) (*v1.PodStatus, bool) {
 
 // Version changes whenever a status is written or removed.
 func (m *Manager) Version() uint64 {
-	m.mu.RLock()
-	defer m.mu.RUnlock()
 	return m.version
 }
 
-// Each calls fn with every pod and its latest status, under the manager's read lock and
-// without copies: fn must not modify them, keep them or call the manager.
+// Each calls fn with every pod and its latest status, without copies: fn must not modify
+// them or call the manager.
 func (m *Manager) Each(fn func(pod *v1.Pod, status *v1.PodStatus)) {
-	m.mu.RLock()
-	defer m.mu.RUnlock()
 	for _, e := range m.pods {
 		fn(e.pod, &e.status)
 	}
@@ -312,7 +291,5 @@ func (m *Manager) Each(fn func(pod *v1.Pod, status *v1.PodStatus)) {
 
 // Len is the number of pods with a status.
 func (m *Manager) Len() int {
-	m.mu.RLock()
-	defer m.mu.RUnlock()
 	return len(m.pods)
 }

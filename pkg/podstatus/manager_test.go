@@ -2,7 +2,6 @@ package podstatus
 
 import (
 	"fmt"
-	"sync"
 	"testing"
 	"time"
 
@@ -149,28 +148,6 @@ func TestManagerPodsListsCopiesSorted(t *testing.T) {
 	m.RemoveOrphanedStatuses(map[types.UID]bool{"defaulta": true})
 	if m.Len() != 1 {
 		t.Fatalf("%d statuses after removing orphans, want 1", m.Len())
-	}
-}
-
-func TestManagerConcurrentUse(t *testing.T) {
-	m, clk := newManager(t)
-	var wg sync.WaitGroup
-	for i := 0; i < 8; i++ {
-		wg.Add(1)
-		go func(i int) {
-			defer wg.Done()
-			p := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprint(i), Namespace: "default", UID: types.UID(fmt.Sprint(i))}}
-			for j := 0; j < 100; j++ {
-				m.SetPodStatus(p, withReady(v1.ConditionStatus([]string{"True", "False"}[j%2])))
-				m.GetPodStatus(p.UID)
-				m.Pods()
-				clk.Step(time.Millisecond)
-			}
-		}(i)
-	}
-	wg.Wait()
-	if m.Len() != 8 {
-		t.Fatalf("%d pods, want 8", m.Len())
 	}
 }
 
