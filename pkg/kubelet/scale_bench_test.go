@@ -190,6 +190,8 @@ type scaleSim struct {
 	step time.Duration
 	// extra is added to every container of writeManifests (a command, say)
 	extra string
+	// image of every container: busybox unless set
+	image string
 }
 
 func newScaleSim(tb testing.TB, n int, evented bool) *scaleSim {
@@ -230,11 +232,15 @@ func (s *scaleSim) manifest(i int) string {
 func (s *scaleSim) writeManifests() {
 	for i := 0; i < s.n; i++ {
 		name := fmt.Sprintf("pod-%05d", i)
+		image := s.image
+		if image == "" {
+			image = "busybox"
+		}
 		extra := s.extra + withRequests("10m", "16Mi")
 		for c := 1; c < s.containers; c++ {
-			extra += fmt.Sprintf("  - name: side-%d\n    image: busybox\n", c) + s.extra + withRequests("10m", "16Mi")
+			extra += fmt.Sprintf("  - name: side-%d\n    image: %s\n", c, image) + s.extra + withRequests("10m", "16Mi")
 		}
-		if err := os.WriteFile(s.manifest(i), []byte(podManifest(name, "busybox", extra)), 0o644); err != nil {
+		if err := os.WriteFile(s.manifest(i), []byte(podManifest(name, image, extra)), 0o644); err != nil {
 			s.tb.Fatal(err)
 		}
 	}
@@ -408,33 +414,42 @@ func BenchmarkStatsEndpoints(b *testing.B) {
 	}
 }
 
-// BenchmarkLiveHeap is what a node keeps in memory per pod: 10,000 pods of two containers,
-// each running `sleep infinity`, stepped on a fake clock until all are Running and two
-// virtual minutes more (past the first resync), then the live heap after a GC. It is the
-// part of bench row 1's RSS that the code decides (the garbage collector's headroom, GOGC,
-// and the Go runtime's own make the rest); -memprofile's inuse_space says where it is.
+// BenchmarkLiveHeap is what a node keeps in memory per pod: 10,000 pods of two containers
+// stepped on a fake clock until all are Running and two virtual minutes more (past the
+// first resync), then the live heap after a GC. It is the part of bench rows 1 and 7's RSS
+// that the code decides (the garbage collector's headroom, GOGC, and the Go runtime's own
+// make the rest). Two kinds of container: busybox running `sleep infinity` (a simulated
+// program, parked), and an image the simulator has no program for (bench row 1's), which
+// runs until stopped.
 //
-// -live-heap-profile FILE writes the heap profile at that instant (before the node stops).
+// -live-heap-profile FILE writes the heap profile at that instant (before the node stops);
+// pprof's inuse_space says where the memory is.
 func BenchmarkLiveHeap(b *testing.B) {
 	quietKlog(b)
 	const n = 10000
-	for i := 0; i < b.N; i++ {
-		s := newScaleSim(b, n, false)
-		s.containers = 2
-		s.extra = sleeper
-		s.writeManifests()
-		s.runUntil("every pod Running", 10*time.Minute, s.allRunning)
-		s.run(2 * time.Minute)
-		goruntime.GC()
-		var m goruntime.MemStats
-		goruntime.ReadMemStats(&m)
-		b.ReportMetric(float64(m.HeapAlloc)/(1<<20), "live-MiB")
-		b.ReportMetric(float64(m.HeapAlloc)/n, "live-B/pod")
-		if *liveHeapProfile != "" {
-			writeHeapProfile(b, *liveHeapProfile)
-		}
-		goruntime.KeepAlive(s)
-		s.stop()
+	for _, c := range []struct{ name, image, extra string }{
+		{"sleep", "busybox", sleeper},
+		{"uncatalogued", "ghcr.io/minikubelet/scale-app:1.0", ""},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				s := newScaleSim(b, n, false)
+				s.containers, s.image, s.extra = 2, c.image, c.extra
+				s.writeManifests()
+				s.runUntil("every pod Running", 10*time.Minute, s.allRunning)
+				s.run(2 * time.Minute)
+				goruntime.GC()
+				var m goruntime.MemStats
+				goruntime.ReadMemStats(&m)
+				b.ReportMetric(float64(m.HeapAlloc)/(1<<20), "live-MiB")
+				b.ReportMetric(float64(m.HeapAlloc)/n, "live-B/pod")
+				if *liveHeapProfile != "" {
+					writeHeapProfile(b, strings.Replace(*liveHeapProfile, ".pprof", "-"+c.name+".pprof", 1))
+				}
+				goruntime.KeepAlive(s)
+				s.stop()
+			}
+		})
 	}
 }
 
