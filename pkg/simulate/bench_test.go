@@ -99,3 +99,26 @@ func (w *countingWriter) Write(p []byte) (int, error) {
 	*w += countingWriter(len(p))
 	return len(p), nil
 }
+
+// BenchmarkShippedScenariosRules runs the 15 shipped scenarios without rules and with the
+// shipped rules evaluated (--rules shipped): issue 28's bar is under 2x the time.
+func BenchmarkShippedScenariosRules(b *testing.B) {
+	scenarios := shippedScenarios(b)
+	rules := shippedRuleFiles(b)
+	for _, withRules := range []bool{false, true} {
+		b.Run(fmt.Sprintf("rules=%v", withRules), func(b *testing.B) {
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				for _, sc := range scenarios {
+					opts := Options{Dir: b.TempDir()}
+					if withRules {
+						opts.Rules = &RulesOptions{Files: rules}
+					}
+					if _, err := Run(context.Background(), sc, opts); err != nil {
+						b.Fatalf("%s: %v", sc.Name, err)
+					}
+				}
+			}
+		})
+	}
+}

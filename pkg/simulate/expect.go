@@ -46,6 +46,9 @@ func (s *simulation) expect(i int, st *Step, now time.Time) []*pending {
 		}
 		s.results = append(s.results, res)
 	}
+	if st.Expect.Alert != nil {
+		s.expectAlert(i, st, now)
+	}
 	return out
 }
 

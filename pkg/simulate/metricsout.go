@@ -2,6 +2,7 @@ package simulate
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -14,8 +15,10 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/prometheus/model/labels"
 
 	"github.com/minikubelet/minikubelet/pkg/config"
+	"github.com/minikubelet/minikubelet/pkg/promrules"
 )
 
 // DefaultScrapeInterval is how often --metrics-out samples the series: Prometheus' default
@@ -38,17 +41,26 @@ type MetricsOptions struct {
 type target struct {
 	labels   []*dto.LabelPair // sorted by name
 	gatherer func() prometheus.Gatherer
+	plabels  labels.Labels // the same, for the rules' storage
 }
 
 // recorder accumulates the samples, grouped per family and per series as OpenMetrics asks
 // (a family's lines together, a series' samples together and in time order); it writes them
 // at the end.
+//
+// It is also the scrape loop of the rules evaluated in the run (--rules): each scrape is
+// appended to their storage, and the rules are evaluated at their instants.
 type recorder struct {
 	interval time.Duration
 	next     time.Time // the next scrape instant
 	targets  []target
-	families map[string]*familySamples
+	families map[string]*familySamples // nil unless the OpenMetrics file is written
 	buf      bytes.Buffer
+
+	rules *promrules.Evaluator // nil unless rules are evaluated
+	// onRules receives what an evaluation found: the alerts' transitions and the rules
+	// whose evaluation failed.
+	onRules func([]promrules.Transition, []promrules.RuleError)
 }
 
 type familySamples struct {
@@ -56,8 +68,9 @@ type familySamples struct {
 	series map[string]*bytes.Buffer // by label signature
 }
 
-func newRecorder(s *simulation, opts MetricsOptions) (*recorder, error) {
-	interval := opts.Interval
+// newRecorder samples the simulation's targets every interval (DefaultScrapeInterval when
+// 0); writeOM keeps the samples for the OpenMetrics file.
+func newRecorder(s *simulation, interval time.Duration, writeOM bool) (*recorder, error) {
 	if interval == 0 {
 		interval = DefaultScrapeInterval
 	}
@@ -77,7 +90,10 @@ func newRecorder(s *simulation, opts MetricsOptions) (*recorder, error) {
 		}
 		return out
 	}
-	r := &recorder{interval: interval, next: s.epoch, families: map[string]*familySamples{}}
+	r := &recorder{interval: interval, next: s.epoch}
+	if writeOM {
+		r.families = map[string]*familySamples{}
+	}
 	r.targets = []target{{
 		labels:   pair("instance", instance, "job", "kubelet", "metrics_path", "/metrics"),
 		gatherer: func() prometheus.Gatherer { return prometheus.Gatherers{s.kReg, s.rtReg} },
@@ -90,6 +106,13 @@ func newRecorder(s *simulation, opts MetricsOptions) (*recorder, error) {
 			labels:   pair("instance", instance, "job", "kube-state-metrics"),
 			gatherer: func() prometheus.Gatherer { return s.k.StateRegistry() },
 		})
+	}
+	for i := range r.targets {
+		b := labels.NewBuilder(labels.EmptyLabels())
+		for _, l := range r.targets[i].labels {
+			b.Set(l.GetName(), l.GetValue())
+		}
+		r.targets[i].plabels = b.Labels()
 	}
 	return r, nil
 }
@@ -122,6 +145,17 @@ func (r *recorder) scrape(now, limit time.Time, running bool) error {
 		}
 		mfs = append(mfs, &dto.MetricFamily{Name: &upName, Help: &upHelp, Type: &upType,
 			Metric: []*dto.Metric{{Gauge: &dto.Gauge{Value: &up}}}})
+		if r.rules != nil {
+			samples := promrules.FromFamilies(mfs, t.plabels)
+			for _, ts := range at {
+				if err := r.rules.Append(t.plabels.String(), ts, samples); err != nil {
+					return err
+				}
+			}
+		}
+		if r.families == nil {
+			continue
+		}
 		for _, mf := range mfs {
 			for _, m := range mf.Metric {
 				m.Label = mergeLabels(m.Label, t.labels)
@@ -134,6 +168,18 @@ func (r *recorder) scrape(now, limit time.Time, running bool) error {
 		}
 	}
 	return nil
+}
+
+// evaluate runs the rules at their instants before limit: every scrape before limit is in
+// their storage, and the state does not change before it.
+func (r *recorder) evaluate(ctx context.Context, limit time.Time) {
+	if r.rules == nil {
+		return
+	}
+	trans, errs := r.rules.EvalBefore(ctx, limit)
+	if len(trans) > 0 || len(errs) > 0 {
+		r.onRules(trans, errs)
+	}
 }
 
 // add encodes one series' sample at ts.

@@ -87,6 +87,9 @@ func runWithMetrics(t *testing.T, path string, opts Options) ([]byte, []byte) {
 	var metrics bytes.Buffer
 	opts.Dir = t.TempDir()
 	opts.Metrics = &MetricsOptions{Out: &metrics, Interval: opts.Metrics.Interval}
+	if sc.ExpectsAlerts() {
+		opts.Rules = &RulesOptions{Files: shippedRuleFiles(t)} // as runFile
+	}
 	res, err := Run(context.Background(), sc, opts)
 	if err != nil {
 		t.Fatal(err)

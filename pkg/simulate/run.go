@@ -3,6 +3,7 @@ package simulate
 import (
 	"context"
 	"fmt"
+	"io"
 	"maps"
 	"os"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/prometheus/model/labels"
 	v1 "k8s.io/api/core/v1"
 	testingclock "k8s.io/utils/clock/testing"
 
@@ -21,6 +23,7 @@ import (
 	"github.com/minikubelet/minikubelet/pkg/features"
 	"github.com/minikubelet/minikubelet/pkg/kubelet"
 	"github.com/minikubelet/minikubelet/pkg/metrics"
+	"github.com/minikubelet/minikubelet/pkg/promrules"
 	"github.com/minikubelet/minikubelet/pkg/runner"
 	"github.com/minikubelet/minikubelet/pkg/runtime/fake"
 	"github.com/minikubelet/minikubelet/pkg/runtime/fault"
@@ -29,6 +32,13 @@ import (
 // Epoch is the virtual wall-clock time a scenario starts at (T+0) unless Options.Start says
 // otherwise. Fixed, so metric values that are timestamps are the same on every run.
 var Epoch = time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// PromtoolStart is T+0 of a run that emits a promtool test. promtool's series start at the
+// Unix epoch, but a runtime's timestamps cannot (0 means unset in the CRI): the run starts an
+// hour later, and the test's series are padded with missing samples until then, so that
+// every sample keeps its timestamp (and time(), timestamp() and timestamp-valued series
+// agree). An hour: promtool evaluates the rules at every evaluation interval of the padding.
+var PromtoolStart = time.Date(1970, 1, 1, 1, 0, 0, 0, time.UTC)
 
 // ManifestUIDRoot is the manifest directory as the static pods' UIDs see it in a scenario
 // (the kubelet's usual staticPodPath).
@@ -49,6 +59,33 @@ type Options struct {
 	// Metrics, when set, samples every metric series each virtual scrape interval and
 	// writes them to Metrics.Out as OpenMetrics once the run is over (--metrics-out).
 	Metrics *MetricsOptions
+	// Rules, when set, evaluates Prometheus rules over the series sampled each virtual
+	// scrape interval (--rules): their alerts' transitions join the timeline, and alert
+	// expectations are checked against them.
+	Rules *RulesOptions
+}
+
+// RulesError is a rule file Prometheus refuses: Prometheus' error, naming the file, the group
+// and the rule.
+type RulesError struct{ Err error }
+
+func (e *RulesError) Error() string { return "flag --rules: " + e.Err.Error() }
+func (e *RulesError) Unwrap() error { return e.Err }
+
+// RulesOptions are the rules evaluated in a run.
+type RulesOptions struct {
+	Files []promrules.File
+	// EvaluationInterval is the interval of the groups that set none
+	// (promrules.DefaultInterval when 0).
+	EvaluationInterval time.Duration
+	// ScrapeInterval is how often the series are sampled when Metrics is not set
+	// (DefaultScrapeInterval when 0; Metrics.Interval otherwise).
+	ScrapeInterval time.Duration
+	// PromtoolTest, when set, gets a `promtool test rules` file replaying the run
+	// (--emit-promtool-test), naming the rule files as PromtoolRuleFiles do. The run then
+	// starts at PromtoolStart unless Options.Start says otherwise (which is refused).
+	PromtoolTest      io.Writer
+	PromtoolRuleFiles []string
 }
 
 // Run replays sc and returns its timeline and expectation results. An error means the
@@ -64,6 +101,12 @@ func Run(ctx context.Context, sc *Scenario, opts Options) (*Result, error) {
 		dir = d
 	}
 	start := opts.Start
+	if opts.Rules != nil && opts.Rules.PromtoolTest != nil {
+		if !start.IsZero() && !start.Equal(PromtoolStart) {
+			return nil, &InvalidError{Err: fmt.Errorf("flag --emit-promtool-test: the run must start at %s, not at --start %s", PromtoolStart.Format(time.RFC3339), start.UTC().Format(time.RFC3339))}
+		}
+		start = PromtoolStart
+	}
 	if start.IsZero() {
 		start = Epoch
 	}
@@ -72,19 +115,42 @@ func Run(ctx context.Context, sc *Scenario, opts Options) (*Result, error) {
 		return nil, err
 	}
 	defer s.stopKubelet()
-	if opts.Metrics != nil {
-		if s.rec, err = newRecorder(s, *opts.Metrics); err != nil {
+	if opts.Metrics != nil || opts.Rules != nil {
+		interval := DefaultScrapeInterval
+		if opts.Metrics != nil && opts.Metrics.Interval != 0 {
+			interval = opts.Metrics.Interval
+		} else if opts.Rules != nil && opts.Rules.ScrapeInterval != 0 {
+			interval = opts.Rules.ScrapeInterval
+		}
+		if s.rec, err = newRecorder(s, interval, opts.Metrics != nil); err != nil {
 			return nil, err
 		}
+	}
+	if opts.Rules != nil {
+		ev, err := promrules.New(promrules.Options{Files: opts.Rules.Files, Interval: opts.Rules.EvaluationInterval,
+			Start: s.epoch, KeepSamples: opts.Rules.PromtoolTest != nil})
+		if err != nil {
+			return nil, &RulesError{Err: err}
+		}
+		defer ev.Close()
+		s.rec.rules, s.rec.onRules = ev, s.rulesEvaluated
 	}
 	if err := s.run(ctx); err != nil {
 		return nil, err
 	}
-	if s.rec != nil {
+	if s.rec != nil && opts.Metrics != nil {
 		if err := s.rec.write(opts.Metrics.Out); err != nil {
 			return nil, fmt.Errorf("write the metrics: %w", err)
 		}
 	}
+	if r := opts.Rules; r != nil && r.PromtoolTest != nil {
+		err := s.rec.rules.WritePromtoolTest(r.PromtoolTest, promrules.PromtoolOptions{RuleFiles: r.PromtoolRuleFiles,
+			ScrapeInterval: s.rec.interval, End: s.epoch.Add(s.sc.Duration.Duration), Name: s.sc.Name})
+		if err != nil {
+			return nil, err
+		}
+	}
+	s.checkAlerts()
 	return s.result(), nil
 }
 
@@ -108,9 +174,11 @@ type simulation struct {
 	results  []ExpectationResult
 	api      *apiServer // the in-process API of a cluster scenario; nil otherwise
 
-	rec       *recorder // nil unless the metrics are recorded
-	nextStep  int       // the index of the next step to apply
-	scrapeErr error     // the first error recording the metrics
+	rec       *recorder              // nil unless the metrics are recorded or rules evaluated
+	alerts    []promrules.Transition // every alert transition so far (--rules)
+	alertExp  []*alertCheck          // the alert expectations, checked once the run is over
+	nextStep  int                    // the index of the next step to apply
+	scrapeErr error                  // the first error recording the metrics
 }
 
 func newSimulation(ctx context.Context, sc *Scenario, dir string, start time.Time) (*simulation, error) {
@@ -293,6 +361,7 @@ func (s *simulation) run(ctx context.Context) error {
 				if err := s.rec.scrape(now, end.Add(1), s.running); err != nil {
 					return err
 				}
+				s.rec.evaluate(ctx, end.Add(1))
 			}
 			return s.scrapeErr
 		}
@@ -404,7 +473,21 @@ func (s *simulation) scrape(now, end time.Time) {
 	if d, ok := s.sim.NextDue(); ok && s.running {
 		limit = minTime(limit, d)
 	}
-	s.scrapeErr = s.rec.scrape(now, limit, s.running)
+	if s.scrapeErr = s.rec.scrape(now, limit, s.running); s.scrapeErr == nil {
+		s.rec.evaluate(context.Background(), limit)
+	}
+}
+
+// rulesEvaluated puts what an evaluation found on the timeline: an alert's new state with its
+// labels, a rule whose evaluation failed (reported, not fatal, as Prometheus does).
+func (s *simulation) rulesEvaluated(trans []promrules.Transition, errs []promrules.RuleError) {
+	for _, t := range trans {
+		s.obs.line(t.At, "alert", t.Alert+" "+string(t.State)+" "+labels.NewBuilder(t.Labels).Del(labels.AlertName).Labels().String())
+		s.alerts = append(s.alerts, t)
+	}
+	for _, e := range errs {
+		s.obs.line(e.At, "rules", e.Rule+" evaluation failed: "+e.Err.Error())
+	}
 }
 
 // gather reads every metric series of the kubelet and the runtime.

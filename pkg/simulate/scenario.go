@@ -37,6 +37,9 @@ type Scenario struct {
 type Step struct {
 	At     Duration  `json:"at"`
 	Within *Duration `json:"within,omitempty"`
+	// During makes an alert expectation hold at every instant of [at, at+during] (an
+	// alert that never fires over a span).
+	During *Duration `json:"during,omitempty"`
 
 	Write          map[string]string `json:"write,omitempty"`
 	Remove         []string          `json:"remove,omitempty"`
@@ -75,6 +78,8 @@ type Expect struct {
 	APIPod   *APIPodExpect   `json:"apiPod,omitempty"`
 	APINode  *NodeExpect     `json:"apiNode,omitempty"`
 	APILease *APILeaseExpect `json:"apiLease,omitempty"`
+	// Alert checks an alert of the rules the run evaluates (--rules).
+	Alert *AlertExpect `json:"alert,omitempty"`
 }
 
 // APIPodExpect checks a pod as the API holds it (what the status manager patched).
@@ -86,6 +91,14 @@ type APIPodExpect struct {
 	MessageContains string           `json:"messageContains,omitempty"`
 	Ready           *bool            `json:"ready,omitempty"`
 	Condition       *ConditionExpect `json:"condition,omitempty"`
+}
+
+// AlertExpect checks an alert's state: some alert of that name whose labels include Labels is
+// pending or firing (State pending or firing), or none is (State inactive).
+type AlertExpect struct {
+	Name   string            `json:"name"`
+	State  string            `json:"state"`
+	Labels map[string]string `json:"labels,omitempty"`
 }
 
 // APILeaseExpect checks the node's Lease: renewed no longer than RenewedWithin ago.
@@ -417,6 +430,18 @@ func (st *Step) validate(duration, last time.Duration) error {
 			return fmt.Errorf("key \"within\": must not be negative, got %v", st.Within.Duration)
 		}
 	}
+	if st.During != nil {
+		switch {
+		case st.Expect == nil || st.Expect.Alert == nil || len(st.Expect.checkKeys()) > 1:
+			return errors.New("key \"during\": only with an alert expectation alone")
+		case st.Within != nil:
+			return errors.New("keys within, during: one or the other")
+		case st.During.Duration <= 0:
+			return fmt.Errorf("key \"during\": must be positive, got %v", st.During.Duration)
+		case at+st.During.Duration > duration:
+			return fmt.Errorf("key \"during\": %v from %v ends after the scenario's duration %v", st.During.Duration, at, duration)
+		}
+	}
 	for name := range st.Write {
 		if err := validFileName(name); err != nil {
 			return fmt.Errorf("key \"write\": %w", err)
@@ -440,10 +465,35 @@ func (st *Step) validate(duration, last time.Duration) error {
 	return nil
 }
 
+// checkKeys names the expectation's keys present.
+func (e *Expect) checkKeys() []string {
+	var out []string
+	for _, k := range []struct {
+		name string
+		set  bool
+	}{{"node", e.Node != nil}, {"pod", e.Pod != nil}, {"metric", e.Metric != nil}, {"healthz", e.Healthz != ""},
+		{"event", e.Event != nil}, {"absent", e.Absent != nil}, {"apiPod", e.APIPod != nil}, {"apiNode", e.APINode != nil},
+		{"apiLease", e.APILease != nil}, {"alert", e.Alert != nil}} {
+		if k.set {
+			out = append(out, k.name)
+		}
+	}
+	return out
+}
+
 func (e *Expect) validate() error {
-	if e.Node == nil && e.Pod == nil && e.Metric == nil && e.Healthz == "" && e.Event == nil && e.Absent == nil &&
-		e.APIPod == nil && e.APINode == nil && e.APILease == nil {
-		return errors.New("empty (one or more of node, pod, metric, healthz, event, absent, apiPod, apiNode, apiLease)")
+	if len(e.checkKeys()) == 0 {
+		return errors.New("empty (one or more of node, pod, metric, healthz, event, absent, apiPod, apiNode, apiLease, alert)")
+	}
+	if a := e.Alert; a != nil {
+		if a.Name == "" {
+			return errors.New("key \"alert.name\": required")
+		}
+		switch a.State {
+		case "pending", "firing", "inactive":
+		default:
+			return fmt.Errorf("key \"alert.state\": %q is not pending, firing or inactive", a.State)
+		}
 	}
 	if n := e.Node; n != nil {
 		if n.Condition == "" {
@@ -553,4 +603,14 @@ func (st *Step) validateCluster(cluster bool) error {
 		}
 	}
 	return nil
+}
+
+// ExpectsAlerts reports whether a step expects an alert (such a scenario needs rules).
+func (s *Scenario) ExpectsAlerts() bool {
+	for _, st := range s.Steps {
+		if st.Expect != nil && st.Expect.Alert != nil {
+			return true
+		}
+	}
+	return false
 }

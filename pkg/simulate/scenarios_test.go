@@ -10,6 +10,8 @@ import (
 
 	"github.com/go-logr/logr"
 	"k8s.io/klog/v2"
+
+	"github.com/minikubelet/minikubelet/pkg/promrules"
 )
 
 func TestMain(m *testing.M) {
@@ -42,10 +44,43 @@ func parseFile(t testing.TB, path string) *Scenario {
 	return sc
 }
 
+// shippedScenarios parses every shipped scenario.
+func shippedScenarios(t testing.TB) []*Scenario {
+	var out []*Scenario
+	for _, f := range scenarioFiles(t) {
+		out = append(out, parseFile(t, f))
+	}
+	return out
+}
+
+// shippedRuleFiles are the rules of configs/prometheus/rules, as `--rules shipped` gives them.
+func shippedRuleFiles(t testing.TB) []promrules.File {
+	t.Helper()
+	paths, err := filepath.Glob(filepath.Join("..", "..", "configs", "prometheus", "rules", "*.yaml"))
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("no rules in configs/prometheus/rules: %v", err)
+	}
+	var out []promrules.File
+	for _, p := range paths {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, promrules.File{Name: filepath.Base(p), Data: data})
+	}
+	return out
+}
+
+// runFile runs a scenario as `minikubelet simulate -f` does: with the shipped rules when it
+// expects alerts.
 func runFile(t testing.TB, path string) (*Result, []byte) {
 	t.Helper()
 	sc := parseFile(t, path)
-	res, err := Run(context.Background(), sc, Options{Dir: t.TempDir()})
+	opts := Options{Dir: t.TempDir()}
+	if sc.ExpectsAlerts() {
+		opts.Rules = &RulesOptions{Files: shippedRuleFiles(t)}
+	}
+	res, err := Run(context.Background(), sc, opts)
 	if err != nil {
 		t.Fatalf("%s: %v", path, err)
 	}

@@ -7,12 +7,14 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
 	"k8s.io/klog/v2"
 
+	"github.com/minikubelet/minikubelet/pkg/promrules"
 	"github.com/minikubelet/minikubelet/pkg/simulate"
 )
 
@@ -27,10 +29,11 @@ func (e *ExitError) Error() string { return e.Err.Error() }
 func (e *ExitError) Unwrap() error { return e.Err }
 
 func newSimulateCommand(o options) *cobra.Command {
-	var file, output, metricsOut string
+	var file, output, metricsOut, promtoolOut string
 	var logs bool
-	var scrapeInterval time.Duration
+	var scrapeInterval, evalInterval time.Duration
 	var start string
+	var ruleArgs []string
 	cmd := &cobra.Command{
 		Use:   "simulate -f SCENARIO",
 		Short: "Replay a scenario on a virtual clock and check its expectations",
@@ -53,8 +56,11 @@ expectation passed, 1 when any failed, 2 when the file is invalid. See docs/simu
 			if scrapeInterval < simulate.MinScrapeInterval {
 				return &ExitError{Code: 2, Err: fmt.Errorf("flag --scrape-interval: %v is below the %v minimum", scrapeInterval, simulate.MinScrapeInterval)}
 			}
-			if metricsOut == "" && cmd.Flags().Changed("scrape-interval") {
-				return &ExitError{Code: 2, Err: errors.New("flag --scrape-interval needs --metrics-out")}
+			if metricsOut == "" && len(ruleArgs) == 0 && promtoolOut == "" && cmd.Flags().Changed("scrape-interval") {
+				return &ExitError{Code: 2, Err: errors.New("flag --scrape-interval needs --metrics-out or --rules")}
+			}
+			if evalInterval <= 0 {
+				return &ExitError{Code: 2, Err: fmt.Errorf("flag --evaluation-interval: %v must be positive", evalInterval)}
 			}
 			startTime := simulate.Epoch
 			if start != "" {
@@ -78,17 +84,28 @@ expectation passed, 1 when any failed, 2 when the file is invalid. See docs/simu
 				restore := quietKlog()
 				defer restore()
 			}
+			if start != "" && promtoolOut != "" {
+				return &ExitError{Code: 2, Err: errors.New("flags --start, --emit-promtool-test: a run that emits a promtool test starts at " + simulate.PromtoolStart.Format(time.RFC3339))}
+			}
+			if promtoolOut != "" {
+				startTime = time.Time{} // simulate starts it at the Unix epoch
+			}
 			var metrics *metricsFile
 			if metricsOut != "" {
 				metrics = &metricsFile{path: metricsOut, interval: scrapeInterval}
 			}
-			return runSimulate(ctx, file, output, startTime, metrics, cmd.OutOrStdout())
+			rs := ruleSettings{args: ruleArgs, given: cmd.Flags().Changed("rules"), evalInterval: evalInterval,
+				scrapeInterval: scrapeInterval, promtoolOut: promtoolOut}
+			return runSimulate(ctx, file, output, startTime, metrics, rs, cmd.OutOrStdout())
 		},
 	}
 	cmd.Flags().StringVarP(&file, "file", "f", "", "The scenario file (YAML). See docs/simulate.md.")
 	cmd.Flags().StringVarP(&output, "output", "o", "text", "Output format: text or json.")
 	cmd.Flags().StringVar(&metricsOut, "metrics-out", "", "Also write every metric series, sampled each --scrape-interval of virtual time, to this file as OpenMetrics with timestamps (for `promtool tsdb create-blocks-from openmetrics`). See docs/monitoring.md.")
-	cmd.Flags().DurationVar(&scrapeInterval, "scrape-interval", simulate.DefaultScrapeInterval, "The virtual scrape interval of --metrics-out.")
+	cmd.Flags().DurationVar(&scrapeInterval, "scrape-interval", simulate.DefaultScrapeInterval, "The virtual scrape interval of --metrics-out and of the series --rules evaluate.")
+	cmd.Flags().StringSliceVar(&ruleArgs, "rules", nil, "Evaluate these Prometheus rule files (or directories of them; Prometheus rule files or PrometheusRule objects) over the run's series with Prometheus' engine, every --evaluation-interval of virtual time: the alerts' transitions join the timeline, and alert expectations are checked. \"shipped\" names the rules of configs/prometheus/rules/, which a scenario with alert expectations evaluates when --rules is not given. See docs/simulate.md.")
+	cmd.Flags().DurationVar(&evalInterval, "evaluation-interval", promrules.DefaultInterval, "The evaluation interval of the rule groups that set none (Prometheus' evaluation_interval).")
+	cmd.Flags().StringVar(&promtoolOut, "emit-promtool-test", "", "Also write a `promtool test rules` file replaying the run: its series as input_series, and the alerts firing at every evaluation where an alert changed state. The run starts at 1970-01-01T01:00:00Z (promtool's series start at the Unix epoch; those of the test are padded until then).")
 	cmd.Flags().StringVar(&start, "start", "", "The virtual wall-clock time of T+0, RFC 3339 (default "+simulate.Epoch.Format(time.RFC3339)+"). It moves the metrics' timestamps, e.g. to backfill an incident as if it happened today.")
 	cmd.Flags().BoolVar(&logs, "logs", false, "Also write the kubelet's logs to stderr (-v sets their verbosity).")
 	cmd.Flags().AddFlagSet(klogFlags())
@@ -108,7 +125,7 @@ type metricsFile struct {
 	interval time.Duration
 }
 
-func runSimulate(ctx context.Context, file, output string, start time.Time, metrics *metricsFile, out io.Writer) error {
+func runSimulate(ctx context.Context, file, output string, start time.Time, metrics *metricsFile, rs ruleSettings, out io.Writer) error {
 	info, err := os.Stat(file)
 	if err != nil {
 		return &ExitError{Code: 2, Err: fmt.Errorf("read scenario: %w", err)}
@@ -125,6 +142,10 @@ func runSimulate(ctx context.Context, file, output string, start time.Time, metr
 		return &ExitError{Code: 2, Err: fileError(file, err)}
 	}
 	opts := simulate.Options{Start: start}
+	var promtoolBuf strings.Builder
+	if opts.Rules, err = rs.options(sc, &promtoolBuf); err != nil {
+		return &ExitError{Code: 2, Err: err}
+	}
 	var buf *bufio.Writer
 	if metrics != nil {
 		f, err := os.Create(metrics.path)
@@ -149,7 +170,16 @@ func runSimulate(ctx context.Context, file, output string, start time.Time, metr
 		if errors.As(err, &inv) {
 			return &ExitError{Code: 2, Err: fileError(file, err)}
 		}
+		var rerr *simulate.RulesError
+		if errors.As(err, &rerr) {
+			return &ExitError{Code: 2, Err: err}
+		}
 		return &ExitError{Code: 1, Err: fmt.Errorf("scenario %s: %w", file, err)}
+	}
+	if rs.promtoolOut != "" {
+		if err := rs.writePromtool(promtoolBuf.String()); err != nil {
+			return &ExitError{Code: 1, Err: err}
+		}
 	}
 	if output == "json" {
 		err = res.WriteJSON(out)

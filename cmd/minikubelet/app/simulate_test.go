@@ -32,6 +32,8 @@ steps:
 	invalid := writeFile(t, "name: bad\nduration: 20s\nsteps:\n- at: 10s\n  shutdwon: true\n")
 	badArgs := writeFile(t, "name: bad\nduration: 20s\nargs: [\"--relist-period=soon\"]\n")
 	metricsOut := filepath.Join(t.TempDir(), "out.om")
+	alwaysRules := writeFile(t, "groups:\n- name: g\n  rules:\n  - alert: Always\n    expr: vector(1)\n")
+	badRules := writeFile(t, "groups:\n- name: g\n  rules:\n  - alert: A\n    expr: rate(x[5m]\n")
 	tests := []struct {
 		name     string
 		args     []string
@@ -49,7 +51,13 @@ steps:
 		{"bad -o", []string{"simulate", "-f", passing, "-o", "yaml"}, 2, nil, `flag -o/--output: "yaml"`},
 		{"metrics out", []string{"simulate", "-f", passing, "--metrics-out", metricsOut, "--scrape-interval", "5s", "--start", "2026-01-01T00:00:00Z"}, 0, []string{"1 passed, 0 failed"}, ""},
 		{"scrape interval too short", []string{"simulate", "-f", passing, "--metrics-out", metricsOut, "--scrape-interval", "10ms"}, 2, nil, "flag --scrape-interval: 10ms is below the 1s minimum"},
-		{"scrape interval alone", []string{"simulate", "-f", passing, "--scrape-interval", "5s"}, 2, nil, "flag --scrape-interval needs --metrics-out"},
+		{"scrape interval alone", []string{"simulate", "-f", passing, "--scrape-interval", "5s"}, 2, nil, "flag --scrape-interval needs --metrics-out or --rules"},
+		{"rules", []string{"simulate", "-f", passing, "--rules", alwaysRules}, 0, []string{"T+00:00:00.000 alert Always firing {}", "1 passed, 0 failed"}, ""},
+		{"rule file Prometheus refuses", []string{"simulate", "-f", passing, "--rules", badRules}, 2, nil, `flag --rules: rule file ` + badRules + `: 5:11: group "g", rule 1, "A": could not parse expression`},
+		{"missing rule file", []string{"simulate", "-f", passing, "--rules", badRules + ".nope"}, 2, nil, "flag --rules: stat"},
+		{"empty rule directory", []string{"simulate", "-f", passing, "--rules", t.TempDir()}, 2, nil, "has no .yaml or .yml file"},
+		{"bad evaluation interval", []string{"simulate", "-f", passing, "--evaluation-interval", "0s"}, 2, nil, "flag --evaluation-interval: 0s must be positive"},
+		{"promtool test and start", []string{"simulate", "-f", passing, "--emit-promtool-test", metricsOut + ".test.yaml", "--start", "2026-01-01T00:00:00Z"}, 2, nil, "flags --start, --emit-promtool-test"},
 		{"bad start", []string{"simulate", "-f", passing, "--start", "yesterday"}, 2, nil, `flag --start: "yesterday" is not an RFC 3339 time`},
 		{"start at the epoch", []string{"simulate", "-f", passing, "--start", "1970-01-01T00:00:00Z"}, 2, nil, "flag --start: 1970-01-01T00:00:00Z is before 1970-01-02"},
 		{"metrics out in a missing directory", []string{"simulate", "-f", passing, "--metrics-out", metricsOut + ".d/x.om"}, 2, nil, "flag --metrics-out: open"},
@@ -108,5 +116,46 @@ func TestSimulateMetricsOutFile(t *testing.T) {
 	}
 	if !strings.HasSuffix(text, "# EOF\n") {
 		t.Errorf("%s does not end with # EOF", out)
+	}
+}
+
+// TestSimulateEmitsPromtoolTest: --emit-promtool-test writes the test file and, beside it,
+// the shipped rules it names (evaluated because the scenario expects an alert), and the
+// timeline shows the alert.
+func TestSimulateEmitsPromtoolTest(t *testing.T) {
+	sc := writeFile(t, `name: restarts
+duration: 2m
+manifests:
+  crash.yaml: |
+    apiVersion: v1
+    kind: Pod
+    metadata: {name: crash, annotations: {minikubelet.io/behavior.main: "runFor=2s,exitCode=1"}}
+    spec: {containers: [{name: main, image: busybox, command: [sleep, infinity]}]}
+steps:
+- at: 0s
+  within: 2m
+  expect:
+    alert: {name: KubeletContainerRestarting, state: firing}
+`)
+	out := filepath.Join(t.TempDir(), "restarts.test.yaml")
+	cmd, stdout, _, _ := testCommand(t, "simulate", "-f", sc, "--emit-promtool-test", out)
+	if err := cmd.Execute(); err != nil {
+		t.Fatalf("simulate: %v\n%s", err, stdout)
+	}
+	if !strings.Contains(stdout.String(), "alert KubeletContainerRestarting firing") || !strings.Contains(stdout.String(), "1 passed, 0 failed") {
+		t.Errorf("timeline lacks the firing alert or the expectation:\n%s", stdout)
+	}
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"rule_files:\n- restarts.test.rules/kubernetes-mixin-kubelet.rules.yaml\n- restarts.test.rules/minikubelet.rules.yaml",
+		"alertname: KubeletContainerRestarting", "input_series:", "series: up{instance=\"127.0.0.1:10255\", job=\"kubelet\", metrics_path=\"/metrics\"}"} {
+		if !strings.Contains(string(data), want) {
+			t.Errorf("test file lacks %q", want)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(filepath.Dir(out), "restarts.test.rules", "minikubelet.rules.yaml")); err != nil {
+		t.Errorf("the shipped rules are not beside the test file: %v", err)
 	}
 }

@@ -1,0 +1,95 @@
+package monitoring
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/minikubelet/minikubelet/pkg/promrules"
+	"github.com/minikubelet/minikubelet/pkg/simulate"
+)
+
+// TestEmittedPromtoolTestsPass runs every shipped scenario with the shipped rules evaluated
+// in simulate and --emit-promtool-test's file written, then runs `promtool test rules` on it:
+// Prometheus' own test runner, over the same series, must find the alerts simulate's timeline
+// shows, at the same evaluations (promtool is the oracle for the engine simulate embeds).
+// A tampered copy of one file must fail, so the check can fail.
+func TestEmittedPromtoolTestsPass(t *testing.T) {
+	promtool := tool(t, "promtool")
+	rulePaths, err := filepath.Glob(filepath.Join(repo, "configs", "prometheus", "rules", "*.yaml"))
+	if err != nil || len(rulePaths) == 0 {
+		t.Fatalf("no shipped rules: %v", err)
+	}
+	var files []promrules.File
+	var names []string
+	for _, p := range rulePaths {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		abs, err := filepath.Abs(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, promrules.File{Name: filepath.Base(p), Data: data})
+		names = append(names, abs)
+	}
+	scenarios, err := filepath.Glob(filepath.Join(repo, "configs", "scenarios", "*.yaml"))
+	if err != nil || len(scenarios) == 0 {
+		t.Fatalf("no shipped scenarios: %v", err)
+	}
+	dir := t.TempDir()
+	firing := ""
+	for _, path := range scenarios {
+		name := strings.TrimSuffix(filepath.Base(path), ".yaml")
+		t.Run(name, func(t *testing.T) {
+			data, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sc, err := simulate.Parse(data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var test bytes.Buffer
+			res, err := simulate.Run(context.Background(), sc, simulate.Options{Dir: t.TempDir(), Rules: &simulate.RulesOptions{
+				Files: files, PromtoolTest: &test, PromtoolRuleFiles: names}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !res.OK() {
+				t.Errorf("%d expectations failed", res.Failed)
+			}
+			out := filepath.Join(dir, name+".test.yaml")
+			if err := os.WriteFile(out, test.Bytes(), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if got, err := run(t, 2*time.Minute, dir, promtool, "test", "rules", out); err != nil || !strings.Contains(got, "SUCCESS") {
+				t.Errorf("promtool test rules %s: %v\n%s", out, err, got)
+			}
+			if firing == "" && strings.Contains(test.String(), "exp_labels:") {
+				firing = out
+			}
+		})
+	}
+	if firing == "" {
+		t.Fatal("no shipped scenario fired an alert: nothing checked the alerts")
+	}
+	// The negative control: the same file with one expected label changed fails.
+	data, err := os.ReadFile(firing)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tampered := strings.Replace(string(data), "severity: ", "severity: not-", 1)
+	bad := filepath.Join(dir, "tampered.test.yaml")
+	if err := os.WriteFile(bad, []byte(tampered), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := run(t, 2*time.Minute, dir, promtool, "test", "rules", bad); err == nil || !strings.Contains(got, "FAILED") {
+		t.Errorf("promtool passed a tampered test (%s): %v\n%s", firing, err, got)
+	}
+}
