@@ -24,6 +24,17 @@ func (deadlineExceeded) Error() string {
 
 func (deadlineExceeded) Is(target error) bool { return target == context.DeadlineExceeded }
 
+// MethodError names the CRI call that failed inside a call that stands for several (the fake
+// runtime's GetPods is ListPodSandbox then ListContainers): the runtime operation metrics
+// count the error against it. Its text is Err's.
+type MethodError struct {
+	Method string // the CRI method, as RuntimeService names it
+	Err    error
+}
+
+func (e *MethodError) Error() string { return e.Err.Error() }
+func (e *MethodError) Unwrap() error { return e.Err }
+
 // Labels the kubelet puts on sandboxes and containers so that a runtime listing can be mapped
 // back to pods (the same keys as the real kubelet's kuberuntime labels).
 const (
@@ -204,6 +215,10 @@ type ContainerResources struct {
 	// MemoryRequestInBytes is the container's memory request. Not in the CRI: the simulator's
 	// runtime takes it as the memory use of a container whose behaviour says none.
 	MemoryRequestInBytes int64
+	// CPUPeriod and CPUQuota are the CFS bandwidth of a CPU limit, in microseconds (0: no
+	// limit): the container may use CPUQuota of every CPUPeriod, and is throttled for the
+	// rest of a period once it has. CPUShares is the CPU request's weight (2 when none).
+	CPUPeriod, CPUQuota, CPUShares int64
 }
 
 // ContainerStats is a container's resource use at Timestamp (unix nanoseconds), the fields
@@ -224,6 +239,14 @@ type ContainerStats struct {
 	WritableLayerBytes uint64
 	// LogBytes is the size of the container's log files (the kubelet measures them itself).
 	LogBytes uint64
+
+	// What cAdvisor reads from the container's cgroup, not in the CRI: its image, start,
+	// limits and shares as set, and its CFS periods (all, and throttled ones) so far.
+	Image                          string
+	StartedAt                      int64 // unix nanoseconds
+	MemoryLimitBytes               int64 // 0: none
+	CPUPeriod, CPUQuota, CPUShares int64
+	CFSPeriods, CFSThrottled       uint64
 }
 
 // PodSandboxStats is a sandbox's resource use at Timestamp (CRI's PodSandboxStats): the sum

@@ -131,6 +131,7 @@ type Kubelet struct {
 	stateRegistry   *metrics.Registry // kube-state-metrics' names on /metrics/state; nil in cluster mode
 	stats           *stats.Provider   // /stats/summary
 	resourceReg     *metrics.Registry // /metrics/resource
+	cadvisorReg     *metrics.Registry // /metrics/cadvisor
 	genericPLEG     *pleg.GenericPLEG
 	eventedPLEG     *pleg.EventedPLEG // nil with the EventedPLEG gate off
 	state           *runtimestate.State
@@ -265,6 +266,7 @@ func New(cfg Config) (*Kubelet, error) {
 		nodeFS:           cfg.NodeFS,
 	}
 	k.rt = client.New(cfg.Runtime, cfg.Clock, c.Kubelet.RuntimeRequestTimeout.Duration)
+	k.rt.Instrument(cfg.Registry) // kubelet_runtime_operations_* by operation_type
 	evented := cfg.Gate.Enabled(features.EventedPLEG)
 	nodeIP := c.Kubelet.Address
 	if c.NodeIP != "" {
@@ -874,7 +876,7 @@ func (k *Kubelet) buildStats() error {
 			u := k.runtime.Usage()
 			return stats.NodeUsage{CPUCoreNanoSeconds: cpu, CPUNanoCores: nanoCores, MemoryBytes: u.MemoryBytes, DiskBytes: u.DiskBytes, PIDs: u.PIDs}
 		},
-		Pods: k.GetPods,
+		Pods: k.getPods, // from the owner (eviction) or an edge (/stats/summary)
 	})
 	if err != nil {
 		return fmt.Errorf("create stats provider: %w", err)
@@ -886,6 +888,8 @@ func (k *Kubelet) buildStats() error {
 		return fmt.Errorf("create stats provider: the clock (%T) has no AfterFunc to bound a scrape with", k.clock)
 	}
 	k.resourceReg.MustRegister(stats.NewResourceCollector(p, delayed, k.rt.Timeout()))
+	k.cadvisorReg = metrics.NewRegistry("")
+	k.cadvisorReg.MustRegister(stats.NewCadvisorCollector(k.runtime, k.GetPods, float64(m.CPU.MilliValue())/1000, m.Memory.Value()))
 	return nil
 }
 
@@ -894,3 +898,6 @@ func (k *Kubelet) Stats() *stats.Provider { return k.stats }
 
 // ResourceRegistry holds the /metrics/resource series.
 func (k *Kubelet) ResourceRegistry() *metrics.Registry { return k.resourceReg }
+
+// CadvisorRegistry holds the /metrics/cadvisor series.
+func (k *Kubelet) CadvisorRegistry() *metrics.Registry { return k.cadvisorReg }

@@ -1,6 +1,7 @@
 package kubelet
 
 import (
+	"context"
 	"sort"
 
 	v1 "k8s.io/api/core/v1"
@@ -21,17 +22,20 @@ type listedPod struct {
 }
 
 // listedPods takes the desired pods and their statuses from the pod and status managers
-// on the owner's goroutine (Inspect), and sorts them by namespace, name and UID off it: the
-// read edges (/pods, /stats/summary, /metrics/resource) never touch the managers' state.
-func (k *Kubelet) listedPods() []listedPod {
+// on the owner's goroutine, and sorts them by namespace, name and UID off it: the read edges
+// (/pods, /stats/summary, /metrics/resource) never touch the managers' state. Called from a
+// step of the owner (ctx says so: the eviction manager reads the stats summary), it reads
+// them at once.
+func (k *Kubelet) listedPods(ctx context.Context) []listedPod {
 	var out []listedPod
-	k.Inspect(func() {
+	_ = k.onOwner(ctx, func(context.Context) error {
 		pods := k.pods.unsortedPods()
 		out = make([]listedPod, len(pods))
 		for i, p := range pods {
 			st, _ := k.status.StatusOf(p.UID)
 			out[i] = listedPod{p, st}
 		}
+		return nil
 	})
 	sort.Slice(out, func(i, j int) bool { return podLess(out[i].pod, out[j].pod) })
 	return out
@@ -41,8 +45,11 @@ func (k *Kubelet) listedPods() []listedPod {
 // /pods does without an API server: the pod manager's pods, each with the status
 // manager's latest status when it has one (a copy; the pod manager is not modified).
 // Sorted by namespace and name.
-func (k *Kubelet) GetPods() []*v1.Pod {
-	listed := k.listedPods()
+func (k *Kubelet) GetPods() []*v1.Pod { return k.getPods(context.Background()) }
+
+// getPods is GetPods from ctx: the owner's, or an edge's.
+func (k *Kubelet) getPods(ctx context.Context) []*v1.Pod {
+	listed := k.listedPods(ctx)
 	out := make([]*v1.Pod, 0, len(listed))
 	for _, l := range listed {
 		p := l.pod.DeepCopy()
@@ -55,7 +62,7 @@ func (k *Kubelet) GetPods() []*v1.Pod {
 // PodListItems returns the JSON encoding of each pod GetPods returns, in its order
 // (server.PodListEncoder): each pod is encoded again only when it or its status changed.
 func (k *Kubelet) PodListItems() [][]byte {
-	return k.podsJSON.items(k.listedPods())
+	return k.podsJSON.items(k.listedPods(context.Background()))
 }
 
 // podByName is the desired pod with that namespace and name, or nil (the edges' lookup:
@@ -136,6 +143,7 @@ func (k *Kubelet) serverConfig() server.Config {
 		ProbeRegistry:           k.probeRegistry,
 		StateRegistry:           k.stateRegistry,
 		ResourceRegistry:        k.resourceReg,
+		CadvisorRegistry:        k.cadvisorReg,
 		Stats:                   k.stats,
 		Logs:                    k,
 		Configz:                 server.ConfigzFunc(k.Configz),

@@ -238,6 +238,34 @@ func TestReadEdgesWhileTheOwnerSteps(t *testing.T) {
 	}
 }
 
+// TestStatsSummaryOnTheOwner: the eviction manager reads the stats summary on the owner, which
+// lists the pods as /stats/summary does from an edge; on the owner that reading must not wait
+// for the owner (a daemon under memory pressure hung there).
+func TestStatsSummaryOnTheOwner(t *testing.T) {
+	dir := t.TempDir()
+	cfg, gate := loadConfig(t, dir)
+	d := startDaemon(t, dir, cfg, gate)
+	d.write("web.yaml", podManifest("web", "busybox", sleeper+withRequests("10m", "16Mi")))
+	d.waitFor(20*time.Second, "web Running", func() bool { return d.countPhase(v1.PodRunning) == 1 }, d.summary)
+	done := make(chan error, 1)
+	owner := d.k.owner.Load()
+	owner.Post(func(ctx context.Context) {
+		usage, err := d.k.podUsage(ctx)
+		if err == nil && len(usage) != 1 {
+			err = fmt.Errorf("usage of %d pods, want 1", len(usage))
+		}
+		done <- err
+	})
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(eventually.Timeout):
+		t.Fatal("the stats summary on the owner never returned")
+	}
+}
+
 // TestGracefulShutdown: with GracefulNodeShutdown and a shutdownGracePeriod, ending the
 // context first terminates the pods (marking them with the shutdown reason), then stops
 // every loop; no goroutine is left.

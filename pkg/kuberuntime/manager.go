@@ -636,8 +636,41 @@ func containerResources(c *v1.Container) *cri.ContainerResources {
 	} else if q, ok := c.Resources.Limits[v1.ResourceMemory]; ok {
 		r.MemoryRequestInBytes = q.Value() // the API server defaults a missing request to the limit
 	}
+	// CPU as upstream's generateLinuxContainerResources writes it: shares from the request
+	// (the limit when there is none), the CFS quota from the limit over a 100ms period.
+	cpuRequest, hasRequest := c.Resources.Requests[v1.ResourceCPU]
+	cpuLimit, hasLimit := c.Resources.Limits[v1.ResourceCPU]
+	switch {
+	case hasRequest:
+		r.CPUShares = milliCPUToShares(cpuRequest.MilliValue())
+	case hasLimit:
+		r.CPUShares = milliCPUToShares(cpuLimit.MilliValue())
+	}
+	if hasLimit {
+		r.CPUPeriod = quotaPeriod
+		r.CPUQuota = milliCPUToQuota(cpuLimit.MilliValue(), quotaPeriod)
+	}
 	if r == (cri.ContainerResources{}) {
 		return nil
 	}
 	return &r
+}
+
+// quotaPeriod is the CFS period the kubelet sets, in microseconds (100ms).
+const quotaPeriod = 100000
+
+// milliCPUToQuota is upstream's: the quota of milliCPU over period, at least 1ms.
+func milliCPUToQuota(milliCPU, period int64) int64 {
+	if milliCPU == 0 {
+		return 0
+	}
+	return max(milliCPU*period/1000, 1000)
+}
+
+// milliCPUToShares is upstream's: 1024 shares a core, at least 2.
+func milliCPUToShares(milliCPU int64) int64 {
+	if milliCPU == 0 {
+		return 2
+	}
+	return min(max(milliCPU*1024/1000, 2), 262144)
 }

@@ -32,6 +32,7 @@ type PromtoolOptions struct {
 type promtoolTest struct {
 	RuleFiles          []string        `json:"rule_files"`
 	EvaluationInterval model.Duration  `json:"evaluation_interval"`
+	GroupEvalOrder     []string        `json:"group_eval_order"`
 	Tests              []promtoolGroup `json:"tests"`
 }
 
@@ -76,7 +77,16 @@ func (e *Evaluator) WritePromtoolTest(w io.Writer, opts PromtoolOptions) error {
 	if len(opts.RuleFiles) != len(e.files) {
 		return fmt.Errorf("promtool test: %d rule file names for %d rule files", len(opts.RuleFiles), len(e.files))
 	}
+	// promtool evaluates the groups in group_eval_order, by name (in no set order without it):
+	// the order they are evaluated in here.
+	var order []string
+	seen := map[string]string{}
 	for _, g := range e.groups {
+		if other, dup := seen[g.g.Name()]; dup {
+			return fmt.Errorf("promtool test: group %q is in %s and %s: promtool orders groups by name", g.g.Name(), other, g.g.File())
+		}
+		seen[g.g.Name()] = g.g.File()
+		order = append(order, g.g.Name())
 		if g.g.Interval() != e.inter {
 			// promtool evaluates every group at evaluation_interval.
 			return fmt.Errorf("promtool test: group %q of %s evaluates every %v, not at the evaluation interval %v: promtool would evaluate it every %v",
@@ -125,7 +135,7 @@ func (e *Evaluator) WritePromtoolTest(w io.Writer, opts PromtoolOptions) error {
 		}
 		grp.AlertRuleTest = append(grp.AlertRuleTest, t)
 	}
-	out := promtoolTest{RuleFiles: opts.RuleFiles, EvaluationInterval: model.Duration(e.inter), Tests: []promtoolGroup{grp}}
+	out := promtoolTest{RuleFiles: opts.RuleFiles, EvaluationInterval: model.Duration(e.inter), GroupEvalOrder: order, Tests: []promtoolGroup{grp}}
 	data, err := yaml.Marshal(out)
 	if err != nil {
 		return fmt.Errorf("promtool test: %w", err)

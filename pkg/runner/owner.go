@@ -76,7 +76,13 @@ func (o *Owner) send(l letter) {
 // Do runs fn on the owner's goroutine and waits for it, or for ctx: the edges' way to make a
 // change and report its result (an HTTP handler adding a fault). It returns ErrOwnerStopped
 // when the owner stopped before running it.
+//
+// Called from the owner's own goroutine with a context of its steps (OnOwner), it runs fn at
+// once: waiting for the owner there would wait forever.
 func (o *Owner) Do(ctx context.Context, fn func(ctx context.Context) error) error {
+	if v, _ := ctx.Value(ownerKey{}).(*Owner); v == o {
+		return fn(ctx)
+	}
 	done := make(chan error, 1)
 	o.send(letter{fn: fn, done: done})
 	select {
@@ -93,7 +99,8 @@ func (o *Owner) Do(ctx context.Context, fn func(ctx context.Context) error) erro
 func (o *Owner) Run(ctx context.Context) {
 	klog.FromContext(ctx).V(4).Info("Starting node loops", "loops", len(o.loops))
 	defer o.stop()
-	step := task.WithoutBlocking(ctx)
+	// The steps' context says they run on this owner (OnOwner), and that they must not wait.
+	step := context.WithValue(task.WithoutBlocking(ctx), ownerKey{}, o)
 	var t clock.Timer
 	defer func() {
 		if t != nil {
@@ -201,4 +208,14 @@ func latest(a, b time.Time) time.Time {
 		return a
 	}
 	return b
+}
+
+// ownerKey marks the context of an owner's steps.
+type ownerKey struct{}
+
+// OnOwner reports whether ctx is the context of a step of an owner (or derived from one):
+// code called both from the owner and from an edge can tell which it runs on.
+func OnOwner(ctx context.Context) bool {
+	_, ok := ctx.Value(ownerKey{}).(*Owner)
+	return ok
 }

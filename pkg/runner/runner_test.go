@@ -201,6 +201,44 @@ func TestOwnerMailbox(t *testing.T) {
 	}
 }
 
+// Code that runs both on the owner and at an edge (the stats summary: the eviction manager's
+// and /stats/summary's) calls Do either way: from a step, with the step's context, Do runs the
+// function at once instead of waiting for the owner, which is itself.
+func TestOwnerDoFromAStep(t *testing.T) {
+	clk := testingclock.NewFakeClock(time.Unix(0, 0))
+	var owner *Owner
+	var onOwner, inline, outside bool
+	stepped := make(chan struct{})
+	l := Loop{Name: "once", Due: func(now time.Time) time.Time {
+		if onOwner {
+			return time.Time{}
+		}
+		return now
+	}, Step: func(ctx context.Context) {
+		onOwner = OnOwner(ctx)
+		_ = owner.Do(ctx, func(context.Context) error { inline = true; return nil })
+		close(stepped)
+	}}
+	owner = NewOwner(clk, []Loop{l}, nil)
+	g := NewGroup(context.Background())
+	g.Go("node", owner.Run)
+	defer g.Stop()
+	select {
+	case <-stepped:
+	case <-time.After(time.Minute): // a deadlock's bound, not a timing
+		t.Fatal("Do from a step with its context never returned")
+	}
+	if err := owner.Do(context.Background(), func(ctx context.Context) error { outside = OnOwner(ctx); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if !onOwner || !inline || !outside {
+		t.Errorf("OnOwner(step) = %v, Do from the step ran = %v, OnOwner(a Do's) = %v; want all true", onOwner, inline, outside)
+	}
+	if OnOwner(context.Background()) {
+		t.Error("OnOwner(Background) = true")
+	}
+}
+
 // With Slack, work due at many nearby instants is done in one step per Slack, late by less
 // than Slack; without it, every instant is a step. A wake is never delayed.
 func TestOwnerSlackBatchesNearbyInstants(t *testing.T) {

@@ -150,6 +150,8 @@ type Config struct {
 	StateRegistry *metrics.Registry
 	// ResourceRegistry, when set, is served on /metrics/resource (the resource metrics).
 	ResourceRegistry *metrics.Registry
+	// CadvisorRegistry, when set, is served on /metrics/cadvisor (cAdvisor's container series).
+	CadvisorRegistry *metrics.Registry
 	// Stats, when set, serves /stats/summary.
 	Stats StatsProvider
 	// Logs serves /containerLogs/{namespace}/{pod}/{container}, a debugging handler as in
@@ -450,6 +452,9 @@ func (s *Server) routes(secure bool) http.Handler {
 		route("/metrics/state", get(func(w http.ResponseWriter, r *http.Request) {
 			writeError(w, http.StatusNotFound, "/metrics/state is served in standalone mode only; in cluster mode kube-state-metrics reads the node and its pods from the API")
 		}))
+	}
+	if s.cfg.CadvisorRegistry != nil {
+		route("/metrics/cadvisor", get(promhttp.HandlerFor(s.cfg.CadvisorRegistry, promhttp.HandlerOpts{EnableOpenMetrics: true}).ServeHTTP))
 	}
 	if s.cfg.ResourceRegistry != nil {
 		route("/metrics/resource", get(promhttp.HandlerFor(s.cfg.ResourceRegistry, promhttp.HandlerOpts{EnableOpenMetrics: true}).ServeHTTP))

@@ -120,6 +120,8 @@ func (c *alertCheck) holdsAt(trans []promrules.Transition, t time.Time) (bool, s
 		return firing, observed
 	case "pending":
 		return pending, observed
+	case "notFiring":
+		return !firing, observed
 	}
 	return !firing && !pending, observed
 }

@@ -98,6 +98,9 @@ func newRecorder(s *simulation, interval time.Duration, writeOM bool) (*recorder
 		labels:   pair("instance", instance, "job", "kubelet", "metrics_path", "/metrics"),
 		gatherer: func() prometheus.Gatherer { return prometheus.Gatherers{s.kReg, s.rtReg} },
 	}, {
+		labels:   pair("instance", instance, "job", "kubelet", "metrics_path", "/metrics/cadvisor"),
+		gatherer: func() prometheus.Gatherer { return s.k.CadvisorRegistry() },
+	}, {
 		labels:   pair("instance", instance, "job", "kubelet", "metrics_path", "/metrics/probes"),
 		gatherer: func() prometheus.Gatherer { return s.k.ProbeRegistry() },
 	}}

@@ -490,9 +490,9 @@ func (s *simulation) rulesEvaluated(trans []promrules.Transition, errs []promrul
 	}
 }
 
-// gather reads every metric series of the kubelet and the runtime.
+// gather reads every metric series of the kubelet (its cAdvisor's included) and the runtime.
 func (s *simulation) gather() ([]*dto.MetricFamily, error) {
-	gs := prometheus.Gatherers{s.kReg, s.rtReg, s.k.ProbeRegistry()}
+	gs := prometheus.Gatherers{s.kReg, s.rtReg, s.k.ProbeRegistry(), s.k.CadvisorRegistry()}
 	if r := s.k.StateRegistry(); r != nil {
 		gs = append(gs, r)
 	}

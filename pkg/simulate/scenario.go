@@ -94,7 +94,8 @@ type APIPodExpect struct {
 }
 
 // AlertExpect checks an alert's state: some alert of that name whose labels include Labels is
-// pending or firing (State pending or firing), or none is (State inactive).
+// pending or firing (State pending or firing), none is pending or firing (inactive), or none
+// is firing (notFiring: pending ones may be).
 type AlertExpect struct {
 	Name   string            `json:"name"`
 	State  string            `json:"state"`
@@ -490,9 +491,9 @@ func (e *Expect) validate() error {
 			return errors.New("key \"alert.name\": required")
 		}
 		switch a.State {
-		case "pending", "firing", "inactive":
+		case "pending", "firing", "inactive", "notFiring":
 		default:
-			return fmt.Errorf("key \"alert.state\": %q is not pending, firing or inactive", a.State)
+			return fmt.Errorf("key \"alert.state\": %q is not pending, firing, inactive or notFiring", a.State)
 		}
 	}
 	if n := e.Node; n != nil {

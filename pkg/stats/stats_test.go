@@ -61,7 +61,7 @@ func fixture(t *testing.T, rt *fakeRuntime) *Provider {
 		Node: func() NodeUsage {
 			return NodeUsage{CPUCoreNanoSeconds: 30e9, CPUNanoCores: 500e6, MemoryBytes: 1 << 30, DiskBytes: 10 << 30, PIDs: 300}
 		},
-		Pods: func() []*v1.Pod { return []*v1.Pod{web, pending} },
+		Pods: func(context.Context) []*v1.Pod { return []*v1.Pod{web, pending} },
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -41,8 +41,9 @@ type Config struct {
 	MemoryCapacity, FsCapacity, MaxPID int64
 	Runtime                            Runtime
 	Node                               func() NodeUsage
-	// Pods returns the pods the node runs, with their statuses.
-	Pods func() []*v1.Pod
+	// Pods returns the pods the node runs, with their statuses; ctx is the caller's
+	// (Summary's).
+	Pods func(ctx context.Context) []*v1.Pod
 }
 
 // Provider computes the node's stats from the runtime's usage model. Safe for concurrent use.
@@ -99,7 +100,7 @@ func (p *Provider) Summary(ctx context.Context) (*statsapi.Summary, error) {
 		u.WorkingSetBytes += sb.WorkingSetBytes
 		podUsage[sb.Metadata.UID] = u
 	}
-	pods := p.cfg.Pods()
+	pods := p.cfg.Pods(ctx)
 	sort.Slice(pods, func(i, j int) bool {
 		if pods[i].Namespace != pods[j].Namespace {
 			return pods[i].Namespace < pods[j].Namespace

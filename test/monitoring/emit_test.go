@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/minikubelet/minikubelet/pkg/promrules"
 	"github.com/minikubelet/minikubelet/pkg/simulate"
 )
 
@@ -20,22 +19,13 @@ import (
 // A tampered copy of one file must fail, so the check can fail.
 func TestEmittedPromtoolTestsPass(t *testing.T) {
 	promtool := tool(t, "promtool")
-	rulePaths, err := filepath.Glob(filepath.Join(repo, "configs", "prometheus", "rules", "*.yaml"))
-	if err != nil || len(rulePaths) == 0 {
-		t.Fatalf("no shipped rules: %v", err)
-	}
-	var files []promrules.File
+	files := shippedRules(t)
 	var names []string
-	for _, p := range rulePaths {
-		data, err := os.ReadFile(p)
+	for _, f := range files {
+		abs, err := filepath.Abs(filepath.Join(repo, "configs", "prometheus", "rules", f.Name))
 		if err != nil {
 			t.Fatal(err)
 		}
-		abs, err := filepath.Abs(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		files = append(files, promrules.File{Name: filepath.Base(p), Data: data})
 		names = append(names, abs)
 	}
 	scenarios, err := filepath.Glob(filepath.Join(repo, "configs", "scenarios", "*.yaml"))

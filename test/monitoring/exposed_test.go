@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/minikubelet/minikubelet/pkg/promrules"
 	"github.com/minikubelet/minikubelet/pkg/simulate"
 )
 
@@ -25,9 +26,11 @@ func simulateMetrics(t *testing.T, scenario string, start time.Time) string {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	res, err := simulate.Run(context.Background(), sc, simulate.Options{
-		Dir: t.TempDir(), Start: start, Metrics: &simulate.MetricsOptions{Out: &out},
-	})
+	opts := simulate.Options{Dir: t.TempDir(), Start: start, Metrics: &simulate.MetricsOptions{Out: &out}}
+	if sc.ExpectsAlerts() {
+		opts.Rules = &simulate.RulesOptions{Files: shippedRules(t)} // as `minikubelet simulate` does
+	}
+	res, err := simulate.Run(context.Background(), sc, opts)
 	if err != nil {
 		t.Fatalf("simulate %s: %v", scenario, err)
 	}
@@ -37,19 +40,38 @@ func simulateMetrics(t *testing.T, scenario string, start time.Time) string {
 	return out.String()
 }
 
+// shippedRules are configs/prometheus/rules/*.yaml.
+func shippedRules(t *testing.T) []promrules.File {
+	t.Helper()
+	paths, err := filepath.Glob(filepath.Join(repo, "configs", "prometheus", "rules", "*.yaml"))
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("no shipped rules: %v", err)
+	}
+	var out []promrules.File
+	for _, p := range paths {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, promrules.File{Name: filepath.Base(p), Data: data})
+	}
+	return out
+}
+
 var (
 	exposedOnce sync.Once
 	exposed     map[string]bool
 )
 
-// exposedNames are the sample names the daemon exposes on /metrics, /metrics/probes and
-// /metrics/state (histograms as their _bucket, _sum and _count), plus Prometheus' own `up`:
-// everything that the shipped scenarios with probes, a crash loop and a PLEG hang produce.
+// exposedNames are the sample names the daemon exposes on /metrics, /metrics/cadvisor,
+// /metrics/probes and /metrics/state (histograms as their _bucket, _sum and _count), plus
+// Prometheus' own `up`: everything that the shipped scenarios with probes, a crash loop, a
+// PLEG hang and CPU throttling produce.
 func exposedNames(t *testing.T) map[string]bool {
 	t.Helper()
 	exposedOnce.Do(func() {
 		exposed = map[string]bool{}
-		for _, sc := range []string{"probes", "crashloop-backoff", "pleg-relist-hang"} {
+		for _, sc := range []string{"probes", "crashloop-backoff", "pleg-relist-hang", "cpu-throttling"} {
 			for _, line := range strings.Split(simulateMetrics(t, sc, time.Time{}), "\n") {
 				if line == "" || line[0] == '#' {
 					continue

@@ -55,7 +55,7 @@ func TestPromtool(t *testing.T) {
 	}
 	for _, args := range [][]string{
 		{"check", "config", "prometheus.yml"},
-		{"check", "rules", "rules/minikubelet.rules.yaml", "rules/kubernetes-mixin-kubelet.rules.yaml"},
+		{"check", "rules", "rules/minikubelet.rules.yaml", "rules/kubernetes-mixin-kubelet.rules.yaml", "rules/kubernetes-mixin-apps.rules.yaml"},
 		append([]string{"test", "rules"}, relative(t, tests)...),
 	} {
 		out, err := run(t, 2*time.Minute, promDir, promtool, args...)
@@ -127,5 +127,18 @@ func TestRulesUseExposedMetrics(t *testing.T) {
 	}
 	for n := range mixin {
 		t.Errorf("kubernetes-mixin-kubelet.rules.yaml has no rule %s", n)
+	}
+	// The mixin's pod alerts read /metrics/state and /metrics/cadvisor.
+	apps := map[string]bool{"KubePodCrashLooping": true, "KubeContainerWaiting": true, "CPUThrottlingHigh": true}
+	for _, r := range loadRules(t, "kubernetes-mixin-apps.rules.yaml") {
+		delete(apps, r.Alert)
+		for _, m := range metricNames(r.Expr) {
+			if !names[m] {
+				t.Errorf("mixin %s: %s is not a metric the daemon exposes", r.Alert, m)
+			}
+		}
+	}
+	for n := range apps {
+		t.Errorf("kubernetes-mixin-apps.rules.yaml has no alert %s", n)
 	}
 }

@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/minikubelet/minikubelet/internal/simtest"
 	"github.com/minikubelet/minikubelet/pkg/cri"
+	"github.com/minikubelet/minikubelet/pkg/metrics"
 	"github.com/minikubelet/minikubelet/pkg/runner"
 	"github.com/minikubelet/minikubelet/pkg/runtime/fake"
 	"github.com/minikubelet/minikubelet/pkg/runtime/fault"
@@ -84,5 +86,69 @@ func TestCallWithinTheDeadlineSucceeds(t *testing.T) {
 	})
 	if err != nil || elapsed() != time.Minute {
 		t.Fatalf("err=%v after %v, want success after 1m", err, elapsed())
+	}
+}
+
+// TestOperationMetrics: every CRI call is counted by upstream's operation_type when it
+// returns, its duration observed on the node's clock, and its failure counted; GetPods counts
+// as the two calls it stands for, its error against the one that failed.
+func TestOperationMetrics(t *testing.T) {
+	tests := []struct {
+		name       string
+		faults     []fault.Spec
+		call       func(ctx context.Context, c *Client) error
+		wantTotal  map[string]float64
+		wantErrors map[string]float64
+		wantSum    map[string]float64 // seconds observed
+	}{
+		{"relist", nil, func(ctx context.Context, c *Client) error { _, err := c.GetPods(ctx, true); return err },
+			map[string]float64{"list_podsandbox": 1, "list_containers": 1}, nil, nil},
+		{"relist failing in ListContainers", []fault.Spec{{Method: "ListContainers", Type: fault.Error}},
+			func(ctx context.Context, c *Client) error { _, err := c.GetPods(ctx, true); return err },
+			map[string]float64{"list_podsandbox": 1, "list_containers": 1}, map[string]float64{"list_containers": 1}, nil},
+		{"relist hung in ListPodSandbox", []fault.Spec{{Method: "ListPodSandbox", Type: fault.Hang}},
+			func(ctx context.Context, c *Client) error { _, err := c.GetPods(ctx, true); return err },
+			map[string]float64{"list_podsandbox": 1}, map[string]float64{"list_podsandbox": 1}, map[string]float64{"list_podsandbox": timeout.Seconds()}},
+		{"slow status", []fault.Spec{{Method: "Status", Type: fault.Latency, Delay: metav1.Duration{Duration: 3 * time.Second}}},
+			func(ctx context.Context, c *Client) error { _, err := c.Status(ctx); return err },
+			map[string]float64{"status": 1}, nil, map[string]float64{"status": 3}},
+		{"pod status", nil, func(ctx context.Context, c *Client) error { _, err := c.GetPodStatus(ctx, "uid", "p", "default"); return err },
+			map[string]float64{"list_podsandbox": 1, "list_containers": 1}, nil, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			clk, loop, c, _ := newRuntime(t, tt.faults...)
+			reg := metrics.NewRegistry("kubelet_")
+			c.Instrument(reg)
+			_ = simtest.Await(t, clk, []runner.Loop{loop}, time.Hour, func(ctx context.Context) error { return tt.call(ctx, c) })
+			got := map[string]map[string]float64{"total": {}, "errors": {}, "sum": {}}
+			families, err := reg.Gather()
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, f := range families {
+				for _, m := range f.GetMetric() {
+					op := m.GetLabel()[0].GetValue()
+					switch f.GetName() {
+					case "kubelet_runtime_operations_total":
+						got["total"][op] = m.GetCounter().GetValue()
+					case "kubelet_runtime_operations_errors_total":
+						got["errors"][op] = m.GetCounter().GetValue()
+					case "kubelet_runtime_operations_duration_seconds":
+						if s := m.GetHistogram().GetSampleSum(); s != 0 {
+							got["sum"][op] = s
+						}
+					}
+				}
+			}
+			for kind, want := range map[string]map[string]float64{"total": tt.wantTotal, "errors": tt.wantErrors, "sum": tt.wantSum} {
+				if want == nil {
+					want = map[string]float64{}
+				}
+				if fmt.Sprint(got[kind]) != fmt.Sprint(want) {
+					t.Errorf("%s = %v, want %v", kind, got[kind], want)
+				}
+			}
+		})
 	}
 }

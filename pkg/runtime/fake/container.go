@@ -111,6 +111,7 @@ func (r *Runtime) CreateContainer(ctx context.Context, podSandboxID string, conf
 	}
 	if res := config.Resources; res != nil {
 		c.memLimit, c.memRequest = res.MemoryLimitInBytes, res.MemoryRequestInBytes
+		c.cpuPeriod, c.cpuQuota, c.cpuShares = int32(res.CPUPeriod), int32(res.CPUQuota), int32(res.CPUShares)
 	}
 	r.containers[id] = c
 	r.ctrNames[reserved] = id

@@ -32,10 +32,10 @@ func (r *Runtime) GetPods(ctx context.Context, all bool) ([]*container.Pod, erro
 		sf.State, cf.State = &ready, &running
 	}
 	if err := r.inject(ctx, methodListPodSandbox, func() int { return r.count(&sf, nil) }); err != nil {
-		return nil, fmt.Errorf("list pod sandboxes: %w", err)
+		return nil, &cri.MethodError{Method: methodListPodSandbox, Err: fmt.Errorf("list pod sandboxes: %w", err)}
 	}
 	if err := r.inject(ctx, methodListContainers, func() int { return r.count(nil, &cf) }); err != nil {
-		return nil, fmt.Errorf("list containers: %w", err)
+		return nil, &cri.MethodError{Method: methodListContainers, Err: fmt.Errorf("list containers: %w", err)}
 	}
 	now := r.lock()
 	defer r.unlock(now)

@@ -201,6 +201,8 @@ type ctr struct {
 	logs       logBuffer          // what the program and the simulator wrote to the container's log (addLog)
 	memLimit   int64              // the memory limit (0: none)
 	memRequest int64              // the memory request: the use when the behaviour gives none
+	// The CPU limit's CFS bandwidth and the request's shares (cri.ContainerResources).
+	cpuPeriod, cpuQuota, cpuShares int32
 	envs       []cri.KeyValue
 
 	// The simulated machine the container's processes run on (program.go).
@@ -665,8 +667,40 @@ func (c *ctr) memoryModel() behavior.Behavior {
 	return b
 }
 
-// cpuMilli is the CPU the container uses while it runs, in millicores.
+// cpuMilli is the CPU the container uses while it runs, in millicores: what it asks for,
+// at most its CPU limit (the CFS quota throttles the rest).
 func (c *ctr) cpuMilli() int64 {
+	d := c.cpuDemand()
+	if l := c.cpuLimitMilli(); l > 0 && d > l {
+		return l
+	}
+	return d
+}
+
+// cpuLimitMilli is the CPU limit in millicores (0: none).
+func (c *ctr) cpuLimitMilli() int64 {
+	if c.cpuQuota <= 0 || c.cpuPeriod <= 0 {
+		return 0
+	}
+	return int64(c.cpuQuota) * 1000 / int64(c.cpuPeriod)
+}
+
+// cfsPeriods are the CFS periods the container ran by now and those it was throttled in: a
+// container that asks for more than its limit uses up its quota early in every period and
+// waits for the next (cAdvisor's container_cpu_cfs_*periods_total). Zero without a limit.
+func (c *ctr) cfsPeriods(now int64) (periods, throttled uint64) {
+	if c.cpuLimitMilli() == 0 {
+		return 0, 0
+	}
+	periods = uint64(c.ranFor(now) / (int64(c.cpuPeriod) * 1000))
+	if c.cpuDemand() > c.cpuLimitMilli() {
+		throttled = periods
+	}
+	return periods, throttled
+}
+
+// cpuDemand is the CPU the container's processes ask for while it runs, in millicores.
+func (c *ctr) cpuDemand() int64 {
 	if c.m != nil && c.m.Busy() {
 		return 1000 // a busy loop uses a whole core
 	}
@@ -717,6 +751,10 @@ func (r *Runtime) ListPodSandboxStats(ctx context.Context) ([]cri.PodSandboxStat
 	}
 	now := r.lock()
 	defer r.unlock(now)
+	return r.sandboxStatsLocked(now), nil
+}
+
+func (r *Runtime) sandboxStatsLocked(now int64) []cri.PodSandboxStats {
 	out := make([]cri.PodSandboxStats, 0, len(r.sandboxes))
 	for _, pe := range r.pods {
 		for _, sb := range pe.sandboxes {
@@ -730,7 +768,16 @@ func (r *Runtime) ListPodSandboxStats(ctx context.Context) ([]cri.PodSandboxStat
 			out = append(out, s)
 		}
 	}
-	return out, nil
+	return out
+}
+
+// Cgroups is what cAdvisor reads from the node's cgroups: the running containers' and the
+// pods' use now. Not a CRI call: no fault or latency applies (a hung runtime does not stop
+// cAdvisor), and it never waits.
+func (r *Runtime) Cgroups() ([]cri.ContainerStats, []cri.PodSandboxStats) {
+	now := r.lock()
+	defer r.unlock(now)
+	return r.containerStatsLocked(now, nil), r.sandboxStatsLocked(now)
 }
 
 // NodeCPU is the CPU every container on the node used since the runtime started (removed
@@ -766,6 +813,10 @@ func (r *Runtime) ListContainerStats(ctx context.Context, filter *cri.ContainerS
 	}
 	now := r.lock()
 	defer r.unlock(now)
+	return r.containerStatsLocked(now, cf), nil
+}
+
+func (r *Runtime) containerStatsLocked(now int64, cf *cri.ContainerFilter) []cri.ContainerStats {
 	var out []cri.ContainerStats
 	r.eachContainerLocked(cf, func(n int) { out = make([]cri.ContainerStats, 0, n) }, func(c *ctr) {
 		if c.info.State != cri.ContainerRunning {
@@ -782,9 +833,17 @@ func (r *Runtime) ListContainerStats(ctx context.Context, filter *cri.ContainerS
 			WorkingSetBytes:      uint64(c.memoryAt(now)),
 			WritableLayerBytes:   uint64(c.diskAt(now)),
 			LogBytes:             uint64(r.logBytes(c, now)),
+			Image:                c.info.Image.Image,
+			StartedAt:            c.startedAt,
+			MemoryLimitBytes:     c.memLimit,
+			CPUPeriod:            int64(c.cpuPeriod),
+			CPUQuota:             int64(c.cpuQuota),
+			CPUShares:            int64(c.cpuShares),
 		})
+		last := &out[len(out)-1]
+		last.CFSPeriods, last.CFSThrottled = c.cfsPeriods(now)
 	})
-	return out, nil
+	return out
 }
 
 // SetMemoryUsage sets the node's memory use outside containers, in bytes.
