@@ -112,7 +112,10 @@ func TestOperationMetrics(t *testing.T) {
 		{"slow status", []fault.Spec{{Method: "Status", Type: fault.Latency, Delay: metav1.Duration{Duration: 3 * time.Second}}},
 			func(ctx context.Context, c *Client) error { _, err := c.Status(ctx); return err },
 			map[string]float64{"status": 1}, nil, map[string]float64{"status": 3}},
-		{"pod status", nil, func(ctx context.Context, c *Client) error { _, err := c.GetPodStatus(ctx, "uid", "p", "default"); return err },
+		{"pod status", nil, func(ctx context.Context, c *Client) error {
+			_, err := c.GetPodStatus(ctx, "uid", "p", "default")
+			return err
+		},
 			map[string]float64{"list_podsandbox": 1, "list_containers": 1}, nil, nil},
 	}
 	for _, tt := range tests {

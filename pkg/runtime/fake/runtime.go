@@ -203,7 +203,7 @@ type ctr struct {
 	memRequest int64              // the memory request: the use when the behaviour gives none
 	// The CPU limit's CFS bandwidth and the request's shares (cri.ContainerResources).
 	cpuPeriod, cpuQuota, cpuShares int32
-	envs       []cri.KeyValue
+	envs                           []cri.KeyValue
 
 	// The simulated machine the container's processes run on (program.go).
 	m            *shell.Machine
