@@ -130,6 +130,9 @@ func TestDashboardPanels(t *testing.T) {
 		"Probe failures":               "prober_probe_total",
 		"PLEG in charge":               "kubelet_pleg_active",
 		"Pod start duration p50 / p99": "kubelet_pod_start_duration_seconds_bucket",
+		"Container CPU":                "container_cpu_usage_seconds_total",
+		"CPU throttling":               "container_cpu_cfs_throttled_periods_total",
+		"Runtime operations":           "kubelet_runtime_operations_total",
 	}
 	ids := map[int]bool{}
 	for _, p := range panels {
