@@ -36,7 +36,11 @@ func (s *simulation) expectAlert(i int, st *Step, now time.Time) {
 }
 
 func describeAlert(a *AlertExpect) string {
-	out := "alert " + a.Name + " " + a.State
+	name := a.Name
+	if name == "" {
+		name = "(any)"
+	}
+	out := "alert " + name + " " + a.State
 	if len(a.Labels) > 0 {
 		out += " " + labels.FromMap(a.Labels).String()
 	}
@@ -55,7 +59,7 @@ func (s *simulation) checkAlerts() {
 		// transition of the alert in it.
 		instants := []time.Time{c.from}
 		for _, t := range s.alerts {
-			if t.Alert == c.exp.Name && t.At.After(c.from) && !t.At.After(c.to) {
+			if (c.exp.Name == "" || t.Alert == c.exp.Name) && t.At.After(c.from) && !t.At.After(c.to) {
 				instants = append(instants, t.At)
 			}
 		}
@@ -93,7 +97,7 @@ func (c *alertCheck) holdsAt(trans []promrules.Transition, t time.Time) (bool, s
 		if tr.At.After(t) {
 			break
 		}
-		if tr.Alert != c.exp.Name || !alertHasLabels(tr.Labels, want) {
+		if (c.exp.Name != "" && tr.Alert != c.exp.Name) || !alertHasLabels(tr.Labels, want) {
 			continue
 		}
 		key := tr.Labels.String()

@@ -93,7 +93,8 @@ type APIPodExpect struct {
 	Condition       *ConditionExpect `json:"condition,omitempty"`
 }
 
-// AlertExpect checks an alert's state: some alert of that name whose labels include Labels is
+// AlertExpect checks an alert's state (of any name when Name is empty): some alert of that
+// name whose labels include Labels is
 // pending or firing (State pending or firing), none is pending or firing (inactive), or none
 // is firing (notFiring: pending ones may be).
 type AlertExpect struct {
@@ -487,9 +488,6 @@ func (e *Expect) validate() error {
 		return errors.New("empty (one or more of node, pod, metric, healthz, event, absent, apiPod, apiNode, apiLease, alert)")
 	}
 	if a := e.Alert; a != nil {
-		if a.Name == "" {
-			return errors.New("key \"alert.name\": required")
-		}
 		switch a.State {
 		case "pending", "firing", "inactive", "notFiring":
 		default:

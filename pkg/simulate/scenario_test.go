@@ -34,7 +34,6 @@ func TestParseErrorsNameStepAndKey(t *testing.T) {
 		{"bad state", validHead + "steps:\n- at: 1s\n  expect: {pod: {name: a, containerState: {name: c, state: sleeping}}}\n", `key "pod.containerState.state": "sleeping" is not waiting`},
 		{"bad metric value", validHead + "steps:\n- at: 1s\n  expect: {metric: {name: m, value: \">x\"}}\n", `key "metric.value": "x" is not a number`},
 		{"bad healthz", validHead + "steps:\n- at: 1s\n  expect: {healthz: maybe}\n", `key "healthz": "maybe" is not ok or fail`},
-		{"alert without name", validHead + "steps:\n- at: 1s\n  expect: {alert: {state: firing}}\n", `step 0: key "expect": key "alert.name": required`},
 		{"bad alert state", validHead + "steps:\n- at: 1s\n  expect: {alert: {name: A, state: up}}\n", `key "alert.state": "up" is not pending, firing, inactive or notFiring`},
 		{"during without alert", validHead + "steps:\n- at: 1s\n  during: 5s\n  expect: {healthz: ok}\n", `step 0: key "during": only with an alert expectation alone`},
 		{"during and within", validHead + "steps:\n- at: 1s\n  during: 5s\n  within: 5s\n  expect: {alert: {name: A, state: firing}}\n", `step 0: keys within, during: one or the other`},
