@@ -149,7 +149,7 @@ steps:
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"rule_files:\n- restarts.test.rules/kubernetes-mixin-kubelet.rules.yaml\n- restarts.test.rules/minikubelet.rules.yaml",
+	for _, want := range []string{"rule_files:\n- restarts.test.rules/kubernetes-mixin-apps.rules.yaml\n- restarts.test.rules/kubernetes-mixin-kubelet.rules.yaml\n- restarts.test.rules/minikubelet.rules.yaml",
 		"alertname: KubeletContainerRestarting", "input_series:", "series: up{instance=\"127.0.0.1:10255\", job=\"kubelet\", metrics_path=\"/metrics\"}"} {
 		if !strings.Contains(string(data), want) {
 			t.Errorf("test file lacks %q", want)
