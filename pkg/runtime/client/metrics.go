@@ -2,6 +2,7 @@ package client
 
 import (
 	"errors"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -39,9 +40,20 @@ var operationTypes = map[string]string{
 // type when it returns, its errors, and how long it took on the node's clock (so an injected
 // latency or hang shows in the histogram, in simulate as in the daemon).
 type opMetrics struct {
-	total    *prometheus.CounterVec
-	errors   *prometheus.CounterVec
-	duration *prometheus.HistogramVec
+	total, errors *prometheus.CounterVec
+	duration      *prometheus.HistogramVec
+	// ops has a fixed key per CRI method (made by Instrument, only read after): its series,
+	// looked up once (a relist makes thousands of calls; a label lookup each would cost more
+	// than the call) and made when first used, as upstream's, so that a call never made or
+	// never failed has no series.
+	ops map[string]*opSeries
+}
+
+type opSeries struct {
+	op                string
+	once, errOnce     sync.Once
+	total, errorCount prometheus.Counter
+	duration          prometheus.Observer
 }
 
 // Instrument registers the runtime operation metrics in reg and counts every call from now on.
@@ -61,6 +73,10 @@ func (c *Client) Instrument(reg *metrics.Registry) {
 			Help:    "Duration in seconds of runtime operations. Broken down by operation type.",
 			Buckets: prometheus.ExponentialBuckets(.005, 2.5, 14),
 		}, []string{"operation_type"}),
+		ops: make(map[string]*opSeries, len(operationTypes)),
+	}
+	for method, op := range operationTypes {
+		m.ops[method] = &opSeries{op: op}
 	}
 	reg.MustRegister(m.total, m.errors, m.duration)
 	c.m = m
@@ -71,11 +87,15 @@ func (c *Client) record(method string, start time.Time, err error) {
 	if c.m == nil {
 		return
 	}
-	op := operationTypes[method]
-	c.m.total.WithLabelValues(op).Inc()
-	c.m.duration.WithLabelValues(op).Observe(c.clk.Since(start).Seconds())
+	s := c.m.ops[method]
+	s.once.Do(func() {
+		s.total, s.duration = c.m.total.WithLabelValues(s.op), c.m.duration.WithLabelValues(s.op)
+	})
+	s.total.Inc()
+	s.duration.Observe(c.clk.Since(start).Seconds())
 	if err != nil {
-		c.m.errors.WithLabelValues(op).Inc()
+		s.errOnce.Do(func() { s.errorCount = c.m.errors.WithLabelValues(s.op) })
+		s.errorCount.Inc()
 	}
 }
 
