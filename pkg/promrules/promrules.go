@@ -42,6 +42,10 @@ type Options struct {
 	Interval time.Duration
 	// Start is T+0: a group of interval i evaluates at Start, Start+i, Start+2i, ...
 	Start time.Time
+	// EvalFrom, when before Start, is where the evaluations begin instead (from the same
+	// grid): the run that writes a promtool test evaluates the hour before its start, with
+	// no samples, as promtool does, so that an alert on an absent series fires as there.
+	EvalFrom time.Time
 	// Dir is where the in-memory TSDB may keep its head chunks; a temporary directory
 	// (removed by Close) when empty.
 	Dir string
@@ -93,6 +97,7 @@ type Evaluator struct {
 	targets map[string]map[uint64]labels.Labels
 	log     *sampleLog // nil unless Options.KeepSamples
 	checks  []firingAt // the firing alerts of a name whenever one of them changed state
+	failed  *RuleError // the first rule that failed to evaluate (promtool stops there)
 	start   time.Time
 	inter   time.Duration
 }
@@ -159,6 +164,10 @@ func New(opts Options) (*Evaluator, error) {
 	tsOpts.WALSegmentSize = -1 // no write-ahead log: nothing outlives the run
 	tsOpts.NoLockfile = true
 	tsOpts.StripeSize = 256 // a node's few hundred series, not a server's millions
+	// The head accepts a sample up to half a block range older than its newest one; a scrape
+	// window of a stopped kubelet can span the rest of the run, so make that range a year.
+	tsOpts.MinBlockDuration = (365 * 24 * time.Hour).Milliseconds()
+	tsOpts.MaxBlockDuration = tsOpts.MinBlockDuration
 	db, err := tsdb.Open(dir, log.NewNopLogger(), nil, tsOpts, nil)
 	if err != nil {
 		if tmp != "" {
@@ -201,7 +210,11 @@ func New(opts Options) (*Evaluator, error) {
 			// from the first evaluation.
 			ar.SetRestored(true)
 		}
-		e.groups = append(e.groups, &schedGroup{g: g, next: opts.Start})
+		first := opts.Start
+		if !opts.EvalFrom.IsZero() && opts.EvalFrom.Before(first) {
+			first = opts.EvalFrom
+		}
+		e.groups = append(e.groups, &schedGroup{g: g, next: first})
 	}
 	return e, nil
 }
@@ -318,12 +331,14 @@ func (e *Evaluator) recordChecks(t time.Time, trans []Transition) {
 // transitions compares the group's active alerts with those of its last evaluation.
 func (e *Evaluator) transitions(g *rules.Group, t time.Time) []Transition {
 	var out []Transition
-	for _, r := range g.Rules() { // in the file's order (AlertingRules sorts them by name)
+	for i, r := range g.Rules() { // in the file's order (AlertingRules sorts them by name)
 		ar, ok := r.(*rules.AlertingRule)
 		if !ok {
 			continue
 		}
-		prefix := g.File() + "\x00" + g.Name() + "\x00" + ar.Name() + "\x00"
+		// A rule is its place in its group: two rules may share a name (a warning and a
+		// critical threshold of one alert).
+		prefix := fmt.Sprintf("%s\x00%s\x00%d\x00", g.File(), g.Name(), i)
 		now := map[string]alertSeen{}
 		for _, a := range ar.ActiveAlerts() {
 			st := Pending
@@ -359,14 +374,18 @@ func (e *Evaluator) transitions(g *rules.Group, t time.Time) []Transition {
 // at the evaluation before.
 func (e *Evaluator) ruleErrors(g *rules.Group, t time.Time) []RuleError {
 	var out []RuleError
-	for _, r := range g.Rules() {
-		key := g.File() + "\x00" + g.Name() + "\x00" + r.Name()
+	for i, r := range g.Rules() {
+		key := fmt.Sprintf("%s\x00%s\x00%d", g.File(), g.Name(), i)
 		msg := ""
 		if err := r.LastError(); err != nil {
 			msg = err.Error()
 		}
 		if msg != e.lastErr[key] && msg != "" {
-			out = append(out, RuleError{At: t, Rule: r.Name(), Err: fmt.Errorf("%s: group %q: %w", g.File(), g.Name(), r.LastError())})
+			re := RuleError{At: t, Rule: r.Name(), Err: fmt.Errorf("%s: group %q: %w", g.File(), g.Name(), r.LastError())}
+			out = append(out, re)
+			if e.failed == nil {
+				e.failed = &re
+			}
 		}
 		e.lastErr[key] = msg
 	}
@@ -411,6 +430,10 @@ func (l loader) groupOrder(names []string) ([]string, error) {
 	}
 	return keys, nil
 }
+
+// RuleFile returns a file's rule groups as a Prometheus rule file: the file itself, or the
+// spec of a PrometheusRule object (what a promtool test must name instead).
+func RuleFile(f File) ([]byte, error) { return groupsOf(f) }
 
 // groupsOf returns a file's rule groups as a Prometheus rule file: the file itself, or the
 // spec of a PrometheusRule object.

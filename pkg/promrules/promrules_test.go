@@ -200,10 +200,69 @@ func TestCompress(t *testing.T) {
 		{[]string{"1"}, "1"},
 		{[]string{"stale", "stale", "0"}, "stale stale 0"},
 		{[]string{"1e+06", "1e+06"}, "1e+06x1"},
+		{[]string{"NaN", "NaN", "Inf", "Inf"}, "NaN NaN Inf Inf"},
 	}
 	for _, tt := range tests {
 		if got := compress(tt.in); got != tt.want {
 			t.Errorf("compress(%v) = %q, want %q", tt.in, got, tt.want)
 		}
+	}
+}
+
+// TestRulesSharingAName: two rules of a group may be one alert at two thresholds; each keeps
+// its own alerts (they neither resolve nor restart each other at every evaluation).
+func TestRulesSharingAName(t *testing.T) {
+	rules := `groups:
+- name: g
+  rules:
+  - alert: Down
+    expr: up == 0
+    labels: {severity: warning}
+  - alert: Down
+    expr: up == 0
+    for: 30s
+    labels: {severity: critical}
+`
+	f := &feed{t: t, e: newEvaluator(t, File{Name: "down.yaml", Data: []byte(rules)})}
+	f.scrape(0, 2*time.Minute, map[string]float64{"a": 0})
+	var got []string
+	for _, tr := range f.trans {
+		got = append(got, fmt.Sprintf("%v %s %s", tr.At.Sub(t0), tr.State, tr.Labels.Get("severity")))
+	}
+	want := "0s firing warning\n0s pending critical\n30s firing critical"
+	if strings.Join(got, "\n") != want {
+		t.Errorf("transitions:\n%s\nwant:\n%s", strings.Join(got, "\n"), want)
+	}
+}
+
+// TestLongScrapeWindow: one target's samples may be appended for hours before another's
+// (a stopped kubelet's scrapes fill the rest of the run at once); the storage takes them.
+func TestLongScrapeWindow(t *testing.T) {
+	e := newEvaluator(t, File{Name: "up.yaml", Data: []byte(upRules)})
+	sample := func(inst string) []Sample {
+		return []Sample{{Labels: labels.FromStrings("__name__", "up", "instance", inst, "job", "node"), Value: 0}}
+	}
+	for at := time.Duration(0); at < 3*time.Hour; at += 15 * time.Second {
+		if err := e.Append("a", t0.Add(at), sample("a")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for at := time.Duration(0); at < 3*time.Hour; at += 15 * time.Second {
+		if err := e.Append("b", t0.Add(at), sample("b")); err != nil {
+			t.Fatalf("target b at %v: %v", at, err)
+		}
+	}
+	trans, errs := e.EvalBefore(context.Background(), t0.Add(3*time.Hour))
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	firing := map[string]bool{}
+	for _, tr := range trans {
+		if tr.Alert == "TargetDown" && tr.State == Firing {
+			firing[tr.Labels.Get("instance")] = true
+		}
+	}
+	if !firing["a"] || !firing["b"] {
+		t.Errorf("TargetDown fired for %v, want a and b", firing)
 	}
 }

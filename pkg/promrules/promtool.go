@@ -74,6 +74,10 @@ func (e *Evaluator) WritePromtoolTest(w io.Writer, opts PromtoolOptions) error {
 	if e.log == nil {
 		return errors.New("promtool test: the samples were not kept (Options.KeepSamples)")
 	}
+	if f := e.failed; f != nil {
+		return fmt.Errorf("promtool test: rule %s failed to evaluate at %s (%v): promtool stops at a rule's first failure",
+			f.Rule, f.At.UTC().Format(time.RFC3339), f.Err)
+	}
 	if len(opts.RuleFiles) != len(e.files) {
 		return fmt.Errorf("promtool test: %d rule file names for %d rule files", len(opts.RuleFiles), len(e.files))
 	}
@@ -199,9 +203,10 @@ func compress(vals []string) string {
 			parts = append(parts, vals[i])
 		case vals[i] == "_":
 			parts = append(parts, fmt.Sprintf("_x%d", run))
-		case vals[i] == "stale":
+		case vals[i] == "stale", vals[i] == "NaN", vals[i] == "Inf", vals[i] == "-Inf":
+			// No run notation: the lexer would read "NaNx3" as one identifier.
 			for k := 0; k < run; k++ {
-				parts = append(parts, "stale")
+				parts = append(parts, vals[i])
 			}
 		default:
 			parts = append(parts, fmt.Sprintf("%sx%d", vals[i], run-1))

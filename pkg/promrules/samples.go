@@ -31,7 +31,8 @@ func FromFamilies(mfs []*dto.MetricFamily, target labels.Labels) []Sample {
 				b.Reset()
 				b.Add(labels.MetricName, metric)
 				for _, l := range m.Label {
-					if !target.Has(l.GetName()) {
+					// A label with an empty value is no label: a scrape drops it.
+					if l.GetValue() != "" && !target.Has(l.GetName()) {
 						b.Add(l.GetName(), l.GetValue())
 					}
 				}

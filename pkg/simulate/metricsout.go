@@ -140,11 +140,10 @@ func (r *recorder) scrape(now, limit time.Time, running bool) error {
 		up := 0.0
 		var mfs []*dto.MetricFamily
 		if running {
-			var err error
-			if mfs, err = t.gatherer().Gather(); err != nil {
-				return fmt.Errorf("gather the metrics: %w", err)
+			// A target whose gather fails is down for that scrape, as for Prometheus.
+			if got, err := t.gatherer().Gather(); err == nil {
+				mfs, up = got, 1
 			}
-			up = 1
 		}
 		mfs = append(mfs, &dto.MetricFamily{Name: &upName, Help: &upHelp, Type: &upType,
 			Metric: []*dto.Metric{{Gauge: &dto.Gauge{Value: &up}}}})

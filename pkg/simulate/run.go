@@ -127,13 +127,19 @@ func Run(ctx context.Context, sc *Scenario, opts Options) (*Result, error) {
 		}
 	}
 	if opts.Rules != nil {
-		ev, err := promrules.New(promrules.Options{Files: opts.Rules.Files, Interval: opts.Rules.EvaluationInterval,
-			Start: s.epoch, KeepSamples: opts.Rules.PromtoolTest != nil})
+		po := promrules.Options{Files: opts.Rules.Files, Interval: opts.Rules.EvaluationInterval,
+			Start: s.epoch, KeepSamples: opts.Rules.PromtoolTest != nil}
+		if po.KeepSamples {
+			// promtool evaluates from the Unix epoch, over the padding too.
+			po.EvalFrom = time.Unix(0, 0)
+		}
+		ev, err := promrules.New(po)
 		if err != nil {
 			return nil, &RulesError{Err: err}
 		}
 		defer ev.Close()
 		s.rec.rules, s.rec.onRules = ev, s.rulesEvaluated
+		s.rec.evaluate(ctx, s.epoch) // the evaluations before T+0, if any
 	}
 	if err := s.run(ctx); err != nil {
 		return nil, err
@@ -482,8 +488,11 @@ func (s *simulation) scrape(now, end time.Time) {
 // labels, a rule whose evaluation failed (reported, not fatal, as Prometheus does).
 func (s *simulation) rulesEvaluated(trans []promrules.Transition, errs []promrules.RuleError) {
 	for _, t := range trans {
-		s.obs.line(t.At, "alert", t.Alert+" "+string(t.State)+" "+labels.NewBuilder(t.Labels).Del(labels.AlertName).Labels().String())
 		s.alerts = append(s.alerts, t)
+		if t.At.Before(s.epoch) {
+			continue // before T+0 (a promtool test's padding): the state counts, the line is not shown
+		}
+		s.obs.line(t.At, "alert", t.Alert+" "+string(t.State)+" "+labels.NewBuilder(t.Labels).Del(labels.AlertName).Labels().String())
 	}
 	for _, e := range errs {
 		s.obs.line(e.At, "rules", e.Rule+" evaluation failed: "+e.Err.Error())

@@ -7,6 +7,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/minikubelet/minikubelet/pkg/cri"
+	"github.com/minikubelet/minikubelet/pkg/podstatus"
 )
 
 // cAdvisor's series as the kubelet serves them on /metrics/cadvisor, the ones the
@@ -104,19 +105,32 @@ func (c *CadvisorCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, v, lv...)
 	}
 	// The pods' cgroups: what all their containers use, a restart not resetting the CPU.
-	podCgroup := map[string]string{}
+	// One cgroup a pod, whatever its sandboxes (a re-created one and the old one, stopped).
+	type podUse struct{ cpu, mem uint64 }
+	use := map[string]podUse{}
+	var order []string
 	for _, sb := range sandboxes {
-		pod := pods[sb.Metadata.UID]
-		if pod == nil {
+		if pods[sb.Metadata.UID] == nil {
 			continue
 		}
+		u, seen := use[sb.Metadata.UID]
+		if !seen {
+			order = append(order, sb.Metadata.UID)
+		}
+		u.cpu += sb.UsageCoreNanoSeconds
+		u.mem += sb.WorkingSetBytes
+		use[sb.Metadata.UID] = u
+	}
+	podCgroup := map[string]string{}
+	for _, uid := range order {
+		pod, u := pods[uid], use[uid]
 		id := podCgroupPath(pod)
-		podCgroup[sb.Metadata.UID] = id
+		podCgroup[uid] = id
 		lv := []string{"", id, "", "", pod.Namespace, pod.Name}
-		counter(cpuUsageDesc, float64(sb.UsageCoreNanoSeconds)/1e9, lv...)
-		gauge(workingSetDesc, float64(sb.WorkingSetBytes), lv...)
-		gauge(memUsageDesc, float64(sb.WorkingSetBytes), lv...)
-		gauge(rssDesc, float64(sb.WorkingSetBytes), lv...)
+		counter(cpuUsageDesc, float64(u.cpu)/1e9, lv...)
+		gauge(workingSetDesc, float64(u.mem), lv...)
+		gauge(memUsageDesc, float64(u.mem), lv...)
+		gauge(rssDesc, float64(u.mem), lv...)
 	}
 	for _, s := range containers {
 		uid := s.Labels[cri.PodUIDLabel]
@@ -154,9 +168,10 @@ func (c *CadvisorCollector) Collect(ch chan<- prometheus.Metric) {
 }
 
 // podCgroupPath is the pod's cgroup with the cgroupfs driver: /kubepods/pod<uid> for a
-// Guaranteed pod, /kubepods/<qos>/pod<uid> for the others.
+// Guaranteed pod, /kubepods/<qos>/pod<uid> for the others. The class is the spec's (a pod
+// without a status yet has the cgroup it will have).
 func podCgroupPath(pod *v1.Pod) string {
-	switch pod.Status.QOSClass {
+	switch podstatus.QOS(pod) {
 	case v1.PodQOSGuaranteed:
 		return "/kubepods/pod" + string(pod.UID)
 	case v1.PodQOSBestEffort:

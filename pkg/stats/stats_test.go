@@ -217,3 +217,53 @@ func TestResourceScrapeBoundOnTheNodesClock(t *testing.T) {
 		t.Fatal("the scrape did not end when its timeout passed on the node's clock")
 	}
 }
+
+type fakeCgroups struct {
+	containers []cri.ContainerStats
+	sandboxes  []cri.PodSandboxStats
+}
+
+func (f fakeCgroups) Cgroups() ([]cri.ContainerStats, []cri.PodSandboxStats) {
+	return f.containers, f.sandboxes
+}
+
+// TestCadvisorOnePodCgroup: a pod with two sandboxes (a re-created one and the stopped one)
+// has one cgroup: one series, the sum (two would make the scrape fail); the cgroup's QoS
+// path comes from the spec, before the pod has a status.
+func TestCadvisorOnePodCgroup(t *testing.T) {
+	pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default", UID: "uid-web"},
+		Spec: v1.PodSpec{Containers: []v1.Container{{Name: "app", Resources: v1.ResourceRequirements{
+			Requests: v1.ResourceList{v1.ResourceCPU: resource.MustParse("1"), v1.ResourceMemory: resource.MustParse("1Gi")},
+			Limits:   v1.ResourceList{v1.ResourceCPU: resource.MustParse("1"), v1.ResourceMemory: resource.MustParse("1Gi")}}}}}}
+	meta := cri.PodSandboxMetadata{Name: "web", Namespace: "default", UID: "uid-web"}
+	cg := fakeCgroups{sandboxes: []cri.PodSandboxStats{
+		{ID: "old", Metadata: meta, UsageCoreNanoSeconds: 2e9},
+		{ID: "new", Metadata: meta, UsageCoreNanoSeconds: 1e9, WorkingSetBytes: 100},
+	}}
+	c := NewCadvisorCollector(cg, func() []*v1.Pod { return []*v1.Pod{pod} }, 4, 8<<30)
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(c)
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatalf("Gather: %v", err)
+	}
+	for _, f := range families {
+		if f.GetName() != "container_cpu_usage_seconds_total" {
+			continue
+		}
+		if len(f.GetMetric()) != 1 {
+			t.Fatalf("%d pod cgroup series, want 1", len(f.GetMetric()))
+		}
+		m := f.GetMetric()[0]
+		if v := m.GetCounter().GetValue(); v != 3 {
+			t.Errorf("pod CPU = %v, want 3 (both sandboxes)", v)
+		}
+		for _, l := range m.GetLabel() {
+			if l.GetName() == "id" && l.GetValue() != "/kubepods/poduid-web" {
+				t.Errorf("id = %q, want a Guaranteed pod's /kubepods/poduid-web", l.GetValue())
+			}
+		}
+		return
+	}
+	t.Fatal("no container_cpu_usage_seconds_total")
+}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/minikubelet/minikubelet/pkg/promrules"
 	"github.com/minikubelet/minikubelet/pkg/simulate"
 )
 
@@ -81,5 +82,53 @@ func TestEmittedPromtoolTestsPass(t *testing.T) {
 	}
 	if got, err := run(t, 2*time.Minute, dir, promtool, "test", "rules", bad); err == nil || !strings.Contains(got, "FAILED") {
 		t.Errorf("promtool passed a tampered test (%s): %v\n%s", firing, err, got)
+	}
+}
+
+// TestEmittedTestOfAnAbsentSeries: promtool evaluates from the Unix epoch, over the padding
+// before the run, where an alert on an absent series goes pending and fires; the run that
+// writes the test evaluates that hour too, so the two agree.
+func TestEmittedTestOfAnAbsentSeries(t *testing.T) {
+	promtool := tool(t, "promtool")
+	dir := t.TempDir()
+	rules := filepath.Join(dir, "absent.rules.yaml")
+	if err := os.WriteFile(rules, []byte(`groups:
+- name: absent
+  rules:
+  - alert: SchedulerDown
+    expr: absent(up{job="kube-scheduler"} == 1)
+    for: 15m
+  - alert: NoNode
+    expr: absent(kube_node_status_condition{condition="Ready"})
+    for: 1m
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sc, err := simulate.Parse([]byte("name: absent\nduration: 2m\nsteps:\n- at: 0s\n  expect:\n    alert: {name: SchedulerDown, state: firing}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(rules)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var test bytes.Buffer
+	res, err := simulate.Run(context.Background(), sc, simulate.Options{Dir: t.TempDir(), Rules: &simulate.RulesOptions{
+		Files: []promrules.File{{Name: "absent.rules.yaml", Data: data}}, PromtoolTest: &test, PromtoolRuleFiles: []string{"absent.rules.yaml"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.OK() {
+		t.Errorf("SchedulerDown is not firing at T+0 in the run that writes the test: %+v", res.Expectations)
+	}
+	out := filepath.Join(dir, "absent.test.yaml")
+	if err := os.WriteFile(out, test.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(test.String(), "alertname: SchedulerDown") {
+		t.Errorf("the test checks no SchedulerDown evaluation:\n%s", test.String())
+	}
+	if got, err := run(t, 2*time.Minute, dir, promtool, "test", "rules", out); err != nil || !strings.Contains(got, "SUCCESS") {
+		t.Errorf("promtool test rules: %v\n%s", err, got)
 	}
 }

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -38,6 +39,21 @@ type ruleSource struct {
 	name string // how errors name it: the path as given, or shipped/<file>
 	path string
 	data []byte
+	// groups is the file as a Prometheus rule file, when it is not one itself (a
+	// PrometheusRule object): what a promtool test names instead, written beside it.
+	groups []byte
+}
+
+// besideTest reports whether a promtool test names a copy written beside it (the shipped
+// rules, and a PrometheusRule object's groups), rather than the file itself.
+func (s ruleSource) besideTest() bool { return s.path == "" || s.groups != nil }
+
+// base is the name of the copy beside a promtool test.
+func (s ruleSource) base() string {
+	if s.path == "" {
+		return strings.TrimPrefix(s.name, shippedRules+"/")
+	}
+	return filepath.Base(s.path)
 }
 
 // options resolves the rule files: those --rules names, else the shipped ones when the
@@ -66,8 +82,12 @@ func (rs *ruleSettings) options(sc *simulate.Scenario, promtool io.Writer) (*sim
 	}
 	if rs.promtoolOut != "" {
 		opts.PromtoolTest = promtool
-		for _, src := range rs.sources {
-			opts.PromtoolRuleFiles = append(opts.PromtoolRuleFiles, rs.promtoolName(src))
+		for i, src := range rs.sources {
+			groups, err := promrules.RuleFile(promrules.File{Name: src.name, Data: src.data})
+			if err == nil && !bytes.Equal(groups, src.data) {
+				rs.sources[i].groups = groups
+			}
+			opts.PromtoolRuleFiles = append(opts.PromtoolRuleFiles, rs.promtoolName(rs.sources[i]))
 		}
 	}
 	return opts, nil
@@ -132,8 +152,8 @@ func (rs *ruleSettings) shippedDir() string {
 // directory, as promtool resolves rule_files.
 func (rs *ruleSettings) promtoolName(src ruleSource) string {
 	path := src.path
-	if path == "" {
-		path = filepath.Join(rs.shippedDir(), strings.TrimPrefix(src.name, shippedRules+"/"))
+	if src.besideTest() {
+		path = filepath.Join(rs.shippedDir(), src.base())
 	}
 	base, err1 := filepath.Abs(filepath.Dir(rs.promtoolOut))
 	abs, err2 := filepath.Abs(path)
@@ -149,14 +169,18 @@ func (rs *ruleSettings) promtoolName(src ruleSource) string {
 // writePromtool writes the test file, and beside it the shipped rules it refers to.
 func (rs *ruleSettings) writePromtool(content string) error {
 	for _, src := range rs.sources {
-		if src.path != "" {
+		if !src.besideTest() {
 			continue
+		}
+		data := src.data
+		if src.groups != nil {
+			data = src.groups
 		}
 		dir := rs.shippedDir()
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return fmt.Errorf("flag --emit-promtool-test: %w", err)
 		}
-		if err := os.WriteFile(filepath.Join(dir, strings.TrimPrefix(src.name, shippedRules+"/")), src.data, 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, src.base()), data, 0o644); err != nil {
 			return fmt.Errorf("flag --emit-promtool-test: %w", err)
 		}
 	}

@@ -159,3 +159,39 @@ steps:
 		t.Errorf("the shipped rules are not beside the test file: %v", err)
 	}
 }
+
+// TestSimulatePromtoolTestOfAPrometheusRule: promtool reads plain rule files only, so a
+// PrometheusRule object given to --rules is named in the test by its groups, written beside it.
+func TestSimulatePromtoolTestOfAPrometheusRule(t *testing.T) {
+	rules := writeFile(t, `apiVersion: monitoring.coreos.com/v1
+kind: PrometheusRule
+metadata: {name: always}
+spec:
+  groups:
+  - name: g
+    rules:
+    - alert: Always
+      expr: vector(1)
+`)
+	sc := writeFile(t, "name: x\nduration: 30s\n")
+	out := filepath.Join(t.TempDir(), "x.test.yaml")
+	cmd, stdout, _, _ := testCommand(t, "simulate", "-f", sc, "--rules", rules, "--emit-promtool-test", out)
+	if err := cmd.Execute(); err != nil {
+		t.Fatalf("simulate: %v\n%s", err, stdout)
+	}
+	test, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	copyName := "x.test.rules/" + filepath.Base(rules)
+	if !strings.Contains(string(test), "rule_files:\n- "+copyName+"\n") {
+		t.Errorf("rule_files does not name the groups' copy %s:\n%s", copyName, test)
+	}
+	groups, err := os.ReadFile(filepath.Join(filepath.Dir(out), copyName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(string(groups), "groups:") || strings.Contains(string(groups), "PrometheusRule") {
+		t.Errorf("the copy is not a plain rule file:\n%s", groups)
+	}
+}
