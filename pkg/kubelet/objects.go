@@ -58,8 +58,9 @@ type apiObjects struct {
 	clock  clock.PassiveClock
 	ttl    time.Duration
 
-	// observe, if set, is told every object read (the flight recorder).
-	observe func(obj any)
+	// observe, if set, is told every object read and when its read began (the flight
+	// recorder).
+	observe func(obj any, began time.Time)
 
 	mu         sync.Mutex
 	configMaps map[string]cached[v1.ConfigMap] // by namespace/name
@@ -164,7 +165,7 @@ func getObjectTTL[T any](ctx context.Context, o *apiObjects, m map[string]cached
 		default:
 			c, ok = cached[T]{obj: obj, fetched: now}, true
 			if o.observe != nil {
-				o.observe(obj)
+				o.observe(obj, now)
 			}
 		}
 		o.mu.Lock()
@@ -223,7 +224,7 @@ func fetchInto[T any](ctx context.Context, o *apiObjects, m map[string]cached[T]
 	m[key] = cached[T]{obj: obj, fetched: now}
 	o.mu.Unlock()
 	if obj != nil && o.observe != nil {
-		o.observe(obj)
+		o.observe(obj, now)
 	}
 }
 

@@ -121,6 +121,11 @@ func (r *Recorder) ManifestRead(name string, data []byte) {
 // stepOnce writes step unless seen[key] already holds content's hash, and remembers it
 // once written.
 func (r *Recorder) stepOnce(seen map[string]uint64, key string, content []byte, step map[string]any) {
+	r.stepOnceAt(seen, key, content, step, time.Time{})
+}
+
+// stepOnceAt is stepOnce at the instant at (zero: now).
+func (r *Recorder) stepOnceAt(seen map[string]uint64, key string, content []byte, step map[string]any, at time.Time) {
 	h := fnv.New64a()
 	h.Write(content)
 	sum := h.Sum64()
@@ -129,7 +134,7 @@ func (r *Recorder) stepOnce(seen map[string]uint64, key string, content []byte, 
 	if prev, ok := seen[key]; ok && prev == sum {
 		return
 	}
-	if r.step(step) {
+	if r.stepAt(step, at) {
 		seen[key] = sum
 	}
 }
@@ -237,7 +242,11 @@ const Redacted = "redacted"
 // APIObject records a ConfigMap or a Secret the node read from the API server (for its
 // pods' volumes and environment) as an apply, unless the recording holds it as it is. A
 // Secret's keys are kept and each value is Redacted. Other objects are ignored.
-func (r *Recorder) APIObject(obj any) {
+//
+// The step is at began, when the read started (or at the last step, if that is later): the
+// sync that waited for the object needed it then, and a replay, whose reads take no time,
+// must hold it by then.
+func (r *Recorder) APIObject(obj any, began time.Time) {
 	var key string
 	var doc map[string]any
 	switch o := obj.(type) {
@@ -267,7 +276,7 @@ func (r *Recorder) APIObject(obj any) {
 	if err != nil {
 		return
 	}
-	r.stepOnce(r.objects, key, out, map[string]any{"apply": string(out)})
+	r.stepOnceAt(r.objects, key, out, map[string]any{"apply": string(out)}, began)
 }
 
 func metaOf(m metav1.ObjectMeta) map[string]any {
@@ -303,7 +312,7 @@ func (r *Recorder) Close() error {
 	}
 	end := r.endAt
 	if !r.ended {
-		end = r.offset()
+		end = r.offset(time.Time{})
 	}
 	r.ended = true
 	r.writeTail(end)
@@ -320,20 +329,26 @@ func (r *Recorder) locked(step map[string]any) {
 	r.step(step)
 }
 
-// offset is now as the scenario's time: from T+0, to the millisecond, never before the
-// last step.
-func (r *Recorder) offset() time.Duration {
-	at := r.opts.Clock.Since(r.start).Truncate(time.Millisecond)
+// offset is at (zero: now) as the scenario's time: from T+0, to the millisecond, never
+// before the last step.
+func (r *Recorder) offset(when time.Time) time.Duration {
+	if when.IsZero() {
+		when = r.opts.Clock.Now()
+	}
+	at := when.Sub(r.start).Truncate(time.Millisecond)
 	return max(at, r.last)
 }
 
 // step appends one step at the current instant and reports whether it was written: at the
 // size limit the recording ends instead, closed at the last instant it holds.
-func (r *Recorder) step(step map[string]any) bool {
+func (r *Recorder) step(step map[string]any) bool { return r.stepAt(step, time.Time{}) }
+
+// stepAt is step at the instant when (zero: now).
+func (r *Recorder) stepAt(step map[string]any, when time.Time) bool {
 	if r.ended || r.f == nil {
 		return false
 	}
-	at := r.offset()
+	at := r.offset(when)
 	out, err := yaml.Marshal(step)
 	if err != nil {
 		r.err = fmt.Errorf("--record: %w", err)

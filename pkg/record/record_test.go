@@ -1,6 +1,7 @@
 package record
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -194,13 +195,13 @@ func TestRecorderAPIObjects(t *testing.T) {
 	cm := &v1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "cfg", Namespace: "default", ResourceVersion: "7"}, Data: map[string]string{"a": "1"}}
 	sec := &v1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "pw", Namespace: "default"}, Type: v1.SecretTypeOpaque,
 		Data: map[string][]byte{"password": []byte("s3cret")}}
-	r.APIObject(cm)
-	r.APIObject(sec)
-	r.APIObject(&v1.Service{ObjectMeta: metav1.ObjectMeta{Name: "svc"}})
+	r.APIObject(cm, clk.Now())
+	r.APIObject(sec, clk.Now())
+	r.APIObject(&v1.Service{ObjectMeta: metav1.ObjectMeta{Name: "svc"}}, clk.Now())
 	clk.Step(time.Second)
-	r.APIObject(cm.DeepCopy()) // read again, unchanged: nothing new
+	r.APIObject(cm.DeepCopy(), clk.Now()) // read again, unchanged: nothing new
 	cm.Data["a"] = "2"
-	r.APIObject(cm)
+	r.APIObject(cm, clk.Now())
 	if err := r.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -228,5 +229,26 @@ func TestRecorderAPIObjects(t *testing.T) {
 	want := "0s ConfigMap a=1, 0s Secret password=cmVkYWN0ZWQ=, 1s ConfigMap a=2"
 	if strings.Join(got, ", ") != want {
 		t.Errorf("steps %q, want %q", strings.Join(got, ", "), want)
+	}
+}
+
+// An object is recorded at the instant its read began (the sync that waited for it needed
+// it then), never before a step already written.
+func TestRecorderObjectAtItsRead(t *testing.T) {
+	r, clk, path := open(t, 1<<20, true)
+	clk.Step(time.Second)
+	r.FaultsCleared() // a step at 1s
+	clk.Step(time.Second)
+	r.APIObject(&v1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "a", Namespace: "default"}}, t0.Add(1500*time.Millisecond))
+	r.APIObject(&v1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "b", Namespace: "default"}}, t0.Add(500*time.Millisecond))
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, st := range read(t, path).Steps {
+		got = append(got, fmt.Sprint(st["at"]))
+	}
+	if want := "1s 1.5s 1.5s"; strings.Join(got, " ") != want {
+		t.Errorf("steps at %v, want %s", got, want)
 	}
 }
