@@ -11,6 +11,7 @@ import (
 	"github.com/go-logr/logr"
 	"k8s.io/klog/v2"
 
+	"github.com/minikubelet/minikubelet/internal/simtest"
 	"github.com/minikubelet/minikubelet/pkg/promrules"
 )
 
@@ -54,22 +55,7 @@ func shippedScenarios(t testing.TB) []*Scenario {
 }
 
 // shippedRuleFiles are the rules of configs/prometheus/rules, as `--rules shipped` gives them.
-func shippedRuleFiles(t testing.TB) []promrules.File {
-	t.Helper()
-	paths, err := filepath.Glob(filepath.Join("..", "..", "configs", "prometheus", "rules", "*.yaml"))
-	if err != nil || len(paths) == 0 {
-		t.Fatalf("no rules in configs/prometheus/rules: %v", err)
-	}
-	var out []promrules.File
-	for _, p := range paths {
-		data, err := os.ReadFile(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, promrules.File{Name: filepath.Base(p), Data: data})
-	}
-	return out
-}
+func shippedRuleFiles(testing.TB) []promrules.File { return simtest.ShippedRules() }
 
 // runFile runs a scenario as `minikubelet simulate -f` does: with the shipped rules when it
 // expects alerts.

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/minikubelet/minikubelet/internal/simtest"
 	"github.com/minikubelet/minikubelet/pkg/promrules"
 	"github.com/minikubelet/minikubelet/pkg/simulate"
 )
@@ -41,22 +42,7 @@ func simulateMetrics(t *testing.T, scenario string, start time.Time) string {
 }
 
 // shippedRules are configs/prometheus/rules/*.yaml.
-func shippedRules(t *testing.T) []promrules.File {
-	t.Helper()
-	paths, err := filepath.Glob(filepath.Join(repo, "configs", "prometheus", "rules", "*.yaml"))
-	if err != nil || len(paths) == 0 {
-		t.Fatalf("no shipped rules: %v", err)
-	}
-	var out []promrules.File
-	for _, p := range paths {
-		data, err := os.ReadFile(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, promrules.File{Name: filepath.Base(p), Data: data})
-	}
-	return out
-}
+func shippedRules(*testing.T) []promrules.File { return simtest.ShippedRules() }
 
 var (
 	exposedOnce sync.Once
