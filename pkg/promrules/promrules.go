@@ -100,6 +100,11 @@ type Evaluator struct {
 	failed  *RuleError // the first rule that failed to evaluate (promtool stops there)
 	start   time.Time
 	inter   time.Duration
+
+	// names are the __name__ matchers of every selector in the rules; nil when one selector
+	// has none (it may select any series). selects caches their verdict per name.
+	names   [][]*labels.Matcher
+	selects map[string]bool
 }
 
 // firingAt is the alerts of one name firing at an evaluation (promtool's exp_alerts).
@@ -203,6 +208,7 @@ func New(opts Options) (*Evaluator, error) {
 		e.Close()
 		return nil, errors.Join(errs...)
 	}
+	e.names = nameMatchers(groups)
 	for _, key := range order {
 		g := groups[key]
 		for _, ar := range g.AlertingRules() {
@@ -217,6 +223,63 @@ func New(opts Options) (*Evaluator, error) {
 		e.groups = append(e.groups, &schedGroup{g: g, next: first})
 	}
 	return e, nil
+}
+
+// nameMatchers returns the __name__ matchers of every selector of the groups' rules, or nil
+// when a selector has none.
+func nameMatchers(groups map[string]*rules.Group) [][]*labels.Matcher {
+	var out [][]*labels.Matcher
+	all := false
+	for _, g := range groups {
+		for _, r := range g.Rules() {
+			parser.Inspect(r.Query(), func(n parser.Node, _ []parser.Node) error {
+				vs, ok := n.(*parser.VectorSelector)
+				if !ok {
+					return nil
+				}
+				var ms []*labels.Matcher
+				for _, m := range vs.LabelMatchers {
+					if m.Name == labels.MetricName {
+						ms = append(ms, m)
+					}
+				}
+				all = all || len(ms) == 0
+				out = append(out, ms)
+				return nil
+			})
+		}
+	}
+	if all {
+		return nil
+	}
+	return out
+}
+
+// Selects says whether a selector of the rules may select a series of this name. The
+// scrape stores only those: a series no rule can select changes no rule's result (nor an
+// emitted promtool test's), and storing every series was most of an evaluated run's cost.
+func (e *Evaluator) Selects(name string) bool {
+	if e.names == nil {
+		return true
+	}
+	if v, ok := e.selects[name]; ok {
+		return v
+	}
+	v := false
+	for _, ms := range e.names {
+		match := true
+		for _, m := range ms {
+			match = match && m.Matches(name)
+		}
+		if v = match; v {
+			break
+		}
+	}
+	if e.selects == nil {
+		e.selects = map[string]bool{}
+	}
+	e.selects[name] = v
+	return v
 }
 
 // Close releases the storage.
@@ -253,10 +316,13 @@ func (e *Evaluator) Append(target string, t time.Time, samples []Sample) error {
 	}
 	stale := math.Float64frombits(value.StaleNaN)
 	prev := e.targets[target]
-	for _, h := range sortedHashes(prev) {
-		if _, ok := seen[h]; ok {
-			continue
+	gone := map[uint64]labels.Labels{}
+	for h, l := range prev {
+		if _, ok := seen[h]; !ok {
+			gone[h] = l
 		}
+	}
+	for _, h := range sortedHashes(gone) {
 		if _, err := app.Append(0, prev[h], ms, stale); err != nil {
 			_ = app.Rollback()
 			return fmt.Errorf("append a staleness marker for %s: %w", prev[h], err)

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/prometheus/model/labels"
 )
 
@@ -265,4 +267,78 @@ func TestLongScrapeWindow(t *testing.T) {
 	if !firing["a"] || !firing["b"] {
 		t.Errorf("TargetDown fired for %v, want a and b", firing)
 	}
+}
+
+// TestSelects: a scrape stores only the series some rule can select, by name; a selector
+// without a name may select anything, so then every series is stored.
+func TestSelects(t *testing.T) {
+	tests := []struct {
+		name  string
+		expr  string
+		keeps []string
+		drops []string
+	}{
+		{"by name", `rate(foo_total[5m]) > 0 and on() up == 1`, []string{"foo_total", "up"}, []string{"foo", "bar"}},
+		{"histogram", `histogram_quantile(0.9, rate(lat_seconds_bucket[5m])) > 1`, []string{"lat_seconds_bucket"}, []string{"lat_seconds_sum", "lat_seconds_count"}},
+		{"name regexp", `{__name__=~"kube_.*"} > 0`, []string{"kube_pod_info", "kube_node"}, []string{"up"}},
+		{"no name", `count({job="kubelet"}) > 0`, []string{"anything", "up"}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rules := fmt.Sprintf("groups:\n- name: g\n  rules:\n  - alert: A\n    expr: '%s'\n", tt.expr)
+			e := newEvaluator(t, File{Name: "r.yaml", Data: []byte(rules)})
+			for _, n := range tt.keeps {
+				if !e.Selects(n) {
+					t.Errorf("Selects(%q) = false, want true", n)
+				}
+			}
+			for _, n := range tt.drops {
+				if e.Selects(n) {
+					t.Errorf("Selects(%q) = true, want false", n)
+				}
+			}
+		})
+	}
+}
+
+// TestFromFamiliesKeeps: the families and series a rule cannot select are not stored; the
+// rest are stored whole.
+func TestFromFamiliesKeeps(t *testing.T) {
+	mfs := parseText(t, `# TYPE lat_seconds histogram
+lat_seconds_bucket{le="1"} 1
+lat_seconds_bucket{le="+Inf"} 2
+lat_seconds_sum 3
+lat_seconds_count 2
+# TYPE other counter
+other_total 5
+# TYPE up gauge
+up 1
+`)
+	keep := func(n string) bool { return n == "lat_seconds_bucket" || n == "up" }
+	var got []string
+	for _, s := range FromFamilies(mfs, labels.FromStrings("job", "kubelet"), keep) {
+		got = append(got, fmt.Sprintf("%s %v", s.Labels, s.Value))
+	}
+	want := []string{
+		`{__name__="lat_seconds_bucket", job="kubelet", le="1"} 1`,
+		`{__name__="lat_seconds_bucket", job="kubelet", le="+Inf"} 2`,
+		`{__name__="up", job="kubelet"} 1`,
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("stored:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+func parseText(t *testing.T, text string) []*dto.MetricFamily {
+	t.Helper()
+	var p expfmt.TextParser
+	fams, err := p.TextToMetricFamilies(strings.NewReader(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []*dto.MetricFamily
+	for _, n := range []string{"lat_seconds", "other", "up"} {
+		out = append(out, fams[n])
+	}
+	return out
 }

@@ -21,10 +21,16 @@ type Sample struct {
 // added to every series and win over a series' own (Prometheus without honor_labels would
 // rename those to exported_*; the daemon's series never carry job, instance or
 // metrics_path).
-func FromFamilies(mfs []*dto.MetricFamily, target labels.Labels) []Sample {
+//
+// keep, when not nil, says which series names to store (Evaluator.Selects): a series no
+// rule can select changes no result, and storing it is most of a scrape's cost.
+func FromFamilies(mfs []*dto.MetricFamily, target labels.Labels, keep func(name string) bool) []Sample {
 	var out []Sample
 	for _, mf := range mfs {
 		name := mf.GetName()
+		if keep != nil && !keepsFamily(mf, keep) {
+			continue
+		}
 		for _, m := range mf.Metric {
 			b := labels.NewScratchBuilder(len(m.Label) + target.Len() + 2)
 			series := func(metric string, extra ...string) labels.Labels {
@@ -43,37 +49,55 @@ func FromFamilies(mfs []*dto.MetricFamily, target labels.Labels) []Sample {
 				b.Sort()
 				return b.Labels()
 			}
+			add := func(v float64, metric string, extra ...string) {
+				if keep == nil || keep(metric) {
+					out = append(out, Sample{series(metric, extra...), v})
+				}
+			}
 			switch mf.GetType() {
 			case dto.MetricType_COUNTER:
-				out = append(out, Sample{series(name), m.GetCounter().GetValue()})
+				add(m.GetCounter().GetValue(), name)
 			case dto.MetricType_GAUGE:
-				out = append(out, Sample{series(name), m.GetGauge().GetValue()})
+				add(m.GetGauge().GetValue(), name)
 			case dto.MetricType_HISTOGRAM, dto.MetricType_GAUGE_HISTOGRAM:
 				h := m.GetHistogram()
+				bucket := name + "_bucket"
 				inf := false
 				for _, bk := range h.GetBucket() {
 					ub := bk.GetUpperBound()
 					inf = inf || math.IsInf(ub, +1)
-					out = append(out, Sample{series(name+"_bucket", "le", formatFloat(ub)), float64(bk.GetCumulativeCount())})
+					add(float64(bk.GetCumulativeCount()), bucket, "le", formatFloat(ub))
 				}
 				if !inf {
-					out = append(out, Sample{series(name+"_bucket", "le", "+Inf"), float64(h.GetSampleCount())})
+					add(float64(h.GetSampleCount()), bucket, "le", "+Inf")
 				}
-				out = append(out, Sample{series(name + "_sum"), h.GetSampleSum()})
-				out = append(out, Sample{series(name + "_count"), float64(h.GetSampleCount())})
+				add(h.GetSampleSum(), name+"_sum")
+				add(float64(h.GetSampleCount()), name+"_count")
 			case dto.MetricType_SUMMARY:
 				s := m.GetSummary()
 				for _, q := range s.GetQuantile() {
-					out = append(out, Sample{series(name, "quantile", formatFloat(q.GetQuantile())), q.GetValue()})
+					add(q.GetValue(), name, "quantile", formatFloat(q.GetQuantile()))
 				}
-				out = append(out, Sample{series(name + "_sum"), s.GetSampleSum()})
-				out = append(out, Sample{series(name + "_count"), float64(s.GetSampleCount())})
+				add(s.GetSampleSum(), name+"_sum")
+				add(float64(s.GetSampleCount()), name+"_count")
 			default:
-				out = append(out, Sample{series(name), m.GetUntyped().GetValue()})
+				add(m.GetUntyped().GetValue(), name)
 			}
 		}
 	}
 	return out
+}
+
+// keepsFamily says whether keep wants any of the series names a family is stored as.
+func keepsFamily(mf *dto.MetricFamily, keep func(string) bool) bool {
+	name := mf.GetName()
+	switch mf.GetType() {
+	case dto.MetricType_HISTOGRAM, dto.MetricType_GAUGE_HISTOGRAM:
+		return keep(name+"_bucket") || keep(name+"_sum") || keep(name+"_count")
+	case dto.MetricType_SUMMARY:
+		return keep(name) || keep(name+"_sum") || keep(name+"_count")
+	}
+	return keep(name)
 }
 
 // formatFloat writes a float as the text exposition format does (le and quantile values).

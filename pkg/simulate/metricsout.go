@@ -148,7 +148,7 @@ func (r *recorder) scrape(now, limit time.Time, running bool) error {
 		mfs = append(mfs, &dto.MetricFamily{Name: &upName, Help: &upHelp, Type: &upType,
 			Metric: []*dto.Metric{{Gauge: &dto.Gauge{Value: &up}}}})
 		if r.rules != nil {
-			samples := promrules.FromFamilies(mfs, t.plabels)
+			samples := promrules.FromFamilies(mfs, t.plabels, r.rules.Selects)
 			for _, ts := range at {
 				if err := r.rules.Append(t.plabels.String(), ts, samples); err != nil {
 					return err
