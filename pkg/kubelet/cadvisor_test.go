@@ -76,6 +76,9 @@ spec:
 		t.Error("a container without a CPU limit has CFS series")
 	}
 	within("container_spec_cpu_shares{free}", 2, 0)
+	for _, c := range []string{"hog", "calm", "free"} {
+		within("container_oom_events_total{"+c+"}", 0, 0)
+	}
 	within("machine_cpu_cores{}", float64(h.k.cfg.Simulator.Machine.CPU.MilliValue())/1000, 0)
 	// The pod's cgroup: every container's CPU together.
 	within("container_cpu_usage_seconds_total{}", series["container_cpu_usage_seconds_total{hog}"]+
@@ -88,4 +91,60 @@ func labelMap(m *dto.Metric) map[string]string {
 		out[l.GetName()] = l.GetValue()
 	}
 	return out
+}
+
+// TestCadvisorAfterAnOOMKill: a container killed at its memory limit takes its cgroup's
+// series with it; the container that replaces it has its own, its OOM count at 0.
+func TestCadvisorAfterAnOOMKill(t *testing.T) {
+	h := newHarness(t)
+	h.write("oom.yaml", `apiVersion: v1
+kind: Pod
+metadata:
+  name: oom
+  annotations: {minikubelet.io/behavior.leak: "memoryUsage=10Mi,memoryGrowth=20Mi/10s"}
+spec:
+  containers:
+  - {name: leak, image: busybox, command: [sleep, infinity], resources: {limits: {memory: 64Mi}}}
+`)
+	name := "oom-" + h.k.NodeName()
+	ids := func() map[string]float64 {
+		families, err := h.k.CadvisorRegistry().Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]float64{}
+		for _, f := range families {
+			for _, m := range f.GetMetric() {
+				if l := labelMap(m); f.GetName() == "container_oom_events_total" && l["container"] == "leak" {
+					out[l["id"]] = m.GetCounter().GetValue()
+				}
+			}
+		}
+		return out
+	}
+	restarts := func() int32 {
+		p := h.pod(name)
+		if p == nil || len(p.Status.ContainerStatuses) == 0 {
+			return 0
+		}
+		return p.Status.ContainerStatuses[0].RestartCount
+	}
+	h.until(10, "the pod Running", func() bool { return h.phase(name) == v1.PodRunning }, h.describe)
+	first := ids()
+	if len(first) != 1 {
+		t.Fatalf("container_oom_events_total of the running container: %v, want one series", first)
+	}
+	h.until(120, "an OOM kill and a restart", func() bool { return restarts() > 0 && len(ids()) == 1 }, h.describe)
+	st := h.pod(name).Status.ContainerStatuses[0]
+	if st.LastTerminationState.Terminated == nil || st.LastTerminationState.Terminated.Reason != "OOMKilled" {
+		t.Fatalf("last termination %+v, want OOMKilled", st.LastTerminationState)
+	}
+	for id, v := range ids() {
+		if _, old := first[id]; old {
+			t.Errorf("the OOM-killed container's cgroup %s still has series", id)
+		}
+		if v != 0 {
+			t.Errorf("the restarted container's container_oom_events_total = %v, want 0", v)
+		}
+	}
 }

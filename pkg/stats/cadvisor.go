@@ -35,6 +35,8 @@ var (
 		"Container swap usage in bytes.", cadvisorLabels, nil)
 	fsUsageDesc = prometheus.NewDesc("container_fs_usage_bytes",
 		"Number of bytes that are consumed by the container on this filesystem.", append(cadvisorLabels, "device"), nil)
+	oomEventsDesc = prometheus.NewDesc("container_oom_events_total",
+		"Count of out of memory events observed for the container", cadvisorLabels, nil)
 	startDesc = prometheus.NewDesc("container_start_time_seconds",
 		"Start time of the container since unix epoch in seconds.", cadvisorLabels, nil)
 	specMemLimitDesc = prometheus.NewDesc("container_spec_memory_limit_bytes",
@@ -83,7 +85,7 @@ func NewCadvisorCollector(cg Cgroups, pods func() []*v1.Pod, cores float64, memo
 // Describe implements prometheus.Collector.
 func (c *CadvisorCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{cpuUsageDesc, cfsPeriodsDesc, cfsThrottledDesc, workingSetDesc, memUsageDesc, rssDesc,
-		cacheDesc, swapDesc, fsUsageDesc, startDesc, specMemLimitDesc, specCPUPeriodDesc, specCPUQuotaDesc, specCPUSharesDesc,
+		cacheDesc, swapDesc, fsUsageDesc, oomEventsDesc, startDesc, specMemLimitDesc, specCPUPeriodDesc, specCPUQuotaDesc, specCPUSharesDesc,
 		machineCoresDesc, machineMemoryDesc} {
 		ch <- d
 	}
@@ -150,6 +152,11 @@ func (c *CadvisorCollector) Collect(ch chan<- prometheus.Metric) {
 		gauge(rssDesc, float64(s.WorkingSetBytes), lv...)
 		gauge(cacheDesc, 0, lv...)
 		gauge(swapDesc, 0, lv...)
+		// cAdvisor counts an OOM kill on the cgroup that hit its limit. Here, as on a v1.30
+		// node with cgroup v2 (the kubelet sets memory.oom.group), that kill ends the whole
+		// container, and its cgroup and series go with it: a running container's count is 0,
+		// and its restarted successor's starts again at 0.
+		counter(oomEventsDesc, 0, lv...)
 		ch <- prometheus.MustNewConstMetric(fsUsageDesc, prometheus.GaugeValue, float64(s.WritableLayerBytes), append(lv, fsDevice)...)
 		if s.StartedAt != 0 {
 			gauge(startDesc, float64(s.StartedAt)/1e9, lv...)
