@@ -96,14 +96,12 @@ lint:
 	@out=$$(gofmt -l $$(git ls-files -co --exclude-standard '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet $(PKGS)
 
-.PHONY: help build run test soak churn bench bench-all bench-density scale fuzz simulate lint gates controlplane metricsserver e2e-cluster e2e monitoring \
+.PHONY: help build run test soak churn bench bench-all bench-density scale fuzz simulate lint kubelet-table controlplane metricsserver e2e-cluster e2e monitoring \
 	conformance conformance-serial conformance-ci conformance-tools conformance-bins
 
-## gates: regenerate pkg/features/testdata/kube_features.json from k8s.io/kubernetes $(K8S_VERSION)
-gates:
-	@dir=$$($(GO) mod download -json k8s.io/kubernetes@$(K8S_VERSION) | sed -n 's/.*"Dir": "\(.*\)",/\1/p'); \
-	  test -n "$$dir" || { echo "cannot download k8s.io/kubernetes@$(K8S_VERSION)"; exit 1; }; \
-	  $(GO) run ./hack/gengates -file "$$dir/pkg/features/kube_features.go" -version $(K8S_VERSION) -o pkg/features/testdata/kube_features.json
+## kubelet-table: regenerate pkg/kubeletref/kubelet-v1.30.json, the v1.30 kubelet's flags and feature gates, by building its own flag set and gate (tools/kubeletref, which pins the release in its go.mod)
+kubelet-table:
+	cd tools/kubeletref && $(GO) run . ../../pkg/kubeletref/kubelet-v1.30.json
 
 ## controlplane: build kube-apiserver, kube-controller-manager, kube-scheduler and kubectl v1.30 into _output/bin (tools/controlplane)
 controlplane:

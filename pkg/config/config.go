@@ -38,6 +38,12 @@ type Config struct {
 	// UnsimulatedFields lists the KubeletConfiguration fields the config file sets that the
 	// simulator accepts but does not model. The daemon logs them once at start.
 	UnsimulatedFields []string `json:"unsimulatedFields,omitempty"`
+	// UnsimulatedFlags lists (sorted, as --name) the kubelet flags given that the simulator
+	// accepts, checks and does not model.
+	UnsimulatedFlags []string `json:"unsimulatedFlags,omitempty"`
+	// UnsimulatedGates lists (sorted, as Name=bool) the v1.30 feature gates set, by the
+	// file or --feature-gates, that the simulator accepts and does not model.
+	UnsimulatedGates []string `json:"unsimulatedGates,omitempty"`
 }
 
 // GracefulShutdownEnabled reports whether SIGTERM should terminate pods before exiting:

@@ -68,6 +68,7 @@ type commandLine struct {
 func NewFlagSet(name string, knownFeatures []string) *pflag.FlagSet {
 	fs := pflag.NewFlagSet(name, pflag.ContinueOnError)
 	addFlags(fs, &commandLine{}, NewKubeletConfiguration(), NewSimulatorConfiguration(), knownFeatures)
+	addUpstreamFlags(fs)
 	return fs
 }
 
@@ -142,6 +143,7 @@ func addFlags(fs *pflag.FlagSet, cl *commandLine, kc *KubeletConfiguration, sc *
 	fs.DurationVar(&kc.Authorization.Webhook.CacheUnauthorizedTTL.Duration, flagAuthzCacheUnauthorizedTTL, kc.Authorization.Webhook.CacheUnauthorizedTTL.Duration,
 		"The duration to cache 'unauthorized' responses from the webhook authorizer. (kubeletConfiguration.authorization.webhook.cacheUnauthorizedTTL)")
 	fs.Lookup(flagEnableDebuggingHandlers).NoOptDefVal = "true"
+	addResourceFlags(fs, kc)
 
 	fs.DurationVar(&sc.PLEG.RelistPeriod.Duration, flagRelistPeriod, sc.PLEG.RelistPeriod.Duration,
 		"Period of the generic PLEG's relist. (simulatorConfiguration.pleg.relistPeriod)")
@@ -270,3 +272,117 @@ func (v *mapStringString) Set(value string) error {
 }
 
 func (v *mapStringString) Type() string { return "mapStringString" }
+
+// addResourceFlags registers the kubelet's flags for the modelled runtime, eviction,
+// reservation and log-rotation fields: deprecated upstream in favour of the config file, and
+// still what kubeadm and kind command lines and old unit files pass.
+func addResourceFlags(fs *pflag.FlagSet, kc *KubeletConfiguration) {
+	fs.DurationVar(&kc.RuntimeRequestTimeout.Duration, "runtime-request-timeout", kc.RuntimeRequestTimeout.Duration,
+		"Timeout of all runtime requests except long running requests - pull, logs, exec and attach. (kubeletConfiguration.runtimeRequestTimeout)")
+	fs.Var(&stringPtrValue{p: &kc.ResolverConfig}, "resolv-conf",
+		"Resolver configuration file used as the basis for the container DNS resolution configuration, a file of the simulated node. (kubeletConfiguration.resolvConf)")
+	fs.StringVar(&kc.ContainerLogMaxSize, "container-log-max-size", kc.ContainerLogMaxSize,
+		"Set the maximum size (e.g. 10Mi) of container log file before it is rotated. (kubeletConfiguration.containerLogMaxSize)")
+	fs.Var(&int32PtrValue{p: &kc.ContainerLogMaxFiles}, "container-log-max-files",
+		"Set the maximum number of container log files that can be present for a container. The number must be >= 2. (kubeletConfiguration.containerLogMaxFiles)")
+	maps := []struct {
+		name string
+		m    *map[string]string
+		sep  string
+		use  string
+	}{
+		{"eviction-hard", &kc.EvictionHard, "<", "A set of eviction thresholds (e.g. memory.available<1Gi) that if met would trigger a pod eviction. (kubeletConfiguration.evictionHard)"},
+		{"eviction-soft", &kc.EvictionSoft, "<", "A set of eviction thresholds (e.g. memory.available<1.5Gi) that if met over a corresponding grace period would trigger a pod eviction. (kubeletConfiguration.evictionSoft)"},
+		{"eviction-soft-grace-period", &kc.EvictionSoftGracePeriod, "=", "A set of eviction grace periods (e.g. memory.available=1m30s) that correspond to how long a soft eviction threshold must hold before triggering a pod eviction. (kubeletConfiguration.evictionSoftGracePeriod)"},
+		{"eviction-minimum-reclaim", &kc.EvictionMinimumReclaim, "=", "A set of minimum reclaims (e.g. imagefs.available=2Gi) that describes the minimum amount of resource the kubelet will reclaim when performing a pod eviction if that resource is under pressure. (kubeletConfiguration.evictionMinimumReclaim)"},
+		{"kube-reserved", &kc.KubeReserved, "=", "A set of ResourceName=ResourceQuantity (e.g. cpu=200m,memory=500Mi,ephemeral-storage=1Gi,pid=1000) pairs that describe resources reserved for kubernetes system components. (kubeletConfiguration.kubeReserved)"},
+		{"system-reserved", &kc.SystemReserved, "=", "A set of ResourceName=ResourceQuantity (e.g. cpu=200m,memory=500Mi,ephemeral-storage=1Gi,pid=1000) pairs that describe resources reserved for non-kubernetes components. (kubeletConfiguration.systemReserved)"},
+	}
+	for _, m := range maps {
+		fs.Var(&mapFlag{m: m.m, sep: m.sep}, m.name, m.use)
+	}
+	fs.DurationVar(&kc.EvictionPressureTransitionPeriod.Duration, "eviction-pressure-transition-period", kc.EvictionPressureTransitionPeriod.Duration,
+		"Duration for which the kubelet has to wait before transitioning out of an eviction pressure condition. (kubeletConfiguration.evictionPressureTransitionPeriod)")
+	fs.Int32Var(&kc.EvictionMaxPodGracePeriod, "eviction-max-pod-grace-period", kc.EvictionMaxPodGracePeriod,
+		"Maximum allowed grace period (in seconds) to use when terminating pods in response to a soft eviction threshold being met. If negative, defer to pod specified value. (kubeletConfiguration.evictionMaxPodGracePeriod)")
+}
+
+// mapFlag is a map flag as component-base's cliflag.MapStringString (sep "=") and
+// LangleSeparatedMapStringString (sep "<"): the first Set of a parse replaces the map, so a
+// flag wins over the file's whole map as in the kubelet; later ones add to it.
+type mapFlag struct {
+	m           *map[string]string
+	sep         string
+	initialized bool
+}
+
+func (v *mapFlag) String() string {
+	if v.m == nil || *v.m == nil {
+		return ""
+	}
+	pairs := make([]string, 0, len(*v.m))
+	for k, val := range *v.m {
+		pairs = append(pairs, k+v.sep+val)
+	}
+	sort.Strings(pairs)
+	return strings.Join(pairs, ",")
+}
+
+func (v *mapFlag) Set(value string) error {
+	if !v.initialized || *v.m == nil {
+		*v.m = map[string]string{}
+		v.initialized = true
+	}
+	for _, s := range strings.Split(value, ",") {
+		if s = strings.TrimSpace(s); s == "" {
+			continue
+		}
+		k, val, ok := strings.Cut(s, v.sep)
+		if !ok {
+			return fmt.Errorf("malformed pair, expect string%sstring", v.sep)
+		}
+		(*v.m)[strings.TrimSpace(k)] = strings.TrimSpace(val)
+	}
+	return nil
+}
+
+func (v *mapFlag) Type() string { return "mapStringString" }
+
+// stringPtrValue sets a *string field.
+type stringPtrValue struct{ p **string }
+
+func (v *stringPtrValue) String() string {
+	if v.p == nil || *v.p == nil {
+		return ""
+	}
+	return **v.p
+}
+
+func (v *stringPtrValue) Set(s string) error {
+	*v.p = &s
+	return nil
+}
+
+func (v *stringPtrValue) Type() string { return "string" }
+
+// int32PtrValue sets a *int32 field.
+type int32PtrValue struct{ p **int32 }
+
+func (v *int32PtrValue) String() string {
+	if v.p == nil || *v.p == nil {
+		return ""
+	}
+	return strconv.FormatInt(int64(**v.p), 10)
+}
+
+func (v *int32PtrValue) Set(s string) error {
+	n, err := strconv.ParseInt(s, 0, 32)
+	if err != nil {
+		return err
+	}
+	i := int32(n)
+	*v.p = &i
+	return nil
+}
+
+func (v *int32PtrValue) Type() string { return "int32" }

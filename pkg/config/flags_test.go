@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/spf13/pflag"
+
+	"github.com/minikubelet/minikubelet/pkg/kubeletref"
 )
 
 // TestFlagHelpShowsValueTypes guards the --help text: pflag takes a `back-quoted` word of
@@ -49,9 +51,25 @@ func TestFlagHelpShowsValueTypes(t *testing.T) {
 		flagAuthorizationMode:         "string",
 		flagAuthzCacheAuthorizedTTL:   "duration",
 		flagAuthzCacheUnauthorizedTTL: "duration",
+
+		"runtime-request-timeout":             "duration",
+		"resolv-conf":                         "string",
+		"container-log-max-size":              "string",
+		"container-log-max-files":             "int32",
+		"eviction-hard":                       "mapStringString",
+		"eviction-soft":                       "mapStringString",
+		"eviction-soft-grace-period":          "mapStringString",
+		"eviction-minimum-reclaim":            "mapStringString",
+		"kube-reserved":                       "mapStringString",
+		"system-reserved":                     "mapStringString",
+		"eviction-pressure-transition-period": "duration",
+		"eviction-max-pod-grace-period":       "int32",
 	}
 	seen := 0
 	fs.VisitAll(func(f *pflag.Flag) {
+		if f.Hidden || f.Name == "version" {
+			return // the kubelet's flags the simulator only accepts (TestEveryKubeletFlag)
+		}
 		seen++
 		wantName, ok := want[f.Name]
 		if !ok {
@@ -67,5 +85,28 @@ func TestFlagHelpShowsValueTypes(t *testing.T) {
 	}
 	if usage := fs.Lookup(flagFeatureGates).Usage; !strings.HasSuffix(usage, "Options are:\nEventedPLEG=true|false (ALPHA - default=false)") {
 		t.Errorf("--feature-gates usage does not end with the known features:\n%s", usage)
+	}
+}
+
+// TestEveryKubeletFlag: every flag of the v1.30 kubelet is on the command line (klog's -v
+// and --vmodule come from the caller). A flag that sets a KubeletConfiguration field the
+// simulator models is the simulator's own, so it acts: none is merely accepted.
+func TestEveryKubeletFlag(t *testing.T) {
+	fs := NewFlagSet("minikubelet", nil)
+	for _, f := range kubeletref.Flags() {
+		if notOnCommandLine[f.Name] {
+			continue
+		}
+		got := fs.Lookup(f.Name)
+		if got == nil {
+			t.Errorf("--%s (a v1.30 kubelet flag) is unknown", f.Name)
+			continue
+		}
+		if _, accepted := got.Value.(*unsimulatedValue); accepted && modelledKubeletFields[f.Field] {
+			t.Errorf("--%s sets kubeletConfiguration.%s, which the simulator models, but is only accepted", f.Name, f.Field)
+		}
+		if f.NoOptDefVal != "" && got.NoOptDefVal != f.NoOptDefVal {
+			t.Errorf("--%s: a bare flag means %q, the kubelet's %q", f.Name, got.NoOptDefVal, f.NoOptDefVal)
+		}
 	}
 }

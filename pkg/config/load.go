@@ -1,16 +1,17 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"net"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/spf13/pflag"
 
 	"github.com/minikubelet/minikubelet/pkg/featuregate"
+	"github.com/minikubelet/minikubelet/pkg/features"
 )
 
 // Load builds the effective configuration from the command-line arguments (without the
@@ -42,8 +43,12 @@ func Load(args []string, gate featuregate.MutableFeatureGate, globals *pflag.Fla
 	if globals != nil {
 		fs.AddFlagSet(globals)
 	}
+	addUpstreamFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return nil, fmt.Errorf("parse flags: %w", err)
+	}
+	if v, ok := fs.Lookup("version").Value.(*versionValue); ok && v.set {
+		return nil, ErrVersion
 	}
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unknown command %q", fs.Arg(0))
@@ -64,12 +69,10 @@ func Load(args []string, gate featuregate.MutableFeatureGate, globals *pflag.Fla
 		cfg.ConfigFile, prov.file, prov.filePaths = file.Path, file.Path, file.setPaths
 		if file.Kubelet != nil {
 			kc = file.Kubelet
-			unknown, err := dropUpstreamOnlyGates(kc, gate, file.Path)
-			if err != nil {
+			if err := checkFileGates(kc, gate, file.Path); err != nil {
 				return nil, err
 			}
-			cfg.UnsimulatedFields = append(file.UnsimulatedFields, unknown...)
-			sort.Strings(cfg.UnsimulatedFields)
+			cfg.UnsimulatedFields = file.UnsimulatedFields
 		}
 		if file.Simulator != nil {
 			sc = file.Simulator
@@ -121,6 +124,12 @@ func Load(args []string, gate featuregate.MutableFeatureGate, globals *pflag.Fla
 	if cfg.FeatureGates == nil {
 		cfg.FeatureGates = map[string]bool{}
 	}
+	cfg.UnsimulatedFlags = unsimulatedFlags(fs)
+	for _, name := range sortedKeys(cfg.FeatureGates) {
+		if !features.Simulated(featuregate.Feature(name)) {
+			cfg.UnsimulatedGates = append(cfg.UnsimulatedGates, fmt.Sprintf("%s=%t", name, cfg.FeatureGates[name]))
+		}
+	}
 	return cfg, nil
 }
 
@@ -139,6 +148,7 @@ func flagPrecedence(args []string, kc *KubeletConfiguration, sc *SimulatorConfig
 			fs.Lookup(f.Name).NoOptDefVal = f.NoOptDefVal
 		})
 	}
+	addUpstreamFlags(fs)
 	original := kc.FeatureGates
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -182,32 +192,26 @@ func featureGatesError(err error, gate featuregate.MutableFeatureGate, merged, f
 	return fmt.Errorf("set feature gates from config file %s and --%s: %w", file, flagFeatureGates, err)
 }
 
-// dropUpstreamOnlyGates removes from the file's featureGates the gates the simulator does
-// not have, and returns them as "featureGates.<name>" for the not-simulated warning. A
-// config file from a real node names upstream kubelet gates (RotateKubeletServerCertificate,
-// ...); the real kubelet knew them, so they are not typos, and rejecting them would stop
-// such a file from loading. A name that looks like one of the simulator's gates (same
-// letters in another case, or at most two edits away) is a typo and an error. Unknown
-// names in --feature-gates stay an error, as upstream.
-func dropUpstreamOnlyGates(kc *KubeletConfiguration, gate featuregate.MutableFeatureGate, file string) ([]string, error) {
+// checkFileGates refuses the file's featureGates names the v1.30 kubelet does not have, as
+// the kubelet does, naming the file, and the registered gate a misspelt name is near.
+// (A name v1.30 has is accepted, simulated or not; Load lists the ones not simulated.)
+func checkFileGates(kc *KubeletConfiguration, gate featuregate.MutableFeatureGate, file string) error {
 	known := gate.GetAll()
-	var dropped []string
 	var errs []error
 	for _, name := range sortedKeys(kc.FeatureGates) {
 		if _, ok := known[featuregate.Feature(name)]; ok {
 			continue
 		}
+		msg := fmt.Sprintf("kubeletConfiguration.featureGates (set in %s): unrecognized feature gate: %s", file, name)
 		if near := nearestGate(name, known); near != "" {
-			errs = append(errs, fmt.Errorf("kubeletConfiguration.featureGates (set in %s): unrecognized feature gate: %s (did you mean %s?)", file, name, near))
-			continue
+			msg += fmt.Sprintf(" (did you mean %s?)", near)
 		}
-		delete(kc.FeatureGates, name)
-		dropped = append(dropped, "featureGates."+name)
+		errs = append(errs, errors.New(msg))
 	}
 	if len(errs) > 0 {
-		return nil, &AggregateError{Errs: errs}
+		return &AggregateError{Errs: errs}
 	}
-	return dropped, nil
+	return nil
 }
 
 // nearestGate returns a registered gate name that name is probably a misspelling of, or "".

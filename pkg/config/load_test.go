@@ -214,16 +214,19 @@ func TestLoadPrecedence(t *testing.T) {
 			},
 		},
 		{
-			name: "upstream-only gates in a real node's file are not simulated",
+			name: "v1.30 gates the simulator does not model are accepted and listed",
 			file: kubeletHead + "featureGates:\n  RotateKubeletServerCertificate: true\n  EventedPLEG: true\nclusterDomain: cluster.local\n",
-			args: []string{"--config=$CONFIG"},
+			args: []string{"--config=$CONFIG", "--feature-gates=InPlacePodVerticalScaling=true"},
 			check: func(t *testing.T, cfg *Config, gate featuregate.FeatureGate) {
-				want := []string{"featureGates.RotateKubeletServerCertificate"} // clusterDomain is simulated (resolv.conf)
-				if strings.Join(cfg.UnsimulatedFields, ",") != strings.Join(want, ",") {
-					t.Errorf("unsimulated = %v, want %v", cfg.UnsimulatedFields, want)
+				if len(cfg.UnsimulatedFields) != 0 { // clusterDomain is simulated (resolv.conf)
+					t.Errorf("unsimulated fields = %v, want none", cfg.UnsimulatedFields)
 				}
-				if !equalGates(cfg.FeatureGates, map[string]bool{"EventedPLEG": true}) || !gate.Enabled(features.EventedPLEG) {
-					t.Errorf("featureGates = %v, want only EventedPLEG", cfg.FeatureGates)
+				want := []string{"InPlacePodVerticalScaling=true", "RotateKubeletServerCertificate=true"}
+				if strings.Join(cfg.UnsimulatedGates, ",") != strings.Join(want, ",") {
+					t.Errorf("unsimulated gates = %v, want %v", cfg.UnsimulatedGates, want)
+				}
+				if !gate.Enabled(features.EventedPLEG) || !gate.Enabled("InPlacePodVerticalScaling") {
+					t.Errorf("featureGates = %v, want EventedPLEG and InPlacePodVerticalScaling on", cfg.FeatureGates)
 				}
 			},
 		},
@@ -336,6 +339,12 @@ func TestLoadErrors(t *testing.T) {
 			[]string{"kubeletConfiguration.featureGates (set in $CONFIG)", "cannot set feature gate PodHostIPs to false, feature is locked to true"}},
 		{"misspelt simulator gate in the file", kubeletHead + "featureGates:\n  EventedPleg: true\n", []string{"--config=$CONFIG"},
 			[]string{"kubeletConfiguration.featureGates (set in $CONFIG)", "unrecognized feature gate: EventedPleg (did you mean EventedPLEG?)"}},
+		{"gate v1.30 does not have, in the file", kubeletHead + "featureGates:\n  NoSuchGateAtAll: true\n", []string{"--config=$CONFIG"},
+			[]string{"kubeletConfiguration.featureGates (set in $CONFIG): unrecognized feature gate: NoSuchGateAtAll"}},
+		{"kubelet flag of the wrong type", "", []string{"--fail-swap-on=maybe"}, []string{`invalid argument "maybe" for "--fail-swap-on" flag`}},
+		{"kubelet IP flag not an IP", "", []string{"--healthz-bind-address=here"}, []string{`invalid argument "here" for "--healthz-bind-address" flag`}},
+		{"eviction flag over a file's soft threshold", kubeletHead + "evictionSoftGracePeriod:\n  memory.available: 1m\n", []string{"--config=$CONFIG", "--eviction-soft=memory.available<1Gi", "--eviction-soft-grace-period=nodefs.available=1m"},
+			[]string{`kubeletConfiguration.evictionSoft[memory.available]: invalid value "1Gi" (set by --eviction-soft): grace period must be specified`}},
 		{"invalid flag value names the flag", "", []string{"--max-pods=-1"},
 			[]string{`kubeletConfiguration.maxPods: invalid value -1 (set by --max-pods): must not be a negative number`}},
 		{"unsafe sysctl the kernel does not namespace", "", []string{"--allowed-unsafe-sysctls=net.core.somaxconn,kernel.panic"},
@@ -471,4 +480,44 @@ func equalGates(a, b map[string]bool) bool {
 		}
 	}
 	return true
+}
+
+// TestKubeadmCommandLine: the command line kind v0.23 runs its v1.30 kubelets with (kubeadm's
+// flags, kind's additions) starts the daemon: the modelled flags act, the others are
+// accepted, checked, and listed as not simulated; --version asks for the version.
+func TestKubeadmCommandLine(t *testing.T) {
+	args := []string{
+		"--bootstrap-kubeconfig=/etc/kubernetes/bootstrap-kubelet.conf", "--kubeconfig=/etc/kubernetes/kubelet.conf",
+		"--container-runtime-endpoint=unix:///run/containerd/containerd.sock", "--node-ip=172.18.0.2", "--node-labels=",
+		"--pod-infra-container-image=registry.k8s.io/pause:3.9", "--provider-id=kind://docker/kind/kind-control-plane",
+		"--fail-swap-on=false", "--cgroup-root=/kubelet", "--runtime-cgroups=/system.slice/containerd.service",
+		"--eviction-hard=memory.available<100Mi,nodefs.available<10%", "--feature-gates=InPlacePodVerticalScaling=true",
+		"--runtime-request-timeout=15m",
+	}
+	cfg, err := Load(args, features.NewFeatureGate(), nil)
+	if err != nil {
+		t.Fatalf("Load: %v", err)
+	}
+	wantFlags := []string{"--bootstrap-kubeconfig", "--cgroup-root", "--container-runtime-endpoint", "--fail-swap-on",
+		"--pod-infra-container-image", "--provider-id", "--runtime-cgroups"}
+	if strings.Join(cfg.UnsimulatedFlags, ",") != strings.Join(wantFlags, ",") {
+		t.Errorf("unsimulated flags %v, want %v", cfg.UnsimulatedFlags, wantFlags)
+	}
+	if strings.Join(cfg.UnsimulatedGates, ",") != "InPlacePodVerticalScaling=true" {
+		t.Errorf("unsimulated gates %v", cfg.UnsimulatedGates)
+	}
+	if cfg.NodeIP != "172.18.0.2" || cfg.Kubeconfig != "/etc/kubernetes/kubelet.conf" {
+		t.Errorf("node IP %q, kubeconfig %q", cfg.NodeIP, cfg.Kubeconfig)
+	}
+	if cfg.Kubelet.EvictionHard["memory.available"] != "100Mi" || cfg.Kubelet.EvictionHard["nodefs.available"] != "10%" {
+		t.Errorf("evictionHard %v, want the flag's", cfg.Kubelet.EvictionHard)
+	}
+	if cfg.Kubelet.RuntimeRequestTimeout.Duration != 15*time.Minute {
+		t.Errorf("runtimeRequestTimeout %v, want 15m", cfg.Kubelet.RuntimeRequestTimeout.Duration)
+	}
+	for _, v := range []string{"--version", "--version=raw"} {
+		if _, err := Load([]string{"--fail-swap-on", v}, features.NewFeatureGate(), nil); !errors.Is(err, ErrVersion) {
+			t.Errorf("Load(%s) = %v, want ErrVersion", v, err)
+		}
+	}
 }

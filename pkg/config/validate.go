@@ -50,6 +50,18 @@ var flagForPath = map[string]string{
 	"kubeletConfiguration.authorization.webhook.cacheAuthorizedTTL":   flagAuthzCacheAuthorizedTTL,
 	"kubeletConfiguration.authorization.webhook.cacheUnauthorizedTTL": flagAuthzCacheUnauthorizedTTL,
 	"kubeletConfiguration.featureGates":                               flagFeatureGates,
+	"kubeletConfiguration.runtimeRequestTimeout":                      "runtime-request-timeout",
+	"kubeletConfiguration.resolvConf":                                 "resolv-conf",
+	"kubeletConfiguration.containerLogMaxSize":                        "container-log-max-size",
+	"kubeletConfiguration.containerLogMaxFiles":                       "container-log-max-files",
+	"kubeletConfiguration.evictionHard":                               "eviction-hard",
+	"kubeletConfiguration.evictionSoft":                               "eviction-soft",
+	"kubeletConfiguration.evictionSoftGracePeriod":                    "eviction-soft-grace-period",
+	"kubeletConfiguration.evictionMinimumReclaim":                     "eviction-minimum-reclaim",
+	"kubeletConfiguration.evictionPressureTransitionPeriod":           "eviction-pressure-transition-period",
+	"kubeletConfiguration.evictionMaxPodGracePeriod":                  "eviction-max-pod-grace-period",
+	"kubeletConfiguration.kubeReserved":                               "kube-reserved",
+	"kubeletConfiguration.systemReserved":                             "system-reserved",
 	"simulatorConfiguration.nodeName":                                 flagHostnameOverride,
 	"simulatorConfiguration.pleg.relistPeriod":                        flagRelistPeriod,
 	"simulatorConfiguration.pleg.relistThreshold":                     flagRelistThreshold,
@@ -69,7 +81,8 @@ func (p *provenance) source(path string) string {
 	if p == nil {
 		return ""
 	}
-	if fl, ok := flagForPath[path]; ok && p.changedFlags[fl] {
+	field, _, _ := strings.Cut(path, "[") // a map's entry was set by the map's flag
+	if fl, ok := flagForPath[field]; ok && p.changedFlags[fl] {
 		return "set by --" + fl
 	}
 	if p.filePaths[path] {

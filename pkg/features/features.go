@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/minikubelet/minikubelet/pkg/featuregate"
+	"github.com/minikubelet/minikubelet/pkg/kubeletref"
 )
 
 // The simulator's gates. Each one changes real behaviour; components take the resulting
@@ -39,9 +40,9 @@ const (
 	PodHostIPs featuregate.Feature = "PodHostIPs"
 )
 
-// defaultSimulatorFeatureGates holds every gate of the simulator and its spec: the spec
-// kubelet v1.30 gives it (TestGatesMatchKubernetes checks each against
-// testdata/kube_features.json, generated from the upstream source by hack/gengates).
+// defaultSimulatorFeatureGates holds the gates the simulator models and their specs: the
+// spec kubelet v1.30 gives each (TestGatesMatchKubernetes checks them against the kubelet's
+// table, pkg/kubeletref).
 var defaultSimulatorFeatureGates = map[featuregate.Feature]featuregate.FeatureSpec{
 	EventedPLEG:                        {Default: false, PreRelease: featuregate.Alpha},
 	PodReadyToStartContainersCondition: {Default: true, PreRelease: featuregate.Beta},
@@ -69,8 +70,21 @@ func init() {
 	}
 }
 
-// Specs returns a copy of the simulator's gates and their specs.
+// Specs returns every gate of kubelet v1.30, those the simulator models and the others
+// (accepted as the kubelet accepts them, and changing nothing here), with its spec.
 func Specs() map[featuregate.Feature]featuregate.FeatureSpec {
+	out := make(map[featuregate.Feature]featuregate.FeatureSpec, len(upstreamGates)+len(defaultSimulatorFeatureGates))
+	for name, spec := range upstreamGates {
+		out[name] = spec
+	}
+	for name, spec := range defaultSimulatorFeatureGates {
+		out[name] = spec
+	}
+	return out
+}
+
+// SimulatedSpecs returns the gates the simulator models, with their specs.
+func SimulatedSpecs() map[featuregate.Feature]featuregate.FeatureSpec {
 	out := make(map[featuregate.Feature]featuregate.FeatureSpec, len(defaultSimulatorFeatureGates))
 	for name, spec := range defaultSimulatorFeatureGates {
 		out[name] = spec
@@ -78,11 +92,35 @@ func Specs() map[featuregate.Feature]featuregate.FeatureSpec {
 	return out
 }
 
-// AddTo registers the simulator's gates in gate. It fails if gate already knows one of
-// them with a different spec or has been added to a flag set.
+// Simulated reports whether the simulator models a gate: set, it changes what a node does.
+func Simulated(name featuregate.Feature) bool {
+	_, ok := defaultSimulatorFeatureGates[name]
+	return ok
+}
+
+// upstreamGates is the kubelet's whole v1.30 table: a command line or config file from a
+// real node names such gates (InPlacePodVerticalScaling=true, ...), and the kubelet takes
+// them, locked ones refused with its message.
+var upstreamGates = func() map[featuregate.Feature]featuregate.FeatureSpec {
+	stages := map[string]featuregate.FeatureSpec{"ALPHA": {PreRelease: featuregate.Alpha}, "BETA": {PreRelease: featuregate.Beta},
+		"": {PreRelease: featuregate.GA}, "DEPRECATED": {PreRelease: featuregate.Deprecated}}
+	out := map[featuregate.Feature]featuregate.FeatureSpec{}
+	for _, g := range kubeletref.Gates() {
+		spec, ok := stages[g.PreRelease]
+		if !ok {
+			panic(fmt.Sprintf("features: gate %s has the unknown stage %q", g.Name, g.PreRelease))
+		}
+		spec.Default, spec.LockToDefault = g.Default, g.LockToDefault
+		out[featuregate.Feature(g.Name)] = spec
+	}
+	return out
+}()
+
+// AddTo registers every v1.30 gate in gate. It fails if gate already knows one of them
+// with a different spec or has been added to a flag set.
 func AddTo(gate featuregate.MutableFeatureGate) error {
 	if err := gate.Add(Specs()); err != nil {
-		return fmt.Errorf("register simulator feature gates: %w", err)
+		return fmt.Errorf("register feature gates: %w", err)
 	}
 	return nil
 }

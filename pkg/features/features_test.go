@@ -1,14 +1,12 @@
 package features
 
 import (
-	"encoding/json"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/minikubelet/minikubelet/pkg/featuregate"
 	featuregatetesting "github.com/minikubelet/minikubelet/pkg/featuregate/testing"
+	"github.com/minikubelet/minikubelet/pkg/kubeletref"
 )
 
 func TestGateSpecs(t *testing.T) {
@@ -49,8 +47,8 @@ func TestGateSpecs(t *testing.T) {
 			}
 		})
 	}
-	if len(Specs()) != len(tests) {
-		t.Errorf("Specs() has %d gates, the test knows %d: add the new gate here", len(Specs()), len(tests))
+	if len(SimulatedSpecs()) != len(tests) {
+		t.Errorf("SimulatedSpecs() has %d gates, the test knows %d: add the new gate here", len(SimulatedSpecs()), len(tests))
 	}
 }
 
@@ -104,46 +102,61 @@ func TestSetFeatureGateDuringTestOnDefaultGate(t *testing.T) {
 	}
 }
 
-// upstreamGate is one row of testdata/kube_features.json (hack/gengates).
-type upstreamGate struct {
-	Name          string `json:"name"`
-	Default       bool   `json:"default"`
-	PreRelease    string `json:"preRelease"`
-	LockToDefault bool   `json:"lockToDefault"`
-}
-
-// TestGatesMatchKubernetes checks every gate the simulator registers against the table of
-// kubelet v1.30: the same default, stage and lock. `make gates` regenerates the table from
-// k8s.io/kubernetes' pkg/features/kube_features.go.
+// TestGatesMatchKubernetes: every gate the simulator models has the spec kubelet v1.30
+// gives it, and every v1.30 gate is registered, so --feature-gates takes what the kubelet
+// takes (pkg/kubeletref; `make kubelet-table` regenerates it).
 func TestGatesMatchKubernetes(t *testing.T) {
-	data, err := os.ReadFile(filepath.Join("testdata", "kube_features.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var table struct {
-		Source string         `json:"source"`
-		Gates  []upstreamGate `json:"gates"`
-	}
-	if err := json.Unmarshal(data, &table); err != nil {
-		t.Fatalf("testdata/kube_features.json: %v", err)
-	}
-	if !strings.Contains(table.Source, "k8s.io/kubernetes@v1.30.") {
-		t.Fatalf("the table is from %q, want a v1.30 release", table.Source)
-	}
-	upstream := map[string]upstreamGate{}
-	for _, g := range table.Gates {
+	upstream := map[string]kubeletref.Gate{}
+	for _, g := range kubeletref.Gates() {
 		upstream[g.Name] = g
 	}
-	for name, spec := range Specs() {
-		t.Run(string(name), func(t *testing.T) {
-			want, ok := upstream[string(name)]
-			if !ok {
-				t.Fatalf("%s is not a gate of %s", name, table.Source)
-			}
-			got := upstreamGate{Name: string(name), Default: spec.Default, PreRelease: string(spec.PreRelease), LockToDefault: spec.LockToDefault}
-			if got != want {
-				t.Errorf("spec = %+v, upstream %+v", got, want)
-			}
-		})
+	for name, spec := range SimulatedSpecs() {
+		want, ok := upstream[string(name)]
+		if !ok {
+			t.Errorf("%s is not a gate of %s", name, kubeletref.Source())
+			continue
+		}
+		got := kubeletref.Gate{Name: string(name), Default: spec.Default, PreRelease: string(spec.PreRelease), LockToDefault: spec.LockToDefault}
+		if got != want {
+			t.Errorf("%s: spec %+v, upstream %+v", name, got, want)
+		}
+	}
+	all := NewFeatureGate().GetAll()
+	for name := range upstream {
+		if _, ok := all[featuregate.Feature(name)]; !ok {
+			t.Errorf("the v1.30 gate %s is not registered", name)
+		}
+	}
+}
+
+// TestUnsimulatedGates: a v1.30 gate the simulator does not model is accepted with the
+// kubelet's spec, a locked one refused with its message, and a name v1.30 does not have is
+// refused as the kubelet refuses it.
+func TestUnsimulatedGates(t *testing.T) {
+	tests := []struct {
+		gates   map[string]bool
+		wantErr string
+	}{
+		{map[string]bool{"InPlacePodVerticalScaling": true}, ""},
+		{map[string]bool{"ContextualLogging": false, "WatchListClient": true}, ""},
+		{map[string]bool{"AllAlpha": true}, ""},
+		{map[string]bool{"APIListChunking": false}, "cannot set feature gate APIListChunking to false, feature is locked to true"},
+		{map[string]bool{"NoSuchGate": true}, "unrecognized feature gate: NoSuchGate"},
+	}
+	for _, tt := range tests {
+		g := NewFeatureGate()
+		err := g.SetFromMap(tt.gates)
+		if tt.wantErr == "" && err != nil {
+			t.Errorf("SetFromMap(%v): %v", tt.gates, err)
+		}
+		if tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)) {
+			t.Errorf("SetFromMap(%v) = %v, want %q", tt.gates, err, tt.wantErr)
+		}
+		if err == nil && tt.gates["InPlacePodVerticalScaling"] && !g.Enabled("InPlacePodVerticalScaling") {
+			t.Error("InPlacePodVerticalScaling=true is not in effect")
+		}
+	}
+	if Simulated("InPlacePodVerticalScaling") || !Simulated(EventedPLEG) {
+		t.Error("Simulated: want EventedPLEG modelled and InPlacePodVerticalScaling not")
 	}
 }

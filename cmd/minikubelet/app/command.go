@@ -75,6 +75,9 @@ featureGates key by key.`,
 			if errors.Is(err, pflag.ErrHelp) {
 				return cmd.Help()
 			}
+			if errors.Is(err, config.ErrVersion) {
+				return printVersion(cmd.OutOrStdout())
+			}
 			if err != nil {
 				return err
 			}
@@ -117,5 +120,13 @@ func logStartup(logger klog.Logger, cfg *config.Config) {
 	if len(cfg.UnsimulatedFields) > 0 {
 		klog.Warningf("Config file %s sets fields the simulator accepts but does not simulate (they have no effect): %s",
 			cfg.ConfigFile, strings.Join(cfg.UnsimulatedFields, ", "))
+	}
+	if len(cfg.UnsimulatedFlags) > 0 {
+		klog.Warningf("Kubelet flags the simulator accepts but does not simulate (they have no effect): %s",
+			strings.Join(cfg.UnsimulatedFlags, ", "))
+	}
+	if len(cfg.UnsimulatedGates) > 0 {
+		klog.Warningf("Feature gates the simulator accepts but does not simulate (they have no effect): %s",
+			strings.Join(cfg.UnsimulatedGates, ", "))
 	}
 }

@@ -136,18 +136,22 @@ func TestFeatureGatesCommand(t *testing.T) {
 		want map[string]string // gate -> expected row fields after the name
 	}{
 		{"defaults", []string{"feature-gates"}, map[string]string{
-			"EventedPLEG":                        "ALPHA false false false",
-			"GracefulNodeShutdown":               "BETA true false true",
-			"PodReadyToStartContainersCondition": "BETA true false true",
-			"SidecarContainers":                  "BETA true false true",
-			"PodHostIPs":                         "GA true true true",
+			"EventedPLEG":                        "ALPHA false false false true",
+			"GracefulNodeShutdown":               "BETA true false true true",
+			"PodReadyToStartContainersCondition": "BETA true false true true",
+			"SidecarContainers":                  "BETA true false true true",
+			"PodHostIPs":                         "GA true true true true",
 		}},
 		{"file, then flag over it", []string{"feature-gates", "--config=" + path, "--feature-gates=EventedPLEG=false"}, map[string]string{
-			"EventedPLEG":          "ALPHA false false false",
-			"GracefulNodeShutdown": "BETA true false false",
+			"EventedPLEG":          "ALPHA false false false true",
+			"GracefulNodeShutdown": "BETA true false false true",
 		}},
 		{"flags given before the subcommand", []string{"--config", path, "feature-gates"}, map[string]string{
-			"EventedPLEG": "ALPHA false false true",
+			"EventedPLEG": "ALPHA false false true true",
+		}},
+		{"a v1.30 gate the simulator does not model", []string{"feature-gates", "--feature-gates=InPlacePodVerticalScaling=true"}, map[string]string{
+			"InPlacePodVerticalScaling": "ALPHA false false true false",
+			"APIListChunking":           "GA true true true false",
 		}},
 	}
 	for _, tt := range tests {
@@ -161,7 +165,7 @@ func TestFeatureGatesCommand(t *testing.T) {
 			}
 			rows := map[string]string{}
 			lines := strings.Split(strings.TrimSpace(out.String()), "\n")
-			if got := strings.Join(strings.Fields(lines[0]), " "); got != "NAME STAGE DEFAULT LOCKED ENABLED" {
+			if got := strings.Join(strings.Fields(lines[0]), " "); got != "NAME STAGE DEFAULT LOCKED ENABLED SIMULATED" {
 				t.Errorf("header = %q", got)
 			}
 			for _, l := range lines[1:] {
@@ -227,5 +231,33 @@ func TestCommitFromLdflags(t *testing.T) {
 	gitCommit = ""
 	if !regexp.MustCompile(`^([0-9a-f]{40}( \(modified\))?|unknown)$`).MatchString(commit()) {
 		t.Errorf("commit() = %q, want a revision or unknown", commit())
+	}
+}
+
+// TestKubeletCommandLineStartsTheDaemon: flags a kubeadm node passes its kubelet start the
+// daemon (klog's -v among them); --version prints the version and starts nothing.
+func TestKubeletCommandLineStartsTheDaemon(t *testing.T) {
+	cmd, _, started, gate := testCommand(t, "--container-runtime-endpoint=unix:///var/run/containerd/containerd.sock",
+		"--pod-infra-container-image=registry.k8s.io/pause:3.9", "--fail-swap-on=false", "--v=2",
+		"--feature-gates=InPlacePodVerticalScaling=true", "--hostname-override=n1", "--read-only-port=0", "--port=0")
+	if err := cmd.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	if *started == nil {
+		t.Fatal("the daemon did not start")
+	}
+	if got := strings.Join((*started).UnsimulatedFlags, ","); got != "--container-runtime-endpoint,--fail-swap-on,--pod-infra-container-image" {
+		t.Errorf("unsimulated flags %s", got)
+	}
+	if !gate.Enabled("InPlacePodVerticalScaling") {
+		t.Error("InPlacePodVerticalScaling=true is not in effect")
+	}
+
+	cmd, out, started, _ := testCommand(t, "--version")
+	if err := cmd.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	if *started != nil || !strings.Contains(out.String(), "kubelet compatibility: v1.30") {
+		t.Errorf("--version: started %v, printed %q", *started != nil, out.String())
 	}
 }

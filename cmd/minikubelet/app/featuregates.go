@@ -11,6 +11,7 @@ import (
 
 	"github.com/minikubelet/minikubelet/pkg/config"
 	"github.com/minikubelet/minikubelet/pkg/featuregate"
+	"github.com/minikubelet/minikubelet/pkg/features"
 )
 
 func newFeatureGatesCommand(o options) *cobra.Command {
@@ -18,10 +19,11 @@ func newFeatureGatesCommand(o options) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "feature-gates [--config FILE] [--feature-gates KEY=BOOL,...]",
 		Short: "Print every feature gate with its stage, default and the value the daemon would use",
-		Long: `Print every feature gate with its stage, default, whether it is locked, and the value
-the daemon would run with given the same --config and flags (same precedence: the file's
-featureGates, then --feature-gates on top, key by key). The whole configuration is
-validated, so errors that would stop the daemon are reported here too.`,
+		Long: `Print every feature gate of kubelet v1.30 with its stage, default, whether it is locked,
+the value the daemon would run with given the same --config and flags (same precedence: the
+file's featureGates, then --feature-gates on top, key by key), and whether the simulator
+models it (the others are accepted as the kubelet accepts them, and change nothing). The
+whole configuration is validated, so errors that would stop the daemon are reported here too.`,
 		DisableFlagParsing: true,
 		Args:               cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -53,14 +55,15 @@ func printFeatureGates(cmd *cobra.Command, gate featuregate.MutableFeatureGate) 
 	sort.Strings(names)
 
 	w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 3, ' ', 0)
-	fmt.Fprintln(w, "NAME\tSTAGE\tDEFAULT\tLOCKED\tENABLED")
+	fmt.Fprintln(w, "NAME\tSTAGE\tDEFAULT\tLOCKED\tENABLED\tSIMULATED")
 	for _, name := range names {
 		spec := all[featuregate.Feature(name)]
 		stage := string(spec.PreRelease)
 		if spec.PreRelease == featuregate.GA {
 			stage = "GA"
 		}
-		fmt.Fprintf(w, "%s\t%s\t%t\t%t\t%t\n", name, stage, spec.Default, spec.LockToDefault, gate.Enabled(featuregate.Feature(name)))
+		fmt.Fprintf(w, "%s\t%s\t%t\t%t\t%t\t%t\n", name, stage, spec.Default, spec.LockToDefault,
+			gate.Enabled(featuregate.Feature(name)), features.Simulated(featuregate.Feature(name)))
 	}
 	return w.Flush()
 }

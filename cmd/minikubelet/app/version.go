@@ -2,6 +2,7 @@ package app
 
 import (
 	"fmt"
+	"io"
 	"runtime"
 	"runtime/debug"
 
@@ -25,12 +26,17 @@ func newVersionCommand(o options) *cobra.Command {
 		Short: "Print the version, git commit, Go version and the kubelet version it follows",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			_, err := fmt.Fprintf(cmd.OutOrStdout(),
-				"minikubelet %s\n  git commit:            %s\n  go version:            %s\n  platform:              %s/%s\n  kubelet compatibility: %s\n",
-				version, commit(), runtime.Version(), runtime.GOOS, runtime.GOARCH, kubeletCompatibility)
-			return err
+			return printVersion(cmd.OutOrStdout())
 		},
 	}
+}
+
+// printVersion is `minikubelet version`, and the daemon's --version (the kubelet's flag).
+func printVersion(w io.Writer) error {
+	_, err := fmt.Fprintf(w,
+		"minikubelet %s\n  git commit:            %s\n  go version:            %s\n  platform:              %s/%s\n  kubelet compatibility: %s\n",
+		version, commit(), runtime.Version(), runtime.GOOS, runtime.GOARCH, kubeletCompatibility)
+	return err
 }
 
 // commit returns the -ldflags commit, else the one go build recorded from the work tree.

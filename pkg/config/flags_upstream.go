@@ -1,0 +1,128 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"net"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/minikubelet/minikubelet/pkg/kubeletref"
+)
+
+// ErrVersion is returned by Load for --version: print the version and exit, as the kubelet.
+var ErrVersion = errors.New("--version requested")
+
+// notOnCommandLine are the kubelet's flags registered elsewhere: klog's (the caller's
+// globals) and the help flag pflag handles.
+var notOnCommandLine = map[string]bool{"v": true, "vmodule": true, "help": true}
+
+// addUpstreamFlags registers every flag of the v1.30 kubelet that addFlags does not: the
+// daemon then starts with the command line a kubeadm or kind node runs its kubelet with.
+// Such a flag's value is checked as the kubelet checks it (a bool, a duration, an IP, ...),
+// and otherwise changes nothing; Load lists the ones given (Config.UnsimulatedFlags).
+// --version prints the version, as the kubelet's.
+func addUpstreamFlags(fs *pflag.FlagSet) {
+	for _, f := range kubeletref.Flags() {
+		if fs.Lookup(f.Name) != nil || notOnCommandLine[f.Name] {
+			continue
+		}
+		if f.Name == "version" {
+			fs.Var(&versionValue{}, f.Name, "Print version information and quit.")
+			fs.Lookup(f.Name).NoOptDefVal = "true"
+			continue
+		}
+		fs.Var(&unsimulatedValue{typ: f.Type}, f.Name, "Accepted as the kubelet accepts it, not simulated. Upstream: "+f.Usage)
+		fl := fs.Lookup(f.Name)
+		fl.NoOptDefVal, fl.DefValue, fl.Hidden = f.NoOptDefVal, f.Default, true
+	}
+}
+
+// unsimulatedFlags returns the flags fs was given that only addUpstreamFlags registered.
+func unsimulatedFlags(fs *pflag.FlagSet) []string {
+	var out []string
+	fs.Visit(func(f *pflag.Flag) {
+		if _, ok := f.Value.(*unsimulatedValue); ok {
+			out = append(out, "--"+f.Name)
+		}
+	})
+	return out
+}
+
+// unsimulatedValue holds a flag the simulator accepts and does not model, parsed as the
+// kubelet parses its type.
+type unsimulatedValue struct {
+	typ string
+	val string
+}
+
+func (v *unsimulatedValue) String() string { return v.val }
+func (v *unsimulatedValue) Type() string   { return v.typ }
+
+func (v *unsimulatedValue) Set(s string) error {
+	if err := checkValue(v.typ, s); err != nil {
+		return err
+	}
+	if v.val != "" && strings.HasSuffix(v.typ, "Slice") {
+		s = v.val + "," + s // repeated slice flags accumulate, as pflag's
+	}
+	v.val = s
+	return nil
+}
+
+// checkValue parses s as a value of the kubelet flag type typ (pflag's type names).
+func checkValue(typ, s string) error {
+	var err error
+	switch typ {
+	case "bool":
+		_, err = strconv.ParseBool(s)
+	case "duration":
+		_, err = time.ParseDuration(s)
+	case "int":
+		_, err = strconv.ParseInt(s, 0, strconv.IntSize)
+	case "int32":
+		_, err = strconv.ParseInt(s, 0, 32)
+	case "int64":
+		_, err = strconv.ParseInt(s, 0, 64)
+	case "float32", "float64":
+		var f float64
+		f, err = strconv.ParseFloat(s, 64)
+		if err == nil && (math.IsNaN(f) || math.IsInf(f, 0)) {
+			err = fmt.Errorf("%q is not a number", s)
+		}
+	case "ip":
+		if net.ParseIP(strings.TrimSpace(s)) == nil {
+			err = fmt.Errorf("failed to parse IP: %q", s)
+		}
+	case "quantity":
+		_, err = resource.ParseQuantity(s)
+	case "mapStringString":
+		for _, kv := range strings.Split(s, ",") {
+			if kv = strings.TrimSpace(kv); kv != "" && !strings.ContainsAny(kv, "=<") {
+				err = fmt.Errorf("malformed pair, expect string=string")
+			}
+		}
+	}
+	return err
+}
+
+// versionValue is --version: Load returns ErrVersion when it is true.
+type versionValue struct{ set bool }
+
+func (v *versionValue) String() string { return strconv.FormatBool(v.set) }
+func (v *versionValue) Type() string   { return "version" }
+
+func (v *versionValue) Set(s string) error {
+	if s == "raw" {
+		v.set = true
+		return nil
+	}
+	b, err := strconv.ParseBool(s)
+	v.set = b
+	return err
+}
