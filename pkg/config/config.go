@@ -23,6 +23,11 @@ type Config struct {
 	// CertDir is --cert-dir: where the self-signed serving certificate is kept; empty:
 	// generated in memory at every start.
 	CertDir string `json:"certDir,omitempty"`
+	// BootstrapKubeconfig is --bootstrap-kubeconfig: the kubeconfig (a bootstrap token) to
+	// request the node's client certificate with when Kubeconfig has no valid one; the
+	// certificate and key are kept in CertDir, and Kubeconfig is written to use them. With
+	// --node-count, node i's kubeconfig is <CertDir>/<its name>/kubeconfig.
+	BootstrapKubeconfig string `json:"bootstrapKubeconfig,omitempty"`
 	// NodeIP is --node-ip: the Node's InternalIP; empty: derived from the address.
 	NodeIP string `json:"nodeIP,omitempty"`
 	// NodeCount is --node-count: how many simulated nodes the process runs (ForNode).

@@ -224,7 +224,7 @@ func TestRealNodeConfigsLoad(t *testing.T) {
 		wantUnsimulated []string // a sample that must be listed
 		notUnsimulated  []string // modelled fields that must not be
 	}{
-		{"kubeadm-node.yaml", []string{"cgroupDriver", "rotateCertificates", "logging"}, []string{"clusterDNS", "clusterDomain", "syncFrequency", "staticPodPath", "shutdownGracePeriod", "authentication", "authorization"}},
+		{"kubeadm-node.yaml", []string{"cgroupDriver", "logging"}, []string{"rotateCertificates", "clusterDNS", "clusterDomain", "syncFrequency", "staticPodPath", "shutdownGracePeriod", "authentication", "authorization"}},
 		{"production-node.yaml", []string{"tlsCipherSuites", "registerWithTaints", "serverTLSBootstrap"}, []string{"evictionHard", "evictionSoft", "kubeReserved", "featureGates", "maxPods"}},
 	}
 	for _, tt := range tests {

@@ -37,6 +37,8 @@ const (
 	flagTLSCertFile               = "tls-cert-file"
 	flagTLSPrivateKeyFile         = "tls-private-key-file"
 	flagCertDir                   = "cert-dir"
+	flagBootstrapKubeconfig       = "bootstrap-kubeconfig"
+	flagRotateCertificates        = "rotate-certificates"
 	flagNodeIP                    = "node-ip"
 	flagRecord                    = "record"
 	flagRecordMaxBytes            = "record-max-bytes"
@@ -52,15 +54,16 @@ const (
 
 // commandLine holds the values only flags can set (upstream's KubeletFlags).
 type commandLine struct {
-	configFile       string
-	hostnameOverride string
-	kubeconfig       string
-	nodeLabels       map[string]string
-	certDir          string
-	nodeIP           string
-	nodeCount        int
-	record           string
-	recordMaxBytes   int64
+	configFile          string
+	hostnameOverride    string
+	kubeconfig          string
+	nodeLabels          map[string]string
+	certDir             string
+	bootstrapKubeconfig string
+	nodeIP              string
+	nodeCount           int
+	record              string
+	recordMaxBytes      int64
 }
 
 // NewFlagSet returns the daemon's flags bound to throwaway defaults, for help output. The
@@ -118,6 +121,10 @@ func addFlags(fs *pflag.FlagSet, cl *commandLine, kc *KubeletConfiguration, sc *
 		"File containing x509 private key matching --tls-cert-file. (kubeletConfiguration.tlsPrivateKeyFile)")
 	fs.StringVar(&cl.certDir, flagCertDir, cl.certDir,
 		"The directory where the self-signed TLS certificate and key (kubelet.crt, kubelet.key) are kept and reused. Empty (the default; the kubelet's is /var/lib/kubelet/pki): generated anew in memory at every start. Ignored when --tls-cert-file and --tls-private-key-file are given.")
+	fs.StringVar(&cl.bootstrapKubeconfig, flagBootstrapKubeconfig, cl.bootstrapKubeconfig,
+		"Path to a kubeconfig file that will be used to get client certificate for kubelet. If the file specified by --kubeconfig does not exist, the bootstrap kubeconfig is used to request a client certificate from the API server. On success, a kubeconfig file referencing the generated client certificate and key is written to the path specified by --kubeconfig. The client certificate and key file will be stored in the directory pointed by --cert-dir (required here). With --node-count, each node requests its own and writes <cert-dir>/<its name>/kubeconfig.")
+	fs.BoolVar(&kc.RotateCertificates, flagRotateCertificates, kc.RotateCertificates,
+		"Auto rotate the kubelet client certificates by requesting new certificates from the kube-apiserver when the certificate expiration approaches. (kubeletConfiguration.rotateCertificates)")
 	fs.IntVar(&cl.nodeCount, flagNodeCount, 1,
 		"How many simulated nodes this process runs (density: no kubelet flag). Node i (0 to N-1) is named <node name>-i and has everything of its own: runtime, PLEG, pod workers, node status, lease, metrics, and the static pods of <staticPodPath>/<its name>/ (created). Its ports are --port+i and --read-only-port+i (0: each picks a free one), and its certificate is kept in <cert-dir>/<its name>/. 1 (the default): one node, named and laid out as without this flag.")
 	fs.StringVar(&cl.record, flagRecord, cl.record,

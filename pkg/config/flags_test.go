@@ -53,6 +53,8 @@ func TestFlagHelpShowsValueTypes(t *testing.T) {
 		flagAuthzCacheUnauthorizedTTL: "duration",
 
 		"runtime-request-timeout":             "duration",
+		"bootstrap-kubeconfig":                "string",
+		"rotate-certificates":                 "",
 		"resolv-conf":                         "string",
 		"container-log-max-size":              "string",
 		"container-log-max-files":             "int32",

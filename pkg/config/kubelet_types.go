@@ -115,6 +115,12 @@ type KubeletConfiguration struct {
 	// which stop last. Default 0.
 	ShutdownGracePeriodCriticalPods metav1.Duration `json:"shutdownGracePeriodCriticalPods,omitempty"`
 
+	// RotateCertificates rotates the kubelet's client certificate before it expires, with
+	// client-go's certificate manager, requesting a new one from the API server
+	// (kubernetes.io/kube-apiserver-client-kubelet CSRs); with --bootstrap-kubeconfig the
+	// first one is requested with the bootstrap token, in the background.
+	RotateCertificates bool `json:"rotateCertificates,omitempty"`
+
 	// Accepted and not simulated. Their content is kept verbatim (it shows in /configz) but
 	// is not checked beyond being JSON.
 
@@ -125,7 +131,6 @@ type KubeletConfiguration struct {
 	StaticPodURLHeader                        json.RawMessage `json:"staticPodURLHeader,omitempty"`
 	TLSCipherSuites                           json.RawMessage `json:"tlsCipherSuites,omitempty"`
 	TLSMinVersion                             json.RawMessage `json:"tlsMinVersion,omitempty"`
-	RotateCertificates                        json.RawMessage `json:"rotateCertificates,omitempty"`
 	ServerTLSBootstrap                        json.RawMessage `json:"serverTLSBootstrap,omitempty"`
 	RegistryPullQPS                           json.RawMessage `json:"registryPullQPS,omitempty"`
 	RegistryBurst                             json.RawMessage `json:"registryBurst,omitempty"`

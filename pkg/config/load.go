@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -88,6 +90,20 @@ func Load(args []string, gate featuregate.MutableFeatureGate, globals *pflag.Fla
 	sc.NodeName = resolveNodeName(cl.hostnameOverride, sc.NodeName)
 	cfg.Kubeconfig = cl.kubeconfig
 	cfg.CertDir = cl.certDir
+	cfg.BootstrapKubeconfig = cl.bootstrapKubeconfig
+	if cl.bootstrapKubeconfig != "" && cl.kubeconfig == "" {
+		return nil, fmt.Errorf("--%s %s needs --%s: where the kubeconfig it bootstraps is written",
+			flagBootstrapKubeconfig, cl.bootstrapKubeconfig, flagKubeconfig)
+	}
+	if cl.bootstrapKubeconfig != "" && cl.certDir == "" {
+		// The kubelet's default is /var/lib/kubelet/pki; a simulated node keeps its
+		// certificate in the user's cache, one directory per node name.
+		dir, err := userCacheDir()
+		if err != nil {
+			return nil, fmt.Errorf("--%s without --%s: %w", flagBootstrapKubeconfig, flagCertDir, err)
+		}
+		cfg.CertDir = filepath.Join(dir, "minikubelet", sc.NodeName, "pki")
+	}
 	if cl.nodeIP != "" {
 		if ip := net.ParseIP(cl.nodeIP); ip == nil || ip.IsUnspecified() {
 			return nil, fmt.Errorf("invalid --%s %q: must be a specific IP address (10.0.0.5, fd00::5)", flagNodeIP, cl.nodeIP)
@@ -132,6 +148,9 @@ func Load(args []string, gate featuregate.MutableFeatureGate, globals *pflag.Fla
 	}
 	return cfg, nil
 }
+
+// userCacheDir is os.UserCacheDir; tests replace it.
+var userCacheDir = os.UserCacheDir
 
 // flagPrecedence re-parses args over the loaded kc and sc and merges the feature gates
 // (upstream kubeletConfigFlagPrecedence). A fresh flag set is used because some values

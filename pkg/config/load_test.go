@@ -494,11 +494,17 @@ func TestKubeadmCommandLine(t *testing.T) {
 		"--eviction-hard=memory.available<100Mi,nodefs.available<10%", "--feature-gates=InPlacePodVerticalScaling=true",
 		"--runtime-request-timeout=15m",
 	}
-	cfg, err := Load(args, features.NewFeatureGate(), nil)
+	cache := t.TempDir()
+	userCacheDir = func() (string, error) { return cache, nil }
+	t.Cleanup(func() { userCacheDir = os.UserCacheDir })
+	cfg, err := Load(append(args, "--hostname-override=kind-worker"), features.NewFeatureGate(), nil)
 	if err != nil {
 		t.Fatalf("Load: %v", err)
 	}
-	wantFlags := []string{"--bootstrap-kubeconfig", "--cgroup-root", "--container-runtime-endpoint", "--fail-swap-on",
+	if want := filepath.Join(cache, "minikubelet", "kind-worker", "pki"); cfg.CertDir != want || cfg.BootstrapKubeconfig != "/etc/kubernetes/bootstrap-kubelet.conf" {
+		t.Errorf("cert dir %q (want %q), bootstrap kubeconfig %q", cfg.CertDir, want, cfg.BootstrapKubeconfig)
+	}
+	wantFlags := []string{"--cgroup-root", "--container-runtime-endpoint", "--fail-swap-on",
 		"--pod-infra-container-image", "--provider-id", "--runtime-cgroups"}
 	if strings.Join(cfg.UnsimulatedFlags, ",") != strings.Join(wantFlags, ",") {
 		t.Errorf("unsimulated flags %v, want %v", cfg.UnsimulatedFlags, wantFlags)

@@ -34,6 +34,10 @@ func (c *Config) ForNode(i int) *Config {
 	if c.CertDir != "" {
 		n.CertDir = filepath.Join(c.CertDir, n.Simulator.NodeName)
 	}
+	if c.BootstrapKubeconfig != "" {
+		// Each node bootstraps its own system:node identity, into a kubeconfig of its own.
+		n.Kubeconfig = filepath.Join(n.CertDir, "kubeconfig")
+	}
 	return &n
 }
 

@@ -51,6 +51,7 @@ var flagForPath = map[string]string{
 	"kubeletConfiguration.authorization.webhook.cacheUnauthorizedTTL": flagAuthzCacheUnauthorizedTTL,
 	"kubeletConfiguration.featureGates":                               flagFeatureGates,
 	"kubeletConfiguration.runtimeRequestTimeout":                      "runtime-request-timeout",
+	"kubeletConfiguration.rotateCertificates":                         flagRotateCertificates,
 	"kubeletConfiguration.resolvConf":                                 "resolv-conf",
 	"kubeletConfiguration.containerLogMaxSize":                        "container-log-max-size",
 	"kubeletConfiguration.containerLogMaxFiles":                       "container-log-max-files",

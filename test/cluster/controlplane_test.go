@@ -99,6 +99,11 @@ type cpOptions struct {
 	// (namespace deletion, jobs, endpoints, ...), the API server's CA published as
 	// kube-root-ca.crt, the service account token signer, and the default grace periods.
 	allControllers bool
+	// bootstrap sets the control plane up for TLS bootstrap as kubeadm does: bootstrap
+	// token authentication, a cluster signing CA the API server trusts for client
+	// certificates, and the CSR approving and signing controllers (bootstrapTLS adds the
+	// token and the RBAC).
+	bootstrap bool
 }
 
 func startControlPlane(t *testing.T, nodes ...string) *controlPlane {
@@ -157,6 +162,11 @@ func startControlPlaneWith(t *testing.T, opts cpOptions, nodes ...string) *contr
 		"--requestheader-extra-headers-prefix=X-Remote-Extra-", "--requestheader-group-headers=X-Remote-Group",
 		"--requestheader-username-headers=X-Remote-User",
 		"--proxy-client-cert-file", proxyCert, "--proxy-client-key-file", proxyKey}
+	var signerCert, signerKey string
+	if opts.bootstrap {
+		signerCert, signerKey = signingCA(t, dir)
+		cp.apiserverArgs = append(cp.apiserverArgs, "--enable-bootstrap-token-auth", "--client-ca-file", signerCert)
+	}
 	cp.apiserver = startProc(t, dir, "kube-apiserver", cp.apiserverArgs[0], cp.apiserverArgs[1:]...)
 
 	admin, err := kubernetes.NewForConfig(cp.restConfig(adminToken))
@@ -181,6 +191,14 @@ func startControlPlaneWith(t *testing.T, opts cpOptions, nodes ...string) *contr
 		kcm = append(kcm, "--controllers", "nodelifecycle,nodeipam,garbagecollector,serviceaccount,deployment,replicaset,root-ca-cert-publisher",
 			"--root-ca-file", filepath.Join(dir, "certs", "apiserver.crt"),
 			"--node-monitor-grace-period", "20s", "--node-monitor-period", "2s")
+	}
+	if opts.bootstrap {
+		for i, a := range kcm {
+			if a == "--controllers" {
+				kcm[i+1] += ",csrapproving,csrsigning,csrcleaner"
+			}
+		}
+		kcm = append(kcm, "--cluster-signing-cert-file", signerCert, "--cluster-signing-key-file", signerKey)
 	}
 	start(t, dir, "kube-controller-manager", filepath.Join(bin, "kube-controller-manager"), kcm...)
 	start(t, dir, "kube-scheduler", filepath.Join(bin, "kube-scheduler"),
@@ -328,6 +346,31 @@ func clientCertificate(t *testing.T, dir, name, cn string) (caPath, certPath, ke
 	writeFile(t, certPath, string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})))
 	writeFile(t, keyPath, string(pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER})))
 	return caPath, certPath, keyPath
+}
+
+// signingCA writes the cluster's signing CA (kubeadm's ca.crt and ca.key) as
+// <dir>/signer-ca.crt and signer-ca.key.
+func signingCA(t *testing.T, dir string) (certPath, keyPath string) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "kubernetes"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(10 * 365 * 24 * time.Hour), IsCA: true,
+		BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyDER, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	certPath, keyPath = filepath.Join(dir, "signer-ca.crt"), filepath.Join(dir, "signer-ca.key")
+	writeFile(t, certPath, string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})))
+	writeFile(t, keyPath, string(pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER})))
+	return certPath, keyPath
 }
 
 func serviceAccountKeys(t *testing.T, dir string) (keyPath, pubPath string) {

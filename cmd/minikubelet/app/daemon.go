@@ -16,6 +16,7 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
+	"github.com/minikubelet/minikubelet/pkg/clientcert"
 	"github.com/minikubelet/minikubelet/pkg/config"
 	"github.com/minikubelet/minikubelet/pkg/features"
 	"github.com/minikubelet/minikubelet/pkg/kubelet"
@@ -40,7 +41,7 @@ func runDaemon(ctx context.Context, cfg *config.Config) error {
 	logger := klog.FromContext(ctx)
 	tuneGC(logger)
 	var rest *restclient.Config
-	if cfg.Kubeconfig != "" {
+	if cfg.Kubeconfig != "" && !managedClientCert(cfg) {
 		r, err := kubeRESTConfig(cfg)
 		if err != nil {
 			return &ExitError{Code: 2, Err: err}
@@ -175,6 +176,22 @@ func newNode(ctx context.Context, cfg *config.Config, multi bool, rest *restclie
 		return nil, fmt.Errorf("register feature gate metrics: %w", err)
 	}
 	var client kubernetes.Interface
+	if rest == nil && cfg.Kubeconfig != "" {
+		// The node's own certificate: bootstrapped with the bootstrap token and/or rotated,
+		// by a certificate manager of its own that stops with the daemon.
+		cc, err := clientcert.Load(clientcert.Config{Kubeconfig: cfg.Kubeconfig, BootstrapKubeconfig: cfg.BootstrapKubeconfig,
+			CertDir: cfg.CertDir, NodeName: node, Rotate: cfg.Kubelet.RotateCertificates, Registry: reg, Prefix: reg.Prefix(),
+			Clock: clk, Logger: logger})
+		if err != nil {
+			return nil, &ExitError{Code: 2, Err: err}
+		}
+		if err := clientLimits(cc.Rest, cfg); err != nil {
+			return nil, &ExitError{Code: 2, Err: err}
+		}
+		cc.Start()
+		context.AfterFunc(ctx, cc.Stop)
+		rest = cc.Rest
+	}
 	if rest != nil {
 		c, err := kubeClient(rest, node)
 		if err != nil {
@@ -246,22 +263,34 @@ func kubeRESTConfig(cfg *config.Config) (*restclient.Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--kubeconfig %s: %w", cfg.Kubeconfig, err)
 	}
+	return restCfg, clientLimits(restCfg, cfg)
+}
+
+// managedClientCert says whether a certificate manager keeps the nodes' client certificates
+// (--bootstrap-kubeconfig, rotateCertificates): then each node has a client of its own.
+func managedClientCert(cfg *config.Config) bool {
+	return cfg.BootstrapKubeconfig != "" || cfg.Kubelet.RotateCertificates
+}
+
+// clientLimits applies the configuration's kubeAPIQPS and kubeAPIBurst (v1.30 defaults 50
+// and 100) to a node's client.
+func clientLimits(restCfg *restclient.Config, cfg *config.Config) error {
 	restCfg.QPS, restCfg.Burst = defaultKubeAPIQPS, defaultKubeAPIBurst
 	if raw := cfg.Kubelet.KubeAPIQPS; len(raw) > 0 {
 		var qps float32
 		if err := json.Unmarshal(raw, &qps); err != nil || qps <= 0 {
-			return nil, fmt.Errorf("kubeletConfiguration.kubeAPIQPS %s: want a number greater than 0", raw)
+			return fmt.Errorf("kubeletConfiguration.kubeAPIQPS %s: want a number greater than 0", raw)
 		}
 		restCfg.QPS = qps
 	}
 	if raw := cfg.Kubelet.KubeAPIBurst; len(raw) > 0 {
 		var burst int
 		if err := json.Unmarshal(raw, &burst); err != nil || burst <= 0 {
-			return nil, fmt.Errorf("kubeletConfiguration.kubeAPIBurst %s: want an integer greater than 0", raw)
+			return fmt.Errorf("kubeletConfiguration.kubeAPIBurst %s: want an integer greater than 0", raw)
 		}
 		restCfg.Burst = burst
 	}
-	return restCfg, nil
+	return nil
 }
 
 // kubeClient is one node's API client: its own rate limiter (kubeAPIQPS and kubeAPIBurst

@@ -1,0 +1,157 @@
+package cluster
+
+import (
+	"context"
+	"crypto/x509"
+	"encoding/pem"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	certificatesv1 "k8s.io/api/certificates/v1"
+	v1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/minikubelet/minikubelet/internal/eventually"
+)
+
+// bootstrapTLS creates what kubeadm creates for TLS bootstrap: the bootstrap token id.secret
+// (a Secret in kube-system, group system:bootstrappers:kubeadm:default-node-token), the
+// bootstrappers' right to create CSRs, and the auto-approval of their node client CSRs and
+// of the nodes' renewals.
+func bootstrapTLS(t *testing.T, cp *controlPlane, id, secret string) {
+	t.Helper()
+	ctx := context.Background()
+	mustCreate(t, func() error {
+		_, err := cp.admin.CoreV1().Secrets("kube-system").Create(ctx, &v1.Secret{
+			ObjectMeta: metav1.ObjectMeta{Name: "bootstrap-token-" + id},
+			Type:       "bootstrap.kubernetes.io/token",
+			StringData: map[string]string{"token-id": id, "token-secret": secret, "usage-bootstrap-authentication": "true",
+				"usage-bootstrap-signing": "true", "auth-extra-groups": "system:bootstrappers:kubeadm:default-node-token"},
+		}, metav1.CreateOptions{})
+		return err
+	})
+	for name, binding := range map[string]struct{ role, group string }{
+		"kubeadm:kubelet-bootstrap":                     {"system:node-bootstrapper", "system:bootstrappers:kubeadm:default-node-token"},
+		"kubeadm:node-autoapprove-bootstrap":            {"system:certificates.k8s.io:certificatesigningrequests:nodeclient", "system:bootstrappers:kubeadm:default-node-token"},
+		"kubeadm:node-autoapprove-certificate-rotation": {"system:certificates.k8s.io:certificatesigningrequests:selfnodeclient", "system:nodes"},
+	} {
+		mustCreate(t, func() error {
+			_, err := cp.admin.RbacV1().ClusterRoleBindings().Create(ctx, &rbacv1.ClusterRoleBinding{
+				ObjectMeta: metav1.ObjectMeta{Name: name},
+				RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: binding.role},
+				Subjects:   []rbacv1.Subject{{APIGroup: "rbac.authorization.k8s.io", Kind: "Group", Name: binding.group}},
+			}, metav1.CreateOptions{})
+			return err
+		})
+	}
+}
+
+// TestTLSBootstrap: nodes started as kubeadm starts kubelets (a bootstrap kubeconfig with a
+// token, rotateCertificates) each request their own client certificate, which the
+// controller manager approves and signs; each then joins as its own system:node user,
+// judged by the Node authorizer and NodeRestriction, and writes a kubeconfig that uses it.
+// A wrong token is logged with its ID and retried, the daemon running on.
+func TestTLSBootstrap(t *testing.T) {
+	cp := startControlPlaneWith(t, cpOptions{bootstrap: true})
+	bootstrapTLS(t, cp, "abcdef", "0123456789abcdef")
+	bin := buildDaemon(t)
+	ctx := context.Background()
+	dir := t.TempDir()
+	bootstrapConf := func(token string) string {
+		path := filepath.Join(dir, token[:6]+"-bootstrap.conf")
+		writeFile(t, path, fmt.Sprintf(`apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: %q, insecure-skip-tls-verify: true}}]
+users: [{name: tls-bootstrap-token-user, user: {token: %q}}]
+contexts: [{name: c, context: {cluster: c, user: tls-bootstrap-token-user}}]
+current-context: c
+`, cp.url, token))
+		return path
+	}
+	readOnly := freePort(t)
+	certDir := filepath.Join(dir, "pki")
+	start(t, cp.dir, "boot", bin, "--bootstrap-kubeconfig", bootstrapConf("abcdef.0123456789abcdef"),
+		"--kubeconfig", filepath.Join(dir, "kubelet.conf"), "--cert-dir", certDir, "--rotate-certificates",
+		"--node-count", "2", "--hostname-override", "boot", "--read-only-port", strconv.Itoa(readOnly), "--port", "0",
+		"--pod-manifest-path", t.TempDir(), "--fail-swap-on=false", "--container-runtime-endpoint=unix:///run/containerd/containerd.sock")
+	nodes := []string{"boot-0", "boot-1"}
+	for _, n := range nodes {
+		waitNodeReady(t, cp, n, 0)
+	}
+	for i, n := range nodes {
+		// Its certificate, and the kubeconfig that uses it.
+		data, err := os.ReadFile(filepath.Join(certDir, n, "kubelet-client-current.pem"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		block, _ := pem.Decode(data)
+		cert, err := x509.ParseCertificate(block.Bytes)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cert.Subject.CommonName != "system:node:"+n || strings.Join(cert.Subject.Organization, ",") != "system:nodes" {
+			t.Errorf("%s's client certificate is for %v, want CN system:node:%s O system:nodes", n, cert.Subject, n)
+		}
+		if kc, err := os.ReadFile(filepath.Join(certDir, n, "kubeconfig")); err != nil || !strings.Contains(string(kc), "kubelet-client-current.pem") {
+			t.Errorf("%s's kubeconfig does not use its certificate: %v\n%s", n, err, kc)
+		}
+		// The certificate manager's series: a year (the signer's default) to live.
+		resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", readOnly+i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		series := map[string]float64{}
+		for _, line := range strings.Split(string(body), "\n") {
+			if name, value, ok := strings.Cut(line, " "); ok && strings.HasPrefix(name, "kubelet_certificate_manager_client_") {
+				series[name], _ = strconv.ParseFloat(value, 64)
+			}
+		}
+		if ttl := series["kubelet_certificate_manager_client_ttl_seconds"]; ttl < 360*24*3600 || ttl > 366*24*3600 {
+			t.Errorf("%s kubelet_certificate_manager_client_ttl_seconds = %v, want about a year (the signer's default)", n, ttl)
+		}
+		if errs, ok := series["kubelet_certificate_manager_client_expiration_renew_errors"]; !ok || errs != 0 {
+			t.Errorf("%s kubelet_certificate_manager_client_expiration_renew_errors = %v (served %v), want 0", n, errs, ok)
+		}
+	}
+	csrs, err := cp.admin.CertificatesV1().CertificateSigningRequests().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	issued := 0
+	for _, c := range csrs.Items {
+		if c.Spec.SignerName == certificatesv1.KubeAPIServerClientKubeletSignerName && c.Spec.Username == "system:bootstrap:abcdef" && len(c.Status.Certificate) > 0 {
+			issued++
+		}
+	}
+	if issued != len(nodes) {
+		t.Errorf("%d kubelet client CSRs of the bootstrap token issued, want %d", issued, len(nodes))
+	}
+
+	// A wrong token: refused, named by its ID, retried; the daemon keeps running.
+	wrong := startProc(t, cp.dir, "wrong-token", bin, "--bootstrap-kubeconfig", bootstrapConf("zzzzzz.0123456789abcdef"),
+		"--kubeconfig", filepath.Join(dir, "wrong.conf"), "--cert-dir", filepath.Join(dir, "wrong-pki"), "--rotate-certificates",
+		"--hostname-override", "wrong", "--read-only-port", "0", "--port", "0")
+	logPath := filepath.Join(cp.dir, "wrong-token.log")
+	eventually.Within(t, 30*time.Second, "the refused token's ID in the log, twice (retried)", func() (bool, string) {
+		data, _ := os.ReadFile(logPath)
+		return strings.Count(string(data), `tokenID="zzzzzz"`) >= 2, string(data)
+	})
+	select {
+	case <-wrong.done:
+		t.Fatal("the daemon with a wrong token exited")
+	default:
+	}
+	if _, err := cp.admin.CoreV1().Nodes().Get(ctx, "wrong", metav1.GetOptions{}); err == nil {
+		t.Error("a node registered with a wrong bootstrap token")
+	}
+}
