@@ -39,6 +39,7 @@ const (
 	flagCertDir                   = "cert-dir"
 	flagBootstrapKubeconfig       = "bootstrap-kubeconfig"
 	flagRotateCertificates        = "rotate-certificates"
+	flagRotateServerCertificates  = "rotate-server-certificates"
 	flagNodeIP                    = "node-ip"
 	flagRecord                    = "record"
 	flagRecordMaxBytes            = "record-max-bytes"
@@ -125,6 +126,8 @@ func addFlags(fs *pflag.FlagSet, cl *commandLine, kc *KubeletConfiguration, sc *
 		"Path to a kubeconfig file that will be used to get client certificate for kubelet. If the file specified by --kubeconfig does not exist, the bootstrap kubeconfig is used to request a client certificate from the API server. On success, a kubeconfig file referencing the generated client certificate and key is written to the path specified by --kubeconfig. The client certificate and key file will be stored in the directory pointed by --cert-dir (required here). With --node-count, each node requests its own and writes <cert-dir>/<its name>/kubeconfig.")
 	fs.BoolVar(&kc.RotateCertificates, flagRotateCertificates, kc.RotateCertificates,
 		"Auto rotate the kubelet client certificates by requesting new certificates from the kube-apiserver when the certificate expiration approaches. (kubeletConfiguration.rotateCertificates)")
+	fs.BoolVar(&kc.ServerTLSBootstrap, flagRotateServerCertificates, kc.ServerTLSBootstrap,
+		"Auto-request and rotate the kubelet serving certificates by requesting new certificates from the kube-apiserver when the certificate expiration approaches. Requires the RotateKubeletServerCertificate feature gate to be enabled, and approval of the submitted CertificateSigningRequest objects. (kubeletConfiguration.serverTLSBootstrap)")
 	fs.IntVar(&cl.nodeCount, flagNodeCount, 1,
 		"How many simulated nodes this process runs (density: no kubelet flag). Node i (0 to N-1) is named <node name>-i and has everything of its own: runtime, PLEG, pod workers, node status, lease, metrics, and the static pods of <staticPodPath>/<its name>/ (created). Its ports are --port+i and --read-only-port+i (0: each picks a free one), and its certificate is kept in <cert-dir>/<its name>/. 1 (the default): one node, named and laid out as without this flag.")
 	fs.StringVar(&cl.record, flagRecord, cl.record,

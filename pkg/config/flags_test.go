@@ -55,6 +55,7 @@ func TestFlagHelpShowsValueTypes(t *testing.T) {
 		"runtime-request-timeout":             "duration",
 		"bootstrap-kubeconfig":                "string",
 		"rotate-certificates":                 "",
+		"rotate-server-certificates":          "",
 		"resolv-conf":                         "string",
 		"container-log-max-size":              "string",
 		"container-log-max-files":             "int32",

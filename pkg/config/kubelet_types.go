@@ -120,6 +120,11 @@ type KubeletConfiguration struct {
 	// (kubernetes.io/kube-apiserver-client-kubelet CSRs); with --bootstrap-kubeconfig the
 	// first one is requested with the bootstrap token, in the background.
 	RotateCertificates bool `json:"rotateCertificates,omitempty"`
+	// ServerTLSBootstrap gets the secure port's certificate from the API server
+	// (kubernetes.io/kubelet-serving CSRs, which someone must approve) instead of a
+	// self-signed one, and renews it, with the RotateKubeletServerCertificate gate (on by
+	// default) and an API server.
+	ServerTLSBootstrap bool `json:"serverTLSBootstrap,omitempty"`
 
 	// Accepted and not simulated. Their content is kept verbatim (it shows in /configz) but
 	// is not checked beyond being JSON.
@@ -131,7 +136,6 @@ type KubeletConfiguration struct {
 	StaticPodURLHeader                        json.RawMessage `json:"staticPodURLHeader,omitempty"`
 	TLSCipherSuites                           json.RawMessage `json:"tlsCipherSuites,omitempty"`
 	TLSMinVersion                             json.RawMessage `json:"tlsMinVersion,omitempty"`
-	ServerTLSBootstrap                        json.RawMessage `json:"serverTLSBootstrap,omitempty"`
 	RegistryPullQPS                           json.RawMessage `json:"registryPullQPS,omitempty"`
 	RegistryBurst                             json.RawMessage `json:"registryBurst,omitempty"`
 	EventRecordQPS                            json.RawMessage `json:"eventRecordQPS,omitempty"`

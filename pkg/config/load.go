@@ -95,12 +95,12 @@ func Load(args []string, gate featuregate.MutableFeatureGate, globals *pflag.Fla
 		return nil, fmt.Errorf("--%s %s needs --%s: where the kubeconfig it bootstraps is written",
 			flagBootstrapKubeconfig, cl.bootstrapKubeconfig, flagKubeconfig)
 	}
-	if cl.bootstrapKubeconfig != "" && cl.certDir == "" {
+	if (cl.bootstrapKubeconfig != "" || kc.ServerTLSBootstrap) && cl.certDir == "" {
 		// The kubelet's default is /var/lib/kubelet/pki; a simulated node keeps its
 		// certificate in the user's cache, one directory per node name.
 		dir, err := userCacheDir()
 		if err != nil {
-			return nil, fmt.Errorf("--%s without --%s: %w", flagBootstrapKubeconfig, flagCertDir, err)
+			return nil, fmt.Errorf("certificates from the API server without --%s: %w", flagCertDir, err)
 		}
 		cfg.CertDir = filepath.Join(dir, "minikubelet", sc.NodeName, "pki")
 	}

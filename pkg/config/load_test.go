@@ -215,13 +215,13 @@ func TestLoadPrecedence(t *testing.T) {
 		},
 		{
 			name: "v1.30 gates the simulator does not model are accepted and listed",
-			file: kubeletHead + "featureGates:\n  RotateKubeletServerCertificate: true\n  EventedPLEG: true\nclusterDomain: cluster.local\n",
+			file: kubeletHead + "featureGates:\n  DisableCloudProviders: true\n  EventedPLEG: true\nclusterDomain: cluster.local\n",
 			args: []string{"--config=$CONFIG", "--feature-gates=InPlacePodVerticalScaling=true"},
 			check: func(t *testing.T, cfg *Config, gate featuregate.FeatureGate) {
 				if len(cfg.UnsimulatedFields) != 0 { // clusterDomain is simulated (resolv.conf)
 					t.Errorf("unsimulated fields = %v, want none", cfg.UnsimulatedFields)
 				}
-				want := []string{"InPlacePodVerticalScaling=true", "RotateKubeletServerCertificate=true"}
+				want := []string{"DisableCloudProviders=true", "InPlacePodVerticalScaling=true"}
 				if strings.Join(cfg.UnsimulatedGates, ",") != strings.Join(want, ",") {
 					t.Errorf("unsimulated gates = %v, want %v", cfg.UnsimulatedGates, want)
 				}

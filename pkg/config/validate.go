@@ -52,6 +52,7 @@ var flagForPath = map[string]string{
 	"kubeletConfiguration.featureGates":                               flagFeatureGates,
 	"kubeletConfiguration.runtimeRequestTimeout":                      "runtime-request-timeout",
 	"kubeletConfiguration.rotateCertificates":                         flagRotateCertificates,
+	"kubeletConfiguration.serverTLSBootstrap":                         flagRotateServerCertificates,
 	"kubeletConfiguration.resolvConf":                                 "resolv-conf",
 	"kubeletConfiguration.containerLogMaxSize":                        "container-log-max-size",
 	"kubeletConfiguration.containerLogMaxFiles":                       "container-log-max-files",

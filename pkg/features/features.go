@@ -38,6 +38,11 @@ const (
 	// PodHostIPs makes the kubelet report status.hostIPs beside status.hostIP.
 	// Upstream: GA and locked on in v1.30, so it can only be set to true.
 	PodHostIPs featuregate.Feature = "PodHostIPs"
+
+	// RotateKubeletServerCertificate lets serverTLSBootstrap request the secure port's
+	// certificate from the API server and renew it; off, the self-signed one is served.
+	// Upstream: beta (default on) since v1.12.
+	RotateKubeletServerCertificate featuregate.Feature = "RotateKubeletServerCertificate"
 )
 
 // defaultSimulatorFeatureGates holds the gates the simulator models and their specs: the
@@ -49,6 +54,7 @@ var defaultSimulatorFeatureGates = map[featuregate.Feature]featuregate.FeatureSp
 	GracefulNodeShutdown:               {Default: true, PreRelease: featuregate.Beta},
 	SidecarContainers:                  {Default: true, PreRelease: featuregate.Beta},
 	PodHostIPs:                         {Default: true, PreRelease: featuregate.GA, LockToDefault: true},
+	RotateKubeletServerCertificate:     {Default: true, PreRelease: featuregate.Beta},
 }
 
 var (

@@ -20,6 +20,7 @@ func TestGateSpecs(t *testing.T) {
 		{GracefulNodeShutdown, featuregate.FeatureSpec{Default: true, PreRelease: featuregate.Beta}, false},
 		{SidecarContainers, featuregate.FeatureSpec{Default: true, PreRelease: featuregate.Beta}, false},
 		{PodHostIPs, featuregate.FeatureSpec{Default: true, PreRelease: featuregate.GA, LockToDefault: true}, true},
+		{RotateKubeletServerCertificate, featuregate.FeatureSpec{Default: true, PreRelease: featuregate.Beta}, false},
 	}
 	all := DefaultMutableFeatureGate.GetAll()
 	for _, tt := range tests {

@@ -2,7 +2,6 @@ package kubelet
 
 import (
 	"context"
-	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -17,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/util/certificate"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
@@ -148,13 +148,16 @@ type Kubelet struct {
 	server          *server.Server
 	listener        net.Listener
 	secureListener  net.Listener
-	servingCert     *tls.Certificate
-	nodeFS          *vfs.View          // the node's filesystem: pods' volumes and files
-	objects         *apiObjects        // the ConfigMaps, Secrets and tokens of the node's pods
-	volumes         mountedVolumes     // the volumes set up, by pod
-	dns             *dnsConfigurer     // pods' /etc/resolv.conf
-	hostIP          string             // the node's InternalIP, pods' status.hostIP
-	desired         map[types.UID]bool // housekeeping's desired pods, reused from one pass to the next
+	servingCert     server.CertSource
+	// servingCertManager requests and renews the serving certificate (serverTLSBootstrap);
+	// nil otherwise.
+	servingCertManager certificate.Manager
+	nodeFS             *vfs.View          // the node's filesystem: pods' volumes and files
+	objects            *apiObjects        // the ConfigMaps, Secrets and tokens of the node's pods
+	volumes            mountedVolumes     // the volumes set up, by pod
+	dns                *dnsConfigurer     // pods' /etc/resolv.conf
+	hostIP             string             // the node's InternalIP, pods' status.hostIP
+	desired            map[types.UID]bool // housekeeping's desired pods, reused from one pass to the next
 
 	nodeInfo         admission.NodeInfo
 	sysctls          *admission.SysctlAllowlist

@@ -146,7 +146,10 @@ func getObjectTTL[T any](ctx context.Context, o *apiObjects, m map[string]cached
 	o.mu.Lock()
 	c, ok := m[key]
 	o.mu.Unlock()
-	if !ok || now.Sub(c.fetched) >= ttl {
+	// An object found missing is read again at the next use: upstream's default (Watch)
+	// managers see it the moment it is created, so a pod whose ConfigMap comes a moment
+	// after it starts at its next sync, not a TTL later.
+	if !ok || now.Sub(c.fetched) >= ttl || c.obj == nil {
 		var obj *T
 		err := task.Await(ctx, o.caller.Go(func(cctx context.Context) error {
 			cctx, cancel := context.WithTimeout(cctx, objectGetTimeout)

@@ -140,7 +140,9 @@ func TestTerminationMessage(t *testing.T) {
 
 // TestClusterConfigMapVolume: in cluster mode a pod's configMap volume holds the ConfigMap's
 // keys; a change of the ConfigMap reaches it within a sync period; a pod whose ConfigMap
-// does not exist waits in ContainerCreating with upstream's FailedMount event.
+// does not exist waits in ContainerCreating with upstream's FailedMount event, and starts
+// within a couple of seconds once the ConfigMap is created (upstream's syncPod waits for the
+// mount, retried with a back-off from 500ms: not a cache TTL or the 10s error back-off).
 func TestClusterConfigMapVolume(t *testing.T) {
 	client := fake.NewSimpleClientset(configMap("default", "settings", map[string]string{"mode": "blue"}))
 	h := newClusterHarness(t, client)
@@ -187,6 +189,30 @@ func TestClusterConfigMapVolume(t *testing.T) {
 	e := findEvent(h, "FailedMount", "missing")
 	if e == nil || e.Message != `MountVolume.SetUp failed for volume "conf" : configmap "absent" not found` || e.Type != v1.EventTypeWarning {
 		t.Errorf("FailedMount event %+v, want upstream's message for the missing ConfigMap", e)
+	}
+
+	// The pod has waited well past the last mount retry: created now, the ConfigMap is
+	// read at the next sync, within the 10s error back-off.
+	if _, err := client.CoreV1().ConfigMaps("default").Create(ctx, configMap("default", "absent", map[string]string{"mode": "red"}), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	start = h.clk.Now()
+	h.until(30, "missing Running once its ConfigMap exists", func() bool { return h.phase("missing") == v1.PodRunning }, h.describe)
+	if took := h.clk.Since(start); took > 16*time.Second {
+		t.Errorf("the pod started %v after its ConfigMap was created, want within the 10s (+50%% jitter) back-off", took)
+	}
+
+	// A pod whose ConfigMap comes a moment after it: running within two seconds.
+	late := apiPod("late", "later")
+	h.k.UpdateAPIPods(ctx, []*v1.Pod{good, apiPod("missing", "absent"), late})
+	h.round(100 * time.Millisecond)
+	if _, err := client.CoreV1().ConfigMaps("default").Create(ctx, configMap("default", "later", map[string]string{"mode": "late"}), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	start = h.clk.Now()
+	h.until(10, "late Running", func() bool { return h.phase("late") == v1.PodRunning }, h.describe)
+	if took := h.clk.Since(start); took > 2*time.Second {
+		t.Errorf("the pod started %v after its ConfigMap was created, want within 2s", took)
 	}
 }
 

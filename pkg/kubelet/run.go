@@ -36,6 +36,11 @@ func (k *Kubelet) Run(ctx context.Context) error {
 	if k.fileSource != nil && k.watchManifests {
 		loops.Go("manifest-watch", k.fileSource.WatchLoop)
 	}
+	if k.servingCertManager != nil {
+		// client-go's manager runs its own goroutines; it stops with the node.
+		k.servingCertManager.Start()
+		context.AfterFunc(ctx, k.servingCertManager.Stop)
+	}
 	if k.kubeClient != nil {
 		loops.Go("api-pod-source", k.watchAPIPods)
 		sink := cluster.NewEventSink(k.kubeClient)

@@ -3,6 +3,7 @@ package kubelet
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/minikubelet/minikubelet/pkg/auth"
 	"github.com/minikubelet/minikubelet/pkg/cri"
+	"github.com/minikubelet/minikubelet/pkg/features"
 	"github.com/minikubelet/minikubelet/pkg/server"
 	"github.com/minikubelet/minikubelet/pkg/servingcert"
 )
@@ -232,17 +234,35 @@ func (k *Kubelet) buildSecurePort(scfg *server.Config) error {
 	if err != nil {
 		return fmt.Errorf("secure port: %w", err)
 	}
-	cert, _, err := servingcert.Load(servingcert.Config{
-		CertFile: kc.TLSCertFile,
-		KeyFile:  kc.TLSPrivateKeyFile,
-		CertDir:  k.cfg.CertDir,
-		Host:     k.nodeName,
-		IPs:      []net.IP{net.ParseIP(k.hostIP)},
-	})
-	if err != nil {
-		return fmt.Errorf("secure port: %w", err)
+	if kc.ServerTLSBootstrap && k.gate.Enabled(features.RotateKubeletServerCertificate) && k.kubeClient != nil {
+		// As the kubelet: a kubernetes.io/kubelet-serving certificate from the API server,
+		// none until a CSR of the node's is approved and signed (the handshake fails then).
+		m, err := servingcert.NewManager(servingcert.ManagerConfig{Client: k.kubeClient, NodeName: k.nodeName,
+			IPs: []net.IP{net.ParseIP(k.hostIP)}, CertDir: k.cfg.CertDir, Registry: k.registry,
+			Prefix: k.registry.Prefix(), Clock: k.clock})
+		if err != nil {
+			return fmt.Errorf("secure port: %w", err)
+		}
+		k.servingCertManager = m
+		k.servingCert = func() (*tls.Certificate, error) {
+			if c := m.Current(); c != nil {
+				return c, nil
+			}
+			return nil, errors.New("no serving certificate available for the kubelet")
+		}
+	} else {
+		cert, _, err := servingcert.Load(servingcert.Config{
+			CertFile: kc.TLSCertFile,
+			KeyFile:  kc.TLSPrivateKeyFile,
+			CertDir:  k.cfg.CertDir,
+			Host:     k.nodeName,
+			IPs:      []net.IP{net.ParseIP(k.hostIP)},
+		})
+		if err != nil {
+			return fmt.Errorf("secure port: %w", err)
+		}
+		k.servingCert = server.StaticCert(cert)
 	}
-	k.servingCert = cert
 	scfg.Auth = a
 	scfg.Streaming = k
 	scfg.SecureDebuggingHandlers = kc.EnableDebuggingHandlers == nil || *kc.EnableDebuggingHandlers

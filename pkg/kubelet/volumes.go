@@ -8,6 +8,7 @@ import (
 	"path"
 	"sort"
 	"strings"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/minikubelet/minikubelet/pkg/events"
 	"github.com/minikubelet/minikubelet/pkg/kuberuntime"
+	"github.com/minikubelet/minikubelet/pkg/podworkers"
 	"github.com/minikubelet/minikubelet/pkg/vfs"
 )
 
@@ -47,6 +49,8 @@ const (
 // volumes the simulator does not model are set up once, the others rewritten at every sync.
 type mountedVolumes struct {
 	set map[types.UID]map[string]bool
+	// retry is the delay before a pod whose volumes failed is tried again (mountRetry).
+	retry map[types.UID]time.Duration
 }
 
 func (m *mountedVolumes) has(uid types.UID, name string) bool {
@@ -65,6 +69,34 @@ func (m *mountedVolumes) add(uid types.UID, name string) {
 
 func (m *mountedVolumes) forget(uid types.UID) {
 	delete(m.set, uid)
+	delete(m.retry, uid)
+}
+
+// The retries of a pod whose volumes cannot be set up yet (a ConfigMap or Secret that does
+// not exist yet, say). Upstream's syncPod waits in WaitForAttachAndMount (polling every
+// 300ms, for 2m3s) while the volume manager retries the mount with an exponential back-off
+// from 500ms: a ConfigMap created just after its pod is mounted within a second. Here the
+// sync returns and the pod is synced again after these delays, the same back-off; past the
+// last one, the pod workers' error back-off (10s) applies, as after upstream's timeout.
+const (
+	firstMountRetry = 500 * time.Millisecond
+	lastMountRetry  = 8 * time.Second
+)
+
+// nextRetry returns the delay before the pod's next try, doubling from firstMountRetry, and
+// false once it is past lastMountRetry.
+func (m *mountedVolumes) nextRetry(uid types.UID) (time.Duration, bool) {
+	if m.retry == nil {
+		m.retry = map[types.UID]time.Duration{}
+	}
+	d := m.retry[uid]
+	if d == 0 {
+		d = firstMountRetry
+	} else {
+		d *= 2
+	}
+	m.retry[uid] = d
+	return d, d <= lastMountRetry
 }
 
 // preparePod is what the kubelet's SyncPod does before it lets the runtime create the
@@ -82,7 +114,14 @@ func (k *Kubelet) preparePod(ctx context.Context, pod *v1.Pod) error {
 		k.recordEvent(events.PodRef(pod), v1.EventTypeWarning, "FailedCreatePodSandBox", "Failed to create pod sandbox: %v", err)
 		return fmt.Errorf("generate the sandbox config of pod %q: %w", kuberuntime.FormatPod(pod), err)
 	}
-	return k.mountVolumes(ctx, pod)
+	if err := k.mountVolumes(ctx, pod); err != nil {
+		if d, ok := k.volumes.nextRetry(pod.UID); ok {
+			return &podworkers.RetryAfterError{After: d, Err: err}
+		}
+		return err
+	}
+	delete(k.volumes.retry, pod.UID)
+	return nil
 }
 
 // mountVolumes sets up the pod's volumes that a container mounts (upstream skips the

@@ -910,16 +910,30 @@ func (p *PodWorkers) completeTerminated(uid types.UID) {
 	}
 }
 
+// RetryAfterError is a sync error whose pod should be synced again after After rather
+// than after the back-off period: what upstream waits for inside a sync (a volume's mount)
+// is retried by the next one here.
+type RetryAfterError struct {
+	After time.Duration
+	Err   error
+}
+
+func (e *RetryAfterError) Error() string { return e.Err.Error() }
+func (e *RetryAfterError) Unwrap() error { return e.Err }
+
 // completeWork requeues the pod (at once after a phase change, after the resync interval on
-// success, after the back-off period on error, both with jitter) and wakes the worker when an
-// update is pending.
+// success, after the back-off period on error, both with jitter, or after a
+// RetryAfterError's delay) and wakes the worker when an update is pending.
 func (p *PodWorkers) completeWork(uid types.UID, phaseTransition bool, syncErr error) {
 	var delay time.Duration
+	var retry *RetryAfterError
 	switch {
 	case phaseTransition:
 		delay = 0
 	case syncErr == nil:
 		delay = p.jitter(p.resync)
+	case errors.As(syncErr, &retry):
+		delay = retry.After
 	default:
 		delay = p.jitter(p.backOff)
 	}

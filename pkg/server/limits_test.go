@@ -49,7 +49,7 @@ func limitsServerTLS(t *testing.T, limits Limits, streams *fakeStreams, logs Log
 		cert := ts.TLS.Certificates[0]
 		ts.Close()
 		scheme = "https://"
-		go func() { done <- s.ServeSecureListener(ctx, rl, &cert) }()
+		go func() { done <- s.ServeSecureListener(ctx, rl, StaticCert(&cert)) }()
 	} else {
 		go func() { done <- s.serve(ctx, rl, s.SecureHandler(), nil) }()
 	}

@@ -354,15 +354,24 @@ func (s *Server) ServeListener(ctx context.Context, ln net.Listener) error {
 	return s.serve(ctx, ln, s.handler, nil)
 }
 
-// ServeSecureListener serves the secure port on ln (which it closes) with TLS and cert
-// until ctx ends. Client certificates are asked for, not required, so that bearer tokens
-// and anonymous requests reach the authenticator.
-func (s *Server) ServeSecureListener(ctx context.Context, ln net.Listener, cert *tls.Certificate) error {
+// CertSource is the serving certificate at a TLS handshake: a fixed one (StaticCert), or
+// the serving certificate manager's current one (serverTLSBootstrap), which may be none yet.
+type CertSource func() (*tls.Certificate, error)
+
+// StaticCert is a CertSource of one certificate.
+func StaticCert(c *tls.Certificate) CertSource {
+	return func() (*tls.Certificate, error) { return c, nil }
+}
+
+// ServeSecureListener serves the secure port on ln (which it closes) with TLS and the
+// certificate of cert at each handshake, until ctx ends. Client certificates are asked for,
+// not required, so that bearer tokens and anonymous requests reach the authenticator.
+func (s *Server) ServeSecureListener(ctx context.Context, ln net.Listener, cert CertSource) error {
 	return s.serve(ctx, ln, s.secureHandler, &tls.Config{
-		Certificates: []tls.Certificate{*cert},
-		ClientAuth:   tls.RequestClientCert,
-		MinVersion:   tls.VersionTLS12,
-		NextProtos:   []string{"http/1.1"}, // the SPDY upgrade of exec and port-forward needs HTTP/1.1
+		GetCertificate: func(*tls.ClientHelloInfo) (*tls.Certificate, error) { return cert() },
+		ClientAuth:     tls.RequestClientCert,
+		MinVersion:     tls.VersionTLS12,
+		NextProtos:     []string{"http/1.1"}, // the SPDY upgrade of exec and port-forward needs HTTP/1.1
 	})
 }
 

@@ -2,13 +2,16 @@ package cluster
 
 import (
 	"context"
+	"crypto/tls"
 	"crypto/x509"
 	"encoding/pem"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -54,6 +57,80 @@ func bootstrapTLS(t *testing.T, cp *controlPlane, id, secret string) {
 	}
 }
 
+// servingCertificates: with serverTLSBootstrap, each node's secure port has no certificate
+// until an administrator approves the node's kubernetes.io/kubelet-serving CSR (nothing
+// approves those by itself); then it serves the cluster-signed one, for the node's name and
+// address, which a client verifies with the cluster CA, and its TTL on /metrics.
+func servingCertificates(t *testing.T, cp *controlPlane, nodes []string, readOnly int) {
+	t.Helper()
+	ctx := context.Background()
+	pool := x509.NewCertPool()
+	ca, err := os.ReadFile(cp.signerCA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool.AppendCertsFromPEM(ca)
+	dial := func(node string) (*x509.Certificate, error) {
+		n, err := cp.admin.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
+		if err != nil {
+			return nil, err
+		}
+		addr := fmt.Sprintf("127.0.0.1:%d", n.Status.DaemonEndpoints.KubeletEndpoint.Port)
+		conn, err := tls.DialWithDialer(&net.Dialer{Timeout: 5 * time.Second}, "tcp", addr, &tls.Config{RootCAs: pool, ServerName: "127.0.0.1"})
+		if err != nil {
+			return nil, err
+		}
+		defer conn.Close()
+		return conn.ConnectionState().PeerCertificates[0], nil
+	}
+	if _, err := dial(nodes[0]); err == nil {
+		t.Fatal("a TLS handshake succeeded before any serving CSR was approved")
+	}
+	approved := map[string]bool{}
+	eventually.Within(t, 60*time.Second, "a kubelet-serving CSR of each node, approved", func() (bool, string) {
+		csrs, err := cp.admin.CertificatesV1().CertificateSigningRequests().List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		for i := range csrs.Items {
+			c := &csrs.Items[i]
+			if c.Spec.SignerName != certificatesv1.KubeletServingSignerName || approved[c.Spec.Username] {
+				continue
+			}
+			c.Status.Conditions = append(c.Status.Conditions, certificatesv1.CertificateSigningRequestCondition{
+				Type: certificatesv1.CertificateApproved, Status: v1.ConditionTrue, Reason: "TestApproval", Message: "approved by TestTLSBootstrap"})
+			if _, err := cp.admin.CertificatesV1().CertificateSigningRequests().UpdateApproval(ctx, c.Name, c, metav1.UpdateOptions{}); err != nil {
+				return false, err.Error()
+			}
+			approved[c.Spec.Username] = true
+		}
+		return len(approved) == len(nodes), fmt.Sprint(approved)
+	})
+	for i, n := range nodes {
+		if !approved["system:node:"+n] {
+			t.Errorf("no serving CSR of system:node:%s", n)
+		}
+		var cert *x509.Certificate
+		eventually.Within(t, 60*time.Second, n+" serving its cluster-signed certificate", func() (bool, string) {
+			c, err := dial(n)
+			cert = c
+			return err == nil, fmt.Sprint(err)
+		})
+		if cert.Subject.CommonName != "system:node:"+n || !slices.Contains(cert.DNSNames, n) {
+			t.Errorf("%s serves a certificate for %v %v, want CN system:node:%s and its name", n, cert.Subject, cert.DNSNames, n)
+		}
+		resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", readOnly+i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if !strings.Contains(string(body), "kubelet_certificate_manager_server_ttl_seconds 3.") {
+			t.Errorf("%s: kubelet_certificate_manager_server_ttl_seconds is not about a year", n)
+		}
+	}
+}
+
 // TestTLSBootstrap: nodes started as kubeadm starts kubelets (a bootstrap kubeconfig with a
 // token, rotateCertificates) each request their own client certificate, which the
 // controller manager approves and signs; each then joins as its own system:node user,
@@ -79,7 +156,7 @@ current-context: c
 	readOnly := freePort(t)
 	certDir := filepath.Join(dir, "pki")
 	start(t, cp.dir, "boot", bin, "--bootstrap-kubeconfig", bootstrapConf("abcdef.0123456789abcdef"),
-		"--kubeconfig", filepath.Join(dir, "kubelet.conf"), "--cert-dir", certDir, "--rotate-certificates",
+		"--kubeconfig", filepath.Join(dir, "kubelet.conf"), "--cert-dir", certDir, "--rotate-certificates", "--rotate-server-certificates",
 		"--node-count", "2", "--hostname-override", "boot", "--read-only-port", strconv.Itoa(readOnly), "--port", "0",
 		"--pod-manifest-path", t.TempDir(), "--fail-swap-on=false", "--container-runtime-endpoint=unix:///run/containerd/containerd.sock")
 	nodes := []string{"boot-0", "boot-1"}
@@ -136,6 +213,8 @@ current-context: c
 	if issued != len(nodes) {
 		t.Errorf("%d kubelet client CSRs of the bootstrap token issued, want %d", issued, len(nodes))
 	}
+
+	servingCertificates(t, cp, nodes, readOnly)
 
 	// A wrong token: refused, named by its ID, retried; the daemon keeps running.
 	wrong := startProc(t, cp.dir, "wrong-token", bin, "--bootstrap-kubeconfig", bootstrapConf("zzzzzz.0123456789abcdef"),

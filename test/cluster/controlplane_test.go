@@ -71,7 +71,9 @@ type controlPlane struct {
 	// apiserver runs kube-apiserver with apiserverArgs; a test may kill and restart it.
 	apiserver     *proc
 	apiserverArgs []string
-	restarts      int
+	// signerCA is the cluster signing CA of a control plane with the bootstrap option.
+	signerCA string
+	restarts int
 }
 
 const (
@@ -165,6 +167,7 @@ func startControlPlaneWith(t *testing.T, opts cpOptions, nodes ...string) *contr
 	var signerCert, signerKey string
 	if opts.bootstrap {
 		signerCert, signerKey = signingCA(t, dir)
+		cp.signerCA = signerCert
 		cp.apiserverArgs = append(cp.apiserverArgs, "--enable-bootstrap-token-auth", "--client-ca-file", signerCert)
 	}
 	cp.apiserver = startProc(t, dir, "kube-apiserver", cp.apiserverArgs[0], cp.apiserverArgs[1:]...)
