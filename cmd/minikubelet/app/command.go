@@ -47,6 +47,7 @@ func subcommands(o options) []*cobra.Command {
 		newVersionCommand(o),
 		newFeatureGatesCommand(o),
 		newSimulateCommand(o),
+		newClusterCommand(o),
 	}
 	// get, describe and fault: clients of a running daemon's HTTP API.
 	return append(cmds, cli.NewCommands(cli.Options{})...)
