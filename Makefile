@@ -96,12 +96,19 @@ lint:
 	@out=$$(gofmt -l $$(git ls-files -co --exclude-standard '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet $(PKGS)
 
-.PHONY: help build run test soak churn bench bench-all bench-density scale fuzz simulate lint kubelet-table controlplane metricsserver e2e-cluster e2e monitoring \
+.PHONY: help build run test soak churn bench bench-all bench-density scale fuzz simulate lint kubelet-table image controlplane metricsserver e2e-cluster e2e monitoring \
 	conformance conformance-serial conformance-ci conformance-tools conformance-bins
 
 ## kubelet-table: regenerate pkg/kubeletref/kubelet-v1.30.json, the v1.30 kubelet's flags and feature gates, by building its own flag set and gate (tools/kubeletref, which pins the release in its go.mod)
 kubelet-table:
 	cd tools/kubeletref && $(GO) run . ../../pkg/kubeletref/kubelet-v1.30.json
+
+## image: minikubelet's OCI image without Docker (a static binary on an empty base, tools/image with go-containerregistry): _output/image/oci and _output/image/minikubelet-oci.tar
+IMAGE ?= ghcr.io/minikubelet/minikubelet:$(GIT_COMMIT)
+image:
+	mkdir -p _output/image
+	CGO_ENABLED=0 GOOS=linux GOARCH=amd64 $(GO) build -trimpath -ldflags "-s -w $(LDFLAGS)" -o _output/image/minikubelet ./cmd/minikubelet
+	cd tools/image && $(GO) run . -binary ../../_output/image/minikubelet -tag $(IMAGE) -o ../../_output/image
 
 ## controlplane: build kube-apiserver, kube-controller-manager, kube-scheduler and kubectl v1.30 into _output/bin (tools/controlplane)
 controlplane:
@@ -114,8 +121,8 @@ metricsserver:
 	cd tools/metricsserver && $(GO) build -o ../../_output/bin/ sigs.k8s.io/metrics-server/cmd/metrics-server
 
 ## e2e-cluster: run the cluster-mode tests against a real control plane on loopback (needs etcd: Debian etcd-server)
-e2e-cluster: controlplane metricsserver
-	KUBE_BIN_DIR=$(CURDIR)/_output/bin $(GO) test -race -count=1 -v -run . ./test/cluster/
+e2e-cluster: controlplane metricsserver image
+	KUBE_BIN_DIR=$(CURDIR)/_output/bin MINIKUBELET_IMAGE_TAR=$(CURDIR)/_output/image/minikubelet-oci.tar $(GO) test -race -count=1 -v -run . ./test/cluster/
 
 # The upstream e2e suite (docs/conformance.md): which specs, how many ginkgo processes, how
 # many nodes, the suite's time limit, and where the JUnit report and the logs land.
