@@ -3,6 +3,7 @@ package config
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/minikubelet/minikubelet/pkg/featuregate"
 	"github.com/minikubelet/minikubelet/pkg/features"
+	"github.com/minikubelet/minikubelet/pkg/kubeletref"
 )
 
 const kubeletHead = "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n"
@@ -524,6 +526,37 @@ func TestKubeadmCommandLine(t *testing.T) {
 	for _, v := range []string{"--version", "--version=raw"} {
 		if _, err := Load([]string{"--fail-swap-on", v}, features.NewFeatureGate(), nil); !errors.Is(err, ErrVersion) {
 			t.Errorf("Load(%s) = %v, want ErrVersion", v, err)
+		}
+	}
+}
+
+// TestEveryKubeletGateStartsTheDaemon: every gate name of kubelet v1.30, set by
+// --feature-gates to the value it may take (a locked gate its locked value, another the
+// opposite of its default), is accepted, as by the kubelet.
+func TestEveryKubeletGateStartsTheDaemon(t *testing.T) {
+	var pairs []string
+	for _, g := range kubeletref.Gates() {
+		v := !g.Default
+		if g.LockToDefault {
+			v = g.Default
+		}
+		pairs = append(pairs, fmt.Sprintf("%s=%t", g.Name, v))
+	}
+	gate := features.NewFeatureGate()
+	cfg, err := Load([]string{"--feature-gates=" + strings.Join(pairs, ",")}, gate, nil)
+	if err != nil {
+		t.Fatalf("Load with every v1.30 gate: %v", err)
+	}
+	if len(cfg.FeatureGates) != len(pairs) {
+		t.Errorf("%d gates in effect, %d set", len(cfg.FeatureGates), len(pairs))
+	}
+	for _, g := range kubeletref.Gates() {
+		want := !g.Default
+		if g.LockToDefault {
+			want = g.Default
+		}
+		if gate.Enabled(featuregate.Feature(g.Name)) != want {
+			t.Errorf("%s is %t, set to %t", g.Name, !want, want)
 		}
 	}
 }

@@ -22,6 +22,8 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"k8s.io/utils/ptr"
+
 	"github.com/minikubelet/minikubelet/internal/eventually"
 )
 
@@ -119,6 +121,21 @@ func servingCertificates(t *testing.T, cp *controlPlane, nodes []string, readOnl
 		if cert.Subject.CommonName != "system:node:"+n || !slices.Contains(cert.DNSNames, n) {
 			t.Errorf("%s serves a certificate for %v %v, want CN system:node:%s and its name", n, cert.Subject, cert.DNSNames, n)
 		}
+		// The API server, with --kubelet-certificate-authority, verifies it when it calls the
+		// node: a pod's log comes through.
+		podName := "hello-" + n
+		mustCreate(t, func() error {
+			_, err := cp.admin.CoreV1().Pods("default").Create(ctx, &v1.Pod{
+				ObjectMeta: metav1.ObjectMeta{Name: podName},
+				Spec: v1.PodSpec{NodeName: n, AutomountServiceAccountToken: ptr.To(false),
+					Containers: []v1.Container{{Name: "main", Image: "busybox:1.36", Command: []string{"sh", "-c", "echo hello from " + n + "; sleep 3600"}}}},
+			}, metav1.CreateOptions{})
+			return err
+		})
+		eventually.Within(t, 60*time.Second, podName+"'s log through the API server", func() (bool, string) {
+			logs, err := cp.admin.CoreV1().Pods("default").GetLogs(podName, &v1.PodLogOptions{}).DoRaw(ctx)
+			return err == nil && strings.Contains(string(logs), "hello from "+n), fmt.Sprintf("%v %s", err, logs)
+		})
 		resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", readOnly+i))
 		if err != nil {
 			t.Fatal(err)

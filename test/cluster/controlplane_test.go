@@ -27,7 +27,7 @@ import (
 )
 
 // binDir holds kube-apiserver and kube-controller-manager (make controlplane builds them).
-func binDir(t *testing.T) string {
+func binDir(t testing.TB) string {
 	t.Helper()
 	dir := os.Getenv("KUBE_BIN_DIR")
 	if dir == "" {
@@ -168,7 +168,10 @@ func startControlPlaneWith(t *testing.T, opts cpOptions, nodes ...string) *contr
 	if opts.bootstrap {
 		signerCert, signerKey = signingCA(t, dir)
 		cp.signerCA = signerCert
-		cp.apiserverArgs = append(cp.apiserverArgs, "--enable-bootstrap-token-auth", "--client-ca-file", signerCert)
+		// The nodes' serving certificates are the cluster CA's (serverTLSBootstrap): the API
+		// server verifies them when it calls a node (logs, exec, the node proxy).
+		cp.apiserverArgs = append(cp.apiserverArgs, "--enable-bootstrap-token-auth", "--client-ca-file", signerCert,
+			"--kubelet-certificate-authority", signerCert)
 	}
 	cp.apiserver = startProc(t, dir, "kube-apiserver", cp.apiserverArgs[0], cp.apiserverArgs[1:]...)
 

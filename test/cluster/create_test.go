@@ -159,3 +159,25 @@ func TestClusterCreate(t *testing.T) {
 		t.Errorf("create on a busy port: %v\n%s", err, out)
 	}
 }
+
+// BenchmarkClusterCreate measures `cluster create --nodes 3` to all nodes Ready, and the
+// delete after it (issue target: under 60 s once the binaries exist).
+func BenchmarkClusterCreate(b *testing.B) {
+	bin := buildDaemon(b)
+	binDir := binDir(b)
+	root := b.TempDir()
+	for i := 0; i < b.N; i++ {
+		start := time.Now()
+		out, err := clusterCmd(b, bin, root, nil, "create", "--nodes", "3", "--name", "bench", "--bin-dir", binDir)
+		created := time.Since(start)
+		if err != nil {
+			b.Fatalf("cluster create: %v\n%s", err, out)
+		}
+		start = time.Now()
+		if out, err := clusterCmd(b, bin, root, nil, "delete", "--name", "bench"); err != nil {
+			b.Fatalf("cluster delete: %v\n%s", err, out)
+		}
+		b.ReportMetric(created.Seconds(), "create-s")
+		b.ReportMetric(time.Since(start).Seconds(), "delete-s")
+	}
+}

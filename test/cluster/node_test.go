@@ -26,7 +26,7 @@ import (
 // buildDaemon builds the minikubelet binary once per test run, unless MINIKUBELET_BIN
 // names one already built (make conformance builds it before entering a network namespace
 // that cannot reach the module proxy).
-func buildDaemon(t *testing.T) string {
+func buildDaemon(t testing.TB) string {
 	t.Helper()
 	if bin := os.Getenv("MINIKUBELET_BIN"); bin != "" {
 		return bin
