@@ -1,6 +1,7 @@
 package clientcert
 
 import (
+	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
@@ -8,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -17,11 +19,13 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	certificates "k8s.io/api/certificates/v1"
+	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/client-go/kubernetes"
 	restclient "k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"k8s.io/client-go/util/certificate"
+	"k8s.io/client-go/util/connrotation"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 )
@@ -43,8 +47,9 @@ type Config struct {
 	// Prefix is the node's metric prefix (kubelet_ by default).
 	Registry prometheus.Registerer
 	Prefix   string
-	// Clock reads the certificate's time to live.
-	Clock clock.PassiveClock
+	// Clock reads the certificate's time to live and paces the check that closes the
+	// connections made with an older certificate.
+	Clock clock.Clock
 	// Logger receives what the bootstrap does.
 	Logger klog.Logger
 }
@@ -54,9 +59,11 @@ type Config struct {
 type Client struct {
 	// Rest is the node's client configuration. With a manager, its TLS client certificate is
 	// the manager's current one at each handshake: none until the bootstrap succeeded.
-	Rest *restclient.Config
-	mgr  certificate.Manager
-	stop sync.Once
+	Rest   *restclient.Config
+	mgr    certificate.Manager
+	dialer *connrotation.Dialer
+	clock  clock.Clock
+	stop   sync.Once
 }
 
 // Load builds the node's client as the kubelet's buildKubeletClientConfig does:
@@ -134,7 +141,10 @@ func Load(cfg Config) (*Client, error) {
 		}
 	}
 	// The node's client: the cluster of userConfig, the manager's certificate at each TLS
-	// handshake (as the kubelet's UpdateTransport), nothing of the files.
+	// handshake, nothing of the files. As the kubelet's UpdateTransport, its connections are
+	// tracked so that Start's watch closes them when the certificate changes: an HTTP/2
+	// connection is reused for every request, and one opened before the bootstrap (anonymous)
+	// or with the previous certificate would be used for good.
 	rest := restclient.AnonymousClientConfig(userConfig)
 	tlsConfig, err := restclient.TLSConfigFor(rest)
 	if err != nil {
@@ -149,20 +159,52 @@ func Load(cfg Config) (*Client, error) {
 		}
 		return &tls.Certificate{}, nil // none yet: the API server sees an anonymous client
 	}
-	rest.Transport = &http.Transport{Proxy: http.ProxyFromEnvironment, TLSClientConfig: tlsConfig,
-		ForceAttemptHTTP2: true, MaxIdleConnsPerHost: 25, IdleConnTimeout: 90 * time.Second, TLSHandshakeTimeout: 10 * time.Second}
-	rest.TLSClientConfig = restclient.TLSClientConfig{}
-	return &Client{Rest: rest, mgr: mgr}, nil
-}
-
-// Start starts the certificate manager, when there is one.
-func (c *Client) Start() {
-	if c.mgr != nil {
-		c.mgr.Start()
+	dial := rest.Dial
+	if dial == nil {
+		dial = (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext
 	}
+	dialer := connrotation.NewDialer(dial)
+	proxy := http.ProxyFromEnvironment
+	if rest.Proxy != nil {
+		proxy = rest.Proxy
+	}
+	rest.Transport = utilnet.SetTransportDefaults(&http.Transport{Proxy: proxy, TLSClientConfig: tlsConfig,
+		TLSHandshakeTimeout: 10 * time.Second, MaxIdleConnsPerHost: 25, DialContext: dialer.DialContext})
+	rest.TLSClientConfig, rest.Dial, rest.Proxy = restclient.TLSClientConfig{}, nil, nil
+	return &Client{Rest: rest, mgr: mgr, dialer: dialer, clock: cfg.Clock}, nil
 }
 
-// Stop stops the certificate manager.
+// certCheckPeriod is how often Start's watch compares the current certificate with the one
+// the connections were made with (upstream: 10s; here 1s, so that a node registers within
+// a second of its bootstrap).
+const certCheckPeriod = time.Second
+
+// Start starts the certificate manager, when there is one, and a watch that closes the
+// client's connections when the certificate changes; the watch ends with ctx. The
+// manager's own goroutines are client-go's (as in the kubelet): Stop asks them to end, and
+// one blocked waiting for a CSR ends when that wait does.
+func (c *Client) Start(ctx context.Context) {
+	if c.mgr == nil {
+		return
+	}
+	c.mgr.Start()
+	go func() {
+		last := c.mgr.Current()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-c.clock.After(certCheckPeriod):
+			}
+			if cur := c.mgr.Current(); cur != last {
+				last = cur
+				c.dialer.CloseAll()
+			}
+		}
+	}()
+}
+
+// Stop asks the certificate manager to stop.
 func (c *Client) Stop() {
 	if c.mgr != nil {
 		c.stop.Do(c.mgr.Stop)

@@ -110,7 +110,7 @@ func TestLoad(t *testing.T) {
 			reg := prometheus.NewRegistry()
 			c, err := Load(Config{Kubeconfig: kubeconfig, BootstrapKubeconfig: bootstrapKubeconfig(t, dir, server, "abcdef.0123456789abcdef"),
 				CertDir: filepath.Join(dir, "pki"), NodeName: "n1", Rotate: true, Registry: reg, Prefix: "kubelet_",
-				Clock: clocktesting.NewFakePassiveClock(now), Logger: funcr.New(func(string, string) {}, funcr.Options{})})
+				Clock: clocktesting.NewFakeClock(now), Logger: funcr.New(func(string, string) {}, funcr.Options{})})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -151,7 +151,7 @@ func TestRefusedTokenIsNamed(t *testing.T) {
 	var logged bytes.Buffer
 	logger := funcr.New(func(prefix, args string) { logged.WriteString(args + "\n") }, funcr.Options{})
 	cfg := Config{Kubeconfig: filepath.Join(dir, "kubelet.conf"), BootstrapKubeconfig: bootstrapKubeconfig(t, dir, srv.URL, "abcdef.0123456789abcdef"),
-		CertDir: filepath.Join(dir, "pki"), NodeName: "n1", Clock: clocktesting.NewFakePassiveClock(now), Logger: logger}
+		CertDir: filepath.Join(dir, "pki"), NodeName: "n1", Clock: clocktesting.NewFakeClock(now), Logger: logger}
 	certConfig, _, err := clientConfigs(cfg)
 	if err != nil {
 		t.Fatal(err)

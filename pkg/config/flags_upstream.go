@@ -117,9 +117,16 @@ type versionValue struct{ set bool }
 func (v *versionValue) String() string { return strconv.FormatBool(v.set) }
 func (v *versionValue) Type() string   { return "version" }
 
+// Set takes what component-base's verflag takes: a bool, "raw" (the version printed
+// here as by `minikubelet version`), or vX.Y.Z, which upstream reports as the version and
+// goes on; the simulator reports its own and goes on.
 func (v *versionValue) Set(s string) error {
-	if s == "raw" {
+	switch {
+	case s == "raw":
 		v.set = true
+		return nil
+	case strings.HasPrefix(s, "v"):
+		v.set = false
 		return nil
 	}
 	b, err := strconv.ParseBool(s)

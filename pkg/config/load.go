@@ -95,7 +95,10 @@ func Load(args []string, gate featuregate.MutableFeatureGate, globals *pflag.Fla
 		return nil, fmt.Errorf("--%s %s needs --%s: where the kubeconfig it bootstraps is written",
 			flagBootstrapKubeconfig, cl.bootstrapKubeconfig, flagKubeconfig)
 	}
-	if (cl.bootstrapKubeconfig != "" || kc.ServerTLSBootstrap) && cl.certDir == "" {
+	// Certificates from the API server (a bootstrap, a rotated client certificate, the
+	// serving one) are kept in the cert dir.
+	fromAPI := cl.bootstrapKubeconfig != "" || (cl.kubeconfig != "" && (kc.RotateCertificates || kc.ServerTLSBootstrap))
+	if fromAPI && cl.certDir == "" {
 		// The kubelet's default is /var/lib/kubelet/pki; a simulated node keeps its
 		// certificate in the user's cache, one directory per node name.
 		dir, err := userCacheDir()
@@ -142,7 +145,8 @@ func Load(args []string, gate featuregate.MutableFeatureGate, globals *pflag.Fla
 	}
 	cfg.UnsimulatedFlags = unsimulatedFlags(fs)
 	for _, name := range sortedKeys(cfg.FeatureGates) {
-		if !features.Simulated(featuregate.Feature(name)) {
+		// AllAlpha and AllBeta switch every alpha or beta gate, simulated ones included.
+		if name != "AllAlpha" && name != "AllBeta" && !features.Simulated(featuregate.Feature(name)) {
 			cfg.UnsimulatedGates = append(cfg.UnsimulatedGates, fmt.Sprintf("%s=%t", name, cfg.FeatureGates[name]))
 		}
 	}

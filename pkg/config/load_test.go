@@ -528,6 +528,10 @@ func TestKubeadmCommandLine(t *testing.T) {
 			t.Errorf("Load(%s) = %v, want ErrVersion", v, err)
 		}
 	}
+	// verflag's --version=vX.Y.Z sets the reported version and goes on.
+	if _, err := Load([]string{"--version=v1.30.5", "--feature-gates=AllAlpha=true"}, features.NewFeatureGate(), nil); err != nil {
+		t.Errorf("Load(--version=v1.30.5): %v, want the daemon to go on", err)
+	}
 }
 
 // TestEveryKubeletGateStartsTheDaemon: every gate name of kubelet v1.30, set by

@@ -117,6 +117,10 @@ func (o *apiObjects) Secret(ctx context.Context, namespace, name string) (*v1.Se
 	})
 }
 
+// notFoundTTL is how long an object found missing is taken as missing: the first mount
+// retry's delay.
+const notFoundTTL = 500 * time.Millisecond
+
 // serviceListTTL is how long a namespace's Service list is used: upstream watches
 // Services, so a container started right after its Service was created gets its links.
 const serviceListTTL = time.Second
@@ -146,10 +150,11 @@ func getObjectTTL[T any](ctx context.Context, o *apiObjects, m map[string]cached
 	o.mu.Lock()
 	c, ok := m[key]
 	o.mu.Unlock()
-	// An object found missing is read again at the next use: upstream's default (Watch)
+	// An object found missing is read again after notFoundTTL: upstream's default (Watch)
 	// managers see it the moment it is created, so a pod whose ConfigMap comes a moment
-	// after it starts at its next sync, not a TTL later.
-	if !ok || now.Sub(c.fetched) >= ttl || c.obj == nil {
+	// after it starts at its next sync, not a TTL later (and the containers of one sync
+	// share one read).
+	if !ok || now.Sub(c.fetched) >= ttl || (c.obj == nil && now.Sub(c.fetched) >= notFoundTTL) {
 		var obj *T
 		err := task.Await(ctx, o.caller.Go(func(cctx context.Context) error {
 			cctx, cancel := context.WithTimeout(cctx, objectGetTimeout)

@@ -90,10 +90,11 @@ func (m *mountedVolumes) nextRetry(uid types.UID) (time.Duration, bool) {
 		m.retry = map[types.UID]time.Duration{}
 	}
 	d := m.retry[uid]
-	if d == 0 {
+	switch {
+	case d == 0:
 		d = firstMountRetry
-	} else {
-		d *= 2
+	case d <= lastMountRetry:
+		d *= 2 // past the last retry it stays there: the error back-off from then on
 	}
 	m.retry[uid] = d
 	return d, d <= lastMountRetry

@@ -99,8 +99,8 @@ func Create(ctx context.Context, o Options) (st *State, err error) {
 	if o.Name == "" {
 		o.Name = "minikubelet"
 	}
-	if o.Nodes == 0 {
-		o.Nodes = 1
+	if o.Timeout < 0 {
+		return nil, fmt.Errorf("--wait %v: must not be negative", o.Timeout)
 	}
 	if o.Timeout == 0 {
 		o.Timeout = 2 * time.Minute
@@ -123,6 +123,11 @@ func Create(ctx context.Context, o Options) (st *State, err error) {
 	if err != nil {
 		return nil, err
 	}
+	if o.APIPort != 0 {
+		if err := portFree(o.APIPort); err != nil {
+			return nil, err
+		}
+	}
 	dir := filepath.Join(o.Root, o.Name)
 	if _, err := os.Stat(dir); err == nil {
 		return nil, fmt.Errorf("cluster %q exists (%s): delete it first with `minikubelet cluster delete --name %s`", o.Name, dir, o.Name)
@@ -135,9 +140,11 @@ func Create(ctx context.Context, o Options) (st *State, err error) {
 	start := o.Clock.Now()
 	st = &State{Name: o.Name, Created: start.UTC(), Processes: map[string]int{}, Kubeconfig: filepath.Join(dir, "kubeconfig")}
 	defer func() {
+		// What was started stops; the directory stays, for its logs, until `cluster delete`.
 		if err != nil {
 			_ = stopProcesses(dir, st.Processes, o.Clock, nil)
-			_ = os.RemoveAll(dir)
+			err = fmt.Errorf("%w\nEverything started was stopped; the logs are in %s (remove them with `minikubelet cluster delete --name %s`)",
+				err, filepath.Join(dir, "logs"), o.Name)
 		}
 	}()
 	step := func(format string, args ...any) {
@@ -155,12 +162,7 @@ func Create(ctx context.Context, o Options) (st *State, err error) {
 	done("certificates (CA, API server, admin, service accounts)", t)
 
 	apiPort := o.APIPort
-	if apiPort != 0 {
-		if err := portFree(apiPort); err != nil {
-			return st, err
-		}
-	}
-	ports, err := freePorts(5)
+	ports, err := freePorts(5, apiPort)
 	if err != nil {
 		return st, err
 	}
@@ -304,7 +306,7 @@ func (o Options) wait(ctx context.Context, dir string, st *State, what string, c
 			}
 		}
 		if o.Clock.Now().After(deadline) {
-			return fmt.Errorf("timed out after %v waiting for %s: %s (logs in %s)", o.Timeout, what, last, filepath.Join(dir, "logs"))
+			return fmt.Errorf("timed out after %v waiting for %s: %s", o.Timeout, what, last)
 		}
 		select {
 		case <-ctx.Done():
@@ -454,7 +456,7 @@ func ours(pid int, dir string) bool {
 	if err != nil {
 		return true // no /proc: the PID file is all there is
 	}
-	return strings.Contains(string(data), dir)
+	return strings.Contains(string(data), dir+string(filepath.Separator))
 }
 
 func pidFiles(dir string) map[string]int {
@@ -542,38 +544,36 @@ func bootstrapObjects(ctx context.Context, client kubernetes.Interface, token st
 	return nil
 }
 
-// findBinaries finds the control plane's programs: BinDir, PATH, then ./_output/bin.
+// findBinaries finds the control plane's programs: BinDir, PATH, then ./_output/bin
+// (etcd: BinDir, then PATH).
 func findBinaries(binDir string) (map[string]string, error) {
 	out := map[string]string{}
 	var missing []string
+	executable := func(p string) string {
+		if info, err := os.Stat(p); err == nil && !info.IsDir() && info.Mode()&0o111 != 0 {
+			if abs, err := filepath.Abs(p); err == nil {
+				return abs
+			}
+			return p
+		}
+		return ""
+	}
 	for _, name := range []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler"} {
-		var dirs []string
+		var p string
 		if binDir != "" {
-			dirs = append(dirs, binDir)
+			p = executable(filepath.Join(binDir, name))
 		}
-		if p, err := exec.LookPath(name); err == nil {
-			out[name] = p
-			if binDir == "" {
-				continue
-			}
+		if p == "" {
+			p, _ = exec.LookPath(name)
 		}
-		if name != "etcd" {
-			dirs = append(dirs, filepath.Join("_output", "bin"))
+		if p == "" && name != "etcd" {
+			p = executable(filepath.Join("_output", "bin", name))
 		}
-		found := false
-		for _, d := range dirs {
-			p := filepath.Join(d, name)
-			if info, err := os.Stat(p); err == nil && !info.IsDir() && info.Mode()&0o111 != 0 {
-				if abs, err := filepath.Abs(p); err == nil {
-					p = abs
-				}
-				out[name], found = p, true
-				break
-			}
-		}
-		if !found && out[name] == "" {
+		if p == "" {
 			missing = append(missing, name)
+			continue
 		}
+		out[name] = p
 	}
 	if len(missing) == 0 {
 		return out, nil
@@ -589,8 +589,8 @@ func findBinaries(binDir string) (map[string]string, error) {
 	return nil, errors.New("missing programs:\n  " + strings.Join(hints, "\n  "))
 }
 
-// freePorts returns n ports free on 127.0.0.1 now.
-func freePorts(n int) ([]int, error) {
+// freePorts returns n ports free on 127.0.0.1 now, none of them except.
+func freePorts(n, except int) ([]int, error) {
 	var lns []net.Listener
 	defer func() {
 		for _, ln := range lns {
@@ -604,7 +604,11 @@ func freePorts(n int) ([]int, error) {
 			return nil, fmt.Errorf("find a free port on 127.0.0.1: %w", err)
 		}
 		lns = append(lns, ln)
-		out = append(out, ln.Addr().(*net.TCPAddr).Port)
+		if port := ln.Addr().(*net.TCPAddr).Port; port != except {
+			out = append(out, port)
+		} else {
+			i--
+		}
 	}
 	return out, nil
 }

@@ -155,7 +155,6 @@ func servingCertificates(t *testing.T, cp *controlPlane, nodes []string, readOnl
 // A wrong token is logged with its ID and retried, the daemon running on.
 func TestTLSBootstrap(t *testing.T) {
 	cp := startControlPlaneWith(t, cpOptions{bootstrap: true})
-	bootstrapTLS(t, cp, "abcdef", "0123456789abcdef")
 	bin := buildDaemon(t)
 	ctx := context.Background()
 	dir := t.TempDir()
@@ -176,9 +175,23 @@ current-context: c
 		"--kubeconfig", filepath.Join(dir, "kubelet.conf"), "--cert-dir", certDir, "--rotate-certificates", "--rotate-server-certificates",
 		"--node-count", "2", "--hostname-override", "boot", "--read-only-port", strconv.Itoa(readOnly), "--port", "0",
 		"--pod-manifest-path", t.TempDir(), "--fail-swap-on=false", "--container-runtime-endpoint=unix:///run/containerd/containerd.sock")
+	// The token does not exist yet: the nodes' first requests are refused, over connections
+	// opened without a certificate. Once it exists they get their certificates, and must
+	// stop using those connections to register.
+	eventually.Within(t, 30*time.Second, "the nodes' token refused before it exists", func() (bool, string) {
+		data, _ := os.ReadFile(filepath.Join(cp.dir, "boot.log"))
+		return strings.Contains(string(data), `tokenID="abcdef"`), string(data)
+	})
+	bootstrapTLS(t, cp, "abcdef", "0123456789abcdef")
 	nodes := []string{"boot-0", "boot-1"}
 	for _, n := range nodes {
-		waitNodeReady(t, cp, n, 0)
+		eventually.Within(t, 90*time.Second, n+" Ready", func() (bool, string) {
+			node, err := cp.admin.CoreV1().Nodes().Get(ctx, n, metav1.GetOptions{})
+			if err != nil {
+				return false, err.Error()
+			}
+			return nodeReady(node) == v1.ConditionTrue, string(nodeReady(node))
+		})
 	}
 	for i, n := range nodes {
 		// Its certificate, and the kubeconfig that uses it.

@@ -47,7 +47,10 @@ State lives in the user's cache directory (minikubelet/clusters/<name>), nothing
 			}
 			opts := create
 			opts.Root, opts.Self, opts.Out, opts.Clock = r, self, cmd.OutOrStdout(), clock.RealClock{}
-			fmt.Fprintf(cmd.OutOrStdout(), "Creating cluster %q with %d node(s) in %s\n", nameOr(opts.Name), max(opts.Nodes, 1), r)
+			if opts.Nodes < 1 {
+				return fmt.Errorf("--nodes %d: must be at least 1", opts.Nodes)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "Creating cluster %q with %d node(s) in %s\n", nameOr(opts.Name), opts.Nodes, r)
 			_, err = localcluster.Create(cmd.Context(), opts)
 			return err
 		},

@@ -178,7 +178,7 @@ func newNode(ctx context.Context, cfg *config.Config, multi bool, rest *restclie
 	var client kubernetes.Interface
 	if rest == nil && cfg.Kubeconfig != "" {
 		// The node's own certificate: bootstrapped with the bootstrap token and/or rotated,
-		// by a certificate manager of its own that stops with the daemon.
+		// by a certificate manager of its own, asked to stop with the daemon.
 		cc, err := clientcert.Load(clientcert.Config{Kubeconfig: cfg.Kubeconfig, BootstrapKubeconfig: cfg.BootstrapKubeconfig,
 			CertDir: cfg.CertDir, NodeName: node, Rotate: cfg.Kubelet.RotateCertificates, Registry: reg, Prefix: reg.Prefix(),
 			Clock: clk, Logger: logger})
@@ -188,7 +188,7 @@ func newNode(ctx context.Context, cfg *config.Config, multi bool, rest *restclie
 		if err := clientLimits(cc.Rest, cfg); err != nil {
 			return nil, &ExitError{Code: 2, Err: err}
 		}
-		cc.Start()
+		cc.Start(ctx)
 		context.AfterFunc(ctx, cc.Stop)
 		rest = cc.Rest
 	}
