@@ -233,7 +233,8 @@ func Create(ctx context.Context, o Options) (st *State, err error) {
 			return st, err
 		}
 	}
-	if err := bootstrapObjects(ctx, client, token); err != nil {
+	id, secret, _ := strings.Cut(token, ".")
+	if err := BootstrapToken(ctx, client, id, secret); err != nil {
 		return st, fmt.Errorf("bootstrap token and RBAC: %w", err)
 	}
 	step("kube-controller-manager and kube-scheduler started; bootstrap token %s", bootstrapTokenID)
@@ -514,10 +515,10 @@ func writeKubeconfig(path, cluster, server string, ca []byte, user string, auth 
 	return clientcmd.WriteToFile(kc, path)
 }
 
-// bootstrapObjects creates the bootstrap token and what kubeadm binds for TLS bootstrap: the
-// token's group may create CSRs, which are approved; nodes' renewals are approved.
-func bootstrapObjects(ctx context.Context, client kubernetes.Interface, token string) error {
-	id, secret, _ := strings.Cut(token, ".")
+// BootstrapToken creates the bootstrap token id.secret and what kubeadm binds for TLS
+// bootstrap: the token's group (system:bootstrappers:kubeadm:default-node-token) may create
+// CSRs, which are approved; nodes' renewals are approved.
+func BootstrapToken(ctx context.Context, client kubernetes.Interface, id, secret string) error {
 	group := "system:bootstrappers:kubeadm:default-node-token"
 	if _, err := client.CoreV1().Secrets("kube-system").Create(ctx, &v1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Name: "bootstrap-token-" + id},

@@ -19,43 +19,20 @@ import (
 
 	certificatesv1 "k8s.io/api/certificates/v1"
 	v1 "k8s.io/api/core/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"k8s.io/utils/ptr"
 
 	"github.com/minikubelet/minikubelet/internal/eventually"
+	"github.com/minikubelet/minikubelet/pkg/localcluster"
 )
 
-// bootstrapTLS creates what kubeadm creates for TLS bootstrap: the bootstrap token id.secret
-// (a Secret in kube-system, group system:bootstrappers:kubeadm:default-node-token), the
-// bootstrappers' right to create CSRs, and the auto-approval of their node client CSRs and
-// of the nodes' renewals.
+// bootstrapTLS creates the bootstrap token id.secret and the RBAC kubeadm binds for TLS
+// bootstrap, as `minikubelet cluster create` does.
 func bootstrapTLS(t *testing.T, cp *controlPlane, id, secret string) {
 	t.Helper()
-	ctx := context.Background()
-	mustCreate(t, func() error {
-		_, err := cp.admin.CoreV1().Secrets("kube-system").Create(ctx, &v1.Secret{
-			ObjectMeta: metav1.ObjectMeta{Name: "bootstrap-token-" + id},
-			Type:       "bootstrap.kubernetes.io/token",
-			StringData: map[string]string{"token-id": id, "token-secret": secret, "usage-bootstrap-authentication": "true",
-				"usage-bootstrap-signing": "true", "auth-extra-groups": "system:bootstrappers:kubeadm:default-node-token"},
-		}, metav1.CreateOptions{})
-		return err
-	})
-	for name, binding := range map[string]struct{ role, group string }{
-		"kubeadm:kubelet-bootstrap":                     {"system:node-bootstrapper", "system:bootstrappers:kubeadm:default-node-token"},
-		"kubeadm:node-autoapprove-bootstrap":            {"system:certificates.k8s.io:certificatesigningrequests:nodeclient", "system:bootstrappers:kubeadm:default-node-token"},
-		"kubeadm:node-autoapprove-certificate-rotation": {"system:certificates.k8s.io:certificatesigningrequests:selfnodeclient", "system:nodes"},
-	} {
-		mustCreate(t, func() error {
-			_, err := cp.admin.RbacV1().ClusterRoleBindings().Create(ctx, &rbacv1.ClusterRoleBinding{
-				ObjectMeta: metav1.ObjectMeta{Name: name},
-				RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: binding.role},
-				Subjects:   []rbacv1.Subject{{APIGroup: "rbac.authorization.k8s.io", Kind: "Group", Name: binding.group}},
-			}, metav1.CreateOptions{})
-			return err
-		})
+	if err := localcluster.BootstrapToken(context.Background(), cp.admin, id, secret); err != nil {
+		t.Fatal(err)
 	}
 }
 
