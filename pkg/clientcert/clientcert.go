@@ -5,7 +5,6 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
-	"encoding/pem"
 	"errors"
 	"fmt"
 	"math"
@@ -24,6 +23,7 @@ import (
 	restclient "k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	certutil "k8s.io/client-go/util/cert"
 	"k8s.io/client-go/util/certificate"
 	"k8s.io/client-go/util/connrotation"
 	"k8s.io/klog/v2"
@@ -305,15 +305,11 @@ func stillValid(path string, now time.Time) (bool, error) {
 	if len(rest.CertData) == 0 {
 		return false, nil
 	}
-	block, _ := pemDecode(rest.CertData)
-	if block == nil {
-		return false, nil
-	}
-	cert, err := x509.ParseCertificate(block)
+	certs, err := certutil.ParseCertsPEM(rest.CertData)
 	if err != nil {
 		return false, nil
 	}
-	return !now.Before(cert.NotBefore) && !now.After(cert.NotAfter), nil
+	return !now.Before(certs[0].NotBefore) && !now.After(certs[0].NotAfter), nil
 }
 
 func loadRESTConfig(path string) (*restclient.Config, error) {
@@ -346,18 +342,4 @@ func writeKubeconfig(path string, bootstrap *restclient.Config, pem string) erro
 		return fmt.Errorf("write --kubeconfig %s: %w", path, err)
 	}
 	return nil
-}
-
-// pemDecode returns the DER of the first CERTIFICATE block of data.
-func pemDecode(data []byte) ([]byte, []byte) {
-	for {
-		var block *pem.Block
-		block, data = pem.Decode(data)
-		if block == nil {
-			return nil, nil
-		}
-		if block.Type == "CERTIFICATE" {
-			return block.Bytes, data
-		}
-	}
 }
