@@ -157,9 +157,17 @@ current-context: c
 	// with the connection rotation disabled too, checked: the API server's connections made
 	// before the certificate are not the ones registration reuses here. The rotation is
 	// upstream's UpdateTransport, kept for the HTTP/2 reuse a standalone reproduction showed.)
-	eventually.Within(t, 30*time.Second, "the nodes' token refused before it exists", func() (bool, string) {
+	eventually.Within(t, 30*time.Second, "each node's token refused before it exists", func() (bool, string) {
 		data, _ := os.ReadFile(filepath.Join(cp.dir, "boot.log"))
-		return strings.Contains(string(data), `tokenID="abcdef"`), string(data)
+		refused := map[string]bool{}
+		for _, line := range strings.Split(string(data), "\n") {
+			for _, n := range []string{"boot-0", "boot-1"} {
+				if strings.Contains(line, `tokenID="abcdef"`) && strings.Contains(line, `node="`+n+`"`) {
+					refused[n] = true
+				}
+			}
+		}
+		return len(refused) == 2, string(data)
 	})
 	bootstrapTLS(t, cp, "abcdef", "0123456789abcdef")
 	nodes := []string{"boot-0", "boot-1"}
