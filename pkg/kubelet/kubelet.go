@@ -97,6 +97,13 @@ type Config struct {
 	// Recorder, if set, is the flight recorder (--record): it is told what comes into the
 	// node from outside. The caller opens and closes it.
 	Recorder *record.Recorder
+	// ManifestWatcher, if set, is the inotify instance the manifest directory is watched
+	// with (WatchManifests), shared with the other nodes of the process.
+	ManifestWatcher *podsource.SharedWatcher
+	// DeferServingCert generates a self-signed serving certificate at the secure port's
+	// first handshake instead of at start (servingcert.Deferred): for the nodes of a
+	// --node-count process, whose start it would otherwise dominate.
+	DeferServingCert bool
 }
 
 // Kubelet is the simulator's kubelet: it owns every component and implements the sync
@@ -112,38 +119,42 @@ type Kubelet struct {
 	runtime  *fake.Runtime
 	rt       *client.Client // the runtime behind the CRI client's deadlines
 
-	pods            *podManager
-	cache           *statuscache.Cache
-	status          *podstatus.Manager
-	podsJSON        podsJSON // /pods' encodings
-	reasons         *podstatus.ReasonCache
-	generator       *podstatus.Generator
-	runtimeMgr      *kuberuntime.Manager
-	syncer          *Syncer
-	podWorkers      *podworkers.PodWorkers
-	prober          *prober.Manager
-	kubeClient      kubernetes.Interface
-	inlineAPI       bool
-	statusSync      *apiStatusSync  // cluster mode: pod statuses to the API server; nil standalone
-	apiCaller       *cluster.Caller // runs API calls off the loops' goroutines; nil standalone
-	probeResults    probeResults
-	probeRegistry   *metrics.Registry // prober_* metrics, served on /metrics/probes
-	stateRegistry   *metrics.Registry // kube-state-metrics' names on /metrics/state; nil in cluster mode
-	stats           *stats.Provider   // /stats/summary
-	resourceReg     *metrics.Registry // /metrics/resource
-	cadvisorReg     *metrics.Registry // /metrics/cadvisor
-	genericPLEG     *pleg.GenericPLEG
-	eventedPLEG     *pleg.EventedPLEG // nil with the EventedPLEG gate off
-	state           *runtimestate.State
-	nodeStatus      *nodestatus.Manager
-	eviction        *eviction.Manager
-	shutdown        *nodeshutdown.Manager
-	fileSource      *podsource.FileSource // nil without a staticPodPath
-	merger          *podsource.Merger
-	syncLoop        *syncloop.SyncLoop
-	deletor         *containerDeletor
-	gc              *runner.Periodic
-	watchManifests  bool
+	pods           *podManager
+	cache          *statuscache.Cache
+	status         *podstatus.Manager
+	podsJSON       podsJSON // /pods' encodings
+	reasons        *podstatus.ReasonCache
+	generator      *podstatus.Generator
+	runtimeMgr     *kuberuntime.Manager
+	syncer         *Syncer
+	podWorkers     *podworkers.PodWorkers
+	prober         *prober.Manager
+	kubeClient     kubernetes.Interface
+	inlineAPI      bool
+	statusSync     *apiStatusSync  // cluster mode: pod statuses to the API server; nil standalone
+	apiCaller      *cluster.Caller // runs API calls off the loops' goroutines; nil standalone
+	probeResults   probeResults
+	probeRegistry  *metrics.Registry // prober_* metrics, served on /metrics/probes
+	stateRegistry  *metrics.Registry // kube-state-metrics' names on /metrics/state; nil in cluster mode
+	stats          *stats.Provider   // /stats/summary
+	resourceReg    *metrics.Registry // /metrics/resource
+	cadvisorReg    *metrics.Registry // /metrics/cadvisor
+	genericPLEG    *pleg.GenericPLEG
+	eventedPLEG    *pleg.EventedPLEG // nil with the EventedPLEG gate off
+	state          *runtimestate.State
+	nodeStatus     *nodestatus.Manager
+	eviction       *eviction.Manager
+	shutdown       *nodeshutdown.Manager
+	fileSource     *podsource.FileSource // nil without a staticPodPath
+	merger         *podsource.Merger
+	syncLoop       *syncloop.SyncLoop
+	deletor        *containerDeletor
+	gc             *runner.Periodic
+	watchManifests bool
+	// deferServingCert: Config.DeferServingCert.
+	deferServingCert bool
+	// manifestWatcher: Config.ManifestWatcher.
+	manifestWatcher *podsource.SharedWatcher
 	manifestUIDRoot string
 	server          *server.Server
 	listener        net.Listener
@@ -263,6 +274,8 @@ func New(cfg Config) (*Kubelet, error) {
 		secureListener:   cfg.SecureListener,
 		admissionMetrics: admission.NewMetrics(cfg.Registry),
 		watchManifests:   cfg.WatchManifests,
+		deferServingCert: cfg.DeferServingCert,
+		manifestWatcher:  cfg.ManifestWatcher,
 		manifestUIDRoot:  cfg.ManifestUIDRoot,
 		kubeClient:       cfg.KubeClient,
 		inlineAPI:        cfg.InlineAPICalls,
@@ -694,6 +707,7 @@ func (k *Kubelet) buildSources(watch bool) error {
 		Clock:          k.clock,
 		CheckFrequency: k.cfg.Kubelet.FileCheckFrequency.Duration,
 		Watch:          watch,
+		SharedWatcher:  k.manifestWatcher,
 		Recorder:       k.events,
 		Registry:       k.registry,
 		Sink:           k.merger,

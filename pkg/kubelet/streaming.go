@@ -251,17 +251,26 @@ func (k *Kubelet) buildSecurePort(scfg *server.Config) error {
 			return nil, errors.New("no serving certificate available for the kubelet")
 		}
 	} else {
-		cert, _, err := servingcert.Load(servingcert.Config{
+		sc := servingcert.Config{
 			CertFile: kc.TLSCertFile,
 			KeyFile:  kc.TLSPrivateKeyFile,
 			CertDir:  k.cfg.CertDir,
 			Host:     k.nodeName,
 			IPs:      []net.IP{net.ParseIP(k.hostIP)},
-		})
-		if err != nil {
-			return fmt.Errorf("secure port: %w", err)
 		}
-		k.servingCert = server.StaticCert(cert)
+		if k.deferServingCert {
+			get, err := servingcert.Deferred(sc)
+			if err != nil {
+				return fmt.Errorf("secure port: %w", err)
+			}
+			k.servingCert = get
+		} else {
+			cert, _, err := servingcert.Load(sc)
+			if err != nil {
+				return fmt.Errorf("secure port: %w", err)
+			}
+			k.servingCert = server.StaticCert(cert)
+		}
 	}
 	scfg.Auth = a
 	scfg.Streaming = k

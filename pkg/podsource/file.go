@@ -77,6 +77,9 @@ type Config struct {
 	Watch bool
 	// WatchDebounce gathers a burst of file events into one re-list. Default DefaultWatchDebounce.
 	WatchDebounce time.Duration
+	// SharedWatcher, if set, is the inotify instance Watch uses, shared with the other
+	// nodes of the process; otherwise the source has one of its own.
+	SharedWatcher *SharedWatcher
 	// WatchRetryPeriod is how often a missing path is checked to start watching it.
 	// Default DefaultWatchRetryPeriod.
 	WatchRetryPeriod time.Duration

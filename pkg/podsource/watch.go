@@ -46,11 +46,28 @@ func (s *FileSource) WatchLoop(ctx context.Context) {
 	}
 }
 
-// watchOnce watches until the watch breaks or ctx ends.
+// relevant says whether a file event may change what the directory lists.
+func (s *FileSource) relevant(logger klog.Logger, ev fsnotify.Event) bool {
+	if IgnoredFileName(filepath.Base(ev.Name)) {
+		logger.V(5).Info("Ignored manifest path event", "event", ev.String())
+		return false
+	}
+	if ev.Has(fsnotify.Create | fsnotify.Write | fsnotify.Remove | fsnotify.Rename | fsnotify.Chmod) {
+		logger.V(5).Info("Manifest path event", "event", ev.String())
+		return true
+	}
+	return false
+}
+
+// watchOnce watches until the watch breaks or ctx ends: with an inotify instance of its
+// own, or on the process's shared one (Config.SharedWatcher).
 func (s *FileSource) watchOnce(ctx context.Context) error {
 	logger := klog.FromContext(ctx)
 	if _, err := os.Stat(s.cfg.Path); err != nil {
 		return err
+	}
+	if s.cfg.SharedWatcher != nil {
+		return s.watchShared(ctx, s.cfg.SharedWatcher)
 	}
 	w, err := fsnotify.NewWatcher()
 	if err != nil {
@@ -75,12 +92,7 @@ func (s *FileSource) watchOnce(ctx context.Context) error {
 				s.Trigger() // the pods of a vanished directory go away at the re-list
 				return errWatchedPathGone
 			}
-			if IgnoredFileName(filepath.Base(ev.Name)) {
-				logger.V(5).Info("Ignored manifest path event", "event", ev.String())
-				continue
-			}
-			if ev.Has(fsnotify.Create | fsnotify.Write | fsnotify.Remove | fsnotify.Rename | fsnotify.Chmod) {
-				logger.V(5).Info("Manifest path event", "event", ev.String())
+			if s.relevant(logger, ev) {
 				s.Trigger()
 			}
 		case err, ok := <-w.Errors:

@@ -76,3 +76,45 @@ func TestGivenFiles(t *testing.T) {
 		t.Errorf("a missing certificate file: %v", err)
 	}
 }
+
+// TestDeferred: a node of many generates its self-signed certificate at the first handshake,
+// once, and writes it to the cert dir then; one already in the cert dir, or given files, are
+// read at once, and a bad one fails the start as Load does.
+func TestDeferred(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "pki")
+	get, err := Deferred(Config{CertDir: dir, Host: "node-1", IPs: []net.IP{net.ParseIP("127.0.0.2")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, CertFileName)); !os.IsNotExist(err) {
+		t.Fatalf("before the first handshake the certificate exists (%v): generated at start", err)
+	}
+	first, err := get()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again, _ := get(); again != first {
+		t.Error("the second handshake got another certificate: generated twice")
+	}
+	if c := leaf(t, first.Certificate); c.Subject.CommonName == "" || !strings.HasPrefix(c.Subject.CommonName, "node-1") {
+		t.Errorf("certificate for %q, want node-1", c.Subject.CommonName)
+	}
+	written, err := os.ReadFile(filepath.Join(dir, CertFileName))
+	if err != nil {
+		t.Fatalf("not written to the cert dir: %v", err)
+	}
+
+	// The next start reads the certificate in the cert dir at once.
+	get2, err := Deferred(Config{CertDir: dir, Host: "node-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := get2()
+	if err != nil || !bytes.Equal(second.Certificate[0], first.Certificate[0]) {
+		t.Errorf("after a restart: %v, want the certificate of %s (%d bytes)", err, CertFileName, len(written))
+	}
+
+	if _, err := Deferred(Config{CertFile: filepath.Join(dir, "missing.crt"), KeyFile: filepath.Join(dir, "missing.key")}); err == nil || !strings.Contains(err.Error(), "missing.crt") {
+		t.Errorf("missing tlsCertFile: %v, want an error at start naming it", err)
+	}
+}

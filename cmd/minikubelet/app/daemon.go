@@ -8,8 +8,10 @@ import (
 	"os"
 	"runtime/debug"
 	"strconv"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus/collectors"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
 	restclient "k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -21,6 +23,7 @@ import (
 	"github.com/minikubelet/minikubelet/pkg/features"
 	"github.com/minikubelet/minikubelet/pkg/kubelet"
 	"github.com/minikubelet/minikubelet/pkg/metrics"
+	"github.com/minikubelet/minikubelet/pkg/podsource"
 	"github.com/minikubelet/minikubelet/pkg/record"
 	"github.com/minikubelet/minikubelet/pkg/runtime/fake"
 	"github.com/minikubelet/minikubelet/pkg/simnet"
@@ -64,15 +67,27 @@ func runDaemon(ctx context.Context, cfg *config.Config) error {
 	// (10.64.0.0/10 in /20s: 4,094 pods per node, 1,024 nodes), so their pods reach each
 	// other as pods of one cluster do; a single node keeps containerd's 10.88.0.0/16.
 	var podNetwork *simnet.Network
+	var watcher *podsource.SharedWatcher
 	if n > 1 {
 		podNetwork = simnet.New()
+		// One inotify instance for every node's manifest directory: Linux allows 128
+		// instances per user by default, a thousand nodes need one each otherwise.
+		w, err := podsource.NewSharedWatcher()
+		if err != nil {
+			return err
+		}
+		watcher = w
+		watchCtx, stopWatch := context.WithCancel(ctx)
+		done := make(chan struct{})
+		go func() { defer close(done); w.Run(watchCtx) }()
+		defer func() { stopWatch(); <-done }()
 	}
 	for i := 0; i < n; i++ {
 		var pn podNet
 		if n > 1 {
 			pn = podNet{network: podNetwork, cidr: nodePodCIDR(i)}
 		}
-		k, err := newNode(ctx, cfg.ForNode(i), n > 1, rest, pn, rec)
+		k, err := newNode(ctx, cfg.ForNode(i), n > 1, rest, pn, rec, watcher)
 		if err != nil {
 			for _, k := range nodes {
 				k.Close()
@@ -95,7 +110,22 @@ func runDaemon(ctx context.Context, cfg *config.Config) error {
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	errs := make(chan error, n)
-	for _, k := range nodes {
+	started := 0
+	for i, k := range nodes {
+		if i > 0 && i%nodeWave == 0 {
+			// Nodes start in waves, a second apart, as the kubelets of a cluster start at
+			// different instants: their 10 s lease renewals and status updates then spread
+			// over the period instead of landing on the API server in the same second.
+			logger.Info("Started nodes", "started", i, "nodes", n)
+			select {
+			case <-runCtx.Done():
+			case <-clock.RealClock{}.After(nodeWaveInterval):
+			}
+			if runCtx.Err() != nil {
+				break
+			}
+		}
+		started++
 		go func() {
 			err := k.Run(klog.NewContext(runCtx, klog.LoggerWithValues(logger, "node", k.NodeName())))
 			if err != nil {
@@ -104,14 +134,28 @@ func runDaemon(ctx context.Context, cfg *config.Config) error {
 			errs <- err
 		}()
 	}
+	if started == n {
+		logger.Info("Started nodes", "started", n, "nodes", n)
+	}
+	for _, k := range nodes[started:] {
+		k.Close() // never run: the process stopped while starting
+	}
 	var first error
-	for range nodes {
+	for range nodes[:started] {
 		if err := <-errs; err != nil && first == nil {
 			first = err
 		}
 	}
 	return first
 }
+
+// The nodes of a --node-count process start nodeWave at a time, nodeWaveInterval apart: a
+// thousand nodes over ten seconds, the period of the kubelet's lease renewal and status
+// update.
+const (
+	nodeWave         = 100
+	nodeWaveInterval = time.Second
+)
 
 // openRecorder starts the flight recording of --record: a scenario whose header replays this
 // node's configuration.
@@ -155,7 +199,7 @@ func nodePodCIDR(i int) string {
 	return fmt.Sprintf("%d.%d.%d.%d/20", n>>24, n>>16&0xff, n>>8&0xff, n&0xff)
 }
 
-func newNode(ctx context.Context, cfg *config.Config, multi bool, rest *restclient.Config, pn podNet, rec *record.Recorder) (*kubelet.Kubelet, error) {
+func newNode(ctx context.Context, cfg *config.Config, multi bool, rest *restclient.Config, pn podNet, rec *record.Recorder, watcher *podsource.SharedWatcher) (*kubelet.Kubelet, error) {
 	logger := klog.FromContext(ctx)
 	gate := features.DefaultMutableFeatureGate
 	clk := clock.RealClock{}
@@ -231,6 +275,9 @@ func newNode(ctx context.Context, cfg *config.Config, multi bool, rest *restclie
 		WatchManifests: true,
 		KubeClient:     client,
 		Recorder:       rec,
+		// A thousand nodes would spend minutes of start-up on certificates (0.1 s each).
+		DeferServingCert: multi,
+		ManifestWatcher:  watcher,
 	})
 	if err != nil {
 		_ = ln.Close()
@@ -273,8 +320,23 @@ func managedClientCert(cfg *config.Config) bool {
 }
 
 // clientLimits applies the configuration's kubeAPIQPS and kubeAPIBurst (v1.30 defaults 50
-// and 100) to a node's client.
+// and 100) and contentType (default protobuf) to a node's client, as the kubelet's
+// kubeClientConfigOverrides.
 func clientLimits(restCfg *restclient.Config, cfg *config.Config) error {
+	contentType := runtime.ContentTypeProtobuf
+	if raw := cfg.Kubelet.ContentType; len(raw) > 0 {
+		if err := json.Unmarshal(raw, &contentType); err != nil {
+			return fmt.Errorf("kubeletConfiguration.contentType %s: want a media type", raw)
+		}
+	}
+	if contentType != "" {
+		// Protobuf costs the nodes and the API server a fraction of JSON's encoding; the
+		// kubelet asks for it and accepts JSON for the types that have no protobuf.
+		restCfg.ContentType = contentType
+		if contentType == runtime.ContentTypeProtobuf {
+			restCfg.AcceptContentTypes = runtime.ContentTypeProtobuf + "," + runtime.ContentTypeJSON
+		}
+	}
 	restCfg.QPS, restCfg.Burst = defaultKubeAPIQPS, defaultKubeAPIBurst
 	if raw := cfg.Kubelet.KubeAPIQPS; len(raw) > 0 {
 		var qps float32

@@ -17,8 +17,9 @@ contexts: [{name: x, context: {cluster: c, user: u}}]
 current-context: x
 `
 
-// TestKubeClient: --kubeconfig builds a client with the kubelet's QPS and burst; a file that
-// cannot be read or parsed is an error naming it (the daemon exits 2).
+// TestKubeClient: --kubeconfig builds a client with the kubelet's QPS, burst and content type
+// (protobuf, accepting JSON, unless contentType says otherwise); a file that cannot be read
+// or parsed is an error naming it (the daemon exits 2).
 func TestKubeClient(t *testing.T) {
 	dir := t.TempDir()
 	write := func(name, content string) string {
@@ -33,9 +34,13 @@ func TestKubeClient(t *testing.T) {
 		name    string
 		path    string
 		qps     string
+		ctype   string
+		want    [2]string // ContentType, AcceptContentTypes
 		wantErr string
 	}{
-		{name: "valid", path: good},
+		{name: "valid", path: good, want: [2]string{"application/vnd.kubernetes.protobuf", "application/vnd.kubernetes.protobuf,application/json"}},
+		{name: "json", path: good, ctype: `"application/json"`, want: [2]string{"application/json", ""}},
+		{name: "bad content type", path: good, ctype: "7", wantErr: "kubeletConfiguration.contentType 7"},
 		{name: "missing file", path: filepath.Join(dir, "nope"), wantErr: "--kubeconfig " + filepath.Join(dir, "nope")},
 		{name: "not a kubeconfig", path: write("bad", "clusters: [\n"), wantErr: "--kubeconfig " + filepath.Join(dir, "bad")},
 		{name: "bad qps", path: good, qps: "-1", wantErr: "kubeletConfiguration.kubeAPIQPS -1"},
@@ -47,6 +52,9 @@ func TestKubeClient(t *testing.T) {
 			if tt.qps != "" {
 				cfg.Kubelet.KubeAPIQPS = []byte(tt.qps)
 			}
+			if tt.ctype != "" {
+				cfg.Kubelet.ContentType = []byte(tt.ctype)
+			}
 			rest, err := kubeRESTConfig(cfg)
 			var client any
 			if err == nil {
@@ -55,6 +63,9 @@ func TestKubeClient(t *testing.T) {
 			if tt.wantErr == "" {
 				if err != nil || client == nil {
 					t.Fatalf("kubeClient = %v, %v", client, err)
+				}
+				if got := [2]string{rest.ContentType, rest.AcceptContentTypes}; got != tt.want {
+					t.Errorf("content types %q, want %q", got, tt.want)
 				}
 				return
 			}
