@@ -23,21 +23,21 @@ const EventQueueSize = 1000
 // Run sends.
 type EventSink struct {
 	client  kubernetes.Interface
-	queue   chan v1.Event
+	queue   chan *v1.Event // pointers: a queue of 1,000 v1.Event values is 600 KB per node
 	dropped atomic.Int64
 	sent    map[string]bool // names of the events created
 }
 
 // NewEventSink returns a sink of client.
 func NewEventSink(client kubernetes.Interface) *EventSink {
-	return &EventSink{client: client, queue: make(chan v1.Event, EventQueueSize), sent: map[string]bool{}}
+	return &EventSink{client: client, queue: make(chan *v1.Event, EventQueueSize), sent: map[string]bool{}}
 }
 
 // Queue hands over an event (events.Store.Subscribe): never blocks; an event that does not
 // fit is dropped.
 func (s *EventSink) Queue(ev v1.Event) {
 	select {
-	case s.queue <- ev:
+	case s.queue <- &ev:
 	default:
 		s.dropped.Add(1)
 	}
@@ -53,7 +53,7 @@ func (s *EventSink) Run(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case ev := <-s.queue:
-			s.send(ctx, ev)
+			s.send(ctx, *ev)
 		}
 	}
 }

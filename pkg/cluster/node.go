@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sync/atomic"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	v1 "k8s.io/api/core/v1"
@@ -23,6 +24,8 @@ import (
 type NodeAPI struct {
 	client kubernetes.Interface
 	caller *Caller
+	// latestLease is the lease as the last write returned (UpdateLease renews it).
+	latestLease atomic.Pointer[coordinationv1.Lease]
 }
 
 // NewNodeAPI returns the node's API client.
@@ -118,17 +121,39 @@ func statusPatch(old, node *v1.Node) ([]byte, error) {
 	return patch, nil
 }
 
-// UpdateLease writes the lease: created when it does not exist, else renewed (upstream's
-// lease controller: get, then update with the new renew time; create when missing).
+// UpdateLease writes the lease: created when it does not exist, else renewed. As upstream's
+// lease controller, a renewal updates the lease the last write returned, with no GET first
+// (it halves what the leases cost the API server); a conflict, or no lease known yet, reads
+// it first (or creates it).
 func (a *NodeAPI) UpdateLease(ctx context.Context, lease *coordinationv1.Lease) error {
 	return task.Await(ctx, a.caller.Go(func(cctx context.Context) error {
 		leases := a.client.CoordinationV1().Leases(lease.Namespace)
+		renew := func(base *coordinationv1.Lease) error {
+			next := base.DeepCopy()
+			next.Spec = lease.Spec
+			if len(next.OwnerReferences) == 0 {
+				next.OwnerReferences = lease.OwnerReferences
+			}
+			got, err := leases.Update(cctx, next, metav1.UpdateOptions{})
+			if err == nil {
+				a.latestLease.Store(got)
+			}
+			return err
+		}
+		if latest := a.latestLease.Load(); latest != nil && latest.Name == lease.Name {
+			err := renew(latest)
+			if err == nil || !apierrors.IsConflict(err) {
+				return err
+			}
+			a.latestLease.Store(nil)
+		}
 		existing, err := leases.Get(cctx, lease.Name, metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
 			fresh := lease.DeepCopy()
 			fresh.ResourceVersion, fresh.UID, fresh.CreationTimestamp = "", "", metav1.Time{}
-			_, err = leases.Create(cctx, fresh, metav1.CreateOptions{})
+			created, err := leases.Create(cctx, fresh, metav1.CreateOptions{})
 			if err == nil {
+				a.latestLease.Store(created)
 				klog.FromContext(cctx).V(2).Info("Created node lease in the API server", "lease", klog.KObj(lease))
 			}
 			return err
@@ -136,11 +161,6 @@ func (a *NodeAPI) UpdateLease(ctx context.Context, lease *coordinationv1.Lease) 
 		if err != nil {
 			return err
 		}
-		existing.Spec = lease.Spec
-		if len(existing.OwnerReferences) == 0 {
-			existing.OwnerReferences = lease.OwnerReferences
-		}
-		_, err = leases.Update(cctx, existing, metav1.UpdateOptions{})
-		return err
+		return renew(existing)
 	}))
 }

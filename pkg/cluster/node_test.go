@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -149,6 +150,32 @@ func TestUpdateLease(t *testing.T) {
 	}
 	if !stored.Spec.RenewTime.Equal(&later) || len(stored.OwnerReferences) != 1 || stored.OwnerReferences[0].UID != "uid-n1" {
 		t.Errorf("stored lease %+v, want the renewed time and the node as owner", stored)
+	}
+
+	// A renewal updates the lease the last write returned, without reading it first; a
+	// conflict (someone else wrote it) reads it and updates that.
+	conflicts := 1
+	client.PrependReactor("update", "leases", func(k8stesting.Action) (bool, runtime.Object, error) {
+		if conflicts > 0 {
+			conflicts--
+			return true, nil, apierrors.NewConflict(coordinationv1.Resource("leases"), "n1", errors.New("the object has been modified"))
+		}
+		return false, nil, nil
+	})
+	client.ClearActions()
+	for i := 0; i < 3; i++ {
+		next := metav1.NewMicroTime(later.Add(time.Duration(i+1) * 10 * time.Second))
+		lease.Spec.RenewTime = &next
+		if err := api.UpdateLease(context.Background(), lease); err != nil {
+			t.Fatalf("renewal %d: %v", i, err)
+		}
+	}
+	var verbs []string
+	for _, a := range client.Actions() {
+		verbs = append(verbs, a.GetVerb())
+	}
+	if got, want := strings.Join(verbs, " "), "update get update update update"; got != want {
+		t.Errorf("renewals made %q, want %q (a conflict, a read, then updates only)", got, want)
 	}
 }
 

@@ -69,11 +69,13 @@ func NewPodStatusSync(client kubernetes.Interface, caller *Caller) *PodStatusSyn
 }
 
 // Sync patches status when it differs from what was last sent for the pod, then deletes the
-// pod when canDelete. Errors are logged as upstream's; the next sync retries.
-func (s *PodStatusSync) Sync(ctx context.Context, pod *v1.Pod, status v1.PodStatus, canDelete bool) {
+// pod when canDelete. Errors are logged as upstream's; the next sync retries. It returns
+// whether the API server has it all (status sent, deletion done or not asked): the same
+// status and pod need no other Sync until they change.
+func (s *PodStatusSync) Sync(ctx context.Context, pod *v1.Pod, status v1.PodStatus, canDelete bool) bool {
 	logger := klog.FromContext(ctx)
 	if s.gone[pod.UID] {
-		return // deleted: the pod leaves the kubelet next; patching it again would fail
+		return true // deleted: the pod leaves the kubelet next; patching it again would fail
 	}
 	old, ok := s.sent[pod.UID]
 	if !ok {
@@ -93,19 +95,19 @@ func (s *PodStatusSync) Sync(ctx context.Context, pod *v1.Pod, status v1.PodStat
 			logger.V(3).Info("Pod does not exist on the server", "pod", klog.KObj(pod), "podUID", pod.UID)
 			s.gone[pod.UID] = true
 			delete(s.sent, pod.UID)
-			return
+			return true
 		}
 		if err != nil {
 			if ctx.Err() == nil {
 				logger.Info("Failed to update status for pod", "pod", klog.KObj(pod), "err", err)
 			}
-			return
+			return false
 		}
 		s.sent[pod.UID] = *status.DeepCopy()
 		logger.V(3).Info("Patch status for pod", "pod", klog.KObj(pod), "podUID", pod.UID, "patch", string(patch))
 	}
 	if !canDelete {
-		return
+		return true
 	}
 	zero := int64(0)
 	uid := pod.UID
@@ -117,11 +119,12 @@ func (s *PodStatusSync) Sync(ctx context.Context, pod *v1.Pod, status v1.PodStat
 		if ctx.Err() == nil {
 			logger.Info("Failed to delete status for pod", "pod", klog.KObj(pod), "err", err)
 		}
-		return
+		return false
 	}
 	logger.V(3).Info("Pod fully terminated and removed from etcd", "pod", klog.KObj(pod))
 	delete(s.sent, pod.UID)
 	s.gone[pod.UID] = true
+	return true
 }
 
 // Forget drops what was sent for pods no longer known.

@@ -10,6 +10,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes/fake"
@@ -66,16 +67,34 @@ func TestWatchPods(t *testing.T) {
 	eventually.True(t, "the watched deletion", func() bool { return snapshot() == "[b]" })
 }
 
-// TestPodStatusSync: a changed status is patched to pods/status once; a pod being deleted
-// whose containers are gone is deleted with grace 0 and its UID as precondition.
+// TestPodStatusSync: a changed status is patched to pods/status once, and Sync says the API
+// server has it only once it does (a failed patch is for the next sync to retry); a pod
+// being deleted whose containers are gone is deleted with grace 0 and its UID as
+// precondition.
 func TestPodStatusSync(t *testing.T) {
 	pod := apiPod("web")
 	client := fake.NewSimpleClientset(pod)
 	s := NewPodStatusSync(client, Inline())
 	ctx := context.Background()
 	running := v1.PodStatus{Phase: v1.PodRunning, PodIP: "10.88.0.5", Conditions: []v1.PodCondition{{Type: v1.PodReady, Status: v1.ConditionTrue}}}
-	s.Sync(ctx, pod, running, false)
-	s.Sync(ctx, pod, running, false) // unchanged: no second patch
+	failing := true
+	client.PrependReactor("patch", "pods", func(k8stesting.Action) (bool, runtime.Object, error) {
+		if failing {
+			return true, nil, apierrors.NewServiceUnavailable("etcd is busy")
+		}
+		return false, nil, nil
+	})
+	if s.Sync(ctx, pod, running, false) {
+		t.Error("Sync with a failed patch says the API server has the status")
+	}
+	client.ClearActions()
+	failing = false
+	if !s.Sync(ctx, pod, running, false) {
+		t.Error("Sync with a patch that succeeded says the API server lacks the status")
+	}
+	if !s.Sync(ctx, pod, running, false) { // unchanged: no second patch
+		t.Error("an unchanged status is not settled")
+	}
 	patches := 0
 	for _, a := range client.Actions() {
 		if p, ok := a.(k8stesting.PatchAction); ok && p.GetSubresource() == "status" {
@@ -92,7 +111,9 @@ func TestPodStatusSync(t *testing.T) {
 	deleting := pod.DeepCopy()
 	now := metav1.Now()
 	deleting.DeletionTimestamp = &now
-	s.Sync(ctx, deleting, v1.PodStatus{Phase: v1.PodSucceeded}, true)
+	if !s.Sync(ctx, deleting, v1.PodStatus{Phase: v1.PodSucceeded}, true) {
+		t.Error("Sync that deleted the pod says something is left")
+	}
 	var del k8stesting.DeleteActionImpl
 	for _, a := range client.Actions() {
 		if d, ok := a.(k8stesting.DeleteActionImpl); ok {

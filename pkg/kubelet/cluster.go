@@ -78,6 +78,17 @@ type apiStatusSync struct {
 	version  atomic.Uint64 // the status manager's version the last run synced
 
 	mirrors map[string]*v1.Pod // the API's mirror pods, by namespace/name (from the pod watch)
+
+	// settled are the API pods whose status, as the status manager has it now (a stored
+	// status is replaced, never changed, so its pointer names it), the API server has, with
+	// the pod object it was synced for: a run skips them. A thousand nodes' periodic runs
+	// otherwise copied and compared every pod's status every 10 s.
+	settled map[types.UID]settledStatus
+}
+
+type settledStatus struct {
+	status *v1.PodStatus
+	pod    *v1.Pod
 }
 
 // setMirrors records the API's mirror pods and syncs them at once.
@@ -118,15 +129,15 @@ func (s *apiStatusSync) run(ctx context.Context) {
 	s.version.Store(k.status.Version())
 	type item struct {
 		pod    *v1.Pod
-		status v1.PodStatus
+		status *v1.PodStatus // the stored one: never changed, only replaced
 	}
 	var items, statics []item
 	k.status.Each(func(pod *v1.Pod, status *v1.PodStatus) {
 		switch {
 		case pod.Annotations[kubetypes.ConfigSourceAnnotationKey] == kubetypes.ApiserverSource:
-			items = append(items, item{pod, *status.DeepCopy()})
+			items = append(items, item{pod, status})
 		case kubetypes.IsStaticPod(pod):
-			statics = append(statics, item{pod, *status.DeepCopy()})
+			statics = append(statics, item{pod, status})
 		}
 	})
 	known := map[types.UID]bool{}
@@ -144,7 +155,7 @@ func (s *apiStatusSync) run(ctx context.Context) {
 		if mirror := s.syncMirror(ctx, static); mirror != nil {
 			known[mirror.UID] = true
 			// The static pod's status goes to its mirror (upstream translates the UID).
-			s.sync.Sync(ctx, mirror, it.status, false)
+			s.sync.Sync(ctx, mirror, *it.status.DeepCopy(), false)
 		}
 	}
 	s.deleteOrphanedMirrors(ctx, wanted)
@@ -155,7 +166,22 @@ func (s *apiStatusSync) run(ctx context.Context) {
 		if p, ok := k.pods.GetPodByUID(pod.UID); ok {
 			pod = p
 		}
-		s.sync.Sync(ctx, pod, it.status, s.canBeDeleted(pod, it.status))
+		if st, ok := s.settled[pod.UID]; ok && st.status == it.status && st.pod == pod {
+			continue
+		}
+		if s.sync.Sync(ctx, pod, *it.status.DeepCopy(), s.canBeDeleted(pod, *it.status)) {
+			if s.settled == nil {
+				s.settled = map[types.UID]settledStatus{}
+			}
+			s.settled[pod.UID] = settledStatus{status: it.status, pod: pod}
+		} else {
+			delete(s.settled, pod.UID)
+		}
+	}
+	for uid := range s.settled {
+		if !known[uid] {
+			delete(s.settled, uid)
+		}
 	}
 	s.sync.Forget(func(uid types.UID) bool { return known[uid] })
 }

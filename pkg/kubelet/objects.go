@@ -43,8 +43,11 @@ var (
 // Secret a pod refers to, as upstream's volume host does.
 var errStandalone = errors.New("not supported due to running kubelet in standalone mode")
 
-// objectGetTimeout bounds one API read.
-const objectGetTimeout = 5 * time.Second
+// objectGetTimeout bounds one API read or token request: the API server's own request
+// timeout (--request-timeout, 1m). Upstream's calls have no deadline of their own, so the
+// server's applies; a shorter one here gave up on tokens that an API server busy with a
+// thousand nodes issued in 5 to 10 s, and asked again, for more of its time.
+const objectGetTimeout = time.Minute
 
 // apiObjects caches the ConfigMaps and Secrets of the node's pods and their service
 // account tokens, read from the API server in cluster mode. A pod's objects are read when
@@ -67,6 +70,31 @@ type apiObjects struct {
 	secrets    map[string]cached[v1.Secret]
 	services   map[string]cached[v1.ServiceList] // by namespace/
 	tokens     map[string]cachedToken
+	// prunedFor are the pods of the last prune (housekeeping's, every 2 s).
+	prunedFor podSet
+}
+
+// podSet remembers a list of pod objects, to tell whether a later list holds the same ones.
+type podSet map[*v1.Pod]struct{}
+
+func (s podSet) same(pods []*v1.Pod) bool {
+	if s == nil || len(s) != len(pods) {
+		return false
+	}
+	for _, p := range pods {
+		if _, ok := s[p]; !ok {
+			return false
+		}
+	}
+	return true
+}
+
+func (s *podSet) set(pods []*v1.Pod) {
+	m := make(podSet, len(pods))
+	for _, p := range pods {
+		m[p] = struct{}{}
+	}
+	*s = m
 }
 
 // cached is an object as last read; obj is nil when the API server did not have it.
@@ -102,8 +130,8 @@ func (o *apiObjects) ConfigMap(ctx context.Context, namespace, name string) (*v1
 	if o.client == nil {
 		return nil, errStandalone
 	}
-	return getObject(ctx, o, o.configMaps, configMapResource, namespace, name, func(ctx context.Context) (*v1.ConfigMap, error) {
-		return o.client.CoreV1().ConfigMaps(namespace).Get(ctx, name, metav1.GetOptions{})
+	return getObject(ctx, o, o.configMaps, configMapResource, namespace, name, func(ctx context.Context, opts metav1.GetOptions) (*v1.ConfigMap, error) {
+		return o.client.CoreV1().ConfigMaps(namespace).Get(ctx, name, opts)
 	})
 }
 
@@ -112,8 +140,8 @@ func (o *apiObjects) Secret(ctx context.Context, namespace, name string) (*v1.Se
 	if o.client == nil {
 		return nil, errStandalone
 	}
-	return getObject(ctx, o, o.secrets, secretResource, namespace, name, func(ctx context.Context) (*v1.Secret, error) {
-		return o.client.CoreV1().Secrets(namespace).Get(ctx, name, metav1.GetOptions{})
+	return getObject(ctx, o, o.secrets, secretResource, namespace, name, func(ctx context.Context, opts metav1.GetOptions) (*v1.Secret, error) {
+		return o.client.CoreV1().Secrets(namespace).Get(ctx, name, opts)
 	})
 }
 
@@ -131,20 +159,24 @@ func (o *apiObjects) Services(ctx context.Context, namespace string) (*v1.Servic
 	if o.client == nil {
 		return nil, errStandalone
 	}
-	return getObjectTTL(ctx, o, o.services, schema.GroupResource{Resource: "services"}, namespace, "", serviceListTTL, func(ctx context.Context) (*v1.ServiceList, error) {
-		return o.client.CoreV1().Services(namespace).List(ctx, metav1.ListOptions{})
+	return getObjectTTL(ctx, o, o.services, schema.GroupResource{Resource: "services"}, namespace, "", serviceListTTL, func(ctx context.Context, _ metav1.GetOptions) (*v1.ServiceList, error) {
+		// From the API server's cache, as the kubelet's Service informer reads.
+		return o.client.CoreV1().Services(namespace).List(ctx, metav1.ListOptions{ResourceVersion: "0"})
 	})
 }
 
 // getObject serves a fresh cached copy, else reads the object (through the caller, so a
 // pod sync's task waits without blocking its loop). A failed read falls back to the copy
 // it has, however old, as the kubelet's caches do.
-func getObject[T any](ctx context.Context, o *apiObjects, m map[string]cached[T], resource schema.GroupResource, namespace, name string, get func(context.Context) (*T, error)) (*T, error) {
+func getObject[T any](ctx context.Context, o *apiObjects, m map[string]cached[T], resource schema.GroupResource, namespace, name string, get func(context.Context, metav1.GetOptions) (*T, error)) (*T, error) {
 	return getObjectTTL(ctx, o, m, resource, namespace, name, o.ttl, get)
 }
 
-// getObjectTTL is getObject with a TTL of its own.
-func getObjectTTL[T any](ctx context.Context, o *apiObjects, m map[string]cached[T], resource schema.GroupResource, namespace, name string, ttl time.Duration, get func(context.Context) (*T, error)) (*T, error) {
+// getObjectTTL is getObject with a TTL of its own. A refresh of an object read before asks
+// for the API server's cached copy (resourceVersion "0"), as upstream's cache-based manager
+// does: it spares etcd a quorum read per node and TTL, which at a thousand nodes is most of
+// what the kubelets ask of it.
+func getObjectTTL[T any](ctx context.Context, o *apiObjects, m map[string]cached[T], resource schema.GroupResource, namespace, name string, ttl time.Duration, get func(context.Context, metav1.GetOptions) (*T, error)) (*T, error) {
 	key := namespace + "/" + name
 	now := o.clock.Now()
 	o.mu.Lock()
@@ -156,11 +188,15 @@ func getObjectTTL[T any](ctx context.Context, o *apiObjects, m map[string]cached
 	// share one read).
 	if !ok || now.Sub(c.fetched) >= ttl || (c.obj == nil && now.Sub(c.fetched) >= notFoundTTL) {
 		var obj *T
+		var opts metav1.GetOptions
+		if ok && c.obj != nil {
+			opts.ResourceVersion = "0"
+		}
 		err := task.Await(ctx, o.caller.Go(func(cctx context.Context) error {
 			cctx, cancel := context.WithTimeout(cctx, objectGetTimeout)
 			defer cancel()
 			var err error
-			obj, err = get(cctx)
+			obj, err = get(cctx, opts)
 			return err
 		}))
 		switch {
@@ -242,9 +278,12 @@ func (o *apiObjects) prune(pods []*v1.Pod) {
 	o.mu.Lock()
 	empty := len(o.configMaps) == 0 && len(o.secrets) == 0 && len(o.tokens) == 0
 	o.mu.Unlock()
-	if empty {
+	if empty || o.prunedFor.same(pods) {
+		// Nothing cached, or the pods (objects replaced, never changed, when they change)
+		// are those of the last prune: what they refer to has not changed either.
 		return
 	}
+	o.prunedFor.set(pods)
 	configMaps, secrets, uids := map[string]bool{}, map[string]bool{}, map[types.UID]bool{}
 	for _, pod := range pods {
 		uids[pod.UID] = true

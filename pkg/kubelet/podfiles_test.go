@@ -292,25 +292,21 @@ func TestNodeFSShared(t *testing.T) {
 	}
 }
 
-// TestMountRetries: a pod whose volumes fail is retried after 500ms, 1s, 2s, 4s and 8s,
-// then left to the error back-off for as long as it keeps failing (the delay never wraps).
+// TestMountRetries: a pod whose volumes fail is retried after 500ms, 1s, 2s, ... doubling to
+// upstream's 2m2s, and stays there for as long as it keeps failing (the delay never wraps).
 func TestMountRetries(t *testing.T) {
 	var m mountedVolumes
-	want := []time.Duration{500 * time.Millisecond, time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second}
+	want := []time.Duration{500 * time.Millisecond, time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second,
+		16 * time.Second, 32 * time.Second, 64 * time.Second, 122 * time.Second}
 	for i := 0; i < 200; i++ {
-		d, ok := m.nextRetry("uid")
-		if i < len(want) {
-			if !ok || d != want[i] {
-				t.Fatalf("retry %d: %v %v, want %v", i, d, ok, want[i])
-			}
-			continue
-		}
-		if ok || d <= lastMountRetry {
-			t.Fatalf("retry %d: %v %v, want the error back-off (false) from the sixth on", i, d, ok)
+		d := m.nextRetry("uid")
+		w := want[min(i, len(want)-1)]
+		if d != w {
+			t.Fatalf("retry %d: %v, want %v", i, d, w)
 		}
 	}
 	m.forget("uid")
-	if d, ok := m.nextRetry("uid"); !ok || d != firstMountRetry {
-		t.Errorf("after the pod is forgotten: %v %v, want a first retry", d, ok)
+	if d := m.nextRetry("uid"); d != firstMountRetry {
+		t.Errorf("after the pod is forgotten: %v, want a first retry", d)
 	}
 }

@@ -73,31 +73,31 @@ func (m *mountedVolumes) forget(uid types.UID) {
 }
 
 // The retries of a pod whose volumes cannot be set up yet (a ConfigMap or Secret that does
-// not exist yet, say). Upstream's syncPod waits in WaitForAttachAndMount (polling every
-// 300ms, for 2m3s) while the volume manager retries the mount with an exponential back-off
-// from 500ms: a ConfigMap created just after its pod is mounted within a second. Here the
-// sync returns and the pod is synced again after these delays, the same back-off; past the
-// last one, the pod workers' error back-off (10s) applies, as after upstream's timeout.
+// not exist yet, a token the API server did not issue in time). Upstream's syncPod waits in
+// WaitForAttachAndMount (polling every 300ms, for 2m3s) while the volume manager retries the
+// mount with an exponential back-off from 500ms to 2m2s (nestedpendingoperations): a
+// ConfigMap created just after its pod is mounted within a second, and a thousand pods
+// whose tokens an overloaded API server cannot issue back off instead of asking again every
+// ten seconds. Here the sync returns and the pod is synced again after the same delays.
 const (
 	firstMountRetry = 500 * time.Millisecond
-	lastMountRetry  = 8 * time.Second
+	maxMountRetry   = 2*time.Minute + 2*time.Second
 )
 
-// nextRetry returns the delay before the pod's next try, doubling from firstMountRetry, and
-// false once it is past lastMountRetry.
-func (m *mountedVolumes) nextRetry(uid types.UID) (time.Duration, bool) {
+// nextRetry returns the delay before the pod's next try: doubling from firstMountRetry up to
+// maxMountRetry.
+func (m *mountedVolumes) nextRetry(uid types.UID) time.Duration {
 	if m.retry == nil {
 		m.retry = map[types.UID]time.Duration{}
 	}
 	d := m.retry[uid]
-	switch {
-	case d == 0:
+	if d == 0 {
 		d = firstMountRetry
-	case d <= lastMountRetry:
-		d *= 2 // past the last retry it stays there: the error back-off from then on
+	} else {
+		d = min(2*d, maxMountRetry)
 	}
 	m.retry[uid] = d
-	return d, d <= lastMountRetry
+	return d
 }
 
 // preparePod is what the kubelet's SyncPod does before it lets the runtime create the
@@ -116,10 +116,7 @@ func (k *Kubelet) preparePod(ctx context.Context, pod *v1.Pod) error {
 		return fmt.Errorf("generate the sandbox config of pod %q: %w", kuberuntime.FormatPod(pod), err)
 	}
 	if err := k.mountVolumes(ctx, pod); err != nil {
-		if d, ok := k.volumes.nextRetry(pod.UID); ok {
-			return &podworkers.RetryAfterError{After: d, Err: err}
-		}
-		return err
+		return &podworkers.RetryAfterError{After: k.volumes.nextRetry(pod.UID), Err: err}
 	}
 	delete(k.volumes.retry, pod.UID)
 	return nil
