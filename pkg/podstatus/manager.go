@@ -7,6 +7,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
@@ -71,13 +72,17 @@ func (m *Manager) GetPodPhase(uid types.UID) (v1.PodPhase, bool) {
 // SetPodStatus stores status as the pod's latest. It refuses (and logs) an update that would
 // move a terminated container of a non-restarting pod back to running or waiting.
 func (m *Manager) SetPodStatus(pod *v1.Pod, status v1.PodStatus) {
-	m.set(pod, *status.DeepCopy())
-	if m.onChange != nil {
+	if m.set(pod, *status.DeepCopy()) && m.onChange != nil {
 		m.onChange()
 	}
 }
 
-func (m *Manager) set(pod *v1.Pod, status v1.PodStatus) {
+// set stores the status, and says whether anything changed: as upstream's
+// updateStatusInternal, the same status for the same pod is ignored, so that nothing
+// downstream (the API status sync, the version's observers) works on a sync that changed
+// nothing. Its callers' statuses carry no timestamps of their own but conditions' and the
+// start time, which are carried over from the stored status first.
+func (m *Manager) set(pod *v1.Pod, status v1.PodStatus) bool {
 	var old v1.PodStatus
 	e, found := m.pods[pod.UID]
 	if found {
@@ -87,11 +92,11 @@ func (m *Manager) set(pod *v1.Pod, status v1.PodStatus) {
 	}
 	if err := checkContainerStateTransition(old.ContainerStatuses, status.ContainerStatuses, pod.Spec.RestartPolicy); err != nil {
 		klog.ErrorS(err, "Status update on pod aborted", "pod", klog.KObj(pod))
-		return
+		return false
 	}
 	if err := checkContainerStateTransition(withoutSidecars(pod, old.InitContainerStatuses), status.InitContainerStatuses, pod.Spec.RestartPolicy); err != nil {
 		klog.ErrorS(err, "Status update on pod aborted", "pod", klog.KObj(pod))
-		return
+		return false
 	}
 	if isTerminal(old.Phase) && status.Phase != old.Phase {
 		klog.ErrorS(nil, "Pod attempted illegal phase transition", "pod", klog.KObj(pod), "originalStatusPhase", old.Phase, "apiStatusPhase", status.Phase)
@@ -122,8 +127,12 @@ func (m *Manager) set(pod *v1.Pod, status v1.PodStatus) {
 	if found && old.Phase != status.Phase {
 		klog.V(2).InfoS("Pod phase changed", "pod", klog.KObj(pod), "podUID", pod.UID, "oldPhase", old.Phase, "phase", status.Phase)
 	}
+	if found && e.pod == pod && apiequality.Semantic.DeepEqual(e.status, status) {
+		return false
+	}
 	m.pods[pod.UID] = &statusEntry{pod: pod, status: status}
 	m.version++
+	return true
 }
 
 // checkContainerStateTransition: a container that terminated in a pod that will not restart

@@ -74,6 +74,9 @@ type controlPlane struct {
 	// signerCA is the cluster signing CA of a control plane with the bootstrap option.
 	signerCA string
 	restarts int
+	// pids are the control plane's processes by name (etcd, kube-apiserver as first
+	// started, kube-controller-manager, kube-scheduler): the density test measures them.
+	pids map[string]int
 }
 
 const (
@@ -106,6 +109,11 @@ type cpOptions struct {
 	// certificates, and the CSR approving and signing controllers (bootstrapTLS adds the
 	// token and the RBAC).
 	bootstrap bool
+	// density runs the control plane as Kubernetes' own scale tests do: the default node
+	// monitor grace period (40 s, the one the 10 s lease renewal is designed against) and
+	// the controller manager's API client at 100 QPS (kube-up's setting for large clusters;
+	// at the default 20, creating 10,000 pods takes the ReplicaSet controller 8 minutes).
+	density bool
 }
 
 func startControlPlane(t *testing.T, nodes ...string) *controlPlane {
@@ -117,15 +125,15 @@ func startControlPlaneWith(t *testing.T, opts cpOptions, nodes ...string) *contr
 	t.Helper()
 	bin := binDir(t)
 	dir := t.TempDir()
-	cp := &controlPlane{dir: dir, nodeToken: nodeToken}
+	cp := &controlPlane{dir: dir, nodeToken: nodeToken, pids: map[string]int{}}
 
 	etcdPort, peerPort := freePort(t), freePort(t)
 	etcdURL := "http://127.0.0.1:" + strconv.Itoa(etcdPort)
-	start(t, dir, "etcd", "etcd", "--data-dir", filepath.Join(dir, "etcd"),
+	cp.pids["etcd"] = start(t, dir, "etcd", "etcd", "--data-dir", filepath.Join(dir, "etcd"),
 		"--listen-client-urls", etcdURL, "--advertise-client-urls", etcdURL,
 		"--listen-peer-urls", "http://127.0.0.1:"+strconv.Itoa(peerPort),
 		"--initial-advertise-peer-urls", "http://127.0.0.1:"+strconv.Itoa(peerPort),
-		"--initial-cluster", "default=http://127.0.0.1:"+strconv.Itoa(peerPort))
+		"--initial-cluster", "default=http://127.0.0.1:"+strconv.Itoa(peerPort)).Process.Pid
 
 	// Tokens: an admin, and one system:node:<name> user in system:nodes per node.
 	tokens := adminToken + ",admin,admin,system:masters\n" + viewerToken + ",viewer,uid-viewer\n" + statsToken + ",stats-reader,uid-stats-reader\n" +
@@ -174,6 +182,7 @@ func startControlPlaneWith(t *testing.T, opts cpOptions, nodes ...string) *contr
 			"--kubelet-certificate-authority", signerCert)
 	}
 	cp.apiserver = startProc(t, dir, "kube-apiserver", cp.apiserverArgs[0], cp.apiserverArgs[1:]...)
+	cp.pids["kube-apiserver"] = cp.apiserver.cmd.Process.Pid
 
 	admin, err := kubernetes.NewForConfig(cp.restConfig(adminToken))
 	if err != nil {
@@ -195,8 +204,12 @@ func startControlPlaneWith(t *testing.T, opts cpOptions, nodes ...string) *contr
 		// root-ca-cert-publisher: pods' service account volumes need kube-root-ca.crt,
 		// without which a kubelet leaves them ContainerCreating (FailedMount).
 		kcm = append(kcm, "--controllers", "nodelifecycle,nodeipam,garbagecollector,serviceaccount,deployment,replicaset,root-ca-cert-publisher",
-			"--root-ca-file", filepath.Join(dir, "certs", "apiserver.crt"),
-			"--node-monitor-grace-period", "20s", "--node-monitor-period", "2s")
+			"--root-ca-file", filepath.Join(dir, "certs", "apiserver.crt"))
+		if opts.density {
+			kcm = append(kcm, "--kube-api-qps", "100", "--kube-api-burst", "200")
+		} else {
+			kcm = append(kcm, "--node-monitor-grace-period", "20s", "--node-monitor-period", "2s")
+		}
 	}
 	if opts.bootstrap {
 		for i, a := range kcm {
@@ -206,10 +219,10 @@ func startControlPlaneWith(t *testing.T, opts cpOptions, nodes ...string) *contr
 		}
 		kcm = append(kcm, "--cluster-signing-cert-file", signerCert, "--cluster-signing-key-file", signerKey)
 	}
-	start(t, dir, "kube-controller-manager", filepath.Join(bin, "kube-controller-manager"), kcm...)
-	start(t, dir, "kube-scheduler", filepath.Join(bin, "kube-scheduler"),
+	cp.pids["kube-controller-manager"] = start(t, dir, "kube-controller-manager", filepath.Join(bin, "kube-controller-manager"), kcm...).Process.Pid
+	cp.pids["kube-scheduler"] = start(t, dir, "kube-scheduler", filepath.Join(bin, "kube-scheduler"),
 		"--kubeconfig", kubeconfig, "--bind-address", "127.0.0.1", "--secure-port", strconv.Itoa(freePort(t)),
-		"--leader-elect=false")
+		"--leader-elect=false").Process.Pid
 	return cp
 }
 

@@ -1,14 +1,22 @@
 package cluster
 
 import (
+	"bytes"
 	"context"
+	"crypto/tls"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/prometheus/common/expfmt"
 	appsv1 "k8s.io/api/apps/v1"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -34,9 +42,11 @@ func densityInt(t *testing.T, name string, def int) int {
 // TestDensity runs one minikubelet process with --node-count N against the real control
 // plane and a Deployment of N x P replicas: every node registers and is Ready, the
 // scheduler spreads the pods over them, and every pod is Running in the API. Then it
-// measures what the process costs at steady state, per node. N=5, P=4 by default (make
-// e2e-cluster); make bench-density runs N=100, P=30 (MINIKUBELET_DENSITY_NODES,
-// MINIKUBELET_DENSITY_PODS, MINIKUBELET_DENSITY_STEADY).
+// measures a steady window: what the process and the control plane cost, the API requests
+// the nodes make, and that no node turned NotReady. Last, it kills the process and starts
+// it again: every node renews its lease and is Ready again, with no Node or Lease more. N=5,
+// P=4 by default (make e2e-cluster); make bench-density runs N=100, P=30
+// (MINIKUBELET_DENSITY_NODES, MINIKUBELET_DENSITY_PODS, MINIKUBELET_DENSITY_STEADY).
 func TestDensity(t *testing.T) {
 	nodes := densityInt(t, "MINIKUBELET_DENSITY_NODES", 5)
 	perNode := densityInt(t, "MINIKUBELET_DENSITY_PODS", 4)
@@ -48,29 +58,30 @@ func TestDensity(t *testing.T) {
 		}
 		steady = d
 	}
-	cp := startControlPlane(t)
+	cp := startControlPlaneWith(t, cpOptions{density: true})
 	bin := buildDaemon(t)
 	ctx := context.Background()
 
 	// One identity for every node: the admin's. The Node authorizer and NodeRestriction
 	// let system:node:<name> act for <name> only (docs/cluster.md, "Many nodes").
-	started := time.Now()
-	cmd := start(t, cp.dir, "minikubelet-density", bin, "--kubeconfig", cp.kubeconfig(t, "density", adminToken),
+	args := []string{"--kubeconfig", cp.kubeconfig(t, "density", adminToken),
 		"--node-count", strconv.Itoa(nodes), "--hostname-override", "dn", "--port", "0", "--read-only-port", "0",
-		"--pod-manifest-path", t.TempDir())
-	eventually.Within(t, 3*time.Minute, fmt.Sprintf("%d nodes Ready", nodes), func() (bool, string) {
-		list, err := cp.admin.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
-		if err != nil {
-			return false, err.Error()
-		}
-		ready := 0
-		for i := range list.Items {
-			if strings.HasPrefix(list.Items[i].Name, "dn-") && nodeReady(&list.Items[i]) == v1.ConditionTrue {
-				ready++
-			}
-		}
-		return ready == nodes, fmt.Sprintf("%d of %d Ready", ready, nodes)
-	})
+		"--pod-manifest-path", t.TempDir(),
+		// As kubeadm configures its kubelets: without a cluster DNS every pod starts with two
+		// MissingClusterDNS warnings, 20,000 events more for the API server to write.
+		"--cluster-dns", "10.0.0.10", "--cluster-domain", "cluster.local"}
+	profileDir := os.Getenv("MINIKUBELET_DENSITY_PROFILE")
+	if profileDir != "" {
+		// The profiling handler on every node's secure port (anonymous, as the flags'
+		// defaults allow): the steady window's CPU profile is fetched from node 0's.
+		cfgPath := filepath.Join(cp.dir, "density-kubelet.yaml")
+		writeFile(t, cfgPath, "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nenableProfilingHandler: true\n"+
+			"authentication: {anonymous: {enabled: true}, webhook: {enabled: false}}\nauthorization: {mode: AlwaysAllow}\n")
+		args = append(args, "--config", cfgPath)
+	}
+	started := time.Now()
+	daemon := startProc(t, cp.dir, "minikubelet-density", bin, args...)
+	waitNodesBack(t, cp, nodes, started, 3*time.Minute)
 	nodesReady := time.Since(started)
 	waitServiceAccount(t, cp)
 
@@ -93,7 +104,7 @@ func TestDensity(t *testing.T) {
 	}
 	var spread map[string]int
 	eventually.Within(t, 10*time.Minute, fmt.Sprintf("%d pods Running", replicas), func() (bool, string) {
-		pods, err := cp.admin.CoreV1().Pods("default").List(ctx, metav1.ListOptions{LabelSelector: "app=density"})
+		pods, err := cp.admin.CoreV1().Pods("default").List(ctx, metav1.ListOptions{LabelSelector: "app=density", ResourceVersion: "0"})
 		if err != nil {
 			return false, err.Error()
 		}
@@ -112,17 +123,207 @@ func TestDensity(t *testing.T) {
 		t.Errorf("the pods run on %d nodes, want all %d: %v", len(spread), nodes, spread)
 	}
 
-	// The steady state: the process's CPU over a wall-clock window (the window is the
-	// measurement, not a wait for a condition) and its memory.
-	pid := cmd.Process.Pid
-	cpu0, wall0 := procCPUSeconds(t, pid), time.Now()
-	time.Sleep(steady)
-	cpu := (procCPUSeconds(t, pid) - cpu0) / time.Since(wall0).Seconds()
-	rss, hwm := procMemoryKiB(t, pid)
-	t.Logf("\n| nodes | pods | nodes Ready after | pods Running after | steady CPU (cores) | per node | RSS (peak) | per node |\n"+
-		"|---|---|---|---|---|---|---|---|\n| %d | %d | %v | %v | %.3f | %.4f | %d MiB (%d MiB) | %.1f MiB |",
-		nodes, replicas, nodesReady.Round(100*time.Millisecond), podsRunning.Round(100*time.Millisecond),
-		cpu, cpu/float64(nodes), rss>>10, hwm>>10, float64(rss)/1024/float64(nodes))
+	// The steady state: the processes' CPU over a wall-clock window (the window is the
+	// measurement, not a wait for a condition), their memory, and the API requests made in it.
+	procs := []string{"minikubelet", "kube-apiserver", "etcd", "kube-controller-manager", "kube-scheduler"}
+	pids := map[string]int{"minikubelet": daemon.cmd.Process.Pid}
+	for name, pid := range cp.pids {
+		pids[name] = pid
+	}
+	cpu0 := map[string]float64{}
+	for _, name := range procs {
+		cpu0[name] = procCPUSeconds(t, pids[name])
+	}
+	req0 := apiRequests(t, cp)
+	windowStart, wall0 := metav1.Now(), time.Now()
+	if profileDir != "" {
+		fetchProfile(t, filepath.Join(cp.dir, "minikubelet-density.log"), steady, filepath.Join(profileDir, "density-cpu.pprof"))
+	}
+	time.Sleep(steady - time.Since(wall0))
+	window := time.Since(wall0).Seconds()
+	req1 := apiRequests(t, cp)
+	var costs strings.Builder
+	costs.WriteString("\n| process | steady CPU (cores) | RSS (peak) |\n|---|---|---|")
+	var cpu float64
+	var rss, hwm int64
+	for _, name := range procs {
+		c := (procCPUSeconds(t, pids[name]) - cpu0[name]) / window
+		r, h := procMemoryKiB(t, pids[name])
+		if name == "minikubelet" {
+			cpu, rss, hwm = c, r, h
+		}
+		fmt.Fprintf(&costs, "\n| %s | %.3f | %d MiB (%d MiB) |", name, c, r>>10, h>>10)
+	}
+	// No node turned NotReady in the window: each is Ready, and has been since before it.
+	list, err := cp.admin.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	flapped := 0
+	for i := range list.Items {
+		n := &list.Items[i]
+		if !strings.HasPrefix(n.Name, "dn-") {
+			continue
+		}
+		for _, c := range n.Status.Conditions {
+			if c.Type == v1.NodeReady && (c.Status != v1.ConditionTrue || !c.LastTransitionTime.Before(&windowStart)) {
+				flapped++
+				t.Errorf("node %s: Ready %s since %v, inside the steady window (from %v)", n.Name, c.Status, c.LastTransitionTime, windowStart)
+			}
+		}
+	}
+	t.Logf("\n| nodes | pods | nodes Ready after | pods Running after | steady CPU (cores) | per node | RSS (peak) | per node | nodes NotReady in %v |\n"+
+		"|---|---|---|---|---|---|---|---|---|\n| %d | %d | %v | %v | %.3f | %.4f | %d MiB (%d MiB) | %.1f MiB | %d |%s\n%s",
+		steady, nodes, replicas, nodesReady.Round(100*time.Millisecond), podsRunning.Round(100*time.Millisecond),
+		cpu, cpu/float64(nodes), rss>>10, hwm>>10, float64(rss)/1024/float64(nodes), flapped, costs.String(),
+		requestTable(req0, req1, window, nodes))
+
+	// Killed and started again: every node renews its lease and is Ready, as the same Node
+	// and Lease (names are the node's: no duplicates, nothing left of another name).
+	if err := daemon.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	<-daemon.done
+	restarted := time.Now()
+	startProc(t, cp.dir, "minikubelet-density-restarted", bin, args...)
+	waitNodesBack(t, cp, nodes, restarted, 3*time.Minute)
+	t.Logf("\n| killed and started again: all %d nodes' leases renewed and Ready after | %v |", nodes, time.Since(restarted).Round(100*time.Millisecond))
+}
+
+// fetchProfile writes the CPU profile of the process over d, from node 0's profiling handler
+// (the address its "Serving HTTPS" log line gives), to path.
+func fetchProfile(t *testing.T, logPath string, d time.Duration, path string) {
+	t.Helper()
+	data, err := os.ReadFile(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`"Serving HTTPS" address="([^"]+)".* node="dn-0"`).FindSubmatch(data)
+	if m == nil {
+		t.Fatalf("%s: no Serving HTTPS line of dn-0", logPath)
+	}
+	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} // the node's self-signed certificate
+	resp, err := client.Get(fmt.Sprintf("https://%s/debug/pprof/profile?seconds=%d", m[1], int(d.Seconds())))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("CPU profile: %s %v", resp.Status, err)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, body, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("the steady window's CPU profile: %s", path)
+}
+
+// waitNodesBack waits until the n nodes dn-0 ... dn-<n-1> are Ready and have renewed their
+// lease since since, and checks that there is no other Node or Lease of the process.
+func waitNodesBack(t *testing.T, cp *controlPlane, n int, since time.Time, within time.Duration) {
+	t.Helper()
+	ctx := context.Background()
+	eventually.Within(t, within, fmt.Sprintf("%d nodes Ready with their lease renewed", n), func() (bool, string) {
+		nodes, err := cp.admin.CoreV1().Nodes().List(ctx, metav1.ListOptions{ResourceVersion: "0"})
+		if err != nil {
+			return false, err.Error()
+		}
+		leases, err := cp.admin.CoordinationV1().Leases("kube-node-lease").List(ctx, metav1.ListOptions{ResourceVersion: "0"})
+		if err != nil {
+			return false, err.Error()
+		}
+		ready, renewed, nodeCount, leaseCount := 0, 0, 0, 0
+		for i := range nodes.Items {
+			if strings.HasPrefix(nodes.Items[i].Name, "dn-") {
+				nodeCount++
+				if nodeReady(&nodes.Items[i]) == v1.ConditionTrue {
+					ready++
+				}
+			}
+		}
+		for i := range leases.Items {
+			l := &leases.Items[i]
+			if strings.HasPrefix(l.Name, "dn-") {
+				leaseCount++
+				if l.Spec.RenewTime != nil && !l.Spec.RenewTime.Time.Before(since.Truncate(time.Microsecond)) {
+					renewed++
+				}
+			}
+		}
+		if nodeCount > n || leaseCount > n {
+			t.Fatalf("%d Nodes and %d Leases named dn-*, want %d of each", nodeCount, leaseCount, n)
+		}
+		return ready == n && renewed == n, fmt.Sprintf("%d of %d Ready, %d leases renewed", ready, n, renewed)
+	})
+}
+
+// apiRequests is the API server's apiserver_request_total by verb and resource (with its
+// subresource), summed over the other labels.
+func apiRequests(t *testing.T, cp *controlPlane) map[string]float64 {
+	t.Helper()
+	raw, err := cp.admin.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(context.Background())
+	if err != nil {
+		t.Fatalf("the API server's metrics: %v", err)
+	}
+	var p expfmt.TextParser
+	mfs, err := p.TextToMetricFamilies(bytes.NewReader(raw))
+	if err != nil {
+		t.Fatalf("the API server's metrics: %v", err)
+	}
+	out := map[string]float64{}
+	mf := mfs["apiserver_request_total"]
+	if mf == nil {
+		t.Fatal("the API server serves no apiserver_request_total")
+	}
+	for _, m := range mf.GetMetric() {
+		l := map[string]string{}
+		for _, lp := range m.GetLabel() {
+			l[lp.GetName()] = lp.GetValue()
+		}
+		key := l["verb"] + " " + l["resource"]
+		if l["subresource"] != "" {
+			key += "/" + l["subresource"]
+		}
+		out[key] += m.GetCounter().GetValue()
+	}
+	return out
+}
+
+// requestTable is the request rate of each verb and resource over the window, beside what
+// the kubelet's defaults make n nodes send: a lease renewal every 10 s (nodeLeaseDuration 40
+// s), a node status patch when it changed or every 5 minutes (nodeStatusReportFrequency).
+func requestTable(before, after map[string]float64, window float64, n int) string {
+	expect := map[string]string{
+		"PUT leases":                 fmt.Sprintf("%.1f (n / 10 s)", float64(n)/10),
+		"PATCH nodes/status":         fmt.Sprintf("%.1f when unchanged (n / 5 min)", float64(n)/300),
+		"PATCH pods/status":          "0 when no pod changes",
+		"WATCH pods":                 "0 (watches stay open)",
+		"LIST pods":                  "0",
+		"GET nodes":                  "about PATCH nodes/status",
+		"POST events":                "0 when nothing happens",
+		"PATCH events":               "0 when nothing happens",
+		"POST serviceaccounts/token": "0 (tokens last an hour)",
+	}
+	keys := make([]string, 0, len(after))
+	for k := range after {
+		if after[k]-before[k] > 0 {
+			keys = append(keys, k)
+		}
+	}
+	sort.Slice(keys, func(i, j int) bool { return after[keys[i]]-before[keys[i]] > after[keys[j]]-before[keys[j]] })
+	var b strings.Builder
+	fmt.Fprintf(&b, "\n| API requests in the steady window (all clients) | per second | the kubelet's defaults for %d nodes |\n|---|---|---|", n)
+	for _, k := range keys {
+		rate := (after[k] - before[k]) / window
+		if rate < 0.05 {
+			continue
+		}
+		fmt.Fprintf(&b, "\n| %s | %.1f | %s |", k, rate, expect[k])
+	}
+	return b.String()
 }
 
 // procCPUSeconds is a process's user+system CPU time so far (/proc/PID/stat).
