@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sync/atomic"
+	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	v1 "k8s.io/api/core/v1"
@@ -24,13 +25,29 @@ import (
 type NodeAPI struct {
 	client kubernetes.Interface
 	caller *Caller
+	// timeout bounds each call, as the kubelet's heartbeat client's (the smaller of
+	// nodeStatusUpdateFrequency and the lease duration): a call the API server never
+	// answers would otherwise hold the node's status updates or lease renewals for good.
+	timeout time.Duration
 	// latestLease is the lease as the last write returned (UpdateLease renews it).
 	latestLease atomic.Pointer[coordinationv1.Lease]
 }
 
-// NewNodeAPI returns the node's API client.
-func NewNodeAPI(client kubernetes.Interface, caller *Caller) *NodeAPI {
-	return &NodeAPI{client: client, caller: caller}
+// NewNodeAPI returns the node's API client; timeout (0: none) bounds each call.
+func NewNodeAPI(client kubernetes.Interface, caller *Caller, timeout time.Duration) *NodeAPI {
+	return &NodeAPI{client: client, caller: caller, timeout: timeout}
+}
+
+// call runs fn through the caller, bounded by the timeout, and waits for it.
+func (a *NodeAPI) call(ctx context.Context, fn func(ctx context.Context) error) error {
+	return task.Await(ctx, a.caller.Go(func(cctx context.Context) error {
+		if a.timeout > 0 {
+			var cancel context.CancelFunc
+			cctx, cancel = context.WithTimeout(cctx, a.timeout)
+			defer cancel()
+		}
+		return fn(cctx)
+	}))
 }
 
 // RegisterNode creates the node, or reconciles the one that exists (upstream
@@ -38,7 +55,7 @@ func NewNodeAPI(client kubernetes.Interface, caller *Caller) *NodeAPI {
 // default labels back). It returns the node as the API server has it.
 func (a *NodeAPI) RegisterNode(ctx context.Context, node *v1.Node) (*v1.Node, error) {
 	var got *v1.Node
-	err := task.Await(ctx, a.caller.Go(func(cctx context.Context) error {
+	err := a.call(ctx, func(cctx context.Context) error {
 		created, err := a.client.CoreV1().Nodes().Create(cctx, node, metav1.CreateOptions{})
 		if err == nil {
 			got = created
@@ -57,7 +74,7 @@ func (a *NodeAPI) RegisterNode(ctx context.Context, node *v1.Node) (*v1.Node, er
 		}
 		got, err = a.client.CoreV1().Nodes().Update(cctx, existing, metav1.UpdateOptions{})
 		return err
-	}))
+	})
 	return got, err
 }
 
@@ -81,11 +98,11 @@ func reconcileLabels(existing, initial *v1.Node) bool {
 // kubelet reads its node before each status update.
 func (a *NodeAPI) GetNode(ctx context.Context, name string) (*v1.Node, error) {
 	var got *v1.Node
-	err := task.Await(ctx, a.caller.Go(func(cctx context.Context) error {
+	err := a.call(ctx, func(cctx context.Context) error {
 		var err error
 		got, err = a.client.CoreV1().Nodes().Get(cctx, name, metav1.GetOptions{ResourceVersion: "0"})
 		return err
-	}))
+	})
 	return got, err
 }
 
@@ -97,11 +114,11 @@ func (a *NodeAPI) PatchNodeStatus(ctx context.Context, old, node *v1.Node) (*v1.
 		return nil, err
 	}
 	var got *v1.Node
-	err = task.Await(ctx, a.caller.Go(func(cctx context.Context) error {
+	err = a.call(ctx, func(cctx context.Context) error {
 		var err error
 		got, err = a.client.CoreV1().Nodes().Patch(cctx, node.Name, types.StrategicMergePatchType, patch, metav1.PatchOptions{}, "status")
 		return err
-	}))
+	})
 	return got, err
 }
 
@@ -126,7 +143,7 @@ func statusPatch(old, node *v1.Node) ([]byte, error) {
 // (it halves what the leases cost the API server); a conflict, or no lease known yet, reads
 // it first (or creates it).
 func (a *NodeAPI) UpdateLease(ctx context.Context, lease *coordinationv1.Lease) error {
-	return task.Await(ctx, a.caller.Go(func(cctx context.Context) error {
+	return a.call(ctx, func(cctx context.Context) error {
 		leases := a.client.CoordinationV1().Leases(lease.Namespace)
 		renew := func(base *coordinationv1.Lease) error {
 			next := base.DeepCopy()
@@ -162,5 +179,5 @@ func (a *NodeAPI) UpdateLease(ctx context.Context, lease *coordinationv1.Lease) 
 			return err
 		}
 		return renew(existing)
-	}))
+	})
 }

@@ -3,6 +3,8 @@ package cluster
 import (
 	"context"
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -13,7 +15,9 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/rest"
 	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/utils/ptr"
 )
@@ -23,7 +27,7 @@ func newAPI(t *testing.T, objects ...runtime.Object) (*NodeAPI, *fake.Clientset)
 	client := fake.NewSimpleClientset(objects...)
 	caller := NewCaller(context.Background())
 	t.Cleanup(caller.Stop)
-	return NewNodeAPI(client, caller), client
+	return NewNodeAPI(client, caller, 10*time.Second), client
 }
 
 func node(labels map[string]string, ready v1.ConditionStatus) *v1.Node {
@@ -194,3 +198,33 @@ func TestCallerStopEndsCalls(t *testing.T) {
 }
 
 func resourcePods(n int64) *resource.Quantity { return resource.NewQuantity(n, resource.DecimalSI) }
+
+// TestNodeAPICallsTimeOut: a status or lease call the API server never answers ends at the
+// heartbeat timeout, as the kubelet's heartbeat client's, instead of holding the node's
+// updates for good. The API server is a loopback HTTP server that never answers.
+func TestNodeAPICallsTimeOut(t *testing.T) {
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-r.Context().Done():
+		case <-release:
+		}
+	}))
+	defer srv.Close()
+	defer close(release)
+	client, err := kubernetes.NewForConfig(&rest.Config{Host: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	api := NewNodeAPI(client, Inline(), 50*time.Millisecond)
+	done := make(chan error, 1)
+	go func() { _, err := api.GetNode(context.Background(), "n1"); done <- err }()
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Fatal("GetNode from an API server that never answers succeeded")
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("GetNode from an API server that never answers did not end at its timeout")
+	}
+}

@@ -106,7 +106,7 @@ func (k *Kubelet) buildStatusSync() {
 		return
 	}
 	s := &apiStatusSync{k: k, sync: cluster.NewPodStatusSync(k.kubeClient, k.apiCaller),
-		mirror: cluster.NewMirrorPods(cluster.NewNodeAPI(k.kubeClient, k.apiCaller))}
+		mirror: cluster.NewMirrorPods(cluster.NewNodeAPI(k.kubeClient, k.apiCaller, 0))}
 	s.periodic = runner.NewPeriodic(k.clock, runner.Every(cluster.StatusSyncPeriod), s.run)
 	k.statusSync = s
 }

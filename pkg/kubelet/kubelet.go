@@ -197,7 +197,17 @@ func (k *Kubelet) nodeAPI() nodestatus.NodeAPI {
 	if k.inlineAPI {
 		k.apiCaller = cluster.Inline()
 	}
-	return cluster.NewNodeAPI(k.kubeClient, k.apiCaller)
+	return cluster.NewNodeAPI(k.kubeClient, k.apiCaller, k.heartbeatTimeout())
+}
+
+// heartbeatTimeout bounds each node status and lease call, as the kubelet's heartbeat
+// client's timeout: nodeStatusUpdateFrequency, or the lease duration if shorter.
+func (k *Kubelet) heartbeatTimeout() time.Duration {
+	d := k.cfg.Kubelet.NodeStatusUpdateFrequency.Duration
+	if lease := time.Duration(k.cfg.Kubelet.NodeLeaseDurationSeconds) * time.Second; lease > 0 && (d <= 0 || lease < d) {
+		d = lease
+	}
+	return d
 }
 
 // ProbeRegistry holds the prober's metrics (prober_probe_total,
