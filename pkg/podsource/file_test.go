@@ -504,20 +504,9 @@ func TestWatchSeesChangesQuickly(t *testing.T) {
 	g.Go("node", runner.NewOwner(clock.RealClock{}, []runner.Loop{{Name: "file-source", Due: src.Due, Step: src.Step, Wake: src.Wake()}}, nil).Run)
 	g.Go("file-watch", src.WatchLoop)
 
-	const deadline = 10 * time.Second
 	await := func(want string) {
 		t.Helper()
-		timeout := time.After(deadline)
-		for {
-			select {
-			case u := <-m.Updates():
-				if got := describe([]kubetypes.PodUpdate{u}); got == want {
-					return
-				}
-			case <-timeout:
-				t.Fatalf("no %s within %v", want, deadline)
-			}
-		}
+		awaitUpdate(t, m, want)
 	}
 	await("ADD[]") // the missing directory is an empty snapshot
 	if err := os.Mkdir(dir, 0o755); err != nil {
@@ -540,6 +529,24 @@ func TestWatchSeesChangesQuickly(t *testing.T) {
 	g.Wait()
 	// fsnotify's reader goroutine exits just after Close returns.
 	eventually.True(t, "the watcher's goroutines to exit", func() bool { return runtime.NumGoroutine() <= before })
+}
+
+// awaitUpdate waits, on the real clock, for the merger to hand on the update want (as
+// describe renders it). The deadline is generous; the watch needs about a second.
+func awaitUpdate(t *testing.T, m *Merger, want string) {
+	t.Helper()
+	const deadline = 10 * time.Second
+	timeout := time.After(deadline)
+	for {
+		select {
+		case u := <-m.Updates():
+			if got := describe([]kubetypes.PodUpdate{u}); got == want {
+				return
+			}
+		case <-timeout:
+			t.Fatalf("no %s within %v", want, deadline)
+		}
+	}
 }
 
 func drain(m *Merger) []kubetypes.PodUpdate {

@@ -11,7 +11,6 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/minikubelet/minikubelet/internal/eventually"
-	"github.com/minikubelet/minikubelet/pkg/kubetypes"
 	"github.com/minikubelet/minikubelet/pkg/runner"
 )
 
@@ -47,20 +46,9 @@ func TestSharedWatcherServesEachNode(t *testing.T) {
 		g.Go(name+"-watch", src.WatchLoop)
 		nodes = append(nodes, node{dir, m})
 	}
-	const deadline = 10 * time.Second
 	await := func(m *Merger, want string) {
 		t.Helper()
-		timeout := time.After(deadline)
-		for {
-			select {
-			case u := <-m.Updates():
-				if got := describe([]kubetypes.PodUpdate{u}); got == want {
-					return
-				}
-			case <-timeout:
-				t.Fatalf("no %s within %v", want, deadline)
-			}
-		}
+		awaitUpdate(t, m, want)
 	}
 	write := func(dir, name string) {
 		t.Helper()
