@@ -236,11 +236,19 @@ func waitNodesBack(t *testing.T, cp *controlPlane, n int, since time.Time, withi
 			return false, err.Error()
 		}
 		ready, renewed, nodeCount, leaseCount := 0, 0, 0, 0
+		var notReady []string // the first few, with their Ready condition: what a failure shows
 		for i := range nodes.Items {
-			if strings.HasPrefix(nodes.Items[i].Name, "dn-") {
+			node := &nodes.Items[i]
+			if strings.HasPrefix(node.Name, "dn-") {
 				nodeCount++
-				if nodeReady(&nodes.Items[i]) == v1.ConditionTrue {
+				if nodeReady(node) == v1.ConditionTrue {
 					ready++
+				} else if len(notReady) < 5 {
+					for _, c := range node.Status.Conditions {
+						if c.Type == v1.NodeReady {
+							notReady = append(notReady, fmt.Sprintf("%s: %s %s %q since %v, heartbeat %v", node.Name, c.Status, c.Reason, c.Message, c.LastTransitionTime, c.LastHeartbeatTime))
+						}
+					}
 				}
 			}
 		}
@@ -256,7 +264,7 @@ func waitNodesBack(t *testing.T, cp *controlPlane, n int, since time.Time, withi
 		if nodeCount > n || leaseCount > n {
 			t.Fatalf("%d Nodes and %d Leases named dn-*, want %d of each", nodeCount, leaseCount, n)
 		}
-		return ready == n && renewed == n, fmt.Sprintf("%d of %d Ready, %d leases renewed", ready, n, renewed)
+		return ready == n && renewed == n, fmt.Sprintf("%d of %d Ready, %d leases renewed; not Ready: %v", ready, n, renewed, notReady)
 	})
 }
 
