@@ -19,18 +19,17 @@ const EventQueueSize = 1000
 
 // EventSink writes the kubelet's events to the API server, as upstream's event broadcaster
 // does: a new event is created in its object's namespace, a repeat (the store folded it
-// into Count) patches count, last timestamp and message. Queue never blocks the recorder;
-// Run sends.
+// into Count) patches count, last timestamp and message, and is created if the API server
+// no longer has it. Queue never blocks the recorder; Run sends.
 type EventSink struct {
 	client  kubernetes.Interface
 	queue   chan *v1.Event // pointers: a queue of 1,000 v1.Event values is 600 KB per node
 	dropped atomic.Int64
-	sent    map[string]bool // names of the events created
 }
 
 // NewEventSink returns a sink of client.
 func NewEventSink(client kubernetes.Interface) *EventSink {
-	return &EventSink{client: client, queue: make(chan *v1.Event, EventQueueSize), sent: map[string]bool{}}
+	return &EventSink{client: client, queue: make(chan *v1.Event, EventQueueSize)}
 }
 
 // Queue hands over an event (events.Store.Subscribe): never blocks; an event that does not
@@ -60,7 +59,9 @@ func (s *EventSink) Run(ctx context.Context) {
 
 func (s *EventSink) send(ctx context.Context, ev v1.Event) {
 	events := s.client.CoreV1().Events(ev.Namespace)
-	if s.sent[ev.Name] {
+	// A repeat is known by its count, as upstream's recordToSink knows it: no set of the
+	// names sent, which grew for the life of the process (the store names every event once).
+	if ev.Count > 1 {
 		patch, err := json.Marshal(map[string]any{"count": ev.Count, "lastTimestamp": ev.LastTimestamp, "message": ev.Message})
 		if err == nil {
 			_, err = events.Patch(ctx, ev.Name, types.StrategicMergePatchType, patch, metav1.PatchOptions{})
@@ -74,10 +75,6 @@ func (s *EventSink) send(ctx context.Context, ev v1.Event) {
 	fresh := ev.DeepCopy()
 	fresh.ResourceVersion, fresh.UID = "", ""
 	_, err := events.Create(ctx, fresh, metav1.CreateOptions{})
-	if err == nil || apierrors.IsAlreadyExists(err) {
-		s.sent[ev.Name] = true
-		return
-	}
 	s.logErr(ctx, err, ev)
 }
 

@@ -94,13 +94,18 @@ func reconcileLabels(existing, initial *v1.Node) bool {
 	return changed
 }
 
-// GetNode reads the node from the API server's watch cache (resourceVersion 0), as the
-// kubelet reads its node before each status update.
-func (a *NodeAPI) GetNode(ctx context.Context, name string) (*v1.Node, error) {
+// GetNode reads the node, from the API server's watch cache (resourceVersion 0) if
+// fromCache, as the kubelet reads its node before each status update (the first try from
+// the cache, a retry from etcd).
+func (a *NodeAPI) GetNode(ctx context.Context, name string, fromCache bool) (*v1.Node, error) {
 	var got *v1.Node
+	var opts metav1.GetOptions
+	if fromCache {
+		opts.ResourceVersion = "0"
+	}
 	err := a.call(ctx, func(cctx context.Context) error {
 		var err error
-		got, err = a.client.CoreV1().Nodes().Get(cctx, name, metav1.GetOptions{ResourceVersion: "0"})
+		got, err = a.client.CoreV1().Nodes().Get(cctx, name, opts)
 		return err
 	})
 	return got, err

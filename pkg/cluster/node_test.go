@@ -98,7 +98,7 @@ func TestGetNode(t *testing.T) {
 			if tt.fail != nil {
 				client.PrependReactor("get", "nodes", func(k8stesting.Action) (bool, runtime.Object, error) { return true, nil, tt.fail })
 			}
-			got, err := api.GetNode(context.Background(), "n1")
+			got, err := api.GetNode(context.Background(), "n1", true)
 			if (err != nil) != tt.wantErr || apierrors.IsNotFound(err) != tt.wantNotFound {
 				t.Fatalf("GetNode error = %v; want error %v, NotFound %v", err, tt.wantErr, tt.wantNotFound)
 			}
@@ -218,7 +218,7 @@ func TestNodeAPICallsTimeOut(t *testing.T) {
 	}
 	api := NewNodeAPI(client, Inline(), 50*time.Millisecond)
 	done := make(chan error, 1)
-	go func() { _, err := api.GetNode(context.Background(), "n1"); done <- err }()
+	go func() { _, err := api.GetNode(context.Background(), "n1", true); done <- err }()
 	select {
 	case err := <-done:
 		if err == nil {

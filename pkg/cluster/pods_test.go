@@ -129,7 +129,8 @@ func TestPodStatusSync(t *testing.T) {
 }
 
 // TestEventSink: a new event is created in its object's namespace; a repeat patches its
-// count.
+// count; a repeat the API server does not have (its first send was dropped, or its TTL
+// ended) is created with its count.
 func TestEventSink(t *testing.T) {
 	client := fake.NewSimpleClientset()
 	s := NewEventSink(client)
@@ -149,6 +150,12 @@ func TestEventSink(t *testing.T) {
 	}
 	if got.Count != 3 || got.Source.Component != "kubelet" || got.Source.Host != "n1" {
 		t.Errorf("stored event %+v, want count 3 from the kubelet on n1", got)
+	}
+	lost := ev
+	lost.Name, lost.Count = "web.2", 4
+	s.send(ctx, lost)
+	if got, err := client.CoreV1().Events("default").Get(ctx, "web.2", metav1.GetOptions{}); err != nil || got.Count != 4 {
+		t.Errorf("a repeat the API server did not have: %v, %v; want it created with count 4", got, err)
 	}
 	for i := 0; i < EventQueueSize+5; i++ {
 		s.Queue(ev)

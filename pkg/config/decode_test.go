@@ -225,7 +225,7 @@ func TestRealNodeConfigsLoad(t *testing.T) {
 		notUnsimulated  []string // modelled fields that must not be
 	}{
 		{"kubeadm-node.yaml", []string{"cgroupDriver", "logging"}, []string{"rotateCertificates", "clusterDNS", "clusterDomain", "syncFrequency", "staticPodPath", "shutdownGracePeriod", "authentication", "authorization"}},
-		{"production-node.yaml", []string{"tlsCipherSuites", "registerWithTaints"}, []string{"serverTLSBootstrap", "evictionHard", "evictionSoft", "kubeReserved", "featureGates", "maxPods"}},
+		{"production-node.yaml", []string{"tlsCipherSuites", "cgroupDriver"}, []string{"serverTLSBootstrap", "registerWithTaints", "evictionHard", "evictionSoft", "kubeReserved", "featureGates", "maxPods"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {

@@ -22,6 +22,11 @@ const (
 	DefaultContainerLogMaxSize       = "10Mi"
 	DefaultContainerLogMaxFiles      = 5
 	DefaultRuntimeRequestTimeout     = 2 * time.Minute
+	DefaultContentType               = "application/vnd.kubernetes.protobuf"
+	DefaultKubeAPIQPS                = 50
+	DefaultKubeAPIBurst              = 100
+	DefaultEventRecordQPS            = 50
+	DefaultEventBurst                = 100
 	// DefaultAddress deviates from upstream's 0.0.0.0: a simulator on a laptop should not
 	// listen on every interface unless asked to.
 	DefaultAddress = "127.0.0.1"
@@ -145,6 +150,23 @@ func SetKubeletDefaults(kc *KubeletConfiguration) {
 	if kc.ContainerLogMaxFiles == nil {
 		n := int32(DefaultContainerLogMaxFiles)
 		kc.ContainerLogMaxFiles = &n
+	}
+	if kc.ContentType == "" {
+		kc.ContentType = DefaultContentType
+	}
+	if kc.KubeAPIQPS == nil {
+		n := int32(DefaultKubeAPIQPS)
+		kc.KubeAPIQPS = &n
+	}
+	if kc.KubeAPIBurst == 0 {
+		kc.KubeAPIBurst = DefaultKubeAPIBurst
+	}
+	if kc.EventRecordQPS == nil {
+		n := int32(DefaultEventRecordQPS)
+		kc.EventRecordQPS = &n
+	}
+	if kc.EventBurst == 0 {
+		kc.EventBurst = DefaultEventBurst
 	}
 	// Only a missing evictionHard gets the defaults; a written one, even {}, is used as
 	// is (v1.30 does not merge the defaults into a partial map).

@@ -58,7 +58,7 @@ func TestKubeletFieldsMatchUpstream(t *testing.T) {
 // that our encoding decodes strictly into upstream's type: the field types agree.
 func TestModelledFieldsDecodeUpstreamValues(t *testing.T) {
 	on, off := true, false
-	logFiles := int32(3)
+	logFiles, qps := int32(3), int32(20)
 	up := kubeletv1beta1.KubeletConfiguration{
 		TypeMeta:                         metav1.TypeMeta{APIVersion: KubeletAPIVersion, Kind: KubeletKind},
 		StaticPodPath:                    "/etc/kubernetes/manifests",
@@ -74,6 +74,11 @@ func TestModelledFieldsDecodeUpstreamValues(t *testing.T) {
 		MaxPods:                          58,
 		ContainerLogMaxSize:              "50Mi",
 		ContainerLogMaxFiles:             &logFiles,
+		ContentType:                      "application/json",
+		KubeAPIQPS:                       &qps,
+		KubeAPIBurst:                     40,
+		EventRecordQPS:                   &qps,
+		EventBurst:                       30,
 		EvictionHard:                     map[string]string{"memory.available": "1Gi"},
 		FeatureGates:                     map[string]bool{"EventedPLEG": true},
 		SystemReserved:                   map[string]string{"cpu": "100m"},

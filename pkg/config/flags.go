@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	v1 "k8s.io/api/core/v1"
 	"sort"
 	"strconv"
 	"strings"
@@ -295,6 +296,18 @@ func addResourceFlags(fs *pflag.FlagSet, kc *KubeletConfiguration) {
 		"Set the maximum size (e.g. 10Mi) of container log file before it is rotated. (kubeletConfiguration.containerLogMaxSize)")
 	fs.Var(&int32PtrValue{p: &kc.ContainerLogMaxFiles}, "container-log-max-files",
 		"Set the maximum number of container log files that can be present for a container. The number must be >= 2. (kubeletConfiguration.containerLogMaxFiles)")
+	fs.StringVar(&kc.ContentType, "kube-api-content-type", kc.ContentType,
+		"Content type of requests sent to apiserver (default application/vnd.kubernetes.protobuf). (kubeletConfiguration.contentType)")
+	fs.Var(&int32PtrValue{p: &kc.KubeAPIQPS}, "kube-api-qps",
+		"QPS to use while talking with kubernetes apiserver (default 50), per node of --node-count. The number must be >= 0. If 0 will use DefaultQPS: 5. Doesn't cover events and node heartbeat apis, which rate limiting is controlled by a different set of flags. (kubeletConfiguration.kubeAPIQPS)")
+	fs.Var(&int32PtrValue{p: &kc.EventRecordQPS}, "event-qps",
+		"QPS to limit event creations (default 50), per node of --node-count. The number must be >= 0. If 0 will use DefaultQPS: 5. (kubeletConfiguration.eventRecordQPS)")
+	fs.Int32Var(&kc.EventBurst, "event-burst", kc.EventBurst,
+		"Maximum size of a bursty event records, temporarily allows event records to burst to this number, while still not exceeding event-qps (default 100). The number must be >= 0. If 0 will use DefaultBurst: 10. (kubeletConfiguration.eventBurst)")
+	fs.Var(&taintsValue{p: &kc.RegisterWithTaints}, "register-with-taints",
+		"Register the node with the given list of taints (comma separated \"<key>=<value>:<effect>\"). (kubeletConfiguration.registerWithTaints)")
+	fs.Int32Var(&kc.KubeAPIBurst, "kube-api-burst", kc.KubeAPIBurst,
+		"Burst to use while talking with kubernetes apiserver (default 100). The number must be >= 0. If 0 will use DefaultBurst: 10. Doesn't cover events and node heartbeat apis. (kubeletConfiguration.kubeAPIBurst)")
 	maps := []struct {
 		name string
 		m    *map[string]string
@@ -376,6 +389,40 @@ func (v *stringPtrValue) Set(s string) error {
 func (v *stringPtrValue) Type() string { return "string" }
 
 // int32PtrValue sets a *int32 field.
+// taintsValue is --register-with-taints: "key=value:effect" or "key:effect", comma
+// separated, as the kubelet's taints flag parses them; the list replaces the file's.
+type taintsValue struct{ p *[]v1.Taint }
+
+func (v *taintsValue) String() string {
+	if v.p == nil {
+		return ""
+	}
+	specs := make([]string, 0, len(*v.p))
+	for _, t := range *v.p {
+		specs = append(specs, t.ToString())
+	}
+	return strings.Join(specs, ",")
+}
+
+func (v *taintsValue) Set(s string) error {
+	var taints []v1.Taint
+	for _, spec := range strings.Split(s, ",") {
+		if spec == "" {
+			continue
+		}
+		kv, effect, ok := strings.Cut(spec, ":")
+		if !ok || effect == "" {
+			return fmt.Errorf("invalid taint spec %q: want key=value:effect or key:effect", spec)
+		}
+		key, value, _ := strings.Cut(kv, "=")
+		taints = append(taints, v1.Taint{Key: key, Value: value, Effect: v1.TaintEffect(effect)})
+	}
+	*v.p = taints
+	return nil
+}
+
+func (v *taintsValue) Type() string { return "[]v1.Taint" }
+
 type int32PtrValue struct{ p **int32 }
 
 func (v *int32PtrValue) String() string {

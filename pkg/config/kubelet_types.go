@@ -2,6 +2,7 @@ package config
 
 import (
 	"encoding/json"
+	v1 "k8s.io/api/core/v1"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kubeletv1beta1 "k8s.io/kubelet/config/v1beta1"
@@ -87,6 +88,20 @@ type KubeletConfiguration struct {
 	// (default 5, at least 2). The runtime keeps that much of each container's log.
 	ContainerLogMaxSize  string `json:"containerLogMaxSize,omitempty"`
 	ContainerLogMaxFiles *int32 `json:"containerLogMaxFiles,omitempty"`
+	// ContentType is the media type of the node's API requests (default protobuf, which it
+	// asks answers in too, JSON accepted); KubeAPIQPS and KubeAPIBurst are its client's rate
+	// limit (defaults 50 and 100; 0 is client-go's 5 and 10, as the kubelet passes them).
+	// Each node of --node-count has a limiter of its own. With --kubeconfig.
+	ContentType  string `json:"contentType,omitempty"`
+	KubeAPIQPS   *int32 `json:"kubeAPIQPS,omitempty"`
+	KubeAPIBurst int32  `json:"kubeAPIBurst,omitempty"`
+	// EventRecordQPS and EventBurst are the rate limit of the client the node's events are
+	// sent with (defaults 50 and 100; 0 is client-go's 5 and 10).
+	EventRecordQPS *int32 `json:"eventRecordQPS,omitempty"`
+	EventBurst     int32  `json:"eventBurst,omitempty"`
+	// RegisterWithTaints are the taints the node is registered with (cluster mode); each
+	// key a qualified name, each effect NoSchedule, PreferNoSchedule or NoExecute.
+	RegisterWithTaints []v1.Taint `json:"registerWithTaints,omitempty"`
 	// EvictionHard maps eviction signals to thresholds (quantity or percentage). Unset: the
 	// upstream Linux defaults; set: exactly these (no merge with the defaults, as in v1.30).
 	EvictionHard map[string]string `json:"evictionHard,omitempty"`
@@ -138,8 +153,6 @@ type KubeletConfiguration struct {
 	TLSMinVersion                             json.RawMessage `json:"tlsMinVersion,omitempty"`
 	RegistryPullQPS                           json.RawMessage `json:"registryPullQPS,omitempty"`
 	RegistryBurst                             json.RawMessage `json:"registryBurst,omitempty"`
-	EventRecordQPS                            json.RawMessage `json:"eventRecordQPS,omitempty"`
-	EventBurst                                json.RawMessage `json:"eventBurst,omitempty"`
 	EnableContentionProfiling                 json.RawMessage `json:"enableContentionProfiling,omitempty"`
 	HealthzPort                               json.RawMessage `json:"healthzPort,omitempty"`
 	HealthzBindAddress                        json.RawMessage `json:"healthzBindAddress,omitempty"`
@@ -171,9 +184,6 @@ type KubeletConfiguration struct {
 	CPUCFSQuotaPeriod                         json.RawMessage `json:"cpuCFSQuotaPeriod,omitempty"`
 	NodeStatusMaxImages                       json.RawMessage `json:"nodeStatusMaxImages,omitempty"`
 	MaxOpenFiles                              json.RawMessage `json:"maxOpenFiles,omitempty"`
-	ContentType                               json.RawMessage `json:"contentType,omitempty"`
-	KubeAPIQPS                                json.RawMessage `json:"kubeAPIQPS,omitempty"`
-	KubeAPIBurst                              json.RawMessage `json:"kubeAPIBurst,omitempty"`
 	SerializeImagePulls                       json.RawMessage `json:"serializeImagePulls,omitempty"`
 	MaxParallelImagePulls                     json.RawMessage `json:"maxParallelImagePulls,omitempty"`
 	PodsPerCore                               json.RawMessage `json:"podsPerCore,omitempty"`
@@ -203,7 +213,6 @@ type KubeletConfiguration struct {
 	EnableDebugFlagsHandler                   json.RawMessage `json:"enableDebugFlagsHandler,omitempty"`
 	SeccompDefault                            json.RawMessage `json:"seccompDefault,omitempty"`
 	MemoryThrottlingFactor                    json.RawMessage `json:"memoryThrottlingFactor,omitempty"`
-	RegisterWithTaints                        json.RawMessage `json:"registerWithTaints,omitempty"`
 	RegisterNode                              json.RawMessage `json:"registerNode,omitempty"`
 	Tracing                                   json.RawMessage `json:"tracing,omitempty"`
 	LocalStorageCapacityIsolation             json.RawMessage `json:"localStorageCapacityIsolation,omitempty"`

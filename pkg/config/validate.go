@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -56,6 +57,12 @@ var flagForPath = map[string]string{
 	"kubeletConfiguration.resolvConf":                                 "resolv-conf",
 	"kubeletConfiguration.containerLogMaxSize":                        "container-log-max-size",
 	"kubeletConfiguration.containerLogMaxFiles":                       "container-log-max-files",
+	"kubeletConfiguration.contentType":                                "kube-api-content-type",
+	"kubeletConfiguration.kubeAPIQPS":                                 "kube-api-qps",
+	"kubeletConfiguration.kubeAPIBurst":                               "kube-api-burst",
+	"kubeletConfiguration.registerWithTaints":                         "register-with-taints",
+	"kubeletConfiguration.eventRecordQPS":                             "event-qps",
+	"kubeletConfiguration.eventBurst":                                 "event-burst",
 	"kubeletConfiguration.evictionHard":                               "eviction-hard",
 	"kubeletConfiguration.evictionSoft":                               "eviction-soft",
 	"kubeletConfiguration.evictionSoftGracePeriod":                    "eviction-soft-grace-period",
@@ -169,6 +176,37 @@ func validateKubelet(v *validator, kc *KubeletConfiguration, gate featuregate.Fe
 	}
 	if kc.MaxPods < 0 {
 		v.invalid(p+"maxPods", kc.MaxPods, "must not be a negative number")
+	}
+	if kc.KubeAPIQPS != nil && *kc.KubeAPIQPS < 0 {
+		v.invalid(p+"kubeAPIQPS", *kc.KubeAPIQPS, "must not be a negative number")
+	}
+	if kc.KubeAPIBurst < 0 {
+		v.invalid(p+"kubeAPIBurst", kc.KubeAPIBurst, "must not be a negative number")
+	}
+	if kc.EventRecordQPS != nil && *kc.EventRecordQPS < 0 {
+		v.invalid(p+"eventRecordQPS", *kc.EventRecordQPS, "must not be a negative number")
+	}
+	if kc.EventBurst < 0 {
+		v.invalid(p+"eventBurst", kc.EventBurst, "must not be a negative number")
+	}
+	for i, t := range kc.RegisterWithTaints {
+		path := fmt.Sprintf("%sregisterWithTaints[%d]", p, i)
+		if msgs := validation.IsQualifiedName(t.Key); len(msgs) > 0 {
+			v.invalid(path+".key", t.Key, "%s", strings.Join(msgs, "; "))
+		}
+		if msgs := validation.IsValidLabelValue(t.Value); len(msgs) > 0 {
+			v.invalid(path+".value", t.Value, "%s", strings.Join(msgs, "; "))
+		}
+		switch t.Effect {
+		case v1.TaintEffectNoSchedule, v1.TaintEffectPreferNoSchedule, v1.TaintEffectNoExecute:
+		default:
+			v.invalid(path+".effect", string(t.Effect), "must be NoSchedule, PreferNoSchedule or NoExecute")
+		}
+	}
+	// The kubelet takes any string and fails at its first API client; the two media types
+	// the API server's clients encode are named here instead, with the field.
+	if ct := kc.ContentType; ct != "" && ct != "application/json" && ct != DefaultContentType {
+		v.invalid(p+"contentType", ct, "must be application/json or %s", DefaultContentType)
 	}
 	for _, s := range kc.AllowedUnsafeSysctls {
 		if err := admission.CheckSysctlPattern(s); err != nil {

@@ -1,12 +1,11 @@
 package kubelet
 
 import (
+	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -14,7 +13,6 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/util/certificate"
 	"k8s.io/klog/v2"
@@ -91,6 +89,12 @@ type Config struct {
 	// KubeClient is the API server of the cluster to join (cluster mode): the node is
 	// registered, its status patched and its lease renewed there. Nil: standalone.
 	KubeClient kubernetes.Interface
+	// HeartbeatClient, if set, is the client of the node status and lease calls, and
+	// EventClient that of the events (nil: KubeClient). The kubelet gives its heartbeats a
+	// client with no rate limit and its events one with eventRecordQPS and eventBurst, so
+	// that neither waits behind the pods' requests (a node busy starting its pods would
+	// miss its lease renewals in the client's queue).
+	HeartbeatClient, EventClient kubernetes.Interface
 	// InlineAPICalls runs API calls on the loops' goroutines instead of goroutines of their
 	// own: for tests with an in-memory fake clientset, so that they stay deterministic.
 	InlineAPICalls bool
@@ -119,38 +123,39 @@ type Kubelet struct {
 	runtime  *fake.Runtime
 	rt       *client.Client // the runtime behind the CRI client's deadlines
 
-	pods           *podManager
-	cache          *statuscache.Cache
-	status         *podstatus.Manager
-	podsJSON       podsJSON // /pods' encodings
-	reasons        *podstatus.ReasonCache
-	generator      *podstatus.Generator
-	runtimeMgr     *kuberuntime.Manager
-	syncer         *Syncer
-	podWorkers     *podworkers.PodWorkers
-	prober         *prober.Manager
-	kubeClient     kubernetes.Interface
-	inlineAPI      bool
-	statusSync     *apiStatusSync  // cluster mode: pod statuses to the API server; nil standalone
-	apiCaller      *cluster.Caller // runs API calls off the loops' goroutines; nil standalone
-	probeResults   probeResults
-	probeRegistry  *metrics.Registry // prober_* metrics, served on /metrics/probes
-	stateRegistry  *metrics.Registry // kube-state-metrics' names on /metrics/state; nil in cluster mode
-	stats          *stats.Provider   // /stats/summary
-	resourceReg    *metrics.Registry // /metrics/resource
-	cadvisorReg    *metrics.Registry // /metrics/cadvisor
-	genericPLEG    *pleg.GenericPLEG
-	eventedPLEG    *pleg.EventedPLEG // nil with the EventedPLEG gate off
-	state          *runtimestate.State
-	nodeStatus     *nodestatus.Manager
-	eviction       *eviction.Manager
-	shutdown       *nodeshutdown.Manager
-	fileSource     *podsource.FileSource // nil without a staticPodPath
-	merger         *podsource.Merger
-	syncLoop       *syncloop.SyncLoop
-	deletor        *containerDeletor
-	gc             *runner.Periodic
-	watchManifests bool
+	pods                         *podManager
+	cache                        *statuscache.Cache
+	status                       *podstatus.Manager
+	podsJSON                     podsJSON // /pods' encodings
+	reasons                      *podstatus.ReasonCache
+	generator                    *podstatus.Generator
+	runtimeMgr                   *kuberuntime.Manager
+	syncer                       *Syncer
+	podWorkers                   *podworkers.PodWorkers
+	prober                       *prober.Manager
+	kubeClient                   kubernetes.Interface
+	heartbeatClient, eventClient kubernetes.Interface // KubeClient unless set
+	inlineAPI                    bool
+	statusSync                   *apiStatusSync  // cluster mode: pod statuses to the API server; nil standalone
+	apiCaller                    *cluster.Caller // runs API calls off the loops' goroutines; nil standalone
+	probeResults                 probeResults
+	probeRegistry                *metrics.Registry // prober_* metrics, served on /metrics/probes
+	stateRegistry                *metrics.Registry // kube-state-metrics' names on /metrics/state; nil in cluster mode
+	stats                        *stats.Provider   // /stats/summary
+	resourceReg                  *metrics.Registry // /metrics/resource
+	cadvisorReg                  *metrics.Registry // /metrics/cadvisor
+	genericPLEG                  *pleg.GenericPLEG
+	eventedPLEG                  *pleg.EventedPLEG // nil with the EventedPLEG gate off
+	state                        *runtimestate.State
+	nodeStatus                   *nodestatus.Manager
+	eviction                     *eviction.Manager
+	shutdown                     *nodeshutdown.Manager
+	fileSource                   *podsource.FileSource // nil without a staticPodPath
+	merger                       *podsource.Merger
+	syncLoop                     *syncloop.SyncLoop
+	deletor                      *containerDeletor
+	gc                           *runner.Periodic
+	watchManifests               bool
 	// deferServingCert: Config.DeferServingCert.
 	deferServingCert bool
 	// manifestWatcher: Config.ManifestWatcher.
@@ -197,7 +202,7 @@ func (k *Kubelet) nodeAPI() nodestatus.NodeAPI {
 	if k.inlineAPI {
 		k.apiCaller = cluster.Inline()
 	}
-	return cluster.NewNodeAPI(k.kubeClient, k.apiCaller, k.heartbeatTimeout())
+	return cluster.NewNodeAPI(k.heartbeatClient, k.apiCaller, k.heartbeatTimeout())
 }
 
 // heartbeatTimeout bounds each node status and lease call, as the kubelet's heartbeat
@@ -288,6 +293,8 @@ func New(cfg Config) (*Kubelet, error) {
 		manifestWatcher:  cfg.ManifestWatcher,
 		manifestUIDRoot:  cfg.ManifestUIDRoot,
 		kubeClient:       cfg.KubeClient,
+		heartbeatClient:  cmp.Or[kubernetes.Interface](cfg.HeartbeatClient, cfg.KubeClient),
+		eventClient:      cmp.Or[kubernetes.Interface](cfg.EventClient, cfg.KubeClient),
 		inlineAPI:        cfg.InlineAPICalls,
 		nodeFS:           cfg.NodeFS,
 	}
@@ -632,10 +639,7 @@ func (k *Kubelet) buildNodeStatus(nodeIP string) error {
 	if err != nil {
 		return err
 	}
-	taints, err := registerWithTaints(kc.RegisterWithTaints)
-	if err != nil {
-		return err
-	}
+	taints := kc.RegisterWithTaints
 	// The kubelet endpoint is the secure port, which the API server's logs, exec and
 	// port-forward go to; without one (tests), the read-only port.
 	port := kc.Port
@@ -861,29 +865,6 @@ func (k *Kubelet) wakeSyncLoop() {
 	if k.syncLoop != nil {
 		k.syncLoop.Wake().Notify()
 	}
-}
-
-// registerWithTaints parses kubeletConfiguration.registerWithTaints: the taints the node is
-// registered with.
-func registerWithTaints(raw json.RawMessage) ([]v1.Taint, error) {
-	if len(raw) == 0 {
-		return nil, nil
-	}
-	var taints []v1.Taint
-	if err := json.Unmarshal(raw, &taints); err != nil {
-		return nil, fmt.Errorf("kubeletConfiguration.registerWithTaints: %w", err)
-	}
-	for i, t := range taints {
-		if msgs := validation.IsQualifiedName(t.Key); len(msgs) > 0 {
-			return nil, fmt.Errorf("kubeletConfiguration.registerWithTaints[%d].key %q: %s", i, t.Key, strings.Join(msgs, "; "))
-		}
-		switch t.Effect {
-		case v1.TaintEffectNoSchedule, v1.TaintEffectPreferNoSchedule, v1.TaintEffectNoExecute:
-		default:
-			return nil, fmt.Errorf("kubeletConfiguration.registerWithTaints[%d].effect %q: must be NoSchedule, PreferNoSchedule or NoExecute", i, t.Effect)
-		}
-	}
-	return taints, nil
 }
 
 // buildStats builds the stats provider over the runtime's usage model (/stats/summary) and

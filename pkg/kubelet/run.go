@@ -43,7 +43,7 @@ func (k *Kubelet) Run(ctx context.Context) error {
 	}
 	if k.kubeClient != nil {
 		loops.Go("api-pod-source", k.watchAPIPods)
-		sink := cluster.NewEventSink(k.kubeClient)
+		sink := cluster.NewEventSink(k.eventClient)
 		k.events.Subscribe(sink.Queue)
 		loops.Go("api-event-sink", sink.Run)
 	}

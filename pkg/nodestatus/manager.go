@@ -141,9 +141,9 @@ type Config struct {
 type NodeAPI interface {
 	RegisterNode(ctx context.Context, node *v1.Node) (*v1.Node, error)
 	PatchNodeStatus(ctx context.Context, old, node *v1.Node) (*v1.Node, error)
-	// GetNode reads the node from the API server's cache; a missing node is a NotFound
-	// error.
-	GetNode(ctx context.Context, name string) (*v1.Node, error)
+	// GetNode reads the node, from the API server's cache if fromCache, else from etcd; a
+	// missing node is a NotFound error.
+	GetNode(ctx context.Context, name string, fromCache bool) (*v1.Node, error)
 	UpdateLease(ctx context.Context, lease *coordinationv1.Lease) error
 }
 
@@ -412,12 +412,19 @@ func (m *Manager) observe() map[evictionapi.Signal]observation {
 	return obs
 }
 
+// NodeStatusUpdateRetry is how many times a status update is tried in one period, and
+// MaxLeaseUpdateRetries how many times a lease renewal is (upstream nodeStatusUpdateRetry
+// and the lease controller's maxUpdateRetries): a busy API server that drops one call does
+// not cost the node a whole period (10 s) of its 40 s grace.
+const (
+	NodeStatusUpdateRetry = 5
+	MaxLeaseUpdateRetries = 5
+)
+
 // UpdateNodeStatus is one iteration of the status loop (upstream syncNodeStatus ->
-// tryUpdateNodeStatus): it evaluates the pressure thresholds, runs every setter on a copy
-// of the last reported node (registering the node on the first call) and reports the
-// copy when the status changed, ignoring heartbeat times, or when
-// NodeStatusReportFrequency has elapsed since the last report. A setter error does not
-// stop the chain; the errors are returned together after the report decision.
+// updateNodeStatus): it evaluates the pressure thresholds, then tries the update up to
+// NodeStatusUpdateRetry times while the API server fails it. A setter error does not stop
+// the chain; the errors are returned together after the report decision.
 func (m *Manager) UpdateNodeStatus(ctx context.Context) error {
 	logger := klog.FromContext(ctx)
 	start := m.clock.Now()
@@ -430,31 +437,49 @@ func (m *Manager) UpdateNodeStatus(ctx context.Context) error {
 		}
 		m.underPress[cond] = on
 	}
+	for try := 0; ; try++ {
+		apiErr, errs := m.tryUpdateNodeStatus(ctx, try)
+		if apiErr == nil || ctx.Err() != nil {
+			return errs
+		}
+		logger.Error(apiErr, "Error updating node status, will retry")
+		if try+1 == NodeStatusUpdateRetry {
+			logger.Error(errors.New("update node status exceeds retry count"), "Unable to update node status", "node", m.cfg.NodeName)
+			return errs
+		}
+	}
+}
+
+// tryUpdateNodeStatus is one try (upstream tryUpdateNodeStatus): it runs every setter on a
+// copy of the node as the API server has it (the last reported one standalone; registering
+// the node on the first call) and reports the copy when the status changed, ignoring
+// heartbeat times, or when NodeStatusReportFrequency has elapsed since the last report. It
+// returns the API server's error, which another try may not meet, and the setters' errors.
+func (m *Manager) tryUpdateNodeStatus(ctx context.Context, try int) (apiErr, setterErrs error) {
+	logger := klog.FromContext(ctx)
+	now := m.clock.Now()
 	original, lastReport := m.node.Load(), m.lastReport
 
 	if original != nil && m.cfg.API != nil {
-		// As the kubelet (tryUpdateNodeStatus), the setters start from the node as the API
-		// server has it, not as last reported: what someone else wrote there (the node
-		// lifecycle controller's Ready=Unknown after missed heartbeats) counts as a change
-		// and is put right at this update, not at the next report (5 min). A deleted node is
-		// registered again; an API server that does not answer skips the update.
-		apiNode, err := m.cfg.API.GetNode(ctx, m.cfg.NodeName)
+		// As the kubelet, the setters start from the node as the API server has it, not as
+		// last reported: what someone else wrote there (the node lifecycle controller's
+		// Ready=Unknown after missed heartbeats) counts as a change and is put right at this
+		// update, not at the next report (5 min). The first try reads the API server's
+		// cache, the others etcd. A deleted node is registered again.
+		apiNode, err := m.cfg.API.GetNode(ctx, m.cfg.NodeName, try == 0)
 		switch {
 		case apierrors.IsNotFound(err):
 			m.forgetRegistration(ctx)
 			original = nil
 		case err != nil:
-			if ctx.Err() == nil {
-				logger.Error(fmt.Errorf("error getting node %q: %w", m.cfg.NodeName, err), "Error updating node status, will retry")
-			}
-			return nil
+			return fmt.Errorf("error getting node %q: %w", m.cfg.NodeName, err), nil
 		default:
 			original = apiNode
 		}
 	}
 	register := original == nil
 	if register {
-		original = m.initialNode(start)
+		original = m.initialNode(now)
 	}
 	node := original.DeepCopy()
 	var errs []error
@@ -467,30 +492,31 @@ func (m *Manager) UpdateNodeStatus(ctx context.Context) error {
 
 	changed := register || nodeStatusHasChanged(&original.Status, &node.Status)
 	if !changed && m.clock.Since(lastReport) < m.cfg.NodeStatusReportFrequency {
-		return utilerrors.NewAggregate(errs)
+		return nil, utilerrors.NewAggregate(errs)
 	}
 	if m.cfg.API != nil {
-		if !m.reportToAPI(ctx, register, original, node) {
-			// Not reported: the next update tries again against the last reported node.
-			return utilerrors.NewAggregate(errs)
+		if err := m.reportToAPI(ctx, register, original, node); err != nil {
+			// Not reported: the next try starts again from the API server's node.
+			return err, utilerrors.NewAggregate(errs)
 		}
 	}
 
 	m.nodeVersion++
 	node.ResourceVersion = strconv.FormatInt(m.nodeVersion, 10)
 	m.node.Store(node)
-	m.lastReport = start
+	m.lastReport = now
 	m.reports.Inc()
 	if register {
 		logger.Info("Successfully registered node", "node", klog.KObj(node))
 	}
 	logger.V(2).Info("Reported node status", "node", klog.KObj(node), "changed", changed, "ready", readyStatus(node), "crossedThresholds", m.pressure.crossed)
-	return utilerrors.NewAggregate(errs)
+	return nil, utilerrors.NewAggregate(errs)
 }
 
 // reportToAPI registers the node (the first time) and patches its status to the API
-// server, logging failures as upstream does; it reports whether the status got there.
-func (m *Manager) reportToAPI(ctx context.Context, register bool, original, node *v1.Node) bool {
+// server; it returns the API server's error. A registration refused is logged here, as
+// upstream's registerWithAPIServer logs it.
+func (m *Manager) reportToAPI(ctx context.Context, register bool, original, node *v1.Node) error {
 	logger := klog.FromContext(ctx)
 	if register {
 		logger.Info("Attempting to register node", "node", klog.KObj(node))
@@ -499,22 +525,19 @@ func (m *Manager) reportToAPI(ctx context.Context, register bool, original, node
 			if ctx.Err() == nil {
 				logger.Error(err, "Unable to register node with API server", "node", klog.KObj(node))
 			}
-			return false
+			return fmt.Errorf("register node %q: %w", m.cfg.NodeName, err)
 		}
 		// The API server's identity of the node is the one that counts (owner references).
 		node.UID, node.CreationTimestamp = registered.UID, registered.CreationTimestamp
 		original = registered
 	}
 	if _, err := m.cfg.API.PatchNodeStatus(ctx, original, node); err != nil {
-		if ctx.Err() == nil {
-			logger.Error(err, "Error updating node status, will retry")
-		}
 		if apierrors.IsNotFound(err) {
 			m.forgetRegistration(ctx)
 		}
-		return false
+		return err
 	}
-	return true
+	return nil
 }
 
 // forgetRegistration makes the next update register the node again: someone deleted it from
@@ -602,14 +625,25 @@ func nodeConditionsHaveChanged(original, conditions []v1.NodeCondition) bool {
 
 // RenewLease is one renewal of the node lease (upstream lease controller sync): it
 // creates the Lease on the first call, sets renewTime to now, and points its owner
-// reference at the node once the node is registered.
+// reference at the node once the node is registered. A renewal the API server fails is
+// tried again at once, with a new renewTime, up to MaxLeaseUpdateRetries times.
 func (m *Manager) RenewLease(ctx context.Context) {
 	lease := m.renewLease(ctx)
 	if m.cfg.API == nil {
 		return
 	}
-	if err := m.cfg.API.UpdateLease(ctx, lease); err != nil && ctx.Err() == nil {
-		klog.FromContext(ctx).Error(err, "Failed to update lease")
+	logger := klog.FromContext(ctx)
+	for try := 1; ; try++ {
+		err := m.cfg.API.UpdateLease(ctx, lease)
+		if err == nil || ctx.Err() != nil {
+			return
+		}
+		logger.Error(err, "Failed to update lease")
+		if try == MaxLeaseUpdateRetries {
+			logger.Error(fmt.Errorf("failed %d attempts to update lease", MaxLeaseUpdateRetries), "Will retry updating lease", "interval", m.leaseRenew)
+			return
+		}
+		lease = m.renewLease(ctx)
 	}
 }
 

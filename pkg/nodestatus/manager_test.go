@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	clocktesting "k8s.io/utils/clock/testing"
@@ -633,5 +635,97 @@ func TestObserveAllocatableMemory(t *testing.T) {
 	}
 	if got := obs[evictionapi.SignalMemoryAvailable]; got.Available != 5<<30 {
 		t.Errorf("memory.available = %+v, want 5Gi", got)
+	}
+}
+
+// flakyAPI is an API server that fails the first failures calls of each kind, and records
+// the calls it was asked.
+type flakyAPI struct {
+	failures map[string]int // "get", "patch", "lease": how many calls fail first
+	calls    []string       // "get cache", "get etcd", "register", "patch", "lease"
+	node     *v1.Node
+}
+
+func (f *flakyAPI) fail(kind string) error {
+	if f.failures[kind] > 0 {
+		f.failures[kind]--
+		return errors.New("context deadline exceeded")
+	}
+	return nil
+}
+
+func (f *flakyAPI) RegisterNode(_ context.Context, node *v1.Node) (*v1.Node, error) {
+	f.calls = append(f.calls, "register")
+	f.node = node.DeepCopy()
+	return f.node, nil
+}
+
+func (f *flakyAPI) PatchNodeStatus(_ context.Context, _, node *v1.Node) (*v1.Node, error) {
+	f.calls = append(f.calls, "patch")
+	if err := f.fail("patch"); err != nil {
+		return nil, err
+	}
+	f.node = node.DeepCopy()
+	return f.node, nil
+}
+
+func (f *flakyAPI) GetNode(_ context.Context, _ string, fromCache bool) (*v1.Node, error) {
+	f.calls = append(f.calls, map[bool]string{true: "get cache", false: "get etcd"}[fromCache])
+	if err := f.fail("get"); err != nil {
+		return nil, err
+	}
+	return f.node.DeepCopy(), nil
+}
+
+func (f *flakyAPI) UpdateLease(_ context.Context, lease *coordinationv1.Lease) error {
+	f.calls = append(f.calls, "lease at "+lease.Spec.RenewTime.Sub(t0).String())
+	return f.fail("lease")
+}
+
+// TestRetriesWithinThePeriod: as the kubelet, a status update the API server fails is
+// tried again at once, up to 5 times, the first read from the API server's cache and the
+// others from etcd; a lease renewal too, each try with its own renewTime. A busy API
+// server that drops a call does not cost the node 10 s of its 40 s grace.
+func TestRetriesWithinThePeriod(t *testing.T) {
+	tests := []struct {
+		name       string
+		failures   map[string]int
+		wantStatus []string // the second update's calls (the first registers)
+		wantLease  []string // the second renewal's calls
+		reported   bool
+	}{
+		{name: "no failure", wantStatus: []string{"get cache", "patch"}, wantLease: []string{"lease at 10s"}, reported: true},
+		{name: "two reads fail", failures: map[string]int{"get": 2, "lease": 2},
+			wantStatus: []string{"get cache", "get etcd", "get etcd", "patch"},
+			wantLease:  []string{"lease at 10s", "lease at 10s", "lease at 10s"}, reported: true},
+		{name: "a patch fails", failures: map[string]int{"patch": 1},
+			wantStatus: []string{"get cache", "patch", "get etcd", "patch"}, wantLease: []string{"lease at 10s"}, reported: true},
+		{name: "every try fails", failures: map[string]int{"get": 9, "lease": 9},
+			wantStatus: []string{"get cache", "get etcd", "get etcd", "get etcd", "get etcd"},
+			wantLease:  []string{"lease at 10s", "lease at 10s", "lease at 10s", "lease at 10s", "lease at 10s"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			api := &flakyAPI{}
+			// Every update reports (the report frequency is the update's), so that each
+			// one patches.
+			h := newHarness(t, func(c *Config) { c.API, c.NodeStatusReportFrequency = api, 10*time.Second })
+			ctx := context.Background()
+			h.step(t, 0, true) // registers
+			h.m.RenewLease(ctx)
+			api.failures, api.calls = tt.failures, nil
+			h.step(t, 10*time.Second, true)
+			if !reflect.DeepEqual(api.calls, tt.wantStatus) {
+				t.Errorf("status update calls %q, want %q", api.calls, tt.wantStatus)
+			}
+			if got := h.reports() == 2; got != tt.reported {
+				t.Errorf("reported %v (%v reports), want %v", got, h.reports(), tt.reported)
+			}
+			api.calls = nil
+			h.m.RenewLease(ctx)
+			if !reflect.DeepEqual(api.calls, tt.wantLease) {
+				t.Errorf("lease renewal calls %q, want %q", api.calls, tt.wantLease)
+			}
+		})
 	}
 }

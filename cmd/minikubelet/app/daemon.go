@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net"
 	"os"
@@ -219,7 +218,6 @@ func newNode(ctx context.Context, cfg *config.Config, multi bool, rest *restclie
 	if err := gate.AddMetrics(reg); err != nil {
 		return nil, fmt.Errorf("register feature gate metrics: %w", err)
 	}
-	var client kubernetes.Interface
 	if rest == nil && cfg.Kubeconfig != "" {
 		// The node's own certificate: bootstrapped with the bootstrap token and/or rotated,
 		// by a certificate manager of its own, asked to stop with the daemon.
@@ -229,19 +227,18 @@ func newNode(ctx context.Context, cfg *config.Config, multi bool, rest *restclie
 		if err != nil {
 			return nil, &ExitError{Code: 2, Err: err}
 		}
-		if err := clientLimits(cc.Rest, cfg); err != nil {
-			return nil, &ExitError{Code: 2, Err: err}
-		}
+		clientLimits(cc.Rest, cfg)
 		cc.Start(ctx)
 		context.AfterFunc(ctx, cc.Stop)
 		rest = cc.Rest
 	}
+	var clients nodeClients
 	if rest != nil {
-		c, err := kubeClient(rest, node)
+		c, err := kubeClients(rest, cfg, node)
 		if err != nil {
 			return nil, &ExitError{Code: 2, Err: fmt.Errorf("--kubeconfig %s: %w", cfg.Kubeconfig, err)}
 		}
-		client = c
+		clients = c
 	}
 	if multi && cfg.Kubelet.StaticPodPath != "" {
 		if err := os.MkdirAll(cfg.Kubelet.StaticPodPath, 0o755); err != nil {
@@ -265,16 +262,18 @@ func newNode(ctx context.Context, cfg *config.Config, multi bool, rest *restclie
 		return nil, fmt.Errorf("listen on address:port %s (--address, --port): %w", secureAddr, err)
 	}
 	k, err := kubelet.New(kubelet.Config{
-		Config:         cfg,
-		Gate:           gate,
-		Clock:          clk,
-		Registry:       reg,
-		Runtime:        rt,
-		Listener:       ln,
-		SecureListener: secureLn,
-		WatchManifests: true,
-		KubeClient:     client,
-		Recorder:       rec,
+		Config:          cfg,
+		Gate:            gate,
+		Clock:           clk,
+		Registry:        reg,
+		Runtime:         rt,
+		Listener:        ln,
+		SecureListener:  secureLn,
+		WatchManifests:  true,
+		KubeClient:      clients.main,
+		HeartbeatClient: clients.heartbeat,
+		EventClient:     clients.events,
+		Recorder:        rec,
 		// A thousand nodes would spend minutes of start-up on certificates (0.1 s each).
 		DeferServingCert: multi,
 		ManifestWatcher:  watcher,
@@ -296,12 +295,6 @@ func newNode(ctx context.Context, cfg *config.Config, multi bool, rest *restclie
 	return k, nil
 }
 
-// The kubelet's client defaults (v1.30 kubeAPIQPS and kubeAPIBurst).
-const (
-	defaultKubeAPIQPS   = 50
-	defaultKubeAPIBurst = 100
-)
-
 // kubeRESTConfig is the API client configuration of --kubeconfig, with the kubeAPIQPS and
 // kubeAPIBurst of the configuration (v1.30 defaults 50 and 100). An unreadable or invalid
 // kubeconfig is an error naming the file.
@@ -310,7 +303,8 @@ func kubeRESTConfig(cfg *config.Config) (*restclient.Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--kubeconfig %s: %w", cfg.Kubeconfig, err)
 	}
-	return restCfg, clientLimits(restCfg, cfg)
+	clientLimits(restCfg, cfg)
+	return restCfg, nil
 }
 
 // managedClientCert says whether a certificate manager keeps the nodes' client certificates
@@ -319,49 +313,55 @@ func managedClientCert(cfg *config.Config) bool {
 	return cfg.BootstrapKubeconfig != "" || cfg.Kubelet.RotateCertificates
 }
 
-// clientLimits applies the configuration's kubeAPIQPS and kubeAPIBurst (v1.30 defaults 50
-// and 100) and contentType (default protobuf) to a node's client, as the kubelet's
-// kubeClientConfigOverrides.
-func clientLimits(restCfg *restclient.Config, cfg *config.Config) error {
-	contentType := runtime.ContentTypeProtobuf
-	if raw := cfg.Kubelet.ContentType; len(raw) > 0 {
-		if err := json.Unmarshal(raw, &contentType); err != nil {
-			return fmt.Errorf("kubeletConfiguration.contentType %s: want a media type", raw)
-		}
-	}
-	if contentType != "" {
+// clientLimits applies the configuration's contentType (default protobuf), kubeAPIQPS and
+// kubeAPIBurst (defaults 50 and 100) to a node's client, as the kubelet's
+// kubeClientConfigOverrides; Validate has checked them.
+func clientLimits(restCfg *restclient.Config, cfg *config.Config) {
+	kc := &cfg.Kubelet
+	if kc.ContentType != "" {
 		// Protobuf costs the nodes and the API server a fraction of JSON's encoding; the
 		// kubelet asks for it and accepts JSON for the types that have no protobuf.
-		restCfg.ContentType = contentType
-		if contentType == runtime.ContentTypeProtobuf {
+		restCfg.ContentType = kc.ContentType
+		if kc.ContentType == runtime.ContentTypeProtobuf {
 			restCfg.AcceptContentTypes = runtime.ContentTypeProtobuf + "," + runtime.ContentTypeJSON
 		}
 	}
-	restCfg.QPS, restCfg.Burst = defaultKubeAPIQPS, defaultKubeAPIBurst
-	if raw := cfg.Kubelet.KubeAPIQPS; len(raw) > 0 {
-		var qps float32
-		if err := json.Unmarshal(raw, &qps); err != nil || qps <= 0 {
-			return fmt.Errorf("kubeletConfiguration.kubeAPIQPS %s: want a number greater than 0", raw)
-		}
-		restCfg.QPS = qps
+	if kc.KubeAPIQPS != nil {
+		restCfg.QPS = float32(*kc.KubeAPIQPS)
 	}
-	if raw := cfg.Kubelet.KubeAPIBurst; len(raw) > 0 {
-		var burst int
-		if err := json.Unmarshal(raw, &burst); err != nil || burst <= 0 {
-			return fmt.Errorf("kubeletConfiguration.kubeAPIBurst %s: want an integer greater than 0", raw)
-		}
-		restCfg.Burst = burst
-	}
-	return nil
+	restCfg.Burst = int(kc.KubeAPIBurst)
 }
 
-// kubeClient is one node's API client: its own rate limiter (kubeAPIQPS and kubeAPIBurst
-// are per kubelet) and user agent. Clients of one configuration share client-go's cached
+// nodeClients are one node's API clients, as the kubelet's: the main one with kubeAPIQPS
+// and kubeAPIBurst, one for the node status and lease with no rate limit, one for events
+// with eventRecordQPS and eventBurst. Each has its own limiter (the limits are per kubelet)
+// and the node's user agent; all clients of one configuration share client-go's cached
 // transport, so N nodes use the connection of one.
-func kubeClient(rest *restclient.Config, node string) (kubernetes.Interface, error) {
-	c := restclient.CopyConfig(rest)
-	c.UserAgent = "minikubelet/" + node
-	return kubernetes.NewForConfig(c)
+type nodeClients struct{ main, heartbeat, events kubernetes.Interface }
+
+func kubeClients(rest *restclient.Config, cfg *config.Config, node string) (nodeClients, error) {
+	build := func(qps float32, burst int) (kubernetes.Interface, error) {
+		c := restclient.CopyConfig(rest)
+		c.UserAgent = "minikubelet/" + node
+		c.QPS, c.Burst = qps, burst
+		return kubernetes.NewForConfig(c)
+	}
+	var out nodeClients
+	var err error
+	if out.main, err = build(rest.QPS, rest.Burst); err != nil {
+		return out, err
+	}
+	// A negative QPS is client-go's "no rate limiter" (the kubelet's heartbeat client).
+	if out.heartbeat, err = build(-1, 0); err != nil {
+		return out, err
+	}
+	kc := &cfg.Kubelet
+	var eventQPS float32
+	if kc.EventRecordQPS != nil {
+		eventQPS = float32(*kc.EventRecordQPS)
+	}
+	out.events, err = build(eventQPS, int(kc.EventBurst))
+	return out, err
 }
 
 // daemonGCPercent is the garbage collector's target while the daemon runs, unless the GOGC

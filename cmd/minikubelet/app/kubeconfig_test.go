@@ -6,7 +6,12 @@ import (
 	"strings"
 	"testing"
 
+	"k8s.io/client-go/kubernetes"
+	restclient "k8s.io/client-go/rest"
+	"k8s.io/client-go/util/flowcontrol"
+
 	"github.com/minikubelet/minikubelet/pkg/config"
+	"github.com/minikubelet/minikubelet/pkg/features"
 )
 
 const goodKubeconfig = `apiVersion: v1
@@ -17,9 +22,12 @@ contexts: [{name: x, context: {cluster: c, user: u}}]
 current-context: x
 `
 
-// TestKubeClient: --kubeconfig builds a client with the kubelet's QPS, burst and content type
-// (protobuf, accepting JSON, unless contentType says otherwise); a file that cannot be read
-// or parsed is an error naming it (the daemon exits 2).
+// TestKubeClient: --kubeconfig builds a node's clients as the kubelet's: the main one with
+// kubeAPIQPS, kubeAPIBurst and contentType (defaults 50, 100 and protobuf accepting JSON),
+// the heartbeat one with no rate limit, the events one with eventRecordQPS (default 50). The
+// configuration file and the flags set them, flags winning; a bad value is an error naming
+// its field and flag, a kubeconfig that cannot be read or parsed one naming the file (the
+// daemon exits 2).
 func TestKubeClient(t *testing.T) {
 	dir := t.TempDir()
 	write := func(name, content string) string {
@@ -30,42 +38,57 @@ func TestKubeClient(t *testing.T) {
 		return p
 	}
 	good := write("good", goodKubeconfig)
+	file := write("kubelet.yaml", "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nkubeAPIQPS: 20\nkubeAPIBurst: 40\ncontentType: application/json\neventRecordQPS: 9\n")
+	type client struct {
+		qps           float32
+		burst         int
+		ctype, accept string
+		eventQPS      float32
+	}
 	tests := []struct {
 		name    string
-		path    string
-		qps     string
-		ctype   string
-		want    [2]string // ContentType, AcceptContentTypes
+		args    []string
+		want    client
 		wantErr string
 	}{
-		{name: "valid", path: good, want: [2]string{"application/vnd.kubernetes.protobuf", "application/vnd.kubernetes.protobuf,application/json"}},
-		{name: "json", path: good, ctype: `"application/json"`, want: [2]string{"application/json", ""}},
-		{name: "bad content type", path: good, ctype: "7", wantErr: "kubeletConfiguration.contentType 7"},
-		{name: "missing file", path: filepath.Join(dir, "nope"), wantErr: "--kubeconfig " + filepath.Join(dir, "nope")},
-		{name: "not a kubeconfig", path: write("bad", "clusters: [\n"), wantErr: "--kubeconfig " + filepath.Join(dir, "bad")},
-		{name: "bad qps", path: good, qps: "-1", wantErr: "kubeletConfiguration.kubeAPIQPS -1"},
+		{name: "defaults", args: []string{"--kubeconfig", good},
+			want: client{50, 100, "application/vnd.kubernetes.protobuf", "application/vnd.kubernetes.protobuf,application/json", 50}},
+		{name: "file", args: []string{"--kubeconfig", good, "--config", file}, want: client{20, 40, "application/json", "", 9}},
+		{name: "flags win", args: []string{"--kubeconfig", good, "--config", file, "--kube-api-qps=7", "--kube-api-content-type=application/vnd.kubernetes.protobuf", "--event-qps=3"},
+			want: client{7, 40, "application/vnd.kubernetes.protobuf", "application/vnd.kubernetes.protobuf,application/json", 3}},
+		{name: "zero is client-go's default", args: []string{"--kubeconfig", good, "--kube-api-qps=0", "--kube-api-burst=0", "--event-qps=0"},
+			want: client{5, 0, "application/vnd.kubernetes.protobuf", "application/vnd.kubernetes.protobuf,application/json", 5}},
+		{name: "bad content type", args: []string{"--kubeconfig", good, "--kube-api-content-type=text/plain"},
+			wantErr: `kubeletConfiguration.contentType: invalid value "text/plain" (set by --kube-api-content-type)`},
+		{name: "negative qps", args: []string{"--kubeconfig", good, "--kube-api-qps=-1"},
+			wantErr: "kubeletConfiguration.kubeAPIQPS: invalid value -1 (set by --kube-api-qps): must not be a negative number"},
+		{name: "missing file", args: []string{"--kubeconfig", filepath.Join(dir, "nope")}, wantErr: "--kubeconfig " + filepath.Join(dir, "nope")},
+		{name: "not a kubeconfig", args: []string{"--kubeconfig", write("bad", "clusters: [\n")}, wantErr: "--kubeconfig " + filepath.Join(dir, "bad")},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			cfg := &config.Config{Kubeconfig: tt.path}
-			cfg.Simulator.NodeName = "n1"
-			if tt.qps != "" {
-				cfg.Kubelet.KubeAPIQPS = []byte(tt.qps)
-			}
-			if tt.ctype != "" {
-				cfg.Kubelet.ContentType = []byte(tt.ctype)
-			}
-			rest, err := kubeRESTConfig(cfg)
-			var client any
+			cfg, err := config.Load(append(tt.args, "--hostname-override=n1"), features.NewFeatureGate(), nil)
+			var rest *restclient.Config
 			if err == nil {
-				client, err = kubeClient(rest, "n1")
+				rest, err = kubeRESTConfig(cfg)
+			}
+			var clients nodeClients
+			if err == nil {
+				clients, err = kubeClients(rest, cfg, "n1")
 			}
 			if tt.wantErr == "" {
-				if err != nil || client == nil {
-					t.Fatalf("kubeClient = %v, %v", client, err)
+				if err != nil {
+					t.Fatal(err)
 				}
-				if got := [2]string{rest.ContentType, rest.AcceptContentTypes}; got != tt.want {
-					t.Errorf("content types %q, want %q", got, tt.want)
+				limiter := func(c kubernetes.Interface) flowcontrol.RateLimiter {
+					return c.CoreV1().RESTClient().(*restclient.RESTClient).GetRateLimiter()
+				}
+				got := client{limiter(clients.main).QPS(), rest.Burst, rest.ContentType, rest.AcceptContentTypes, limiter(clients.events).QPS()}
+				if got != tt.want {
+					t.Errorf("client %+v, want %+v", got, tt.want)
+				}
+				if l := limiter(clients.heartbeat); l != nil {
+					t.Errorf("the heartbeat client has a rate limit (%v QPS), want none", l.QPS())
 				}
 				return
 			}
