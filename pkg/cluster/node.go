@@ -24,7 +24,10 @@ import (
 // call through the Caller and waits for it as a task (or blocks, outside one).
 type NodeAPI struct {
 	client kubernetes.Interface
-	caller *Caller
+	// registerClient registers the node (the kubelet's main client, not its heartbeat one),
+	// bounded by the API server's own timeout (1 min), not by timeout.
+	registerClient kubernetes.Interface
+	caller         *Caller
 	// timeout bounds each call, as the kubelet's heartbeat client's (the smaller of
 	// nodeStatusUpdateFrequency and the lease duration): a call the API server never
 	// answers would otherwise hold the node's status updates or lease renewals for good.
@@ -33,9 +36,17 @@ type NodeAPI struct {
 	latestLease atomic.Pointer[coordinationv1.Lease]
 }
 
-// NewNodeAPI returns the node's API client; timeout (0: none) bounds each call.
+// NewNodeAPI returns the node's API client; timeout (0: none) bounds each call but the
+// registration.
 func NewNodeAPI(client kubernetes.Interface, caller *Caller, timeout time.Duration) *NodeAPI {
-	return &NodeAPI{client: client, caller: caller, timeout: timeout}
+	return &NodeAPI{client: client, registerClient: client, caller: caller, timeout: timeout}
+}
+
+// RegisterWith makes the registration go through client, as the kubelet registers with its
+// main client and heartbeats with another. Returns a.
+func (a *NodeAPI) RegisterWith(client kubernetes.Interface) *NodeAPI {
+	a.registerClient = client
+	return a
 }
 
 // call runs fn through the caller, bounded by the timeout, and waits for it.
@@ -53,10 +64,15 @@ func (a *NodeAPI) call(ctx context.Context, fn func(ctx context.Context) error) 
 // RegisterNode creates the node, or reconciles the one that exists (upstream
 // tryRegisterWithAPIServer: an existing node keeps its identity and gets the kubelet's
 // default labels back). It returns the node as the API server has it.
+//
+// It is not bounded by the heartbeat timeout: the kubelet registers with its main client.
+// A thousand nodes registering again after a restart, with their pods' containers started
+// again, make etcd take 10 s and more per write; a registration abandoned at 10 s was asked
+// again, and again, and the node never got back.
 func (a *NodeAPI) RegisterNode(ctx context.Context, node *v1.Node) (*v1.Node, error) {
 	var got *v1.Node
-	err := a.call(ctx, func(cctx context.Context) error {
-		created, err := a.client.CoreV1().Nodes().Create(cctx, node, metav1.CreateOptions{})
+	err := task.Await(ctx, a.caller.Go(func(cctx context.Context) error {
+		created, err := a.registerClient.CoreV1().Nodes().Create(cctx, node, metav1.CreateOptions{})
 		if err == nil {
 			got = created
 			return nil
@@ -64,7 +80,7 @@ func (a *NodeAPI) RegisterNode(ctx context.Context, node *v1.Node) (*v1.Node, er
 		if !apierrors.IsAlreadyExists(err) {
 			return err
 		}
-		existing, err := a.client.CoreV1().Nodes().Get(cctx, node.Name, metav1.GetOptions{})
+		existing, err := a.registerClient.CoreV1().Nodes().Get(cctx, node.Name, metav1.GetOptions{})
 		if err != nil {
 			return err
 		}
@@ -72,9 +88,9 @@ func (a *NodeAPI) RegisterNode(ctx context.Context, node *v1.Node) (*v1.Node, er
 			got = existing
 			return nil
 		}
-		got, err = a.client.CoreV1().Nodes().Update(cctx, existing, metav1.UpdateOptions{})
+		got, err = a.registerClient.CoreV1().Nodes().Update(cctx, existing, metav1.UpdateOptions{})
 		return err
-	})
+	}))
 	return got, err
 }
 

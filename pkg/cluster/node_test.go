@@ -5,7 +5,9 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -226,5 +228,58 @@ func TestNodeAPICallsTimeOut(t *testing.T) {
 		}
 	case <-time.After(30 * time.Second):
 		t.Fatal("GetNode from an API server that never answers did not end at its timeout")
+	}
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// TestRegistrationWithTheMainClient: as the kubelet, the node registers with its main
+// client and no deadline of the heartbeat's (the API server's own applies), and its status
+// and lease calls go through the heartbeat client, bounded by the heartbeat timeout. After
+// a restart of a thousand nodes, etcd took longer than 10 s per write; registrations
+// abandoned at 10 s never got through.
+func TestRegistrationWithTheMainClient(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		if r.Method == http.MethodPost {
+			w.WriteHeader(http.StatusCreated)
+		}
+		_, _ = w.Write([]byte(`{"kind":"Node","apiVersion":"v1","metadata":{"name":"n1","uid":"u1"}}`))
+	}))
+	defer srv.Close()
+	type seen struct {
+		client      string
+		hasDeadline bool
+	}
+	var mu sync.Mutex
+	calls := map[string]seen{}
+	newClient := func(name string) kubernetes.Interface {
+		c, err := kubernetes.NewForConfig(&rest.Config{Host: srv.URL, WrapTransport: func(rt http.RoundTripper) http.RoundTripper {
+			return roundTripFunc(func(r *http.Request) (*http.Response, error) {
+				_, ok := r.Context().Deadline()
+				mu.Lock()
+				calls[r.Method+" "+r.URL.Path] = seen{name, ok}
+				mu.Unlock()
+				return rt.RoundTrip(r)
+			})
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	api := NewNodeAPI(newClient("heartbeat"), Inline(), 10*time.Second).RegisterWith(newClient("main"))
+	ctx := context.Background()
+	if _, err := api.RegisterNode(ctx, &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := api.GetNode(ctx, "n1", true); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]seen{"POST /api/v1/nodes": {"main", false}, "GET /api/v1/nodes/n1": {"heartbeat", true}}
+	if !reflect.DeepEqual(calls, want) {
+		t.Errorf("calls %+v, want %+v", calls, want)
 	}
 }

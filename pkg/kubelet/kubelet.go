@@ -202,7 +202,7 @@ func (k *Kubelet) nodeAPI() nodestatus.NodeAPI {
 	if k.inlineAPI {
 		k.apiCaller = cluster.Inline()
 	}
-	return cluster.NewNodeAPI(k.heartbeatClient, k.apiCaller, k.heartbeatTimeout())
+	return cluster.NewNodeAPI(k.heartbeatClient, k.apiCaller, k.heartbeatTimeout()).RegisterWith(k.kubeClient)
 }
 
 // heartbeatTimeout bounds each node status and lease call, as the kubelet's heartbeat

@@ -169,7 +169,11 @@ type Manager struct {
 	allocOnce   sync.Once
 	allocMemory int64
 
-	node         atomic.Pointer[v1.Node] // last reported; nil before registration
+	node atomic.Pointer[v1.Node] // last reported; nil before registration
+	// registered: the API server has the Node (RegisterNode succeeded), though its first
+	// status patch may not have got through yet. Then the next try patches, it does not
+	// register again (upstream's registrationCompleted).
+	registered   bool
 	lease        atomic.Pointer[coordinationv1.Lease]
 	lastReport   time.Time
 	images       []cri.Image
@@ -460,7 +464,7 @@ func (m *Manager) tryUpdateNodeStatus(ctx context.Context, try int) (apiErr, set
 	now := m.clock.Now()
 	original, lastReport := m.node.Load(), m.lastReport
 
-	if original != nil && m.cfg.API != nil {
+	if (original != nil || m.registered) && m.cfg.API != nil {
 		// As the kubelet, the setters start from the node as the API server has it, not as
 		// last reported: what someone else wrote there (the node lifecycle controller's
 		// Ready=Unknown after missed heartbeats) counts as a change and is put right at this
@@ -527,6 +531,7 @@ func (m *Manager) reportToAPI(ctx context.Context, register bool, original, node
 			}
 			return fmt.Errorf("register node %q: %w", m.cfg.NodeName, err)
 		}
+		m.registered = true
 		// The API server's identity of the node is the one that counts (owner references).
 		node.UID, node.CreationTimestamp = registered.UID, registered.CreationTimestamp
 		original = registered
@@ -547,6 +552,7 @@ func (m *Manager) reportToAPI(ctx context.Context, register bool, original, node
 func (m *Manager) forgetRegistration(ctx context.Context) {
 	klog.FromContext(ctx).Info("Node not found in the API server, registering it again", "node", m.cfg.NodeName)
 	m.node.Store(nil)
+	m.registered = false
 	if lease := m.lease.Load(); lease != nil {
 		lease = lease.DeepCopy() // a published lease is never changed: the edges read it
 		lease.OwnerReferences = nil

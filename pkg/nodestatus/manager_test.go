@@ -729,3 +729,19 @@ func TestRetriesWithinThePeriod(t *testing.T) {
 		})
 	}
 }
+
+// TestRegistersOnce: a node whose first status patch fails after its registration went
+// through is patched at the next try, not registered again (upstream's
+// registrationCompleted): a registration costs an etcd write the busy API server may take
+// seconds over.
+func TestRegistersOnce(t *testing.T) {
+	api := &flakyAPI{failures: map[string]int{"patch": 1}}
+	h := newHarness(t, func(c *Config) { c.API = api })
+	h.step(t, 0, true)
+	if want := []string{"register", "patch", "get etcd", "patch"}; !reflect.DeepEqual(api.calls, want) {
+		t.Errorf("calls %q, want %q", api.calls, want)
+	}
+	if node := h.m.GetNode(); node == nil || h.reports() != 1 {
+		t.Errorf("node %v after %v reports, want it reported once", node, h.reports())
+	}
+}
