@@ -51,10 +51,16 @@ func (a *NodeAPI) RegisterWith(client kubernetes.Interface) *NodeAPI {
 
 // call runs fn through the caller, bounded by the timeout, and waits for it.
 func (a *NodeAPI) call(ctx context.Context, fn func(ctx context.Context) error) error {
+	return a.callWithin(ctx, a.timeout, fn)
+}
+
+// callWithin runs fn through the caller, bounded by timeout (0: the API server's own), and
+// waits for it.
+func (a *NodeAPI) callWithin(ctx context.Context, timeout time.Duration, fn func(ctx context.Context) error) error {
 	return task.Await(ctx, a.caller.Go(func(cctx context.Context) error {
-		if a.timeout > 0 {
+		if timeout > 0 {
 			var cancel context.CancelFunc
-			cctx, cancel = context.WithTimeout(cctx, a.timeout)
+			cctx, cancel = context.WithTimeout(cctx, timeout)
 			defer cancel()
 		}
 		return fn(cctx)
@@ -71,7 +77,7 @@ func (a *NodeAPI) call(ctx context.Context, fn func(ctx context.Context) error) 
 // again, and again, and the node never got back.
 func (a *NodeAPI) RegisterNode(ctx context.Context, node *v1.Node) (*v1.Node, error) {
 	var got *v1.Node
-	err := task.Await(ctx, a.caller.Go(func(cctx context.Context) error {
+	err := a.callWithin(ctx, 0, func(cctx context.Context) error {
 		created, err := a.registerClient.CoreV1().Nodes().Create(cctx, node, metav1.CreateOptions{})
 		if err == nil {
 			got = created
@@ -90,7 +96,7 @@ func (a *NodeAPI) RegisterNode(ctx context.Context, node *v1.Node) (*v1.Node, er
 		}
 		got, err = a.registerClient.CoreV1().Nodes().Update(cctx, existing, metav1.UpdateOptions{})
 		return err
-	}))
+	})
 	return got, err
 }
 

@@ -155,6 +155,7 @@ func addFlags(fs *pflag.FlagSet, cl *commandLine, kc *KubeletConfiguration, sc *
 		"The duration to cache 'unauthorized' responses from the webhook authorizer. (kubeletConfiguration.authorization.webhook.cacheUnauthorizedTTL)")
 	fs.Lookup(flagEnableDebuggingHandlers).NoOptDefVal = "true"
 	addResourceFlags(fs, kc)
+	addAPIClientFlags(fs, kc)
 
 	fs.DurationVar(&sc.PLEG.RelistPeriod.Duration, flagRelistPeriod, sc.PLEG.RelistPeriod.Duration,
 		"Period of the generic PLEG's relist. (simulatorConfiguration.pleg.relistPeriod)")
@@ -284,6 +285,23 @@ func (v *mapStringString) Set(value string) error {
 
 func (v *mapStringString) Type() string { return "mapStringString" }
 
+// addAPIClientFlags registers the kubelet's flags for its API clients (cluster mode) and the
+// taints it registers the node with; deprecated upstream in favour of the config file too.
+func addAPIClientFlags(fs *pflag.FlagSet, kc *KubeletConfiguration) {
+	fs.StringVar(&kc.ContentType, "kube-api-content-type", kc.ContentType,
+		"Content type of requests sent to apiserver (default application/vnd.kubernetes.protobuf). (kubeletConfiguration.contentType)")
+	fs.Var(&int32PtrValue{p: &kc.KubeAPIQPS}, "kube-api-qps",
+		"QPS to use while talking with kubernetes apiserver (default 50), per node of --node-count. The number must be >= 0. If 0 will use DefaultQPS: 5. Doesn't cover events and node heartbeat apis, which rate limiting is controlled by a different set of flags. (kubeletConfiguration.kubeAPIQPS)")
+	fs.Int32Var(&kc.KubeAPIBurst, "kube-api-burst", kc.KubeAPIBurst,
+		"Burst to use while talking with kubernetes apiserver (default 100). The number must be >= 0. If 0 will use DefaultBurst: 10. Doesn't cover events and node heartbeat apis. (kubeletConfiguration.kubeAPIBurst)")
+	fs.Var(&int32PtrValue{p: &kc.EventRecordQPS}, "event-qps",
+		"QPS to limit event creations (default 50), per node of --node-count. The number must be >= 0. If 0 will use DefaultQPS: 5. (kubeletConfiguration.eventRecordQPS)")
+	fs.Int32Var(&kc.EventBurst, "event-burst", kc.EventBurst,
+		"Maximum size of a bursty event records, temporarily allows event records to burst to this number, while still not exceeding event-qps (default 100). The number must be >= 0. If 0 will use DefaultBurst: 10. (kubeletConfiguration.eventBurst)")
+	fs.Var(&taintsValue{p: &kc.RegisterWithTaints}, "register-with-taints",
+		"Register the node with the given list of taints (comma separated \"<key>=<value>:<effect>\"). (kubeletConfiguration.registerWithTaints)")
+}
+
 // addResourceFlags registers the kubelet's flags for the modelled runtime, eviction,
 // reservation and log-rotation fields: deprecated upstream in favour of the config file, and
 // still what kubeadm and kind command lines and old unit files pass.
@@ -296,18 +314,6 @@ func addResourceFlags(fs *pflag.FlagSet, kc *KubeletConfiguration) {
 		"Set the maximum size (e.g. 10Mi) of container log file before it is rotated. (kubeletConfiguration.containerLogMaxSize)")
 	fs.Var(&int32PtrValue{p: &kc.ContainerLogMaxFiles}, "container-log-max-files",
 		"Set the maximum number of container log files that can be present for a container. The number must be >= 2. (kubeletConfiguration.containerLogMaxFiles)")
-	fs.StringVar(&kc.ContentType, "kube-api-content-type", kc.ContentType,
-		"Content type of requests sent to apiserver (default application/vnd.kubernetes.protobuf). (kubeletConfiguration.contentType)")
-	fs.Var(&int32PtrValue{p: &kc.KubeAPIQPS}, "kube-api-qps",
-		"QPS to use while talking with kubernetes apiserver (default 50), per node of --node-count. The number must be >= 0. If 0 will use DefaultQPS: 5. Doesn't cover events and node heartbeat apis, which rate limiting is controlled by a different set of flags. (kubeletConfiguration.kubeAPIQPS)")
-	fs.Var(&int32PtrValue{p: &kc.EventRecordQPS}, "event-qps",
-		"QPS to limit event creations (default 50), per node of --node-count. The number must be >= 0. If 0 will use DefaultQPS: 5. (kubeletConfiguration.eventRecordQPS)")
-	fs.Int32Var(&kc.EventBurst, "event-burst", kc.EventBurst,
-		"Maximum size of a bursty event records, temporarily allows event records to burst to this number, while still not exceeding event-qps (default 100). The number must be >= 0. If 0 will use DefaultBurst: 10. (kubeletConfiguration.eventBurst)")
-	fs.Var(&taintsValue{p: &kc.RegisterWithTaints}, "register-with-taints",
-		"Register the node with the given list of taints (comma separated \"<key>=<value>:<effect>\"). (kubeletConfiguration.registerWithTaints)")
-	fs.Int32Var(&kc.KubeAPIBurst, "kube-api-burst", kc.KubeAPIBurst,
-		"Burst to use while talking with kubernetes apiserver (default 100). The number must be >= 0. If 0 will use DefaultBurst: 10. Doesn't cover events and node heartbeat apis. (kubeletConfiguration.kubeAPIBurst)")
 	maps := []struct {
 		name string
 		m    *map[string]string

@@ -464,7 +464,7 @@ func (m *Manager) tryUpdateNodeStatus(ctx context.Context, try int) (apiErr, set
 	now := m.clock.Now()
 	original, lastReport := m.node.Load(), m.lastReport
 
-	if (original != nil || m.registered) && m.cfg.API != nil {
+	if m.registered { // only an API server registers: standalone, the last report is the node
 		// As the kubelet, the setters start from the node as the API server has it, not as
 		// last reported: what someone else wrote there (the node lifecycle controller's
 		// Ready=Unknown after missed heartbeats) counts as a change and is put right at this
