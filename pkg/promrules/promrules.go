@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"sort"
+	"sync"
 	"time"
 
 	"github.com/go-kit/log"
@@ -52,6 +54,10 @@ type Options struct {
 	// KeepSamples keeps every sample appended and the firing alerts at each transition,
 	// for WritePromtoolTest.
 	KeepSamples bool
+	// OneAtATime evaluates every group at one instant before the next even when the rules
+	// allow a group at a time (see batch): the reference the batched evaluation is tested
+	// against.
+	OneAtATime bool
 }
 
 // State is an alert's state as the timeline prints it.
@@ -92,8 +98,6 @@ type Evaluator struct {
 	engine  *promql.Engine
 	groups  []*schedGroup
 	files   []File
-	alerts  map[string]alertSeen // active alerts by rule and labels
-	lastErr map[string]string    // by group and rule name
 	targets map[string]map[uint64]labels.Labels
 	log     *sampleLog // nil unless Options.KeepSamples
 	checks  []firingAt // the firing alerts of a name whenever one of them changed state
@@ -101,10 +105,16 @@ type Evaluator struct {
 	start   time.Time
 	inter   time.Duration
 
+	// batched: the groups are evaluated a group at a time, each rule once over the instants
+	// asked for (see batch).
+	batched  bool
+	parallel bool // see evalBatched
+
 	// names are the __name__ matchers of every selector in the rules; nil when one selector
 	// has none (it may select any series). selects caches their verdict per name.
-	names   [][]*labels.Matcher
-	selects map[string]bool
+	names     [][]*labels.Matcher
+	selectsMu sync.Mutex // Selects is asked by the scrape and by what stores it
+	selects   map[string]bool
 }
 
 // firingAt is the alerts of one name firing at an evaluation (promtool's exp_alerts).
@@ -115,8 +125,15 @@ type firingAt struct {
 }
 
 type schedGroup struct {
-	g    *rules.Group
-	next time.Time
+	g      *rules.Group
+	next   time.Time
+	alerts map[string]alertSeen // its active alerts, by rule and labels
+	// lastErr is each rule's error at its last evaluation, by place in the group.
+	lastErr map[int]string
+	after   []int // the groups (indexes into Evaluator.groups) whose series it reads
+	// recorded is, by place in the group, whether a recording rule wrote samples at its
+	// last evaluation (the next writes their staleness markers if it writes none).
+	recorded map[int]bool
 }
 
 type alertSeen struct {
@@ -181,7 +198,7 @@ func New(opts Options) (*Evaluator, error) {
 		return nil, fmt.Errorf("rules storage: %w", err)
 	}
 	db.DisableCompactions() // the head keeps every sample; the run is short
-	e := &Evaluator{db: db, tmpDir: tmp, files: opts.Files, alerts: map[string]alertSeen{}, lastErr: map[string]string{},
+	e := &Evaluator{db: db, tmpDir: tmp, files: opts.Files,
 		targets: map[string]map[uint64]labels.Labels{}, start: opts.Start, inter: interval}
 	if opts.KeepSamples {
 		e.log = newSampleLog()
@@ -195,13 +212,15 @@ func New(opts Options) (*Evaluator, error) {
 		NoStepSubqueryIntervalFn: func(int64) int64 { return interval.Milliseconds() },
 	})
 	mgr := rules.NewManager(&rules.ManagerOptions{
-		QueryFunc:   rules.EngineQueryFunc(e.engine, db),
+		QueryFunc:   e.query,
 		NotifyFunc:  func(context.Context, string, ...*rules.Alert) {},
 		Context:     context.Background(),
 		Appendable:  db,
 		Queryable:   db,
 		Logger:      log.NewNopLogger(),
 		GroupLoader: ld,
+		// The default walks each group's expressions, which are textExpr here.
+		RuleDependencyController: noDependencies{},
 	})
 	groups, errs := mgr.LoadGroups(interval, labels.EmptyLabels(), "", nil, names...)
 	if len(errs) > 0 {
@@ -209,8 +228,21 @@ func New(opts Options) (*Evaluator, error) {
 		return nil, errors.Join(errs...)
 	}
 	e.names = nameMatchers(groups)
+	inFiles := make([]*rules.Group, 0, len(order))
 	for _, key := range order {
-		g := groups[key]
+		inFiles = append(inFiles, groups[key])
+	}
+	p := evalOrder(inFiles)
+	e.parallel = p.parallel
+	// The run that writes a promtool test notes every alert firing at each transition, across
+	// groups: that needs them all evaluated at each instant before the next.
+	e.batched = p.batchable && !opts.KeepSamples && !opts.OneAtATime
+	place := make([]int, len(inFiles)) // by index in the files, the index in e.groups
+	for at, i := range p.order {
+		place[i] = at
+	}
+	for _, i := range p.order {
+		g := inFiles[i]
 		for _, ar := range g.AlertingRules() {
 			// A fresh Prometheus has no earlier state to restore: its alerts write ALERTS
 			// from the first evaluation.
@@ -220,7 +252,12 @@ func New(opts Options) (*Evaluator, error) {
 		if !opts.EvalFrom.IsZero() && opts.EvalFrom.Before(first) {
 			first = opts.EvalFrom
 		}
-		e.groups = append(e.groups, &schedGroup{g: g, next: first})
+		sg := &schedGroup{g: g, next: first, alerts: map[string]alertSeen{}, lastErr: map[int]string{}, recorded: map[int]bool{}}
+		for w := range p.after[i] {
+			sg.after = append(sg.after, place[w])
+		}
+		sort.Ints(sg.after)
+		e.groups = append(e.groups, sg)
 	}
 	return e, nil
 }
@@ -232,7 +269,7 @@ func nameMatchers(groups map[string]*rules.Group) [][]*labels.Matcher {
 	all := false
 	for _, g := range groups {
 		for _, r := range g.Rules() {
-			parser.Inspect(r.Query(), func(n parser.Node, _ []parser.Node) error {
+			parser.Inspect(exprOf(r), func(n parser.Node, _ []parser.Node) error {
 				vs, ok := n.(*parser.VectorSelector)
 				if !ok {
 					return nil
@@ -258,10 +295,13 @@ func nameMatchers(groups map[string]*rules.Group) [][]*labels.Matcher {
 // Selects says whether a selector of the rules may select a series of this name. The
 // scrape stores only those: a series no rule can select changes no rule's result (nor an
 // emitted promtool test's), and storing every series was most of an evaluated run's cost.
+// Safe for concurrent use.
 func (e *Evaluator) Selects(name string) bool {
 	if e.names == nil {
 		return true
 	}
+	e.selectsMu.Lock()
+	defer e.selectsMu.Unlock()
 	if v, ok := e.selects[name]; ok {
 		return v
 	}
@@ -293,6 +333,9 @@ func (e *Evaluator) Close() {
 		e.tmpDir = ""
 	}
 }
+
+// Interval is the evaluation interval of the groups that set none.
+func (e *Evaluator) Interval() time.Duration { return e.inter }
 
 // Files are the rule files, as given.
 func (e *Evaluator) Files() []File { return e.files }
@@ -346,10 +389,29 @@ func (e *Evaluator) NextEval() time.Time {
 	return next
 }
 
+// Batched says whether EvalBefore evaluates each rule once over all the instants it is asked
+// for (see batch): a caller that can wait should ask for many at once.
+func (e *Evaluator) Batched() bool { return e.batched }
+
 // EvalBefore evaluates every group at each of its instants before limit, in time order
-// (groups due at the same instant in the order of the files), and returns the alerts'
-// transitions and the rules whose evaluation failed.
+// (groups due at the same instant producers first, then in the order of the files), and
+// returns the alerts' transitions and the rules whose evaluation failed.
 func (e *Evaluator) EvalBefore(ctx context.Context, limit time.Time) ([]Transition, []RuleError) {
+	var trans []Transition
+	var errs []RuleError
+	if e.batched {
+		trans, errs = e.evalBatched(ctx, limit)
+	} else {
+		trans, errs = e.evalEach(ctx, limit)
+	}
+	if e.failed == nil && len(errs) > 0 {
+		e.failed = &errs[0]
+	}
+	return trans, errs
+}
+
+// evalEach evaluates the groups one instant at a time.
+func (e *Evaluator) evalEach(ctx context.Context, limit time.Time) ([]Transition, []RuleError) {
 	var trans []Transition
 	var errs []RuleError
 	for len(e.groups) > 0 {
@@ -364,8 +426,8 @@ func (e *Evaluator) EvalBefore(ctx context.Context, limit time.Time) ([]Transiti
 			}
 			g.g.Eval(ctx, t)
 			g.next = t.Add(g.g.Interval())
-			now = append(now, e.transitions(g.g, t)...)
-			errs = append(errs, e.ruleErrors(g.g, t)...)
+			now = append(now, g.transitions(t)...)
+			errs = append(errs, g.ruleErrors(t)...)
 		}
 		if e.log != nil {
 			e.recordChecks(t, now)
@@ -385,8 +447,14 @@ func (e *Evaluator) recordChecks(t time.Time, trans []Transition) {
 		}
 		done[tr.Alert] = true
 		c := firingAt{at: t, alert: tr.Alert}
-		for _, k := range sortedKeys(e.alerts) {
-			if a := e.alerts[k]; a.state == Firing && a.labels.Get(labels.AlertName) == tr.Alert {
+		all := map[string]alertSeen{}
+		for _, g := range e.groups {
+			for k, a := range g.alerts {
+				all[k] = a
+			}
+		}
+		for _, k := range sortedKeys(all) {
+			if a := all[k]; a.state == Firing && a.labels.Get(labels.AlertName) == tr.Alert {
 				c.firing = append(c.firing, a)
 			}
 		}
@@ -395,7 +463,8 @@ func (e *Evaluator) recordChecks(t time.Time, trans []Transition) {
 }
 
 // transitions compares the group's active alerts with those of its last evaluation.
-func (e *Evaluator) transitions(g *rules.Group, t time.Time) []Transition {
+func (sg *schedGroup) transitions(t time.Time) []Transition {
+	g := sg.g
 	var out []Transition
 	for i, r := range g.Rules() { // in the file's order (AlertingRules sorts them by name)
 		ar, ok := r.(*rules.AlertingRule)
@@ -414,23 +483,23 @@ func (e *Evaluator) transitions(g *rules.Group, t time.Time) []Transition {
 			now[prefix+a.Labels.String()] = alertSeen{state: st, labels: a.Labels, annots: a.Annotations}
 		}
 		for _, k := range sortedKeys(now) {
-			if prev, ok := e.alerts[k]; !ok || prev.state != now[k].state {
+			if prev, ok := sg.alerts[k]; !ok || prev.state != now[k].state {
 				a := now[k]
 				out = append(out, Transition{At: t, Alert: ar.Name(), State: a.state, Labels: a.labels, Annotations: a.annots})
 			}
 		}
-		for _, k := range sortedKeys(e.alerts) {
+		for _, k := range sortedKeys(sg.alerts) {
 			if len(k) < len(prefix) || k[:len(prefix)] != prefix {
 				continue
 			}
 			if _, ok := now[k]; !ok {
-				a := e.alerts[k]
+				a := sg.alerts[k]
 				out = append(out, Transition{At: t, Alert: ar.Name(), State: Resolved, Labels: a.labels, Annotations: a.annots})
-				delete(e.alerts, k)
+				delete(sg.alerts, k)
 			}
 		}
 		for k, a := range now {
-			e.alerts[k] = a
+			sg.alerts[k] = a
 		}
 	}
 	return out
@@ -438,22 +507,18 @@ func (e *Evaluator) transitions(g *rules.Group, t time.Time) []Transition {
 
 // ruleErrors reports each rule whose last evaluation failed with an error it did not have
 // at the evaluation before.
-func (e *Evaluator) ruleErrors(g *rules.Group, t time.Time) []RuleError {
+func (sg *schedGroup) ruleErrors(t time.Time) []RuleError {
+	g := sg.g
 	var out []RuleError
 	for i, r := range g.Rules() {
-		key := fmt.Sprintf("%s\x00%s\x00%d", g.File(), g.Name(), i)
 		msg := ""
 		if err := r.LastError(); err != nil {
 			msg = err.Error()
 		}
-		if msg != e.lastErr[key] && msg != "" {
-			re := RuleError{At: t, Rule: r.Name(), Err: fmt.Errorf("%s: group %q: %w", g.File(), g.Name(), r.LastError())}
-			out = append(out, re)
-			if e.failed == nil {
-				e.failed = &re
-			}
+		if msg != sg.lastErr[i] && msg != "" {
+			out = append(out, RuleError{At: t, Rule: r.Name(), Err: fmt.Errorf("%s: group %q: %w", g.File(), g.Name(), r.LastError())})
 		}
-		e.lastErr[key] = msg
+		sg.lastErr[i] = msg
 	}
 	return out
 }
@@ -469,7 +534,7 @@ func (l loader) Load(name string) (*rulefmt.RuleGroups, []error) {
 	if rgs, ok := l.parsed[name]; ok {
 		return rgs, nil
 	}
-	rgs, errs := rulefmt.Parse(l.files[name])
+	rgs, errs := parsed.ruleFile(l.files[name])
 	for i, err := range errs {
 		errs[i] = fmt.Errorf("rule file %s: %w", name, err)
 	}
@@ -479,7 +544,95 @@ func (l loader) Load(name string) (*rulefmt.RuleGroups, []error) {
 	return rgs, errs
 }
 
-func (loader) Parse(query string) (parser.Expr, error) { return parser.ParseExpr(query) }
+// parsed keeps the rule files and expressions this process parsed, by content: a process
+// that runs many scenarios with the same rules (make test, a program using pkg/simulate)
+// parses them once, not at every run (parsing and validating them was as long as a short
+// run). Both are only read once parsed: each run makes its own rules from them.
+var parsed = &parseCache{files: map[string]*rulefmt.RuleGroups{}, exprs: map[string]*textExpr{}}
+
+// maxParsed bounds each of the caches (a long-lived process fed ever-new rules).
+const maxParsed = 1024
+
+type parseCache struct {
+	mu    sync.Mutex
+	files map[string]*rulefmt.RuleGroups // by the file's content
+	exprs map[string]*textExpr           // by the expression's text as written
+}
+
+func (c *parseCache) ruleFile(data []byte) (*rulefmt.RuleGroups, []error) {
+	c.mu.Lock()
+	rgs, ok := c.files[string(data)]
+	c.mu.Unlock()
+	if ok {
+		return rgs, nil
+	}
+	rgs, errs := rulefmt.Parse(data)
+	if len(errs) == 0 {
+		c.mu.Lock()
+		if len(c.files) >= maxParsed {
+			clear(c.files)
+		}
+		c.files[string(data)] = rgs
+		c.mu.Unlock()
+	}
+	return rgs, errs
+}
+
+func (c *parseCache) expr(query string) (*textExpr, error) {
+	c.mu.Lock()
+	e, ok := c.exprs[query]
+	c.mu.Unlock()
+	if ok {
+		return e, nil
+	}
+	expr, err := parser.ParseExpr(query)
+	if err != nil {
+		return nil, err
+	}
+	e = &textExpr{Expr: expr, text: expr.String()}
+	c.mu.Lock()
+	if len(c.exprs) >= maxParsed {
+		clear(c.exprs)
+	}
+	c.exprs[query] = e
+	c.mu.Unlock()
+	return e, nil
+}
+
+// Parse parses a rule's expression. The rules package writes the expression out as text at
+// every evaluation of the rule, three times (the query it asks, the query's origin, the
+// alerts it sends), which was a fifth of an evaluated run's time: the text is kept.
+func (loader) Parse(query string) (parser.Expr, error) {
+	e, err := parsed.expr(query)
+	if err != nil {
+		return nil, err
+	}
+	return e, nil // not a nil *textExpr in a non-nil interface
+}
+
+// textExpr is a parsed expression that keeps its text. The engine never sees it (the rules
+// ask their queries as text); what walks a rule's expression unwraps it (exprOf).
+type textExpr struct {
+	parser.Expr
+	text string
+}
+
+func (e *textExpr) String() string { return e.text }
+
+// exprOf is a rule's expression as the parser returned it.
+func exprOf(r rules.Rule) parser.Expr {
+	if t, ok := r.Query().(*textExpr); ok {
+		return t.Expr
+	}
+	return r.Query()
+}
+
+// noDependencies is the rules' RuleDependencyController: what it finds only serves the
+// concurrent evaluation of a group's rules, which is off, and it walks expressions that are
+// textExpr.
+type noDependencies struct{}
+
+func (noDependencies) AnalyseRules([]rules.Rule) {}
 
 // groupOrder parses the files (refusing what Prometheus refuses) and returns their groups'
 // keys in file and group order.
@@ -504,6 +657,9 @@ func RuleFile(f File) ([]byte, error) { return groupsOf(f) }
 // groupsOf returns a file's rule groups as a Prometheus rule file: the file itself, or the
 // spec of a PrometheusRule object.
 func groupsOf(f File) ([]byte, error) {
+	if !bytes.Contains(f.Data, []byte("PrometheusRule")) {
+		return f.Data, nil // no object's kind: decoding the file to learn that costs as much as parsing its rules
+	}
 	var head struct {
 		Kind string `json:"kind"`
 		Spec *struct {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"strings"
 	"testing"
 
@@ -117,5 +118,53 @@ func TestBadRulesAreInvalid(t *testing.T) {
 	var rerr *RulesError
 	if err == nil || !errors.As(err, &rerr) || !strings.Contains(err.Error(), "flag --rules: rule file r.yaml") || !strings.Contains(err.Error(), `"A"`) {
 		t.Errorf("Run = %v, want a RulesError naming --rules, r.yaml and rule A", err)
+	}
+}
+
+// failingRule fails at every evaluation where two targets are up (a many-to-many match), so
+// that the batched evaluation's range query fails and its instants are asked one at a time.
+const failingRule = `groups:
+- name: failing
+  rules:
+  - record: job:up:many
+    expr: up * on(job) group_left up
+  - alert: Pods
+    expr: kubelet_running_pods > 0
+    for: 15s
+`
+
+// TestBatchedRulesAsOneAtATime: the shipped rules evaluated a group at a time (each rule's
+// expression once over many instants, as a range query), beside the run, over the families
+// the rules read, give every shipped scenario the same timeline, byte for byte, as
+// evaluating each instant after the other, as Prometheus does, over every family (the run
+// that writes --metrics-out gathers them all); so does a rule whose evaluation fails.
+func TestBatchedRulesAsOneAtATime(t *testing.T) {
+	files := append(shippedRuleFiles(t), promrules.File{Name: "failing.yaml", Data: []byte(failingRule)})
+	alerts, failures := 0, 0
+	for _, sc := range shippedScenarios(t) {
+		t.Run(sc.Name, func(t *testing.T) {
+			var text [2]bytes.Buffer
+			for i, one := range []bool{false, true} {
+				opts := Options{Dir: t.TempDir(), Rules: &RulesOptions{Files: files, oneAtATime: one}}
+				if one {
+					opts.Metrics = &MetricsOptions{Out: io.Discard}
+				}
+				res, err := Run(context.Background(), sc, opts)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := res.WriteText(&text[i]); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if batched, one := text[0].String(), text[1].String(); batched != one {
+				t.Fatalf("batched:\n%s\none at a time:\n%s", batched, one)
+			}
+			alerts += strings.Count(text[0].String(), " alert ")
+			failures += strings.Count(text[0].String(), "evaluation failed")
+		})
+	}
+	if alerts == 0 || failures == 0 {
+		t.Fatalf("%d alert lines and %d rule failures over the scenarios: the comparison saw neither", alerts, failures)
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/prometheus/prometheus/model/labels"
 
 	"github.com/minikubelet/minikubelet/pkg/config"
+	"github.com/minikubelet/minikubelet/pkg/metrics"
 	"github.com/minikubelet/minikubelet/pkg/promrules"
 )
 
@@ -39,9 +40,9 @@ type MetricsOptions struct {
 // target is one scrape target of the shipped configs/prometheus/prometheus.yml: the labels a
 // live Prometheus gives the series of one endpoint of the daemon.
 type target struct {
-	labels   []*dto.LabelPair // sorted by name
-	gatherer func() prometheus.Gatherer
-	plabels  labels.Labels // the same, for the rules' storage
+	labels  []*dto.LabelPair // sorted by name
+	regs    func() []*metrics.Registry
+	plabels labels.Labels // the same, for the rules' storage
 }
 
 // recorder accumulates the samples, grouped per family and per series as OpenMetrics asks
@@ -59,8 +60,41 @@ type recorder struct {
 
 	rules *promrules.Evaluator // nil unless rules are evaluated
 	// onRules receives what an evaluation found: the alerts' transitions and the rules
-	// whose evaluation failed.
-	onRules func([]promrules.Transition, []promrules.RuleError)
+	// whose evaluation failed, and where their timeline lines go (at that line; -1: after
+	// the last).
+	// It returns how many lines it put there.
+	onRules func(trans []promrules.Transition, errs []promrules.RuleError, line int) int
+	// lines is how many timeline lines there are now.
+	lines func() int
+	// deferred are the evaluations asked for and not yet made, when the evaluator makes
+	// many instants at once better than one at a time (promrules.Evaluator.Batched).
+	deferred []evalMark
+	// subsets are the registries' collectors the rules read (when no OpenMetrics file wants
+	// every family), by registry, as of a registration generation.
+	subsets map[*metrics.Registry]subset
+	// bg stores the scrapes and makes the deferred evaluations while the run goes on (see
+	// evaluator), when the rules are evaluated in batches and no OpenMetrics file is written.
+	bg *evaluator
+}
+
+// close stops the evaluator, if one runs: before the rules' storage is closed.
+func (r *recorder) close() {
+	if r != nil && r.bg != nil {
+		r.bg.stop()
+		r.bg = nil
+	}
+}
+
+type subset struct {
+	gen uint64
+	reg *metrics.Subset
+}
+
+// evalMark is an evaluation deferred: the instants before limit, whose lines go where the
+// timeline stood when it was asked for (where they would have gone at once).
+type evalMark struct {
+	limit time.Time
+	line  int
 }
 
 type familySamples struct {
@@ -95,19 +129,19 @@ func newRecorder(s *simulation, interval time.Duration, writeOM bool) (*recorder
 		r.families = map[string]*familySamples{}
 	}
 	r.targets = []target{{
-		labels:   pair("instance", instance, "job", "kubelet", "metrics_path", "/metrics"),
-		gatherer: func() prometheus.Gatherer { return prometheus.Gatherers{s.kReg, s.rtReg} },
+		labels: pair("instance", instance, "job", "kubelet", "metrics_path", "/metrics"),
+		regs:   func() []*metrics.Registry { return []*metrics.Registry{s.kReg, s.rtReg} },
 	}, {
-		labels:   pair("instance", instance, "job", "kubelet", "metrics_path", "/metrics/cadvisor"),
-		gatherer: func() prometheus.Gatherer { return s.k.CadvisorRegistry() },
+		labels: pair("instance", instance, "job", "kubelet", "metrics_path", "/metrics/cadvisor"),
+		regs:   func() []*metrics.Registry { return []*metrics.Registry{s.k.CadvisorRegistry()} },
 	}, {
-		labels:   pair("instance", instance, "job", "kubelet", "metrics_path", "/metrics/probes"),
-		gatherer: func() prometheus.Gatherer { return s.k.ProbeRegistry() },
+		labels: pair("instance", instance, "job", "kubelet", "metrics_path", "/metrics/probes"),
+		regs:   func() []*metrics.Registry { return []*metrics.Registry{s.k.ProbeRegistry()} },
 	}}
 	if s.k.StateRegistry() != nil {
 		r.targets = append(r.targets, target{
-			labels:   pair("instance", instance, "job", "kube-state-metrics"),
-			gatherer: func() prometheus.Gatherer { return s.k.StateRegistry() },
+			labels: pair("instance", instance, "job", "kube-state-metrics"),
+			regs:   func() []*metrics.Registry { return []*metrics.Registry{s.k.StateRegistry()} },
 		})
 	}
 	for i := range r.targets {
@@ -141,13 +175,15 @@ func (r *recorder) scrape(now, limit time.Time, running bool) error {
 		var mfs []*dto.MetricFamily
 		if running {
 			// A target whose gather fails is down for that scrape, as for Prometheus.
-			if got, err := t.gatherer().Gather(); err == nil {
+			if got, err := r.gatherer(t).Gather(); err == nil {
 				mfs, up = got, 1
 			}
 		}
 		mfs = append(mfs, &dto.MetricFamily{Name: &upName, Help: &upHelp, Type: &upType,
 			Metric: []*dto.Metric{{Gauge: &dto.Gauge{Value: &up}}}})
-		if r.rules != nil {
+		if r.bg != nil {
+			r.bg.push(work{target: t.plabels, at: at, mfs: mfs})
+		} else if r.rules != nil {
 			samples := promrules.FromFamilies(mfs, t.plabels, r.rules.Selects)
 			for _, ts := range at {
 				if err := r.rules.Append(t.plabels.String(), ts, samples); err != nil {
@@ -172,16 +208,101 @@ func (r *recorder) scrape(now, limit time.Time, running bool) error {
 	return nil
 }
 
+// gatherer gathers a target: every family when the OpenMetrics file is written, else the
+// collectors of the families the rules can read.
+func (r *recorder) gatherer(t target) prometheus.Gatherer {
+	if r.families != nil || r.rules == nil {
+		var gs prometheus.Gatherers
+		for _, reg := range t.regs() {
+			gs = append(gs, reg)
+		}
+		return gs
+	}
+	var gs metrics.Subsets
+	for _, reg := range t.regs() {
+		sub, ok := r.subsets[reg]
+		if gen := reg.Generation(); !ok || sub.gen != gen {
+			sub = subset{gen: gen, reg: reg.Subset(r.readsFamily)}
+			if r.subsets == nil {
+				r.subsets = map[*metrics.Registry]subset{}
+			}
+			r.subsets[reg] = sub
+		}
+		gs = append(gs, sub.reg)
+	}
+	return gs
+}
+
+// readsFamily says whether a rule may read a series of the family (histograms and
+// summaries are stored as _bucket, _sum and _count too).
+func (r *recorder) readsFamily(name string) bool {
+	for _, n := range []string{name, name + "_bucket", name + "_sum", name + "_count"} {
+		if r.rules.Selects(n) {
+			return true
+		}
+	}
+	return false
+}
+
 // evaluate runs the rules at their instants before limit: every scrape before limit is in
 // their storage, and the state does not change before it.
 func (r *recorder) evaluate(ctx context.Context, limit time.Time) {
 	if r.rules == nil {
 		return
 	}
+	if r.rules.Batched() {
+		r.deferred = append(r.deferred, evalMark{limit: limit, line: r.lines()})
+		if r.bg != nil {
+			r.bg.push(work{limit: limit})
+		}
+		return
+	}
 	trans, errs := r.rules.EvalBefore(ctx, limit)
 	if len(trans) > 0 || len(errs) > 0 {
-		r.onRules(trans, errs)
+		r.onRules(trans, errs, -1)
 	}
+}
+
+// flush makes the deferred evaluations, all at once, and puts what each found where it
+// would have gone had it been made when asked for: the output is the same either way.
+func (r *recorder) flush(ctx context.Context) error {
+	if r.rules == nil || len(r.deferred) == 0 {
+		return nil
+	}
+	limit := r.deferred[0].limit
+	for _, m := range r.deferred {
+		if m.limit.After(limit) {
+			limit = m.limit
+		}
+	}
+	var trans []promrules.Transition
+	var errs []promrules.RuleError
+	if r.bg != nil {
+		var err error
+		trans, errs, err = r.bg.finish(ctx, limit)
+		r.bg = nil
+		if err != nil {
+			return err
+		}
+	} else {
+		trans, errs = r.rules.EvalBefore(ctx, limit)
+	}
+	inserted := 0
+	for _, m := range r.deferred {
+		n, k := 0, 0
+		for n < len(trans) && trans[n].At.Before(m.limit) {
+			n++
+		}
+		for k < len(errs) && errs[k].At.Before(m.limit) {
+			k++
+		}
+		if n > 0 || k > 0 {
+			inserted += r.onRules(trans[:n], errs[:k], m.line+inserted)
+		}
+		trans, errs = trans[n:], errs[k:]
+	}
+	r.deferred = nil
+	return nil
 }
 
 // add encodes one series' sample at ts.

@@ -86,6 +86,10 @@ type RulesOptions struct {
 	// starts at PromtoolStart unless Options.Start says otherwise (which is refused).
 	PromtoolTest      io.Writer
 	PromtoolRuleFiles []string
+
+	// oneAtATime evaluates the rules one instant at a time (promrules.Options.OneAtATime):
+	// what the tests compare the batched evaluation with.
+	oneAtATime bool
 }
 
 // Run replays sc and returns its timeline and expectation results. An error means the
@@ -127,8 +131,13 @@ func Run(ctx context.Context, sc *Scenario, opts Options) (*Result, error) {
 		}
 	}
 	if opts.Rules != nil {
+		// The rules' storage is the run's: nothing of another run's with this directory.
+		if err := os.RemoveAll(filepath.Join(dir, "rules")); err != nil {
+			return nil, fmt.Errorf("rules storage: %w", err)
+		}
 		po := promrules.Options{Files: opts.Rules.Files, Interval: opts.Rules.EvaluationInterval,
-			Start: s.epoch, KeepSamples: opts.Rules.PromtoolTest != nil}
+			Start: s.epoch, KeepSamples: opts.Rules.PromtoolTest != nil, OneAtATime: opts.Rules.oneAtATime,
+			Dir: filepath.Join(dir, "rules")} // the run's directory goes with it
 		if po.KeepSamples {
 			// promtool evaluates from the Unix epoch, over the padding too.
 			po.EvalFrom = time.Unix(0, 0)
@@ -138,7 +147,12 @@ func Run(ctx context.Context, sc *Scenario, opts Options) (*Result, error) {
 			return nil, &RulesError{Err: err}
 		}
 		defer ev.Close()
+		defer s.rec.close() // first: its goroutine queries the storage
 		s.rec.rules, s.rec.onRules = ev, s.rulesEvaluated
+		s.rec.lines = func() int { return len(s.obs.lines) }
+		if ev.Batched() && s.rec.families == nil {
+			s.rec.bg = startEvaluator(ctx, ev)
+		}
 		s.rec.evaluate(ctx, s.epoch) // the evaluations before T+0, if any
 	}
 	if err := s.run(ctx); err != nil {
@@ -368,6 +382,9 @@ func (s *simulation) run(ctx context.Context) error {
 					return err
 				}
 				s.rec.evaluate(ctx, end.Add(1))
+				if err := s.rec.flush(ctx); err != nil {
+					return err
+				}
 			}
 			return s.scrapeErr
 		}
@@ -484,9 +501,16 @@ func (s *simulation) scrape(now, end time.Time) {
 	}
 }
 
-// rulesEvaluated puts what an evaluation found on the timeline: an alert's new state with its
-// labels, a rule whose evaluation failed (reported, not fatal, as Prometheus does).
-func (s *simulation) rulesEvaluated(trans []promrules.Transition, errs []promrules.RuleError) {
+// rulesEvaluated puts what an evaluation found on the timeline, at line (after the last when
+// -1): an alert's new state with its labels, a rule whose evaluation failed (reported, not
+// fatal, as Prometheus does). It returns how many lines it put.
+func (s *simulation) rulesEvaluated(trans []promrules.Transition, errs []promrules.RuleError, line int) int {
+	if line < 0 || line > len(s.obs.lines) {
+		line = len(s.obs.lines)
+	}
+	before := len(s.obs.lines)
+	after := slices.Clone(s.obs.lines[line:])
+	s.obs.lines = s.obs.lines[:line]
 	for _, t := range trans {
 		s.alerts = append(s.alerts, t)
 		if t.At.Before(s.epoch) {
@@ -497,6 +521,8 @@ func (s *simulation) rulesEvaluated(trans []promrules.Transition, errs []promrul
 	for _, e := range errs {
 		s.obs.line(e.At, "rules", e.Rule+" evaluation failed: "+e.Err.Error())
 	}
+	s.obs.lines = append(s.obs.lines, after...)
+	return len(s.obs.lines) - before
 }
 
 // gather reads every metric series of the kubelet (its cAdvisor's included) and the runtime.
