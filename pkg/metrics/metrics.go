@@ -119,14 +119,16 @@ func (r *Registry) Subset(keep func(family string) bool) *Subset {
 	r.mu.Lock()
 	cs := append([]prometheus.Collector(nil), r.collectors...)
 	r.mu.Unlock()
-	sub := &Subset{keep: keep, names: map[*prometheus.Desc]string{}}
+	sub := &Subset{keep: keep, names: map[*prometheus.Desc]string{}, wanted: map[*prometheus.Desc]bool{}}
 	for _, c := range cs {
 		descs := make(chan *prometheus.Desc, 16)
 		go func() { c.Describe(descs); close(descs) }()
 		wanted := false
 		for d := range descs {
 			name := familyName(d)
-			wanted = wanted || name == "" || keep(name) // a name not read: keep it
+			w := name == "" || keep(name) // a name not read: keep it
+			sub.wanted[d] = w
+			wanted = wanted || w
 		}
 		if wanted {
 			sub.collectors = append(sub.collectors, c)
@@ -135,11 +137,20 @@ func (r *Registry) Subset(keep func(family string) bool) *Subset {
 	return sub
 }
 
+// FamilyCollector is a Collector that can write only some of its families (those whose
+// descriptor keep wants): a Subset asks it for the ones it gathers.
+type FamilyCollector interface {
+	CollectFamilies(ch chan<- prometheus.Metric, keep func(*prometheus.Desc) bool)
+}
+
 // Subset is some of a registry's collectors (Registry.Subset). Not safe for concurrent use.
 type Subset struct {
 	collectors []prometheus.Collector
 	keep       func(family string) bool
 	names      map[*prometheus.Desc]string // family names by descriptor, as parsed
+	// wanted are the collectors' descriptors, as described, and whether keep wants them;
+	// only read once made (a FamilyCollector asks it from its own goroutine).
+	wanted map[*prometheus.Desc]bool
 }
 
 // Gather is prometheus.Registry's Gather without what a registry does for a scrape of all
@@ -173,7 +184,11 @@ func (ss Subsets) Gather() ([]*dto.MetricFamily, error) {
 func (s *Subset) gatherInto(byName map[string]*dto.MetricFamily) error {
 	ch := make(chan prometheus.Metric, 64)
 	for _, c := range s.collectors {
-		go func() { c.Collect(ch); ch <- nil }()
+		if fc, ok := c.(FamilyCollector); ok {
+			go func() { fc.CollectFamilies(ch, func(d *prometheus.Desc) bool { return s.wanted[d] }); ch <- nil }()
+		} else {
+			go func() { c.Collect(ch); ch <- nil }()
+		}
 		var err error
 		for m := range ch {
 			if m == nil {

@@ -137,3 +137,33 @@ func TestSubsetsMergeAFamily(t *testing.T) {
 		t.Fatalf("gathered %v, want %v", got, exp)
 	}
 }
+
+// familyWriter writes the families asked for, counting what it builds.
+type familyWriter struct {
+	twoFamilies
+	built *int
+}
+
+func (c familyWriter) CollectFamilies(ch chan<- prometheus.Metric, keep func(*prometheus.Desc) bool) {
+	for _, d := range []*prometheus.Desc{c.a, c.b} {
+		if keep == nil || keep(d) {
+			*c.built++
+			ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, 1, "v")
+		}
+	}
+}
+
+// TestSubsetAsksAFamilyCollector: a collector that can write some of its families is asked
+// for those the subset keeps, and builds no other.
+func TestSubsetAsksAFamilyCollector(t *testing.T) {
+	built := 0
+	r := NewRegistry("")
+	r.MustRegister(familyWriter{twoFamilies{a: prometheus.NewDesc("fa", "a", []string{"v"}, nil), b: prometheus.NewDesc("fb", "b", []string{"v"}, nil)}, &built})
+	got, err := r.Subset(func(name string) bool { return name == "fb" }).Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || got[0].GetName() != "fb" || built != 1 {
+		t.Fatalf("gathered %v, built %d metrics, want fb alone, built 1", got, built)
+	}
+}

@@ -92,19 +92,27 @@ func (c *CadvisorCollector) Describe(ch chan<- *prometheus.Desc) {
 }
 
 // Collect implements prometheus.Collector.
-func (c *CadvisorCollector) Collect(ch chan<- prometheus.Metric) {
-	ch <- prometheus.MustNewConstMetric(machineCoresDesc, prometheus.GaugeValue, c.cores)
-	ch <- prometheus.MustNewConstMetric(machineMemoryDesc, prometheus.GaugeValue, c.memory)
+func (c *CadvisorCollector) Collect(ch chan<- prometheus.Metric) { c.CollectFamilies(ch, nil) }
+
+// CollectFamilies writes the families keep wants (all when nil): a scrape that stores two of
+// the seventeen (the rules' storage) does not build the others' metrics to drop them.
+func (c *CadvisorCollector) CollectFamilies(ch chan<- prometheus.Metric, keep func(*prometheus.Desc) bool) {
+	gauge := func(d *prometheus.Desc, v float64, lv ...string) {
+		if keep == nil || keep(d) {
+			ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, lv...)
+		}
+	}
+	counter := func(d *prometheus.Desc, v float64, lv ...string) {
+		if keep == nil || keep(d) {
+			ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, v, lv...)
+		}
+	}
+	gauge(machineCoresDesc, c.cores)
+	gauge(machineMemoryDesc, c.memory)
 	containers, sandboxes := c.cgroups.Cgroups()
 	pods := map[string]*v1.Pod{}
 	for _, p := range c.pods() {
 		pods[string(p.UID)] = p
-	}
-	gauge := func(d *prometheus.Desc, v float64, lv ...string) {
-		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, lv...)
-	}
-	counter := func(d *prometheus.Desc, v float64, lv ...string) {
-		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, v, lv...)
 	}
 	// The pods' cgroups: what all their containers use, a restart not resetting the CPU.
 	// One cgroup a pod, whatever its sandboxes (a re-created one and the old one, stopped).
