@@ -31,10 +31,8 @@ import (
 
 // batch answers the queries of one group's rules over several of its instants.
 type batch struct {
-	exprs map[string]bool // the query strings of the group's rules
-	end   time.Time       // the last instant queried (the group's query offset applied)
 	step  time.Duration
-	steps map[string]*rangeResult
+	steps map[string]*rangeResult // by the query's text
 }
 
 // rangeResult is one expression evaluated at every step from start.
@@ -49,12 +47,8 @@ type batchKey struct{}
 // query is the rules' QueryFunc: a step of the batch the group is evaluated in, or an
 // instant query.
 func (e *Evaluator) query(ctx context.Context, qs string, t time.Time) (promql.Vector, error) {
-	if b, _ := ctx.Value(batchKey{}).(*batch); b != nil && b.exprs[qs] && !t.After(b.end) {
+	if b, _ := ctx.Value(batchKey{}).(*batch); b != nil && b.steps[qs] != nil {
 		r := b.steps[qs]
-		if r == nil {
-			r = e.rangeQuery(ctx, qs, t, b.end, b.step)
-			b.steps[qs] = r
-		}
 		if off := t.Sub(r.start); r.steps != nil && off >= 0 && off%b.step == 0 && int(off/b.step) < len(r.steps) {
 			// The rule rewrites the samples' labels in place: give it its own copy.
 			return append(promql.Vector(nil), r.steps[off/b.step]...), nil
@@ -102,8 +96,8 @@ func (e *Evaluator) rangeQuery(ctx context.Context, qs string, start, end time.T
 	from := start.UnixMilli()
 	for _, s := range m {
 		if len(s.Histograms) > 0 {
-			// Native histograms are not scraped here; were one to appear, instant queries
-			// keep its samples in the order Prometheus gives them.
+			// Native histograms are not scraped here; were one to appear, this conversion
+			// (floats only) would lose it: its rule asks instant queries instead.
 			out.steps = nil
 			return out
 		}
@@ -183,13 +177,12 @@ func (e *Evaluator) evalGroup(ctx context.Context, g *schedGroup, limit time.Tim
 	for t := g.next; t.Before(limit); t = t.Add(g.g.Interval()) {
 		last = t
 	}
-	b := &batch{exprs: map[string]bool{}, end: last.Add(-g.g.QueryOffset()), step: g.g.Interval(), steps: map[string]*rangeResult{}}
+	b := &batch{step: g.g.Interval(), steps: map[string]*rangeResult{}}
 	queries := make([]*rangeResult, len(g.g.Rules()))
 	for i, r := range g.g.Rules() {
 		qs := r.Query().String()
-		b.exprs[qs] = true
 		if b.steps[qs] == nil {
-			b.steps[qs] = e.rangeQuery(ctx, qs, g.next.Add(-g.g.QueryOffset()), b.end, b.step)
+			b.steps[qs] = e.rangeQuery(ctx, qs, g.next.Add(-g.g.QueryOffset()), last.Add(-g.g.QueryOffset()), b.step)
 		}
 		queries[i] = b.steps[qs]
 	}
