@@ -154,10 +154,9 @@ type Subset struct {
 }
 
 // Gather is prometheus.Registry's Gather without what a registry does for a scrape of all
-// its families, twice per gather, that a few small ones do not need (two 1,000-metric
-// channels, a goroutine per collector, the consistency checks, which the registry these
-// collectors are registered in makes): a family per name, in name order, its metrics in
-// label order, with its HELP left out.
+// its families that a few small ones do not need (two 1,000-metric channels per gather,
+// the consistency checks, which the registry these collectors are registered in made):
+// a family per name, in name order, its metrics in label order, with its HELP left out.
 func (s *Subset) Gather() ([]*dto.MetricFamily, error) { return Subsets{s}.Gather() }
 
 // Subsets are gathered together, as the registries of one target: a family several write is

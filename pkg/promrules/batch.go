@@ -228,8 +228,12 @@ type ruleIO struct {
 	unbatchable bool
 }
 
-func (io ruleIO) mayRead(name string) bool {
-	for _, ms := range io.reads {
+func (io ruleIO) mayRead(name string) bool { return mayRead(io.reads, name) }
+
+// mayRead says whether one of the selectors (their __name__ matchers) may select a series of
+// this name.
+func mayRead(selectors [][]*labels.Matcher, name string) bool {
+	for _, ms := range selectors {
 		match := true
 		for _, m := range ms {
 			match = match && m.Matches(name)
@@ -254,6 +258,9 @@ type plan struct {
 	// name a rule may read is written by two groups (whose series would be created in
 	// either order).
 	parallel bool
+	// reads are the __name__ matchers of every selector of the rules; nil when a selector
+	// has none (it may read any series).
+	reads [][]*labels.Matcher
 }
 
 // evalOrder orders the groups (given in file order) so that a group whose rules write
@@ -269,6 +276,16 @@ func evalOrder(groups []*rules.Group) plan {
 		}
 	}
 	p := plan{after: make([]map[int]bool, len(groups)), batchable: true, parallel: true}
+	anyName := false
+	for _, io := range ios {
+		for _, ms := range io.reads {
+			anyName = anyName || len(ms) == 0
+			p.reads = append(p.reads, ms)
+		}
+	}
+	if anyName {
+		p.reads = nil
+	}
 	for i := range p.after {
 		p.after[i] = map[int]bool{}
 	}

@@ -227,13 +227,12 @@ func New(opts Options) (*Evaluator, error) {
 		e.Close()
 		return nil, errors.Join(errs...)
 	}
-	e.names = nameMatchers(groups)
 	inFiles := make([]*rules.Group, 0, len(order))
 	for _, key := range order {
 		inFiles = append(inFiles, groups[key])
 	}
 	p := evalOrder(inFiles)
-	e.parallel = p.parallel
+	e.parallel, e.names = p.parallel, p.reads
 	// The run that writes a promtool test notes every alert firing at each transition, across
 	// groups: that needs them all evaluated at each instant before the next.
 	e.batched = p.batchable && !opts.KeepSamples && !opts.OneAtATime
@@ -262,36 +261,6 @@ func New(opts Options) (*Evaluator, error) {
 	return e, nil
 }
 
-// nameMatchers returns the __name__ matchers of every selector of the groups' rules, or nil
-// when a selector has none.
-func nameMatchers(groups map[string]*rules.Group) [][]*labels.Matcher {
-	var out [][]*labels.Matcher
-	all := false
-	for _, g := range groups {
-		for _, r := range g.Rules() {
-			parser.Inspect(exprOf(r), func(n parser.Node, _ []parser.Node) error {
-				vs, ok := n.(*parser.VectorSelector)
-				if !ok {
-					return nil
-				}
-				var ms []*labels.Matcher
-				for _, m := range vs.LabelMatchers {
-					if m.Name == labels.MetricName {
-						ms = append(ms, m)
-					}
-				}
-				all = all || len(ms) == 0
-				out = append(out, ms)
-				return nil
-			})
-		}
-	}
-	if all {
-		return nil
-	}
-	return out
-}
-
 // Selects says whether a selector of the rules may select a series of this name. The
 // scrape stores only those: a series no rule can select changes no rule's result (nor an
 // emitted promtool test's), and storing every series was most of an evaluated run's cost.
@@ -305,16 +274,7 @@ func (e *Evaluator) Selects(name string) bool {
 	if v, ok := e.selects[name]; ok {
 		return v
 	}
-	v := false
-	for _, ms := range e.names {
-		match := true
-		for _, m := range ms {
-			match = match && m.Matches(name)
-		}
-		if v = match; v {
-			break
-		}
-	}
+	v := mayRead(e.names, name)
 	if e.selects == nil {
 		e.selects = map[string]bool{}
 	}

@@ -79,21 +79,26 @@ func (b *evaluator) run(ctx context.Context) {
 
 func (b *evaluator) do(ctx context.Context, w work) {
 	if w.limit.IsZero() {
-		if b.err != nil {
-			return
-		}
-		samples := promrules.FromFamilies(w.mfs, w.target, b.ev.Selects)
-		for _, ts := range w.at {
-			if err := b.ev.Append(w.target.String(), ts, samples); err != nil {
-				b.err = err
-				return
-			}
+		if b.err == nil {
+			b.err = store(b.ev, w)
 		}
 		return
 	}
 	if w.limit.Sub(b.evaluated) >= b.span {
 		b.evaluateBefore(ctx, w.limit)
 	}
+}
+
+// store appends a scrape to the rules' storage: what a Prometheus scraping the target would
+// store at each of its instants.
+func store(ev *promrules.Evaluator, w work) error {
+	samples := promrules.FromFamilies(w.mfs, w.target, ev.Selects)
+	for _, ts := range w.at {
+		if err := ev.Append(w.target.String(), ts, samples); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (b *evaluator) evaluateBefore(ctx context.Context, limit time.Time) {

@@ -184,11 +184,8 @@ func (r *recorder) scrape(now, limit time.Time, running bool) error {
 		if r.bg != nil {
 			r.bg.push(work{target: t.plabels, at: at, mfs: mfs})
 		} else if r.rules != nil {
-			samples := promrules.FromFamilies(mfs, t.plabels, r.rules.Selects)
-			for _, ts := range at {
-				if err := r.rules.Append(t.plabels.String(), ts, samples); err != nil {
-					return err
-				}
+			if err := store(r.rules, work{target: t.plabels, at: at, mfs: mfs}); err != nil {
+				return err
 			}
 		}
 		if r.families == nil {
