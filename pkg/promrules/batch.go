@@ -19,8 +19,9 @@ import (
 // (Prometheus computes a range query as the instant queries at its steps, and its API and
 // promtool rely on that), and the rules package's own Group.Eval at each instant then reads
 // its step. The rules package still does everything a rule does at an evaluation (for,
-// keep_firing_for, templates, ALERTS, recorded series, staleness markers); only the query
-// it asks is answered from the range. Parsing each query and selecting its series at every
+// keep_firing_for, label templates, ALERTS, recorded series, staleness markers); only the
+// query it asks is answered from the range, and annotations are expanded when a transition
+// shows them (annotations.go). Parsing each query and selecting its series at every
 // instant was most of an evaluated run's time.
 //
 // That is exact when no rule reads what its own group, or a group evaluated after it,
@@ -33,6 +34,8 @@ import (
 type batch struct {
 	step  time.Duration
 	steps map[string]*rangeResult // by the query's text
+	// returned is, by the query's text, what query last returned from this batch.
+	returned map[string]promql.Vector
 }
 
 // rangeResult is one expression evaluated at every step from start.
@@ -47,14 +50,25 @@ type batchKey struct{}
 // query is the rules' QueryFunc: a step of the batch the group is evaluated in, or an
 // instant query.
 func (e *Evaluator) query(ctx context.Context, qs string, t time.Time) (promql.Vector, error) {
-	if b, _ := ctx.Value(batchKey{}).(*batch); b != nil && b.steps[qs] != nil {
-		r := b.steps[qs]
-		if off := t.Sub(r.start); r.steps != nil && off >= 0 && off%b.step == 0 && int(off/b.step) < len(r.steps) {
+	b, _ := ctx.Value(batchKey{}).(*batch)
+	if b == nil {
+		return e.instant(ctx, qs, t)
+	}
+	var v promql.Vector
+	var err error
+	if r := b.steps[qs]; r != nil && r.steps != nil {
+		if off := t.Sub(r.start); off >= 0 && off%b.step == 0 && int(off/b.step) < len(r.steps) {
 			// The rule rewrites the samples' labels in place: give it its own copy.
-			return append(promql.Vector(nil), r.steps[off/b.step]...), nil
+			v = append(promql.Vector{}, r.steps[off/b.step]...)
 		}
 	}
-	return e.instant(ctx, qs, t)
+	if v == nil {
+		if v, err = e.instant(ctx, qs, t); err != nil {
+			return nil, err
+		}
+	}
+	b.returned[qs] = v
+	return v, nil
 }
 
 // instant is rules.EngineQueryFunc: one instant query.
@@ -177,7 +191,7 @@ func (e *Evaluator) evalGroup(ctx context.Context, g *schedGroup, limit time.Tim
 	for t := g.next; t.Before(limit); t = t.Add(g.g.Interval()) {
 		last = t
 	}
-	b := &batch{step: g.g.Interval(), steps: map[string]*rangeResult{}}
+	b := &batch{step: g.g.Interval(), steps: map[string]*rangeResult{}, returned: map[string]promql.Vector{}}
 	queries := make([]*rangeResult, len(g.g.Rules()))
 	for i, r := range g.g.Rules() {
 		qs := r.Query().String()
@@ -198,7 +212,7 @@ func (e *Evaluator) evalGroup(ctx context.Context, g *schedGroup, limit time.Tim
 				g.recorded[i] = queries[i].steps == nil || len(queries[i].steps[k]) > 0
 			}
 		}
-		out = append(out, evaluated{g.next, g.transitions(g.next), g.ruleErrors(g.next)})
+		out = append(out, evaluated{g.next, g.transitions(ctx, g.next, b), g.ruleErrors(g.next)})
 	}
 	return out
 }

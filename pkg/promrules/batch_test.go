@@ -73,7 +73,9 @@ func TestEvalOrder(t *testing.T) {
 // TestBatchedAsOneAtATime: evaluated in batches (range queries, idle instants skipped,
 // groups at once), the rules find what they find one instant after the other: an alert
 // through pending, firing, kept firing and resolved; a recorded series going stale and
-// coming back, read by another group; absent() over it; a rule failing at some instants.
+// coming back, read by another group; absent() over it; a rule failing at some instants;
+// annotations and a label expanded from the sample and its value, also when the alert is
+// resolved after being kept firing (the batched rules are made without annotations).
 func TestBatchedAsOneAtATime(t *testing.T) {
 	const alerts = `groups:
 - name: alerts
@@ -82,7 +84,11 @@ func TestBatchedAsOneAtATime(t *testing.T) {
     expr: rec:x > 2
     for: 30s
     keep_firing_for: 1m
-    annotations: {summary: "{{ $value }}"}
+    labels: {severity: "page-{{ $labels.job }}"}
+    annotations: {summary: "{{ $value }}", who: "{{ $labels.__name__ }} {{ $labels.job }} {{ $labels.severity }}"}
+  - alert: Each
+    expr: y > 0
+    annotations: {instance: "{{ $labels.instance }} at {{ $value }}"}
   - alert: Gone
     expr: absent(rec:x)
     for: 1m
@@ -115,8 +121,10 @@ func TestBatchedAsOneAtATime(t *testing.T) {
 			switch {
 			case at < 5*time.Minute:
 				s = append(s, x(0.5))
-			case at < 12*time.Minute:
+			case at < 10*time.Minute:
 				s = append(s, x(3))
+			case at < 12*time.Minute:
+				s = append(s, x(4)) // the annotations follow the value until the alert is kept firing
 			case at == 12*time.Minute:
 				s = append(s, Sample{Labels: x(0).Labels, Value: stale})
 			case at >= 20*time.Minute:
@@ -147,7 +155,8 @@ func TestBatchedAsOneAtATime(t *testing.T) {
 		t.Fatalf("batched:\n%s\none at a time:\n%s", strings.Join(got[0], "\n"), strings.Join(got[1], "\n"))
 	}
 	all := strings.Join(got[1], "\n")
-	for _, want := range []string{"High firing", "High resolved", "Gone firing", "Gone resolved", "Dup f0.yaml: group \"alerts\": vector cannot contain metrics with the same labelset"} {
+	for _, want := range []string{"High firing", "High resolved",
+		`13m0s High resolved {summary="8", who="rec:x j "}`, `8m0s Each firing {instance="b at 1"}`, "Gone firing", "Gone resolved", "Dup f0.yaml: group \"alerts\": vector cannot contain metrics with the same labelset"} {
 		if !strings.Contains(all, want) {
 			t.Errorf("no %q in:\n%s", want, all)
 		}

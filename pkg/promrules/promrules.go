@@ -134,12 +134,19 @@ type schedGroup struct {
 	// recorded is, by place in the group, whether a recording rule wrote samples at its
 	// last evaluation (the next writes their staleness markers if it writes none).
 	recorded map[int]bool
+	// annots are, by place in the group, the annotations of its alerting rules when the
+	// group's rules were made without them (see lazyAnnotations); nil otherwise.
+	annots []labels.Labels
 }
 
 type alertSeen struct {
 	state  State
 	labels labels.Labels
 	annots labels.Labels
+	// in is the rule's query result at inAt, the last evaluation the alert was in it (what
+	// its annotations are expanded from when the group's rules have none, see annots).
+	in   promql.Vector
+	inAt time.Time
 }
 
 // New loads the rule files (refusing any Prometheus refuses, with its error and the file
@@ -203,15 +210,8 @@ func New(opts Options) (*Evaluator, error) {
 	if opts.KeepSamples {
 		e.log = newSampleLog()
 	}
-	e.engine = promql.NewEngine(promql.EngineOpts{
-		MaxSamples:               50000000,
-		Timeout:                  2 * time.Minute,
-		LookbackDelta:            5 * time.Minute,
-		EnableAtModifier:         true,
-		EnableNegativeOffset:     true,
-		NoStepSubqueryIntervalFn: func(int64) int64 { return interval.Milliseconds() },
-	})
-	mgr := rules.NewManager(&rules.ManagerOptions{
+	e.engine = engineFor(interval)
+	mopts := &rules.ManagerOptions{
 		QueryFunc:   e.query,
 		NotifyFunc:  func(context.Context, string, ...*rules.Alert) {},
 		Context:     context.Background(),
@@ -221,7 +221,8 @@ func New(opts Options) (*Evaluator, error) {
 		GroupLoader: ld,
 		// The default walks each group's expressions, which are textExpr here.
 		RuleDependencyController: noDependencies{},
-	})
+	}
+	mgr := rules.NewManager(mopts)
 	groups, errs := mgr.LoadGroups(interval, labels.EmptyLabels(), "", nil, names...)
 	if len(errs) > 0 {
 		e.Close()
@@ -236,6 +237,13 @@ func New(opts Options) (*Evaluator, error) {
 	// The run that writes a promtool test notes every alert firing at each transition, across
 	// groups: that needs them all evaluated at each instant before the next.
 	e.batched = p.batchable && !opts.KeepSamples && !opts.OneAtATime
+	var annots [][]labels.Labels // by index in the files, see lazyAnnotations
+	if e.batched {
+		if inFiles, annots, err = lazyAnnotations(mopts, ld, interval, names, order, inFiles); err != nil {
+			e.Close()
+			return nil, err
+		}
+	}
 	place := make([]int, len(inFiles)) // by index in the files, the index in e.groups
 	for at, i := range p.order {
 		place[i] = at
@@ -252,6 +260,9 @@ func New(opts Options) (*Evaluator, error) {
 			first = opts.EvalFrom
 		}
 		sg := &schedGroup{g: g, next: first, alerts: map[string]alertSeen{}, lastErr: map[int]string{}, recorded: map[int]bool{}}
+		if annots != nil {
+			sg.annots = annots[i]
+		}
 		for w := range p.after[i] {
 			sg.after = append(sg.after, place[w])
 		}
@@ -386,7 +397,7 @@ func (e *Evaluator) evalEach(ctx context.Context, limit time.Time) ([]Transition
 			}
 			g.g.Eval(ctx, t)
 			g.next = t.Add(g.g.Interval())
-			now = append(now, g.transitions(t)...)
+			now = append(now, g.transitions(ctx, t, nil)...)
 			errs = append(errs, g.ruleErrors(t)...)
 		}
 		if e.log != nil {
@@ -423,9 +434,11 @@ func (e *Evaluator) recordChecks(t time.Time, trans []Transition) {
 }
 
 // transitions compares the group's active alerts with those of its last evaluation.
-func (sg *schedGroup) transitions(t time.Time) []Transition {
+// b is the batch the group was evaluated from at t, nil when it was not.
+func (sg *schedGroup) transitions(ctx context.Context, t time.Time, b *batch) []Transition {
 	g := sg.g
 	var out []Transition
+	m := matches{}
 	for i, r := range g.Rules() { // in the file's order (AlertingRules sorts them by name)
 		ar, ok := r.(*rules.AlertingRule)
 		if !ok {
@@ -440,12 +453,24 @@ func (sg *schedGroup) transitions(t time.Time) []Transition {
 			if a.State == rules.StateFiring {
 				st = Firing
 			}
-			now[prefix+a.Labels.String()] = alertSeen{state: st, labels: a.Labels, annots: a.Annotations}
+			k := prefix + a.Labels.String()
+			seen := alertSeen{state: st, labels: a.Labels, annots: a.Annotations}
+			if sg.annots != nil {
+				// An active alert is in its rule's result exactly when it is not kept
+				// firing (Eval clears KeepFiringSince then, and drops or resolves the
+				// others).
+				if a.KeepFiringSince.IsZero() && b != nil {
+					seen.in, seen.inAt = b.returned[ar.Query().String()], t
+				} else {
+					seen.in, seen.inAt = sg.alerts[k].in, sg.alerts[k].inAt
+				}
+			}
+			now[k] = seen
 		}
 		for _, k := range sortedKeys(now) {
 			if prev, ok := sg.alerts[k]; !ok || prev.state != now[k].state {
 				a := now[k]
-				out = append(out, Transition{At: t, Alert: ar.Name(), State: a.state, Labels: a.labels, Annotations: a.annots})
+				out = append(out, Transition{At: t, Alert: ar.Name(), State: a.state, Labels: a.labels, Annotations: sg.annotations(ctx, m, i, ar, a)})
 			}
 		}
 		for _, k := range sortedKeys(sg.alerts) {
@@ -454,7 +479,7 @@ func (sg *schedGroup) transitions(t time.Time) []Transition {
 			}
 			if _, ok := now[k]; !ok {
 				a := sg.alerts[k]
-				out = append(out, Transition{At: t, Alert: ar.Name(), State: Resolved, Labels: a.labels, Annotations: a.annots})
+				out = append(out, Transition{At: t, Alert: ar.Name(), State: Resolved, Labels: a.labels, Annotations: sg.annotations(ctx, m, i, ar, a)})
 				delete(sg.alerts, k)
 			}
 		}
@@ -488,6 +513,8 @@ func (sg *schedGroup) ruleErrors(t time.Time) []RuleError {
 type loader struct {
 	files  map[string][]byte
 	parsed map[string]*rulefmt.RuleGroups
+	// noAnnotations loads the alerting rules without their annotations (see lazyAnnotations).
+	noAnnotations bool
 }
 
 func (l loader) Load(name string) (*rulefmt.RuleGroups, []error) {
@@ -499,16 +526,39 @@ func (l loader) Load(name string) (*rulefmt.RuleGroups, []error) {
 		errs[i] = fmt.Errorf("rule file %s: %w", name, err)
 	}
 	if len(errs) == 0 {
+		if l.noAnnotations {
+			rgs = withoutAnnotations(rgs)
+		}
 		l.parsed[name] = rgs
 	}
 	return rgs, errs
+}
+
+// engines are the process's PromQL engines, by the evaluation interval (their only option
+// that is not a constant): an engine is safe for concurrent queries over any storage, and
+// making one (its metrics' summaries) was a tenth of New's time.
+var engines sync.Map
+
+func engineFor(interval time.Duration) *promql.Engine {
+	if ng, ok := engines.Load(interval); ok {
+		return ng.(*promql.Engine)
+	}
+	ng, _ := engines.LoadOrStore(interval, promql.NewEngine(promql.EngineOpts{
+		MaxSamples:               50000000,
+		Timeout:                  2 * time.Minute,
+		LookbackDelta:            5 * time.Minute,
+		EnableAtModifier:         true,
+		EnableNegativeOffset:     true,
+		NoStepSubqueryIntervalFn: func(int64) int64 { return interval.Milliseconds() },
+	}))
+	return ng.(*promql.Engine)
 }
 
 // parsed keeps the rule files and expressions this process parsed, by content: a process
 // that runs many scenarios with the same rules (make test, a program using pkg/simulate)
 // parses them once, not at every run (parsing and validating them was as long as a short
 // run). Both are only read once parsed: each run makes its own rules from them.
-var parsed = &parseCache{files: map[string]*rulefmt.RuleGroups{}, exprs: map[string]*textExpr{}}
+var parsed = &parseCache{files: map[string]*rulefmt.RuleGroups{}, exprs: map[string]*textExpr{}, objects: map[string][]byte{}}
 
 // maxParsed bounds each of the caches (a long-lived process fed ever-new rules).
 const maxParsed = 1024
@@ -517,6 +567,31 @@ type parseCache struct {
 	mu    sync.Mutex
 	files map[string]*rulefmt.RuleGroups // by the file's content
 	exprs map[string]*textExpr           // by the expression's text as written
+	// objects are the rule groups of PrometheusRule objects (groupsOf), by the object's
+	// content: decoding the object was half of New's time.
+	objects map[string][]byte
+}
+
+// object returns the rule file of a PrometheusRule object's content, decoding it with
+// decode the first time.
+func (c *parseCache) object(data []byte, decode func() ([]byte, error)) ([]byte, error) {
+	c.mu.Lock()
+	out, ok := c.objects[string(data)]
+	c.mu.Unlock()
+	if ok {
+		return out, nil
+	}
+	out, err := decode()
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	if len(c.objects) >= maxParsed {
+		clear(c.objects)
+	}
+	c.objects[string(data)] = out
+	c.mu.Unlock()
+	return out, nil
 }
 
 func (c *parseCache) ruleFile(data []byte) (*rulefmt.RuleGroups, []error) {
@@ -620,6 +695,11 @@ func groupsOf(f File) ([]byte, error) {
 	if !bytes.Contains(f.Data, []byte("PrometheusRule")) {
 		return f.Data, nil // no object's kind: decoding the file to learn that costs as much as parsing its rules
 	}
+	return parsed.object(f.Data, func() ([]byte, error) { return objectGroups(f) })
+}
+
+// objectGroups decodes groupsOf's file.
+func objectGroups(f File) ([]byte, error) {
 	var head struct {
 		Kind string `json:"kind"`
 		Spec *struct {
