@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"os"
 	"sort"
 	"sync"
@@ -14,7 +13,6 @@ import (
 	"github.com/go-kit/log"
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/model/rulefmt"
-	"github.com/prometheus/prometheus/model/value"
 	"github.com/prometheus/prometheus/promql"
 	"github.com/prometheus/prometheus/promql/parser"
 	"github.com/prometheus/prometheus/rules"
@@ -98,10 +96,10 @@ type Evaluator struct {
 	engine  *promql.Engine
 	groups  []*schedGroup
 	files   []File
-	targets map[string]map[uint64]labels.Labels
-	log     *sampleLog // nil unless Options.KeepSamples
-	checks  []firingAt // the firing alerts of a name whenever one of them changed state
-	failed  *RuleError // the first rule that failed to evaluate (promtool stops there)
+	targets map[string]*targetCache // by the target's labels
+	log     *sampleLog              // nil unless Options.KeepSamples
+	checks  []firingAt              // the firing alerts of a name whenever one of them changed state
+	failed  *RuleError              // the first rule that failed to evaluate (promtool stops there)
 	start   time.Time
 	inter   time.Duration
 
@@ -206,7 +204,7 @@ func New(opts Options) (*Evaluator, error) {
 	}
 	db.DisableCompactions() // the head keeps every sample; the run is short
 	e := &Evaluator{db: db, tmpDir: tmp, files: opts.Files,
-		targets: map[string]map[uint64]labels.Labels{}, start: opts.Start, inter: interval}
+		targets: map[string]*targetCache{}, start: opts.Start, inter: interval}
 	if opts.KeepSamples {
 		e.log = newSampleLog()
 	}
@@ -310,44 +308,6 @@ func (e *Evaluator) Interval() time.Duration { return e.inter }
 
 // Files are the rule files, as given.
 func (e *Evaluator) Files() []File { return e.files }
-
-// Append stores one scrape of a target at t: the samples it returned, and a staleness
-// marker for each series the target returned at its previous scrape and not at this one,
-// as Prometheus' scrape loop writes them.
-func (e *Evaluator) Append(target string, t time.Time, samples []Sample) error {
-	app := e.db.Appender(context.Background())
-	ms := t.UnixMilli()
-	seen := make(map[uint64]labels.Labels, len(samples))
-	for _, s := range samples {
-		if _, err := app.Append(0, s.Labels, ms, s.Value); err != nil {
-			_ = app.Rollback()
-			return fmt.Errorf("append %s at %s: %w", s.Labels, t.UTC().Format(time.RFC3339), err)
-		}
-		seen[s.Labels.Hash()] = s.Labels
-		if e.log != nil {
-			e.log.add(s.Labels, ms, s.Value)
-		}
-	}
-	stale := math.Float64frombits(value.StaleNaN)
-	prev := e.targets[target]
-	gone := map[uint64]labels.Labels{}
-	for h, l := range prev {
-		if _, ok := seen[h]; !ok {
-			gone[h] = l
-		}
-	}
-	for _, h := range sortedHashes(gone) {
-		if _, err := app.Append(0, prev[h], ms, stale); err != nil {
-			_ = app.Rollback()
-			return fmt.Errorf("append a staleness marker for %s: %w", prev[h], err)
-		}
-		if e.log != nil {
-			e.log.add(prev[h], ms, stale)
-		}
-	}
-	e.targets[target] = seen
-	return app.Commit()
-}
 
 // NextEval is the earliest instant a group is due.
 func (e *Evaluator) NextEval() time.Time {

@@ -26,39 +26,33 @@ type Sample struct {
 // rule can select changes no result, and storing it is most of a scrape's cost.
 func FromFamilies(mfs []*dto.MetricFamily, target labels.Labels, keep func(name string) bool) []Sample {
 	var out []Sample
+	b := labels.NewScratchBuilder(0)
+	eachSeries(mfs, target, keep, func(m *dto.Metric, metric string, le, quantile string, v float64) {
+		out = append(out, Sample{seriesLabels(&b, m, target, metric, le, quantile), v})
+	})
+	return out
+}
+
+// eachSeries calls f for every series FromFamilies stores, in its order: the dto metric it
+// comes from, its name, and its le or quantile label when it has one.
+func eachSeries(mfs []*dto.MetricFamily, target labels.Labels, keep func(name string) bool,
+	f func(m *dto.Metric, metric, le, quantile string, v float64)) {
 	for _, mf := range mfs {
 		name := mf.GetName()
 		if keep != nil && !keepsFamily(mf, keep) {
 			continue
 		}
 		for _, m := range mf.Metric {
-			b := labels.NewScratchBuilder(len(m.Label) + target.Len() + 2)
-			series := func(metric string, extra ...string) labels.Labels {
-				b.Reset()
-				b.Add(labels.MetricName, metric)
-				for _, l := range m.Label {
-					// A label with an empty value is no label: a scrape drops it.
-					if l.GetValue() != "" && !target.Has(l.GetName()) {
-						b.Add(l.GetName(), l.GetValue())
-					}
-				}
-				target.Range(func(l labels.Label) { b.Add(l.Name, l.Value) })
-				for i := 0; i+1 < len(extra); i += 2 {
-					b.Add(extra[i], extra[i+1])
-				}
-				b.Sort()
-				return b.Labels()
-			}
-			add := func(v float64, metric string, extra ...string) {
+			add := func(v float64, metric, le, quantile string) {
 				if keep == nil || keep(metric) {
-					out = append(out, Sample{series(metric, extra...), v})
+					f(m, metric, le, quantile, v)
 				}
 			}
 			switch mf.GetType() {
 			case dto.MetricType_COUNTER:
-				add(m.GetCounter().GetValue(), name)
+				add(m.GetCounter().GetValue(), name, "", "")
 			case dto.MetricType_GAUGE:
-				add(m.GetGauge().GetValue(), name)
+				add(m.GetGauge().GetValue(), name, "", "")
 			case dto.MetricType_HISTOGRAM, dto.MetricType_GAUGE_HISTOGRAM:
 				h := m.GetHistogram()
 				bucket := name + "_bucket"
@@ -66,26 +60,47 @@ func FromFamilies(mfs []*dto.MetricFamily, target labels.Labels, keep func(name 
 				for _, bk := range h.GetBucket() {
 					ub := bk.GetUpperBound()
 					inf = inf || math.IsInf(ub, +1)
-					add(float64(bk.GetCumulativeCount()), bucket, "le", formatFloat(ub))
+					add(float64(bk.GetCumulativeCount()), bucket, formatFloat(ub), "")
 				}
 				if !inf {
-					add(float64(h.GetSampleCount()), bucket, "le", "+Inf")
+					add(float64(h.GetSampleCount()), bucket, "+Inf", "")
 				}
-				add(h.GetSampleSum(), name+"_sum")
-				add(float64(h.GetSampleCount()), name+"_count")
+				add(h.GetSampleSum(), name+"_sum", "", "")
+				add(float64(h.GetSampleCount()), name+"_count", "", "")
 			case dto.MetricType_SUMMARY:
 				s := m.GetSummary()
 				for _, q := range s.GetQuantile() {
-					add(q.GetValue(), name, "quantile", formatFloat(q.GetQuantile()))
+					add(q.GetValue(), name, "", formatFloat(q.GetQuantile()))
 				}
-				add(s.GetSampleSum(), name+"_sum")
-				add(float64(s.GetSampleCount()), name+"_count")
+				add(s.GetSampleSum(), name+"_sum", "", "")
+				add(float64(s.GetSampleCount()), name+"_count", "", "")
 			default:
-				add(m.GetUntyped().GetValue(), name)
+				add(m.GetUntyped().GetValue(), name, "", "")
 			}
 		}
 	}
-	return out
+}
+
+// seriesLabels are the labels of a series eachSeries found: its name, the metric's labels
+// (but empty ones and the target's), the target's, and le or quantile.
+func seriesLabels(b *labels.ScratchBuilder, m *dto.Metric, target labels.Labels, metric, le, quantile string) labels.Labels {
+	b.Reset()
+	b.Add(labels.MetricName, metric)
+	for _, l := range m.Label {
+		// A label with an empty value is no label: a scrape drops it.
+		if l.GetValue() != "" && !target.Has(l.GetName()) {
+			b.Add(l.GetName(), l.GetValue())
+		}
+	}
+	target.Range(func(l labels.Label) { b.Add(l.Name, l.Value) })
+	if le != "" {
+		b.Add("le", le)
+	}
+	if quantile != "" {
+		b.Add("quantile", quantile)
+	}
+	b.Sort()
+	return b.Labels()
 }
 
 // keepsFamily says whether keep wants any of the series names a family is stored as.
@@ -145,15 +160,6 @@ func (l *sampleLog) sorted() []*seriesSamples {
 		out = append(out, s)
 	}
 	sort.Slice(out, func(i, j int) bool { return labels.Compare(out[i].labels, out[j].labels) < 0 })
-	return out
-}
-
-func sortedHashes(m map[uint64]labels.Labels) []uint64 {
-	out := make([]uint64, 0, len(m))
-	for h := range m {
-		out = append(out, h)
-	}
-	sort.Slice(out, func(i, j int) bool { return labels.Compare(m[out[i]], m[out[j]]) < 0 })
 	return out
 }
 

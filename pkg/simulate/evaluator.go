@@ -92,13 +92,7 @@ func (b *evaluator) do(ctx context.Context, w work) {
 // store appends a scrape to the rules' storage: what a Prometheus scraping the target would
 // store at each of its instants.
 func store(ev *promrules.Evaluator, w work) error {
-	samples := promrules.FromFamilies(w.mfs, w.target, ev.Selects)
-	for _, ts := range w.at {
-		if err := ev.Append(w.target.String(), ts, samples); err != nil {
-			return err
-		}
-	}
-	return nil
+	return ev.Scrape(w.target, w.at, w.mfs)
 }
 
 func (b *evaluator) evaluateBefore(ctx context.Context, limit time.Time) {
