@@ -75,7 +75,8 @@ func TestEvalOrder(t *testing.T) {
 // through pending, firing, kept firing and resolved; a recorded series going stale and
 // coming back, read by another group; absent() over it; a rule failing at some instants;
 // annotations and a label expanded from the sample and its value, also when the alert is
-// resolved after being kept firing (the batched rules are made without annotations).
+// resolved after being kept firing, or after its rule failed (the batched rules are made
+// without annotations).
 func TestBatchedAsOneAtATime(t *testing.T) {
 	const alerts = `groups:
 - name: alerts
@@ -89,6 +90,10 @@ func TestBatchedAsOneAtATime(t *testing.T) {
   - alert: Each
     expr: y > 0
     annotations: {instance: "{{ $labels.instance }} at {{ $value }}"}
+  - alert: Flaky
+    expr: z > 0
+    labels: {i: same}
+    annotations: {value: "{{ $value }}"}
   - alert: Gone
     expr: absent(rec:x)
     for: 1m
@@ -132,6 +137,12 @@ func TestBatchedAsOneAtATime(t *testing.T) {
 			}
 			if at >= 8*time.Minute && at < 9*time.Minute {
 				s = append(s, y("a"), y("b"))
+				// Flaky fails here (two series, one label set): its alert keeps what it
+				// had at its last evaluation.
+				s = append(s, Sample{Labels: labels.FromStrings("__name__", "z", "i", "b"), Value: 2})
+			}
+			if at >= 6*time.Minute && at < 9*time.Minute {
+				s = append(s, Sample{Labels: labels.FromStrings("__name__", "z", "i", "a"), Value: 1})
 			}
 			if err := e.Append("t", t0.Add(at), s); err != nil {
 				t.Fatal(err)
@@ -156,7 +167,7 @@ func TestBatchedAsOneAtATime(t *testing.T) {
 	}
 	all := strings.Join(got[1], "\n")
 	for _, want := range []string{"High firing", "High resolved",
-		`13m0s High resolved {summary="8", who="rec:x j "}`, `8m0s Each firing {instance="b at 1"}`, "Gone firing", "Gone resolved", "Dup f0.yaml: group \"alerts\": vector cannot contain metrics with the same labelset"} {
+		`13m0s High resolved {summary="8", who="rec:x j "}`, `8m0s Each firing {instance="b at 1"}`, `9m0s Flaky resolved {value="1"}`, "Gone firing", "Gone resolved", "Dup f0.yaml: group \"alerts\": vector cannot contain metrics with the same labelset"} {
 		if !strings.Contains(all, want) {
 			t.Errorf("no %q in:\n%s", want, all)
 		}

@@ -418,8 +418,9 @@ func (sg *schedGroup) transitions(ctx context.Context, t time.Time, b *batch) []
 			if sg.annots != nil {
 				// An active alert is in its rule's result exactly when it is not kept
 				// firing (Eval clears KeepFiringSince then, and drops or resolves the
-				// others).
-				if a.KeepFiringSince.IsZero() && b != nil {
+				// others), and the rule's evaluation did not fail (Eval then returns
+				// before it changes any alert).
+				if a.KeepFiringSince.IsZero() && ar.LastError() == nil && b != nil {
 					seen.in, seen.inAt = b.returned[ar.Query().String()], t
 				} else {
 					seen.in, seen.inAt = sg.alerts[k].in, sg.alerts[k].inAt
