@@ -223,8 +223,24 @@ func (v *View) Bind(target string, src *View, srcPath string, readOnly bool) err
 	return nil
 }
 
-// BindNode mounts tree n (a directory or file of no filesystem: a container's /proc) at
-// target.
+// Resolve returns what p names in v, symbolic links followed: the node Bind would mount.
+// Bound later with BindNode, it is the same mount (a bind holds the node, as a bind mount
+// holds the inode, whatever p names by then).
+func (v *View) Resolve(p string) (*Node, error) {
+	v.disk.mu.Lock()
+	defer v.disk.mu.Unlock()
+	l, err := v.resolve(p, true)
+	if err != nil {
+		return nil, err
+	}
+	if l.node == nil {
+		return nil, ENOENT
+	}
+	return l.node, nil
+}
+
+// BindNode mounts tree n (a node Resolve returned, or a directory or file of no
+// filesystem: a container's /proc) at target.
 func (v *View) BindNode(target string, n *Node, readOnly bool) {
 	v.disk.mu.Lock()
 	defer v.disk.mu.Unlock()

@@ -26,7 +26,7 @@ func (r *Runtime) runningLocked(containerID string) (*ctr, error) {
 	switch {
 	case !ok:
 		return nil, notFound("container", containerID)
-	case c.info.State != cri.ContainerRunning || c.m == nil:
+	case c.info.State != cri.ContainerRunning || r.machineLocked(c) == nil:
 		return nil, fmt.Errorf("container %s: %w", containerID, ErrNotRunning)
 	}
 	return c, nil

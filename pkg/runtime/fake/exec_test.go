@@ -151,3 +151,62 @@ func TestExecStreams(t *testing.T) {
 		t.Errorf("exec in a stopped container: %v, want ErrNotRunning", err)
 	}
 }
+
+// TestExecMakesTheMachine: a container whose program the simulator does not know runs no
+// process, so its machine (filesystem view, /proc, environment) is made at its first exec,
+// as it would have been at its create: its environment, hostname and mounts, the mounts
+// being what they named at the create (a bind holds what it bound, as a bind mount holds
+// the inode).
+func TestExecMakesTheMachine(t *testing.T) {
+	r, clk := newRuntime(t, Config{})
+	cfg := sandboxConfig("uid-lazy", nil)
+	cfg.Hostname = "web-1"
+	sbID, err := r.RunPodSandbox(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.PullImage(context.Background(), cri.ImageSpec{Image: testImage}, nil); err != nil {
+		t.Fatal(err)
+	}
+	const vol = "/var/lib/kubelet/pods/uid-lazy/volumes/kubernetes.io~configmap/config"
+	write := func(mode string) {
+		t.Helper()
+		if err := r.nodeFS.MkdirAll(vol, 0o755, 0, 0); err != nil {
+			t.Fatal(err)
+		}
+		if err := r.nodeFS.WriteFile(vol+"/mode", []byte(mode+"\n"), 0o644, false, 0, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("blue")
+	cc := containerConfig("app", "", testImage)
+	cc.Envs = []cri.KeyValue{{Key: "GREETING", Value: "hello"}}
+	cc.Mounts = []cri.Mount{{ContainerPath: "/etc/config", HostPath: vol, Readonly: true}}
+	id, err := r.CreateContainer(context.Background(), sbID, cc, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.StartContainer(context.Background(), id); err != nil {
+		t.Fatal(err)
+	}
+	// The directory the kubelet mounted is replaced after the create.
+	if err := r.nodeFS.Remove(vol, true); err != nil {
+		t.Fatal(err)
+	}
+	write("red")
+	if c := r.containers[id]; c.m != nil {
+		t.Fatal("the machine of a container running no process was made before an exec")
+	}
+	var resp *cri.ExecSyncResponse
+	err = await(t, r, clk, time.Minute, func(ctx context.Context) error {
+		var err error
+		resp, err = r.ExecSync(ctx, id, []string{"sh", "-c", "echo $GREETING; cat /etc/config/mode; hostname; grep -c config /proc/mounts"}, 0)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "hello\nblue\nweb-1\n1\n"; string(resp.Stdout) != want || resp.ExitCode != 0 {
+		t.Errorf("got stdout %q stderr %q code %d, want %q", resp.Stdout, resp.Stderr, resp.ExitCode, want)
+	}
+}

@@ -28,11 +28,15 @@ const ReasonStartError = "StartError"
 // ExitCodeStartError is the exit code containerd reports for a process that never started.
 const ExitCodeStartError int32 = 128
 
-// setupMachineLocked gives c its filesystem and machine, from its image and mounts.
+// setupMachineLocked prepares c's filesystem and machine, from its image and mounts: the
+// mounts are checked (and the kubelet's missing host directories made) and their nodes
+// taken now, as runc binds them at create; the view and machine are made when a process
+// first runs in the container (machineLocked). A container whose program the simulator
+// does not know, or whose behaviour is scripted, may never run one: at 10,000 pods the
+// machines of such containers were an eighth of the node's heap.
 func (r *Runtime) setupMachineLocked(c *ctr, config *cri.ContainerConfig, img *imageInfo) error {
-	ro := config.Security != nil && config.Security.ReadonlyRootfs
-	view := vfs.NewView(r.nodeFS, img.tree, ro)
-	for _, m := range config.Mounts {
+	spec := &machineSpec{sec: config.Security, seed: r.rng.Uint64(), nodes: make([]*vfs.Node, len(config.Mounts))}
+	for i, m := range config.Mounts {
 		if m.HostPath == "" || m.ContainerPath == "" {
 			return fmt.Errorf("mount %+v: host and container paths are required", m)
 		}
@@ -42,15 +46,18 @@ func (r *Runtime) setupMachineLocked(c *ctr, config *cri.ContainerConfig, img *i
 				return fmt.Errorf("mount %q: create host path %q: %w", m.ContainerPath, m.HostPath, err)
 			}
 		}
-		if err := view.Bind(m.ContainerPath, r.nodeFS, m.HostPath, m.Readonly); err != nil {
+		n, err := r.nodeFS.Resolve(m.HostPath)
+		if err != nil {
 			return fmt.Errorf("mount %q from %q: %w", m.ContainerPath, m.HostPath, err)
 		}
+		spec.nodes[i] = n
 	}
-	r.procLocked(c, view, config)
-	c.fs = view
+	if img.tree != nil {
+		img.tree.Freeze() // as NewView would now: the image's tree is the container's from here
+	}
+	c.spec = spec
 	c.mounts = config.Mounts
 	c.img = img
-	c.id = identity(config.Security, img.user, view)
 	c.workDir = config.WorkingDir
 	if c.workDir == "" {
 		c.workDir = img.workingDir
@@ -58,20 +65,46 @@ func (r *Runtime) setupMachineLocked(c *ctr, config *cri.ContainerConfig, img *i
 	if c.workDir == "" {
 		c.workDir = "/"
 	}
-	c.env = mergeEnv(img.env, c.sb.hostname, config.Envs, homeOf(view, c.id.UID))
 	c.argv = containerArgv(config.Command, config.Args, img)
 	c.stdin = config.Stdin
+	return nil
+}
+
+// machineSpec is what a container's machine is made from, kept from its create.
+type machineSpec struct {
+	sec   *cri.SecurityContext
+	nodes []*vfs.Node // by mount, what each binds
+	seed  uint64      // drawn at create, so the runtime's draws do not depend on when it is made
+}
+
+// machineLocked returns c's machine, made the first time it is asked for (see
+// setupMachineLocked).
+func (r *Runtime) machineLocked(c *ctr) *shell.Machine {
+	if c.m != nil || c.spec == nil {
+		return c.m
+	}
+	s := c.spec
+	c.spec = nil
+	ro := s.sec != nil && s.sec.ReadonlyRootfs
+	view := vfs.NewView(r.nodeFS, c.img.tree, ro)
+	for i, m := range c.mounts {
+		view.BindNode(m.ContainerPath, s.nodes[i], m.Readonly)
+	}
+	r.procLocked(c, view, s.sec)
+	c.fs = view
+	c.id = identity(s.sec, c.img.user, view)
+	c.env = mergeEnv(c.img.env, c.sb.hostname, c.envs, homeOf(view, c.id.UID))
 	c.m = shell.NewMachine(shell.Config{
 		FS:         view,
 		Programs:   lookupProgram,
 		Hostname:   c.sb.hostname,
-		Seed:       r.rng.Uint64(),
+		Seed:       s.seed,
 		Net:        c.sb.ns,
 		Network:    r.network,
 		Workers:    r.workers,
 		OnDetached: r.onDetached(c),
 	})
-	return nil
+	return c.m
 }
 
 // procLocked gives the container its /proc: a mounts file listing its root and mounts
@@ -79,12 +112,12 @@ func (r *Runtime) setupMachineLocked(c *ctr, config *cri.ContainerConfig, img *i
 // agnhost mounttest read it, and the sandbox's /proc/sys, read-only but for a privileged
 // container, as runc mounts it. Neither is on the node's disk: procfs is the kernel's,
 // and /proc/mounts is written when it is read, as the kernel writes it.
-func (r *Runtime) procLocked(c *ctr, view *vfs.View, config *cri.ContainerConfig) {
-	mounts := config.Mounts
+func (r *Runtime) procLocked(c *ctr, view *vfs.View, sec *cri.SecurityContext) {
+	mounts := c.mounts
 	proc := vfs.NewDir(0o555)
 	proc.Add("mounts", vfs.NewGenerated(func() []byte { return r.procMounts(mounts) }, 0o444))
 	view.BindNode("/proc", proc, true)
-	privileged := config.Security != nil && config.Security.Privileged
+	privileged := sec != nil && sec.Privileged
 	view.BindNode("/proc/sys", c.sb.sysctlRoot(), !privileged)
 }
 
@@ -294,7 +327,7 @@ func (r *Runtime) startProgramLocked(c *ctr, at int64) error {
 		}
 		return r.startFailedLocked(c, at, errors.New("no command specified"))
 	}
-	pid, err := c.m.Start(shell.Spec{
+	pid, err := r.machineLocked(c).Start(shell.Spec{
 		Argv:     c.argv,
 		Env:      c.env,
 		Dir:      c.workDir,

@@ -205,8 +205,10 @@ type ctr struct {
 	cpuPeriod, cpuQuota, cpuShares int32
 	envs                           []cri.KeyValue
 
-	// The simulated machine the container's processes run on (program.go).
+	// The simulated machine the container's processes run on (program.go): nil until a
+	// process first runs, made from spec then.
 	m            *shell.Machine
+	spec         *machineSpec
 	fs           *vfs.View
 	mounts       []cri.Mount
 	img          *imageInfo // shared by the image's containers
