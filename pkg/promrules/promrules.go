@@ -536,23 +536,28 @@ type parseCache struct {
 // object returns the rule file of a PrometheusRule object's content, decoding it with
 // decode the first time.
 func (c *parseCache) object(data []byte, decode func() ([]byte, error)) ([]byte, error) {
+	return cached(c, c.objects, string(data), decode)
+}
+
+// cached returns m's value for key, made by mk the first time (a failure is not kept).
+func cached[T any](c *parseCache, m map[string]T, key string, mk func() (T, error)) (T, error) {
 	c.mu.Lock()
-	out, ok := c.objects[string(data)]
+	v, ok := m[key]
 	c.mu.Unlock()
 	if ok {
-		return out, nil
+		return v, nil
 	}
-	out, err := decode()
+	v, err := mk()
 	if err != nil {
-		return nil, err
+		return v, err
 	}
 	c.mu.Lock()
-	if len(c.objects) >= maxParsed {
-		clear(c.objects)
+	if len(m) >= maxParsed {
+		clear(m)
 	}
-	c.objects[string(data)] = out
+	m[key] = v
 	c.mu.Unlock()
-	return out, nil
+	return v, nil
 }
 
 func (c *parseCache) ruleFile(data []byte) (*rulefmt.RuleGroups, []error) {
@@ -575,24 +580,13 @@ func (c *parseCache) ruleFile(data []byte) (*rulefmt.RuleGroups, []error) {
 }
 
 func (c *parseCache) expr(query string) (*textExpr, error) {
-	c.mu.Lock()
-	e, ok := c.exprs[query]
-	c.mu.Unlock()
-	if ok {
-		return e, nil
-	}
-	expr, err := parser.ParseExpr(query)
-	if err != nil {
-		return nil, err
-	}
-	e = &textExpr{Expr: expr, text: expr.String()}
-	c.mu.Lock()
-	if len(c.exprs) >= maxParsed {
-		clear(c.exprs)
-	}
-	c.exprs[query] = e
-	c.mu.Unlock()
-	return e, nil
+	return cached(c, c.exprs, query, func() (*textExpr, error) {
+		expr, err := parser.ParseExpr(query)
+		if err != nil {
+			return nil, err
+		}
+		return &textExpr{Expr: expr, text: expr.String()}, nil
+	})
 }
 
 // Parse parses a rule's expression. The rules package writes the expression out as text at

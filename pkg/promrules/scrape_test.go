@@ -8,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/model/value"
 )
@@ -32,7 +30,7 @@ func TestScrapeAsAppend(t *testing.T) {
 		e := evaluatorOf(t, Options{}, rules)
 		at := t0
 		for n, text := range scrapes {
-			mfs := families(t, text)
+			mfs := parseText(t, text)
 			instants := []time.Time{at}
 			if n == 1 {
 				instants = append(instants, at.Add(15*time.Second), at.Add(30*time.Second))
@@ -64,28 +62,6 @@ func TestScrapeAsAppend(t *testing.T) {
 	if strings.Contains(got[1], "other") || strings.Contains(got[1], "lat_seconds_sum") {
 		t.Errorf("a series no rule selects was stored:\n%s", got[1])
 	}
-}
-
-func families(t *testing.T, text string) []*dto.MetricFamily {
-	t.Helper()
-	var p expfmt.TextParser
-	fams, err := p.TextToMetricFamilies(strings.NewReader(text))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []*dto.MetricFamily
-	for _, mf := range fams {
-		out = append(out, mf)
-	}
-	// The parser's map has no order; a scrape's families come sorted.
-	for i := range out {
-		for j := i + 1; j < len(out); j++ {
-			if out[j].GetName() < out[i].GetName() {
-				out[i], out[j] = out[j], out[i]
-			}
-		}
-	}
-	return out
 }
 
 // dump writes every series of the evaluator's storage with its samples (offsets from t0).
