@@ -42,15 +42,13 @@ func (e *Evaluator) target(name string) *targetCache {
 	return tc
 }
 
-// get returns the cached series of this key (its labels made by lset on a miss), marked as
-// in the current scrape.
-func (tc *targetCache) get(key []byte, lset func() labels.Labels) *cachedSeries {
-	c := tc.series[string(key)]
-	if c == nil {
-		c = &cachedSeries{lset: lset()}
-		tc.series[string(key)] = c
-	}
-	c.scrape = tc.scrape
+// get returns the cached series of this key, nil on a miss (then add it).
+func (tc *targetCache) get(key []byte) *cachedSeries { return tc.series[string(key)] }
+
+// add caches a series seen for the first time.
+func (tc *targetCache) add(key []byte, lset labels.Labels) *cachedSeries {
+	c := &cachedSeries{lset: lset}
+	tc.series[string(key)] = c
 	return c
 }
 
@@ -79,7 +77,11 @@ func (e *Evaluator) Scrape(target labels.Labels, at []time.Time, mfs []*dto.Metr
 		k = append(k, 0xff, 'q')
 		k = append(k, quantile...)
 		tc.key = k
-		cur = append(cur, tc.get(k, func() labels.Labels { return seriesLabels(&b, m, target, metric, le, quantile) }))
+		c := tc.get(k)
+		if c == nil {
+			c = tc.add(k, seriesLabels(&b, m, target, metric, le, quantile))
+		}
+		cur = append(cur, c)
 		vals = append(vals, v)
 	})
 	return e.store(tc, at, cur, vals)
@@ -94,7 +96,9 @@ func (e *Evaluator) Append(target string, t time.Time, samples []Sample) error {
 	vals := make([]float64, len(samples))
 	for i, s := range samples {
 		tc.key = s.Labels.Bytes(tc.key[:0])
-		cur[i] = tc.get(tc.key, func() labels.Labels { return s.Labels })
+		if cur[i] = tc.get(tc.key); cur[i] == nil {
+			cur[i] = tc.add(tc.key, s.Labels)
+		}
 		vals[i] = s.Value
 	}
 	return e.store(tc, []time.Time{t}, cur, vals)
@@ -103,6 +107,9 @@ func (e *Evaluator) Append(target string, t time.Time, samples []Sample) error {
 // store appends a scrape's series at each instant of at, and the staleness markers at the
 // first.
 func (e *Evaluator) store(tc *targetCache, at []time.Time, cur []*cachedSeries, vals []float64) error {
+	for _, c := range cur {
+		c.scrape = tc.scrape
+	}
 	var gone []*cachedSeries
 	for _, c := range tc.last {
 		if c.scrape != tc.scrape {

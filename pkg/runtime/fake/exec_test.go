@@ -31,12 +31,7 @@ func execContainer(t *testing.T, r *Runtime) string {
 	cc.Envs = []cri.KeyValue{{Key: "PATH", Value: "/bin"}, {Key: "GREETING", Value: "hello world"}}
 	cc.Command = []string{"sh", "-c", "echo ready > /tmp/state; exec sleep infinity"}
 	const vol = "/var/lib/kubelet/pods/uid-exec/volumes/kubernetes.io~configmap/config"
-	if err := r.nodeFS.MkdirAll(vol, 0o755, 0, 0); err != nil {
-		t.Fatal(err)
-	}
-	if err := r.nodeFS.WriteFile(vol+"/mode", []byte("blue\n"), 0o644, false, 0, 0); err != nil {
-		t.Fatal(err)
-	}
+	writeVolumeFile(t, r, vol, "mode", "blue\n")
 	cc.Mounts = []cri.Mount{{ContainerPath: "/etc/config", HostPath: vol, Readonly: true}}
 	id, err := r.CreateContainer(context.Background(), sbID, cc, cfg)
 	if err != nil {
@@ -46,6 +41,18 @@ func execContainer(t *testing.T, r *Runtime) string {
 		t.Fatal(err)
 	}
 	return id
+}
+
+// writeVolumeFile writes a file of a volume directory on the node, as the kubelet does
+// before it mounts the volume.
+func writeVolumeFile(t *testing.T, r *Runtime, dir, name, content string) {
+	t.Helper()
+	if err := r.nodeFS.MkdirAll(dir, 0o755, 0, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.nodeFS.WriteFile(dir+"/"+name, []byte(content), 0o644, false, 0, 0); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // TestExecSyncRunsPrograms: output, exit code and the time a command takes are the
@@ -169,16 +176,7 @@ func TestExecMakesTheMachine(t *testing.T) {
 		t.Fatal(err)
 	}
 	const vol = "/var/lib/kubelet/pods/uid-lazy/volumes/kubernetes.io~configmap/config"
-	write := func(mode string) {
-		t.Helper()
-		if err := r.nodeFS.MkdirAll(vol, 0o755, 0, 0); err != nil {
-			t.Fatal(err)
-		}
-		if err := r.nodeFS.WriteFile(vol+"/mode", []byte(mode+"\n"), 0o644, false, 0, 0); err != nil {
-			t.Fatal(err)
-		}
-	}
-	write("blue")
+	writeVolumeFile(t, r, vol, "mode", "blue\n")
 	cc := containerConfig("app", "", testImage)
 	cc.Envs = []cri.KeyValue{{Key: "GREETING", Value: "hello"}}
 	cc.Mounts = []cri.Mount{{ContainerPath: "/etc/config", HostPath: vol, Readonly: true}}
@@ -193,7 +191,7 @@ func TestExecMakesTheMachine(t *testing.T) {
 	if err := r.nodeFS.Remove(vol, true); err != nil {
 		t.Fatal(err)
 	}
-	write("red")
+	writeVolumeFile(t, r, vol, "mode", "red\n")
 	if c := r.containers[id]; c.m != nil {
 		t.Fatal("the machine of a container running no process was made before an exec")
 	}

@@ -327,7 +327,8 @@ func (r *Runtime) startProgramLocked(c *ctr, at int64) error {
 		}
 		return r.startFailedLocked(c, at, errors.New("no command specified"))
 	}
-	pid, err := r.machineLocked(c).Start(shell.Spec{
+	m := r.machineLocked(c) // before the fields below are read: it sets them
+	pid, err := m.Start(shell.Spec{
 		Argv:     c.argv,
 		Env:      c.env,
 		Dir:      c.workDir,
