@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/minikubelet/minikubelet/pkg/admission"
+	"github.com/minikubelet/minikubelet/pkg/intern"
 )
 
 // podManager is the kubelet's desired set of pods (upstream pod manager without mirror
@@ -34,7 +35,8 @@ func newPodManager() *podManager {
 // AddPod adds or replaces a pod (ADD, UPDATE, RECONCILE all store the newest spec) and
 // returns its requests (admission.PodRequests; read only).
 func (m *podManager) AddPod(pod *v1.Pod) v1.ResourceList {
-	e := podEntry{pod: pod, requests: admission.PodRequests(pod)}
+	// Read only, so pods that request alike share one list.
+	e := podEntry{pod: pod, requests: intern.ResourceList(admission.PodRequests(pod))}
 	m.byUID[pod.UID] = e
 	if pod.Spec.ActiveDeadlineSeconds != nil {
 		m.withDeadline[pod.UID] = pod

@@ -13,6 +13,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/minikubelet/minikubelet/pkg/cri"
+	"github.com/minikubelet/minikubelet/pkg/intern"
 )
 
 // ContainerOptions is what the kubelet resolves for one container before it is created
@@ -56,9 +57,10 @@ func (m *Manager) generateContainerConfig(ctx context.Context, c *v1.Container, 
 		Metadata: cri.ContainerMetadata{Name: c.Name, Attempt: uint32(restartCount)},
 		// The image by name (with its default tag), as containerd reports it back in the
 		// container status; imageID carries the resolved id.
-		Image:       cri.ImageSpec{Image: image},
-		Labels:      newContainerLabels(c, pod),
-		Annotations: newContainerAnnotations(c, pod, restartCount, kind),
+		Image:  cri.ImageSpec{Image: image},
+		Labels: newContainerLabels(c, pod),
+		// Read only from here (the runtime's): a template's containers share equal maps.
+		Annotations: intern.StringMap(newContainerAnnotations(c, pod, restartCount, kind)),
 		Resources:   containerResources(c),
 		Command:     command,
 		Args:        args,
@@ -79,7 +81,9 @@ func (m *Manager) generateContainerConfig(ctx context.Context, c *v1.Container, 
 // as upstream. The mounts are ordered by depth (parents first), as containerd orders them
 // before mounting, so a runtime can bind them in order.
 func (m *Manager) makeMounts(ctx context.Context, pod *v1.Pod, c *v1.Container, restartCount int, opts *ContainerOptions) []cri.Mount {
-	mounts := append([]cri.Mount(nil), opts.Mounts...)
+	// Room for the termination message file: the runtime keeps this slice for the
+	// container's life, so it is not left with an append's doubled capacity.
+	mounts := append(make([]cri.Mount, 0, len(opts.Mounts)+1), opts.Mounts...)
 	if m.cfg.NodeFS != nil && opts.PodContainerDir != "" && c.TerminationMessagePath != "" {
 		hostPath, err := m.createTerminationMessageFile(pod, c, restartCount, opts.PodContainerDir)
 		if err != nil {

@@ -19,6 +19,7 @@ import (
 
 	"github.com/minikubelet/minikubelet/pkg/container"
 	"github.com/minikubelet/minikubelet/pkg/events"
+	"github.com/minikubelet/minikubelet/pkg/intern"
 	"github.com/minikubelet/minikubelet/pkg/kubetypes"
 	"github.com/minikubelet/minikubelet/pkg/quantity"
 )
@@ -116,6 +117,8 @@ func parseManifest(data []byte, path, uidPath, nodeName string) ([]*v1.Pod, []st
 		}
 		return nil, nil, &FileError{Path: path, Reason: ReasonInvalid, Pod: ref, Err: fmt.Errorf("invalid pod: %v", errs)}
 	}
+	// Final from here: pods of one template share their resource lists.
+	intern.PodResources(pod)
 	return []*v1.Pod{pod}, warnings, nil
 }
 

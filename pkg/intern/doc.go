@@ -1,0 +1,2 @@
+// Package intern keeps one shared, read-only copy of values that many pods hold alike.
+package intern

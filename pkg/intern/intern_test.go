@@ -1,0 +1,154 @@
+package intern
+
+import (
+	"fmt"
+	"reflect"
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+)
+
+func same[M any](a, b M) bool {
+	return reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
+}
+
+func TestResourceList(t *testing.T) {
+	list := func(kv ...string) v1.ResourceList {
+		l := v1.ResourceList{}
+		for i := 0; i < len(kv); i += 2 {
+			l[v1.ResourceName(kv[i])] = resource.MustParse(kv[i+1])
+		}
+		return l
+	}
+	first := ResourceList(list("cpu", "10m", "memory", "16Mi"))
+	for _, c := range []struct {
+		name  string
+		l     v1.ResourceList
+		share bool
+	}{
+		{"equal", list("memory", "16Mi", "cpu", "10m"), true},
+		{"equal, written differently", list("cpu", "0.01", "memory", "16Mi"), true},
+		{"another quantity", list("cpu", "20m", "memory", "16Mi"), false},
+		{"another format of the same amount", list("cpu", "10m", "memory", "16777216"), false},
+		{"a name fewer", list("cpu", "10m"), false},
+		{"a name more", list("cpu", "10m", "memory", "16Mi", "ephemeral-storage", "1Gi"), false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got := ResourceList(c.l)
+			if !same(got, c.l) && !same(got, first) {
+				t.Fatalf("ResourceList returned a third list")
+			}
+			if same(got, first) != c.share {
+				t.Errorf("shared with the first: %v, want %v", same(got, first), c.share)
+			}
+			if !resourceListsEqual(got, c.l) {
+				t.Errorf("ResourceList(%v) = %v, not equal", c.l, got)
+			}
+		})
+	}
+	if empty := (v1.ResourceList{}); !same(ResourceList(empty), empty) {
+		t.Error("an empty list was replaced")
+	}
+	if ResourceList(nil) != nil {
+		t.Error("nil became a list")
+	}
+}
+
+func resourceListsEqual(a, b v1.ResourceList) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for name, q := range a {
+		o, ok := b[name]
+		if !ok || q.String() != o.String() {
+			return false
+		}
+	}
+	return true
+}
+
+func TestStringMap(t *testing.T) {
+	first := StringMap(map[string]string{"io.kubernetes.container.hash": "1a2b", "io.kubernetes.container.restartCount": "0"})
+	for _, c := range []struct {
+		name  string
+		m     map[string]string
+		share bool
+	}{
+		{"equal", map[string]string{"io.kubernetes.container.restartCount": "0", "io.kubernetes.container.hash": "1a2b"}, true},
+		{"another value", map[string]string{"io.kubernetes.container.hash": "1a2b", "io.kubernetes.container.restartCount": "1"}, false},
+		{"a key fewer", map[string]string{"io.kubernetes.container.hash": "1a2b"}, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got := StringMap(c.m)
+			if same(got, first) != c.share {
+				t.Errorf("shared with the first: %v, want %v", same(got, first), c.share)
+			}
+			if !reflect.DeepEqual(got, c.m) {
+				t.Errorf("StringMap(%v) = %v", c.m, got)
+			}
+		})
+	}
+	// Keys and values are delimited by their lengths, not by a character they may hold.
+	a := StringMap(map[string]string{"a": "b\x00\x01c"})
+	b := StringMap(map[string]string{"a\x00\x01b": "c"})
+	if same(a, b) {
+		t.Error("two different maps were given the same key")
+	}
+}
+
+// Past the bound, lists are returned as they are and the table stops growing.
+func TestTablesAreBounded(t *testing.T) {
+	t.Cleanup(emptyTables) // full tables intern nothing new: the other tests' lists
+	for i := 0; i < MaxResourceLists+10; i++ {
+		ResourceList(v1.ResourceList{v1.ResourceCPU: *resource.NewMilliQuantity(int64(1000000+i), resource.DecimalSI)})
+	}
+	if held := ResourceListsHeld(); held > MaxResourceLists {
+		t.Errorf("%d resource lists held, bound %d", held, MaxResourceLists)
+	}
+	for i := 0; i < MaxStringMaps+10; i++ {
+		StringMap(map[string]string{"k": fmt.Sprint(i)})
+	}
+	if held := StringMapsHeld(); held > MaxStringMaps {
+		t.Errorf("%d string maps held, bound %d", held, MaxStringMaps)
+	}
+}
+
+func TestPodResources(t *testing.T) {
+	pod := func() *v1.Pod {
+		req := func() v1.ResourceList {
+			return v1.ResourceList{v1.ResourceCPU: resource.MustParse("250m"), v1.ResourceMemory: resource.MustParse("300Mi")}
+		}
+		return &v1.Pod{Spec: v1.PodSpec{
+			InitContainers: []v1.Container{{Name: "init", Resources: v1.ResourceRequirements{Requests: req()}}},
+			Containers:     []v1.Container{{Name: "app", Resources: v1.ResourceRequirements{Requests: req(), Limits: req()}}},
+			Overhead:       v1.ResourceList{v1.ResourcePods: resource.MustParse("3")},
+		}}
+	}
+	a, b := pod(), pod()
+	PodResources(a)
+	PodResources(b)
+	for _, c := range []struct {
+		name string
+		x, y v1.ResourceList
+	}{
+		{"init requests", a.Spec.InitContainers[0].Resources.Requests, b.Spec.InitContainers[0].Resources.Requests},
+		{"app requests", a.Spec.Containers[0].Resources.Requests, b.Spec.Containers[0].Resources.Requests},
+		{"app limits", a.Spec.Containers[0].Resources.Limits, b.Spec.Containers[0].Resources.Limits},
+		{"app requests and limits", a.Spec.Containers[0].Resources.Requests, a.Spec.Containers[0].Resources.Limits},
+		{"overhead", a.Spec.Overhead, b.Spec.Overhead},
+	} {
+		if !same(c.x, c.y) {
+			t.Errorf("%s: two lists where one is shared", c.name)
+		}
+	}
+}
+
+func emptyTables() {
+	resourceLists.Lock()
+	clear(resourceLists.m)
+	resourceLists.Unlock()
+	stringMaps.Lock()
+	clear(stringMaps.m)
+	stringMaps.Unlock()
+}

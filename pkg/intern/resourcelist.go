@@ -1,0 +1,81 @@
+package intern
+
+import (
+	"slices"
+	"sync"
+
+	v1 "k8s.io/api/core/v1"
+)
+
+// MaxResourceLists bounds the table: past it, new lists are returned as they are, so a node
+// whose pods all request differently keeps no more than this many extra lists.
+const MaxResourceLists = 4096
+
+// A v1.ResourceList is a map, and a small Go map takes a whole group of eight slots: about
+// 700 bytes for {cpu: 10m, memory: 16Mi}, however few entries it has. Pods stamped from one
+// template (a Deployment's, a DaemonSet's, a scale test's) request alike, so a node with
+// 10,000 of them held 30,000 equal lists (two containers' requests and admission's sum per
+// pod). Shared, they are one each.
+var resourceLists = struct {
+	sync.Mutex
+	m map[string]v1.ResourceList
+}{m: map[string]v1.ResourceList{}}
+
+// ResourceList returns a list equal to l (the same names, each quantity printing the same,
+// which is the same value in the same format) that is shared with every other caller that
+// asked for an equal one. The caller must not change l afterwards, nor the list returned:
+// treat both as read-only. An empty list and a list of more than 8 names are returned as
+// they are. Safe for concurrent use.
+func ResourceList(l v1.ResourceList) v1.ResourceList {
+	if len(l) == 0 || len(l) > 8 {
+		return l
+	}
+	key := resourceListKey(l)
+	resourceLists.Lock()
+	defer resourceLists.Unlock()
+	if shared, ok := resourceLists.m[key]; ok {
+		return shared
+	}
+	if len(resourceLists.m) < MaxResourceLists {
+		resourceLists.m[key] = l
+	}
+	return l
+}
+
+// resourceListKey is l's names in order, each with its quantity's canonical text.
+func resourceListKey(l v1.ResourceList) string {
+	var names [8]v1.ResourceName
+	sorted := names[:0]
+	for name := range l {
+		sorted = append(sorted, name)
+	}
+	slices.Sort(sorted)
+	b := make([]byte, 0, 64)
+	for _, name := range sorted {
+		q := l[name]
+		b = appendField(appendField(b, string(name)), q.String())
+	}
+	return string(b)
+}
+
+// ResourceListsHeld is how many lists the table holds (tests and the census).
+func ResourceListsHeld() int {
+	resourceLists.Lock()
+	defer resourceLists.Unlock()
+	return len(resourceLists.m)
+}
+
+// PodResources shares the pod's containers' requests and limits and its overhead through
+// ResourceList. Call it once the pod is final (defaulted and validated), before anyone else
+// sees it; from then on the pod's resource lists are read-only, as a pod from a source is.
+func PodResources(pod *v1.Pod) {
+	share := func(cs []v1.Container) {
+		for i := range cs {
+			r := &cs[i].Resources
+			r.Requests, r.Limits = ResourceList(r.Requests), ResourceList(r.Limits)
+		}
+	}
+	share(pod.Spec.InitContainers)
+	share(pod.Spec.Containers)
+	pod.Spec.Overhead = ResourceList(pod.Spec.Overhead)
+}
