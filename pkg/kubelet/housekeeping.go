@@ -86,7 +86,8 @@ func (k *Kubelet) HandlePodCleanups(ctx context.Context) error {
 
 	// The pods' directories on the node (volumes, etc-hosts, termination messages) go with
 	// the pods: kept while a source wants the pod, a worker has it or the runtime runs it.
-	inRuntime := make(map[types.UID]bool, len(runtimePods))
+	k.inRuntime = scratch.Map(k.inRuntime, len(runtimePods))
+	inRuntime := k.inRuntime
 	for _, rp := range runtimePods {
 		inRuntime[rp.ID] = true
 	}

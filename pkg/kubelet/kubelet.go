@@ -174,6 +174,7 @@ type Kubelet struct {
 	dns                *dnsConfigurer     // pods' /etc/resolv.conf
 	hostIP             string             // the node's InternalIP, pods' status.hostIP
 	desired            map[types.UID]bool // housekeeping's desired pods, reused from one pass to the next
+	inRuntime          map[types.UID]bool // housekeeping's pods the runtime has, reused likewise
 
 	nodeInfo         admission.NodeInfo
 	sysctls          *admission.SysctlAllowlist

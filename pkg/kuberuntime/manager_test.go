@@ -787,6 +787,8 @@ func TestChangedSpecRestartsTheContainer(t *testing.T) {
 		t.Fatalf("app %v attempt %d, want running", st, attempt)
 	}
 	oldKey := BackOffKey(pod, &pod.Spec.Containers[0])
+	// An update is a new pod object from the source, as the merger and informers give.
+	pod = pod.DeepCopy()
 	pod.Spec.Containers[0].Image = "ghcr.io/minikubelet/test-app:2.0"
 	if BackOffKey(pod, &pod.Spec.Containers[0]) == oldKey {
 		t.Error("the back-off key does not change with the image")

@@ -167,3 +167,49 @@ func TestReasonCache(t *testing.T) {
 		t.Fatal("ForgetPod kept the pod")
 	}
 }
+
+// A status equal to the stored one, as apimachinery's semantic equality has it, changes
+// nothing (no new version for the API status sync to act on); any other difference does.
+func TestManagerStoresOnlySemanticChanges(t *testing.T) {
+	running := func(at time.Time) v1.PodStatus {
+		s := withReady(v1.ConditionTrue)
+		s.ContainerStatuses = []v1.ContainerStatus{{Name: "app", Ready: true, State: v1.ContainerState{Running: &v1.ContainerStateRunning{StartedAt: metav1.NewTime(at)}}}}
+		return s
+	}
+	elsewhere := time.FixedZone("elsewhere", 3600)
+	for _, c := range []struct {
+		name    string
+		next    func() v1.PodStatus
+		changes bool
+	}{
+		{"identical", func() v1.PodStatus { return running(t0) }, false},
+		{"the same instant in another location", func() v1.PodStatus { return running(t0.In(elsewhere)) }, false},
+		{"empty instead of no volume mounts", func() v1.PodStatus {
+			s := running(t0)
+			s.ContainerStatuses[0].VolumeMounts = []v1.VolumeMountStatus{}
+			return s
+		}, false},
+		{"another start", func() v1.PodStatus { return running(t0.Add(time.Second)) }, true},
+		{"not ready", func() v1.PodStatus {
+			s := running(t0)
+			s.ContainerStatuses[0].Ready = false
+			return s
+		}, true},
+		{"a message", func() v1.PodStatus {
+			s := running(t0)
+			s.Message = "m"
+			return s
+		}, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			m, _ := newManager(t)
+			p := pod()
+			m.SetPodStatus(p, running(t0))
+			before := m.Version()
+			m.SetPodStatus(p, c.next())
+			if changed := m.Version() != before; changed != c.changes {
+				t.Errorf("stored as a change: %v, want %v", changed, c.changes)
+			}
+		})
+	}
+}

@@ -7,55 +7,64 @@ import (
 
 // podQOS computes the pod's QoS class from cpu and memory requests and limits (upstream
 // v1qos.GetPodQOS): BestEffort without any, Guaranteed when every container limits both and
-// requests equal limits, Burstable otherwise.
+// requests equal limits, Burstable otherwise. Every sync of every pod asks it, so it sums
+// into two fixed pairs instead of upstream's maps and copies no container.
 func podQOS(pod *v1.Pod) v1.PodQOSClass {
-	requests := v1.ResourceList{}
-	limits := v1.ResourceList{}
-	zero := resource.MustParse("0")
+	var requests, limits qosSums
 	guaranteed := true
-	all := append(append([]v1.Container{}, pod.Spec.InitContainers...), pod.Spec.Containers...)
-	for _, c := range all {
-		for name, q := range c.Resources.Requests {
-			if (name == v1.ResourceCPU || name == v1.ResourceMemory) && q.Cmp(zero) == 1 {
-				add(requests, name, q)
+	for _, cs := range [2][]v1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
+		for i := range cs {
+			r := &cs[i].Resources
+			seen := 0
+			for j, name := range qosResources {
+				if q, ok := r.Requests[name]; ok && q.Sign() > 0 {
+					requests.add(j, q)
+				}
+				if q, ok := r.Limits[name]; ok && q.Sign() > 0 {
+					seen++
+					limits.add(j, q)
+				}
 			}
-		}
-		seen := 0
-		for name, q := range c.Resources.Limits {
-			if (name == v1.ResourceCPU || name == v1.ResourceMemory) && q.Cmp(zero) == 1 {
-				seen++
-				add(limits, name, q)
+			if seen != len(qosResources) {
+				guaranteed = false
 			}
-		}
-		if seen != 2 {
-			guaranteed = false
 		}
 	}
-	if len(requests) == 0 && len(limits) == 0 {
+	if requests.none() && limits.none() {
 		return v1.PodQOSBestEffort
 	}
 	if guaranteed {
-		for name, req := range requests {
-			if lim, ok := limits[name]; !ok || lim.Cmp(req) != 0 {
+		for j := range qosResources {
+			if requests.has[j] && (!limits.has[j] || limits.sum[j].Cmp(requests.sum[j]) != 0) {
 				guaranteed = false
 				break
 			}
 		}
 	}
-	if guaranteed && len(limits) == 2 {
+	if guaranteed && limits.has[0] && limits.has[1] {
 		return v1.PodQOSGuaranteed
 	}
 	return v1.PodQOSBurstable
 }
 
-func add(l v1.ResourceList, name v1.ResourceName, q resource.Quantity) {
-	if cur, ok := l[name]; ok {
-		cur.Add(q)
-		l[name] = cur
+// qosResources are the resources the QoS class looks at.
+var qosResources = [2]v1.ResourceName{v1.ResourceCPU, v1.ResourceMemory}
+
+// qosSums is a sum per qosResources entry, and whether any was added.
+type qosSums struct {
+	sum [2]resource.Quantity
+	has [2]bool
+}
+
+func (s *qosSums) add(j int, q resource.Quantity) {
+	if s.has[j] {
+		s.sum[j].Add(q)
 		return
 	}
-	l[name] = q.DeepCopy()
+	s.sum[j], s.has[j] = q.DeepCopy(), true
 }
+
+func (s *qosSums) none() bool { return !s.has[0] && !s.has[1] }
 
 // QOS is the pod's QoS class (Guaranteed, Burstable, BestEffort), as upstream's GetPodQOS.
 func QOS(pod *v1.Pod) v1.PodQOSClass { return podQOS(pod) }
