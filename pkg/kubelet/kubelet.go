@@ -175,6 +175,7 @@ type Kubelet struct {
 	hostIP             string             // the node's InternalIP, pods' status.hostIP
 	desired            map[types.UID]bool // housekeeping's desired pods, reused from one pass to the next
 	inRuntime          map[types.UID]bool // housekeeping's pods the runtime has, reused likewise
+	lastPodFiles       podFilePaths       // podFiles' last answer
 
 	nodeInfo         admission.NodeInfo
 	sysctls          *admission.SysctlAllowlist

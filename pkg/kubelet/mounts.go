@@ -102,9 +102,10 @@ func (k *Kubelet) makeMounts(pod *v1.Pod, c *v1.Container, envs []cri.KeyValue, 
 		mounts = append(mounts, cri.Mount{ContainerPath: etcHostsPath, HostPath: p})
 	}
 	ro := readOnlyRootFilesystem(c)
+	files := k.podFiles(pod.UID)
 	for _, f := range []struct{ containerPath, hostPath string }{
-		{etcHostnamePath, podHostnamePath(pod.UID)},
-		{resolvConfPath, podResolvConfPath(pod.UID)},
+		{etcHostnamePath, files.hostname},
+		{resolvConfPath, files.resolv},
 	} {
 		if mounted[f.containerPath] {
 			continue
@@ -263,7 +264,7 @@ func (k *Kubelet) writeEtcHosts(pod *v1.Pod, podIPs []string) (string, error) {
 		hostname, domain := k.podHostnameAndDomain(pod)
 		content = managedHostsFileContent(podIPs, hostname, domain, pod.Spec.HostAliases)
 	}
-	p := podEtcHostsPath(pod.UID)
+	p := k.podFiles(pod.UID).hosts
 	if err := writeNodeFile(k.nodeFS, p, content, podHostFileMode); err != nil {
 		return "", fmt.Errorf("write %s: %w", p, err)
 	}

@@ -91,8 +91,7 @@ func (r *Runtime) machineLocked(c *ctr) *shell.Machine {
 		view.BindNode(m.ContainerPath, s.nodes[i], m.Readonly)
 	}
 	r.procLocked(c, view, s.sec)
-	c.fs = view
-	c.id = identity(s.sec, c.img.user, view)
+	c.proc = &proc{id: identity(s.sec, c.img.user, view)}
 	c.env = mergeEnv(c.img.env, c.sb.hostname, c.envs, homeOf(view, c.id.UID))
 	c.m = shell.NewMachine(shell.Config{
 		FS:         view,
@@ -380,10 +379,6 @@ func (r *Runtime) stepMachineLocked(c *ctr, at int64) {
 		return
 	}
 	next := c.m.Step(at)
-	for _, f := range c.afterStep {
-		f()
-	}
-	c.afterStep = c.afterStep[:0]
 	if c.mainExited && c.info.State == cri.ContainerRunning {
 		c.flushLogs(at)
 		code := int32(c.mainStatus)

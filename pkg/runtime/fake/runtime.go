@@ -206,26 +206,18 @@ type ctr struct {
 	envs                           []cri.KeyValue
 
 	// The simulated machine the container's processes run on (program.go): nil until a
-	// process first runs, made from spec then.
+	// process first runs, made from spec then, with proc.
 	m            *shell.Machine
+	*proc        // nil while m is
 	spec         *machineSpec
-	fs           *vfs.View
 	mounts       []cri.Mount
 	img          *imageInfo // shared by the image's containers
-	id           shell.Identity
 	workDir      string
-	env          []string
 	argv         []string
 	stdin        bool
-	in           *shell.Input
-	mainPID      int
-	mainExited   bool
-	mainStatus   int
-	notSimulated bool      // its program is not one the simulator knows: it runs until stopped
-	opaque       bool      // counted in its sandbox's namespace as serving anything
-	partial      [2][]byte // stdout's and stderr's unterminated last lines
-	wakeGen      uint64    // invalidates queued wake-ups of the machine
-	afterStep    []func()  // run once the machine's step is done (exec completions)
+	notSimulated bool   // its program is not one the simulator knows: it runs until stopped
+	opaque       bool   // counted in its sandbox's namespace as serving anything
+	wakeGen      uint64 // invalidates queued wake-ups of the machine
 
 	startedAt, finishedAt int64
 	exitCode              int32
@@ -239,6 +231,19 @@ type ctr struct {
 	gen uint64
 	// stopWaiters are the StopContainer calls waiting for the container to exit or go.
 	stopWaiters []*task.Op
+}
+
+// proc is what a container has once its machine is made (machineLocked), read only where
+// the machine exists. Most containers of a big node never run a simulated process (an image
+// the simulator has no program for), and these fields were a third of their record.
+type proc struct {
+	id         shell.Identity
+	env        []string
+	in         *shell.Input
+	mainPID    int
+	mainExited bool
+	mainStatus int
+	partial    [2][]byte // stdout's and stderr's unterminated last lines
 }
 
 type transitionKind uint8
