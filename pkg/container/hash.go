@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"hash/fnv"
 	"sync"
+	"sync/atomic"
 	"weak"
 
 	v1 "k8s.io/api/core/v1"
@@ -20,19 +21,13 @@ import (
 // Safe for concurrent use.
 func HashContainer(c *v1.Container) uint64 {
 	k := weak.Make(c)
-	hashes.Lock()
-	h, ok := hashes.m[k]
-	hashes.Unlock()
-	if ok {
-		return h
+	if h, ok := hashes.m.Load(k); ok {
+		return h.(uint64)
 	}
-	h = hashSpec(c)
-	hashes.Lock()
-	defer hashes.Unlock()
-	if len(hashes.m) >= hashes.sweepAt {
+	h := hashSpec(c)
+	if _, loaded := hashes.m.LoadOrStore(k, h); !loaded && hashes.held.Add(1) >= hashes.sweepAt.Load() {
 		hashes.sweep()
 	}
-	hashes.m[k] = h
 	return h
 }
 
@@ -45,29 +40,41 @@ func hashSpec(c *v1.Container) uint64 {
 
 // hashes remembers HashContainer by container. The keys are weak, so the table does not
 // keep a removed pod's spec alive; the entries of collected containers are dropped when
-// the table has doubled since the last sweep.
-var hashes = hashTable{m: map[weak.Pointer[v1.Container]]uint64{}, sweepAt: minSweep}
+// the table has doubled since the last sweep. A process's nodes share it.
+var hashes = newHashTable()
 
 const minSweep = 1024
 
 type hashTable struct {
-	sync.Mutex
-	m       map[weak.Pointer[v1.Container]]uint64
-	sweepAt int
+	m        sync.Map // weak.Pointer[v1.Container] -> uint64
+	held     atomic.Int64
+	sweepAt  atomic.Int64
+	sweeping atomic.Bool
 }
 
+func newHashTable() *hashTable {
+	t := &hashTable{}
+	t.sweepAt.Store(minSweep)
+	return t
+}
+
+// sweep drops the entries of collected containers; one caller at a time sweeps, the others
+// go on.
 func (t *hashTable) sweep() {
-	for k := range t.m {
-		if k.Value() == nil {
-			delete(t.m, k)
-		}
+	if !t.sweeping.CompareAndSwap(false, true) {
+		return
 	}
-	t.sweepAt = max(minSweep, 2*len(t.m))
+	defer t.sweeping.Store(false)
+	t.m.Range(func(k, _ any) bool {
+		if k.(weak.Pointer[v1.Container]).Value() == nil {
+			if _, deleted := t.m.LoadAndDelete(k); deleted {
+				t.held.Add(-1)
+			}
+		}
+		return true
+	})
+	t.sweepAt.Store(max(minSweep, 2*t.held.Load()))
 }
 
 // hashesHeld is how many containers the table remembers (tests).
-func hashesHeld() int {
-	hashes.Lock()
-	defer hashes.Unlock()
-	return len(hashes.m)
-}
+func hashesHeld() int { return int(hashes.held.Load()) }

@@ -100,16 +100,16 @@ func TestStringMap(t *testing.T) {
 // Past the bound, lists are returned as they are and the table stops growing.
 func TestTablesAreBounded(t *testing.T) {
 	t.Cleanup(emptyTables) // full tables intern nothing new: the other tests' lists
-	for i := 0; i < MaxResourceLists+10; i++ {
-		ResourceList(v1.ResourceList{v1.ResourceCPU: *resource.NewMilliQuantity(int64(1000000+i), resource.DecimalSI)})
+	for i := int64(0); i < MaxResourceLists+10; i++ {
+		ResourceList(v1.ResourceList{v1.ResourceCPU: *resource.NewMilliQuantity(1000000+i, resource.DecimalSI)})
 	}
-	if held := ResourceListsHeld(); held > MaxResourceLists {
+	if held := ResourceListsHeld(); int64(held) > MaxResourceLists {
 		t.Errorf("%d resource lists held, bound %d", held, MaxResourceLists)
 	}
-	for i := 0; i < MaxStringMaps+10; i++ {
+	for i := int64(0); i < MaxStringMaps+10; i++ {
 		StringMap(map[string]string{"k": fmt.Sprint(i)})
 	}
-	if held := StringMapsHeld(); held > MaxStringMaps {
+	if held := StringMapsHeld(); int64(held) > MaxStringMaps {
 		t.Errorf("%d string maps held, bound %d", held, MaxStringMaps)
 	}
 }
@@ -145,10 +145,8 @@ func TestPodResources(t *testing.T) {
 }
 
 func emptyTables() {
-	resourceLists.Lock()
-	clear(resourceLists.m)
-	resourceLists.Unlock()
-	stringMaps.Lock()
-	clear(stringMaps.m)
-	stringMaps.Unlock()
+	resourceLists.Clear()
+	resourceListsHeld.Store(0)
+	stringMaps.Clear()
+	stringMapsHeld.Store(0)
 }

@@ -3,43 +3,51 @@ package intern
 import (
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	v1 "k8s.io/api/core/v1"
 )
 
 // MaxResourceLists bounds the table: past it, new lists are returned as they are, so a node
 // whose pods all request differently keeps no more than this many extra lists.
-const MaxResourceLists = 4096
+const MaxResourceLists int64 = 4096
 
 // A v1.ResourceList is a map, and a small Go map takes a whole group of eight slots: about
 // 700 bytes for {cpu: 10m, memory: 16Mi}, however few entries it has. Pods stamped from one
 // template (a Deployment's, a DaemonSet's, a scale test's) request alike, so a node with
 // 10,000 of them held 30,000 equal lists (two containers' requests and admission's sum per
 // pod). Shared, they are one each.
-var resourceLists = struct {
-	sync.Mutex
-	m map[string]v1.ResourceList
-}{m: map[string]v1.ResourceList{}}
+var (
+	resourceLists     sync.Map // canonical key -> v1.ResourceList
+	resourceListsHeld atomic.Int64
+)
 
 // ResourceList returns a list equal to l (the same names, each quantity printing the same,
 // which is the same value in the same format) that is shared with every other caller that
 // asked for an equal one. The caller must not change l afterwards, nor the list returned:
 // treat both as read-only. An empty list and a list of more than 8 names are returned as
-// they are. Safe for concurrent use.
+// they are. Safe for concurrent use (the nodes of one process share the table).
 func ResourceList(l v1.ResourceList) v1.ResourceList {
 	if len(l) == 0 || len(l) > 8 {
 		return l
 	}
-	key := resourceListKey(l)
-	resourceLists.Lock()
-	defer resourceLists.Unlock()
-	if shared, ok := resourceLists.m[key]; ok {
-		return shared
+	return share(&resourceLists, &resourceListsHeld, MaxResourceLists, resourceListKey(l), l)
+}
+
+// share returns the value table holds for key, storing v there first when there is none
+// and the table holds fewer than bound.
+func share[V any](table *sync.Map, held *atomic.Int64, bound int64, key string, v V) V {
+	if shared, ok := table.Load(key); ok {
+		return shared.(V)
 	}
-	if len(resourceLists.m) < MaxResourceLists {
-		resourceLists.m[key] = l
+	if held.Load() >= bound {
+		return v
 	}
-	return l
+	shared, loaded := table.LoadOrStore(key, v)
+	if !loaded {
+		held.Add(1)
+	}
+	return shared.(V)
 }
 
 // resourceListKey is l's names in order, each with its quantity's canonical text.
@@ -59,11 +67,7 @@ func resourceListKey(l v1.ResourceList) string {
 }
 
 // ResourceListsHeld is how many lists the table holds (tests and the census).
-func ResourceListsHeld() int {
-	resourceLists.Lock()
-	defer resourceLists.Unlock()
-	return len(resourceLists.m)
-}
+func ResourceListsHeld() int { return int(resourceListsHeld.Load()) }
 
 // PodResources shares the pod's containers' requests and limits and its overhead through
 // ResourceList. Call it once the pod is final (defaulted and validated), before anyone else

@@ -4,19 +4,20 @@ import (
 	"encoding/binary"
 	"slices"
 	"sync"
+	"sync/atomic"
 )
 
 // MaxStringMaps bounds the table of string maps, as MaxResourceLists does resource lists.
-const MaxStringMaps = 4096
+const MaxStringMaps int64 = 4096
 
 // A container's CRI annotations (its hash, restart count, termination message path and
 // policy, grace period) say nothing of its pod's name or UID, so a template's containers
 // carry equal maps, one per container: about 340 bytes each, since a small map takes a group
 // of eight slots.
-var stringMaps = struct {
-	sync.Mutex
-	m map[string]map[string]string
-}{m: map[string]map[string]string{}}
+var (
+	stringMaps     sync.Map // canonical key -> map[string]string
+	stringMapsHeld atomic.Int64
+)
 
 // StringMap returns a map equal to m that is shared with every other caller that asked for
 // an equal one. The caller must not change m afterwards, nor the map returned: treat both
@@ -26,16 +27,7 @@ func StringMap(m map[string]string) map[string]string {
 	if len(m) == 0 || len(m) > 16 {
 		return m
 	}
-	key := stringMapKey(m)
-	stringMaps.Lock()
-	defer stringMaps.Unlock()
-	if shared, ok := stringMaps.m[key]; ok {
-		return shared
-	}
-	if len(stringMaps.m) < MaxStringMaps {
-		stringMaps.m[key] = m
-	}
-	return m
+	return share(&stringMaps, &stringMapsHeld, MaxStringMaps, stringMapKey(m), m)
 }
 
 // stringMapKey is m's keys in order, each followed by its value.
@@ -62,8 +54,4 @@ func appendField(b []byte, s string) []byte {
 }
 
 // StringMapsHeld is how many maps the table holds (tests and the census).
-func StringMapsHeld() int {
-	stringMaps.Lock()
-	defer stringMaps.Unlock()
-	return len(stringMaps.m)
-}
+func StringMapsHeld() int { return int(stringMapsHeld.Load()) }
