@@ -66,20 +66,18 @@ func resourceListKey(l v1.ResourceList) string {
 	return string(b)
 }
 
-// ResourceListsHeld is how many lists the table holds (tests and the census).
+// ResourceListsHeld is how many lists the table holds.
 func ResourceListsHeld() int { return int(resourceListsHeld.Load()) }
 
 // PodResources shares the pod's containers' requests and limits and its overhead through
 // ResourceList. Call it once the pod is final (defaulted and validated), before anyone else
 // sees it; from then on the pod's resource lists are read-only, as a pod from a source is.
 func PodResources(pod *v1.Pod) {
-	share := func(cs []v1.Container) {
+	for _, cs := range [2][]v1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
 		for i := range cs {
 			r := &cs[i].Resources
 			r.Requests, r.Limits = ResourceList(r.Requests), ResourceList(r.Limits)
 		}
 	}
-	share(pod.Spec.InitContainers)
-	share(pod.Spec.Containers)
 	pod.Spec.Overhead = ResourceList(pod.Spec.Overhead)
 }

@@ -235,7 +235,7 @@ type ctr struct {
 
 // proc is what a container has once its machine is made (machineLocked), read only where
 // the machine exists. Most containers of a big node never run a simulated process (an image
-// the simulator has no program for), and these fields were a third of their record.
+// the simulator has no program for), and these fields were a quarter of their record.
 type proc struct {
 	id         shell.Identity
 	env        []string
