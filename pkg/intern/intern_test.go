@@ -103,13 +103,13 @@ func TestTablesAreBounded(t *testing.T) {
 	for i := int64(0); i < MaxResourceLists+10; i++ {
 		ResourceList(v1.ResourceList{v1.ResourceCPU: *resource.NewMilliQuantity(1000000+i, resource.DecimalSI)})
 	}
-	if held := ResourceListsHeld(); int64(held) > MaxResourceLists {
+	if held := resourceListsCount(); int64(held) > MaxResourceLists {
 		t.Errorf("%d resource lists held, bound %d", held, MaxResourceLists)
 	}
 	for i := int64(0); i < MaxStringMaps+10; i++ {
 		StringMap(map[string]string{"k": fmt.Sprint(i)})
 	}
-	if held := StringMapsHeld(); int64(held) > MaxStringMaps {
+	if held := stringMapsCount(); int64(held) > MaxStringMaps {
 		t.Errorf("%d string maps held, bound %d", held, MaxStringMaps)
 	}
 }

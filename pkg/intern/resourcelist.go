@@ -66,8 +66,8 @@ func resourceListKey(l v1.ResourceList) string {
 	return string(b)
 }
 
-// ResourceListsHeld is how many lists the table holds.
-func ResourceListsHeld() int { return int(resourceListsHeld.Load()) }
+// resourceListsCount is how many lists the table holds (tests).
+func resourceListsCount() int { return int(resourceListsHeld.Load()) }
 
 // PodResources shares the pod's containers' requests and limits and its overhead through
 // ResourceList. Call it once the pod is final (defaulted and validated), before anyone else

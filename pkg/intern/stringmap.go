@@ -53,5 +53,5 @@ func appendField(b []byte, s string) []byte {
 	return append(binary.AppendUvarint(b, uint64(len(s))), s...)
 }
 
-// StringMapsHeld is how many maps the table holds.
-func StringMapsHeld() int { return int(stringMapsHeld.Load()) }
+// stringMapsCount is how many maps the table holds (tests).
+func stringMapsCount() int { return int(stringMapsHeld.Load()) }

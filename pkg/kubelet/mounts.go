@@ -311,7 +311,8 @@ func hostAliasEntries(aliases []v1.HostAlias) []byte {
 // do not change. The hostname is the node's on the host network; with setHostnameAsFQDN
 // it is the FQDN.
 func (k *Kubelet) writePodNetworkFiles(pod *v1.Pod) error {
-	resolv := podResolvConfPath(pod.UID)
+	files := k.podFiles(pod.UID)
+	resolv := files.resolv
 	if _, err := k.nodeFS.Lstat(resolv); err != nil {
 		cfg, err := k.dns.podDNS(k.nodeFS, pod, k.events)
 		if err != nil {
@@ -321,7 +322,7 @@ func (k *Kubelet) writePodNetworkFiles(pod *v1.Pod) error {
 			return fmt.Errorf("write %s: %w", resolv, err)
 		}
 	}
-	name := podHostnamePath(pod.UID)
+	name := files.hostname
 	if _, err := k.nodeFS.Lstat(name); err != nil {
 		hostname := k.nodeName
 		if !pod.Spec.HostNetwork {
