@@ -7,6 +7,8 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 func same[M any](a, b M) bool {
@@ -149,4 +151,81 @@ func emptyTables() {
 	resourceListsHeld.Store(0)
 	stringMaps.Clear()
 	stringMapsHeld.Store(0)
+	specParts.Clear()
+	specPartsHeld.Store(0)
+}
+
+func TestPodSpec(t *testing.T) {
+	// pod is a final static pod as the file source makes it from a manifest: image and
+	// command are what the variants change.
+	pod := func(image string, command ...string) *v1.Pod {
+		grace := int64(30)
+		return &v1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: "web-" + image, UID: types.UID(image)},
+			Spec: v1.PodSpec{
+				Containers: []v1.Container{
+					{Name: "app", Image: image, Command: command, TerminationMessagePath: "/dev/termination-log",
+						Resources: v1.ResourceRequirements{Requests: v1.ResourceList{v1.ResourceCPU: resource.MustParse("10m")}}},
+					{Name: "side", Image: "busybox", Command: []string{"sleep", "infinity"}},
+				},
+				Tolerations:                   []v1.Toleration{{Operator: v1.TolerationOpExists, Effect: v1.TaintEffectNoExecute}},
+				SecurityContext:               &v1.PodSecurityContext{},
+				TerminationGracePeriodSeconds: &grace,
+			},
+		}
+	}
+	a, b := pod("nginx"), pod("nginx")
+	PodSpec(a)
+	PodSpec(b)
+	for _, c := range []struct {
+		name string
+		x, y any
+	}{
+		{"containers", a.Spec.Containers, b.Spec.Containers},
+		{"tolerations", a.Spec.Tolerations, b.Spec.Tolerations},
+		{"security context", a.Spec.SecurityContext, b.Spec.SecurityContext},
+	} {
+		if !same(c.x, c.y) {
+			t.Errorf("%s: two where one is shared", c.name)
+		}
+	}
+	if a.Spec.InitContainers != nil {
+		t.Error("no init containers became a list")
+	}
+	for _, c := range []struct {
+		name string
+		pod  *v1.Pod
+	}{
+		{"another image", pod("httpd")},
+		{"another command", pod("nginx", "nginx", "-g", "daemon off;")},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			want := c.pod.DeepCopy()
+			PodSpec(c.pod)
+			if same(c.pod.Spec.Containers, a.Spec.Containers) {
+				t.Error("shares containers with a pod whose containers differ")
+			}
+			if !reflect.DeepEqual(c.pod.Spec, want.Spec) {
+				t.Errorf("the spec changed: %v, want %v", c.pod.Spec, want.Spec)
+			}
+			if !same(c.pod.Spec.Tolerations, a.Spec.Tolerations) {
+				t.Error("equal tolerations are not shared")
+			}
+		})
+	}
+}
+
+func TestSpecPartsAreBounded(t *testing.T) {
+	t.Cleanup(emptyTables)
+	for i := int64(0); i < MaxSpecParts+10; i++ {
+		p := &v1.Pod{Spec: v1.PodSpec{Containers: []v1.Container{{Name: "app", Image: fmt.Sprintf("image:%d", i)}}}}
+		want := p.Spec.Containers
+		PodSpec(p)
+		if i >= MaxSpecParts && !same(p.Spec.Containers, want) {
+			t.Fatalf("containers %d were replaced past the bound", i)
+		}
+	}
+	if held := specPartsCount(); int64(held) > MaxSpecParts {
+		t.Errorf("%d spec parts held, bound %d", held, MaxSpecParts)
+	}
 }

@@ -49,14 +49,12 @@ func newPodLabels(pod *v1.Pod) map[string]string {
 	return labels
 }
 
-// newPodAnnotations copies the pod's annotations: the fake runtime scripts container
-// behaviour from them.
+// newPodAnnotations is the pod's annotations, as upstream's: the fake runtime scripts
+// container behaviour from them. Not a copy: a pod from a source is never changed in place
+// (an update is a new object), and the runtime only reads them, so a copy would be a
+// second equal map for every pod of the node.
 func newPodAnnotations(pod *v1.Pod) map[string]string {
-	out := make(map[string]string, len(pod.Annotations))
-	for k, v := range pod.Annotations {
-		out[k] = v
-	}
-	return out
+	return pod.Annotations
 }
 
 func newContainerLabels(c *v1.Container, pod *v1.Pod) map[string]string {

@@ -117,8 +117,8 @@ func parseManifest(data []byte, path, uidPath, nodeName string) ([]*v1.Pod, []st
 		}
 		return nil, nil, &FileError{Path: path, Reason: ReasonInvalid, Pod: ref, Err: fmt.Errorf("invalid pod: %v", errs)}
 	}
-	// Final from here: pods of one template share their resource lists.
-	intern.PodResources(pod)
+	// Final from here: pods of one template share their containers, tolerations and resource lists.
+	intern.PodSpec(pod)
 	return []*v1.Pod{pod}, warnings, nil
 }
 

@@ -2,6 +2,7 @@ package podsource
 
 import (
 	"errors"
+	"reflect"
 	"regexp"
 	"strings"
 	"testing"
@@ -328,5 +329,35 @@ func BenchmarkParseManifest(b *testing.B) {
 		if _, _, err := ParseManifest(data, "/m/x.yaml", "n"); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestParseManifestSharesTemplateParts: pods of one template share their containers and
+// tolerations (pkg/intern), and each still reads as its own manifest says.
+func TestParseManifestSharesTemplateParts(t *testing.T) {
+	parse := func(name, extra string) *v1.Pod {
+		t.Helper()
+		pods, _, err := ParseManifest([]byte(podYAML(name, extra)), "/m/"+name+".yaml", "n1")
+		if err != nil {
+			t.Fatalf("ParseManifest: %v", err)
+		}
+		return pods[0]
+	}
+	a, b := parse("web-1", ""), parse("web-2", "")
+	other := parse("web-3", "    command: [sleep, infinity]\n")
+	if &a.Spec.Containers[0] != &b.Spec.Containers[0] {
+		t.Error("two pods of one template hold two copies of their containers")
+	}
+	if &a.Spec.Tolerations[0] != &b.Spec.Tolerations[0] {
+		t.Error("two static pods hold two copies of the default toleration")
+	}
+	if &other.Spec.Containers[0] == &a.Spec.Containers[0] {
+		t.Error("a pod with another command shares the template's containers")
+	}
+	if got := other.Spec.Containers[0].Command; !reflect.DeepEqual(got, []string{"sleep", "infinity"}) {
+		t.Errorf("command = %q", got)
+	}
+	if a.Name == b.Name || a.UID == b.UID {
+		t.Errorf("the pods' own fields are shared: %s/%s, %s/%s", a.Name, a.UID, b.Name, b.UID)
 	}
 }

@@ -77,7 +77,7 @@ func (r *Runtime) CreateContainer(ctx context.Context, podSandboxID string, conf
 	if img == nil {
 		return "", fmt.Errorf("create container %q: image %q: %w (pull it first)", name, config.Image.Image, cri.ErrNotFound)
 	}
-	reserved := fmt.Sprintf("%s_%s_%d", name, podSandboxID, config.Metadata.Attempt)
+	reserved := ctrName{sb: sb, name: name, attempt: config.Metadata.Attempt}
 	if owner, ok := r.ctrNames[reserved]; ok {
 		return "", fmt.Errorf("create container %q: failed to reserve container name %q: name is reserved for %q", name, reserved, owner)
 	}
@@ -97,7 +97,6 @@ func (r *Runtime) CreateContainer(ctx context.Context, podSandboxID string, conf
 			Annotations:  config.Annotations, // the runtime's now (cri.RuntimeService)
 		},
 		sb:         sb,
-		name:       reserved,
 		role:       role,
 		beh:        &noBehavior,
 		annotation: annotation,
@@ -355,7 +354,7 @@ func (r *Runtime) removeContainerLocked(c *ctr, now int64) {
 	c.sb.cpuGone += c.cpuCoreNanos(now)
 	r.releaseStopWaitersLocked(c)
 	delete(r.containers, c.info.ID)
-	delete(r.ctrNames, c.name)
+	delete(r.ctrNames, c.reservedName())
 	r.nContainers--
 	sb := c.sb
 	sb.containers = slices.DeleteFunc(sb.containers, func(x *ctr) bool { return x == c })

@@ -133,7 +133,7 @@ type Runtime struct {
 	sandboxes    map[string]*sandbox
 	sandboxNames map[string]string // reserved sandbox name -> id
 	containers   map[string]*ctr
-	ctrNames     map[string]string // reserved container name -> id
+	ctrNames     map[ctrName]string // reserved container name -> id
 	nContainers  int
 	images       []*cri.Image              // in pull order
 	imageInfos   map[*cri.Image]*imageInfo // what each pulled image gives its containers (imageInfoLocked)
@@ -194,7 +194,6 @@ type sandbox struct {
 type ctr struct {
 	info       cri.Container // the listing entry, kept current
 	sb         *sandbox
-	name       string // reserved name
 	role       string
 	beh        *behavior.Behavior // noBehavior unless the pod's annotation gave one
 	annotation string             // the behaviour annotation key, when the pod had one
@@ -232,6 +231,23 @@ type ctr struct {
 	// stopWaiters are the StopContainer calls waiting for the container to exit or go.
 	stopWaiters []*task.Op
 }
+
+// ctrName is a container's reserved name: its name, sandbox and attempt, as containerd
+// reserves "name_sandboxID_attempt". A key of its parts, not that text: 80 bytes less for
+// each container of a big node.
+type ctrName struct {
+	sb      *sandbox
+	name    string
+	attempt uint32
+}
+
+// reservedName is the name c reserved when it was created.
+func (c *ctr) reservedName() ctrName {
+	return ctrName{sb: c.sb, name: c.info.Metadata.Name, attempt: c.info.Metadata.Attempt}
+}
+
+// String is the name as containerd's errors print it.
+func (n ctrName) String() string { return fmt.Sprintf("%s_%s_%d", n.name, n.sb.info.ID, n.attempt) }
 
 // proc is what a container has once its machine is made (machineLocked), read only where
 // the machine exists. Most containers of a big node never run a simulated process (an image
@@ -347,7 +363,7 @@ func New(cfg Config) (*Runtime, error) {
 		sandboxes:    map[string]*sandbox{},
 		sandboxNames: map[string]string{},
 		containers:   map[string]*ctr{},
-		ctrNames:     map[string]string{},
+		ctrNames:     map[ctrName]string{},
 		nodeFS:       cfg.NodeFS,
 		network:      cfg.Network,
 	}

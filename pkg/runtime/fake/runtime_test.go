@@ -69,8 +69,18 @@ func TestSandboxAndContainerLifecycle(t *testing.T) {
 	if !strings.HasPrefix(st.ImageRef, "sha256:") {
 		t.Errorf("ImageRef = %q, want the image id", st.ImageRef)
 	}
-	if _, err := r.CreateContainer(ctx, sbID, containerConfig("app", "", testImage), sbCfg); err == nil || !strings.Contains(err.Error(), "is reserved") {
-		t.Errorf("second CreateContainer with the same name and attempt: error = %v, want name reserved", err)
+	if _, err := r.CreateContainer(ctx, sbID, containerConfig("app", "", testImage), sbCfg); err == nil || !strings.Contains(err.Error(), `failed to reserve container name "app_`+sbID+`_0": name is reserved for "`+id+`"`) {
+		t.Errorf("second CreateContainer with the same name and attempt: error = %v, want name app_%s_0 reserved", err, sbID)
+	}
+	// Removing a container frees its name.
+	spare := createContainer(t, r, sbID, sbCfg, "spare", "")
+	if err := r.RemoveContainer(ctx, spare); err != nil {
+		t.Fatal(err)
+	}
+	if again := createContainer(t, r, sbID, sbCfg, "spare", ""); again == spare {
+		t.Errorf("the name's second container has the first's ID %s", again)
+	} else if err := r.RemoveContainer(ctx, again); err != nil {
+		t.Fatal(err)
 	}
 
 	clk.Step(time.Second)
