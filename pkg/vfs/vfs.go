@@ -353,6 +353,10 @@ func (t *dirTable) put(name string, n *Node) {
 		t.ents[i].node = n
 		return
 	}
+	// The name is most often a slice of the path it was made by ("/var/lib/kubelet/pods/
+	// <uid>/containers/app"): a copy of its own keeps that path from living as long as the
+	// entry.
+	name = strings.Clone(name)
 	t.ents = append(t.ents, dirEnt{name, n})
 	switch {
 	case t.index != nil:
