@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -232,6 +233,69 @@ func TestStepOrder(t *testing.T) {
 	want := []types.UID{a.UID, fresh.UID, b.UID, c.UID}
 	if !slices.Equal(got, want) {
 		t.Fatalf("synced %v, want %v", got, want)
+	}
+}
+
+// TestStepYieldsAfterItsSlice: a Step whose syncs use StepSlice of the clock returns with the
+// rest of its batch left for the next, which takes a pod that became ready meanwhile first;
+// with no time passing, one Step syncs the whole batch (simulate's virtual clock).
+func TestStepYieldsAfterItsSlice(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		perSync  time.Duration
+		wantRuns [][]string // pod names synced by each Step
+	}{
+		{"no time passes", 0, [][]string{{"p0", "p1", "p2", "p3", "p4"}}},
+		// Each sync takes 40% of the slice: a Step's third sync is started past half of it
+		// and ends past the slice.
+		{"syncs take time", 2 * StepSlice / 5, [][]string{{"p0", "p1", "p2"}, {"late", "p3", "p4"}}},
+		// A sync longer than the slice still makes progress: one pod per Step.
+		{"one sync outlasts the slice", 2 * StepSlice, [][]string{{"p0"}, {"late", "p1"}, {"p2"}, {"p3"}, {"p4"}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			e.cache.UpdateTime(e.clk.Now())
+			names := map[types.UID]string{}
+			var pods []*v1.Pod
+			for i := range 5 {
+				pod := testPod(fmt.Sprintf("p%d", i))
+				pods, names[pod.UID] = append(pods, pod), pod.Name
+			}
+			late := testPod("late")
+			names[late.UID] = late.Name
+			e.h.mu.Lock()
+			for _, pod := range pods {
+				e.h.during[pod.UID] = func() { e.clk.Step(tc.perSync) }
+			}
+			e.h.mu.Unlock()
+			for _, pod := range pods {
+				e.p.UpdatePod(UpdatePodOptions{Pod: pod, UpdateType: kubetypes.SyncPodCreate})
+			}
+			var runs [][]string
+			for i := 0; e.due(); i++ {
+				if i == maxStepsPerInstant {
+					t.Fatal("pod workers still due: a Step must make progress")
+				}
+				before := len(e.h.list())
+				e.p.Step(e.ctx)
+				var run []string
+				for _, c := range e.h.list()[before:] {
+					run = append(run, names[c.uid])
+				}
+				runs = append(runs, run)
+				if len(runs) == 1 && len(e.h.list()) < len(pods) {
+					// Between Steps, as the runtime's and PLEG's steps would, a pod arrives.
+					e.p.UpdatePod(UpdatePodOptions{Pod: late, UpdateType: kubetypes.SyncPodCreate})
+				}
+			}
+			if tc.perSync == 0 {
+				e.p.UpdatePod(UpdatePodOptions{Pod: late, UpdateType: kubetypes.SyncPodCreate})
+				e.step()
+			}
+			if !reflect.DeepEqual(runs, tc.wantRuns) {
+				t.Errorf("Steps synced %v, want %v", runs, tc.wantRuns)
+			}
+		})
 	}
 }
 
