@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 
 	"github.com/minikubelet/minikubelet/pkg/container"
@@ -277,6 +278,21 @@ func TestGetPodsMatchesView(t *testing.T) {
 				t.Fatalf("GetPods: %d pods, view: %d pods", len(fast), len(slow))
 			}
 		})
+	}
+	// GetPodStatus reads each pod, and a pod the runtime never had, as the view does.
+	for i := 0; i <= 40; i++ {
+		uid := types.UID(uidN(i))
+		fast, err := r.GetPodStatus(ctx, uid, "name", "ns")
+		if err != nil {
+			t.Fatal(err)
+		}
+		slow, err := v.GetPodStatus(ctx, uid, "name", "ns")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(fast, slow) {
+			t.Fatalf("GetPodStatus(%s):\nfast %+v\nview %+v", uid, *fast, *slow)
+		}
 	}
 }
 
