@@ -192,11 +192,8 @@ func (r *Runtime) listRunningLocked() []*container.Pod {
 // relist under churn at 10,000 pods. The one read is also one instant: the calls' could
 // see a container exit between them.
 func (r *Runtime) GetPodStatus(ctx context.Context, uid types.UID, name, namespace string) (*container.PodStatus, error) {
-	if r.nFaults.Load() != 0 {
-		return r.view.GetPodStatus(ctx, uid, name, namespace)
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
+	if r.nFaults.Load() != 0 || ctx.Err() != nil {
+		return r.view.GetPodStatus(ctx, uid, name, namespace) // and a done context's error as it words it
 	}
 	ts := r.clk.Now() // as the view: before the read
 	// The view's filters select the pod's UID label: what sandboxMatches and containerMatches
