@@ -45,6 +45,10 @@ soak:
 bench:
 	$(GO) run ./hack/benchtable $(if $(BENCH_OUT),-o $(BENCH_OUT))
 
+## hostile: the resource targets against the real daemon (docs/resources.md): hostile programs beside a quiet pod, then 1,000 busy pods at 100m (~4 min)
+hostile:
+	$(GO) test -tags scale -count=1 -timeout 20m -run '^(TestHostilePrograms|TestBusyAtTheirLimit)$$' -v ./test/scale/ | grep -E '^\s*(\||---|ok|FAIL|hostile_test)'
+
 ## bench-all: every benchmark of pkg/ with allocations
 bench-all:
 	$(GO) test -run='^$$' -bench=. -benchmem -benchtime=$(BENCHTIME) ./pkg/...
@@ -96,7 +100,7 @@ lint:
 	@out=$$(gofmt -l $$(git ls-files -co --exclude-standard '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet $(PKGS)
 
-.PHONY: help build run test soak churn bench bench-all bench-density scale fuzz simulate lint kubelet-table image controlplane metricsserver e2e-cluster e2e monitoring \
+.PHONY: help build run test soak churn bench hostile bench-all bench-density scale fuzz simulate lint kubelet-table image controlplane metricsserver e2e-cluster e2e monitoring \
 	conformance conformance-serial conformance-ci conformance-tools conformance-bins
 
 ## kubelet-table: regenerate pkg/kubeletref/kubelet-v1.30.json, the v1.30 kubelet's flags and feature gates, by building its own flag set and gate (tools/kubeletref, which pins the release in its go.mod)

@@ -67,9 +67,11 @@ const (
 	// DefaultRecordMaxBytes bounds a --record file (an hour of a busy node is a few MiB).
 	DefaultRecordMaxBytes = 64 << 20
 	// MinRecordMaxBytes leaves room for the header and a step.
-	MinRecordMaxBytes               = 4 << 10
-	DefaultInitContainerDuration    = time.Second
-	DefaultRuntimeStatusPollPeriod  = 5 * time.Second
+	MinRecordMaxBytes              = 4 << 10
+	DefaultInitContainerDuration   = time.Second
+	DefaultRuntimeStatusPollPeriod = 5 * time.Second
+	// DefaultProgramCPU is half a core: the programs of every node of a daemon together.
+	DefaultProgramCPU               = "500m"
 	defaultNodeNameWithoutAHostname = "minikubelet"
 )
 
@@ -235,6 +237,7 @@ func NewSimulatorConfiguration() *SimulatorConfiguration {
 			Seed:                  DefaultSeed,
 			InitContainerDuration: metav1.Duration{Duration: DefaultInitContainerDuration},
 			StatusPollPeriod:      metav1.Duration{Duration: DefaultRuntimeStatusPollPeriod},
+			ProgramCPU:            resource.MustParse(DefaultProgramCPU),
 		},
 	}
 }

@@ -2,12 +2,13 @@ package config
 
 import (
 	"fmt"
-	v1 "k8s.io/api/core/v1"
 	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/spf13/pflag"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	kubeletv1beta1 "k8s.io/kubelet/config/v1beta1"
 )
 
@@ -33,6 +34,7 @@ const (
 	flagRelistThreshold           = "relist-threshold"
 	flagMetricsPrefix             = "metrics-prefix"
 	flagSeed                      = "seed"
+	flagProgramCPU                = "program-cpu"
 	flagAllowRemoteDebugging      = "allow-remote-debugging"
 	flagPort                      = "port"
 	flagTLSCertFile               = "tls-cert-file"
@@ -165,8 +167,24 @@ func addFlags(fs *pflag.FlagSet, cl *commandLine, kc *KubeletConfiguration, sc *
 		"Prefix of every metric name; the default gives the kubelet's names, --metrics-prefix= none. (simulatorConfiguration.metricsPrefix)")
 	fs.Int64Var(&sc.Runtime.Seed, flagSeed, sc.Runtime.Seed,
 		"Seed of the fake runtime's random choices. (simulatorConfiguration.runtime.seed)")
+	fs.Var((*quantityValue)(&sc.Runtime.ProgramCPU), flagProgramCPU,
+		"The real CPU the daemon spends running containers' programs, all its nodes together (e.g. 500m, 1). (simulatorConfiguration.runtime.programCPU)")
 	fs.BoolVar(&sc.AllowRemoteDebugging, flagAllowRemoteDebugging, sc.AllowRemoteDebugging,
 		"Serve the fault-injection handlers (--enable-debugging-handlers=true) and the profiling handler (enableProfilingHandler) on a non-loopback --address. Without it the daemon refuses to start with that combination. (simulatorConfiguration.allowRemoteDebugging)")
+}
+
+// quantityValue is a resource.Quantity flag (--program-cpu=500m).
+type quantityValue resource.Quantity
+
+func (q *quantityValue) String() string { return (*resource.Quantity)(q).String() }
+func (q *quantityValue) Type() string   { return "quantity" }
+func (q *quantityValue) Set(s string) error {
+	v, err := resource.ParseQuantity(s)
+	if err != nil {
+		return fmt.Errorf("%q is not a quantity", s)
+	}
+	*q = quantityValue(v)
+	return nil
 }
 
 // mapStringBool is the --feature-gates value, with the semantics of component-base's

@@ -42,6 +42,7 @@ func TestFlagHelpShowsValueTypes(t *testing.T) {
 		flagCertDir:                   "string",
 		flagNodeIP:                    "string",
 		flagNodeCount:                 "int",
+		flagProgramCPU:                "quantity",
 		flagRecord:                    "string",
 		flagRecordMaxBytes:            "int",
 		flagAnonymousAuth:             "", // a switch

@@ -181,7 +181,7 @@ func TestLoadPrecedence(t *testing.T) {
 			args: []string{"--pod-manifest-path=/pods", "--hostname-override=Node-A", "--sync-frequency=2m",
 				"--file-check-frequency=3s", "--node-status-update-frequency=4s", "--max-pods=5", "--address=::",
 				"--read-only-port=0", "--enable-debugging-handlers", "--relist-period=6s", "--relist-threshold=7m",
-				"--metrics-prefix=p_", "--seed=8", "--allow-remote-debugging"},
+				"--metrics-prefix=p_", "--seed=8", "--allow-remote-debugging", "--program-cpu=250m"},
 			check: func(t *testing.T, cfg *Config, gate featuregate.FeatureGate) {
 				kc, sc := cfg.Kubelet, cfg.Simulator
 				if kc.StaticPodPath != "/pods" || kc.SyncFrequency.Duration != 2*time.Minute || kc.FileCheckFrequency.Duration != 3*time.Second ||
@@ -190,7 +190,7 @@ func TestLoadPrecedence(t *testing.T) {
 					t.Errorf("kubelet flags not applied: %+v", kc)
 				}
 				if sc.NodeName != "node-a" || sc.PLEG.RelistPeriod.Duration != 6*time.Second || sc.PLEG.RelistThreshold.Duration != 7*time.Minute ||
-					sc.MetricsPrefix != "p_" || sc.Runtime.Seed != 8 || !sc.AllowRemoteDebugging {
+					sc.MetricsPrefix != "p_" || sc.Runtime.Seed != 8 || !sc.AllowRemoteDebugging || sc.Runtime.ProgramCPU.MilliValue() != 250 {
 					t.Errorf("simulator flags not applied: %+v", sc)
 				}
 			},

@@ -104,4 +104,10 @@ type RuntimeConfiguration struct {
 	StatusPollPeriod metav1.Duration `json:"statusPollPeriod"`
 	// Faults are injected from the start; each is checked with fault.Spec.Validate.
 	Faults []fault.Spec `json:"faults,omitempty"`
+	// ProgramCPU is the real CPU the daemon spends running containers' programs, for all
+	// its nodes together (--node-count): past it, programs wait and the kubelet's loops go
+	// on. What a container reports as its CPU use is the model's (its limit, or its share
+	// of machine.cpu), whatever the real machine gives it. Not used by simulate, whose
+	// clock is virtual. Default 500m.
+	ProgramCPU resource.Quantity `json:"programCPU"`
 }

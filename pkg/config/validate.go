@@ -412,6 +412,7 @@ func validateSimulator(v *validator, sc *SimulatorConfiguration) {
 	// Likewise: the fake runtime reads 0 as its 1s default, so "0s" would not mean "at once".
 	v.positiveDuration(p+"runtime.initContainerDuration", sc.Runtime.InitContainerDuration)
 	v.positiveDuration(p+"runtime.statusPollPeriod", sc.Runtime.StatusPollPeriod)
+	positiveQuantity(p+"runtime.programCPU", sc.Runtime.ProgramCPU, maxMachineCPU)
 	if _, err := behavior.ParseValue(sc.Runtime.DefaultBehavior); err != nil {
 		v.invalid(p+"runtime.defaultBehavior", sc.Runtime.DefaultBehavior, "%v", err)
 	}

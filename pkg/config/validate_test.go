@@ -65,6 +65,7 @@ func TestValidate(t *testing.T) {
 		{"kubeReserved quantity", func(c *Config) { c.Kubelet.KubeReserved = map[string]string{"memory": "-1Gi"} }, `kubeletConfiguration.kubeReserved[memory]: invalid value "-1Gi"`},
 		{"nodeName", func(c *Config) { c.Simulator.NodeName = "Node_1" }, `simulatorConfiguration.nodeName: invalid value "Node_1"`},
 		{"machine cpu", func(c *Config) { c.Simulator.Machine.CPU = resource.MustParse("0") }, `simulatorConfiguration.machine.cpu: invalid value "0"`},
+		{"program cpu", func(c *Config) { c.Simulator.Runtime.ProgramCPU = resource.MustParse("0") }, `simulatorConfiguration.runtime.programCPU: invalid value "0": must be greater than 0`},
 		{"machine memory", func(c *Config) { c.Simulator.Machine.Memory = resource.MustParse("-1Gi") }, "simulatorConfiguration.machine.memory"},
 		{"machine ephemeralStorage", func(c *Config) { c.Simulator.Machine.EphemeralStorage = resource.Quantity{} }, "simulatorConfiguration.machine.ephemeralStorage"},
 		// Quantities the simulator's int64 arithmetic would wrap round (found by FuzzConfig).

@@ -219,6 +219,9 @@ type ContainerResources struct {
 	// limit): the container may use CPUQuota of every CPUPeriod, and is throttled for the
 	// rest of a period once it has. CPUShares is the CPU request's weight (2 when none).
 	CPUPeriod, CPUQuota, CPUShares int64
+	// OomScoreAdj is the container's oom_score_adj (by its pod's QoS class): whom the OOM
+	// killer chooses first when the node's pods fill their memory.
+	OomScoreAdj int64
 }
 
 // ContainerStats is a container's resource use at Timestamp (unix nanoseconds), the fields

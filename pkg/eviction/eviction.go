@@ -50,9 +50,11 @@ const (
 
 	containerEphemeralStorageMessageFmt = "Container %s exceeded its local ephemeral storage limit %q. "
 	podEphemeralStorageMessageFmt       = "Pod ephemeral local storage usage exceeds the total limit of containers %s. "
+	emptyDirMessageFmt                  = "Usage of EmptyDir volume %q exceeds the limit %q. "
 	// The evictions metric's signals of the limit evictions.
 	signalEphemeralContainerFsLimit = "ephemeralcontainerfs.limit"
 	signalEphemeralPodFsLimit       = "ephemeralpodfs.limit"
+	signalEmptyDirFsLimit           = "emptydirfs.limit"
 )
 
 // resourcePIDs is the resource a pid.available eviction reclaims (upstream's "pids").
@@ -98,6 +100,8 @@ type PodUsage struct {
 	DiskBytes             int64
 	Processes             int64
 	Containers            []ContainerUsage
+	// Volumes is what each of the pod's measured volumes (its emptyDirs) holds, by name.
+	Volumes map[string]int64
 }
 
 // Config is what the manager needs.
@@ -365,6 +369,11 @@ func (m *Manager) localStorageEviction(ctx context.Context, now time.Time) bool 
 				limited = true
 			}
 		}
+		for _, vol := range pod.Spec.Volumes {
+			if vol.EmptyDir != nil && vol.EmptyDir.SizeLimit != nil {
+				limited = true
+			}
+		}
 	}
 	if !limited {
 		return false // nothing to compare: skip the stats call
@@ -388,8 +397,17 @@ func (m *Manager) localStorageEviction(ctx context.Context, now time.Time) bool 
 }
 
 // ephemeralStorageExceeded returns the eviction message and metric signal of a pod over
-// its ephemeral-storage limits, or "".
+// its ephemeral-storage limits, or "": an emptyDir past its sizeLimit first, then the
+// pod's total, then a container's, as upstream checks them.
 func ephemeralStorageExceeded(pod *v1.Pod, u PodUsage) (string, string) {
+	for _, vol := range pod.Spec.Volumes {
+		if vol.EmptyDir == nil || vol.EmptyDir.SizeLimit == nil || vol.EmptyDir.SizeLimit.Sign() != 1 {
+			continue
+		}
+		if used, ok := u.Volumes[vol.Name]; ok && used > vol.EmptyDir.SizeLimit.Value() {
+			return fmt.Sprintf(emptyDirMessageFmt, vol.Name, vol.EmptyDir.SizeLimit.String()), signalEmptyDirFsLimit
+		}
+	}
 	podLimit := resource.NewQuantity(0, resource.BinarySI)
 	limits := map[string]resource.Quantity{}
 	for _, c := range pod.Spec.Containers {

@@ -292,7 +292,18 @@ func TestEphemeralStorageLimits(t *testing.T) {
 		Resources: v1.ResourceRequirements{Limits: v1.ResourceList{v1.ResourceEphemeralStorage: resource.MustParse("500Mi")}}})
 	within := pod("within", "", 0, false)
 	within.Spec.Containers[0].Resources.Limits = v1.ResourceList{v1.ResourceEphemeralStorage: resource.MustParse("1Gi")}
-	e.pods = []*v1.Pod{whole, part, within}
+	// An emptyDir past its sizeLimit goes first, whatever the containers' limits say.
+	cache := pod("cache", "", 0, false)
+	cache.Spec.Containers[0].Resources.Limits = v1.ResourceList{v1.ResourceEphemeralStorage: resource.MustParse("1Gi")}
+	limit := resource.MustParse("100Mi")
+	cache.Spec.Volumes = []v1.Volume{{Name: "scratch", VolumeSource: v1.VolumeSource{EmptyDir: &v1.EmptyDirVolumeSource{}}},
+		{Name: "cache", VolumeSource: v1.VolumeSource{EmptyDir: &v1.EmptyDirVolumeSource{SizeLimit: &limit}}}}
+	roomy := pod("roomy", "", 0, false)
+	roomy.Spec.Volumes = []v1.Volume{{Name: "cache", VolumeSource: v1.VolumeSource{EmptyDir: &v1.EmptyDirVolumeSource{SizeLimit: &limit}}}}
+	e.pods = []*v1.Pod{whole, part, within, cache, roomy}
+	e.usage[cache.UID] = PodUsage{DiskBytes: 2 << 30, Volumes: map[string]int64{"scratch": 500 * mi, "cache": 101 * mi},
+		Containers: []ContainerUsage{{Name: "app", DiskBytes: 2 << 30}}}
+	e.usage[roomy.UID] = PodUsage{DiskBytes: 100 * mi, Volumes: map[string]int64{"cache": 100 * mi}}
 	e.usage[whole.UID] = PodUsage{DiskBytes: 2 << 30, Containers: []ContainerUsage{{Name: "app", DiskBytes: 2 << 30}}}
 	e.usage[part.UID] = PodUsage{DiskBytes: 700 * mi, Containers: []ContainerUsage{{Name: "app", DiskBytes: 100 * mi}, {Name: "log", DiskBytes: 600 * mi}}}
 	e.usage[within.UID] = PodUsage{DiskBytes: 10 * mi, Containers: []ContainerUsage{{Name: "app", DiskBytes: 10 * mi}}}
@@ -300,9 +311,10 @@ func TestEphemeralStorageLimits(t *testing.T) {
 	want := map[string]string{
 		"whole": "Pod ephemeral local storage usage exceeds the total limit of containers 1Gi. ",
 		"part":  `Container log exceeded its local ephemeral storage limit "500Mi". `,
+		"cache": `Usage of EmptyDir volume "cache" exceeds the limit "100Mi". `,
 	}
-	if len(e.killed) != 2 {
-		t.Fatalf("killed %v, want whole and part", e.killed)
+	if len(e.killed) != 3 {
+		t.Fatalf("killed %v, want whole, part and cache", e.killed)
 	}
 	for name, msg := range want {
 		if st := e.statuses[name]; st.Reason != "Evicted" || st.Message != msg || e.grace[name] != 0 {
@@ -312,7 +324,7 @@ func TestEphemeralStorageLimits(t *testing.T) {
 	if e.m.IsUnderPressure(v1.NodeDiskPressure) {
 		t.Error("limit evictions are not node pressure")
 	}
-	for signal, n := range map[string]float64{"ephemeralpodfs.limit": 1, "ephemeralcontainerfs.limit": 1} {
+	for signal, n := range map[string]float64{"ephemeralpodfs.limit": 1, "ephemeralcontainerfs.limit": 1, "emptydirfs.limit": 1} {
 		if got := testutil.ToFloat64(e.m.evictions.WithLabelValues(signal)); got != n {
 			t.Errorf("evictions{%s} = %v, want %v", signal, got, n)
 		}

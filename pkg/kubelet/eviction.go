@@ -133,6 +133,14 @@ func (k *Kubelet) podUsage(ctx context.Context) (map[types.UID]eviction.PodUsage
 		if ps.ProcessStats != nil && ps.ProcessStats.ProcessCount != nil {
 			u.Processes = int64(*ps.ProcessStats.ProcessCount)
 		}
+		for _, v := range ps.VolumeStats {
+			if v.UsedBytes != nil {
+				if u.Volumes == nil {
+					u.Volumes = map[string]int64{}
+				}
+				u.Volumes[v.Name] = int64(*v.UsedBytes)
+			}
+		}
 		for _, cs := range ps.Containers {
 			c := eviction.ContainerUsage{Name: cs.Name}
 			if cs.Memory != nil && cs.Memory.WorkingSetBytes != nil {

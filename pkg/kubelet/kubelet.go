@@ -368,6 +368,7 @@ func New(cfg Config) (*Kubelet, error) {
 		// manager, which makes the API caller.
 		RunContainerOptions: k.runContainerOptions,
 		NodeFS:              k.nodeFS,
+		MemoryCapacity:      c.Simulator.Machine.Memory.Value(),
 		ContainerLogTail:    k.containerLogTail,
 		Network:             cfg.Runtime.Network(),
 		After:               cfg.Runtime.After,
@@ -520,6 +521,8 @@ func NewRuntime(c *config.Config, clk clock.Clock, reg *metrics.Registry, option
 		DefaultBehavior:       rc.DefaultBehavior,
 		Faults:                rc.Faults,
 		Metrics:               reg,
+		PodsMemoryLimit:       podsMemoryLimit(c),
+		CPUCapacityMilli:      c.Simulator.Machine.CPU.MilliValue(),
 	}
 	// Validated by config.Load; a config built otherwise falls back to the default.
 	if q, err := resource.ParseQuantity(c.Kubelet.ContainerLogMaxSize); err == nil {
@@ -536,6 +539,28 @@ func NewRuntime(c *config.Config, clk clock.Clock, reg *metrics.Registry, option
 		return nil, fmt.Errorf("create the container runtime from simulatorConfiguration.runtime: %w", err)
 	}
 	return rt, nil
+}
+
+// podsMemoryLimit is the kubepods cgroup's memory limit as the container manager sets it
+// when it enforces node allocatable on pods: the machine's memory less systemReserved and
+// kubeReserved (the eviction threshold stays inside it, so eviction comes before the OOM
+// killer). Without enforcement, the machine's memory.
+func podsMemoryLimit(c *config.Config) int64 {
+	limit := c.Simulator.Machine.Memory.Value()
+	if !enforcesPodsAllocatable(c) {
+		return limit
+	}
+	for _, field := range []struct {
+		name string
+		m    map[string]string
+	}{{"systemReserved", c.Kubelet.SystemReserved}, {"kubeReserved", c.Kubelet.KubeReserved}} {
+		if r, err := reservation(field.name, field.m); err == nil {
+			if q, ok := r[v1.ResourceMemory]; ok {
+				limit -= q.Value()
+			}
+		}
+	}
+	return max(limit, 0)
 }
 
 // hostIP is the address pods report as status.hostIP: the bind address, or loopback when
@@ -886,7 +911,8 @@ func (k *Kubelet) buildStats() error {
 			u := k.runtime.Usage()
 			return stats.NodeUsage{CPUCoreNanoSeconds: cpu, CPUNanoCores: nanoCores, MemoryBytes: u.MemoryBytes, DiskBytes: u.DiskBytes, PIDs: u.PIDs}
 		},
-		Pods: k.getPods, // from the owner (eviction) or an edge (/stats/summary)
+		Pods:    k.getPods, // from the owner (eviction) or an edge (/stats/summary)
+		Volumes: k.volumeUsage,
 	})
 	if err != nil {
 		return fmt.Errorf("create stats provider: %w", err)

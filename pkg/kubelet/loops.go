@@ -9,6 +9,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2"
 
+	"github.com/minikubelet/minikubelet/pkg/config"
 	"github.com/minikubelet/minikubelet/pkg/events"
 	"github.com/minikubelet/minikubelet/pkg/runner"
 )
@@ -102,8 +103,10 @@ func (k *Kubelet) Stop() {
 }
 
 // enforcesPodsAllocatable reports whether enforceNodeAllocatable names "pods" (its default).
-func (k *Kubelet) enforcesPodsAllocatable() bool {
-	raw := k.cfg.Kubelet.EnforceNodeAllocatable
+func (k *Kubelet) enforcesPodsAllocatable() bool { return enforcesPodsAllocatable(k.cfg) }
+
+func enforcesPodsAllocatable(c *config.Config) bool {
+	raw := c.Kubelet.EnforceNodeAllocatable
 	if len(raw) == 0 {
 		return true
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/minikubelet/minikubelet/pkg/events"
 	"github.com/minikubelet/minikubelet/pkg/kuberuntime"
 	"github.com/minikubelet/minikubelet/pkg/podworkers"
+	"github.com/minikubelet/minikubelet/pkg/stats"
 	"github.com/minikubelet/minikubelet/pkg/vfs"
 )
 
@@ -655,4 +656,23 @@ func (k *Kubelet) cleanupOrphanedPodDirs(ctx context.Context, keep func(types.UI
 			klog.FromContext(ctx).Error(err, "Failed to remove orphaned pod dir", "podUID", uid)
 		}
 	}
+}
+
+// volumeUsage is what each emptyDir of pod holds on the node's filesystem now (the stats'
+// volume usage, what the eviction manager holds against a sizeLimit): a walk of its
+// directory, no content read. A volume not set up yet is left out.
+func (k *Kubelet) volumeUsage(pod *v1.Pod) []stats.VolumeUsage {
+	var out []stats.VolumeUsage
+	for i := range pod.Spec.Volumes {
+		vol := &pod.Spec.Volumes[i]
+		if vol.EmptyDir == nil {
+			continue
+		}
+		n, err := k.nodeFS.DirBytes(volumeHostPath(pod, vol))
+		if err != nil {
+			continue
+		}
+		out = append(out, stats.VolumeUsage{Name: vol.Name, Bytes: n, Memory: vol.EmptyDir.Medium == v1.StorageMediumMemory})
+	}
+	return out
 }

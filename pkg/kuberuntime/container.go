@@ -61,7 +61,7 @@ func (m *Manager) generateContainerConfig(ctx context.Context, c *v1.Container, 
 		Labels: newContainerLabels(c, pod),
 		// Read only from here (the runtime's): a template's containers share equal maps.
 		Annotations: intern.StringMap(newContainerAnnotations(c, pod, restartCount, kind)),
-		Resources:   containerResources(c),
+		Resources:   m.containerResources(pod, c),
 		Command:     command,
 		Args:        args,
 		WorkingDir:  c.WorkingDir,

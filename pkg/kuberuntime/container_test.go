@@ -218,6 +218,8 @@ func TestGenerateContainerConfig(t *testing.T) {
 		Mounts: []cri.Mount{mounts[1], mounts[2], term, mounts[0]},
 		Stdin:  true, StdinOnce: true, TTY: true,
 		Security: &cri.SecurityContext{},
+		// A BestEffort pod's container: the OOM killer's first choice.
+		Resources: &cri.ContainerResources{OomScoreAdj: 1000},
 	}
 	if diff := cmp.Diff(want, config, cmpIgnoreLabels); diff != "" {
 		t.Errorf("container config (-want +got):\n%s", diff)

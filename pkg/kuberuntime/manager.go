@@ -18,7 +18,10 @@ import (
 	"github.com/minikubelet/minikubelet/pkg/container"
 	"github.com/minikubelet/minikubelet/pkg/cri"
 	"github.com/minikubelet/minikubelet/pkg/events"
+	"github.com/minikubelet/minikubelet/pkg/kubetypes"
+	"github.com/minikubelet/minikubelet/pkg/memcg"
 	"github.com/minikubelet/minikubelet/pkg/metrics"
+	"github.com/minikubelet/minikubelet/pkg/podstatus"
 	"github.com/minikubelet/minikubelet/pkg/prober/results"
 	"github.com/minikubelet/minikubelet/pkg/runtime/behavior"
 	"github.com/minikubelet/minikubelet/pkg/simnet"
@@ -71,6 +74,9 @@ type Config struct {
 	// the container waits with CreateContainerConfigError and the error as its message.
 	// Called from the pod's sync (it may wait for the API server). Nil: none.
 	RunContainerOptions func(ctx context.Context, pod *v1.Pod, c *v1.Container, podIPs []string) (*ContainerOptions, error)
+	// MemoryCapacity is the node's memory in bytes: a Burstable container's
+	// oom_score_adj is 1000 less its request's thousandths of it.
+	MemoryCapacity int64
 	// NodeFS is the node's filesystem, where the manager creates each container's
 	// termination message file and reads it back once the container exited. Nil: no
 	// termination message files.
@@ -626,7 +632,18 @@ type ProbeResults interface {
 // containerResources are the container's memory limit, as the kubelet writes it into the
 // CRI's LinuxContainerResources, and its memory request (the simulator's runtime uses it as
 // the use of a container whose behaviour gives none).
-func containerResources(c *v1.Container) *cri.ContainerResources {
+func (m *Manager) containerResources(pod *v1.Pod, c *v1.Container) *cri.ContainerResources {
+	r := containerLimits(c)
+	// The OOM killer's preference by QoS class, as upstream's GetContainerOOMScoreAdjust.
+	critical := kubetypes.IsCriticalPod(pod) && pod.Spec.PriorityClassName == "system-node-critical"
+	// The request as defaulting leaves it (the limit, when only a limit is set).
+	r.OomScoreAdj = memcg.OOMScoreAdj(string(podstatus.QOS(pod)), critical, r.MemoryRequestInBytes, m.cfg.MemoryCapacity)
+	return &r
+}
+
+// containerLimits are the container's memory and CPU, as the kubelet writes them into the
+// CRI's LinuxContainerResources.
+func containerLimits(c *v1.Container) cri.ContainerResources {
 	var r cri.ContainerResources
 	if q, ok := c.Resources.Limits[v1.ResourceMemory]; ok {
 		r.MemoryLimitInBytes = q.Value()
@@ -650,10 +667,7 @@ func containerResources(c *v1.Container) *cri.ContainerResources {
 		r.CPUPeriod = quotaPeriod
 		r.CPUQuota = milliCPUToQuota(cpuLimit.MilliValue(), quotaPeriod)
 	}
-	if r == (cri.ContainerResources{}) {
-		return nil
-	}
-	return &r
+	return r
 }
 
 // quotaPeriod is the CFS period the kubelet sets, in microseconds (100ms).

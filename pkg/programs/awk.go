@@ -423,9 +423,18 @@ func (a *awk) stmt(s awkStmt) awkFlow {
 		return flowContinue
 	case sDelete:
 		if s.subs == nil {
+			n := int64(0)
+			for k, v := range a.arrays[s.arr] {
+				n += int64(len(k)+len(v.s)) + awkEntryBytes
+			}
+			a.c.p.Charge(-n)
 			a.arrays[s.arr] = map[string]awkValue{}
 		} else {
-			delete(a.array(s.arr), a.subscript(s.subs))
+			arr, key := a.array(s.arr), a.subscript(s.subs)
+			if old, had := arr[key]; had {
+				a.c.p.Charge(-int64(len(key)+len(old.s)) - awkEntryBytes)
+				delete(arr, key)
+			}
 		}
 	}
 	return flowNone
@@ -536,8 +545,23 @@ func (a *awk) setVar(name string, v awkValue) {
 		a.rebuild()
 		return
 	}
+	old, had := a.vars[name]
+	a.hold(int64(len(v.s)-len(old.s)), had, name)
 	a.vars[name] = v
 }
+
+// hold charges the program for n more bytes of a value it keeps, and for the entry key
+// when it is new (the container's memory cgroup: an array that grows without end is
+// OOM-killed at the container's limit).
+func (a *awk) hold(n int64, had bool, key string) {
+	if !had {
+		n += int64(len(key)) + awkEntryBytes
+	}
+	a.c.p.Charge(n)
+}
+
+// awkEntryBytes is what a variable or array element costs beside its key and string.
+const awkEntryBytes = 48
 
 func (a *awk) array(name string) map[string]awkValue {
 	arr, ok := a.arrays[name]
@@ -634,7 +658,10 @@ func (a *awk) assign(lhs awkExpr, v awkValue) awkValue {
 		a.setField(int(a.num(a.eval(l.index))), a.str(v))
 		return awkInput(a.str(v))
 	case aIndex:
-		a.array(l.name)[a.subscript(l.subs)] = v
+		arr, key := a.array(l.name), a.subscript(l.subs)
+		old, had := arr[key]
+		a.hold(int64(len(v.s)-len(old.s)), had, key)
+		arr[key] = v
 	}
 	return v
 }

@@ -1,7 +1,6 @@
 package programs
 
 import (
-	"bytes"
 	"fmt"
 	"io"
 	"strconv"
@@ -99,12 +98,21 @@ func runDd(c *cmd) int {
 		}
 		r = f
 	}
-	// Read the input block by block: whole blocks and a last partial one.
 	if skip > 0 {
-		io.CopyN(io.Discard, r, skip*ibs)
+		if f, ok := r.(io.Seeker); ok {
+			f.Seek(skip*ibs, io.SeekCurrent) // a file's blocks are skipped unread
+		} else {
+			io.CopyN(io.Discard, r, skip*ibs)
+		}
 	}
-	var data bytes.Buffer
-	var inFull, inPart int64
+	w, err := c.ddOutput(out, seek*obs, notrunc)
+	if err != nil {
+		c.perror(err, "can't open '%s'", out)
+		c.exit(1)
+	}
+	// Copy block by block, whole blocks and a last partial one, each written as it is read:
+	// the copy is never held whole (4000 MiB of zeros would be 4000 MiB of the daemon).
+	var total, inFull, inPart int64
 	block := make([]byte, ibs)
 	for count < 0 || inFull+inPart < count {
 		c.tick()
@@ -114,35 +122,22 @@ func runDd(c *cmd) int {
 		} else if n > 0 {
 			inPart++
 		}
-		data.Write(block[:n])
+		if werr := w.write(block[:n]); werr != nil {
+			c.perror(werr, "error writing '%s'", out)
+			c.exit(1)
+		}
+		total += int64(n)
 		if err != nil {
 			break
 		}
 	}
-	total := int64(data.Len())
+	if err := w.flush(); err != nil {
+		c.perror(err, "error writing '%s'", out)
+		c.exit(1)
+	}
 	outFull, outPart := total/obs, int64(0)
 	if total%obs != 0 {
 		outPart = 1
-	}
-	if out == "" {
-		c.out.Write(data.Bytes())
-	} else {
-		old := []byte(nil)
-		if seek > 0 || notrunc {
-			old, _ = c.fs().ReadFile(c.abs(out))
-		}
-		at := seek * obs
-		for int64(len(old)) < at {
-			old = append(old, 0)
-		}
-		content := append(old[:at:at], data.Bytes()...)
-		if notrunc && int64(len(old)) > at+total {
-			content = append(content, old[at+total:]...)
-		}
-		if err := c.writeFile(out, content, false); err != nil {
-			c.perror(err, "can't open '%s'", out)
-			c.exit(1)
-		}
 	}
 	elapsed := time.Duration(float64(total) / ddThroughput * float64(time.Second))
 	c.sleep(elapsed)
@@ -164,6 +159,96 @@ func runDd(c *cmd) int {
 	return 0
 }
 
+// ddChunk is the least dd writes to a file at once: smaller blocks (bs=1) are gathered up
+// to it, so that a byte is not a filesystem write.
+const ddChunk = 64 << 10
+
+// ddSink is where dd's output goes as it is copied: stdout, a device writeFile emulates,
+// or a file written at an offset.
+type ddSink struct {
+	c    *cmd
+	dev  string // stdout ("") or a device path; file is "" then
+	file string
+	at   int64 // where the next byte goes in file
+	buf  []byte
+}
+
+// ddOutput opens dd's output, as dd opens of=: a file is made if missing and, unless
+// notrunc, cut at at (seek=): then the copy goes from at on. A device has no offset: the
+// at zero bytes go first, as they always went.
+func (c *cmd) ddOutput(out string, at int64, notrunc bool) (*ddSink, error) {
+	if out == "" {
+		return &ddSink{c: c}, nil
+	}
+	p := c.abs(out)
+	switch p {
+	case "/dev/null", "/dev/stdout", "/proc/self/fd/1", "/dev/stderr", "/proc/self/fd/2":
+		s := &ddSink{c: c, dev: out}
+		for at > 0 {
+			n := min(at, int64(len(ddZeros)))
+			if err := s.write(ddZeros[:n]); err != nil {
+				return nil, err
+			}
+			at -= n
+		}
+		return s, nil
+	}
+	id := c.p.Identity()
+	if err := c.fs().WriteFile(p, nil, 0o666&^umask, true, id.UID, id.GID); err != nil {
+		return nil, err
+	}
+	info, err := c.fs().Stat(p)
+	if err != nil {
+		return nil, err
+	}
+	if !notrunc || info.Size < at {
+		if err := c.fs().Truncate(p, at); err != nil {
+			return nil, err
+		}
+	}
+	return &ddSink{c: c, file: p, at: at}, nil
+}
+
+var ddZeros [4096]byte
+
+func (s *ddSink) write(b []byte) error {
+	switch {
+	case s.file == "" && s.dev == "":
+		_, err := s.c.out.Write(b)
+		return err
+	case s.file == "":
+		return s.c.writeFile(s.dev, b, true)
+	case len(s.buf)+len(b) > ddChunk:
+		if err := s.flush(); err != nil {
+			return err
+		}
+	}
+	if len(b) >= ddChunk {
+		return s.put(b)
+	}
+	s.buf = append(s.buf, b...)
+	return nil
+}
+
+// flush writes what small blocks were gathered.
+func (s *ddSink) flush() error {
+	if len(s.buf) == 0 {
+		return nil
+	}
+	err := s.put(s.buf)
+	s.buf = s.buf[:0]
+	return err
+}
+
+func (s *ddSink) put(b []byte) error {
+	id := s.c.p.Identity()
+	if err := s.c.fs().WriteFileAt(s.file, b, s.at, 0o666&^umask, id.UID, id.GID); err != nil {
+		return err
+	}
+	s.at += int64(len(b))
+	return nil
+}
+
 func runTac(c *cmd) int {
 	args := c.args
 	if len(args) == 0 {
@@ -178,7 +263,7 @@ func runTac(c *cmd) int {
 			status = 1
 			continue
 		}
-		c.lines(r, func(s string) bool {
+		c.lines(c.p.Holding(r), func(s string) bool {
 			lines = append(lines, s)
 			return true
 		})

@@ -37,7 +37,7 @@ func runHexdump(c *cmd) int {
 			status = 1
 			continue
 		}
-		b, _ := io.ReadAll(r)
+		b, _ := io.ReadAll(c.p.Holding(r))
 		data = append(data, b...)
 	}
 	var last string

@@ -202,8 +202,10 @@ func (r flushingReader) Read(b []byte) (int, error) {
 	return r.c.p.Stdin().Read(b)
 }
 
-// open opens name for reading: "-" is stdin, read as it comes; a file is read whole. A
-// directory opens, but reading it fails with EISDIR, as read(2) does. The devices a
+// open opens name for reading: "-" is stdin, read as it comes; a file is a *vfs.Reader,
+// read in pieces from its content as it was when opened (a 4 GB file is never copied
+// whole, and ReaderAt and Size let an applet read only its end). A directory opens, but
+// reading it fails with EISDIR, as read(2) does. The devices a
 // container has are there even when its filesystem lacks them: /dev/null, /dev/zero,
 // /dev/urandom (from the machine's seeded source), /dev/stdin.
 func (c *cmd) open(name string) (io.Reader, error) {
@@ -220,14 +222,14 @@ func (c *cmd) open(name string) (io.Reader, error) {
 	if name == "-" {
 		return c.stdin(), nil
 	}
-	data, err := c.fs().ReadFile(c.abs(name))
+	f, err := c.fs().Open(c.abs(name))
 	if err != nil {
 		if vfs.ErrnoOf(err) == vfs.EISDIR {
 			return errReader{vfs.EISDIR}, nil
 		}
 		return nil, err
 	}
-	return bytes.NewReader(data), nil
+	return f, nil
 }
 
 // readAll reads name whole ("-": stdin to its end).
@@ -236,7 +238,7 @@ func (c *cmd) readAll(name string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return io.ReadAll(r)
+	return io.ReadAll(c.p.Holding(r)) // what a program reads whole it holds
 }
 
 // isDevice reports whether p is one of the devices open and writeFile emulate.

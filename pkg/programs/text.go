@@ -97,9 +97,12 @@ func runHead(c *cmd) int {
 			}
 			c.printf("==> %s <==\n", shown)
 		}
+		fr, isFile := r.(*vfs.Reader)
 		switch {
+		case negative && bytesMode && isFile:
+			c.copyRange(fr, 0, max(fr.Size()-count, 0)) // its size known, it is not held
 		case negative && bytesMode:
-			data, _ := io.ReadAll(r)
+			data, _ := io.ReadAll(c.p.Holding(r))
 			c.out.Write(data[:max(int64(len(data))-count, 0)])
 		case negative:
 			var kept []string
@@ -205,7 +208,12 @@ func runTail(c *cmd) int {
 		if err != nil {
 			continue
 		}
-		data, rerr := io.ReadAll(r)
+		if fr, ok := r.(*vfs.Reader); ok {
+			f.off = int(fr.Size())
+			c.tailFile(fr, count, fromTop, bytesMode)
+			continue
+		}
+		data, rerr := io.ReadAll(c.p.Holding(r))
 		if rerr != nil && rerr != io.EOF {
 			c.perror(rerr, "read error")
 			status = 1
@@ -239,22 +247,23 @@ func runTail(c *cmd) int {
 				continue
 			}
 			c.tick()
-			data, err := c.fs().ReadFile(c.abs(f.name))
+			fr, err := c.fs().Open(c.abs(f.name))
 			if err != nil {
 				continue
 			}
-			if len(data) < f.off {
+			size := int(fr.Size())
+			if size < f.off {
 				f.off = 0 // truncated: follow from its start
 			}
-			if len(data) == f.off {
+			if size == f.off {
 				continue
 			}
 			if headers && f.name != last {
 				header(f.name, false)
 				last = f.name
 			}
-			c.out.Write(data[f.off:])
-			f.off = len(data)
+			c.copyRange(fr, int64(f.off), int64(size))
+			f.off = size
 		}
 		c.out.Flush()
 	}
@@ -262,6 +271,97 @@ func runTail(c *cmd) int {
 
 // tailOf is the end of data that tail prints: its last count lines or bytes, or from the
 // count-th on (+N).
+// tailFile prints what tailOf would print of file r, reading no more of it than it must:
+// the tail of a 4000 MiB file reads its end, and "tail -n +2" skips lines it keeps none of.
+func (c *cmd) tailFile(r *vfs.Reader, count int64, fromTop, bytesMode bool) {
+	size := r.Size()
+	switch {
+	case fromTop && bytesMode:
+		c.copyRange(r, min(max(count-1, 0), size), size)
+	case fromTop:
+		// Lines are skipped as they are read: tail keeps none of them.
+		br := bufio.NewReaderSize(io.NewSectionReader(r, 0, size), 64<<10)
+		start := int64(0)
+		for line := int64(1); line < count && start < size; line++ {
+			n, ok := skipLine(br)
+			if !ok {
+				return // fewer lines than that: nothing, as tailOf
+			}
+			start += n
+		}
+		c.copyRange(r, start, size)
+	case bytesMode:
+		c.copyRange(r, max(size-count, 0), size)
+	case count > 0 && size > 0:
+		c.copyRange(r, c.linesStart(r, size, count), size)
+	}
+}
+
+// linesStart is where the last count lines of r begin, as tailOf finds them: it reads back
+// from the end a piece at a time, and keeps none of it.
+func (c *cmd) linesStart(r io.ReaderAt, size, count int64) int64 {
+	end := size
+	var last [1]byte
+	if r.ReadAt(last[:], size-1); last[0] == '\n' {
+		end--
+	}
+	buf := make([]byte, min(end, 64<<10))
+	for end > 0 {
+		n := min(end, int64(len(buf)))
+		r.ReadAt(buf[:n], end-n)
+		for piece := buf[:n]; ; {
+			i := bytes.LastIndexByte(piece, '\n')
+			if i < 0 {
+				break
+			}
+			if count--; count == 0 {
+				return end - n + int64(i) + 1
+			}
+			piece = piece[:i]
+		}
+		if end -= n; end > 0 {
+			c.tick()
+		}
+	}
+	return 0
+}
+
+// skipLine reads br past its next newline and says how many bytes that was; false when
+// the input ends first.
+func skipLine(br *bufio.Reader) (int64, bool) {
+	n := int64(0)
+	for {
+		b, err := br.ReadSlice('\n')
+		n += int64(len(b))
+		switch err {
+		case nil:
+			return n, true
+		case bufio.ErrBufferFull:
+		default:
+			return n, false
+		}
+	}
+}
+
+// copyRange copies bytes [from, to) of r to stdout a piece at a time, ticking between
+// pieces as cat does (a range of one piece does not tick).
+func (c *cmd) copyRange(r io.ReaderAt, from, to int64) {
+	if from >= to {
+		return
+	}
+	buf := make([]byte, min(to-from, 64<<10))
+	for from < to {
+		n, _ := r.ReadAt(buf[:min(to-from, int64(len(buf)))], from)
+		if n == 0 {
+			return
+		}
+		c.out.Write(buf[:n])
+		if from += int64(n); from < to {
+			c.tick()
+		}
+	}
+}
+
 func tailOf(data []byte, count int64, fromTop, bytesMode bool) []byte {
 	if bytesMode {
 		if fromTop {
@@ -811,7 +911,7 @@ func runSort(c *cmd) int {
 			c.perror(err, "can't open '%s'", name)
 			c.exit(c.errStatus)
 		}
-		c.lines(r, func(s string) bool {
+		c.lines(c.p.Holding(r), func(s string) bool {
 			lines = append(lines, strings.TrimSuffix(s, "\n"))
 			return true
 		})
@@ -1240,7 +1340,7 @@ func runBase64(c *cmd) int {
 		c.perror(err, "can't open '%s'", name)
 		c.exit(1)
 	}
-	data, err := io.ReadAll(r)
+	data, err := io.ReadAll(c.p.Holding(r))
 	if err != nil {
 		c.perror(err, "read error")
 		c.exit(1)

@@ -170,6 +170,7 @@ func (s *shell) unset(argv []string) int {
 		}
 		s.vars.del(a)
 		s.envCache = nil
+		s.account()
 	}
 	return status
 }
@@ -188,7 +189,7 @@ func (s *shell) set(argv []string) int {
 	for len(args) > 0 {
 		a := args[0]
 		if a == "--" {
-			s.params = args[1:]
+			s.setParams(args[1:])
 			return 0
 		}
 		if len(a) < 2 || a[0] != '-' && a[0] != '+' {
@@ -219,7 +220,7 @@ func (s *shell) set(argv []string) int {
 		}
 	}
 	if len(args) > 0 {
-		s.params = args
+		s.setParams(args)
 	}
 	return 0
 }
@@ -238,7 +239,7 @@ func (s *shell) shift(argv []string) int {
 		s.errorf("shift: can't shift that many")
 		return 2
 	}
-	s.params = s.params[n:]
+	s.setParams(s.params[n:])
 	return 0
 }
 
@@ -440,10 +441,10 @@ func (s *shell) source(argv []string) int {
 	defer func() { s.sourcing = s.sourcing[:len(s.sourcing)-1] }()
 	saved := s.params
 	if len(argv) > 2 {
-		s.params = argv[2:]
+		s.setParams(argv[2:])
 	}
 	s.eval(string(data))
-	s.params = saved
+	s.setParams(saved)
 	s.returning = false
 	return s.status
 }

@@ -21,6 +21,7 @@ func (e *environ) Get(name string) expand.Variable {
 	case "#":
 		return str(strconv.Itoa(len(s.params)))
 	case "@", "*":
+		s.p.chargeTransient(s.paramBytes) // the expansion copies them
 		return expand.Variable{Set: true, Kind: expand.Indexed, List: s.params}
 	case "?":
 		return str(strconv.Itoa(s.status))
@@ -59,7 +60,10 @@ func (e *environ) Get(name string) expand.Variable {
 		}
 		return expand.Variable{}
 	}
-	return s.vars.get(name)
+	v := s.vars.get(name)
+	// The expansion copies the value: charged before it does (memory.go).
+	s.p.chargeTransient(varBytes("", &v))
+	return v
 }
 
 func (e *environ) Each(f func(name string, vr expand.Variable) bool) {
@@ -75,6 +79,7 @@ func (e *environ) Set(name string, vr expand.Variable) error {
 		}
 		s.vars.del(name)
 		s.envCache = nil
+		s.account()
 		return nil
 	}
 	return s.setVar(name, vr)

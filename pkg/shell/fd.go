@@ -15,6 +15,39 @@ type pipe struct {
 	buf     []byte
 	readers int
 	writers int
+	// charged is what of buf the machine's cgroup was charged for (a pipe's buffer is the
+	// kernel's memory, counted to the cgroup of whoever filled it); an Input fed from
+	// outside is not.
+	charged int64
+	m       *Machine // whose cgroup was charged
+}
+
+// fill charges p's machine for n bytes p is about to write into the pipe.
+func (pp *pipe) fill(p *Proc, n int) {
+	if p.m.cfg.Memory == nil {
+		return
+	}
+	p.m.chargeMachine(int64(n))
+	pp.charged += int64(n)
+	pp.m = p.m
+}
+
+// drained gives back what reading n bytes from the pipe freed.
+func (pp *pipe) drained(p *Proc, n int) {
+	if pp.charged == 0 {
+		return
+	}
+	d := min(int64(n), pp.charged)
+	pp.charged -= d
+	pp.m.chargeMachine(-d)
+}
+
+// dropped gives back the whole buffer: nobody can read it any more.
+func (pp *pipe) dropped() {
+	if pp.charged != 0 {
+		pp.m.chargeMachine(-pp.charged)
+		pp.charged = 0
+	}
 }
 
 // Input is a process's standard input fed from outside the machine (an exec session's
@@ -45,7 +78,8 @@ const (
 	fdPipeW                // the write end of a pipe
 	fdOutput               // an Output outside the machine
 	fdFile                 // a file of the filesystem, written through
-	fdBytes                // a file's content as it was opened, read from an offset
+	fdBytes                // a here-document's bytes, read from an offset
+	fdReader               // a file opened for reading: its content as it was opened
 )
 
 // fd is an open file description. Several descriptors may share one (dup).
@@ -57,6 +91,7 @@ type fd struct {
 	path   string
 	data   []byte
 	off    int
+	file   *vfs.Reader // fdReader's: it keeps the offset
 	refs   int
 	closed bool
 }
@@ -97,6 +132,9 @@ func (f *fd) close() {
 	switch f.kind {
 	case fdPipeR:
 		f.pipe.readers--
+		if f.pipe.readers == 0 {
+			f.pipe.dropped()
+		}
 	case fdPipeW:
 		f.pipe.writers--
 	}
@@ -129,6 +167,8 @@ func (f *fd) read(p *Proc, b []byte) (int, error) {
 		n := copy(b, f.data[f.off:])
 		f.off += n
 		return n, nil
+	case fdReader:
+		return f.file.Read(b)
 	case fdPipeR:
 		for len(f.pipe.buf) == 0 {
 			if f.pipe.writers == 0 {
@@ -143,6 +183,7 @@ func (f *fd) read(p *Proc, b []byte) (int, error) {
 		}
 		n := copy(b, f.pipe.buf)
 		f.pipe.buf = f.pipe.buf[n:]
+		f.pipe.drained(p, n)
 		if len(f.pipe.buf) == 0 {
 			f.pipe.buf = nil
 		}
@@ -183,6 +224,7 @@ func (f *fd) write(p *Proc, b []byte) (int, error) {
 				continue
 			}
 			n := min(room, len(b)-written)
+			f.pipe.fill(p, n)
 			f.pipe.buf = append(f.pipe.buf, b[written:written+n]...)
 			written += n
 		}
@@ -222,5 +264,20 @@ func (p *Proc) Stderr() io.Writer { return procWriter{p, 2} }
 // descriptors).
 func (p *Proc) FD(n int) (io.Reader, io.Writer) { return procReader{p, n}, procWriter{p, n} }
 
-// ReadAll reads p's stdin to its end.
-func (p *Proc) ReadAll() ([]byte, error) { return io.ReadAll(p.Stdin()) }
+// ReadAll reads p's stdin to its end, charging p for what it keeps.
+func (p *Proc) ReadAll() ([]byte, error) { return io.ReadAll(p.Holding(p.Stdin())) }
+
+// Holding is r read by a program that keeps what it reads (sort, tac, a script read
+// whole): p is charged for every byte before it is kept.
+func (p *Proc) Holding(r io.Reader) io.Reader { return holdingReader{p, r} }
+
+type holdingReader struct {
+	p *Proc
+	r io.Reader
+}
+
+func (h holdingReader) Read(b []byte) (int, error) {
+	n, err := h.r.Read(b)
+	h.p.Charge(int64(n))
+	return n, err
+}

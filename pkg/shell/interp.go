@@ -60,6 +60,11 @@ type shell struct {
 	extraEnv      []string      // inherited NAME=value entries whose names are no identifiers
 	ecfg          *expand.Config
 
+	// Memory (memory.go): what the positional parameters and the variables saved by
+	// local and prefix assignments hold, what the shell inherited from its parent (shared
+	// until changed), and what it has charged its process.
+	paramBytes, savedBytes, inherited, charged int64
+
 	// Parking (park.go).
 	frames     []frame // the walk's places, outermost first
 	resumeAt   int     // while resuming: 1 + the frame to re-enter next; 0 otherwise
@@ -124,7 +129,7 @@ func RunShell(p *Proc) int {
 		data, _ := p.ReadAll()
 		script = string(data)
 	}
-	s.params = args
+	s.setParams(args)
 	return s.runScript(script)
 }
 
@@ -150,6 +155,7 @@ func newShell(p *Proc) *shell {
 	}
 	s.setVar("PWD", expand.Variable{Set: true, Exported: true, Kind: expand.String, Str: p.Dir()})
 	s.setVar("PPID", expand.Variable{Set: true, Kind: expand.String, Str: strconv.Itoa(p.PPID())})
+	s.account()
 	return s
 }
 
@@ -581,6 +587,7 @@ func (s *shell) subshell(f func(*shell)) {
 	dir := s.p.dir
 	env := s.p.env
 	s.status = sub.runSub(f)
+	sub.release()
 	s.p.dir, s.p.env = dir, env
 }
 
@@ -594,6 +601,7 @@ func (s *shell) clone() *shell {
 	c.jobs = nil
 	c.breakN, c.contN, c.returning = 0, 0, false
 	c.frames, c.resumeAt, c.parking = nil, 0, false // a copy has no place of its own to resume
+	c.inherited, c.charged = s.vars.bytes+s.savedBytes+s.paramBytes, 0
 	return &c
 }
 
@@ -854,6 +862,7 @@ func (s *shell) caseMatch(item *syntax.CaseItem, word string) (matched, ok bool)
 // mvdan's interp keeps its own: an expand.Config is a kilobyte, and a loop expands its
 // words at every turn. A command substitution runs in a clone, with its own.
 func (s *shell) cfg() *expand.Config {
+	s.p.releaseTransient() // what the last expansion copied is kept by now, or dropped
 	if s.ecfg == nil {
 		s.ecfg = &expand.Config{Env: (*environ)(s), CmdSubst: s.cmdSubst}
 	}
@@ -879,28 +888,34 @@ func (s *shell) readDir(dir string) ([]fs.DirEntry, error) {
 
 // cmdSubst runs $(...) in a subshell in this process, its output captured.
 func (s *shell) cmdSubst(w io.Writer, cs *syntax.CmdSubst) error {
-	var buf limitedBuffer
+	buf := limitedBuffer{p: s.p}
 	out := &fd{kind: fdOutput, out: &buf, refs: 1}
 	saved := s.p.fds[1]
 	s.p.fds[1] = out
 	sub := s.clone()
 	status := sub.runSub(func(sub *shell) { sub.stmts(cs.Stmts) })
+	sub.release()
 	s.p.fds[1] = saved
 	s.substStatus = status
 	s.status = status
+	// The output becomes part of the expansion's value: charged as the expansion's copy.
+	s.p.Charge(-int64(buf.Len()))
+	s.p.chargeTransient(int64(buf.Len()))
 	_, err := w.Write(buf.Bytes())
 	return err
 }
 
-// limitedBuffer keeps at most MaxOutput bytes.
-type limitedBuffer struct{ bytes.Buffer }
+// limitedBuffer keeps at most MaxOutput bytes, charged to p as they come.
+type limitedBuffer struct {
+	bytes.Buffer
+	p *Proc
+}
 
 func (b *limitedBuffer) Write(p []byte) (int, error) {
-	if room := MaxOutput - b.Len(); len(p) > room {
-		b.Buffer.Write(p[:max(room, 0)])
-		return len(p), nil
-	}
-	return b.Buffer.Write(p)
+	n := min(len(p), max(MaxOutput-b.Len(), 0))
+	b.p.Charge(int64(n))
+	b.Buffer.Write(p[:n])
+	return len(p), nil
 }
 
 // fields expands words into fields; on an error it reports it and sets the status.
@@ -988,6 +1003,7 @@ func (s *shell) call(ce *syntax.CallExpr) {
 	var saved []savedVar
 	for _, as := range ce.Assigns {
 		saved = append(saved, savedVar{as.Name.Value, s.vars.get(as.Name.Value)})
+		s.savedBytes += varBytes(saved[len(saved)-1].name, &saved[len(saved)-1].v)
 		if !s.assignExpr(as, true) {
 			s.restoreVars(saved)
 			s.leave(fi)
@@ -1024,6 +1040,8 @@ func (s *shell) restoreVars(saved []savedVar) {
 	}
 	if len(saved) > 0 {
 		s.envCache = nil
+		s.savedBytes = max(s.savedBytes-savedSize(saved), 0)
+		s.account()
 	}
 }
 
@@ -1116,7 +1134,7 @@ func (s *shell) callFunc(body *syntax.Stmt, argv []string) {
 			panic(exitPanic(2))
 		}
 		s.frames[fi].params, s.frames[fi].node = s.params, body
-		s.params = argv[1:]
+		s.setParams(argv[1:])
 		s.depth++
 		s.localFrames = append(s.localFrames, new([]savedVar))
 	}
@@ -1125,7 +1143,7 @@ func (s *shell) callFunc(body *syntax.Stmt, argv []string) {
 	s.localFrames = s.localFrames[:len(s.localFrames)-1]
 	s.restoreVars(*locals)
 	s.depth--
-	s.params = s.frames[fi].params
+	s.setParams(s.frames[fi].params)
 	s.returning = false
 	s.leave(fi)
 }
@@ -1191,6 +1209,7 @@ func (s *shell) setVar(name string, vr expand.Variable) error {
 	}
 	s.vars.set(name, vr)
 	s.envCache = nil
+	s.account()
 	return nil
 }
 
@@ -1254,6 +1273,7 @@ func (s *shell) decl(c *syntax.DeclClause) {
 		if variant == "local" && len(s.localFrames) > 0 {
 			frame := s.localFrames[len(s.localFrames)-1]
 			*frame = append(*frame, savedVar{name, s.vars.get(name)})
+			s.savedBytes += varBytes(name, &(*frame)[len(*frame)-1].v)
 		}
 		if !as.Naked {
 			if !s.assignExpr(as, false) {

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/minikubelet/minikubelet/pkg/memcg"
 	"github.com/minikubelet/minikubelet/pkg/simnet"
 	"github.com/minikubelet/minikubelet/pkg/vfs"
 )
@@ -62,6 +63,9 @@ type Config struct {
 	// Workers lends the processes their coroutines; nil: each run of a program starts a
 	// goroutine of its own.
 	Workers *Workers
+	// Memory is the container's memory cgroup, charged for what its programs hold
+	// (memory.go); nil: not accounted.
+	Memory *memcg.Group
 	// OnDetached is called, from any goroutine, when a handler wrote a line for the owner
 	// to drain (DrainDetached). It must not block or take the owner's locks.
 	OnDetached func()
@@ -85,6 +89,8 @@ type Machine struct {
 	looked  []looked // recent PATH searches, valid while the FS's generation holds
 	// neverPark keeps every process on its coroutine (tests compare both ways).
 	neverPark bool
+	held      int64 // charged for what no process holds (pipes' buffers)
+	oom       bool  // the cgroup's OOM kill ended the machine
 
 	// mailbox guards detached: lines servers' handlers wrote from other goroutines.
 	mailbox  sync.Mutex
@@ -102,7 +108,12 @@ func NewMachine(cfg Config) *Machine {
 	if cfg.FS == nil {
 		cfg.FS = vfs.New(nil)
 	}
-	return &Machine{cfg: cfg, nextPID: 1, rng: rand.New(rand.NewPCG(cfg.Seed, 0x7368656c6c))}
+	m := &Machine{cfg: cfg, nextPID: 1, rng: rand.New(rand.NewPCG(cfg.Seed, 0x7368656c6c))}
+	if cfg.Memory != nil {
+		// A memory-backed emptyDir's files are the container's memory (memory.go).
+		cfg.FS.SetTmpfsAccount(m.chargeMachine)
+	}
+	return m
 }
 
 // FS is the machine's filesystem.
@@ -211,6 +222,10 @@ type Proc struct {
 	interrupted bool
 	// cleanups run when the process exits (its listening sockets close).
 	cleanups []func()
+
+	// held is what p's charges hold (memory.go), given back when it exits; transient the
+	// part of it the expansion under way has copied.
+	held, transient int64
 
 	// parker is the shell running a no-fork applet in p: whether, and how, it goes on
 	// after the applet if the applet parks. inPlace counts the no-fork applets running.
@@ -681,6 +696,10 @@ func (p *Proc) done() {
 	}
 	p.exited = true
 	p.parker, p.prog = nil, nil
+	if p.held > 0 && p.m.cfg.Memory != nil {
+		p.m.cfg.Memory.Uncharge(p.held)
+	}
+	p.held, p.transient = 0, 0
 	for _, f := range p.fds {
 		f.close()
 	}
@@ -1076,12 +1095,27 @@ func (p *Proc) ReadLine(n int) (string, error) {
 			}
 			f.off = len(f.data)
 			return string(append(line, rest...)), io.EOF
+		case fdReader:
+			// A piece at a time, what follows the newline given back: the next read
+			// starts after it.
+			var buf [512]byte
+			n, err := f.file.Read(buf[:])
+			if i := bytes.IndexByte(buf[:n], '\n'); i >= 0 {
+				f.file.Seek(int64(i+1-n), io.SeekCurrent)
+				return string(append(line, buf[:i]...)), nil
+			}
+			line = append(line, buf[:n]...)
+			if err != nil {
+				return string(line), io.EOF
+			}
 		case fdPipeR:
 			if i := bytes.IndexByte(f.pipe.buf, '\n'); i >= 0 {
 				line = append(line, f.pipe.buf[:i]...)
 				f.pipe.buf = f.pipe.buf[i+1:]
+				f.pipe.drained(p, i+1)
 				return string(line), nil
 			}
+			f.pipe.drained(p, len(f.pipe.buf))
 			if f.pipe.writers == 0 {
 				line = append(line, f.pipe.buf...)
 				f.pipe.buf = nil

@@ -166,11 +166,12 @@ func (s *shell) openRead(name string) (*fd, error) {
 	if f, ok := s.device(abs); ok {
 		return f, nil
 	}
-	data, err := s.p.FS().ReadFile(abs)
+	// The file is read where it lies, not copied: "< big" of a 4 GB file costs a reader.
+	r, err := s.p.FS().Open(abs)
 	if err != nil {
 		return nil, redirError{"can't open '" + name + "': " + err.Error()}
 	}
-	return &fd{kind: fdBytes, data: data, refs: 1}, nil
+	return &fd{kind: fdReader, file: r, refs: 1}, nil
 }
 
 // openFile opens name for writing: created (owned by the shell's user) or truncated, or

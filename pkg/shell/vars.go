@@ -14,6 +14,9 @@ import (
 type varTable struct {
 	vars  []shellVar
 	index map[string]int // by name, once there are more than smallTable
+	// bytes is what the variables' names and values take, the memory the shell is
+	// charged for them (memory.go).
+	bytes int64
 }
 
 const smallTable = 16
@@ -51,6 +54,19 @@ func packVar(name string, v expand.Variable) shellVar {
 		sv.flags |= varReadOnly
 	}
 	return sv
+}
+
+// varBytes is what a variable named name with value v holds: its name and its string,
+// or its elements.
+func varBytes(name string, v *expand.Variable) int64 {
+	n := int64(len(name) + len(v.Str))
+	for _, e := range v.List {
+		n += int64(len(e)) + 16 // a string header per element
+	}
+	for k, e := range v.Map {
+		n += int64(len(k)+len(e)) + 32
+	}
+	return n
 }
 
 func (sv *shellVar) variable() expand.Variable {
@@ -92,7 +108,10 @@ func (t *varTable) get(name string) expand.Variable {
 
 // set sets name to v, in its place when it exists, else last.
 func (t *varTable) set(name string, v expand.Variable) {
+	t.bytes += varBytes(name, &v)
 	if i := t.find(name); i >= 0 {
+		old := t.vars[i].variable()
+		t.bytes -= varBytes(name, &old)
 		t.vars[i] = packVar(name, v)
 		return
 	}
@@ -110,6 +129,8 @@ func (t *varTable) del(name string) {
 	if i < 0 {
 		return
 	}
+	old := t.vars[i].variable()
+	t.bytes -= varBytes(name, &old)
 	t.vars = slices.Delete(t.vars, i, i+1)
 	if t.index != nil {
 		t.reindex()
@@ -134,7 +155,7 @@ func (t *varTable) each(f func(name string, v expand.Variable) bool) {
 
 // clone is an independent copy (a subshell's).
 func (t *varTable) clone() varTable {
-	c := varTable{vars: slices.Clone(t.vars)}
+	c := varTable{vars: slices.Clone(t.vars), bytes: t.bytes}
 	if t.index != nil {
 		c.reindex()
 	}

@@ -143,6 +143,12 @@ func describePod(p *PodExpect) string {
 		if cs.Reason != "" {
 			out += "(" + cs.Reason + ")"
 		}
+		if cs.ExitCode != nil {
+			out += fmt.Sprintf(" exitCode=%d", *cs.ExitCode)
+		}
+		if cs.LastReason != "" {
+			out += " lastState=" + cs.LastReason
+		}
 	}
 	if c := p.Condition; c != nil {
 		out += " condition " + c.Type + "=" + c.Status
@@ -190,6 +196,24 @@ func (s *simulation) checkPod(e *PodExpect) (bool, string) {
 			observed += "(" + reason + ")"
 		}
 		ok = ok && state == cs.State && (cs.Reason == "" || reason == cs.Reason)
+		if c := findContainerStatus(st, cs.Name); c != nil && (cs.ExitCode != nil || cs.LastReason != "") {
+			if cs.ExitCode != nil {
+				code := int32(-1)
+				if c.State.Terminated != nil {
+					code = c.State.Terminated.ExitCode
+				}
+				observed += fmt.Sprintf(" exitCode=%d", code)
+				ok = ok && code == *cs.ExitCode
+			}
+			if cs.LastReason != "" {
+				last := ""
+				if c.LastTerminationState.Terminated != nil {
+					last = c.LastTerminationState.Terminated.Reason
+				}
+				observed += " lastState=" + last
+				ok = ok && last == cs.LastReason
+			}
+		}
 	}
 	if c := e.Condition; c != nil {
 		got := "absent"
@@ -216,23 +240,31 @@ func podReady(st *v1.PodStatus) bool {
 // containerState is a container's state as waiting/running/terminated and its reason
 // (init containers included); "absent" when the pod has no such container status.
 func containerState(st *v1.PodStatus, name string) (string, string) {
+	c := findContainerStatus(st, name)
+	switch {
+	case c == nil:
+		return "absent", ""
+	case c.State.Running != nil:
+		return "running", ""
+	case c.State.Terminated != nil:
+		return "terminated", c.State.Terminated.Reason
+	case c.State.Waiting != nil:
+		return "waiting", c.State.Waiting.Reason
+	}
+	return "unknown", ""
+}
+
+// findContainerStatus is the status of container name (init containers included), nil
+// when the pod has none.
+func findContainerStatus(st *v1.PodStatus, name string) *v1.ContainerStatus {
 	for _, list := range [][]v1.ContainerStatus{st.ContainerStatuses, st.InitContainerStatuses} {
-		for _, c := range list {
-			if c.Name != name {
-				continue
+		for i := range list {
+			if list[i].Name == name {
+				return &list[i]
 			}
-			switch {
-			case c.State.Running != nil:
-				return "running", ""
-			case c.State.Terminated != nil:
-				return "terminated", c.State.Terminated.Reason
-			case c.State.Waiting != nil:
-				return "waiting", c.State.Waiting.Reason
-			}
-			return "unknown", ""
 		}
 	}
-	return "absent", ""
+	return nil
 }
 
 func describeMetric(m *MetricExpect) string {

@@ -131,6 +131,10 @@ type ContainerStateExpect struct {
 	Name   string `json:"name"`
 	State  string `json:"state"`
 	Reason string `json:"reason,omitempty"`
+	// ExitCode is a terminated state's exit code; LastReason the reason of the container's
+	// last termination (lastState: OOMKilled while it waits in CrashLoopBackOff).
+	ExitCode   *int32 `json:"exitCode,omitempty"`
+	LastReason string `json:"lastReason,omitempty"`
 }
 
 // ConditionExpect checks one pod condition.

@@ -44,6 +44,17 @@ type Config struct {
 	// Pods returns the pods the node runs, with their statuses; ctx is the caller's
 	// (Summary's).
 	Pods func(ctx context.Context) []*v1.Pod
+	// Volumes returns what each emptyDir of pod holds now (nil: none measured).
+	Volumes func(pod *v1.Pod) []VolumeUsage
+}
+
+// VolumeUsage is what one of a pod's volumes holds.
+type VolumeUsage struct {
+	Name  string
+	Bytes int64
+	// Memory is a memory-backed volume (a tmpfs): not the node's disk, so not the pod's
+	// ephemeral storage (its pages are its writer's memory).
+	Memory bool
 }
 
 // Provider computes the node's stats from the runtime's usage model. Safe for concurrent use.
@@ -135,8 +146,17 @@ func (p *Provider) Summary(ctx context.Context) (*statsapi.Summary, error) {
 			})
 			podDisk += c.WritableLayerBytes + c.LogBytes
 		}
-		// The pod's ephemeral storage: its containers' writable layers and logs (no
-		// emptyDir in the model).
+		// The pod's ephemeral storage: its containers' writable layers and logs, and its
+		// emptyDirs on the node's disk, as upstream's podLocalEphemeralStorageUsage.
+		if p.cfg.Volumes != nil {
+			for _, v := range p.cfg.Volumes(pod) {
+				ps.VolumeStats = append(ps.VolumeStats, statsapi.VolumeStats{Name: v.Name,
+					FsStats: statsapi.FsStats{Time: now, UsedBytes: ptr(uint64(max(v.Bytes, 0)))}})
+				if !v.Memory {
+					podDisk += uint64(max(v.Bytes, 0))
+				}
+			}
+		}
 		ps.EphemeralStorage = &statsapi.FsStats{Time: now, UsedBytes: ptr(podDisk)}
 		s.Pods = append(s.Pods, ps)
 	}

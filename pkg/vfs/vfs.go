@@ -18,13 +18,13 @@ import (
 // tree once however many containers run it.
 type Node struct {
 	mode   fs.FileMode // type bits and permissions
+	frozen bool        // beside mode, in its padding: a node stays 80 bytes
 	uid    int64
 	gid    int64
-	mtime  int64 // unix nanoseconds
-	data   []byte
-	*extra // what few nodes have, apart: a node's disk holds some 10 nodes per pod
+	mtime  int64   // unix nanoseconds
+	data   content // a file's bytes (content.go)
+	*extra         // what few nodes have, apart: a node's disk holds some 10 nodes per pod
 	kids   *dirTable
-	frozen bool
 }
 
 // extra is what only some nodes have. Its fields are read through Node (nil: none).
@@ -71,6 +71,7 @@ func (n *Node) Freeze() {
 		return
 	}
 	n.frozen = true
+	n.data.freeze()
 	for _, k := range n.children() {
 		k.Freeze()
 	}
@@ -84,6 +85,7 @@ func (n *Node) shallowCopy() *Node {
 	c := *n
 	c.frozen = false
 	c.kids = n.kids.clone()
+	c.data = n.data.forCopy()
 	return &c
 }
 
@@ -105,7 +107,7 @@ type Info struct {
 }
 
 func (n *Node) info(name string) Info {
-	size := int64(len(n.data))
+	size := n.data.size()
 	if n.isDir() {
 		size = 4096
 	}
@@ -148,6 +150,23 @@ type View struct {
 	now      func() int64
 	maxDepth int
 	mountGen atomic.Uint64 // changes of v's mounts (Generation)
+	// upper is the bytes of the regular files of v's own tree that are not the image's
+	// (UpperBytes): changed under the disk's lock by each write, read without it.
+	upper atomic.Int64
+	// tmpfs, when set, is told how much the files written through v on a tmpfs mount
+	// grew or shrank (SetTmpfsAccount).
+	tmpfs func(delta int64)
+}
+
+// SetTmpfsAccount makes f learn, under the disk's lock, by how much each write or removal
+// through v changes the files of a tmpfs mounted in v (a memory-backed emptyDir): their
+// pages are memory of the container that wrote them. f may panic to unwind its caller.
+// Call it before v is used.
+func (v *View) SetTmpfsAccount(f func(delta int64)) { v.tmpfs = f }
+
+// onTmpfs reports whether l lies on a tmpfs mount of v that is accounted.
+func (v *View) onTmpfs(l loc) bool {
+	return v.tmpfs != nil && l.mnt != nil && l.mnt.node.extra != nil && l.mnt.node.fstype == "tmpfs"
 }
 
 type mount struct {
@@ -251,7 +270,7 @@ func (v *View) BindNode(target string, n *Node, readOnly bool) {
 
 // NewFile is a file of no filesystem with data and permissions perm, owned by root.
 func NewFile(data []byte, perm fs.FileMode) *Node {
-	return &Node{mode: perm.Perm(), data: data}
+	return &Node{mode: perm.Perm(), data: literalContent(data)}
 }
 
 // NewGenerated is a file whose content gen makes when it is read (outside the
@@ -637,35 +656,86 @@ func (v *View) stat(p string, follow bool) (Info, error) {
 	return l.node.info(path.Base(l.path)), nil
 }
 
-// ReadFile returns a file's content (a copy).
+// ReadFile returns a file's content (a copy, made whole: Open reads a big one in pieces).
 func (v *View) ReadFile(p string) ([]byte, error) {
-	data, gen, err := v.readFile(p)
+	c, gen, err := v.snapshot(p)
+	if err != nil {
+		return nil, err
+	}
 	if gen != nil {
 		return gen(), nil // outside the lock: a generator may read the filesystem
 	}
-	return data, err
+	return c.bytes(), nil // outside the lock too: a snapshot is read without it
 }
 
-func (v *View) readFile(p string) ([]byte, func() []byte, error) {
+// Open opens a file for reading, following symbolic links: the Reader reads the content as
+// it is now, whatever is written to the file later (see Reader). Its errors are
+// ReadFile's: ENOENT, EISDIR for a directory, ENOTDIR, ELOOP. A generated file opens with
+// what its generator makes now.
+func (v *View) Open(p string) (*Reader, error) {
+	c, gen, err := v.snapshot(p)
+	if err != nil {
+		return nil, err
+	}
+	if gen != nil {
+		c = literalContent(gen())
+	}
+	return &Reader{c: c}, nil
+}
+
+// snapshot is p's content as it is now, or its generator.
+func (v *View) snapshot(p string) (content, func() []byte, error) {
 	v.disk.mu.Lock()
 	defer v.disk.mu.Unlock()
 	l, err := v.resolve(p, true)
 	switch {
 	case err != nil:
-		return nil, nil, err
+		return content{}, nil, err
 	case l.node == nil:
-		return nil, nil, ENOENT
+		return content{}, nil, ENOENT
 	case l.node.isDir():
-		return nil, nil, EISDIR
+		return content{}, nil, EISDIR
 	case l.node.generator() != nil:
-		return nil, l.node.generator(), nil
+		return content{}, l.node.generator(), nil
 	}
-	return slices.Clone(l.node.data), nil, nil
+	return l.node.data.snapshot(), nil, nil
 }
 
 // WriteFile writes data to p, creating it with perm (owned by uid, gid) if it does not
 // exist, truncating it first unless appending.
 func (v *View) WriteFile(p string, data []byte, perm fs.FileMode, appending bool, uid, gid int64) error {
+	return v.writeFile(p, true, perm, uid, gid, func(c *content) {
+		if !appending {
+			*c = content{}
+		}
+		c.append(data)
+	})
+}
+
+// WriteFileAt writes data at offset off of p, as pwrite does, creating it as WriteFile
+// does: the file grows if data ends past its end, and zeros fill from its end to off. A
+// writer of a big file (dd's seek= and conv=notrunc) writes it a block at a time with it.
+func (v *View) WriteFileAt(p string, data []byte, off int64, perm fs.FileMode, uid, gid int64) error {
+	if off < 0 {
+		return EINVAL
+	}
+	return v.writeFile(p, true, perm, uid, gid, func(c *content) { c.writeAt(data, off) })
+}
+
+// Truncate cuts file p to size bytes, or extends it with zeros, as truncate(2) does: p must
+// exist. What an open Reader reads does not change.
+func (v *View) Truncate(p string, size int64) error {
+	if size < 0 {
+		return EINVAL
+	}
+	return v.writeFile(p, false, 0, 0, 0, func(c *content) { c.truncate(size) })
+}
+
+// writeFile changes the content of file p with change, making p first when create (with
+// perm, uid, gid) and copying it out of the image when frozen. A file of v's own tree
+// changes v's UpperBytes by what its size changed; one copied out of the image adds its
+// whole size, as overlayfs copies a file up whole to write it.
+func (v *View) writeFile(p string, create bool, perm fs.FileMode, uid, gid int64, change func(*content)) error {
 	v.disk.mu.Lock()
 	defer v.disk.mu.Unlock()
 	l, err := v.resolve(p, true)
@@ -675,7 +745,11 @@ func (v *View) WriteFile(p string, data []byte, perm fs.FileMode, appending bool
 	if l.node != nil && l.node.isDir() {
 		return EISDIR
 	}
+	if l.node == nil && !create {
+		return ENOENT
+	}
 	var n *Node
+	counted := int64(0) // what v's upper layer counts of the file now
 	if m := v.mounts.at(l.path); m != nil {
 		// A file bound at its own path (/etc/hosts, the termination log): written in place.
 		if m.ro {
@@ -695,18 +769,61 @@ func (v *View) WriteFile(p string, data []byte, perm fs.FileMode, appending bool
 		case n.frozen:
 			n = n.shallowCopy()
 			dir.put(l.name, n)
+		default:
+			counted = n.data.size()
 		}
 	}
 	if n.generator() != nil {
 		n.more().gen = nil // what a program writes replaces what it generated
 	}
-	if appending {
-		n.data = append(n.data, data...)
-	} else {
-		n.data = slices.Clone(data)
-	}
+	before := n.data.size()
+	change(&n.data)
 	n.mtime = v.now()
+	if l.mnt == nil {
+		v.upper.Add(n.data.size() - counted)
+	}
+	if v.onTmpfs(l) {
+		v.tmpfs(n.data.size() - before)
+	}
 	return nil
+}
+
+// UpperBytes is the size of the regular files of v's own tree that the container made or
+// copied out of its image (an overlay's upper layer, what counts against its writable
+// layer and ephemeral storage): neither the image's files it left alone nor what is under
+// its mounts. It is kept as files change, so a call costs nothing; it counts what is
+// written through v (a tree of v's bound into another view and written there is not).
+func (v *View) UpperBytes() int64 { return v.upper.Load() }
+
+// DirBytes is the size of the regular files under directory p (an emptyDir's usage):
+// p's mount if something is bound at p, none of those below it. It walks the tree, and
+// reads no content.
+func (v *View) DirBytes(p string) (int64, error) {
+	v.disk.mu.Lock()
+	defer v.disk.mu.Unlock()
+	l, err := v.dirAt(p)
+	if err != nil {
+		return 0, err
+	}
+	return fileBytes(l.node, false), nil
+}
+
+// fileBytes is the size of the regular files of tree n; of only those not frozen when
+// upper (what an upper layer counts: a frozen directory holds only frozen nodes).
+func fileBytes(n *Node, upper bool) int64 {
+	switch {
+	case upper && n.frozen:
+		return 0
+	case n.isDir():
+		total := int64(0)
+		for _, k := range n.children() {
+			total += fileBytes(k, upper)
+		}
+		return total
+	case n.mode.IsRegular():
+		return n.data.size()
+	}
+	return 0
 }
 
 // Mkdir makes directory p; its parent must exist.
@@ -808,6 +925,12 @@ func (v *View) Remove(p string, all bool) error {
 	}
 	dir.kids.del(l.name)
 	v.changed()
+	if l.mnt == nil {
+		v.upper.Add(-fileBytes(l.node, true))
+	}
+	if v.onTmpfs(l) {
+		v.tmpfs(-fileBytes(l.node, false))
+	}
 	return nil
 }
 
@@ -845,6 +968,17 @@ func (v *View) Rename(oldp, newp string) error {
 	if err != nil {
 		src.put(from.name, n)
 		return err
+	}
+	if from.mnt == nil {
+		if to.node != nil {
+			v.upper.Add(-fileBytes(to.node, true)) // replaced
+		}
+		if n.frozen && n.mode.IsRegular() {
+			// overlayfs copies an image's file up to rename it: so does the view, and
+			// the container's writable layer holds it from then on.
+			n = n.shallowCopy()
+			v.upper.Add(n.data.size())
+		}
 	}
 	dst.put(to.name, n)
 	return nil
@@ -892,6 +1026,9 @@ func (v *View) change(p string, f func(*Node)) error {
 		if n = dir.kid(l.name); n.frozen {
 			n = n.shallowCopy()
 			dir.put(l.name, n)
+			if l.mnt == nil && n.mode.IsRegular() {
+				v.upper.Add(n.data.size()) // copied up, as overlayfs does to chmod it
+			}
 		}
 	} else if l.mnt != nil && l.mnt.ro {
 		return EROFS

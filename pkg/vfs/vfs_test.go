@@ -286,8 +286,8 @@ func TestDirTable(t *testing.T) {
 				if gone := i%3 == 0; (k == nil) != gone {
 					t.Fatalf("f%d: found %v, removed %v", i, k != nil, gone)
 				}
-				if k != nil && string(k.data) != fmt.Sprint(i) {
-					t.Fatalf("f%d holds %q", i, k.data)
+				if k != nil && string(k.data.bytes()) != fmt.Sprint(i) {
+					t.Fatalf("f%d holds %q", i, k.data.bytes())
 				}
 			}
 			if d.kid("new") != nil || c.kid("new") == nil {

@@ -19,6 +19,7 @@ import (
 
 	"github.com/minikubelet/minikubelet/pkg/clientcert"
 	"github.com/minikubelet/minikubelet/pkg/config"
+	"github.com/minikubelet/minikubelet/pkg/cpubudget"
 	"github.com/minikubelet/minikubelet/pkg/features"
 	"github.com/minikubelet/minikubelet/pkg/kubelet"
 	"github.com/minikubelet/minikubelet/pkg/metrics"
@@ -81,10 +82,12 @@ func runDaemon(ctx context.Context, cfg *config.Config) error {
 		go func() { defer close(done); w.Run(watchCtx) }()
 		defer func() { stopWatch(); <-done }()
 	}
+	// The programs of every node share one CPU budget (runtime.programCPU, --program-cpu).
+	budget := cpubudget.New(cfg.Simulator.Runtime.ProgramCPU.MilliValue())
 	for i := 0; i < n; i++ {
-		var pn podNet
+		pn := podNet{budget: budget}
 		if n > 1 {
-			pn = podNet{network: podNetwork, cidr: nodePodCIDR(i)}
+			pn.network, pn.cidr = podNetwork, nodePodCIDR(i)
 		}
 		k, err := newNode(ctx, cfg.ForNode(i), n > 1, rest, pn, rec, watcher)
 		if err != nil {
@@ -190,6 +193,7 @@ func openRecorder(cfg *config.Config, logger klog.Logger) (*record.Recorder, err
 type podNet struct {
 	network *simnet.Network
 	cidr    string
+	budget  *cpubudget.Budget // the process's programs' CPU
 }
 
 // nodePodCIDR is the pod range of node i of a process: the i-th /20 of 10.64.0.0/10.
@@ -246,7 +250,9 @@ func newNode(ctx context.Context, cfg *config.Config, multi bool, rest *restclie
 		}
 	}
 
-	rt, err := kubelet.NewRuntime(cfg, clk, reg, func(fc *fake.Config) { fc.Network, fc.PodCIDR = pn.network, pn.cidr })
+	rt, err := kubelet.NewRuntime(cfg, clk, reg, func(fc *fake.Config) {
+		fc.Network, fc.PodCIDR, fc.ProgramCPU = pn.network, pn.cidr, pn.budget
+	})
 	if err != nil {
 		return nil, err
 	}

@@ -111,6 +111,9 @@ func (r *Runtime) CreateContainer(ctx context.Context, podSandboxID string, conf
 	if res := config.Resources; res != nil {
 		c.memLimit, c.memRequest = res.MemoryLimitInBytes, res.MemoryRequestInBytes
 		c.cpuPeriod, c.cpuQuota, c.cpuShares = int32(res.CPUPeriod), int32(res.CPUQuota), int32(res.CPUShares)
+		if c.spec != nil {
+			c.spec.oomAdj = res.OomScoreAdj
+		}
 	}
 	r.containers[id] = c
 	r.ctrNames[reserved] = id
@@ -200,8 +203,11 @@ func (r *Runtime) startLocked(c *ctr, at int64) error {
 	if b.HasOOMAfter && (!exits || after(at, b.OOMAfter) <= exitAt) {
 		exitAt, code, reason, exits = after(at, b.OOMAfter), ExitCodeKilled, ReasonOOMKilled, true
 	}
-	// The memory model: use that reaches the limit is an OOM kill, as the kernel's.
-	if c.memLimit > 0 {
+	// The memory model: use that reaches the limit is an OOM kill, as the kernel's. Only a
+	// scripted use counts here: the request standing in for an unscripted container's use
+	// is the limit itself when only a limit is set (a Guaranteed pod's), and a container
+	// is not killed for its request. A program's own use is charged as it runs (memcg).
+	if c.memLimit > 0 && (b.MemoryUsage > 0 || b.MemoryGrowth > 0) {
 		if d, ok := c.memoryModel().TimeToReach(c.memLimit); ok && (!exits || after(at, d) <= exitAt) {
 			exitAt, code, reason, exits = after(at, d), ExitCodeKilled, ReasonOOMKilled, true
 		}
@@ -217,6 +223,7 @@ func (r *Runtime) exitLocked(c *ctr, at int64, code int32, reason, message strin
 	if c.info.State == cri.ContainerExited {
 		return
 	}
+	r.settleCPULocked(c, at)
 	r.cancelPendingLocked(c)
 	c.startPending = false
 	c.info.State = cri.ContainerExited

@@ -72,9 +72,10 @@ func (r *Runtime) setupMachineLocked(c *ctr, config *cri.ContainerConfig, img *i
 
 // machineSpec is what a container's machine is made from, kept from its create.
 type machineSpec struct {
-	sec   *cri.SecurityContext
-	nodes []*vfs.Node // by mount, what each binds
-	seed  uint64      // drawn at create, so the runtime's draws do not depend on when it is made
+	oomAdj int64 // the container's oom_score_adj, for its memory cgroup
+	sec    *cri.SecurityContext
+	nodes  []*vfs.Node // by mount, what each binds
+	seed   uint64      // drawn at create, so the runtime's draws do not depend on when it is made
 }
 
 // machineLocked returns c's machine, made the first time it is asked for (see
@@ -92,6 +93,7 @@ func (r *Runtime) machineLocked(c *ctr) *shell.Machine {
 	}
 	r.procLocked(c, view, s.sec)
 	c.proc = &proc{id: identity(s.sec, c.img.user, view)}
+	c.mem = r.mem.NewGroup(c.memLimit, s.oomAdj, func() { r.oomKilledLocked(c) })
 	c.env = mergeEnv(c.img.env, c.sb.hostname, c.envs, homeOf(view, c.id.UID))
 	c.m = shell.NewMachine(shell.Config{
 		FS:         view,
@@ -101,9 +103,21 @@ func (r *Runtime) machineLocked(c *ctr) *shell.Machine {
 		Net:        c.sb.ns,
 		Network:    r.network,
 		Workers:    r.workers,
+		Slice:      cpuSlice(c.cpuLimitMilli()),
+		Memory:     c.mem,
 		OnDetached: r.onDetached(c),
 	})
 	return c.m
+}
+
+// cpuSlice is how many steps a process of a container limited to limit millicores runs
+// in a quantum: a busy loop under a limit of 100m gets a tenth of an unlimited one's, as
+// its CFS quota gives it a tenth of every period.
+func cpuSlice(limit int64) int {
+	if limit <= 0 || limit >= 1000 {
+		return shell.DefaultSlice
+	}
+	return max(int(int64(shell.DefaultSlice)*limit/1000), 100)
 }
 
 // procLocked gives the container its /proc: a mounts file listing its root and mounts
@@ -379,6 +393,10 @@ func (r *Runtime) stepMachineLocked(c *ctr, at int64) {
 		return
 	}
 	next := c.m.Step(at)
+	r.setBusyLocked(c, at, c.m.Busy())
+	if r.reapOOMLocked(c, at) {
+		return
+	}
 	if c.mainExited && c.info.State == cri.ContainerRunning {
 		c.flushLogs(at)
 		code := int32(c.mainStatus)
@@ -512,7 +530,8 @@ func (c *ctr) markOpaque() {
 	}
 }
 
-// killMachineLocked ends every process of c (the container exited or is gone).
+// killMachineLocked ends every process of c (the container exited or is gone): what
+// they held is freed.
 func (c *ctr) killMachineLocked() {
 	if c.opaque {
 		c.opaque = false
@@ -521,7 +540,37 @@ func (c *ctr) killMachineLocked() {
 	if c.m != nil {
 		c.m.KillAll()
 		c.wakeGen++
+		c.mem.Release()
 	}
+}
+
+// oomKilledLocked is the OOM killer's kill of c, called by its memory cgroup from inside
+// a charge (c's own program's, or another container's when the node's pods are out of
+// memory): c exits once the charging step is over (reapOOMLocked).
+func (r *Runtime) oomKilledLocked(c *ctr) {
+	c.oom = true
+	r.oomQ = append(r.oomQ, c)
+}
+
+// reapOOMLocked ends the containers the OOM killer killed while c's machine stepped at
+// at: each exits 137, OOMKilled, as containerd reports a container whose cgroup had an OOM
+// kill. It reports whether c itself was one.
+func (r *Runtime) reapOOMLocked(c *ctr, at int64) bool {
+	self := false
+	for len(r.oomQ) > 0 {
+		v := r.oomQ[0]
+		r.oomQ = r.oomQ[1:]
+		if v == c {
+			self = true
+			c.flushLogs(at)
+		}
+		if v.info.State == cri.ContainerRunning {
+			r.logger.V(2).Info("Container OOM-killed", "containerID", v.info.ID, "container", v.info.Metadata.Name, "podUID", v.sb.info.Metadata.UID, "memoryLimit", v.memLimit)
+			r.exitLocked(v, at, ExitCodeKilled, ReasonOOMKilled, "")
+		}
+	}
+	r.oomQ = nil
+	return self
 }
 
 // imageInfo is what the runtime needs of an image to run its containers.

@@ -17,7 +17,9 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/minikubelet/minikubelet/pkg/container"
+	"github.com/minikubelet/minikubelet/pkg/cpubudget"
 	"github.com/minikubelet/minikubelet/pkg/cri"
+	"github.com/minikubelet/minikubelet/pkg/memcg"
 	"github.com/minikubelet/minikubelet/pkg/metrics"
 	"github.com/minikubelet/minikubelet/pkg/runner"
 	"github.com/minikubelet/minikubelet/pkg/runtime/behavior"
@@ -96,6 +98,59 @@ type Config struct {
 	// LogMaxFiles is how many log files of LogMaxBytes a container keeps
 	// (containerLogMaxFiles): its log takes at most their product on disk. Default 5.
 	LogMaxFiles int64
+	// CPUCapacityMilli is the node's CPU in millicores: busy containers share it by their
+	// CPU shares (each at most its limit). 0: every busy container gets a core.
+	CPUCapacityMilli int64
+	// ProgramCPU, when set, bounds the real CPU the runtime spends stepping programs (with
+	// the other nodes' runtimes that share it), measured on Clock: a step waits while the
+	// budget is spent. Each advance also steps programs for at most ProgramSlice of Clock's
+	// time, leaving the rest due for the next, so the kubelet's loops come between. Both
+	// are inert on a fake clock, where no step takes time.
+	ProgramCPU *cpubudget.Budget
+	// PodsMemoryLimit is the memory the node's pods may hold together (the kubepods
+	// cgroup's limit: the node's allocatable memory when the kubelet enforces it), in
+	// bytes; past it the OOM killer kills a container by its oom_score_adj. 0: no limit.
+	PodsMemoryLimit int64
+}
+
+// ProgramSlice is how long one step of the runtime loop steps programs at most when
+// Config.ProgramCPU is set: what is left waits for its next step, after the loops due
+// meanwhile.
+const ProgramSlice = time.Millisecond
+
+// runProgramsLocked steps the programs waiting in the run queue, oldest first, for at most
+// ProgramSlice and while the process's budget lasts, measured on the runtime's clock (no
+// time passes on a fake one). Only the runtime loop's own step runs them: the kubelet's
+// calls never wait for a program.
+func (r *Runtime) runProgramsLocked() {
+	if r.budget == nil {
+		return
+	}
+	var spent time.Duration
+	n := 0
+	for n < len(r.runq) && spent < ProgramSlice {
+		start := r.clk.Now()
+		if !r.budget.ReadyAt(start).IsZero() {
+			break
+		}
+		t := r.runq[n]
+		n++
+		if !t.live() {
+			continue
+		}
+		// A step that waited runs at the instant it runs: the program's clock moves on.
+		r.stepMachineLocked(t.c, max(t.at, start.UnixNano()))
+		end := r.clk.Now()
+		d := end.Sub(start)
+		spent += d
+		r.programTime += d
+		r.budget.Spend(end, d)
+	}
+	clear(r.runq[:n])
+	r.runq = r.runq[n:]
+	if len(r.runq) == 0 {
+		r.runq = nil
+	}
 }
 
 // DefaultPodCIDR is containerd's default CNI range.
@@ -154,6 +209,13 @@ type Runtime struct {
 	diskUsage   int64
 	pidUsage    int64
 	nodeFS      *vfs.View
+	mem         *memcg.Root // the pods' memory cgroup
+	cpuCap      int64       // CPUCapacityMilli
+	busyShares  int64       // the CPU shares of the containers whose programs are busy
+	budget      *cpubudget.Budget
+	runq        []transition  // programs' steps due, waiting for the budget (FIFO)
+	programTime time.Duration // what runProgramsLocked's steps took, on the runtime's clock
+	oomQ        []*ctr        // containers the OOM killer killed, for reapOOMLocked
 	network     *simnet.Network
 	podNet      netip.Prefix
 
@@ -260,6 +322,18 @@ type proc struct {
 	mainExited bool
 	mainStatus int
 	partial    [2][]byte // stdout's and stderr's unterminated last lines
+	// mem is the container's memory cgroup, charged for what its programs hold; oom is
+	// set when the OOM killer killed it (the container exits OOMKilled, 137).
+	mem *memcg.Group
+	oom bool
+	// The CPU its programs used (cpu.go): core-nanoseconds up to cpuAt, the rate since
+	// (millicores), the time spent throttled by the CFS quota, and whether its last step
+	// was busy (a process used its whole slice).
+	cpuAcc    uint64
+	cpuAt     int64
+	cpuRate   int64
+	throttled int64
+	busy      bool
 }
 
 type transitionKind uint8
@@ -365,6 +439,9 @@ func New(cfg Config) (*Runtime, error) {
 		containers:   map[string]*ctr{},
 		ctrNames:     map[ctrName]string{},
 		nodeFS:       cfg.NodeFS,
+		mem:          memcg.NewRoot(cfg.PodsMemoryLimit),
+		cpuCap:       cfg.CPUCapacityMilli,
+		budget:       cfg.ProgramCPU,
 		network:      cfg.Network,
 	}
 	if r.network == nil {
@@ -465,13 +542,28 @@ func (r *Runtime) NextTransition() (time.Time, bool) {
 // scheduled time (not the time it is observed), emits their events and completes their
 // operations. Every API call does the same first.
 func (r *Runtime) Advance() {
-	r.unlock(r.lock())
+	now := r.lock()
+	r.runProgramsLocked()
+	r.unlock(now)
 }
 
 // Due is the runtime loop's next due time: the earliest queued transition, or zero when the
-// queue is empty.
-func (r *Runtime) Due(time.Time) time.Time {
-	t, _ := r.NextTransition()
+// queue is empty; with programs waiting to run (Config.ProgramCPU), at the latest when
+// the budget lets them.
+func (r *Runtime) Due(now time.Time) time.Time {
+	t, ok := r.NextTransition()
+	r.mu.Lock()
+	waiting := len(r.runq) > 0
+	r.mu.Unlock()
+	if waiting {
+		ready := r.budget.ReadyAt(now)
+		if ready.IsZero() {
+			ready = now
+		}
+		if !ok || ready.Before(t) {
+			return ready
+		}
+	}
 	return t
 }
 
@@ -502,6 +594,12 @@ func (r *Runtime) advanceLocked(now int64) {
 			continue
 		}
 		if t.kind == transitionWake {
+			if r.budget != nil {
+				// Programs run on what is left (runProgramsLocked): a step due waits in
+				// the run queue, not here, whoever's call made it due.
+				r.runq = append(r.runq, t)
+				continue
+			}
 			r.stepMachineLocked(t.c, t.at)
 			continue
 		}
@@ -655,16 +753,26 @@ func (c *ctr) memoryAt(now int64) int64 {
 	if c.info.State != cri.ContainerRunning {
 		return 0
 	}
-	return c.memoryModel().MemoryAt(time.Duration(now - c.startedAt))
+	use := c.memoryModel().MemoryAt(time.Duration(now - c.startedAt))
+	if c.proc != nil && c.mem != nil {
+		// What the programs hold, once more than the model says (the request stands in
+		// for the use of a container until its programs hold more).
+		use = max(use, c.mem.Used())
+	}
+	return use
 }
 
 // diskAt is the container's writable layer at now: its diskUsage plus its diskGrowth for
-// as long as it ran.
+// as long as it ran, plus what its programs wrote outside its mounts.
 func (c *ctr) diskAt(now int64) int64 {
 	if c.startedAt == 0 {
 		return 0
 	}
-	return c.beh.DiskAt(time.Duration(c.ranFor(now)))
+	n := c.beh.DiskAt(time.Duration(c.ranFor(now)))
+	if c.m != nil {
+		n += c.m.FS().UpperBytes() // what its programs wrote to its writable layer
+	}
+	return n
 }
 
 // logBytes is the size of the container's log on disk at now: its periodic lines and the
@@ -693,6 +801,9 @@ func (c *ctr) memoryModel() behavior.Behavior {
 // cpuMilli is the CPU the container uses while it runs, in millicores: what it asks for,
 // at most its CPU limit (the CFS quota throttles the rest).
 func (c *ctr) cpuMilli() int64 {
+	if c.proc != nil {
+		return c.cpuRate
+	}
 	d := c.cpuDemand()
 	if l := c.cpuLimitMilli(); l > 0 && d > l {
 		return l
@@ -716,6 +827,13 @@ func (c *ctr) cfsPeriods(now int64) (periods, throttled uint64) {
 		return 0, 0
 	}
 	periods = uint64(c.ranFor(now) / (int64(c.cpuPeriod) * 1000))
+	if c.proc != nil {
+		t := c.throttled
+		if c.busy && c.throttles() {
+			t += max(c.cpuEnd(now)-c.cpuAt, 0)
+		}
+		return periods, uint64(t / (int64(c.cpuPeriod) * 1000))
+	}
 	if c.cpuDemand() > c.cpuLimitMilli() {
 		throttled = periods
 	}
@@ -736,6 +854,9 @@ func (c *ctr) cpuDemand() int64 {
 // cpuCoreNanos is the CPU the container used from its start to now (or to its exit), in
 // core-nanoseconds: cumulative, monotonic on the runtime's clock.
 func (c *ctr) cpuCoreNanos(now int64) uint64 {
+	if c.proc != nil {
+		return c.cpuAcc + uint64(c.cpuRate)*uint64(max(c.cpuEnd(now)-c.cpuAt, 0)/1000)
+	}
 	// millicores x microseconds = cores x nanoseconds, without overflowing on long runs.
 	return uint64(c.cpuMilli()) * uint64(c.ranFor(now)/1000)
 }
