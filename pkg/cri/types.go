@@ -262,6 +262,9 @@ type PodSandboxStats struct {
 	UsageCoreNanoSeconds uint64
 	UsageNanoCores       uint64
 	WorkingSetBytes      uint64
+	// Processes is how many processes its containers' programs run now (the pod's pids
+	// cgroup's pids.current; CRI's ProcessUsage).
+	Processes uint64
 }
 
 // ContainerStatsFilter narrows ListContainerStats; zero fields match everything.

@@ -109,6 +109,7 @@ func (p *Provider) Summary(ctx context.Context) (*statsapi.Summary, error) {
 		u.UsageCoreNanoSeconds += sb.UsageCoreNanoSeconds
 		u.UsageNanoCores += sb.UsageNanoCores
 		u.WorkingSetBytes += sb.WorkingSetBytes
+		u.Processes += sb.Processes
 		podUsage[sb.Metadata.UID] = u
 	}
 	pods := p.cfg.Pods(ctx)
@@ -130,6 +131,8 @@ func (p *Provider) Summary(ctx context.Context) (*statsapi.Summary, error) {
 			Containers: []statsapi.ContainerStats{},
 			CPU:        cpu(now, u.UsageNanoCores, u.UsageCoreNanoSeconds),
 			Memory:     memory(now, u.WorkingSetBytes, 0),
+			// The pod's processes, what pid.available's eviction ranks pods by.
+			ProcessStats: &statsapi.ProcessStats{ProcessCount: ptr(u.Processes)},
 		}
 		cs := byUID[string(pod.UID)]
 		sort.Slice(cs, func(i, j int) bool { return cs[i].Metadata.Name < cs[j].Metadata.Name })

@@ -2,6 +2,7 @@ package vfs
 
 import (
 	"bytes"
+	"hash/crc64"
 	"slices"
 )
 
@@ -16,6 +17,10 @@ import (
 // the bytes an extent covers are never written again once it holds them (an overwrite or a
 // truncation makes new extents and re-slices old ones), appends go past the end every
 // snapshot stops at, and a list a snapshot holds is copied before it is changed (shared).
+//
+// Literal bytes are what cost: past MaxLiteralPerFile of them a file's further literal
+// bytes are not kept but generated (see generated.go): the file keeps its size, and reads
+// the same pseudo-random bytes each time, not the ones written.
 
 const (
 	// page is the unit appended bytes are judged in.
@@ -27,6 +32,15 @@ const (
 	// list of these, not one slice copied again each time it doubles.
 	maxLiteral = 64 << 10
 )
+
+// MaxLiteralPerFile is the most literal bytes (those no run or repeat holds) a file keeps.
+// The daemon holds every container's files in memory, and a container's
+// "head -c 2000000000 /dev/urandom > /tmp/r" is as much incompressible data as it likes (a
+// node's disk is far bigger than the daemon's memory): past this, what a file is written
+// that would be literal becomes a generated extent, its length and a checksum, which reads
+// back as deterministic pseudo-random bytes (generated.go). Runs and repeats stay exact at
+// any size: they cost nothing. 64 MiB keeps any config, log or binary a test writes exact.
+const MaxLiteralPerFile = 64 << 20
 
 // content is a file's bytes. Most files are small and written whole: they are lit alone,
 // with no list (the same cost as a plain byte slice). Otherwise x holds the extents and lit
@@ -40,21 +54,35 @@ type content struct {
 type extents struct {
 	list []extent
 	size int64 // the file's size: the end of the last extent
+	// lit is the literal bytes the list holds (the n of its literal extents), at most
+	// MaxLiteralPerFile: appendLiteral makes the rest generated.
+	lit int64
 	// shared is set when a snapshot or a copy holds list: the next change copies it first.
 	shared bool
+	// genTail is the last bytes (up to a page) that the last extent, generated, replaced,
+	// while genEnd is size: what an appended page is compared with to make a repeat, as a
+	// literal's bytes are. It is x's own: neither a snapshot nor a copy has it.
+	genTail []byte
+	genEnd  int64
 }
 
 // extent is n bytes of a file from off: data itself when it is n long (a literal), else
-// data repeated over n bytes, the last repetition maybe partial (one byte: a run).
-// Invariant: 1 <= len(data) <= n, and the bytes of data are never written.
+// data repeated over n bytes, the last repetition maybe partial (one byte: a run). With no
+// data it is generated (generated.go): the bytes from base on of the stream of seed, in
+// place of bytes whose CRC-64 was sum. Invariant: 1 <= len(data) <= n or data is nil, and
+// the bytes of data are never written.
 type extent struct {
 	off  int64
 	n    int64
 	data []byte
+	seed uint64 // generated: the stream read, fixed when the extent was made
+	base int64  // generated: where in the stream the extent starts
+	sum  uint64 // generated: the CRC-64 (ECMA) of the bytes it was appended in place of
 }
 
-func (e *extent) literal() bool { return int64(len(e.data)) == e.n }
-func (e *extent) end() int64    { return e.off + e.n }
+func (e *extent) literal() bool   { return int64(len(e.data)) == e.n }
+func (e *extent) generated() bool { return e.data == nil }
+func (e *extent) end() int64      { return e.off + e.n }
 
 // byteTable gives every run its one-byte block without allocating it: each is a capped
 // slice of it, which an append copies rather than writes.
@@ -114,7 +142,7 @@ func (c content) forCopy() content {
 	if c.x == nil {
 		return literalContent(c.lit)
 	}
-	return content{x: &extents{list: c.x.list, size: c.x.size, shared: true}}
+	return content{x: &extents{list: c.x.list, size: c.x.size, lit: c.x.lit, shared: true}}
 }
 
 // freeze marks c's list as shared for good: a frozen file is read by every disk's views.
@@ -177,6 +205,10 @@ func (x *extents) find(off int64) int {
 
 // read fills b with e's bytes from r on (r+len(b) <= n).
 func (e *extent) read(b []byte, r int64) {
+	if e.generated() {
+		genRead(b, e.seed, e.base+r)
+		return
+	}
 	if e.literal() {
 		copy(b, e.data[r:])
 		return
@@ -197,7 +229,16 @@ func (e *extent) read(b []byte, r int64) {
 
 // slice is the part [from, to) of e as an extent of its own (off left to the caller).
 func (e *extent) slice(from, to int64) extent {
+	if e.generated() {
+		// The same stream from the same place: the bytes stay where they were.
+		return extent{n: to - from, seed: e.seed, base: e.base + from, sum: e.sum}
+	}
 	if e.literal() {
+		if 2*(to-from) < e.n {
+			// Most of it is cut off: keep what is left, not the whole (the bytes a file's
+			// literals hold are what MaxLiteralPerFile counts).
+			return extent{n: to - from, data: slices.Clone(e.data[from:to])}
+		}
 		return extent{n: to - from, data: e.data[from:to:to]}
 	}
 	block := e.data
@@ -214,7 +255,7 @@ func (e *extent) slice(from, to int64) extent {
 // promote turns c's literal into a list of extents.
 func (c *content) promote() *extents {
 	if c.x == nil {
-		x := &extents{size: int64(len(c.lit))}
+		x := &extents{size: int64(len(c.lit)), lit: int64(len(c.lit))}
 		if len(c.lit) > 0 {
 			// The literal's spare capacity is c's alone (literalContent and truncate cap
 			// what others may hold): the extent may append into it.
@@ -287,7 +328,7 @@ func (c *content) append(b []byte) {
 // judge says what u becomes, coming after the content and then pending literal bytes.
 func (c *content) judge(u, pending []byte) verdict {
 	if len(pending) == 0 && c.x != nil {
-		if t := c.x.tail(); t != nil && !t.literal() && continues(u, t.data, int(t.n%int64(len(t.data)))) {
+		if t := c.x.tail(); t != nil && !t.literal() && !t.generated() && continues(u, t.data, int(t.n%int64(len(t.data)))) {
 			return extendTail
 		}
 	}
@@ -308,7 +349,8 @@ func (c *content) judge(u, pending []byte) verdict {
 	return asLiteral
 }
 
-// tailLiteral is the bytes of the last extent when it is a literal.
+// tailLiteral is the bytes of the last extent when it is a literal, or the last it was
+// written when it is generated (as far as they are kept: genTail).
 func (c *content) tailLiteral() []byte {
 	if c.x == nil {
 		return c.lit
@@ -316,7 +358,7 @@ func (c *content) tailLiteral() []byte {
 	if t := c.x.tail(); t != nil && t.literal() {
 		return t.data
 	}
-	return nil
+	return c.x.genLookback()
 }
 
 // appendUnit adds u as judged (not asLiteral).
@@ -335,12 +377,27 @@ func (c *content) appendUnit(u []byte, v verdict) {
 		// They were just added when they were pending; either way they end the last extent
 		// unless the literal was split there (maxLiteral), when u stays literal.
 		t := x.tail()
+		if back := x.genLookback(); len(back) >= int(k) && bytes.Equal(back[len(back)-int(k):], u) {
+			// The bytes before u were generated: they leave it all the same, as they would
+			// a literal (genTail is the generated extent's last bytes, which it holds).
+			block := slices.Clone(u)
+			x.own()
+			if t = x.tail(); t.n == k {
+				x.list = x.list[:len(x.list)-1]
+			} else {
+				t.n -= k
+			}
+			x.size -= k
+			x.push(extent{n: 2 * k, data: block})
+			return
+		}
 		if t == nil || !t.literal() || t.n < k {
 			c.appendLiteral(u)
 			return
 		}
 		x.own()
 		t = x.tail()
+		x.lit -= k
 		block := t.data[t.n-k : t.n : t.n]
 		if t.n == k {
 			t.n, t.data = 2*k, block
@@ -355,7 +412,8 @@ func (c *content) appendUnit(u []byte, v verdict) {
 	}
 }
 
-// appendLiteral adds b as literal bytes, merged into the last literal up to maxLiteral.
+// appendLiteral adds b as literal bytes, merged into the last literal up to maxLiteral,
+// as far as MaxLiteralPerFile allows: the rest is generated.
 func (c *content) appendLiteral(b []byte) {
 	if len(b) == 0 {
 		return
@@ -365,7 +423,20 @@ func (c *content) appendLiteral(b []byte) {
 		return
 	}
 	x := c.promote()
+	keep := int(min(int64(len(b)), max(MaxLiteralPerFile-x.lit, 0)))
+	x.appendLiteral(b[:keep])
+	if keep < len(b) {
+		x.appendGenerated(b[keep:])
+	}
+}
+
+// appendLiteral adds b as literal bytes, merged into the last literal up to maxLiteral.
+func (x *extents) appendLiteral(b []byte) {
+	if len(b) == 0 {
+		return
+	}
 	x.own()
+	x.lit += int64(len(b))
 	if t := x.tail(); t != nil && t.literal() && t.n < maxLiteral {
 		m := min(len(b), maxLiteral-int(t.n))
 		t.data = append(t.data, b[:m]...)
@@ -421,23 +492,25 @@ func (c *content) writeAt(b []byte, off int64) {
 func (x *extents) overwrite(b []byte, off int64) {
 	end := off + int64(len(b))
 	i, j := x.find(off), x.find(end-1)
-	var mid content
-	mid.append(b)
-	var midList []extent
-	if mid.x != nil {
-		midList = mid.x.list
-	} else {
-		midList = []extent{{n: int64(len(mid.lit)), data: mid.lit}}
-	}
-	repl := make([]extent, 0, len(midList)+2)
+	var head, tail []extent
 	if first := &x.list[i]; first.off < off {
-		repl = append(repl, first.slice(0, off-first.off))
+		head = []extent{first.slice(0, off-first.off)}
 	}
-	repl = append(repl, midList...)
 	if last := &x.list[j]; last.end() > end {
-		repl = append(repl, last.slice(end-last.off, last.n))
+		tail = []extent{last.slice(end-last.off, last.n)}
 	}
+	// b's literal bytes count with what the file keeps of the rest, as if it were appended.
+	lit := x.lit + litBytes(head) + litBytes(tail) - litBytes(x.list[i:j+1])
+	mid := content{x: &extents{lit: lit, genEnd: -1}}
+	mid.append(b)
+	midList := mid.x.list
+	repl := make([]extent, 0, len(midList)+2)
+	repl = append(repl, head...)
+	repl = append(repl, midList...)
+	repl = append(repl, tail...)
 	x.own()
+	x.lit = mid.x.lit
+	x.genEnd = -1
 	x.list = slices.Replace(x.list, i, j+1, repl...)
 	x.renumber(max(i-1, 0), i+len(repl)+1)
 }
@@ -491,11 +564,14 @@ func (c *content) truncate(size int64) {
 	}
 	x := c.x
 	x.own()
+	x.genEnd = -1
 	i := x.find(size - 1)
+	x.lit -= litBytes(x.list[i:])
 	e := &x.list[i]
 	cut := e.slice(0, size-e.off)
 	cut.off = e.off
 	*e = cut
+	x.lit += litBytes(x.list[i : i+1])
 	clear(x.list[i+1:]) // what was cut off is garbage now, however big
 	x.list = x.list[:i+1]
 	x.size = size
@@ -524,3 +600,15 @@ func continues(u, block []byte, ph int) bool {
 func allByte(u []byte, b byte) bool {
 	return len(u) > 0 && u[0] == b && bytes.Equal(u[1:], u[:len(u)-1])
 }
+
+// litBytes is the literal bytes of list.
+func litBytes(list []extent) (n int64) {
+	for i := range list {
+		if list[i].literal() {
+			n += list[i].n
+		}
+	}
+	return n
+}
+
+var crcTable = crc64.MakeTable(crc64.ECMA)

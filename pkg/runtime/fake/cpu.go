@@ -11,6 +11,14 @@ import "github.com/minikubelet/minikubelet/pkg/cri"
 // DefaultCPUMilli. The use is integrated over time, so the counters are monotonic and
 // the rate reported is the one in force.
 
+// processes is how many processes c's programs run now.
+func (c *ctr) processes() int {
+	if c.m == nil || c.info.State != cri.ContainerRunning {
+		return 0
+	}
+	return c.m.Running()
+}
+
 // cpuEnd is the end of the interval c's CPU counts to at now: now, or its exit.
 func (c *ctr) cpuEnd(now int64) int64 {
 	if c.info.State == cri.ContainerExited {

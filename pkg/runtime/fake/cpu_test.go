@@ -201,3 +201,27 @@ func TestProgramCPUBudget(t *testing.T) {
 	}
 	t.Logf("%d runtime steps over %v, programs took %v", steps, elapsed, r.programTime)
 }
+
+// TestProcessesCount: the processes a pod's programs run are its pids cgroup's count and
+// the node's, as the pid.available signal and its eviction ranking read them.
+func TestProcessesCount(t *testing.T) {
+	r, clk := newRuntime(t, Config{})
+	r.SetPIDUsage(100) // the node's own
+	startCPU(t, r, "u-0", 0, 2, "sleep 1000 & sleep 1000 & wait")
+	startCPU(t, r, "u-1", 0, 2, "sleep 1000")
+	run(t, r, clk, time.Second)
+	stats, err := r.ListPodSandboxStats(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]uint64{}
+	for _, s := range stats {
+		got[s.Metadata.UID] = s.Processes
+	}
+	if got["u-0"] != 3 || got["u-1"] != 1 {
+		t.Errorf("processes by pod %v, want u-0: 3 (the shell and its two sleeps), u-1: 1", got)
+	}
+	if u := r.Usage(); u.PIDs != 104 {
+		t.Errorf("node PIDs %d, want 104", u.PIDs)
+	}
+}

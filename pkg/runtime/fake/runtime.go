@@ -728,7 +728,7 @@ type Usage struct {
 	// container's writable layer (diskUsage, diskGrowth) and log, exited containers'
 	// included until they are removed.
 	DiskBytes int64
-	// PIDs is set by SetPIDUsage.
+	// PIDs is set by SetPIDUsage, plus the processes the containers' programs run.
 	PIDs int64
 }
 
@@ -740,11 +740,13 @@ func (r *Runtime) Usage() Usage {
 	for _, img := range r.images {
 		disk += int64(img.Size)
 	}
+	pids := r.pidUsage
 	for _, c := range r.containers {
 		mem += c.memoryAt(now)
 		disk += c.diskAt(now) + r.logBytes(c, now)
+		pids += int64(c.processes())
 	}
-	return Usage{MemoryBytes: mem, PodMemoryBytes: mem - r.memBase, DiskBytes: disk, PIDs: r.pidUsage}
+	return Usage{MemoryBytes: mem, PodMemoryBytes: mem - r.memBase, DiskBytes: disk, PIDs: pids}
 }
 
 // memoryAt is the memory the container uses at now: while it runs, its memoryUsage (or, with
@@ -907,6 +909,7 @@ func (r *Runtime) sandboxStatsLocked(now int64) []cri.PodSandboxStats {
 				if c.info.State == cri.ContainerRunning {
 					s.UsageNanoCores += uint64(c.cpuMilli()) * 1_000_000
 					s.WorkingSetBytes += uint64(c.memoryAt(now))
+					s.Processes += uint64(c.processes())
 				}
 			}
 			out = append(out, s)
