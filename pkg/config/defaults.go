@@ -153,6 +153,10 @@ func SetKubeletDefaults(kc *KubeletConfiguration) {
 		n := int32(DefaultContainerLogMaxFiles)
 		kc.ContainerLogMaxFiles = &n
 	}
+	if kc.PodPidsLimit == nil {
+		n := int64(-1)
+		kc.PodPidsLimit = &n
+	}
 	if kc.ContentType == "" {
 		kc.ContentType = DefaultContentType
 	}

@@ -59,6 +59,7 @@ func TestKubeletFieldsMatchUpstream(t *testing.T) {
 func TestModelledFieldsDecodeUpstreamValues(t *testing.T) {
 	on, off := true, false
 	logFiles, qps := int32(3), int32(20)
+	podPids := int64(4096)
 	up := kubeletv1beta1.KubeletConfiguration{
 		TypeMeta:                         metav1.TypeMeta{APIVersion: KubeletAPIVersion, Kind: KubeletKind},
 		StaticPodPath:                    "/etc/kubernetes/manifests",
@@ -74,6 +75,7 @@ func TestModelledFieldsDecodeUpstreamValues(t *testing.T) {
 		MaxPods:                          58,
 		ContainerLogMaxSize:              "50Mi",
 		ContainerLogMaxFiles:             &logFiles,
+		PodPidsLimit:                     &podPids,
 		ContentType:                      "application/json",
 		KubeAPIQPS:                       &qps,
 		KubeAPIBurst:                     40,

@@ -332,6 +332,8 @@ func addResourceFlags(fs *pflag.FlagSet, kc *KubeletConfiguration) {
 		"Set the maximum size (e.g. 10Mi) of container log file before it is rotated. (kubeletConfiguration.containerLogMaxSize)")
 	fs.Var(&int32PtrValue{p: &kc.ContainerLogMaxFiles}, "container-log-max-files",
 		"Set the maximum number of container log files that can be present for a container. The number must be >= 2. (kubeletConfiguration.containerLogMaxFiles)")
+	fs.Var(&int64PtrValue{p: &kc.PodPidsLimit}, "pod-max-pids",
+		"Set the maximum number of processes per pod.  If -1, the kubelet defaults to the node allocatable pid capacity. (kubeletConfiguration.podPidsLimit)")
 	maps := []struct {
 		name string
 		m    *map[string]string
@@ -467,3 +469,24 @@ func (v *int32PtrValue) Set(s string) error {
 }
 
 func (v *int32PtrValue) Type() string { return "int32" }
+
+// int64PtrValue is an *int64 field's flag (--pod-max-pids).
+type int64PtrValue struct{ p **int64 }
+
+func (v *int64PtrValue) String() string {
+	if v.p == nil || *v.p == nil {
+		return ""
+	}
+	return strconv.FormatInt(**v.p, 10)
+}
+
+func (v *int64PtrValue) Set(s string) error {
+	n, err := strconv.ParseInt(s, 0, 64)
+	if err != nil {
+		return err
+	}
+	*v.p = &n
+	return nil
+}
+
+func (v *int64PtrValue) Type() string { return "int" }

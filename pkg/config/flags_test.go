@@ -60,6 +60,7 @@ func TestFlagHelpShowsValueTypes(t *testing.T) {
 		"resolv-conf":                         "string",
 		"container-log-max-size":              "string",
 		"container-log-max-files":             "int32",
+		"pod-max-pids":                        "int",
 		"kube-api-content-type":               "string",
 		"kube-api-qps":                        "int32",
 		"kube-api-burst":                      "int32",

@@ -88,6 +88,9 @@ type KubeletConfiguration struct {
 	// (default 5, at least 2). The runtime keeps that much of each container's log.
 	ContainerLogMaxSize  string `json:"containerLogMaxSize,omitempty"`
 	ContainerLogMaxFiles *int32 `json:"containerLogMaxFiles,omitempty"`
+	// PodPidsLimit is the most processes a pod's containers run together (its pids
+	// cgroup's pids.max); -1, the default, or 0: no limit but each container's 1,024.
+	PodPidsLimit *int64 `json:"podPidsLimit,omitempty"`
 	// ContentType is the media type of the node's API requests (default protobuf, which it
 	// asks answers in too, JSON accepted); KubeAPIQPS and KubeAPIBurst are its client's rate
 	// limit (defaults 50 and 100; 0 is client-go's 5 and 10, as the kubelet passes them).
@@ -178,7 +181,6 @@ type KubeletConfiguration struct {
 	QOSReserved                               json.RawMessage `json:"qosReserved,omitempty"`
 	HairpinMode                               json.RawMessage `json:"hairpinMode,omitempty"`
 	PodCIDR                                   json.RawMessage `json:"podCIDR,omitempty"`
-	PodPidsLimit                              json.RawMessage `json:"podPidsLimit,omitempty"`
 	RunOnce                                   json.RawMessage `json:"runOnce,omitempty"`
 	CPUCFSQuota                               json.RawMessage `json:"cpuCFSQuota,omitempty"`
 	CPUCFSQuotaPeriod                         json.RawMessage `json:"cpuCFSQuotaPeriod,omitempty"`

@@ -57,6 +57,7 @@ var flagForPath = map[string]string{
 	"kubeletConfiguration.resolvConf":                                 "resolv-conf",
 	"kubeletConfiguration.containerLogMaxSize":                        "container-log-max-size",
 	"kubeletConfiguration.containerLogMaxFiles":                       "container-log-max-files",
+	"kubeletConfiguration.podPidsLimit":                               "pod-max-pids",
 	"kubeletConfiguration.contentType":                                "kube-api-content-type",
 	"kubeletConfiguration.kubeAPIQPS":                                 "kube-api-qps",
 	"kubeletConfiguration.kubeAPIBurst":                               "kube-api-burst",

@@ -522,6 +522,7 @@ func NewRuntime(c *config.Config, clk clock.Clock, reg *metrics.Registry, option
 		Faults:                rc.Faults,
 		Metrics:               reg,
 		PodsMemoryLimit:       podsMemoryLimit(c),
+		PodPidsLimit:          podPidsLimit(c),
 		CPUCapacityMilli:      c.Simulator.Machine.CPU.MilliValue(),
 	}
 	// Validated by config.Load; a config built otherwise falls back to the default.
@@ -561,6 +562,14 @@ func podsMemoryLimit(c *config.Config) int64 {
 		}
 	}
 	return max(limit, 0)
+}
+
+// podPidsLimit is podPidsLimit, -1 (none) when unset.
+func podPidsLimit(c *config.Config) int64 {
+	if c.Kubelet.PodPidsLimit == nil {
+		return -1
+	}
+	return *c.Kubelet.PodPidsLimit
 }
 
 // hostIP is the address pods report as status.hostIP: the bind address, or loopback when

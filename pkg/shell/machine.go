@@ -66,6 +66,9 @@ type Config struct {
 	// Memory is the container's memory cgroup, charged for what its programs hold
 	// (memory.go); nil: not accounted.
 	Memory *memcg.Group
+	// Pids is the pod's pids cgroup, shared by its containers' machines; nil: only
+	// MaxProcs bounds the machine.
+	Pids *Pids
 	// OnDetached is called, from any goroutine, when a handler wrote a line for the owner
 	// to drain (DrainDetached). It must not block or take the owner's locks.
 	OnDetached func()
@@ -283,7 +286,7 @@ func (m *Machine) spawn(parent *Proc, s Spec) (*Proc, error) {
 	if len(s.Argv) == 0 {
 		return nil, &ExecError{Name: "", Err: vfs.ENOENT, NotFound: true}
 	}
-	if m.Running() >= m.cfg.MaxProcs {
+	if !m.mayFork() {
 		return nil, errFork
 	}
 	dir := s.Dir
@@ -311,7 +314,27 @@ func (m *Machine) spawn(parent *Proc, s Spec) (*Proc, error) {
 func (p *Proc) run(prog Program) {
 	p.prog = prog
 	p.m.procs = append(p.m.procs, p)
+	if p.m.cfg.Pids != nil {
+		p.m.cfg.Pids.n++
+	}
 }
+
+// mayFork reports whether another process fits the machine's MaxProcs and its pod's pids
+// limit: "can't fork" otherwise, as fork(2) fails with EAGAIN in a full pids cgroup.
+func (m *Machine) mayFork() bool {
+	return m.Running() < m.cfg.MaxProcs && (m.cfg.Pids == nil || m.cfg.Pids.Max <= 0 || m.cfg.Pids.n < m.cfg.Pids.Max)
+}
+
+// Pids is a pod's pids cgroup: the processes its containers' machines run together, and
+// the most they may (pids.max; 0: no limit). Its owner (the runtime) uses it under its
+// lock, as the machines.
+type Pids struct {
+	Max int
+	n   int
+}
+
+// Current is how many processes run in the cgroup (pids.current).
+func (g *Pids) Current() int { return g.n }
 
 // runProgram runs prog on p's worker and records its exit status, unless it parks.
 func (p *Proc) runProgram(prog Program) {
@@ -696,6 +719,9 @@ func (p *Proc) done() {
 	}
 	p.exited = true
 	p.parker, p.prog = nil, nil
+	if p.m.cfg.Pids != nil {
+		p.m.cfg.Pids.n--
+	}
 	if p.held > 0 && p.m.cfg.Memory != nil {
 		p.m.cfg.Memory.Uncharge(p.held)
 	}
@@ -1028,7 +1054,7 @@ func (p *Proc) setFD(n int, f *fd) {
 // directory, identity and descriptors.
 func (p *Proc) forkProc(prog Program) (*Proc, error) {
 	m := p.m
-	if m.Running() >= m.cfg.MaxProcs {
+	if !m.mayFork() {
 		return nil, errFork
 	}
 	c := &Proc{m: m, pid: m.nextPID, parent: p, argv: p.argv, env: p.env, dir: p.dir, id: p.id}

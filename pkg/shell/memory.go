@@ -1,5 +1,7 @@
 package shell
 
+import "github.com/minikubelet/minikubelet/pkg/memcg"
+
 // A container's programs hold memory in its cgroup (Config.Memory): every byte a program
 // keeps (a shell's variables and positional parameters, the values an expansion copies,
 // a pipe's buffer, a command substitution's output, an applet's working data) is charged
@@ -18,20 +20,25 @@ package shell
 // back). Past the container's memory limit the container is OOM-killed and p's program
 // unwinds: Charge does not return.
 func (p *Proc) Charge(n int64) {
-	g := p.m.cfg.Memory
-	if g == nil || n == 0 {
-		return
-	}
-	if n < 0 {
-		n = max(n, -p.held)
-		p.held += n
-		g.Uncharge(-n)
-		return
-	}
-	if !g.Charge(n) {
+	if g := p.m.cfg.Memory; g != nil && !account(g, &p.held, n) {
 		p.m.oomKill()
 	}
-	p.held += n
+}
+
+// account charges g n more bytes (n < 0 gives back, at most what *held says was charged)
+// and keeps *held; false when g refuses (the OOM kill).
+func account(g *memcg.Group, held *int64, n int64) bool {
+	if n < 0 {
+		n = max(n, -*held)
+		*held += n
+		g.Uncharge(-n)
+		return true
+	}
+	if n == 0 || !g.Charge(n) {
+		return n == 0
+	}
+	*held += n
+	return true
 }
 
 // Held is what p holds now by its charges.
@@ -58,20 +65,9 @@ func (p *Proc) releaseTransient() {
 // chargeMachine accounts n bytes the machine holds outside any process (a pipe's buffer);
 // n < 0 gives them back. A refused charge is the OOM kill, unwinding the running program.
 func (m *Machine) chargeMachine(n int64) {
-	g := m.cfg.Memory
-	if g == nil || n == 0 {
-		return
-	}
-	if n < 0 {
-		n = max(n, -m.held)
-		m.held += n
-		g.Uncharge(-n)
-		return
-	}
-	if !g.Charge(n) {
+	if g := m.cfg.Memory; g != nil && !account(g, &m.held, n) {
 		m.oomKill()
 	}
-	m.held += n
 }
 
 // oomKill is the OOM killer's kill of the container: every process dies of SIGKILL, the

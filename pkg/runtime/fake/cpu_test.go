@@ -3,6 +3,7 @@ package fake
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -16,25 +17,13 @@ import (
 // none) and shares.
 func startCPU(t *testing.T, r *Runtime, uid string, limit, shares int64, script string) string {
 	t.Helper()
-	sb, cfg := runPod(t, r, uid, nil)
-	ctx := context.Background()
-	if _, err := r.PullImage(ctx, cri.ImageSpec{Image: "busybox:1.36"}, nil); err != nil {
-		t.Fatal(err)
-	}
-	cc := containerConfig("main", "", "busybox:1.36")
-	cc.Command = []string{"sh", "-c", script}
-	cc.Resources = &cri.ContainerResources{CPUShares: shares}
-	if limit > 0 {
-		cc.Resources.CPUPeriod, cc.Resources.CPUQuota = 100000, limit*100
-	}
-	id, err := r.CreateContainer(ctx, sb, cc, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := r.StartContainer(ctx, id); err != nil {
-		t.Fatal(err)
-	}
-	return id
+	return startBusybox(t, r, uid, func(cc *cri.ContainerConfig) {
+		cc.Command = []string{"sh", "-c", script}
+		cc.Resources = &cri.ContainerResources{CPUShares: shares}
+		if limit > 0 {
+			cc.Resources.CPUPeriod, cc.Resources.CPUQuota = 100000, limit*100
+		}
+	})
 }
 
 func cpuOf(t *testing.T, r *Runtime, id string) cri.ContainerStats {
@@ -223,5 +212,23 @@ func TestProcessesCount(t *testing.T) {
 	}
 	if u := r.Usage(); u.PIDs != 104 {
 		t.Errorf("node PIDs %d, want 104", u.PIDs)
+	}
+}
+
+// TestPodPidsLimit: podPidsLimit is the pod's pids.max: its containers' processes
+// together; a fork past it fails as fork(2) does in a full pids cgroup.
+func TestPodPidsLimit(t *testing.T) {
+	r, clk := newRuntime(t, Config{PodPidsLimit: 5})
+	id := startCPU(t, r, "u-0", 0, 2, "for i in 1 2 3 4 5 6; do sleep 1000 & done; wait")
+	run(t, r, clk, time.Second)
+	stats, err := r.ListPodSandboxStats(context.Background())
+	if err != nil || len(stats) != 1 {
+		t.Fatal(stats, err)
+	}
+	if stats[0].Processes != 5 {
+		t.Errorf("processes %d, want the limit, 5 (the shell and 4 sleeps)", stats[0].Processes)
+	}
+	if log := logText(t, r, id); !strings.Contains(log, "sh: can't fork: Resource temporarily unavailable") {
+		t.Errorf("log %q, want the shell's can't fork", log)
 	}
 }

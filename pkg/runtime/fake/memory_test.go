@@ -1,7 +1,6 @@
 package fake
 
 import (
-	"context"
 	"runtime"
 	"testing"
 	"time"
@@ -14,22 +13,10 @@ import (
 // oom_score_adj.
 func startLimited(t *testing.T, r *Runtime, uid string, limit, adj int64, command ...string) string {
 	t.Helper()
-	sb, cfg := runPod(t, r, uid, nil)
-	ctx := context.Background()
-	if _, err := r.PullImage(ctx, cri.ImageSpec{Image: "busybox:1.36"}, nil); err != nil {
-		t.Fatal(err)
-	}
-	cc := containerConfig("main", "", "busybox:1.36")
-	cc.Command = command
-	cc.Resources = &cri.ContainerResources{MemoryLimitInBytes: limit, OomScoreAdj: adj}
-	id, err := r.CreateContainer(ctx, sb, cc, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := r.StartContainer(ctx, id); err != nil {
-		t.Fatal(err)
-	}
-	return id
+	return startBusybox(t, r, uid, func(cc *cri.ContainerConfig) {
+		cc.Command = command
+		cc.Resources = &cri.ContainerResources{MemoryLimitInBytes: limit, OomScoreAdj: adj}
+	})
 }
 
 // TestProgramsLiveInTheirMemoryLimit: what a container's programs hold counts against its
@@ -132,21 +119,10 @@ func TestNodeOOMKillsByScore(t *testing.T) {
 // its start.
 func TestRequestAtTheLimitIsNoOOM(t *testing.T) {
 	r, clk := newRuntime(t, Config{})
-	sb, cfg := runPod(t, r, "u-g", nil)
-	ctx := context.Background()
-	if _, err := r.PullImage(ctx, cri.ImageSpec{Image: "busybox:1.36"}, nil); err != nil {
-		t.Fatal(err)
-	}
-	cc := containerConfig("main", "", "busybox:1.36")
-	cc.Command = []string{"sh", "-c", "while true; do echo tick; sleep 10; done"}
-	cc.Resources = &cri.ContainerResources{MemoryLimitInBytes: 16 << 20, MemoryRequestInBytes: 16 << 20, OomScoreAdj: memcg.GuaranteedOOMScoreAdj}
-	id, err := r.CreateContainer(ctx, sb, cc, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := r.StartContainer(ctx, id); err != nil {
-		t.Fatal(err)
-	}
+	id := startBusybox(t, r, "u-g", func(cc *cri.ContainerConfig) {
+		cc.Command = []string{"sh", "-c", "while true; do echo tick; sleep 10; done"}
+		cc.Resources = &cri.ContainerResources{MemoryLimitInBytes: 16 << 20, MemoryRequestInBytes: 16 << 20, OomScoreAdj: memcg.GuaranteedOOMScoreAdj}
+	})
 	run(t, r, clk, time.Minute)
 	if st := status(t, r, id); st.State != cri.ContainerRunning {
 		t.Fatalf("state %v code %d reason %q, want RUNNING", st.State, st.ExitCode, st.Reason)
@@ -180,22 +156,11 @@ func TestTmpfsIsMemory(t *testing.T) {
 			if err := r.nodeFS.SetFSType("/vol", "tmpfs"); err != nil {
 				t.Fatal(err)
 			}
-			sb, cfg := runPod(t, r, "u-tmpfs", nil)
-			ctx := context.Background()
-			if _, err := r.PullImage(ctx, cri.ImageSpec{Image: "busybox:1.36"}, nil); err != nil {
-				t.Fatal(err)
-			}
-			cc := containerConfig("main", "", "busybox:1.36")
-			cc.Command = []string{"sh", "-c", tt.script}
-			cc.Mounts = []cri.Mount{{HostPath: "/vol", ContainerPath: "/cache"}}
-			cc.Resources = &cri.ContainerResources{MemoryLimitInBytes: 64 << 20}
-			id, err := r.CreateContainer(ctx, sb, cc, cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := r.StartContainer(ctx, id); err != nil {
-				t.Fatal(err)
-			}
+			id := startBusybox(t, r, "u-tmpfs", func(cc *cri.ContainerConfig) {
+				cc.Command = []string{"sh", "-c", tt.script}
+				cc.Mounts = []cri.Mount{{HostPath: "/vol", ContainerPath: "/cache"}}
+				cc.Resources = &cri.ContainerResources{MemoryLimitInBytes: 64 << 20}
+			})
 			run(t, r, clk, time.Minute)
 			st := status(t, r, id)
 			if tt.oom {

@@ -105,6 +105,7 @@ func (r *Runtime) machineLocked(c *ctr) *shell.Machine {
 		Workers:    r.workers,
 		Slice:      cpuSlice(c.cpuLimitMilli()),
 		Memory:     c.mem,
+		Pids:       c.sb.pids,
 		OnDetached: r.onDetached(c),
 	})
 	return c.m

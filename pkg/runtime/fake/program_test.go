@@ -13,14 +13,23 @@ import (
 // startProgram starts a container running command in a fresh pod.
 func startProgram(t *testing.T, r *Runtime, command ...string) string {
 	t.Helper()
-	sb, cfg := runPod(t, r, "u-prog", nil)
+	return startBusybox(t, r, "u-prog", func(cc *cri.ContainerConfig) {
+		cc.Command = command
+		cc.Envs = []cri.KeyValue{{Key: "PATH", Value: "/bin"}, {Key: "NAME", Value: "world"}}
+	})
+}
+
+// startBusybox starts a busybox container "main" in a fresh pod uid, its config as edit
+// sets it, and returns its id.
+func startBusybox(t *testing.T, r *Runtime, uid string, edit func(cc *cri.ContainerConfig)) string {
+	t.Helper()
+	sb, cfg := runPod(t, r, uid, nil)
 	ctx := context.Background()
 	if _, err := r.PullImage(ctx, cri.ImageSpec{Image: "busybox:1.36"}, nil); err != nil {
 		t.Fatal(err)
 	}
 	cc := containerConfig("main", "", "busybox:1.36")
-	cc.Command = command
-	cc.Envs = []cri.KeyValue{{Key: "PATH", Value: "/bin"}, {Key: "NAME", Value: "world"}}
+	edit(cc)
 	id, err := r.CreateContainer(ctx, sb, cc, cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -107,6 +107,9 @@ type Config struct {
 	// time, leaving the rest due for the next, so the kubelet's loops come between. Both
 	// are inert on a fake clock, where no step takes time.
 	ProgramCPU *cpubudget.Budget
+	// PodPidsLimit is the most processes a pod's programs may run together
+	// (podPidsLimit); 0 or less: no limit but each container's shell.DefaultMaxProcs.
+	PodPidsLimit int64
 	// PodsMemoryLimit is the memory the node's pods may hold together (the kubepods
 	// cgroup's limit: the node's allocatable memory when the kubelet enforces it), in
 	// bytes; past it the OOM killer kills a container by its oom_score_adj. 0: no limit.
@@ -211,6 +214,7 @@ type Runtime struct {
 	nodeFS      *vfs.View
 	mem         *memcg.Root // the pods' memory cgroup
 	cpuCap      int64       // CPUCapacityMilli
+	podPids     int64       // PodPidsLimit
 	busyShares  int64       // the CPU shares of the containers whose programs are busy
 	budget      *cpubudget.Budget
 	runq        []transition  // programs' steps due, waiting for the budget (FIFO)
@@ -246,6 +250,7 @@ type sandbox struct {
 	ip         string
 	ns         *simnet.Namespace // the pod's network namespace, on the pod network while ready
 	sysctls    *vfs.Node         // the pod's /proc/sys when it sets sysctls (nil: the defaults)
+	pids       *shell.Pids       // the pod's pids cgroup, its containers' machines' together
 	hostname   string
 	name       string // reserved name
 	pod        *podEntry
@@ -441,6 +446,7 @@ func New(cfg Config) (*Runtime, error) {
 		nodeFS:       cfg.NodeFS,
 		mem:          memcg.NewRoot(cfg.PodsMemoryLimit),
 		cpuCap:       cfg.CPUCapacityMilli,
+		podPids:      cfg.PodPidsLimit,
 		budget:       cfg.ProgramCPU,
 		network:      cfg.Network,
 	}

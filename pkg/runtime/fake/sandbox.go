@@ -3,13 +3,14 @@ package fake
 import (
 	"context"
 	"fmt"
-	"github.com/minikubelet/minikubelet/pkg/vfs"
 	"net/netip"
 	"slices"
 	"strings"
 	"sync"
 
 	"github.com/minikubelet/minikubelet/pkg/cri"
+	"github.com/minikubelet/minikubelet/pkg/shell"
+	"github.com/minikubelet/minikubelet/pkg/vfs"
 )
 
 // CRI method names, as faults name them.
@@ -155,6 +156,7 @@ func (r *Runtime) RunPodSandbox(ctx context.Context, config *cri.PodSandboxConfi
 		},
 		ip:   r.podIPLocked(),
 		name: name,
+		pids: &shell.Pids{Max: int(min(max(r.podPids, 0), 1<<30))},
 	}
 	pe := r.podByUID[md.UID]
 	if pe == nil {
