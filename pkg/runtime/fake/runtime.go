@@ -103,9 +103,10 @@ type Config struct {
 	CPUCapacityMilli int64
 	// ProgramCPU, when set, bounds the real CPU the runtime spends stepping programs (with
 	// the other nodes' runtimes that share it), measured on Clock: a step waits while the
-	// budget is spent. Each advance also steps programs for at most ProgramSlice of Clock's
-	// time, leaving the rest due for the next, so the kubelet's loops come between. Both
-	// are inert on a fake clock, where no step takes time.
+	// budget is spent. Programs then run only in the runtime loop's own Step, for at most
+	// ProgramSlice of Clock's time each, the rest waiting for the next, so the kubelet's
+	// loops and calls come between. Both bounds are inert on a fake clock, where no step
+	// takes time.
 	ProgramCPU *cpubudget.Budget
 	// PodPidsLimit is the most processes a pod's programs may run together
 	// (podPidsLimit); 0 or less: no limit but each container's shell.DefaultMaxProcs.
