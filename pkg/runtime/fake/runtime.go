@@ -558,8 +558,14 @@ func (r *Runtime) Advance() {
 // queue is empty; with programs waiting to run (Config.ProgramCPU), at the latest when
 // the budget lets them.
 func (r *Runtime) Due(now time.Time) time.Time {
-	t, ok := r.NextTransition()
+	// One lock for both: the owner asks at every turn of its loop.
 	r.mu.Lock()
+	r.dropStaleLocked()
+	var t time.Time
+	ok := len(r.queue) > 0
+	if ok {
+		t = time.Unix(0, r.queue[0].at)
+	}
 	waiting := len(r.runq) > 0
 	r.mu.Unlock()
 	if waiting {
