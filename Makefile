@@ -103,9 +103,9 @@ lint:
 .PHONY: help build run test soak churn bench hostile bench-all bench-density scale fuzz simulate lint kubelet-table image controlplane metricsserver e2e-cluster e2e monitoring \
 	conformance conformance-serial conformance-ci conformance-tools conformance-bins
 
-## kubelet-table: regenerate pkg/kubeletref/kubelet-v1.30.json, the v1.30 kubelet's flags and feature gates, by building its own flag set and gate (tools/kubeletref, which pins the release in its go.mod)
+## kubelet-table: regenerate pkg/kubeletref/kubelet-v1.37.json, the v1.37 kubelet's flags and feature gates, by building its own flag set and gate (tools/kubeletref, which pins the release in its go.mod)
 kubelet-table:
-	cd tools/kubeletref && $(GO) run . ../../pkg/kubeletref/kubelet-v1.30.json
+	cd tools/kubeletref && $(GO) run . ../../pkg/kubeletref/kubelet-v1.37.json
 
 ## image: minikubelet's OCI image without Docker (a static binary on an empty base, tools/image with go-containerregistry): _output/image/oci and _output/image/minikubelet-oci.tar
 IMAGE ?= ghcr.io/minikubelet/minikubelet:$(GIT_COMMIT)

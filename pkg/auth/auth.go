@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/apiserver/pkg/apis/apiserver"
 	"k8s.io/apiserver/pkg/authentication/authenticator"
 	"k8s.io/apiserver/pkg/authentication/authenticatorfactory"
 	"k8s.io/apiserver/pkg/authentication/user"
@@ -64,7 +65,7 @@ func New(cfg Config) (*Auth, error) {
 func buildAuthn(cfg Config) (authenticator.Request, error) {
 	a := cfg.Authentication
 	dc := authenticatorfactory.DelegatingAuthenticatorConfig{
-		Anonymous: a.Anonymous.Enabled != nil && *a.Anonymous.Enabled,
+		Anonymous: &apiserver.AnonymousAuthConfig{Enabled: a.Anonymous.Enabled != nil && *a.Anonymous.Enabled},
 		CacheTTL:  a.Webhook.CacheTTL.Duration,
 	}
 	if file := a.X509.ClientCAFile; file != "" {

@@ -100,6 +100,8 @@ func Load(cfg Config) (*Client, error) {
 		Help: "Counter of certificate renewal errors.",
 	})
 	logger := cfg.Logger.WithValues("node", cfg.NodeName)
+	// The manager logs through the logger of its Ctx (client-go took out Logf).
+	logCtx := klog.NewContext(context.Background(), logger)
 	mgr, err := certificate.NewManager(&certificate.Config{
 		ClientsetFn: func(current *tls.Certificate) (kubernetes.Interface, error) {
 			// A valid certificate requests its successor; the bootstrap token only the first.
@@ -119,7 +121,7 @@ func Load(cfg Config) (*Client, error) {
 		CertificateStore:        store,
 		CertificateRenewFailure: renewErrors,
 		Name:                    "kubelet-client",
-		Logf:                    func(format string, args ...any) { logger.V(2).Info(fmt.Sprintf(format, args...)) },
+		Ctx:                     &logCtx,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("client certificate manager: %w", err)

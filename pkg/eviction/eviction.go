@@ -542,7 +542,7 @@ func (m *Manager) Admit(pod *v1.Pod) (bool, string, string) {
 		}
 		taint := &v1.Taint{Key: v1.TaintNodeMemoryPressure, Effect: v1.TaintEffectNoSchedule}
 		for i := range pod.Spec.Tolerations {
-			if pod.Spec.Tolerations[i].ToleratesTaint(taint) {
+			if pod.Spec.Tolerations[i].ToleratesTaint(klog.Background(), taint, false) {
 				return true, "", ""
 			}
 		}

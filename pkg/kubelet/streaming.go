@@ -15,7 +15,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/tools/remotecommand"
+	"k8s.io/cri-streaming/pkg/streaming/remotecommand"
 	utilexec "k8s.io/utils/exec"
 
 	"github.com/minikubelet/minikubelet/pkg/auth"
@@ -89,9 +89,9 @@ func drainResizes(ctx context.Context, resize <-chan remotecommand.TerminalSize)
 // simulated command table (remotecommand.Executor). A non-zero exit is a
 // utilexec.CodeExitError, which the streaming server reports as the exit code kubectl
 // shows.
-func (k *Kubelet) ExecInContainer(ctx context.Context, name string, uid types.UID, container string, cmd []string, in io.Reader, out, errOut io.WriteCloser, tty bool, resize <-chan remotecommand.TerminalSize, _ time.Duration) error {
+func (k *Kubelet) ExecInContainer(ctx context.Context, name string, uid string, container string, cmd []string, in io.Reader, out, errOut io.WriteCloser, tty bool, resize <-chan remotecommand.TerminalSize, _ time.Duration) error {
 	drainResizes(ctx, resize)
-	id, err := k.runningContainer(ctx, uid, container)
+	id, err := k.runningContainer(ctx, types.UID(uid), container)
 	if err != nil {
 		return err
 	}
@@ -117,13 +117,13 @@ func (k *Kubelet) ExecInContainer(ctx context.Context, name string, uid types.UI
 // AttachContainer attaches to the container's output (remotecommand.Attacher): the
 // lines it writes to its log from now on, until it exits or the client leaves. What is
 // sent to its stdin is read and dropped: the simulated process reads nothing.
-func (k *Kubelet) AttachContainer(ctx context.Context, name string, uid types.UID, container string, in io.Reader, out, errOut io.WriteCloser, tty bool, resize <-chan remotecommand.TerminalSize) error {
+func (k *Kubelet) AttachContainer(ctx context.Context, name string, uid string, container string, in io.Reader, out, errOut io.WriteCloser, tty bool, resize <-chan remotecommand.TerminalSize) error {
 	drainResizes(ctx, resize)
-	pod, ok := k.podByUID(uid)
+	pod, ok := k.podByUID(types.UID(uid))
 	if !ok {
 		return fmt.Errorf("pod %q does not exist", name)
 	}
-	if _, err := k.runningContainer(ctx, uid, container); err != nil {
+	if _, err := k.runningContainer(ctx, types.UID(uid), container); err != nil {
 		return err
 	}
 	if in != nil {
@@ -140,9 +140,9 @@ func (k *Kubelet) AttachContainer(ctx context.Context, name string, uid types.UI
 // (portforward.PortForwarder). A port a running container declares answers as a small
 // HTTP server naming the pod, container and port; any other port refuses the
 // connection, as an empty port in the pod's network namespace does.
-func (k *Kubelet) PortForward(ctx context.Context, name string, uid types.UID, port int32, stream io.ReadWriteCloser) error {
+func (k *Kubelet) PortForward(ctx context.Context, name string, uid string, port int32, stream io.ReadWriteCloser) error {
 	defer stream.Close()
-	pod, ok := k.podByUID(uid)
+	pod, ok := k.podByUID(types.UID(uid))
 	if !ok {
 		return fmt.Errorf("pod %q does not exist", name)
 	}
@@ -150,7 +150,7 @@ func (k *Kubelet) PortForward(ctx context.Context, name string, uid types.UID, p
 	for _, c := range append(append([]v1.Container{}, pod.Spec.InitContainers...), pod.Spec.Containers...) {
 		for _, p := range c.Ports {
 			if p.ContainerPort == port && (p.Protocol == "" || p.Protocol == v1.ProtocolTCP) {
-				if _, err := k.runningContainer(ctx, uid, c.Name); err == nil {
+				if _, err := k.runningContainer(ctx, types.UID(uid), c.Name); err == nil {
 					container = c.Name
 				}
 			}

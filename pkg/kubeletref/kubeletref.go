@@ -12,7 +12,7 @@ import (
 // own flag set and feature gate from k8s.io/kubernetes and dumps them: the simulator's
 // command line and gates are checked against it and accept what it lists.
 //
-//go:embed kubelet-v1.30.json
+//go:embed kubelet-v1.37.json
 var table []byte
 
 // Flag is one flag of the kubelet's command line.

@@ -15,7 +15,6 @@ import (
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/minikubelet/minikubelet/pkg/metrics"
 )
@@ -23,7 +22,7 @@ import (
 // panickyStreams panics in every session, as a provider bug would.
 type panickyStreams struct{ fakeStreams }
 
-func (panickyStreams) PortForward(ctx context.Context, name string, uid types.UID, port int32, stream io.ReadWriteCloser) error {
+func (panickyStreams) PortForward(ctx context.Context, name string, uid string, port int32, stream io.ReadWriteCloser) error {
 	panic("port-forward bug")
 }
 

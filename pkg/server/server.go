@@ -25,8 +25,7 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/tools/remotecommand"
+	"k8s.io/cri-streaming/pkg/streaming/remotecommand"
 	"k8s.io/klog/v2"
 	statsapi "k8s.io/kubelet/pkg/apis/stats/v1alpha1"
 	"k8s.io/utils/clock"
@@ -628,17 +627,17 @@ func recoverPanics(next http.Handler) http.Handler {
 // recoverPanics, where a panic would end the process.
 type safeStreaming struct{ StreamingProvider }
 
-func (s safeStreaming) ExecInContainer(ctx context.Context, name string, uid types.UID, container string, cmd []string, in io.Reader, out, errOut io.WriteCloser, tty bool, resize <-chan remotecommand.TerminalSize, timeout time.Duration) (err error) {
+func (s safeStreaming) ExecInContainer(ctx context.Context, name string, uid string, container string, cmd []string, in io.Reader, out, errOut io.WriteCloser, tty bool, resize <-chan remotecommand.TerminalSize, timeout time.Duration) (err error) {
 	defer recoverSession(ctx, "exec", &err)
 	return s.StreamingProvider.ExecInContainer(ctx, name, uid, container, cmd, in, out, errOut, tty, resize, timeout)
 }
 
-func (s safeStreaming) AttachContainer(ctx context.Context, name string, uid types.UID, container string, in io.Reader, out, errOut io.WriteCloser, tty bool, resize <-chan remotecommand.TerminalSize) (err error) {
+func (s safeStreaming) AttachContainer(ctx context.Context, name string, uid string, container string, in io.Reader, out, errOut io.WriteCloser, tty bool, resize <-chan remotecommand.TerminalSize) (err error) {
 	defer recoverSession(ctx, "attach", &err)
 	return s.StreamingProvider.AttachContainer(ctx, name, uid, container, in, out, errOut, tty, resize)
 }
 
-func (s safeStreaming) PortForward(ctx context.Context, name string, uid types.UID, port int32, stream io.ReadWriteCloser) (err error) {
+func (s safeStreaming) PortForward(ctx context.Context, name string, uid string, port int32, stream io.ReadWriteCloser) (err error) {
 	defer recoverSession(ctx, "port-forward", &err)
 	return s.StreamingProvider.PortForward(ctx, name, uid, port, stream)
 }

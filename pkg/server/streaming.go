@@ -7,8 +7,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/types"
 	remotecommandconsts "k8s.io/apimachinery/pkg/util/remotecommand"
-	"k8s.io/kubelet/pkg/cri/streaming/portforward"
-	"k8s.io/kubelet/pkg/cri/streaming/remotecommand"
+	"k8s.io/cri-streaming/pkg/streaming/portforward"
+	"k8s.io/cri-streaming/pkg/streaming/remotecommand"
 )
 
 // StreamingProvider runs exec, attach and port-forward sessions for the secure port.
@@ -85,11 +85,11 @@ func (s *Server) remoteCommand(w http.ResponseWriter, r *http.Request, exec bool
 	// No holdOpen: the SPDY and WebSocket upgrades hijack the connection, and net/http
 	// clears its deadlines then (TestLongLivedAnswersLiftDeadlines).
 	if exec {
-		remotecommand.ServeExec(w, r, s.cfg.Streaming, name, uid, container, cmd, opts,
+		remotecommand.ServeExec(w, r, s.cfg.Streaming, name, string(uid), container, cmd, opts,
 			StreamIdleTimeout, s.cfg.Limits.StreamCreationTimeout, remotecommandconsts.SupportedStreamingProtocols)
 		return
 	}
-	remotecommand.ServeAttach(w, r, s.cfg.Streaming, name, uid, container, opts,
+	remotecommand.ServeAttach(w, r, s.cfg.Streaming, name, string(uid), container, opts,
 		StreamIdleTimeout, s.cfg.Limits.StreamCreationTimeout, remotecommandconsts.SupportedStreamingProtocols)
 }
 
@@ -109,7 +109,7 @@ func (s *Server) portForward(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer release()
-	portforward.ServePortForward(w, r, s.cfg.Streaming, name, uid, opts,
+	portforward.ServePortForward(w, r, s.cfg.Streaming, name, string(uid), opts,
 		StreamIdleTimeout, s.cfg.Limits.StreamCreationTimeout, portforward.SupportedProtocols)
 }
 

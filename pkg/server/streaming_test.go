@@ -17,8 +17,9 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/remotecommand"
+	clientremotecommand "k8s.io/client-go/tools/remotecommand"
 	clientexec "k8s.io/client-go/util/exec"
+	"k8s.io/cri-streaming/pkg/streaming/remotecommand"
 	utilexec "k8s.io/utils/exec"
 
 	"github.com/minikubelet/minikubelet/pkg/metrics"
@@ -42,7 +43,7 @@ func (f *fakeStreams) StreamTarget(namespace, pod, uid, container string) (strin
 	return "web_default", "u1", nil
 }
 
-func (f *fakeStreams) ExecInContainer(ctx context.Context, name string, uid types.UID, container string, cmd []string, in io.Reader, out, errOut io.WriteCloser, tty bool, resize <-chan remotecommand.TerminalSize, timeout time.Duration) error {
+func (f *fakeStreams) ExecInContainer(ctx context.Context, name string, uid string, container string, cmd []string, in io.Reader, out, errOut io.WriteCloser, tty bool, resize <-chan remotecommand.TerminalSize, timeout time.Duration) error {
 	if f.block != nil {
 		close(f.started)
 		<-f.block
@@ -57,11 +58,11 @@ func (f *fakeStreams) ExecInContainer(ctx context.Context, name string, uid type
 	return nil
 }
 
-func (f *fakeStreams) AttachContainer(ctx context.Context, name string, uid types.UID, container string, in io.Reader, out, errOut io.WriteCloser, tty bool, resize <-chan remotecommand.TerminalSize) error {
+func (f *fakeStreams) AttachContainer(ctx context.Context, name string, uid string, container string, in io.Reader, out, errOut io.WriteCloser, tty bool, resize <-chan remotecommand.TerminalSize) error {
 	return nil
 }
 
-func (f *fakeStreams) PortForward(ctx context.Context, name string, uid types.UID, port int32, stream io.ReadWriteCloser) error {
+func (f *fakeStreams) PortForward(ctx context.Context, name string, uid string, port int32, stream io.ReadWriteCloser) error {
 	return stream.Close()
 }
 
@@ -158,11 +159,11 @@ func TestSecurePortIsGuarded(t *testing.T) {
 }
 
 // execURL returns an SPDY executor for the test server.
-func executor(t *testing.T, srv *httptest.Server, query url.Values) remotecommand.Executor {
+func executor(t *testing.T, srv *httptest.Server, query url.Values) clientremotecommand.Executor {
 	t.Helper()
 	u, _ := url.Parse(srv.URL + "/exec/default/web/app")
 	u.RawQuery = query.Encode()
-	ex, err := remotecommand.NewSPDYExecutor(&rest.Config{Host: srv.URL, TLSClientConfig: rest.TLSClientConfig{Insecure: true}}, "POST", u)
+	ex, err := clientremotecommand.NewSPDYExecutor(&rest.Config{Host: srv.URL, TLSClientConfig: rest.TLSClientConfig{Insecure: true}}, "POST", u)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -181,7 +182,7 @@ func TestExecOverSPDY(t *testing.T) {
 
 	var out bytes.Buffer
 	err := executor(t, srv, url.Values{"command": {"echo", "hi"}, "input": {"1"}, "output": {"1"}}).StreamWithContext(context.Background(),
-		remotecommand.StreamOptions{Stdin: strings.NewReader("from stdin\n"), Stdout: &out})
+		clientremotecommand.StreamOptions{Stdin: strings.NewReader("from stdin\n"), Stdout: &out})
 	var exit clientexec.CodeExitError
 	if !errors.As(err, &exit) || exit.Code != 3 {
 		t.Errorf("exit: %v, want code 3", err)
@@ -194,7 +195,7 @@ func TestExecOverSPDY(t *testing.T) {
 	streams.exitCode, streams.block, streams.started = 0, make(chan struct{}), make(chan struct{})
 	done := make(chan error, 1)
 	go func() {
-		done <- executor(t, srv, url.Values{"command": {"sleep"}, "output": {"1"}}).StreamWithContext(context.Background(), remotecommand.StreamOptions{Stdout: io.Discard})
+		done <- executor(t, srv, url.Values{"command": {"sleep"}, "output": {"1"}}).StreamWithContext(context.Background(), clientremotecommand.StreamOptions{Stdout: io.Discard})
 	}()
 	<-streams.started
 	req, _ := http.NewRequest("POST", srv.URL+"/exec/default/web/app?command=ls&output=1", nil)

@@ -1,6 +1,6 @@
 //go:build tools
 
-// Package controlplane builds a real Kubernetes v1.30 control plane (kube-apiserver,
+// Package controlplane builds a real Kubernetes v1.37 control plane (kube-apiserver,
 // kube-controller-manager, kube-scheduler) and kubectl for minikubelet's cluster tests. It is a module of
 // its own so the main go.mod stays free of k8s.io/kubernetes.
 package controlplane

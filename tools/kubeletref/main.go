@@ -101,12 +101,31 @@ type Flag struct {
 	Field string `json:"field,omitempty"`
 }
 
-// Gate is one feature gate.
+// Gate is one feature gate: its spec at the release the table is taken from, and every
+// spec it has had (component-base's versioned gate: a spec holds from its version on).
 type Gate struct {
-	Name          string `json:"name"`
-	Default       bool   `json:"default"`
-	PreRelease    string `json:"preRelease"`
-	LockToDefault bool   `json:"lockToDefault,omitempty"`
+	Name          string        `json:"name"`
+	Default       bool          `json:"default"`
+	PreRelease    string        `json:"preRelease"`
+	LockToDefault bool          `json:"lockToDefault,omitempty"`
+	Versions      []GateVersion `json:"versions,omitempty"`
+}
+
+// GateVersion is one of a gate's versioned specs.
+type GateVersion struct {
+	Version                 string `json:"version"`
+	Default                 bool   `json:"default"`
+	PreRelease              string `json:"preRelease"`
+	LockToDefault           bool   `json:"lockToDefault,omitempty"`
+	MinCompatibilityVersion string `json:"minCompatibilityVersion,omitempty"`
+}
+
+// preRelease is the table's spelling of a stage: "" for GA.
+func preRelease(p featuregate.FeatureSpec) string {
+	if p.PreRelease == featuregate.GA {
+		return ""
+	}
+	return string(p.PreRelease)
 }
 
 // Table is the file written.
@@ -153,15 +172,23 @@ func main() {
 		t.Flags = append(t.Flags, Flag{Name: f.Name, Shorthand: f.Shorthand, Type: f.Value.Type(), Default: f.DefValue,
 			NoOptDefVal: f.NoOptDefVal, Deprecated: f.Deprecated, Hidden: f.Hidden, Usage: f.Usage, Field: fieldOf(f)})
 	})
+	versioned := utilfeature.DefaultMutableFeatureGate.GetAllVersioned()
 	for name, spec := range utilfeature.DefaultMutableFeatureGate.GetAll() {
 		if name == "AllAlpha" || name == "AllBeta" {
 			continue
 		}
-		pre := string(spec.PreRelease)
-		if spec.PreRelease == featuregate.GA {
-			pre = ""
+		g := Gate{Name: string(name), Default: spec.Default, PreRelease: preRelease(spec), LockToDefault: spec.LockToDefault}
+		for _, v := range versioned[name] {
+			gv := GateVersion{Default: v.Default, PreRelease: preRelease(v), LockToDefault: v.LockToDefault}
+			if v.Version != nil {
+				gv.Version = v.Version.String()
+			}
+			if v.MinCompatibilityVersion != nil {
+				gv.MinCompatibilityVersion = v.MinCompatibilityVersion.String()
+			}
+			g.Versions = append(g.Versions, gv)
 		}
-		t.Gates = append(t.Gates, Gate{Name: string(name), Default: spec.Default, PreRelease: pre, LockToDefault: spec.LockToDefault})
+		t.Gates = append(t.Gates, g)
 	}
 	sort.Slice(t.Flags, func(i, j int) bool { return t.Flags[i].Name < t.Flags[j].Name })
 	sort.Slice(t.Gates, func(i, j int) bool { return t.Gates[i].Name < t.Gates[j].Name })
