@@ -1,7 +1,9 @@
 # minikubelet: a miniature kubelet simulator. Run `make help` for the targets.
 GO        ?= go
 BIN       ?= bin/minikubelet
-K8S_VERSION ?= v1.30.14
+# The kubelet release minikubelet follows; `make pin-kubernetes` points the tools modules
+# (control plane, e2e suite, kubelet table) at it.
+K8S_VERSION ?= v1.37.2
 CONFIG    ?= configs/minikubelet.yaml
 PKGS      ?= ./...
 BENCHTIME ?= 1s
@@ -100,12 +102,16 @@ lint:
 	@out=$$(gofmt -l $$(git ls-files -co --exclude-standard '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet $(PKGS)
 
-.PHONY: help build run test soak churn bench hostile bench-all bench-density scale fuzz simulate lint kubelet-table image controlplane metricsserver e2e-cluster e2e monitoring \
+.PHONY: help build run test soak churn bench hostile bench-all bench-density scale fuzz simulate lint kubelet-table pin-kubernetes image controlplane metricsserver e2e-cluster e2e monitoring \
 	conformance conformance-serial conformance-ci conformance-tools conformance-bins
 
 ## kubelet-table: regenerate pkg/kubeletref/kubelet-v1.37.json, the v1.37 kubelet's flags and feature gates, by building its own flag set and gate (tools/kubeletref, which pins the release in its go.mod)
 kubelet-table:
 	cd tools/kubeletref && $(GO) run . ../../pkg/kubeletref/kubelet-v1.37.json
+
+## pin-kubernetes: point the tools modules (control plane, e2e suite, kubelet table) at k8s.io/kubernetes $(K8S_VERSION) and its staging modules (hack/pin-kubernetes)
+pin-kubernetes:
+	GO=$(GO) hack/pin-kubernetes $(K8S_VERSION) tools/controlplane tools/conformance tools/kubeletref
 
 ## image: minikubelet's OCI image without Docker (a static binary on an empty base, tools/image with go-containerregistry): _output/image/oci and _output/image/minikubelet-oci.tar
 IMAGE ?= ghcr.io/minikubelet/minikubelet:$(GIT_COMMIT)

@@ -21,6 +21,13 @@ type NodeInfo struct {
 	// MaxPods caps the pods on the node (the kubelet's maxPods). 0 means Allocatable["pods"];
 	// when both are unset no pod fits, as on a real node without a pods capacity.
 	MaxPods int
+	// Name, Labels and Taints are only read by AdmitPredicates. Name is the node's name (a
+	// pod whose spec.nodeName is another fails NodeName); Labels are what nodeSelector,
+	// required node affinity and the kubernetes.io/os check match; a pod must tolerate the
+	// NoExecute ones among Taints.
+	Name   string
+	Labels map[string]string
+	Taints []v1.Taint
 }
 
 // Result is the outcome of Admit. A rejected pod gets phase Failed with Reason and Message.
@@ -88,6 +95,8 @@ func Fits(pod *v1.Pod, admittedPods []*v1.Pod, node NodeInfo) []InsufficientReso
 type Usage struct {
 	pods     int64
 	requests v1.ResourceList
+	// ports are the host ports the counted pods bind (the NodePorts predicate).
+	ports portsInUse
 	// byUID is each counted UID's share, so the pod being admitted can be left out (Admit
 	// skips admitted pods with its UID) and a pod can be removed.
 	byUID map[types.UID]*share
@@ -96,12 +105,13 @@ type Usage struct {
 type share struct {
 	pods     int64
 	requests v1.ResourceList
+	ports    []hostPort
 }
 
 // NewUsage sums pods as Admit would count them as admittedPods: nil and terminal pods
 // (phase Succeeded or Failed) are skipped.
 func NewUsage(pods []*v1.Pod) *Usage {
-	u := &Usage{requests: v1.ResourceList{}, byUID: make(map[types.UID]*share, len(pods))}
+	u := &Usage{requests: v1.ResourceList{}, ports: portsInUse{}, byUID: make(map[types.UID]*share, len(pods))}
 	for _, p := range pods {
 		u.Add(p)
 	}
@@ -123,16 +133,18 @@ func (u *Usage) AddWithRequests(pod *v1.Pod, requests v1.ResourceList) {
 	if pod == nil || isTerminal(pod) {
 		return
 	}
+	ports := hostPorts(pod)
 	u.pods++
 	addResourceList(u.requests, requests)
+	u.ports.add(ports, 1)
 	s, ok := u.byUID[pod.UID]
 	if !ok {
-		u.byUID[pod.UID] = &share{pods: 1, requests: requests}
+		u.byUID[pod.UID] = &share{pods: 1, requests: requests, ports: ports}
 		return
 	}
 	merged := s.requests.DeepCopy()
 	addResourceList(merged, requests)
-	s.pods, s.requests = s.pods+1, merged
+	s.pods, s.requests, s.ports = s.pods+1, merged, append(s.ports[:len(s.ports):len(s.ports)], ports...)
 }
 
 // Remove stops counting every pod with uid.
@@ -144,6 +156,7 @@ func (u *Usage) Remove(uid types.UID) {
 	delete(u.byUID, uid)
 	u.pods -= s.pods
 	subResourceList(u.requests, s.requests)
+	u.ports.add(s.ports, -1)
 }
 
 // Pods is how many pods are counted.
@@ -194,6 +207,10 @@ func fits(pod *v1.Pod, active int64, used v1.ResourceList, node NodeInfo) []Insu
 		case v1.ResourceCPU, v1.ResourceMemory, v1.ResourceEphemeralStorage, v1.ResourcePods:
 			continue
 		}
+		if !isScalarResourceName(name) {
+			// The scheduler's Resource keeps no other names, so they are never checked.
+			continue
+		}
 		if _, offered := node.Allocatable[name]; !offered && isExtendedResourceName(name) {
 			// Upstream drops requests of extended resources the node does not know
 			// (cluster-level resources); static pods are the documented caveat.
@@ -229,10 +246,15 @@ func value(name v1.ResourceName, l v1.ResourceList) int64 {
 	return q.Value()
 }
 
-// PodRequests is the pod's effective resource request (component-helpers PodRequests): the
-// larger, per resource, of the app containers plus restartable (sidecar) init containers, and
-// the peak while any init container runs (itself plus the sidecars started before it); plus
-// the pod overhead.
+// PodRequests is the pod's effective resource request (component-helpers PodRequests, with
+// the PodLevelResources gate on as in v1.37): the larger, per resource, of the app
+// containers plus restartable (sidecar) init containers, and the peak while any init
+// container runs (itself plus the sidecars started before it); then the pod-level requests
+// (spec.resources.requests) replace that for each resource they name among cpu, memory and
+// hugepages; plus the pod overhead.
+//
+// Upstream counts an admitted pod at the larger of its spec and its allocated and actuated
+// resources (in-place resize); the simulator does not resize pods, so the spec is all three.
 func PodRequests(pod *v1.Pod) v1.ResourceList {
 	reqs := v1.ResourceList{}
 	for i := range pod.Spec.Containers {
@@ -256,6 +278,13 @@ func PodRequests(pod *v1.Pod) v1.ResourceList {
 		maxResourceList(initPeak, during)
 	}
 	maxResourceList(reqs, initPeak)
+	if isPodLevelRequestsSet(pod) {
+		for name, q := range pod.Spec.Resources.Requests {
+			if isSupportedPodLevelResource(name) {
+				reqs[name] = q.DeepCopy()
+			}
+		}
+	}
 	addResourceList(reqs, pod.Spec.Overhead)
 	return reqs
 }
@@ -302,7 +331,19 @@ func isExtendedResourceName(name v1.ResourceName) bool {
 	return !strings.HasPrefix(s, v1.DefaultResourceRequestsPrefix)
 }
 
-// Metrics counts rejections in admission_rejections_total{reason}.
+// isScalarResourceName: a resource the scheduler's fit check counts besides cpu, memory,
+// ephemeral-storage and pods (schedutil.IsScalarResourceName): an extended resource,
+// hugepages, a kubernetes.io-prefixed native resource or an attachable volume count.
+func isScalarResourceName(name v1.ResourceName) bool {
+	s := string(name)
+	return isExtendedResourceName(name) ||
+		strings.HasPrefix(s, v1.ResourceHugePagesPrefix) ||
+		strings.Contains(s, v1.ResourceDefaultNamespacePrefix) ||
+		strings.HasPrefix(s, v1.ResourceAttachableVolumesPrefix)
+}
+
+// Metrics counts rejections in admission_rejections_total{reason}, labelled as upstream's
+// recordAdmissionRejection does.
 type Metrics struct {
 	rejections *prometheus.CounterVec
 }
@@ -315,7 +356,7 @@ func NewMetrics(reg *metrics.Registry) *Metrics {
 	}
 	m := &Metrics{rejections: prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: name,
-		Help: "Pods the kubelet refused to admit, by reason (OutOfcpu, OutOfmemory, OutOfpods, ...).",
+		Help: "Cumulative number pod admission rejections by the Kubelet.",
 	}, []string{"reason"})}
 	if reg != nil {
 		reg.MustRegister(m.rejections)
@@ -326,6 +367,46 @@ func NewMetrics(reg *metrics.Registry) *Metrics {
 // Observe counts r when it is a rejection.
 func (m *Metrics) Observe(r Result) {
 	if !r.Admit {
-		m.rejections.WithLabelValues(r.Reason).Inc()
+		m.rejections.WithLabelValues(rejectionLabel(r.Reason)).Inc()
 	}
+}
+
+// labelledReasons are the reasons upstream records as themselves (admissionRejectionReasons),
+// so that the label's cardinality stays bounded. Upstream lists the TaintToleration
+// failure by its description rather than its reason, so that reason is counted as "Other"
+// there and here; NodeAffinity, NodeName and NodePorts are "Other" too.
+var labelledReasons = map[string]bool{
+	"AppArmor":                            true,
+	ReasonPodOSSelector:                   true,
+	ReasonPodOS:                           true,
+	"InvalidNodeInfo":                     true,
+	"InitContainerRestartPolicyForbidden": true,
+	ReasonSupplementalGroupsPolicy:        true,
+	"UnexpectedAdmissionError":            true,
+	"UnknownReason":                       true,
+	"UnexpectedPredicateFailureType":      true,
+	"OutOfcpu":                            true,
+	"OutOfmemory":                         true,
+	"OutOfephemeral-storage":              true,
+	"OutOfpods":                           true,
+	ReasonPodLevelResources:               true,
+	"PodFeatureUnsupported":               true,
+	"node(s) had taints that the pod didn't tolerate": true,
+	"Evicted":                       true,
+	ReasonSysctlForbidden:           true,
+	"TopologyAffinityError":         true,
+	"NodeShutdown":                  true,
+	"VolumeAttachmentLimitExceeded": true,
+}
+
+// rejectionLabel is the reason label upstream's recordAdmissionRejection gives a rejection:
+// the reason when listed, "OutOfExtendedResources" for any other shortage, else "Other".
+func rejectionLabel(reason string) string {
+	switch {
+	case labelledReasons[reason]:
+		return reason
+	case strings.HasPrefix(reason, "OutOf"):
+		return "OutOfExtendedResources"
+	}
+	return "Other"
 }

@@ -56,6 +56,14 @@ func sidecar(req v1.ResourceList) podOpt {
 
 func overhead(l v1.ResourceList) podOpt { return func(p *v1.Pod) { p.Spec.Overhead = l } }
 
+func podLevel(req v1.ResourceList) podOpt {
+	return func(p *v1.Pod) { p.Spec.Resources = &v1.ResourceRequirements{Requests: req} }
+}
+
+func podLevelLimits(lim v1.ResourceList) podOpt {
+	return func(p *v1.Pod) { p.Spec.Resources = &v1.ResourceRequirements{Limits: lim} }
+}
+
 func phase(ph v1.PodPhase) podOpt { return func(p *v1.Pod) { p.Status.Phase = ph } }
 
 func TestPodRequests(t *testing.T) {
@@ -72,6 +80,13 @@ func TestPodRequests(t *testing.T) {
 		{"an init container before a sidecar does not", mkPod("p", initC(rl("cpu", "2")), sidecar(rl("cpu", "500m")), app(rl("cpu", "100m"))), rl("cpu", "2")},
 		{"overhead is added", mkPod("p", app(rl("memory", "100Mi")), overhead(rl("memory", "20Mi"))), rl("memory", "120Mi")},
 		{"no requests", mkPod("p", app(nil)), rl()},
+		{"pod-level requests replace the containers'", mkPod("p", app(rl("cpu", "100m", "memory", "64Mi")), podLevel(rl("cpu", "1", "memory", "1Gi"))), rl("cpu", "1", "memory", "1Gi")},
+		{"a resource pod-level requests leave out comes from the containers", mkPod("p", app(rl("cpu", "100m", "memory", "64Mi")), podLevel(rl("cpu", "1"))), rl("cpu", "1", "memory", "64Mi")},
+		{"pod-level requests replace the init container peak too", mkPod("p", initC(rl("cpu", "3")), app(rl("cpu", "100m")), podLevel(rl("cpu", "2"))), rl("cpu", "2")},
+		{"pod-level hugepages count", mkPod("p", app(nil), podLevel(rl("memory", "1Gi", "hugepages-2Mi", "4Mi"))), rl("memory", "1Gi", "hugepages-2Mi", "4Mi")},
+		{"overhead is added to pod-level requests", mkPod("p", app(rl("cpu", "100m")), podLevel(rl("cpu", "1")), overhead(rl("cpu", "250m"))), rl("cpu", "1250m")},
+		{"pod-level limits alone change no request", mkPod("p", app(rl("cpu", "100m")), podLevelLimits(rl("cpu", "1"))), rl("cpu", "100m")},
+		{"only unsupported pod-level requests: not set", mkPod("p", app(rl("ephemeral-storage", "1Gi")), podLevel(rl("ephemeral-storage", "5Gi"))), rl("ephemeral-storage", "1Gi")},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -126,6 +141,12 @@ func TestAdmit(t *testing.T) {
 			NodeInfo{Allocatable: rl("example.com/gpu", "1"), MaxPods: 10},
 			"OutOfexample.com/gpu", "Node didn't have enough resource: example.com/gpu, requested: 2, used: 0, capacity: 1"},
 		{"hugepages the node lacks", mkPod("new", app(rl("hugepages-2Mi", "4Mi"))), nil, node, "OutOfhugepages-2Mi", ""},
+		{"pod-level cpu is what is checked", mkPod("new", app(rl("cpu", "100m")), podLevel(rl("cpu", "1600m"))), []*v1.Pod{small("a")}, node,
+			"OutOfcpu", "Node didn't have enough resource: cpu, requested: 1600, used: 500, capacity: 2000"},
+		{"pod-level memory of the admitted pods is what is used", mkPod("new", app(rl("memory", "600Mi"))), []*v1.Pod{mkPod("a", app(rl("memory", "1Mi")), podLevel(rl("memory", "512Mi")))}, node,
+			"OutOfmemory", "Node didn't have enough resource: memory, requested: 629145600, used: 536870912, capacity: 1073741824"},
+		{"pod-level requests below the containers' sum fit", mkPod("new", app(rl("cpu", "3")), podLevel(rl("cpu", "1"))), []*v1.Pod{small("a")}, node, "", ""},
+		{"a resource the scheduler does not count is not checked", mkPod("new", app(rl("foo", "1"))), nil, node, "", ""},
 		{"a zero node admits nothing", small("new"), nil, NodeInfo{}, "OutOfpods", "Node didn't have enough resource: pods, requested: 1, used: 0, capacity: 0"},
 	}
 	for _, tt := range tests {
@@ -166,11 +187,20 @@ func TestMetrics(t *testing.T) {
 	m.Observe(Result{Reason: "OutOfcpu"})
 	m.Observe(Result{Reason: "OutOfcpu"})
 	m.Observe(Result{Reason: "OutOfpods"})
+	m.Observe(Result{Reason: "OutOfexample.com/gpu"})
+	m.Observe(Result{Reason: "OutOfhugepages-2Mi"})
+	m.Observe(Result{Reason: ReasonSysctlForbidden})
+	m.Observe(Result{Reason: ReasonNodePorts})
+	m.Observe(Result{Reason: ReasonNodeAffinity})
+	m.Observe(Result{Reason: ReasonTaintToleration})
 	want := `
-# HELP kubelet_admission_rejections_total Pods the kubelet refused to admit, by reason (OutOfcpu, OutOfmemory, OutOfpods, ...).
+# HELP kubelet_admission_rejections_total Cumulative number pod admission rejections by the Kubelet.
 # TYPE kubelet_admission_rejections_total counter
+kubelet_admission_rejections_total{reason="Other"} 3
+kubelet_admission_rejections_total{reason="OutOfExtendedResources"} 2
 kubelet_admission_rejections_total{reason="OutOfcpu"} 2
 kubelet_admission_rejections_total{reason="OutOfpods"} 1
+kubelet_admission_rejections_total{reason="SysctlForbidden"} 1
 `
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "kubelet_admission_rejections_total"); err != nil {
 		t.Error(err)

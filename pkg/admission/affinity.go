@@ -7,13 +7,6 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 )
 
-// NodeAffinity failure, as upstream's predicate admit handler reports it (reason
-// nodeaffinity.Name, message from PredicateFailureError).
-const (
-	ReasonNodeAffinity  = "NodeAffinity"
-	MessageNodeAffinity = "Predicate NodeAffinity failed"
-)
-
 // MatchesNode reports whether the pod's nodeSelector and required node affinity admit a node
 // with this name and these labels (upstream PodMatchesNodeSelectorAndAffinityTerms).
 func MatchesNode(pod *v1.Pod, nodeName string, nodeLabels map[string]string) bool {

@@ -12,8 +12,9 @@ import (
 // (upstream sysctl.ForbiddenReason).
 const ReasonSysctlForbidden = "SysctlForbidden"
 
-// safeSysctls are the sysctls every pod may set (upstream's safe set on a v1.30 node with
-// a recent kernel): namespaced, and unable to affect other pods or the node.
+// safeSysctls are the sysctls every pod may set (upstream's safe set on a v1.37 node with
+// a recent kernel, so none is dropped for an old one): namespaced, and unable to affect
+// other pods or the node.
 var safeSysctls = []string{
 	"kernel.shm_rmid_forced",
 	"net.ipv4.ip_local_port_range",
@@ -25,6 +26,10 @@ var safeSysctls = []string{
 	"net.ipv4.tcp_fin_timeout",
 	"net.ipv4.tcp_keepalive_intvl",
 	"net.ipv4.tcp_keepalive_probes",
+	"net.ipv4.tcp_rmem",
+	"net.ipv4.tcp_wmem",
+	"net.ipv4.tcp_slow_start_after_idle",
+	"net.ipv4.tcp_notsent_lowat",
 }
 
 // sysctlNamespace is the kernel namespace a sysctl lives in; only namespaced sysctls can be
@@ -34,6 +39,8 @@ type sysctlNamespace string
 const (
 	ipcNamespace     sysctlNamespace = "IPC"
 	netNamespace     sysctlNamespace = "Net"
+	utsNamespace     sysctlNamespace = "UTS"
+	userNamespace    sysctlNamespace = "User"
 	unknownNamespace sysctlNamespace = ""
 )
 
@@ -45,16 +52,21 @@ var ipcSysctls = map[string]bool{
 	"kernel.msgmni": true, "kernel.msg": true,
 }
 
-// namespaceOf is the namespace of a sysctl or prefix: every net.* is per network namespace,
-// fs.mqueue.* per IPC namespace.
+// namespaceOf is the namespace of a sysctl or prefix (component-helpers' namespaceOf):
+// kernel.domainname is per UTS namespace, every net.* per network namespace, fs.mqueue.* per
+// IPC namespace and user.* per user namespace.
 func namespaceOf(name string) sysctlNamespace {
 	switch {
+	case name == "kernel.domainname":
+		return utsNamespace
 	case ipcSysctls[name]:
 		return ipcNamespace
 	case strings.HasPrefix(name, "net."):
 		return netNamespace
 	case strings.HasPrefix(name, "fs.mqueue."):
 		return ipcNamespace
+	case strings.HasPrefix(name, "user."):
+		return userNamespace
 	}
 	return unknownNamespace
 }
@@ -139,20 +151,23 @@ func parseSysctlPattern(p string) (name string, ns sysctlNamespace, prefixed boo
 }
 
 // Admit rejects a pod with a sysctl that is not allowed, or that would change the node's
-// own namespace (a net.* sysctl with hostNetwork, an IPC one with hostIPC).
+// own namespace (a net.* sysctl with hostNetwork, an IPC one with hostIPC, a user.* one
+// without hostUsers: false).
 func (w *SysctlAllowlist) Admit(pod *v1.Pod) Result {
 	if pod.Spec.SecurityContext == nil {
 		return Result{Admit: true}
 	}
+	// hostUsers defaults to true: a pod shares the node's user namespace unless it opts out.
+	hostUsers := pod.Spec.HostUsers == nil || *pod.Spec.HostUsers
 	for _, s := range pod.Spec.SecurityContext.Sysctls {
-		if err := w.check(s.Name, pod.Spec.HostNetwork, pod.Spec.HostIPC); err != nil {
+		if err := w.check(s.Name, pod.Spec.HostNetwork, pod.Spec.HostIPC, hostUsers); err != nil {
 			return Result{Reason: ReasonSysctlForbidden, Message: "forbidden sysctl: " + err.Error()}
 		}
 	}
 	return Result{Admit: true}
 }
 
-func (w *SysctlAllowlist) check(sysctl string, hostNet, hostIPC bool) error {
+func (w *SysctlAllowlist) check(sysctl string, hostNet, hostIPC, hostUsers bool) error {
 	sysctl = NormalizeSysctl(sysctl)
 	ns, ok := w.names[sysctl]
 	if !ok {
@@ -166,7 +181,7 @@ func (w *SysctlAllowlist) check(sysctl string, hostNet, hostIPC bool) error {
 	if !ok {
 		return fmt.Errorf("%q not allowlisted", sysctl)
 	}
-	if (ns == ipcNamespace && hostIPC) || (ns == netNamespace && hostNet) {
+	if (ns == ipcNamespace && hostIPC) || (ns == netNamespace && hostNet) || (ns == userNamespace && hostUsers) {
 		return fmt.Errorf("%q not allowed with host %s enabled", sysctl, ns)
 	}
 	return nil

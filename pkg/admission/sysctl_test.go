@@ -19,6 +19,11 @@ func sysctlPod(hostNet, hostIPC bool, names ...string) *v1.Pod {
 	return p
 }
 
+func hostUsers(v bool, p *v1.Pod) *v1.Pod {
+	p.Spec.HostUsers = &v
+	return p
+}
+
 func TestSysctlAllowlist(t *testing.T) {
 	tests := []struct {
 		name    string
@@ -36,6 +41,14 @@ func TestSysctlAllowlist(t *testing.T) {
 		{"net sysctl with host network", nil, sysctlPod(true, false, "net.ipv4.tcp_syncookies"), `forbidden sysctl: "net.ipv4.tcp_syncookies" not allowed with host Net enabled`},
 		{"IPC sysctl with host IPC", nil, sysctlPod(false, true, "kernel.shm_rmid_forced"), `forbidden sysctl: "kernel.shm_rmid_forced" not allowed with host IPC enabled`},
 		{"net sysctl with host IPC only", nil, sysctlPod(false, true, "net.ipv4.tcp_syncookies"), ""},
+		{"safe since v1.37's list: tcp_rmem, tcp_wmem, slow start, notsent_lowat", nil,
+			sysctlPod(false, false, "net.ipv4.tcp_rmem", "net.ipv4.tcp_wmem", "net.ipv4.tcp_slow_start_after_idle", "net.ipv4.tcp_notsent_lowat"), ""},
+		{"UTS sysctl allowed by name", []string{"kernel.domainname"}, sysctlPod(false, false, "kernel.domainname"), ""},
+		{"user sysctl in the host's user namespace", []string{"user.*"}, sysctlPod(false, false, "user.max_user_namespaces"),
+			`forbidden sysctl: "user.max_user_namespaces" not allowed with host User enabled`},
+		{"user sysctl with hostUsers: true", []string{"user.max_user_namespaces"}, hostUsers(true, sysctlPod(false, false, "user.max_user_namespaces")),
+			`forbidden sysctl: "user.max_user_namespaces" not allowed with host User enabled`},
+		{"user sysctl with hostUsers: false", []string{"user.*"}, hostUsers(false, sysctlPod(false, false, "user.max_user_namespaces")), ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -64,6 +77,7 @@ func TestNewSysctlAllowlistRefuses(t *testing.T) {
 		"*":                      `the sysctls "" are not known to be namespaced`,
 		"kernel.panic":           `the sysctls "kernel.panic" are not known to be namespaced`,
 		"vm.*":                   `the sysctls "vm." are not known to be namespaced`,
+		"kernel.hostname":        `the sysctls "kernel.hostname" are not known to be namespaced`,
 		strings.Repeat("a", 254): "must have at most 253 characters",
 	} {
 		if _, err := NewSysctlAllowlist([]string{pattern}); err == nil || !strings.Contains(err.Error(), want) {

@@ -3,6 +3,7 @@ package auth
 import (
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"time"
@@ -30,6 +31,8 @@ type Config struct {
 	// Client is the API server's client for TokenReview and SubjectAccessReview; nil in
 	// standalone mode, where the webhooks cannot be used.
 	Client kubernetes.Interface
+	// FineGrainedAuthz is the KubeletFineGrainedAuthz gate (GA and locked on since v1.36).
+	FineGrainedAuthz bool
 }
 
 // webhookRetryBackoff is the apiserver's DefaultAuthWebhookRetryBackoff, which the kubelet
@@ -41,8 +44,11 @@ func webhookRetryBackoff() *wait.Backoff {
 // Auth is the secure port's authenticator and authorizer.
 type Auth struct {
 	nodeName string
-	authn    authenticator.Request
-	authz    authorizer.Authorizer
+	// fineGrained is KubeletFineGrainedAuthz: /pods, /healthz, /configz, ... are
+	// authorized as nodes/pods, nodes/healthz, nodes/configz before nodes/proxy.
+	fineGrained bool
+	authn       authenticator.Request
+	authz       authorizer.Authorizer
 }
 
 // New builds them as the kubelet's BuildAuth: the delegating authenticator (x509 client
@@ -59,7 +65,7 @@ func New(cfg Config) (*Auth, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Auth{nodeName: cfg.NodeName, authn: authn, authz: authz}, nil
+	return &Auth{nodeName: cfg.NodeName, fineGrained: cfg.FineGrainedAuthz, authn: authn, authz: authz}, nil
 }
 
 func buildAuthn(cfg Config) (authenticator.Request, error) {
@@ -108,43 +114,70 @@ func buildAuthz(cfg Config) (authorizer.Authorizer, error) {
 	return nil, fmt.Errorf("authorization.mode %q: unknown authorization mode", z.Mode)
 }
 
+// The paths whose own subresource the kubelet authorizes before nodes/proxy
+// (KubeletFineGrainedAuthz, GA in v1.36): a request to them is allowed by either.
+var fineGrained = []struct{ path, subresource string }{
+	{"/allocatedPods", "pods"},
+	{"/pods", "pods"},
+	{"/healthz", "healthz"},
+	{"/configz", "configz"},
+	{"/runningpods", "pods"},
+}
+
 // The path prefixes that narrow the nodes subresource, as the kubelet's
 // (pkg/kubelet/server/auth.go); every other path is nodes/proxy.
 var subresources = []struct{ path, subresource string }{
 	{"/stats", "stats"},
 	{"/metrics", "metrics"},
 	{"/logs", "log"},
-	{"/spec", "spec"},
 	{"/checkpoint", "checkpoint"},
+	{"/statusz", "statusz"},
+	{"/flagz", "configz"},
 }
 
-// verbs maps HTTP methods to API verbs; anything else gets an empty verb, as upstream.
+// verbs maps HTTP methods to API verbs; anything else (HEAD too) gets an empty verb, as
+// upstream.
 var verbs = map[string]string{
 	http.MethodPost:   "create",
 	http.MethodGet:    "get",
-	http.MethodHead:   "get",
 	http.MethodPut:    "update",
 	http.MethodPatch:  "patch",
 	http.MethodDelete: "delete",
 }
 
-// Attributes are the authorization attributes of a request by u: verb from the method,
-// resource nodes named after the node, subresource from the path.
-func (a *Auth) Attributes(u user.Info, r *http.Request) authorizer.AttributesRecord {
-	attrs := authorizer.AttributesRecord{
-		User:            u,
-		Verb:            verbs[r.Method],
-		APIVersion:      "v1",
-		Resource:        "nodes",
-		Subresource:     "proxy",
-		Name:            a.nodeName,
-		ResourceRequest: true,
-		Path:            r.URL.Path,
+// Attributes are the authorization attributes of a request by u, in the order they are
+// tried: verb from the method, resource nodes named after the node, one per subresource the
+// path may be allowed by (its fine-grained one, when it has one and the gate is on, then
+// stats, metrics, log, ... or proxy).
+func (a *Auth) Attributes(u user.Info, r *http.Request) []authorizer.AttributesRecord {
+	var subs []string
+	if a.fineGrained {
+		for _, s := range fineGrained {
+			if isSubpath(r.URL.Path, s.path) {
+				subs = append(subs, s.subresource)
+				break
+			}
+		}
 	}
+	sub := "proxy"
 	for _, s := range subresources {
 		if isSubpath(r.URL.Path, s.path) {
-			attrs.Subresource = s.subresource
+			sub = s.subresource
 			break
+		}
+	}
+	subs = append(subs, sub)
+	attrs := make([]authorizer.AttributesRecord, len(subs))
+	for i, sub := range subs {
+		attrs[i] = authorizer.AttributesRecord{
+			User:            u,
+			Verb:            verbs[r.Method],
+			APIVersion:      "v1",
+			Resource:        "nodes",
+			Subresource:     sub,
+			Name:            a.nodeName,
+			ResourceRequest: true,
+			Path:            r.URL.Path,
 		}
 	}
 	return attrs
@@ -166,22 +199,41 @@ func (a *Auth) Wrap(next http.Handler) http.Handler {
 			logger.Error(err, "Unable to authenticate the request due to an error")
 		}
 		if err != nil || !ok {
-			http.Error(w, "Unauthorized", http.StatusUnauthorized)
+			writeString(w, http.StatusUnauthorized, "Unauthorized")
 			return
 		}
 		attrs := a.Attributes(resp.User, r)
-		who := fmt.Sprintf("user=%s, verb=%s, resource=%s, subresource=%s", attrs.GetUser().GetName(), attrs.GetVerb(), attrs.GetResource(), attrs.GetSubresource())
-		decision, reason, err := a.authz.Authorize(r.Context(), attrs)
-		if err != nil {
-			logger.Error(err, "Authorization error", "user", attrs.GetUser().GetName(), "verb", attrs.GetVerb(), "resource", attrs.GetResource(), "subresource", attrs.GetSubresource())
-			http.Error(w, "Authorization error ("+who+")", http.StatusInternalServerError)
-			return
+		subs := make([]string, 0, len(attrs))
+		allowed := false
+		for _, attr := range attrs {
+			subs = append(subs, attr.Subresource)
+			decision, _, err := a.authz.Authorize(r.Context(), attr)
+			if err != nil {
+				logger.Error(err, "Authorization error", "user", attr.GetUser().GetName(), "verb", attr.GetVerb(), "resource", attr.GetResource(), "subresource", attr.GetSubresource())
+				writeString(w, http.StatusInternalServerError, fmt.Sprintf("Authorization error (user=%s, verb=%s, resource=%s, subresource=%s)", attr.GetUser().GetName(), attr.GetVerb(), attr.GetResource(), attr.GetSubresource()))
+				return
+			}
+			if decision == authorizer.DecisionAllow {
+				allowed = true
+				break
+			}
 		}
-		if decision != authorizer.DecisionAllow {
-			logger.V(2).Info("Forbidden", "user", attrs.GetUser().GetName(), "verb", attrs.GetVerb(), "resource", attrs.GetResource(), "subresource", attrs.GetSubresource(), "reason", reason)
-			http.Error(w, "Forbidden ("+who+")", http.StatusForbidden)
+		if !allowed {
+			// The attributes differ only by subresource: the first names the rest.
+			first := attrs[0]
+			logger.V(2).Info("Forbidden", "user", first.GetUser().GetName(), "verb", first.GetVerb(), "resource", first.GetResource(), "subresource(s)", subs)
+			writeString(w, http.StatusForbidden, fmt.Sprintf("Forbidden (user=%s, verb=%s, resource=%s, subresource(s)=%v)\n", first.GetUser().GetName(), first.GetVerb(), first.GetResource(), subs))
 			return
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// writeString answers status with body as it is, as go-restful's WriteErrorString does
+// for the kubelet (http.Error would add a newline).
+func writeString(w http.ResponseWriter, status int, body string) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(status)
+	_, _ = io.WriteString(w, body)
 }

@@ -9,6 +9,7 @@ import (
 	"crypto/x509/pkix"
 	"encoding/json"
 	"encoding/pem"
+	"fmt"
 	"math/big"
 	"net/http"
 	"net/http/httptest"
@@ -33,7 +34,7 @@ func ptr[T any](v T) *T { return &v }
 // secure is the v1beta1 file defaults: no anonymous, both webhooks.
 func secure() Config {
 	return Config{
-		NodeName: "node-1",
+		NodeName: "node-1", FineGrainedAuthz: true,
 		Authentication: kubeletv1beta1.KubeletAuthentication{
 			Webhook:   kubeletv1beta1.KubeletWebhookAuthentication{Enabled: ptr(true), CacheTTL: metav1.Duration{Duration: 2 * time.Minute}},
 			Anonymous: kubeletv1beta1.KubeletAnonymousAuthentication{Enabled: ptr(false)},
@@ -83,7 +84,7 @@ func newAPIServer(t *testing.T) *apiServer {
 		}
 		a.lastAccess.Store(sar.DeepCopy())
 		ra := sar.Spec.ResourceAttributes
-		sar.Status.Allowed = sar.Spec.User == "alice" && ra != nil && ra.Resource == "nodes" && ra.Subresource == "stats" && ra.Name == "node-1" && ra.Verb == "get"
+		sar.Status.Allowed = sar.Spec.User == "alice" && ra != nil && ra.Resource == "nodes" && (ra.Subresource == "stats" || ra.Subresource == "healthz") && ra.Name == "node-1" && ra.Verb == "get"
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(&sar)
 	})
@@ -137,9 +138,10 @@ func TestWebhooks(t *testing.T) {
 		{"anonymous", bearer("GET", "/stats/summary", ""), 401, "Unauthorized"},
 		{"unknown token", bearer("GET", "/stats/summary", "bogus"), 401, "Unauthorized"},
 		{"allowed subresource", bearer("GET", "/stats/summary", "alice-token"), 200, "ok"},
-		{"denied subresource", bearer("GET", "/pods", "alice-token"), 403, "Forbidden (user=alice, verb=get, resource=nodes, subresource=proxy)"},
-		{"denied verb names create", bearer("POST", "/exec/default/web/app", "alice-token"), 403, "Forbidden (user=alice, verb=create, resource=nodes, subresource=proxy)"},
-		{"metrics", bearer("GET", "/metrics/resource", "alice-token"), 403, "Forbidden (user=alice, verb=get, resource=nodes, subresource=metrics)"},
+		{"denied subresources", bearer("GET", "/pods", "alice-token"), 403, "Forbidden (user=alice, verb=get, resource=nodes, subresource(s)=[pods proxy])"},
+		{"fine-grained allows", bearer("GET", "/healthz", "alice-token"), 200, "ok"},
+		{"denied verb names create", bearer("POST", "/exec/default/web/app", "alice-token"), 403, "Forbidden (user=alice, verb=create, resource=nodes, subresource(s)=[proxy])"},
+		{"metrics", bearer("GET", "/metrics/resource", "alice-token"), 403, "Forbidden (user=alice, verb=get, resource=nodes, subresource(s)=[metrics])"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -171,8 +173,9 @@ func TestWebhookCaches(t *testing.T) {
 	if n := api.tokenReviews.Load(); n != 1 {
 		t.Errorf("%d TokenReviews for one token, want 1 (cached for cacheTTL)", n)
 	}
-	if n := api.accessReviews.Load(); n != 2 {
-		t.Errorf("%d SubjectAccessReviews for two distinct requests, want 2 (allowed and denied answers cached)", n)
+	// /pods asks for nodes/pods, then nodes/proxy: three distinct attributes in all.
+	if n := api.accessReviews.Load(); n != 3 {
+		t.Errorf("%d SubjectAccessReviews for three distinct attributes, want 3 (allowed and denied answers cached)", n)
 	}
 
 	cfg.Authentication.Webhook.CacheTTL = metav1.Duration{}
@@ -199,7 +202,7 @@ func TestAnonymousAndAlwaysAllow(t *testing.T) {
 	}
 	// No method at all is the kubelet's start-up error.
 	cfg.Authentication.Anonymous.Enabled = ptr(false)
-	if _, err = New(cfg); err == nil || !strings.Contains(err.Error(), "No authentication method configured") {
+	if _, err = New(cfg); err == nil || !strings.Contains(err.Error(), "no authentication method configured") {
 		t.Errorf("no authentication method: %v", err)
 	}
 }
@@ -244,7 +247,7 @@ func TestClientCertificates(t *testing.T) {
 		wantCode int
 		wantBody string
 	}{
-		{"trusted", good, 403, "Forbidden (user=kube-apiserver-kubelet-client, verb=get, resource=nodes, subresource=proxy)"},
+		{"trusted", good, 403, "Forbidden (user=kube-apiserver-kubelet-client, verb=get, resource=nodes, subresource(s)=[pods proxy])"},
 		{"untrusted", bad, 401, "Unauthorized"},
 	} {
 		r := bearer("GET", "/pods", "")
@@ -256,28 +259,52 @@ func TestClientCertificates(t *testing.T) {
 }
 
 func TestAttributes(t *testing.T) {
-	a := &Auth{nodeName: "node-1"}
 	u := &user.DefaultInfo{Name: "bob"}
-	tests := []struct{ method, path, verb, subresource string }{
-		{"GET", "/stats/summary", "get", "stats"},
-		{"GET", "/stats", "get", "stats"},
-		{"GET", "/metrics", "get", "metrics"},
-		{"GET", "/metrics/resource", "get", "metrics"},
-		{"GET", "/metricsfoo", "get", "proxy"},
-		{"GET", "/logs/", "get", "log"},
-		{"GET", "/spec/", "get", "spec"},
-		{"POST", "/checkpoint/ns/pod/c", "create", "checkpoint"},
-		{"GET", "/containerLogs/ns/pod/c", "get", "proxy"},
-		{"POST", "/exec/ns/pod/c", "create", "proxy"},
-		{"PUT", "/pods", "update", "proxy"},
-		{"PATCH", "/pods", "patch", "proxy"},
-		{"DELETE", "/debug/faults", "delete", "proxy"},
-		{"OPTIONS", "/pods", "", "proxy"},
+	tests := []struct {
+		method, path, verb string
+		fineGrained        bool
+		subresources       string
+	}{
+		{"GET", "/stats/summary", "get", true, "[stats]"},
+		{"GET", "/stats", "get", true, "[stats]"},
+		{"GET", "/metrics", "get", true, "[metrics]"},
+		{"GET", "/metrics/resource", "get", true, "[metrics]"},
+		{"GET", "/metricsfoo", "get", true, "[proxy]"},
+		{"GET", "/logs/", "get", true, "[log]"},
+		{"GET", "/spec/", "get", true, "[proxy]"},
+		{"GET", "/statusz", "get", true, "[statusz]"},
+		{"GET", "/flagz", "get", true, "[configz]"},
+		{"POST", "/checkpoint/ns/pod/c", "create", true, "[checkpoint]"},
+		{"GET", "/containerLogs/ns/pod/c", "get", true, "[proxy]"},
+		{"POST", "/exec/ns/pod/c", "create", true, "[proxy]"},
+		{"GET", "/pods", "get", true, "[pods proxy]"},
+		{"GET", "/pods/", "get", true, "[pods proxy]"},
+		{"GET", "/podsfoo", "get", true, "[proxy]"},
+		{"GET", "/runningpods/", "get", true, "[pods proxy]"},
+		{"GET", "/allocatedPods", "get", true, "[pods proxy]"},
+		{"GET", "/healthz", "get", true, "[healthz proxy]"},
+		{"GET", "/healthz/ping", "get", true, "[healthz proxy]"},
+		{"GET", "/configz", "get", true, "[configz proxy]"},
+		{"GET", "/pods", "get", false, "[proxy]"},
+		{"GET", "/healthz", "get", false, "[proxy]"},
+		{"PUT", "/pods", "update", false, "[proxy]"},
+		{"PATCH", "/pods", "patch", false, "[proxy]"},
+		{"DELETE", "/debug/faults", "delete", true, "[proxy]"},
+		{"OPTIONS", "/pods", "", false, "[proxy]"},
+		{"HEAD", "/stats/summary", "", true, "[stats]"},
 	}
 	for _, tt := range tests {
+		a := &Auth{nodeName: "node-1", fineGrained: tt.fineGrained}
 		attrs := a.Attributes(u, httptest.NewRequest(tt.method, tt.path, nil))
-		if attrs.Verb != tt.verb || attrs.Subresource != tt.subresource || attrs.Resource != "nodes" || attrs.Name != "node-1" || attrs.APIVersion != "v1" || !attrs.ResourceRequest {
-			t.Errorf("%s %s: %+v, want verb %q subresource %q on nodes/node-1", tt.method, tt.path, attrs, tt.verb, tt.subresource)
+		var subs []string
+		for _, at := range attrs {
+			subs = append(subs, at.Subresource)
+			if at.Verb != tt.verb || at.Resource != "nodes" || at.Name != "node-1" || at.APIVersion != "v1" || !at.ResourceRequest || at.Path != tt.path {
+				t.Errorf("%s %s: %+v, want verb %q on nodes/node-1", tt.method, tt.path, at, tt.verb)
+			}
+		}
+		if got := fmt.Sprint(subs); got != tt.subresources {
+			t.Errorf("%s %s (fine-grained %v): subresources %s, want %s", tt.method, tt.path, tt.fineGrained, got, tt.subresources)
 		}
 	}
 }

@@ -714,7 +714,6 @@ func describeNode(out io.Writer, node *v1.Node, lease *coordinationv1.Lease, pod
 	w.write(1, "Architecture:\t%s\n", info.Architecture)
 	w.write(1, "Container Runtime Version:\t%s\n", info.ContainerRuntimeVersion)
 	w.write(1, "Kubelet Version:\t%s\n", info.KubeletVersion)
-	w.write(1, "Kube-Proxy Version:\t%s\n", info.KubeProxyVersion)
 	if node.Spec.PodCIDR != "" {
 		w.write(0, "PodCIDR:\t%s\n", node.Spec.PodCIDR)
 	}

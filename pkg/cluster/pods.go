@@ -47,7 +47,9 @@ func WatchPods(ctx context.Context, client kubernetes.Interface, nodeName string
 		push(pods)
 	}
 	store := cache.NewUndeltaStore(send, cache.MetaNamespaceKeyFunc)
-	r := cache.NewReflector(lw, &v1.Pod{}, store, 0)
+	// The wrapper tells the reflector whether client can stream its list (WatchListClient,
+	// on in client-go v0.37): a real API server can, the fake clientset of tests cannot.
+	r := cache.NewReflector(cache.ToListWatcherWithWatchListSemantics(lw, client), &v1.Pod{}, store, 0)
 	klog.FromContext(ctx).V(2).Info("Watching apiserver", "node", nodeName)
 	r.Run(ctx.Done())
 }

@@ -46,7 +46,7 @@ type Config struct {
 	// UnsimulatedFlags lists (sorted, as --name) the kubelet flags given that the simulator
 	// accepts, checks and does not model.
 	UnsimulatedFlags []string `json:"unsimulatedFlags,omitempty"`
-	// UnsimulatedGates lists (sorted, as Name=bool) the v1.30 feature gates set, by the
+	// UnsimulatedGates lists (sorted, as Name=bool) the v1.37 feature gates set, by the
 	// file or --feature-gates, that the simulator accepts and does not model.
 	UnsimulatedGates []string `json:"unsimulatedGates,omitempty"`
 }

@@ -271,13 +271,24 @@ func unsimulatedFields(data []byte) []string {
 	return out
 }
 
+// checkedNotSimulated are the typed KubeletConfiguration fields the simulator checks as
+// the kubelet does but does not act on: like the raw ones, they are not modelled.
+var checkedNotSimulated = map[string]bool{
+	"failCgroupV1":                           true,
+	"imagePullCredentialsVerificationPolicy": true,
+	"preloadedImagesVerificationAllowlist":   true,
+	"defaultPodSysctls":                      true,
+	"memoryReservationPolicy":                true,
+	"tlsCurvePreferences":                    true,
+}
+
 // modelledKubeletFields are the KubeletConfiguration fields the simulator uses: the typed
-// fields of KubeletConfiguration.
+// fields of KubeletConfiguration but checkedNotSimulated.
 var modelledKubeletFields = func() map[string]bool {
 	m := map[string]bool{}
 	raw := reflect.TypeOf(json.RawMessage{})
 	for name, f := range jsonFields(reflect.TypeOf(KubeletConfiguration{})) {
-		if f.Type != raw && name != "apiVersion" && name != "kind" {
+		if f.Type != raw && !checkedNotSimulated[name] && name != "apiVersion" && name != "kind" {
 			m[name] = true
 		}
 	}

@@ -8,9 +8,11 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kubeletv1beta1 "k8s.io/kubelet/config/v1beta1"
+
+	"github.com/minikubelet/minikubelet/pkg/featuregate"
 )
 
-// Kubelet defaults (k8s.io/kubernetes pkg/kubelet/apis/config/v1beta1/defaults.go, v1.30)
+// Kubelet defaults (k8s.io/kubernetes pkg/kubelet/apis/config/v1beta1/defaults.go, v1.37)
 // and the simulator's deviations from them.
 const (
 	DefaultSyncFrequency             = time.Minute
@@ -42,6 +44,18 @@ const (
 	DefaultAuthenticationCacheTTL            = 2 * time.Minute
 	DefaultAuthorizationCacheAuthorizedTTL   = 5 * time.Minute
 	DefaultAuthorizationCacheUnauthorizedTTL = 30 * time.Second
+	// DefaultMaxContainerRestartPeriod is crashLoopBackOff.maxContainerRestartPeriod's
+	// default with the KubeletCrashLoopBackOffMax gate, and the back-off cap without it
+	// (upstream MaxContainerBackOff).
+	DefaultMaxContainerRestartPeriod = 300 * time.Second
+	// DefaultUserNamespacesIDsPerPod is userNamespaces.idsPerPod's default (upstream
+	// DefaultKubeletUserNamespacesIDsPerPod), also the unit its value is a multiple of.
+	DefaultUserNamespacesIDsPerPod = 65536
+	// DefaultMemoryReservationPolicy is memoryReservationPolicy's default.
+	DefaultMemoryReservationPolicy = kubeletv1beta1.NoneMemoryReservationPolicy
+	// DefaultImagePullCredentialsVerificationPolicy is the policy's default with the
+	// KubeletEnsureSecretPulledImages gate (none without it).
+	DefaultImagePullCredentialsVerificationPolicy = kubeletv1beta1.NeverVerifyPreloadedImages
 )
 
 // Authorization modes of the secure port (upstream KubeletAuthorizationMode).
@@ -76,14 +90,15 @@ const (
 )
 
 // DefaultEvictionHard returns the kubelet's Linux hard eviction thresholds
-// (pkg/kubelet/apis/config/v1beta1/defaults_linux.go, v1.30). There is no pid.available
-// threshold by default, as upstream.
+// (pkg/kubelet/eviction/defaults_linux.go, the same in v1.30 and v1.37). There is no
+// pid.available threshold by default, as upstream; the inode ones are never crossed here.
 func DefaultEvictionHard() map[string]string {
 	return map[string]string{
-		"memory.available":  "100Mi",
-		"nodefs.available":  "10%",
-		"nodefs.inodesFree": "5%",
-		"imagefs.available": "15%",
+		"memory.available":   "100Mi",
+		"nodefs.available":   "10%",
+		"nodefs.inodesFree":  "5%",
+		"imagefs.available":  "15%",
+		"imagefs.inodesFree": "5%",
 	}
 }
 
@@ -153,7 +168,8 @@ func SetKubeletDefaults(kc *KubeletConfiguration) {
 		n := int32(DefaultContainerLogMaxFiles)
 		kc.ContainerLogMaxFiles = &n
 	}
-	if kc.PodPidsLimit == nil {
+	// Any negative limit means "none" and reads back as -1, as upstream.
+	if kc.PodPidsLimit == nil || *kc.PodPidsLimit < 0 {
 		n := int64(-1)
 		kc.PodPidsLimit = &n
 	}
@@ -174,13 +190,46 @@ func SetKubeletDefaults(kc *KubeletConfiguration) {
 	if kc.EventBurst == 0 {
 		kc.EventBurst = DefaultEventBurst
 	}
-	// Only a missing evictionHard gets the defaults; a written one, even {}, is used as
-	// is (v1.30 does not merge the defaults into a partial map).
+	if kc.MergeDefaultEvictionSettings == nil {
+		off := false
+		kc.MergeDefaultEvictionSettings = &off
+	}
+	// A missing evictionHard gets the defaults; a written one, even {}, is used as is
+	// unless mergeDefaultEvictionSettings asks for the missing signals' defaults (v1.37's
+	// loadConfigFile; the other eviction maps have no defaults to merge).
 	if kc.EvictionHard == nil {
 		kc.EvictionHard = DefaultEvictionHard()
+	} else if *kc.MergeDefaultEvictionSettings {
+		for signal, threshold := range DefaultEvictionHard() {
+			if _, ok := kc.EvictionHard[signal]; !ok {
+				kc.EvictionHard[signal] = threshold
+			}
+		}
 	}
 	if kc.EvictionPressureTransitionPeriod.Duration == 0 {
 		kc.EvictionPressureTransitionPeriod = metav1.Duration{Duration: DefaultEvictionPressureTransitionPeriod}
+	}
+	if kc.FailCgroupV1 == nil {
+		on := true
+		kc.FailCgroupV1 = &on
+	}
+	if kc.MemoryReservationPolicy == "" {
+		kc.MemoryReservationPolicy = DefaultMemoryReservationPolicy
+	}
+}
+
+// setGatedDefaults fills the fields whose v1.37 default depends on a feature gate; Load
+// calls it with the final gate, after the file and the flags. The kubelet defaults them
+// as it loads the file, with the gates of the command line and the file: the same set.
+// Without a config file it defaults them with the gates' defaults, before
+// --feature-gates is applied, so --feature-gates=KubeletCrashLoopBackOffMax=false alone
+// makes it refuse its own default ("must not be set"); here the default follows the gate.
+func setGatedDefaults(kc *KubeletConfiguration, gate featuregate.FeatureGate) {
+	if gate.Enabled(gateKubeletCrashLoopBackOffMax) && kc.CrashLoopBackOff.MaxContainerRestartPeriod == nil {
+		kc.CrashLoopBackOff.MaxContainerRestartPeriod = &metav1.Duration{Duration: DefaultMaxContainerRestartPeriod}
+	}
+	if gate.Enabled(gateKubeletEnsureSecretPulledImages) && kc.ImagePullCredentialsVerificationPolicy == "" {
+		kc.ImagePullCredentialsVerificationPolicy = DefaultImagePullCredentialsVerificationPolicy
 	}
 }
 

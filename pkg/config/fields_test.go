@@ -54,47 +54,58 @@ func TestKubeletFieldsMatchUpstream(t *testing.T) {
 }
 
 // TestModelledFieldsDecodeUpstreamValues marshals an upstream configuration with every
-// modelled field set and checks that ours decodes it strictly to the same values, and
-// that our encoding decodes strictly into upstream's type: the field types agree.
+// typed field (modelled or checkedNotSimulated) set to a value defaulting keeps, and checks
+// that ours decodes it strictly to the same values, and that our encoding decodes strictly
+// into upstream's type: the field types agree.
 func TestModelledFieldsDecodeUpstreamValues(t *testing.T) {
 	on, off := true, false
 	logFiles, qps := int32(3), int32(20)
-	podPids := int64(4096)
+	podPids, idsPerPod := int64(4096), int64(131072)
 	up := kubeletv1beta1.KubeletConfiguration{
-		TypeMeta:                         metav1.TypeMeta{APIVersion: KubeletAPIVersion, Kind: KubeletKind},
-		StaticPodPath:                    "/etc/kubernetes/manifests",
-		SyncFrequency:                    metav1.Duration{Duration: 30 * time.Second},
-		FileCheckFrequency:               metav1.Duration{Duration: 7 * time.Second},
-		Address:                          "10.0.0.1",
-		ReadOnlyPort:                     10255,
-		EnableDebuggingHandlers:          &on,
-		NodeStatusUpdateFrequency:        metav1.Duration{Duration: 20 * time.Second},
-		NodeStatusReportFrequency:        metav1.Duration{Duration: 2 * time.Minute},
-		NodeLeaseDurationSeconds:         60,
-		RuntimeRequestTimeout:            metav1.Duration{Duration: 10 * time.Minute},
-		MaxPods:                          58,
-		ContainerLogMaxSize:              "50Mi",
-		ContainerLogMaxFiles:             &logFiles,
-		PodPidsLimit:                     &podPids,
-		ContentType:                      "application/json",
-		KubeAPIQPS:                       &qps,
-		KubeAPIBurst:                     40,
-		EventRecordQPS:                   &qps,
-		EventBurst:                       30,
-		EvictionHard:                     map[string]string{"memory.available": "1Gi"},
-		FeatureGates:                     map[string]bool{"EventedPLEG": true},
-		SystemReserved:                   map[string]string{"cpu": "100m"},
-		KubeReserved:                     map[string]string{"memory": "512Mi"},
-		ShutdownGracePeriod:              metav1.Duration{Duration: 30 * time.Second},
-		ShutdownGracePeriodCriticalPods:  metav1.Duration{Duration: 10 * time.Second},
-		Port:                             10251,
-		EvictionSoft:                     map[string]string{"memory.available": "500Mi"},
-		EvictionSoftGracePeriod:          map[string]string{"memory.available": "1m30s"},
-		EvictionPressureTransitionPeriod: metav1.Duration{Duration: time.Minute},
-		EvictionMaxPodGracePeriod:        60,
-		EvictionMinimumReclaim:           map[string]string{"memory.available": "0.5Gi"},
-		TLSCertFile:                      "/etc/kubelet/tls.crt",
-		TLSPrivateKeyFile:                "/etc/kubelet/tls.key",
+		TypeMeta:                               metav1.TypeMeta{APIVersion: KubeletAPIVersion, Kind: KubeletKind},
+		StaticPodPath:                          "/etc/kubernetes/manifests",
+		SyncFrequency:                          metav1.Duration{Duration: 30 * time.Second},
+		FileCheckFrequency:                     metav1.Duration{Duration: 7 * time.Second},
+		Address:                                "10.0.0.1",
+		ReadOnlyPort:                           10255,
+		EnableDebuggingHandlers:                &on,
+		NodeStatusUpdateFrequency:              metav1.Duration{Duration: 20 * time.Second},
+		NodeStatusReportFrequency:              metav1.Duration{Duration: 2 * time.Minute},
+		NodeLeaseDurationSeconds:               60,
+		RuntimeRequestTimeout:                  metav1.Duration{Duration: 10 * time.Minute},
+		MaxPods:                                58,
+		ContainerLogMaxSize:                    "50Mi",
+		ContainerLogMaxFiles:                   &logFiles,
+		PodPidsLimit:                           &podPids,
+		ContentType:                            "application/json",
+		KubeAPIQPS:                             &qps,
+		KubeAPIBurst:                           40,
+		EventRecordQPS:                         &qps,
+		EventBurst:                             30,
+		EvictionHard:                           map[string]string{"memory.available": "1Gi"},
+		FeatureGates:                           map[string]bool{"EventedPLEG": true},
+		SystemReserved:                         map[string]string{"cpu": "100m"},
+		KubeReserved:                           map[string]string{"memory": "512Mi"},
+		ShutdownGracePeriod:                    metav1.Duration{Duration: 30 * time.Second},
+		ShutdownGracePeriodCriticalPods:        metav1.Duration{Duration: 10 * time.Second},
+		Port:                                   10251,
+		EvictionSoft:                           map[string]string{"memory.available": "500Mi"},
+		EvictionSoftGracePeriod:                map[string]string{"memory.available": "1m30s"},
+		EvictionPressureTransitionPeriod:       metav1.Duration{Duration: time.Minute},
+		EvictionMaxPodGracePeriod:              60,
+		EvictionMinimumReclaim:                 map[string]string{"memory.available": "0.5Gi"},
+		CrashLoopBackOff:                       kubeletv1beta1.CrashLoopBackOffConfig{MaxContainerRestartPeriod: &metav1.Duration{Duration: 2 * time.Minute}},
+		SingleProcessOOMKill:                   &on,
+		UserNamespaces:                         &kubeletv1beta1.UserNamespaces{IDsPerPod: &idsPerPod},
+		MergeDefaultEvictionSettings:           &off,
+		FailCgroupV1:                           &off,
+		ImagePullCredentialsVerificationPolicy: kubeletv1beta1.NeverVerifyAllowlistedImages,
+		PreloadedImagesVerificationAllowlist:   []string{"registry.k8s.io/*"},
+		DefaultPodSysctls:                      map[string]string{"net.ipv4.ip_forward": "1"},
+		MemoryReservationPolicy:                kubeletv1beta1.TieredReservationMemoryReservationPolicy,
+		TLSCurvePreferences:                    []int32{29, 23},
+		TLSCertFile:                            "/etc/kubelet/tls.crt",
+		TLSPrivateKeyFile:                      "/etc/kubelet/tls.key",
 		Authentication: kubeletv1beta1.KubeletAuthentication{
 			X509:      kubeletv1beta1.KubeletX509Authentication{ClientCAFile: "/etc/kubernetes/pki/ca.crt"},
 			Webhook:   kubeletv1beta1.KubeletWebhookAuthentication{Enabled: &on, CacheTTL: metav1.Duration{Duration: time.Minute}},
@@ -123,7 +134,7 @@ func TestModelledFieldsDecodeUpstreamValues(t *testing.T) {
 	ourVal, upVal := reflect.ValueOf(*kc), reflect.ValueOf(up)
 	upFields := jsonFields(upVal.Type())
 	for name, f := range jsonFields(ourVal.Type()) {
-		if !modelledKubeletFields[name] {
+		if !modelledKubeletFields[name] && !checkedNotSimulated[name] {
 			continue
 		}
 		got := ourVal.FieldByIndex(f.Index).Interface()
@@ -185,12 +196,22 @@ func TestModelledKubeletFieldsListed(t *testing.T) {
 		"nodeStatusUpdateFrequency", "nodeStatusReportFrequency", "nodeLeaseDurationSeconds", "maxPods",
 		"address", "readOnlyPort", "shutdownGracePeriod", "shutdownGracePeriodCriticalPods", "evictionHard",
 		"enableDebuggingHandlers", "systemReserved", "kubeReserved", "runtimeRequestTimeout",
-		"port", "tlsCertFile", "tlsPrivateKeyFile", "authentication", "authorization"} {
+		"port", "tlsCertFile", "tlsPrivateKeyFile", "authentication", "authorization",
+		"crashLoopBackOff", "singleProcessOOMKill", "userNamespaces", "mergeDefaultEvictionSettings"} {
 		if !strings.Contains(","+got+",", ","+want+",") {
 			t.Errorf("%s is not modelled; modelled: %s", want, got)
 		}
 	}
 	if strings.Contains(got, "tlsCipherSuites") || strings.Contains(got, "apiVersion") {
 		t.Errorf("modelled list has unmodelled or meta fields: %s", got)
+	}
+	ours := jsonFields(reflect.TypeOf(KubeletConfiguration{}))
+	for name := range checkedNotSimulated {
+		if _, ok := ours[name]; !ok {
+			t.Errorf("checkedNotSimulated names %s, which is no field", name)
+		}
+		if strings.Contains(","+got+",", ","+name+",") {
+			t.Errorf("%s is checked, not simulated, yet listed as modelled", name)
+		}
 	}
 }

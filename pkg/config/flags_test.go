@@ -99,7 +99,7 @@ func TestFlagHelpShowsValueTypes(t *testing.T) {
 	}
 }
 
-// TestEveryKubeletFlag: every flag of the v1.30 kubelet is on the command line (klog's -v
+// TestEveryKubeletFlag: every flag of the v1.37 kubelet is on the command line (klog's -v
 // and --vmodule come from the caller). A flag that sets a KubeletConfiguration field the
 // simulator models is the simulator's own, so it acts: none is merely accepted.
 func TestEveryKubeletFlag(t *testing.T) {
@@ -110,7 +110,7 @@ func TestEveryKubeletFlag(t *testing.T) {
 		}
 		got := fs.Lookup(f.Name)
 		if got == nil {
-			t.Errorf("--%s (a v1.30 kubelet flag) is unknown", f.Name)
+			t.Errorf("--%s (a v1.37 kubelet flag) is unknown", f.Name)
 			continue
 		}
 		if _, accepted := got.Value.(*unsimulatedValue); accepted && modelledKubeletFields[f.Field] {

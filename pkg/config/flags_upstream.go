@@ -22,7 +22,7 @@ var ErrVersion = errors.New("--version requested")
 // globals) and the help flag pflag handles.
 var notOnCommandLine = map[string]bool{"v": true, "vmodule": true, "help": true}
 
-// addUpstreamFlags registers every flag of the v1.30 kubelet that addFlags does not: the
+// addUpstreamFlags registers every flag of the v1.37 kubelet that addFlags does not: the
 // daemon then starts with the command line a kubeadm or kind node runs its kubelet with.
 // Such a flag's value is checked as the kubelet checks it (a bool, a duration, an IP, ...),
 // and otherwise changes nothing; Load lists the ones given (Config.UnsimulatedFlags).

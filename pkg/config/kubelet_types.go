@@ -8,11 +8,13 @@ import (
 	kubeletv1beta1 "k8s.io/kubelet/config/v1beta1"
 )
 
-// KubeletConfiguration is kubelet.config.k8s.io/v1beta1 KubeletConfiguration as of v1.30.
-// The fields the simulator models are typed; every other upstream field is accepted as raw
-// JSON so that a configuration file taken from a real node loads, and is reported once as
-// not simulated. The JSON field names equal upstream's (a test compares them with
-// k8s.io/kubelet/config/v1beta1).
+// KubeletConfiguration is kubelet.config.k8s.io/v1beta1 KubeletConfiguration as of v1.37.
+// The fields the simulator models are typed. The fields v1.37 added that it does not model
+// are typed too, so that they are defaulted and validated as the kubelet does (a file the
+// kubelet refuses is refused here), and listed in checkedNotSimulated. Every other upstream
+// field is accepted as raw JSON so that a configuration file taken from a real node loads.
+// Both kinds of unmodelled field are reported once as not simulated. The JSON field names
+// equal upstream's (a test compares them with k8s.io/kubelet/config/v1beta1).
 type KubeletConfiguration struct {
 	metav1.TypeMeta `json:",inline"`
 
@@ -106,7 +108,8 @@ type KubeletConfiguration struct {
 	// key a qualified name, each effect NoSchedule, PreferNoSchedule or NoExecute.
 	RegisterWithTaints []v1.Taint `json:"registerWithTaints,omitempty"`
 	// EvictionHard maps eviction signals to thresholds (quantity or percentage). Unset: the
-	// upstream Linux defaults; set: exactly these (no merge with the defaults, as in v1.30).
+	// upstream Linux defaults; set: exactly these, or with mergeDefaultEvictionSettings the
+	// defaults of the signals left out.
 	EvictionHard map[string]string `json:"evictionHard,omitempty"`
 	// EvictionSoft are soft thresholds: met for their EvictionSoftGracePeriod (required
 	// for each) before a pod is evicted, with a grace of at most EvictionMaxPodGracePeriod
@@ -143,6 +146,41 @@ type KubeletConfiguration struct {
 	// self-signed one, and renews it, with the RotateKubeletServerCertificate gate (on by
 	// default) and an API server.
 	ServerTLSBootstrap bool `json:"serverTLSBootstrap,omitempty"`
+
+	// CrashLoopBackOff.MaxContainerRestartPeriod caps a container's restart back-off, with
+	// the KubeletCrashLoopBackOffMax gate (beta, on by default in v1.37), which defaults it
+	// to 300s; between 1s and 300s; must not be set with the gate off. Read it with
+	// MaxContainerRestartPeriod.
+	CrashLoopBackOff kubeletv1beta1.CrashLoopBackOffConfig `json:"crashLoopBackOff,omitempty"`
+	// SingleProcessOOMKill, true, OOM-kills the one process over the limit instead of the
+	// whole container (memory.oom.group unset). The simulated node is cgroup v2, where
+	// upstream's default is false. Read it with SingleProcessOOMKillEnabled.
+	SingleProcessOOMKill *bool `json:"singleProcessOOMKill,omitempty"`
+	// UserNamespaces.IDsPerPod is the length of the UID/GID range a pod with
+	// hostUsers: false gets: a multiple of 65536, at least 65536 and at most 2^32-1.
+	// Unset or 0: 65536. Read it with UserNamespacesIDsPerPod.
+	UserNamespaces *kubeletv1beta1.UserNamespaces `json:"userNamespaces,omitempty"`
+	// MergeDefaultEvictionSettings, true, fills the evictionHard signals the file leaves
+	// out with their defaults (the file's win); false (the default): a written evictionHard
+	// is used as is. A --eviction-hard flag still replaces the whole map, as upstream.
+	MergeDefaultEvictionSettings *bool `json:"mergeDefaultEvictionSettings,omitempty"`
+
+	// Checked as the v1.37 kubelet checks them (types, defaults, validation) and not
+	// simulated: listed in checkedNotSimulated.
+
+	// FailCgroupV1 refuses a cgroup v1 host; the simulated node is cgroup v2. Default true.
+	FailCgroupV1 *bool `json:"failCgroupV1,omitempty"`
+	// ImagePullCredentialsVerificationPolicy and PreloadedImagesVerificationAllowlist
+	// (KubeletEnsureSecretPulledImages gate): the policy defaults to
+	// NeverVerifyPreloadedImages with the gate on; both must be unset with it off.
+	ImagePullCredentialsVerificationPolicy kubeletv1beta1.ImagePullCredentialsVerificationPolicy `json:"imagePullCredentialsVerificationPolicy,omitempty"`
+	PreloadedImagesVerificationAllowlist   []string                                              `json:"preloadedImagesVerificationAllowlist,omitempty"`
+	// DefaultPodSysctls are sysctls every pod's sandbox gets (DefaultPodSysctls gate).
+	DefaultPodSysctls map[string]string `json:"defaultPodSysctls,omitempty"`
+	// MemoryReservationPolicy is None (the default) or TieredReservation (MemoryQoS gate).
+	MemoryReservationPolicy kubeletv1beta1.MemoryReservationPolicy `json:"memoryReservationPolicy,omitempty"`
+	// TLSCurvePreferences are the secure port's key exchanges, as crypto/tls CurveIDs.
+	TLSCurvePreferences []int32 `json:"tlsCurvePreferences,omitempty"`
 
 	// Accepted and not simulated. Their content is kept verbatim (it shows in /configz) but
 	// is not checked beyond being JSON.

@@ -27,7 +27,9 @@ import (
 //  4. put back every featureGates key of the file that no --feature-gates flag set (the
 //     flag wins on a key both set; repeated --feature-gates flags accumulate), and apply
 //     the merged map to gate with SetFromMap;
-//  5. validate everything, returning every problem at once.
+//  5. default the fields whose default depends on a gate (crashLoopBackOff,
+//     imagePullCredentialsVerificationPolicy) from the final gate, and validate
+//     everything, returning every problem at once.
 //
 // gate is changed (steps 1 and 4) even when a later step fails, as in the kubelet; pass
 // a fresh gate (features.NewFeatureGate) where that matters. globals, if not nil, holds
@@ -132,6 +134,7 @@ func Load(args []string, gate featuregate.MutableFeatureGate, globals *pflag.Fla
 	prov.changedFlags = map[string]bool{}
 	final.Visit(func(f *pflag.Flag) { prov.changedFlags[f.Name] = true })
 
+	setGatedDefaults(kc, gate)
 	if err := validate(kc, sc, gate, prov); err != nil {
 		return nil, err
 	}
@@ -215,9 +218,9 @@ func featureGatesError(err error, gate featuregate.MutableFeatureGate, merged, f
 	return fmt.Errorf("set feature gates from config file %s and --%s: %w", file, flagFeatureGates, err)
 }
 
-// checkFileGates refuses the file's featureGates names the v1.30 kubelet does not have, as
+// checkFileGates refuses the file's featureGates names the v1.37 kubelet does not have, as
 // the kubelet does, naming the file, and the registered gate a misspelt name is near.
-// (A name v1.30 has is accepted, simulated or not; Load lists the ones not simulated.)
+// (A name v1.37 has is accepted, simulated or not; Load lists the ones not simulated.)
 func checkFileGates(kc *KubeletConfiguration, gate featuregate.MutableFeatureGate, file string) error {
 	known := gate.GetAll()
 	var errs []error

@@ -86,11 +86,11 @@ func TestLoadPrecedence(t *testing.T) {
 		},
 		{
 			name: "file-only key kept beside a flag key",
-			file: kubeletHead + "featureGates:\n  PodReadyToStartContainersCondition: false\n",
+			file: kubeletHead + "featureGates:\n  RotateKubeletServerCertificate: false\n",
 			args: []string{"--config=$CONFIG", "--feature-gates=EventedPLEG=true"},
 			check: func(t *testing.T, cfg *Config, gate featuregate.FeatureGate) {
-				want := map[string]bool{"EventedPLEG": true, "PodReadyToStartContainersCondition": false}
-				if !equalGates(cfg.FeatureGates, want) || gate.Enabled(features.PodReadyToStartContainersCondition) || !gate.Enabled(features.EventedPLEG) {
+				want := map[string]bool{"EventedPLEG": true, "RotateKubeletServerCertificate": false}
+				if !equalGates(cfg.FeatureGates, want) || gate.Enabled(features.RotateKubeletServerCertificate) || !gate.Enabled(features.EventedPLEG) {
 					t.Errorf("featureGates = %v, want %v", cfg.FeatureGates, want)
 				}
 			},
@@ -98,9 +98,9 @@ func TestLoadPrecedence(t *testing.T) {
 		{
 			name: "repeated --feature-gates accumulate",
 			file: kubeletHead + "featureGates:\n  GracefulNodeShutdown: true\n",
-			args: []string{"--config=$CONFIG", "--feature-gates=EventedPLEG=true", "--feature-gates=GracefulNodeShutdown=false,PodReadyToStartContainersCondition=false"},
+			args: []string{"--config=$CONFIG", "--feature-gates=EventedPLEG=true", "--feature-gates=GracefulNodeShutdown=false,RotateKubeletServerCertificate=false"},
 			check: func(t *testing.T, cfg *Config, gate featuregate.FeatureGate) {
-				want := map[string]bool{"EventedPLEG": true, "GracefulNodeShutdown": false, "PodReadyToStartContainersCondition": false}
+				want := map[string]bool{"EventedPLEG": true, "GracefulNodeShutdown": false, "RotateKubeletServerCertificate": false}
 				if !equalGates(cfg.FeatureGates, want) {
 					t.Errorf("featureGates = %v, want %v", cfg.FeatureGates, want)
 				}
@@ -216,14 +216,14 @@ func TestLoadPrecedence(t *testing.T) {
 			},
 		},
 		{
-			name: "v1.30 gates the simulator does not model are accepted and listed",
-			file: kubeletHead + "featureGates:\n  DisableCloudProviders: true\n  EventedPLEG: true\nclusterDomain: cluster.local\n",
+			name: "v1.37 gates the simulator does not model are accepted and listed",
+			file: kubeletHead + "featureGates:\n  CSIVolumeHealth: true\n  EventedPLEG: true\nclusterDomain: cluster.local\n",
 			args: []string{"--config=$CONFIG", "--feature-gates=InPlacePodVerticalScaling=true"},
 			check: func(t *testing.T, cfg *Config, gate featuregate.FeatureGate) {
 				if len(cfg.UnsimulatedFields) != 0 { // clusterDomain is simulated (resolv.conf)
 					t.Errorf("unsimulated fields = %v, want none", cfg.UnsimulatedFields)
 				}
-				want := []string{"DisableCloudProviders=true", "InPlacePodVerticalScaling=true"}
+				want := []string{"CSIVolumeHealth=true", "InPlacePodVerticalScaling=true"}
 				if strings.Join(cfg.UnsimulatedGates, ",") != strings.Join(want, ",") {
 					t.Errorf("unsimulated gates = %v, want %v", cfg.UnsimulatedGates, want)
 				}
@@ -335,13 +335,13 @@ func TestLoadErrors(t *testing.T) {
 		{"positional argument", "", []string{"run"}, []string{`unknown command "run"`}},
 		{"missing config file", "", []string{"--config=/nonexistent/minikubelet.yaml"}, []string{"/nonexistent/minikubelet.yaml"}},
 		{"unknown field in the file", kubeletHead + "maxPod: 3\n", []string{"--config=$CONFIG"}, []string{"$CONFIG", `unknown field "kubeletConfiguration.maxPod"`}},
-		{"locked gate off by flag", "", []string{"--feature-gates=PodHostIPs=false"},
-			[]string{"cannot set feature gate PodHostIPs to false, feature is locked to true"}},
-		{"locked gate off in the file", kubeletHead + "featureGates:\n  PodHostIPs: false\n", []string{"--config=$CONFIG"},
-			[]string{"kubeletConfiguration.featureGates (set in $CONFIG)", "cannot set feature gate PodHostIPs to false, feature is locked to true"}},
+		{"locked gate off by flag", "", []string{"--feature-gates=PodReadyToStartContainersCondition=false"},
+			[]string{"cannot set feature gate PodReadyToStartContainersCondition to false, feature is locked to true"}},
+		{"locked gate off in the file", kubeletHead + "featureGates:\n  PodReadyToStartContainersCondition: false\n", []string{"--config=$CONFIG"},
+			[]string{"kubeletConfiguration.featureGates (set in $CONFIG)", "cannot set feature gate PodReadyToStartContainersCondition to false, feature is locked to true"}},
 		{"misspelt simulator gate in the file", kubeletHead + "featureGates:\n  EventedPleg: true\n", []string{"--config=$CONFIG"},
 			[]string{"kubeletConfiguration.featureGates (set in $CONFIG)", "unrecognized feature gate: EventedPleg (did you mean EventedPLEG?)"}},
-		{"gate v1.30 does not have, in the file", kubeletHead + "featureGates:\n  NoSuchGateAtAll: true\n", []string{"--config=$CONFIG"},
+		{"gate v1.37 does not have, in the file", kubeletHead + "featureGates:\n  NoSuchGateAtAll: true\n", []string{"--config=$CONFIG"},
 			[]string{"kubeletConfiguration.featureGates (set in $CONFIG): unrecognized feature gate: NoSuchGateAtAll"}},
 		{"kubelet flag of the wrong type", "", []string{"--fail-swap-on=maybe"}, []string{`invalid argument "maybe" for "--fail-swap-on" flag`}},
 		{"kubelet IP flag not an IP", "", []string{"--healthz-bind-address=here"}, []string{`invalid argument "here" for "--healthz-bind-address" flag`}},
@@ -381,7 +381,7 @@ func TestLoadErrors(t *testing.T) {
 		{"taint effect", kubeletHead + "registerWithTaints:\n- {key: x, effect: Sometimes}\n", []string{"--config=$CONFIG"},
 			[]string{`kubeletConfiguration.registerWithTaints[0].effect: invalid value "Sometimes" (set in $CONFIG): must be NoSchedule, PreferNoSchedule or NoExecute`}},
 		{"taint key", "", []string{"--register-with-taints=a/b/c:NoSchedule"},
-			[]string{`kubeletConfiguration.registerWithTaints[0].key: invalid value "a/b/c" (set by --register-with-taints): a qualified name must consist of`}},
+			[]string{`kubeletConfiguration.registerWithTaints[0].key: invalid value "a/b/c" (set by --register-with-taints): a valid label key must consist of alphanumeric characters`}},
 		{"taint without effect", "", []string{"--register-with-taints=dedicated=sim"},
 			[]string{`invalid argument "dedicated=sim" for "--register-with-taints" flag: invalid taint spec "dedicated=sim": want key=value:effect or key:effect`}},
 		{"negative burst", kubeletHead + "kubeAPIBurst: -3\n", []string{"--config=$CONFIG"},
@@ -449,12 +449,12 @@ func TestLoadWarnsOnGAGate(t *testing.T) {
 		klog.SetOutput(os.Stderr)
 		klog.LogToStderr(true)
 	})
-	path := writeConfig(t, kubeletHead+"featureGates:\n  PodHostIPs: true\n")
+	path := writeConfig(t, kubeletHead+"featureGates:\n  PodReadyToStartContainersCondition: true\n")
 	if _, err := Load([]string{"--config=" + path}, features.NewFeatureGate(), nil); err != nil {
 		t.Fatal(err)
 	}
 	klog.Flush()
-	const want = "Setting GA feature gate PodHostIPs=true. It will be removed in a future release."
+	const want = `"Warning: setting GA feature gate. It will be removed in a future release." featureGate="PodReadyToStartContainersCondition" value=true`
 	if !strings.Contains(buf.String(), want) {
 		t.Errorf("log lacks %q:\n%s", want, buf.String())
 	}
@@ -492,14 +492,15 @@ func equalGates(a, b map[string]bool) bool {
 	return true
 }
 
-// TestKubeadmCommandLine: the command line kind v0.23 runs its v1.30 kubelets with (kubeadm's
-// flags, kind's additions) starts the daemon: the modelled flags act, the others are
-// accepted, checked, and listed as not simulated; --version asks for the version.
+// TestKubeadmCommandLine: the command line kind runs its v1.37 kubelets with (kubeadm's
+// flags, kind's additions; v1.37 no longer has --pod-infra-container-image) starts the
+// daemon: the modelled flags act, the others are accepted, checked, and listed as not
+// simulated; --version asks for the version.
 func TestKubeadmCommandLine(t *testing.T) {
 	args := []string{
 		"--bootstrap-kubeconfig=/etc/kubernetes/bootstrap-kubelet.conf", "--kubeconfig=/etc/kubernetes/kubelet.conf",
 		"--container-runtime-endpoint=unix:///run/containerd/containerd.sock", "--node-ip=172.18.0.2", "--node-labels=",
-		"--pod-infra-container-image=registry.k8s.io/pause:3.9", "--provider-id=kind://docker/kind/kind-control-plane",
+		"--provider-id=kind://docker/kind/kind-control-plane",
 		"--fail-swap-on=false", "--cgroup-root=/kubelet", "--runtime-cgroups=/system.slice/containerd.service",
 		"--eviction-hard=memory.available<100Mi,nodefs.available<10%", "--feature-gates=InPlacePodVerticalScaling=true",
 		"--runtime-request-timeout=15m",
@@ -515,7 +516,7 @@ func TestKubeadmCommandLine(t *testing.T) {
 		t.Errorf("cert dir %q (want %q), bootstrap kubeconfig %q", cfg.CertDir, want, cfg.BootstrapKubeconfig)
 	}
 	wantFlags := []string{"--cgroup-root", "--container-runtime-endpoint", "--fail-swap-on",
-		"--pod-infra-container-image", "--provider-id", "--runtime-cgroups"}
+		"--provider-id", "--runtime-cgroups"}
 	if strings.Join(cfg.UnsimulatedFlags, ",") != strings.Join(wantFlags, ",") {
 		t.Errorf("unsimulated flags %v, want %v", cfg.UnsimulatedFlags, wantFlags)
 	}
@@ -537,12 +538,12 @@ func TestKubeadmCommandLine(t *testing.T) {
 		}
 	}
 	// verflag's --version=vX.Y.Z sets the reported version and goes on.
-	if _, err := Load([]string{"--version=v1.30.5", "--feature-gates=AllAlpha=true"}, features.NewFeatureGate(), nil); err != nil {
-		t.Errorf("Load(--version=v1.30.5): %v, want the daemon to go on", err)
+	if _, err := Load([]string{"--version=v1.37.2", "--feature-gates=AllAlpha=true"}, features.NewFeatureGate(), nil); err != nil {
+		t.Errorf("Load(--version=v1.37.2): %v, want the daemon to go on", err)
 	}
 }
 
-// TestEveryKubeletGateStartsTheDaemon: every gate name of kubelet v1.30, set by
+// TestEveryKubeletGateStartsTheDaemon: every gate name of kubelet v1.37, set by
 // --feature-gates to the value it may take (a locked gate its locked value, another the
 // opposite of its default), is accepted, as by the kubelet.
 func TestEveryKubeletGateStartsTheDaemon(t *testing.T) {
@@ -557,7 +558,7 @@ func TestEveryKubeletGateStartsTheDaemon(t *testing.T) {
 	gate := features.NewFeatureGate()
 	cfg, err := Load([]string{"--feature-gates=" + strings.Join(pairs, ",")}, gate, nil)
 	if err != nil {
-		t.Fatalf("Load with every v1.30 gate: %v", err)
+		t.Fatalf("Load with every v1.37 gate: %v", err)
 	}
 	if len(cfg.FeatureGates) != len(pairs) {
 		t.Errorf("%d gates in effect, %d set", len(cfg.FeatureGates), len(pairs))

@@ -117,11 +117,30 @@ func (v *validator) invalid(path string, value any, format string, args ...any) 
 	v.errs = append(v.errs, fmt.Errorf("%s: invalid value %s: %s", path, quote(value), msg))
 }
 
-// quote formats a value for an error: strings and durations quoted, numbers bare.
+// missing records that a required field at path has no value.
+func (v *validator) missing(path, format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	v.errs = append(v.errs, fmt.Errorf("%s: required value: %s", path, msg))
+}
+
+// quote formats a value for an error: strings and durations quoted, numbers bare, lists
+// and maps as YAML flow collections.
 func quote(value any) string {
 	switch x := value.(type) {
 	case string:
 		return fmt.Sprintf("%q", x)
+	case []string:
+		items := make([]string, len(x))
+		for i, s := range x {
+			items[i] = fmt.Sprintf("%q", s)
+		}
+		return "[" + strings.Join(items, ", ") + "]"
+	case map[string]string:
+		items := make([]string, 0, len(x))
+		for _, k := range sortedKeys(x) {
+			items = append(items, fmt.Sprintf("%q: %q", k, x[k]))
+		}
+		return "{" + strings.Join(items, ", ") + "}"
 	case metav1.Duration:
 		return fmt.Sprintf("%q", x.Duration.String())
 	case time.Duration:
@@ -149,7 +168,7 @@ func validate(kc *KubeletConfiguration, sc *SimulatorConfiguration, gate feature
 	return &AggregateError{Errs: v.errs}
 }
 
-// Eviction signals the kubelet accepts (pkg/kubelet/eviction/api/types.go, v1.30).
+// Eviction signals the kubelet accepts (pkg/kubelet/eviction/api/types.go, v1.37).
 var evictionSignals = map[string]bool{
 	"memory.available":            true,
 	"allocatableMemory.available": true,
@@ -292,6 +311,7 @@ func validateKubelet(v *validator, kc *KubeletConfiguration, gate featuregate.Fe
 	}
 	validateReserved(v, p+"systemReserved", kc.SystemReserved)
 	validateReserved(v, p+"kubeReserved", kc.KubeReserved)
+	validateV137Fields(v, kc, gate)
 }
 
 // validateAuth checks the secure port's authentication and authorization: a known mode,

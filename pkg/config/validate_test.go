@@ -13,10 +13,14 @@ import (
 	"github.com/minikubelet/minikubelet/pkg/runtime/fault"
 )
 
+// validConfig is what Load gives without a file or flags: the defaults, the gated ones of
+// the default gates included.
 func validConfig() *Config {
 	sc := NewSimulatorConfiguration()
 	sc.NodeName = "node-1"
-	return &Config{Kubelet: *NewKubeletConfiguration(), Simulator: *sc, FeatureGates: map[string]bool{}}
+	kc := NewKubeletConfiguration()
+	setGatedDefaults(kc, features.NewFeatureGate())
+	return &Config{Kubelet: *kc, Simulator: *sc, FeatureGates: map[string]bool{}}
 }
 
 func d(s string) metav1.Duration {

@@ -11,7 +11,6 @@ import (
 	"io"
 	"os"
 	"reflect"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -20,6 +19,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/spf13/pflag"
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
+	"k8s.io/apimachinery/pkg/util/version"
 	upstream "k8s.io/component-base/featuregate"
 	"k8s.io/component-base/metrics/legacyregistry"
 	featuremetrics "k8s.io/component-base/metrics/prometheus/feature"
@@ -60,10 +61,18 @@ func captureKlog(tb testing.TB) *bytes.Buffer {
 
 // pair is one of our gates and the component-base gate it must behave like.
 type pair struct {
-	ours   MutableFeatureGate
-	theirs upstream.MutableFeatureGate
+	ours   MutableVersionedFeatureGate
+	theirs upstream.MutableVersionedFeatureGate
 	// Flag sets the gates were added to by AddFlag, if any.
 	oursFS, theirsFS *pflag.FlagSet
+	// raw models what both gates recorded as explicitly set (their enabledRaw): every
+	// parsed Set/SetFromMap merges into it, failed or not. checkState checks it through
+	// ExplicitlySet; the outcome checks need the values, which no method returns.
+	raw map[string]bool
+}
+
+func newPair(ours MutableVersionedFeatureGate, theirs upstream.MutableVersionedFeatureGate) *pair {
+	return &pair{ours: ours, theirs: theirs, raw: map[string]bool{}}
 }
 
 // harness compares pairs. stats counts what was exercised, so callers can check that a run
@@ -101,16 +110,6 @@ func catchPanic(fn func()) (msg string) {
 	return ""
 }
 
-// gateNameRE matches the gate name in Enabled's panic. Our gate is named after the caller of
-// NewFeatureGate; component-base (built from the module cache) names it after its own
-// feature_gate.go, because its ignore pattern only matches vendored paths. Both leave a
-// DeepCopy unnamed, which stays visible.
-var gateNameRE = regexp.MustCompile(`in FeatureGate ".+"$`)
-
-func normalizePanic(msg string) string {
-	return gateNameRE.ReplaceAllString(msg, `in FeatureGate "<named>"`)
-}
-
 func errText(err error) string {
 	if err == nil {
 		return "<nil>"
@@ -119,8 +118,13 @@ func errText(err error) string {
 }
 
 func toUpstreamSpec(s FeatureSpec) upstream.FeatureSpec {
-	out := upstream.FeatureSpec{Default: s.Default, LockToDefault: s.LockToDefault}
+	out := upstream.FeatureSpec{
+		Default: s.Default, LockToDefault: s.LockToDefault,
+		Version: s.Version, MinCompatibilityVersion: s.MinCompatibilityVersion,
+	}
 	switch s.PreRelease {
+	case PreAlpha:
+		out.PreRelease = upstream.PreAlpha
 	case Alpha:
 		out.PreRelease = upstream.Alpha
 	case Beta:
@@ -137,6 +141,13 @@ func toUpstreamSpec(s FeatureSpec) upstream.FeatureSpec {
 	return out
 }
 
+func fromUpstreamSpec(s upstream.FeatureSpec) FeatureSpec {
+	return FeatureSpec{
+		Default: s.Default, LockToDefault: s.LockToDefault, PreRelease: prerelease(string(s.PreRelease)),
+		Version: s.Version, MinCompatibilityVersion: s.MinCompatibilityVersion,
+	}
+}
+
 func toUpstreamSpecs(in map[Feature]FeatureSpec) map[upstream.Feature]upstream.FeatureSpec {
 	out := make(map[upstream.Feature]upstream.FeatureSpec, len(in))
 	for name, spec := range in {
@@ -148,20 +159,50 @@ func toUpstreamSpecs(in map[Feature]FeatureSpec) map[upstream.Feature]upstream.F
 func fromUpstreamSpecs(in map[upstream.Feature]upstream.FeatureSpec) map[Feature]FeatureSpec {
 	out := make(map[Feature]FeatureSpec, len(in))
 	for name, spec := range in {
-		out[Feature(name)] = FeatureSpec{
-			Default:       spec.Default,
-			LockToDefault: spec.LockToDefault,
-			PreRelease:    prerelease(string(spec.PreRelease)),
-		}
+		out[Feature(name)] = fromUpstreamSpec(spec)
 	}
 	return out
 }
 
-// checkState compares everything observable without mutating: String, KnownFeatures,
-// GetAll, and Enabled (value or panic) for every known name plus extraNames.
+func toUpstreamVersioned(in map[Feature]VersionedSpecs) map[upstream.Feature]upstream.VersionedSpecs {
+	out := make(map[upstream.Feature]upstream.VersionedSpecs, len(in))
+	for name, specs := range in {
+		var conv upstream.VersionedSpecs
+		if specs != nil {
+			conv = upstream.VersionedSpecs{}
+		}
+		for _, s := range specs {
+			conv = append(conv, toUpstreamSpec(s))
+		}
+		out[upstream.Feature(name)] = conv
+	}
+	return out
+}
+
+func fromUpstreamVersioned(in map[upstream.Feature]upstream.VersionedSpecs) map[Feature]VersionedSpecs {
+	out := make(map[Feature]VersionedSpecs, len(in))
+	for name, specs := range in {
+		conv := VersionedSpecs{}
+		for _, s := range specs {
+			conv = append(conv, fromUpstreamSpec(s))
+		}
+		out[Feature(name)] = conv
+	}
+	return out
+}
+
+// checkState compares everything observable without mutating: String, the versions,
+// KnownFeatures, GetAll, GetAllVersioned, Validate, and ExplicitlySet and Enabled (value
+// or panic) for every registered name plus extraNames.
 func (h *harness) checkState(p *pair, extraNames []string) error {
 	if o, t := p.ours.(fmt.Stringer).String(), p.theirs.(fmt.Stringer).String(); o != t {
 		return fmt.Errorf("String(): ours %q, upstream %q", o, t)
+	}
+	if o, t := p.ours.EmulationVersion(), p.theirs.EmulationVersion(); !o.EqualTo(t) {
+		return fmt.Errorf("EmulationVersion(): ours %v, upstream %v", o, t)
+	}
+	if o, t := p.ours.MinCompatibilityVersion(), p.theirs.MinCompatibilityVersion(); !o.EqualTo(t) {
+		return fmt.Errorf("MinCompatibilityVersion(): ours %v, upstream %v", o, t)
 	}
 	if o, t := p.ours.KnownFeatures(), p.theirs.KnownFeatures(); !reflect.DeepEqual(o, t) {
 		return fmt.Errorf("KnownFeatures():\n ours     %q\n upstream %q", o, t)
@@ -170,18 +211,36 @@ func (h *harness) checkState(p *pair, extraNames []string) error {
 	if !reflect.DeepEqual(oursAll, theirsAll) {
 		return fmt.Errorf("GetAll():\n ours     %v\n upstream %v", oursAll, theirsAll)
 	}
+	oursV, theirsV := p.ours.GetAllVersioned(), fromUpstreamVersioned(p.theirs.GetAllVersioned())
+	if !reflect.DeepEqual(oursV, theirsV) {
+		return fmt.Errorf("GetAllVersioned():\n ours     %v\n upstream %v", oursV, theirsV)
+	}
+	if err := h.compareValidate(p); err != nil {
+		return err
+	}
 	names := append([]string(nil), extraNames...)
-	for name, spec := range theirsAll {
+	for name, specs := range theirsV {
 		names = append(names, string(name))
-		if spec.LockToDefault {
+		if len(specs) > 1 {
+			h.stats["versionedGateKnown"]++
+		}
+		if spec, ok := theirsAll[name]; ok && spec.LockToDefault {
 			h.stats["lockedGateKnown"]++
+		}
+		if _, ok := theirsAll[name]; !ok {
+			h.stats["preAlphaGateKnown"]++
 		}
 	}
 	for _, name := range names {
+		if o, t := p.ours.ExplicitlySet(Feature(name)), p.theirs.ExplicitlySet(upstream.Feature(name)); o != t {
+			return fmt.Errorf("ExplicitlySet(%q): ours %v, upstream %v", name, o, t)
+		} else if _, modelled := p.raw[name]; modelled != t {
+			return fmt.Errorf("ExplicitlySet(%q) = %v, the harness's model says %v", name, t, modelled)
+		}
 		var o, t bool
 		_, oPanic := h.capture(func() { o = p.ours.Enabled(Feature(name)) })
 		_, tPanic := h.capture(func() { t = p.theirs.Enabled(upstream.Feature(name)) })
-		if normalizePanic(oPanic) != normalizePanic(tPanic) {
+		if oPanic != tPanic {
 			return fmt.Errorf("Enabled(%q) panic: ours %q, upstream %q", name, oPanic, tPanic)
 		}
 		if tPanic != "" {
@@ -195,8 +254,23 @@ func (h *harness) checkState(p *pair, extraNames []string) error {
 	return nil
 }
 
+// compareValidate compares Validate, whose errors, like SetFromMap's, may come in any order.
+func (h *harness) compareValidate(p *pair) error {
+	o := errText(utilerrors.NewAggregate(p.ours.Validate()))
+	t := errText(utilerrors.NewAggregate(p.theirs.Validate()))
+	if o == t {
+		return nil
+	}
+	out := h.outcomes(p, p.raw, nil, nil)
+	if !out.possible(o) || !out.possible(t) {
+		return fmt.Errorf("Validate():\n ours     %q\n upstream %q", o, t)
+	}
+	h.stats["orderDependentErrorAccepted"]++
+	return nil
+}
+
 // parseLikeUpstream splits a --feature-gates value the way component-base does. It is used
-// only to work out which SetFromMap errors component-base could legitimately return.
+// only to work out what SetFromMap records and which errors it could return.
 func parseLikeUpstream(s string) (map[string]bool, bool) {
 	m := map[string]bool{}
 	for _, seg := range strings.Split(s, ",") {
@@ -216,29 +290,6 @@ func parseLikeUpstream(s string) (map[string]bool, bool) {
 	return m, true
 }
 
-// setFromMapOutcomes asks component-base, on copies of p.theirs, which errors a SetFromMap(m)
-// could return (its result depends on map iteration order when several keys are bad), and
-// which log lines it could emit before failing.
-func (h *harness) setFromMapOutcomes(p *pair, m map[string]bool) (candidates, possibleLines map[string]bool) {
-	candidates = map[string]bool{}
-	valid := map[string]bool{}
-	for k, v := range m {
-		var err error
-		h.capture(func() { err = p.theirs.DeepCopy().SetFromMap(map[string]bool{k: v}) })
-		if err != nil {
-			candidates[err.Error()] = true
-		} else {
-			valid[k] = v
-		}
-	}
-	logged, _ := h.capture(func() { _ = p.theirs.DeepCopy().SetFromMap(valid) })
-	possibleLines = map[string]bool{}
-	for _, line := range logLines(logged) {
-		possibleLines[line] = true
-	}
-	return candidates, possibleLines
-}
-
 func logLines(s string) []string {
 	var lines []string
 	for _, l := range strings.Split(s, "\n") {
@@ -250,12 +301,21 @@ func logLines(s string) []string {
 	return lines
 }
 
-// compareApplied checks the outcome of applying m (or a string that parses to m; m is nil
-// if it does not parse) to both gates. On success errors and logs must match exactly, the
-// logs up to order (component-base warns in map order). On failure the errors must match, or
-// both be errors component-base could return for m; and every log line either side emitted
-// must be one component-base could have emitted before failing.
-func (h *harness) compareApplied(p *pair, what string, m map[string]bool, oErr, tErr, oLog, tLog string) error {
+func mergeRaw(raw, m map[string]bool) map[string]bool {
+	out := copyMap(raw)
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+// compareApplied checks the outcome of an operation that re-applies the recorded values
+// raw (SetFromMap, Set, flag parsing, SetEmulationVersion) on both gates; emu and mc are
+// the versions applied at, nil for the gate's own. On success errors and logs must match
+// exactly, the logs up to order (component-base logs in map order). On failure the errors
+// must match, or both be errors component-base could return for raw in some order; and
+// every line either side logged must be one component-base could have logged.
+func (h *harness) compareApplied(p *pair, what string, raw map[string]bool, emu, mc *version.Version, oErr, tErr, oLog, tLog string) error {
 	if tErr == "<nil>" {
 		if oErr != tErr {
 			return fmt.Errorf("%s: ours error %q, upstream succeeded", what, oErr)
@@ -265,8 +325,11 @@ func (h *harness) compareApplied(p *pair, what string, m map[string]bool, oErr, 
 			return fmt.Errorf("%s: klog output:\n ours     %q\n upstream %q", what, ol, tl)
 		}
 		for _, l := range tl {
-			if strings.HasPrefix(l, "Setting ") {
+			if strings.Contains(l, "Warning: setting") {
 				h.stats["warningCompared"]++
+			}
+			if strings.Contains(l, "will change already queried feature") {
+				h.stats["queriedWarningCompared"]++
 			}
 		}
 		return nil
@@ -275,18 +338,26 @@ func (h *harness) compareApplied(p *pair, what string, m map[string]bool, oErr, 
 	if oErr == "<nil>" {
 		return fmt.Errorf("%s: ours succeeded, upstream error %q", what, tErr)
 	}
-	candidates, possible := map[string]bool{}, map[string]bool{}
-	if m != nil {
-		candidates, possible = h.setFromMapOutcomes(p, m)
+	if raw == nil { // a parse error: nothing was applied
+		if oErr != tErr || oLog != tLog {
+			return fmt.Errorf("%s: error/log:\n ours     %q %q\n upstream %q %q", what, oErr, oLog, tErr, tLog)
+		}
+		return nil
 	}
+	out := h.outcomes(p, raw, emu, mc)
 	if oErr != tErr {
-		if !candidates[oErr] || !candidates[tErr] {
+		if !out.possible(oErr) || !out.possible(tErr) {
 			return fmt.Errorf("%s: error:\n ours     %q\n upstream %q", what, oErr, tErr)
 		}
 		h.stats["orderDependentErrorAccepted"]++
 	}
+	// The emulation line is logged first, whatever happens next: it must match exactly.
+	first := func(s string) string { return strings.SplitN(s, "\n", 2)[0] }
+	if emu != nil && first(oLog) != first(tLog) {
+		return fmt.Errorf("%s: first log line: ours %q, upstream %q", what, first(oLog), first(tLog))
+	}
 	for _, l := range append(logLines(oLog), logLines(tLog)...) {
-		if !possible[l] {
+		if !out.lines[l] && !(emu != nil && l == first(tLog)) {
 			return fmt.Errorf("%s failed with %q but logged %q\n ours     %q\n upstream %q", what, tErr, l, oLog, tLog)
 		}
 	}
@@ -296,9 +367,14 @@ func (h *harness) compareApplied(p *pair, what string, m map[string]bool, oErr, 
 func (h *harness) countError(e string) {
 	for _, kind := range []string{
 		"missing bool value for", "invalid value of", "unrecognized feature gate",
-		"cannot set feature gate", "with different spec already exists",
+		"feature is PreAlpha at emulated version", "cannot set feature gate",
+		"with different spec already exists",
 		"cannot add a feature gate after adding it to the flag set",
-		"cannot override default",
+		"is not available before version", "cannot override default",
+		"was explicitly set, but not in enabled map",
+		"transition", "did not provide a version", "MinCompatibilityVersion", "patch version",
+		"must not unlock", "regresses stability", "duplicate entries", "must provide a 1.0 entry",
+		"must not resurrect",
 	} {
 		if strings.Contains(e, kind) {
 			h.stats["err:"+kind]++
@@ -316,8 +392,12 @@ func (h *harness) compareSet(p *pair, s string) error {
 	if oPanic != tPanic {
 		return fmt.Errorf("Set(%q) panic: ours %q, upstream %q", s, oPanic, tPanic)
 	}
-	m, _ := parseLikeUpstream(s)
-	return h.compareApplied(p, fmt.Sprintf("Set(%q)", s), m, errText(oErr), errText(tErr), oLog, tLog)
+	var raw map[string]bool
+	if m, ok := parseLikeUpstream(s); ok {
+		raw = mergeRaw(p.raw, m)
+		p.raw = raw
+	}
+	return h.compareApplied(p, fmt.Sprintf("Set(%q)", s), raw, nil, nil, errText(oErr), errText(tErr), oLog, tLog)
 }
 
 // compareSetFromMap calls SetFromMap(m) on both gates.
@@ -329,17 +409,52 @@ func (h *harness) compareSetFromMap(p *pair, m map[string]bool) error {
 	if oPanic != tPanic {
 		return fmt.Errorf("SetFromMap(%v) panic: ours %q, upstream %q", m, oPanic, tPanic)
 	}
+	p.raw = mergeRaw(p.raw, m)
 	if tErr == nil {
+		all := p.theirs.GetAll()
 		for k, v := range m {
 			if k == string(allAlphaGate) || k == string(allBetaGate) {
 				h.stats["allGateSet"]++
 			}
-			if spec := p.theirs.GetAll()[upstream.Feature(k)]; spec.LockToDefault && spec.Default == v {
+			if spec := all[upstream.Feature(k)]; spec.LockToDefault && spec.Default == v {
 				h.stats["lockedSetToDefault"]++
 			}
 		}
 	}
-	return h.compareApplied(p, fmt.Sprintf("SetFromMap(%v)", m), m, errText(oErr), errText(tErr), oLog, tLog)
+	return h.compareApplied(p, fmt.Sprintf("SetFromMap(%v)", m), p.raw, nil, nil, errText(oErr), errText(tErr), oLog, tLog)
+}
+
+// compareSetEmulation calls SetEmulationVersion(emu) (mc nil) or
+// SetEmulationVersionAndMinCompatibilityVersion(emu, mc) on both gates.
+func (h *harness) compareSetEmulation(p *pair, emu, mc *version.Version) error {
+	var oErr, tErr error
+	what := fmt.Sprintf("SetEmulationVersion(%v)", emu)
+	oLog, oPanic := h.capture(func() {
+		if mc == nil {
+			oErr = p.ours.SetEmulationVersion(emu)
+		} else {
+			oErr = p.ours.SetEmulationVersionAndMinCompatibilityVersion(emu, mc)
+		}
+	})
+	tLog, tPanic := h.capture(func() {
+		if mc == nil {
+			tErr = p.theirs.SetEmulationVersion(emu)
+		} else {
+			tErr = p.theirs.SetEmulationVersionAndMinCompatibilityVersion(emu, mc)
+		}
+	})
+	if mc == nil {
+		mc = emu.SubtractMinor(1)
+	} else {
+		what = fmt.Sprintf("SetEmulationVersionAndMinCompatibilityVersion(%v, %v)", emu, mc)
+	}
+	if oPanic != tPanic {
+		return fmt.Errorf("%s panic: ours %q, upstream %q", what, oPanic, tPanic)
+	}
+	if tErr == nil {
+		h.stats["emulationSet"]++
+	}
+	return h.compareApplied(p, what, p.raw, emu, mc, errText(oErr), errText(tErr), oLog, tLog)
 }
 
 func copyMap(m map[string]bool) map[string]bool {
@@ -350,19 +465,37 @@ func copyMap(m map[string]bool) map[string]bool {
 	return out
 }
 
-// compareAdd calls Add on both gates. Errors must match exactly: component-base can only
-// return one error per call unless two names conflict at once, which is checked like
-// SetFromMap by trying each name alone.
-func (h *harness) compareAdd(p *pair, specs map[Feature]FeatureSpec) error {
+// compareAdd calls Add (versioned nil) or AddVersioned on both gates. Errors must match
+// exactly, unless several names are bad at once: then each side's error must be one that
+// component-base returns for one of those names alone.
+func (h *harness) compareAdd(p *pair, specs map[Feature]FeatureSpec, versioned map[Feature]VersionedSpecs) error {
 	var oErr, tErr error
-	oLog, oPanic := h.capture(func() { oErr = p.ours.Add(specs) })
-	tLog, tPanic := h.capture(func() { tErr = p.theirs.Add(toUpstreamSpecs(specs)) })
-	what := fmt.Sprintf("Add(%v)", specs)
+	var oLog, oPanic, tLog, tPanic, what string
+	addOne := func(g upstream.MutableVersionedFeatureGate, name Feature) error {
+		if versioned == nil {
+			return g.Add(toUpstreamSpecs(map[Feature]FeatureSpec{name: specs[name]}))
+		}
+		return g.AddVersioned(toUpstreamVersioned(map[Feature]VersionedSpecs{name: versioned[name]}))
+	}
+	var names []Feature
+	if versioned == nil {
+		what = fmt.Sprintf("Add(%v)", specs)
+		oLog, oPanic = h.capture(func() { oErr = p.ours.Add(specs) })
+		tLog, tPanic = h.capture(func() { tErr = p.theirs.Add(toUpstreamSpecs(specs)) })
+		names = sortedKeys(specs)
+	} else {
+		what = fmt.Sprintf("AddVersioned(%v)", versioned)
+		oLog, oPanic = h.capture(func() { oErr = p.ours.AddVersioned(versioned) })
+		tLog, tPanic = h.capture(func() { tErr = p.theirs.AddVersioned(toUpstreamVersioned(versioned)) })
+		names = sortedKeys(versioned)
+	}
 	if oPanic != tPanic || oLog != tLog {
 		return fmt.Errorf("%s: panic/log: ours %q %q, upstream %q %q", what, oPanic, oLog, tPanic, tLog)
 	}
 	if tErr != nil {
 		h.countError(tErr.Error())
+	} else if versioned != nil {
+		h.stats["addVersioned"]++
 	}
 	if errText(oErr) == errText(tErr) {
 		return nil
@@ -371,8 +504,8 @@ func (h *harness) compareAdd(p *pair, specs map[Feature]FeatureSpec) error {
 		return fmt.Errorf("%s: error: ours %q, upstream %q", what, errText(oErr), errText(tErr))
 	}
 	candidates := map[string]bool{}
-	for name, spec := range specs {
-		if err := p.theirs.DeepCopy().Add(toUpstreamSpecs(map[Feature]FeatureSpec{name: spec})); err != nil {
+	for _, name := range names {
+		if err := addOne(p.theirs.DeepCopy(), name); err != nil {
 			candidates[err.Error()] = true
 		}
 	}
@@ -383,20 +516,53 @@ func (h *harness) compareAdd(p *pair, specs map[Feature]FeatureSpec) error {
 	return nil
 }
 
-// compareOverrideDefault calls OverrideDefault on both gates.
-func (h *harness) compareOverrideDefault(p *pair, name Feature, val bool) error {
+// compareOverrideDefault calls OverrideDefault (at nil) or OverrideDefaultAtVersion on both gates.
+func (h *harness) compareOverrideDefault(p *pair, name Feature, val bool, at *version.Version) error {
 	var oErr, tErr error
-	oLog, oPanic := h.capture(func() { oErr = p.ours.OverrideDefault(name, val) })
-	tLog, tPanic := h.capture(func() { tErr = p.theirs.OverrideDefault(upstream.Feature(name), val) })
+	oLog, oPanic := h.capture(func() {
+		if at == nil {
+			oErr = p.ours.OverrideDefault(name, val)
+		} else {
+			oErr = p.ours.OverrideDefaultAtVersion(name, val, at)
+		}
+	})
+	tLog, tPanic := h.capture(func() {
+		if at == nil {
+			tErr = p.theirs.OverrideDefault(upstream.Feature(name), val)
+		} else {
+			tErr = p.theirs.OverrideDefaultAtVersion(upstream.Feature(name), val, at)
+		}
+	})
 	if oPanic != tPanic || oLog != tLog || errText(oErr) != errText(tErr) {
-		return fmt.Errorf("OverrideDefault(%q, %v):\n ours     err=%q log=%q panic=%q\n upstream err=%q log=%q panic=%q",
-			name, val, errText(oErr), oLog, oPanic, errText(tErr), tLog, tPanic)
+		return fmt.Errorf("OverrideDefault(%q, %v, at %v):\n ours     err=%q log=%q panic=%q\n upstream err=%q log=%q panic=%q",
+			name, val, at, errText(oErr), oLog, oPanic, errText(tErr), tLog, tPanic)
 	}
 	if tErr != nil {
 		h.countError(tErr.Error())
 	} else {
 		h.stats["overrideDefault"]++
 	}
+	return nil
+}
+
+// compareReset calls ResetFeatureValueToDefault on both gates.
+func (h *harness) compareReset(p *pair, name Feature) error {
+	var oErr, tErr error
+	oLog, oPanic := h.capture(func() { oErr = p.ours.ResetFeatureValueToDefault(name) })
+	tLog, tPanic := h.capture(func() { tErr = p.theirs.ResetFeatureValueToDefault(upstream.Feature(name)) })
+	if oPanic != tPanic || oLog != tLog || errText(oErr) != errText(tErr) {
+		return fmt.Errorf("ResetFeatureValueToDefault(%q): ours %q %q %q, upstream %q %q %q",
+			name, errText(oErr), oLog, oPanic, errText(tErr), tLog, tPanic)
+	}
+	if tErr != nil {
+		h.countError(tErr.Error())
+		return nil
+	}
+	if _, ok := p.raw[string(name)]; ok {
+		h.stats["resetExplicit"]++
+	}
+	p.raw = copyMap(p.raw)
+	delete(p.raw, string(name))
 	return nil
 }
 
@@ -441,9 +607,13 @@ func (h *harness) compareParseFlag(p *pair, s string) error {
 		}
 		oText, tText = strings.TrimPrefix(oText, prefix), strings.TrimPrefix(tText, prefix)
 	}
-	m, _ := parseLikeUpstream(s)
+	var raw map[string]bool
+	if m, ok := parseLikeUpstream(s); ok {
+		raw = mergeRaw(p.raw, m)
+		p.raw = raw
+	}
 	h.stats["parseFlag"]++
-	return h.compareApplied(p, fmt.Sprintf("Parse(%q)", arg), m, oText, tText, oLog, tLog)
+	return h.compareApplied(p, fmt.Sprintf("Parse(%q)", arg), raw, nil, nil, oText, tText, oLog, tLog)
 }
 
 // compareMetrics records both gates' metrics, ours into a private registry, component-base's

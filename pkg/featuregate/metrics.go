@@ -25,8 +25,8 @@ func newFeatureEnabledGauge() *prometheus.GaugeVec {
 	}, []string{"name", "stage"})
 }
 
-// AddMetrics sets kubernetes_feature_enabled{name,stage} for every registered feature in
-// reg, registering the gauge on first use. A gauge already registered in reg by an earlier
+// AddMetrics sets kubernetes_feature_enabled{name,stage} for every feature known at the
+// emulation version in reg, registering the gauge on first use. A gauge already registered in reg by an earlier
 // call (from this or another gate) is reused, so several gates can share one registry.
 func (f *featureGate) AddMetrics(reg prometheus.Registerer) error {
 	if reg == nil {
@@ -45,10 +45,10 @@ func (f *featureGate) AddMetrics(reg prometheus.Registerer) error {
 		gauge = existing
 	}
 
-	s := f.state.Load()
-	for name, spec := range s.known {
+	// Enabled, not the snapshot: as in component-base, recording counts as a query.
+	for name, spec := range f.GetAll() {
 		val := 0.0
-		if s.enabledOrPanic(name, f.featureGateName) {
+		if f.Enabled(name) {
 			val = 1
 		}
 		gauge.WithLabelValues(string(name), string(spec.PreRelease)).Set(val)

@@ -107,10 +107,10 @@ func (k *Kubelet) HandlePodSyncs(pods []*v1.Pod) {
 }
 
 // canAdmitPod runs the admit handlers and returns the first rejection: the sysctl
-// allowlist (upstream's second handler, SysctlForbidden), the operating system (the
-// predicate handler's first checks, PodOSNotSupported), resources against usage, the active
-// pods' requests (the predicate handler), then the eviction manager's (under node pressure:
-// BestEffort pods refused under memory pressure, every non-critical pod under other
+// allowlist (upstream's second handler, SysctlForbidden), the predicate handler (the
+// operating system, then resources and host ports against usage, the active pods', node
+// affinity, node name and NoExecute taints), then the eviction manager's (under node
+// pressure: BestEffort pods refused under memory pressure, every non-critical pod under other
 // pressure; static pods are critical), then graceful node shutdown. Upstream asks the
 // eviction manager first; a pod two handlers refuse gets the other reason here.
 //
@@ -119,17 +119,9 @@ func (k *Kubelet) HandlePodSyncs(pods []*v1.Pod) {
 // "UnexpectedAdmissionError". The simulator reports the resource reason itself
 // (OutOfcpu, OutOfmemory, OutOfpods ...), which is what the rejection is about.
 func (k *Kubelet) canAdmitPod(usage *admission.Usage, pod *v1.Pod) admission.Result {
-	labels := k.nodeStatus.NodeLabels() // built per call: read once for both checks
 	res := k.sysctls.Admit(pod)
 	if res.Admit {
-		res = admission.AdmitOS(pod, labels[v1.LabelOSStable])
-	}
-	if res.Admit {
-		res = usage.Admit(pod, k.nodeInfo)
-	}
-	// After the resources, as upstream's general predicates: node selector and affinity.
-	if res.Admit && !admission.MatchesNode(pod, k.nodeName, labels) {
-		res = admission.Result{Reason: admission.ReasonNodeAffinity, Message: admission.MessageNodeAffinity}
+		res = usage.AdmitPredicates(pod, k.nodeInfo)
 	}
 	if res.Admit && k.eviction != nil {
 		if ok, reason, message := k.eviction.Admit(pod); !ok {

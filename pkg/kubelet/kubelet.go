@@ -347,23 +347,28 @@ func New(cfg Config) (*Kubelet, error) {
 	}
 	k.generator = podstatus.NewGenerator(podstatus.GeneratorConfig{
 		Features: podstatus.Features{
-			SidecarContainers:                  cfg.Gate.Enabled(features.SidecarContainers),
+			// GA since v1.33 and its gate gone since v1.36: every release from v1.34 on
+			// has sidecars.
+			SidecarContainers:                  true,
 			PodReadyToStartContainersCondition: cfg.Gate.Enabled(features.PodReadyToStartContainersCondition),
 		},
 		Reasons: k.reasons,
 		HostIP:  hostIP(nodeIP),
 		Probes:  k.prober,
 	})
+	maxBackOff, initialBackOff := crashLoopBackOff(cfg.Gate, &k.cfg.Kubelet)
 	if k.runtimeMgr, err = kuberuntime.NewManager(kuberuntime.Config{
-		Runtime:           k.rt,
-		Images:            k.rt,
-		View:              k.rt,
-		Clock:             cfg.Clock,
-		Recorder:          k.events,
-		Registry:          cfg.Registry,
-		SidecarContainers: cfg.Gate.Enabled(features.SidecarContainers),
-		Liveness:          k.probeResults.liveness,
-		Startup:           k.probeResults.startup,
+		Runtime:             k.rt,
+		Images:              k.rt,
+		View:                k.rt,
+		Clock:               cfg.Clock,
+		Recorder:            k.events,
+		Registry:            cfg.Registry,
+		SidecarContainers:   true, // GA since v1.33, as above
+		ContainerBackOff:    initialBackOff,
+		MaxContainerBackOff: maxBackOff,
+		Liveness:            k.probeResults.liveness,
+		Startup:             k.probeResults.startup,
 		// Resolved when a container is created: the objects come after the node status
 		// manager, which makes the API caller.
 		RunContainerOptions: k.runContainerOptions,
@@ -610,10 +615,17 @@ func reservation(field string, m map[string]string) (v1.ResourceList, error) {
 }
 
 // buildNodeInfo takes what admission checks against from the node status manager: the
-// node's allocatable resources (the MachineInfo setter's computation) and maxPods; and the
-// sysctls pods may set (the safe ones and allowedUnsafeSysctls, validated with the config).
+// node's allocatable resources (the MachineInfo setter's computation), maxPods, its name,
+// labels and registered taints; and the sysctls pods may set (the safe ones and
+// allowedUnsafeSysctls, validated with the config).
 func (k *Kubelet) buildNodeInfo() error {
-	k.nodeInfo = admission.NodeInfo{Allocatable: k.nodeStatus.Allocatable(), MaxPods: int(k.cfg.Kubelet.MaxPods)}
+	k.nodeInfo = admission.NodeInfo{
+		Allocatable: k.nodeStatus.Allocatable(),
+		MaxPods:     int(k.cfg.Kubelet.MaxPods),
+		Name:        k.nodeName,
+		Labels:      k.nodeStatus.NodeLabels(),
+		Taints:      k.cfg.Kubelet.RegisterWithTaints,
+	}
 	sysctls, err := admission.NewSysctlAllowlist(k.cfg.Kubelet.AllowedUnsafeSysctls)
 	if err != nil {
 		return fmt.Errorf("kubeletConfiguration.allowedUnsafeSysctls: %w", err)
@@ -699,6 +711,7 @@ func (k *Kubelet) buildNodeStatus(nodeIP string) error {
 		SystemReserved: sys,
 		KubeReserved:   kube,
 		EvictionHard:   kc.EvictionHard,
+		Versions:       nodestatus.Versions{KubeProxyVersion: !k.gate.Enabled(features.DisableNodeKubeProxyVersion)},
 		// The conditions are the eviction manager's (built next), as upstream's setters'.
 		Pressure:                  func(c v1.NodeConditionType) bool { return k.eviction != nil && k.eviction.IsUnderPressure(c) },
 		KubeletPort:               port,

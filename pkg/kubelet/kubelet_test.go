@@ -11,7 +11,9 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/minikubelet/minikubelet/pkg/config"
 	"github.com/minikubelet/minikubelet/pkg/cri"
+	"github.com/minikubelet/minikubelet/pkg/features"
 	"github.com/minikubelet/minikubelet/pkg/kubetypes"
 )
 
@@ -324,22 +326,18 @@ func TestHousekeepingKillsOrphans(t *testing.T) {
 	}
 }
 
-// TestPodReadyToStartContainersGate: the condition is reported only with its gate on.
+// TestPodReadyToStartContainersGate: the condition is reported; its gate is GA and locked on
+// in v1.37, so turning it off is refused (pkg/podstatus tests the gate-off status).
 func TestPodReadyToStartContainersGate(t *testing.T) {
-	for _, on := range []bool{true, false} {
-		t.Run(map[bool]string{true: "on", false: "off"}[on], func(t *testing.T) {
-			flag := "--feature-gates=PodReadyToStartContainersCondition=" + map[bool]string{true: "true", false: "false"}[on]
-			h := newHarness(t, flag)
-			h.write("web.yaml", podManifest("web", "nginx", ""))
-			h.until(10, "web Running", func() bool { return h.phase("web-"+testNode) == v1.PodRunning }, h.describe)
-			c := condition(h.pod("web-"+testNode), v1.PodReadyToStartContainers)
-			if on && (c == nil || c.Status != v1.ConditionTrue) {
-				t.Errorf("PodReadyToStartContainers = %+v, want True", c)
-			}
-			if !on && c != nil {
-				t.Errorf("PodReadyToStartContainers = %+v with the gate off, want absent", c)
-			}
-		})
+	h := newHarness(t)
+	h.write("web.yaml", podManifest("web", "nginx", ""))
+	h.until(10, "web Running", func() bool { return h.phase("web-"+testNode) == v1.PodRunning }, h.describe)
+	if c := condition(h.pod("web-"+testNode), v1.PodReadyToStartContainers); c == nil || c.Status != v1.ConditionTrue {
+		t.Errorf("PodReadyToStartContainers = %+v, want True", c)
+	}
+	_, err := config.Load([]string{"--feature-gates=PodReadyToStartContainersCondition=false"}, features.NewFeatureGate(), nil)
+	if err == nil || !strings.Contains(err.Error(), "feature is locked to true") {
+		t.Errorf("turning the locked gate off: %v, want the locked-gate error", err)
 	}
 }
 

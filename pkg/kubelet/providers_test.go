@@ -88,7 +88,7 @@ func TestHTTPProviders(t *testing.T) {
 	if cz.KubeletConfig.StaticPodPath != h.dir || cz.SimulatorConfig.NodeName != testNode {
 		t.Errorf("/configz = %s", body)
 	}
-	for gate, want := range map[string]bool{"EventedPLEG": true, "PodReadyToStartContainersCondition": true, "GracefulNodeShutdown": true, "SidecarContainers": true, "PodHostIPs": true} {
+	for gate, want := range map[string]bool{"EventedPLEG": true, "PodReadyToStartContainersCondition": true, "GracefulNodeShutdown": true, "KubeletFineGrainedAuthz": true, "ReduceDefaultCrashLoopBackOffDecay": false} {
 		if got, ok := cz.FeatureGates[gate]; !ok || got != want {
 			t.Errorf("/configz featureGates[%s] = %v (present %v), want %v", gate, got, ok, want)
 		}

@@ -226,10 +226,11 @@ func (b *budgetReader) Read(p []byte) (int, error) {
 func (k *Kubelet) buildSecurePort(scfg *server.Config) error {
 	kc := &k.cfg.Kubelet
 	a, err := auth.New(auth.Config{
-		NodeName:       k.nodeName,
-		Authentication: kc.Authentication,
-		Authorization:  kc.Authorization,
-		Client:         k.kubeClient,
+		NodeName:         k.nodeName,
+		Authentication:   kc.Authentication,
+		Authorization:    kc.Authorization,
+		Client:           k.kubeClient,
+		FineGrainedAuthz: k.gate.Enabled(features.KubeletFineGrainedAuthz),
 	})
 	if err != nil {
 		return fmt.Errorf("secure port: %w", err)

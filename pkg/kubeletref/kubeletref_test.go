@@ -1,15 +1,18 @@
 package kubeletref
 
 import (
+	"reflect"
 	"strings"
 	"testing"
+
+	"k8s.io/apimachinery/pkg/util/version"
 )
 
-// TestTable: the table is the v1.30 kubelet's, whole: the flags kubeadm and kind pass, the
+// TestTable: the table is the v1.37 kubelet's, whole: the flags kubeadm and kind pass, the
 // gates of every component the kubelet registers (its own, client-go's, logging's).
 func TestTable(t *testing.T) {
-	if !strings.Contains(Source(), "k8s.io/kubernetes@v1.30.") {
-		t.Fatalf("source %q, want a v1.30 release", Source())
+	if !strings.Contains(Source(), "k8s.io/kubernetes@v1.37.") {
+		t.Fatalf("source %q, want a v1.37 release", Source())
 	}
 	flags := map[string]Flag{}
 	for _, f := range Flags() {
@@ -18,7 +21,6 @@ func TestTable(t *testing.T) {
 	for _, tt := range []struct{ name, typ, field string }{
 		{"bootstrap-kubeconfig", "string", ""},
 		{"container-runtime-endpoint", "string", "containerRuntimeEndpoint"},
-		{"pod-infra-container-image", "string", ""},
 		{"fail-swap-on", "bool", "failSwapOn"},
 		{"provider-id", "string", "providerID"},
 		{"eviction-hard", "mapStringString", "evictionHard"},
@@ -35,17 +37,115 @@ func TestTable(t *testing.T) {
 		gates[g.Name] = g
 	}
 	for _, tt := range []Gate{
-		{Name: "InPlacePodVerticalScaling", Default: false, PreRelease: "ALPHA"},
-		{Name: "EventedPLEG", Default: false, PreRelease: "ALPHA"},
-		{Name: "PodHostIPs", Default: true, PreRelease: "", LockToDefault: true},
-		{Name: "ContextualLogging", Default: true, PreRelease: "BETA"},
-		{Name: "WatchListClient", Default: false, PreRelease: "BETA"},
+		{Name: "EventedPLEG", Default: false, PreRelease: "ALPHA", Versions: []GateVersion{
+			{Version: "1.26", PreRelease: "ALPHA"},
+		}},
+		{Name: "InPlacePodVerticalScaling", Default: true, PreRelease: "", LockToDefault: true, Versions: []GateVersion{
+			{Version: "1.27", PreRelease: "ALPHA"},
+			{Version: "1.33", Default: true, PreRelease: "BETA"},
+			{Version: "1.35", Default: true, PreRelease: "", LockToDefault: true},
+		}},
+		{Name: "ContextualLogging", Default: true, PreRelease: "BETA", Versions: []GateVersion{
+			{Version: "1.24", PreRelease: "ALPHA"},
+			{Version: "1.30", Default: true, PreRelease: "BETA"},
+		}},
+		{Name: "DRAFractionalCapacityRange", Default: false, PreRelease: "BETA", Versions: []GateVersion{
+			{Version: "1.37", PreRelease: "BETA"},
+			{Version: "1.37", Default: true, PreRelease: "BETA", MinCompatibilityVersion: "1.37"},
+		}},
 	} {
-		if got := gates[tt.Name]; got != tt {
-			t.Errorf("gate %s: %+v, want %+v", tt.Name, got, tt)
+		if got := gates[tt.Name]; !reflect.DeepEqual(got, tt) {
+			t.Errorf("gate %s:\n got  %+v\n want %+v", tt.Name, got, tt)
 		}
 	}
-	if len(flags) < 150 || len(gates) < 160 {
-		t.Errorf("%d flags and %d gates: the v1.30 kubelet has 152 and 164", len(flags), len(gates))
+	// Gone by v1.37: GA since v1.30 and v1.33, then removed.
+	for _, name := range []string{"PodHostIPs", "SidecarContainers"} {
+		if _, ok := gates[name]; ok {
+			t.Errorf("gate %s is in the table, v1.37 removed it", name)
+		}
+	}
+	if len(flags) != 129 || len(gates) != 252 {
+		t.Errorf("%d flags and %d gates: the v1.37 kubelet has 129 and 252", len(flags), len(gates))
+	}
+}
+
+// TestGateVersions: every gate's life is well formed and its top-level spec is its spec at
+// v1.37, which At finds.
+func TestGateVersions(t *testing.T) {
+	for _, g := range Gates() {
+		if len(g.Versions) == 0 {
+			t.Errorf("gate %s has no versions", g.Name)
+			continue
+		}
+		for i := 1; i < len(g.Versions); i++ {
+			prev, cur := g.Versions[i-1], g.Versions[i]
+			if lessMinor(t, cur.Version, prev.Version) {
+				t.Errorf("gate %s: version %s after %s", g.Name, cur.Version, prev.Version)
+			}
+		}
+		at, ok, err := g.At("1.37", "")
+		if err != nil || !ok {
+			t.Errorf("gate %s: At(1.37) = %+v, %v, %v", g.Name, at, ok, err)
+			continue
+		}
+		if top := (GateVersion{Default: g.Default, PreRelease: g.PreRelease, LockToDefault: g.LockToDefault}); at.Default != top.Default || at.PreRelease != top.PreRelease || at.LockToDefault != top.LockToDefault {
+			t.Errorf("gate %s: spec at 1.37 %+v, top level %+v", g.Name, at, top)
+		}
+	}
+}
+
+func lessMinor(t *testing.T, a, b string) bool {
+	t.Helper()
+	va, errA := version.ParseMajorMinor(a)
+	vb, errB := version.ParseMajorMinor(b)
+	if errA != nil || errB != nil {
+		t.Fatalf("versions %q, %q: %v, %v", a, b, errA, errB)
+	}
+	return va.LessThan(vb)
+}
+
+func TestAt(t *testing.T) {
+	g, ok := LookupGate("DRAFractionalCapacityRange")
+	if !ok {
+		t.Fatal("LookupGate(DRAFractionalCapacityRange): not found")
+	}
+	ipvs, _ := LookupGate("InPlacePodVerticalScaling")
+	tests := []struct {
+		name                 string
+		gate                 Gate
+		emulation, minCompat string
+		want                 GateVersion
+		wantOK               bool
+		wantErr              bool
+	}{
+		{name: "before the first version", gate: ipvs, emulation: "1.26"},
+		{name: "first version", gate: ipvs, emulation: "1.27", want: GateVersion{Version: "1.27", PreRelease: "ALPHA"}, wantOK: true},
+		{name: "between versions", gate: ipvs, emulation: "1.34", want: GateVersion{Version: "1.33", Default: true, PreRelease: "BETA"}, wantOK: true},
+		{name: "GA and locked", gate: ipvs, emulation: "1.37", want: GateVersion{Version: "1.35", Default: true, LockToDefault: true}, wantOK: true},
+		{name: "min compat too low", gate: g, emulation: "1.37", want: GateVersion{Version: "1.37", PreRelease: "BETA"}, wantOK: true},
+		{name: "min compat reached", gate: g, emulation: "1.37", minCompat: "1.37",
+			want: GateVersion{Version: "1.37", Default: true, PreRelease: "BETA", MinCompatibilityVersion: "1.37"}, wantOK: true},
+		{name: "bad emulation version", gate: g, emulation: "v1.x", wantErr: true},
+		{name: "bad min compat", gate: g, emulation: "1.37", minCompat: "x", wantErr: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, ok, err := tt.gate.At(tt.emulation, tt.minCompat)
+			if (err != nil) != tt.wantErr || ok != tt.wantOK || got != tt.want {
+				t.Errorf("At(%q, %q) = %+v, %v, %v; want %+v, %v, error %v", tt.emulation, tt.minCompat, got, ok, err, tt.want, tt.wantOK, tt.wantErr)
+			}
+		})
+	}
+	if _, ok := LookupGate("PodHostIPs"); ok {
+		t.Error("LookupGate(PodHostIPs) found a gate v1.37 removed")
+	}
+}
+
+func TestGatesReturnsCopies(t *testing.T) {
+	Gates()[0].Versions[0].Default = !Gates()[0].Versions[0].Default
+	g, _ := LookupGate(Gates()[0].Name)
+	g.Versions[0].Version = "9.9"
+	if a, b := Gates()[0], Gates()[0]; !reflect.DeepEqual(a, b) || a.Versions[0].Version == "9.9" {
+		t.Error("changing a returned gate changed the table")
 	}
 }

@@ -180,7 +180,10 @@ func Create(ctx context.Context, o Options) (st *State, err error) {
 			"--initial-advertise-peer-urls", "http://127.0.0.1:" + strconv.Itoa(ports[2]),
 			"--initial-cluster", "default=http://127.0.0.1:" + strconv.Itoa(ports[2])}},
 		{"kube-apiserver", bins["kube-apiserver"], []string{"--etcd-servers", etcdURL,
-			"--bind-address", "127.0.0.1", "--advertise-address", "127.0.0.1", "--secure-port", strconv.Itoa(apiPort),
+			// The v1.37 API server refuses a loopback advertise address with an
+			// endpoint reconciler: on loopback, no endpoints for the kubernetes Service.
+			"--bind-address", "127.0.0.1", "--advertise-address", "127.0.0.1", "--endpoint-reconciler-type", "none",
+			"--secure-port", strconv.Itoa(apiPort),
 			"--tls-cert-file", p.serverCert, "--tls-private-key-file", p.serverKey, "--client-ca-file", p.caCert,
 			"--enable-bootstrap-token-auth", "--authorization-mode", "Node,RBAC", "--enable-admission-plugins", "NodeRestriction",
 			"--service-account-key-file", p.saPub, "--service-account-signing-key-file", p.saKey,

@@ -99,6 +99,9 @@ func (m *Machine) Capacity() v1.ResourceList {
 type Versions struct {
 	// KubeletVersion should equal what `minikubelet version` prints.
 	KubeletVersion string
+	// KubeProxyVersion also reports the kubelet's version as kubeProxyVersion, as upstream
+	// does while DisableNodeKubeProxyVersion is off (it is on by default since v1.33).
+	KubeProxyVersion bool
 	// RuntimeName and RuntimeVersion form containerRuntimeVersion "<name>://<version>".
 	RuntimeName    string
 	RuntimeVersion string
@@ -108,7 +111,7 @@ type Versions struct {
 
 // Defaults of Versions.
 const (
-	DefaultKubeletVersion = "v1.30.14-minikubelet"
+	DefaultKubeletVersion = "v1.37.2"
 	DefaultRuntimeName    = "fake"
 	DefaultRuntimeVersion = "0.1.0"
 	DefaultOSImage        = "minikubelet"

@@ -120,8 +120,10 @@ func VersionInfo(v Versions) Setter {
 		}
 		node.Status.NodeInfo.ContainerRuntimeVersion = fmt.Sprintf("%s://%s", v.RuntimeName, runtimeVersion)
 		node.Status.NodeInfo.KubeletVersion = v.KubeletVersion
-		// upstream 1.30 still reports kube-proxy as the kubelet's version
-		node.Status.NodeInfo.KubeProxyVersion = v.KubeletVersion
+		node.Status.NodeInfo.KubeProxyVersion = ""
+		if v.KubeProxyVersion {
+			node.Status.NodeInfo.KubeProxyVersion = v.KubeletVersion
+		}
 		return nil
 	}
 }

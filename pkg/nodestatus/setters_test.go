@@ -173,29 +173,40 @@ func TestMachineValidation(t *testing.T) {
 }
 
 func TestVersionInfoDaemonEndpointsGoRuntime(t *testing.T) {
-	v := Versions{KubeletVersion: "v1.30.1-minikubelet", RuntimeVersion: "1.2.3"}
-	v.fillDefaults()
-	node := &v1.Node{}
-	ctx := context.Background()
-	for _, set := range []Setter{VersionInfo(v), DaemonEndpoints(func() int32 { return 12345 }), GoRuntime("linux", "arm64")} {
-		if err := set(ctx, node); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want := v1.NodeSystemInfo{
-		KernelVersion:           DefaultKernelVersion,
-		OSImage:                 "minikubelet",
-		ContainerRuntimeVersion: "fake://1.2.3",
-		KubeletVersion:          "v1.30.1-minikubelet",
-		KubeProxyVersion:        "v1.30.1-minikubelet",
-		OperatingSystem:         "linux",
-		Architecture:            "arm64",
-	}
-	if diff := cmp.Diff(want, node.Status.NodeInfo); diff != "" {
-		t.Errorf("nodeInfo (-want +got):\n%s", diff)
-	}
-	if got := node.Status.DaemonEndpoints.KubeletEndpoint.Port; got != 12345 {
-		t.Errorf("kubelet endpoint port = %d, want 12345", got)
+	for _, tt := range []struct {
+		name             string
+		kubeProxyVersion bool // DisableNodeKubeProxyVersion off
+		want             string
+	}{
+		{"kubeProxyVersion empty (the gate's default since v1.33)", false, ""},
+		{"kubeProxyVersion reported with the gate off", true, "v1.37.2"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			v := Versions{RuntimeVersion: "1.2.3", KubeProxyVersion: tt.kubeProxyVersion}
+			v.fillDefaults()
+			node := &v1.Node{Status: v1.NodeStatus{NodeInfo: v1.NodeSystemInfo{KubeProxyVersion: "stale"}}}
+			ctx := context.Background()
+			for _, set := range []Setter{VersionInfo(v), DaemonEndpoints(func() int32 { return 12345 }), GoRuntime("linux", "arm64")} {
+				if err := set(ctx, node); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want := v1.NodeSystemInfo{
+				KernelVersion:           DefaultKernelVersion,
+				OSImage:                 "minikubelet",
+				ContainerRuntimeVersion: "fake://1.2.3",
+				KubeletVersion:          "v1.37.2",
+				KubeProxyVersion:        tt.want,
+				OperatingSystem:         "linux",
+				Architecture:            "arm64",
+			}
+			if diff := cmp.Diff(want, node.Status.NodeInfo); diff != "" {
+				t.Errorf("nodeInfo (-want +got):\n%s", diff)
+			}
+			if got := node.Status.DaemonEndpoints.KubeletEndpoint.Port; got != 12345 {
+				t.Errorf("kubelet endpoint port = %d, want 12345", got)
+			}
+		})
 	}
 }
 

@@ -205,7 +205,7 @@ func TestParseManifestRejects(t *testing.T) {
 		{"namespace", strings.Replace(podYAML("p", ""), "  name: p\n", "  name: p\n  namespace: Kube_System\n", 1), ReasonInvalid, `metadata.namespace: Invalid value: "Kube_System": a lowercase RFC 1123 label must consist of`, false},
 		{"hostname", podYAML("p", "  hostname: -web\n"), ReasonInvalid, `spec.hostname: Invalid value: "-web": a lowercase RFC 1123 label must consist of`, true},
 		{"priority class name", podYAML("p", "  priorityClassName: High_Priority\n"), ReasonInvalid, `spec.priorityClassName: Invalid value: "High_Priority": a lowercase RFC 1123 subdomain`, true},
-		{"node selector", podYAML("p", "  nodeSelector: {\"a/b/c\": x}\n"), ReasonInvalid, `spec.nodeSelector: Invalid value: "a/b/c": a qualified name must consist of`, true},
+		{"node selector", podYAML("p", "  nodeSelector: {\"a/b/c\": x}\n"), ReasonInvalid, `spec.nodeSelector: Invalid value: "a/b/c": a valid label key must consist of`, true},
 		{"readiness gate", podYAML("p", "  readinessGates: [{conditionType: \"not ok\"}]\n"), ReasonInvalid, `spec.readinessGates[0].conditionType: Invalid value: "not ok"`, true},
 		{"toleration key", podYAML("p", "  tolerations: [{key: \"a b\", operator: Exists}]\n"), ReasonInvalid, `spec.tolerations[0].key: Invalid value: "a b"`, true},
 		{"toleration operator", podYAML("p", "  tolerations: [{key: a, operator: Maybe}]\n"), ReasonInvalid, `spec.tolerations[0].operator: Unsupported value: "Maybe"`, true},

@@ -153,6 +153,8 @@ func startControlPlaneWith(t *testing.T, opts cpOptions, nodes ...string) *contr
 	cp.url = "https://127.0.0.1:" + strconv.Itoa(port)
 	cp.apiserverArgs = []string{filepath.Join(bin, "kube-apiserver"),
 		"--etcd-servers", etcdURL, "--bind-address", "127.0.0.1", "--advertise-address", "127.0.0.1",
+		// A loopback advertise address needs no endpoint reconciler (the API server refuses one).
+		"--endpoint-reconciler-type", "none",
 		"--secure-port", strconv.Itoa(port), "--cert-dir", filepath.Join(dir, "certs"),
 		"--token-auth-file", filepath.Join(dir, "tokens.csv"),
 		"--authorization-mode", "Node,RBAC", "--enable-admission-plugins", "NodeRestriction",

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 	appsv1 "k8s.io/api/apps/v1"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -276,7 +277,7 @@ func apiRequests(t *testing.T, cp *controlPlane) map[string]float64 {
 	if err != nil {
 		t.Fatalf("the API server's metrics: %v", err)
 	}
-	var p expfmt.TextParser
+	p := expfmt.NewTextParser(model.UTF8Validation)
 	mfs, err := p.TextToMetricFamilies(bytes.NewReader(raw))
 	if err != nil {
 		t.Fatalf("the API server's metrics: %v", err)

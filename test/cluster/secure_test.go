@@ -246,10 +246,10 @@ func TestKubectlThroughTheSecurePort(t *testing.T) {
 		if code, body := get("/metrics/resource", statsToken); code != 200 || !bytes.Contains(body, []byte("node_cpu_usage_seconds_total")) || !bytes.Contains(body, []byte(`container_memory_working_set_bytes{container="app",namespace="default",pod="shell"}`)) {
 			t.Errorf("/metrics/resource with a stats token: %d %.300s", code, body)
 		}
-		if code, body := get("/pods", statsToken); code != 403 || strings.TrimSpace(string(body)) != "Forbidden (user=stats-reader, verb=get, resource=nodes, subresource=proxy)" {
+		if code, body := get("/pods", statsToken); code != 403 || strings.TrimSpace(string(body)) != "Forbidden (user=stats-reader, verb=get, resource=nodes, subresource(s)=[pods proxy])" {
 			t.Errorf("/pods without nodes/proxy: %d %q", code, body)
 		}
-		if code, body := get("/stats/summary", viewerToken); code != 403 || strings.TrimSpace(string(body)) != "Forbidden (user=viewer, verb=get, resource=nodes, subresource=stats)" {
+		if code, body := get("/stats/summary", viewerToken); code != 403 || strings.TrimSpace(string(body)) != "Forbidden (user=viewer, verb=get, resource=nodes, subresource(s)=[stats])" {
 			t.Errorf("/stats/summary without nodes/stats: %d %q", code, body)
 		}
 		if code, body := get("/stats/summary", ""); code != 401 || strings.TrimSpace(string(body)) != "Unauthorized" {

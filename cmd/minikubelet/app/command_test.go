@@ -75,7 +75,7 @@ func TestHelpListsKnownFeatures(t *testing.T) {
 
 func TestRootStartsDaemonWithLoadedConfig(t *testing.T) {
 	path := writeFile(t, "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nfeatureGates:\n  EventedPLEG: true\nmaxPods: 12\n")
-	cmd, _, started, gate := testCommand(t, "--config", path, "--feature-gates=PodReadyToStartContainersCondition=false", "--hostname-override=n1")
+	cmd, _, started, gate := testCommand(t, "--config", path, "--feature-gates=GracefulNodeShutdown=false", "--hostname-override=n1")
 	if err := cmd.Execute(); err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +86,7 @@ func TestRootStartsDaemonWithLoadedConfig(t *testing.T) {
 	if cfg.Kubelet.MaxPods != 12 || cfg.Simulator.NodeName != "n1" {
 		t.Errorf("daemon got maxPods=%d node=%q", cfg.Kubelet.MaxPods, cfg.Simulator.NodeName)
 	}
-	if !gate.Enabled(features.EventedPLEG) || gate.Enabled(features.PodReadyToStartContainersCondition) {
+	if !gate.Enabled(features.EventedPLEG) || gate.Enabled(features.GracefulNodeShutdown) {
 		t.Error("gates were not applied before the daemon started")
 	}
 }
@@ -94,7 +94,7 @@ func TestRootStartsDaemonWithLoadedConfig(t *testing.T) {
 func TestRootRejectsInvalidConfigBeforeStarting(t *testing.T) {
 	tests := [][]string{
 		{"--max-pods=-1"},
-		{"--feature-gates=PodHostIPs=false"},
+		{"--feature-gates=PodReadyToStartContainersCondition=false"},
 		{"--config=/does/not/exist.yaml"},
 		{"not-a-command"},
 		// Fault injection on every interface without --allow-remote-debugging.
@@ -121,7 +121,7 @@ func TestVersion(t *testing.T) {
 	if *started != nil {
 		t.Fatal("version started the daemon")
 	}
-	for _, want := range []string{"minikubelet " + version, "git commit:", "go version:", "kubelet compatibility: v1.30"} {
+	for _, want := range []string{"minikubelet " + version, "git commit:", "go version:", "kubelet compatibility: v1.37.2"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("version output lacks %q:\n%s", want, out.String())
 		}
@@ -138,9 +138,9 @@ func TestFeatureGatesCommand(t *testing.T) {
 		{"defaults", []string{"feature-gates"}, map[string]string{
 			"EventedPLEG":                        "ALPHA false false false true",
 			"GracefulNodeShutdown":               "BETA true false true true",
-			"PodReadyToStartContainersCondition": "BETA true false true true",
-			"SidecarContainers":                  "BETA true false true true",
-			"PodHostIPs":                         "GA true true true true",
+			"PodReadyToStartContainersCondition": "GA true true true true",
+			"KubeletFineGrainedAuthz":            "GA true true true true",
+			"ReduceDefaultCrashLoopBackOffDecay": "ALPHA false false false true",
 		}},
 		{"file, then flag over it", []string{"feature-gates", "--config=" + path, "--feature-gates=EventedPLEG=false"}, map[string]string{
 			"EventedPLEG":          "ALPHA false false false true",
@@ -149,9 +149,9 @@ func TestFeatureGatesCommand(t *testing.T) {
 		{"flags given before the subcommand", []string{"--config", path, "feature-gates"}, map[string]string{
 			"EventedPLEG": "ALPHA false false true true",
 		}},
-		{"a v1.30 gate the simulator does not model", []string{"feature-gates", "--feature-gates=InPlacePodVerticalScaling=true"}, map[string]string{
-			"InPlacePodVerticalScaling": "ALPHA false false true false",
-			"APIListChunking":           "GA true true true false",
+		{"a v1.37 gate the simulator does not model", []string{"feature-gates", "--feature-gates=PodLevelResources=false"}, map[string]string{
+			"PodLevelResources":         "BETA true false false false",
+			"InPlacePodVerticalScaling": "GA true true true false",
 		}},
 	}
 	for _, tt := range tests {
@@ -185,7 +185,7 @@ func TestFeatureGatesCommand(t *testing.T) {
 }
 
 func TestFeatureGatesCommandReportsErrors(t *testing.T) {
-	path := writeFile(t, "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nfeatureGates:\n  PodHostIPs: false\n")
+	path := writeFile(t, "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nfeatureGates:\n  PodReadyToStartContainersCondition: false\n")
 	cmd, _, _, _ := testCommand(t, "feature-gates", "--config="+path)
 	err := cmd.Execute()
 	if err == nil || !strings.Contains(err.Error(), "feature is locked to true") {
@@ -238,7 +238,7 @@ func TestCommitFromLdflags(t *testing.T) {
 // daemon (klog's -v among them); --version prints the version and starts nothing.
 func TestKubeletCommandLineStartsTheDaemon(t *testing.T) {
 	cmd, _, started, gate := testCommand(t, "--container-runtime-endpoint=unix:///var/run/containerd/containerd.sock",
-		"--pod-infra-container-image=registry.k8s.io/pause:3.9", "--fail-swap-on=false", "--v=2",
+		"--fail-cgroupv1=false", "--fail-swap-on=false", "--v=2",
 		"--feature-gates=InPlacePodVerticalScaling=true", "--hostname-override=n1", "--read-only-port=0", "--port=0")
 	if err := cmd.Execute(); err != nil {
 		t.Fatal(err)
@@ -246,7 +246,7 @@ func TestKubeletCommandLineStartsTheDaemon(t *testing.T) {
 	if *started == nil {
 		t.Fatal("the daemon did not start")
 	}
-	if got := strings.Join((*started).UnsimulatedFlags, ","); got != "--container-runtime-endpoint,--fail-swap-on,--pod-infra-container-image" {
+	if got := strings.Join((*started).UnsimulatedFlags, ","); got != "--container-runtime-endpoint,--fail-cgroupv1,--fail-swap-on" {
 		t.Errorf("unsimulated flags %s", got)
 	}
 	if !gate.Enabled("InPlacePodVerticalScaling") {
@@ -257,7 +257,7 @@ func TestKubeletCommandLineStartsTheDaemon(t *testing.T) {
 	if err := cmd.Execute(); err != nil {
 		t.Fatal(err)
 	}
-	if *started != nil || !strings.Contains(out.String(), "kubelet compatibility: v1.30") {
+	if *started != nil || !strings.Contains(out.String(), "kubelet compatibility: v1.37") {
 		t.Errorf("--version: started %v, printed %q", *started != nil, out.String())
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"runtime/debug"
 
 	"github.com/spf13/cobra"
+
+	"github.com/minikubelet/minikubelet/pkg/nodestatus"
 )
 
 // Set with -ldflags "-X github.com/minikubelet/minikubelet/cmd/minikubelet/app.version=v0.2.0
@@ -16,9 +18,9 @@ var (
 	gitCommit = ""
 )
 
-// kubeletCompatibility is the kubelet minor version whose behaviour, configuration API
-// and feature gate semantics the simulator follows.
-const kubeletCompatibility = "v1.30"
+// kubeletCompatibility is the kubelet release whose behaviour, configuration API and
+// feature gate semantics the simulator follows, and the version its nodes report.
+const kubeletCompatibility = nodestatus.DefaultKubeletVersion
 
 func newVersionCommand(o options) *cobra.Command {
 	return &cobra.Command{

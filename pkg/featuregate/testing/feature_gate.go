@@ -22,8 +22,9 @@ var (
 //
 // It fails the test if it cannot set or restore the gate, and fatally if another test that
 // is not an ancestor of tb holds an override of f (for example a subtest that called
-// t.Parallel). The returned function does nothing; it exists so that the v0.30 idiom
-// "defer SetFeatureGateDuringTest(...)()" keeps compiling.
+// t.Parallel). The returned function does nothing; it exists so that the idiom of
+// component-base v0.30 and older, "defer SetFeatureGateDuringTest(...)()", keeps compiling
+// (v0.37's returns nothing).
 func SetFeatureGateDuringTest(tb testing.TB, gate featuregate.FeatureGate, f featuregate.Feature, value bool) func() {
 	tb.Helper()
 	releaseOverride := claimOverride(tb, f)
@@ -45,6 +46,12 @@ func SetFeatureGateDuringTest(tb testing.TB, gate featuregate.FeatureGate, f fea
 		}
 	}
 
+	// A gate that was not set explicitly is reset rather than set back to its value, so
+	// that the test leaves no explicit value behind: the versioned gate re-applies explicit
+	// values at every SetEmulationVersion, where a stale one could be locked or unknown.
+	versioned, _ := gate.(featuregate.MutableVersionedFeatureGate)
+	wasExplicit := versioned == nil || versioned.ExplicitlySet(f)
+
 	if err := mutable.Set(fmt.Sprintf("%s=%v", f, value)); err != nil {
 		tb.Errorf("error setting %s=%v: %v", f, value, err)
 	}
@@ -54,6 +61,11 @@ func SetFeatureGateDuringTest(tb testing.TB, gate featuregate.FeatureGate, f fea
 		releaseOverride()
 		if err := mutable.Set(fmt.Sprintf("%s=%v", f, original)); err != nil {
 			tb.Errorf("error restoring %s=%v: %v", f, original, err)
+		}
+		if !wasExplicit {
+			if err := versioned.ResetFeatureValueToDefault(f); err != nil {
+				tb.Errorf("error resetting %s: %v", f, err)
+			}
 		}
 	})
 	return func() {}

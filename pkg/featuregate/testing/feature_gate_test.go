@@ -235,3 +235,24 @@ func (r *recordingT) Fatalf(format string, args ...any) {
 	r.fatalRecorded = true
 	r.T.Logf("[IGNORED] "+format, args...)
 }
+
+// TestLeavesNothingExplicit: a gate that was only defaulted before the override is not left
+// explicitly set after it, so a later SetEmulationVersion does not re-apply a stale value.
+func TestLeavesNothingExplicit(t *gotest.T) {
+	gate := newGate(t, map[featuregate.Feature]featuregate.FeatureSpec{
+		"a": {PreRelease: featuregate.Alpha, Default: false},
+		"b": {PreRelease: featuregate.Beta, Default: true},
+	})
+	if err := gate.Set("b=false"); err != nil {
+		t.Fatal(err)
+	}
+	t.Run("override", func(t *gotest.T) {
+		SetFeatureGateDuringTest(t, gate, "a", true)
+		SetFeatureGateDuringTest(t, gate, "b", true)
+	})
+	versioned := gate.(featuregate.MutableVersionedFeatureGate)
+	if versioned.ExplicitlySet("a") || !versioned.ExplicitlySet("b") {
+		t.Errorf("explicitly set after the test: a=%v (want false) b=%v (want true)", versioned.ExplicitlySet("a"), versioned.ExplicitlySet("b"))
+	}
+	expect(t, gate, map[featuregate.Feature]bool{"a": false, "b": false})
+}
