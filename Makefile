@@ -175,7 +175,7 @@ run-conformance = mkdir -p $(1) && ( cd test/cluster && ../../hack/netns-run env
 conformance: controlplane conformance-tools conformance-bins
 	@status=0; $(call run-conformance,$(CONFORMANCE_OUT),$(FOCUS),$(SKIP),$(PROCS),) || status=$$?; \
 	  $(GO) run ./hack/conformancereport -junit $(CONFORMANCE_OUT)/junit_01.xml -focus '$(FOCUS)' -skip '$(SKIP)' -section parallel \
-	    $(CONFORMANCE_DOC_ARGS) -header "Measured $$(date -u +%F) at commit $(GIT_COMMIT) on $$(nproc) cores: PROCS=$(PROCS), $(NODES) nodes."; \
+	    -release $(K8S_VERSION) $(CONFORMANCE_DOC_ARGS) -header "Measured $$(date -u +%F) at commit $(GIT_COMMIT) on $$(nproc) cores: PROCS=$(PROCS), $(NODES) nodes."; \
 	  exit $$status
 
 # The [Serial] specs of sig-node and sig-storage, one at a time (nothing else runs beside them).

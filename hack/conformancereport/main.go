@@ -37,6 +37,7 @@ func main() {
 	flag.StringVar(&o.section, "section", "parallel", "the doc's section: <!-- conformance:SECTION --> ... <!-- /conformance:SECTION -->")
 	flag.StringVar(&o.readme, "readme", "", "also rewrite the headline between <!-- conformance-headline --> markers in this file")
 	flag.StringVar(&o.header, "header", "", "a line above the table (when and where it was measured)")
+	flag.StringVar(&o.release, "release", "v1.37", "the release of the suite (e2e.test) the report is of, for the headline")
 	flag.Parse()
 	if err := run(o); err != nil {
 		fmt.Fprintln(os.Stderr, "conformancereport:", err)
@@ -45,7 +46,7 @@ func main() {
 }
 
 type options struct {
-	junit, focus, skip, skips, reasons, doc, section, readme, header string
+	junit, focus, skip, skips, reasons, doc, section, readme, header, release string
 }
 
 func run(o options) error {
@@ -78,6 +79,7 @@ func run(o options) error {
 	}
 	rep := classify(cases, focus, skip, skips, reasons)
 	rep.took = took
+	rep.release = o.release
 	if len(rep.rows) == 0 {
 		return fmt.Errorf("%s: no spec matches -focus %q outside -skip %q", o.junit, o.focus, o.skip)
 	}
@@ -200,8 +202,9 @@ type row struct {
 }
 
 type report struct {
-	rows []row
-	took time.Duration
+	rows    []row
+	took    time.Duration
+	release string // the suite's release, as the headline names it
 }
 
 func (r report) count(result string) int {
@@ -272,8 +275,8 @@ func oneLine(s string) string {
 }
 
 func (r report) headline() string {
-	return fmt.Sprintf("**%d of %d** `[NodeConformance]` specs of the upstream v1.30 suite pass (%d fail, %d skipped here): [conformance](docs/conformance.md).",
-		r.count(pass), len(r.rows), r.count(fail), r.count(skipped))
+	return fmt.Sprintf("**%d of %d** `[NodeConformance]` specs of the upstream %s suite pass (%d fail, %d skipped here): [conformance](docs/conformance.md).",
+		r.count(pass), len(r.rows), r.release, r.count(fail), r.count(skipped))
 }
 
 func (r report) markdown(header string) string {

@@ -385,6 +385,11 @@ type Image struct {
 	ID       string
 	RepoTags []string
 	Size     uint64
+	// Uid is the image's numeric user (its config's User, before any ':'), nil when the
+	// user is a name or unset; Username is the name (ImageStatus fills both, as
+	// containerd's getUserFromImage).
+	Uid      *int64
+	Username string
 }
 
 // ContainerEventStream is a connected GetContainerEvents stream. It never blocks: Recv hands

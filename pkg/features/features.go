@@ -52,6 +52,14 @@ const (
 	// node reports the kubelet's version there.
 	// Upstream: deprecated, default on since v1.33, locked on in v1.36.
 	DisableNodeKubeProxyVersion featuregate.Feature = "DisableNodeKubeProxyVersion"
+
+	// ContainerRestartRules lets a regular or init container's restartPolicy (Always,
+	// OnFailure, Never) and restartPolicyRules (action Restart on exit codes In/NotIn)
+	// override the pod's restartPolicy: whether an exited container is restarted, and the
+	// pod phase that follows (Running while any stopped container restarts, Failed when a
+	// failed init container will not).
+	// Upstream: beta (default on) since v1.35.
+	ContainerRestartRules featuregate.Feature = "ContainerRestartRules"
 )
 
 // modelled lists the gates above: Simulated answers from it.
@@ -64,6 +72,7 @@ var modelled = []featuregate.Feature{
 	KubeletCrashLoopBackOffMax,
 	ReduceDefaultCrashLoopBackOffDecay,
 	DisableNodeKubeProxyVersion,
+	ContainerRestartRules,
 }
 
 // Gates of v1.37 that change kubelet behaviour the simulator is to model next. They are
@@ -74,7 +83,6 @@ const (
 	PodLevelResources                       featuregate.Feature = "PodLevelResources"
 	InPlacePodVerticalScaling               featuregate.Feature = "InPlacePodVerticalScaling"
 	InPlacePodLevelResourcesVerticalScaling featuregate.Feature = "InPlacePodLevelResourcesVerticalScaling"
-	ContainerRestartRules                   featuregate.Feature = "ContainerRestartRules"
 	RestartAllContainersOnContainerExits    featuregate.Feature = "RestartAllContainersOnContainerExits"
 	ImageVolume                             featuregate.Feature = "ImageVolume"
 	UserNamespacesSupport                   featuregate.Feature = "UserNamespacesSupport"
@@ -89,7 +97,7 @@ const (
 // planned lists the gates above, so that a test checks each against the table.
 var planned = []featuregate.Feature{
 	PodLevelResources, InPlacePodVerticalScaling, InPlacePodLevelResourcesVerticalScaling,
-	ContainerRestartRules, RestartAllContainersOnContainerExits,
+	RestartAllContainersOnContainerExits,
 	ImageVolume, UserNamespacesSupport, SupplementalGroupsPolicy, PodObservedGenerationTracking,
 	EnvFiles, NodeDeclaredFeatures, KubeletPSI, ProcMountType,
 }

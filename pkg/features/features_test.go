@@ -29,6 +29,7 @@ func TestModelledGateSpecs(t *testing.T) {
 		{KubeletCrashLoopBackOffMax, featuregate.FeatureSpec{Default: true, PreRelease: featuregate.Beta, Version: version.MajorMinor(1, 35)}},
 		{ReduceDefaultCrashLoopBackOffDecay, featuregate.FeatureSpec{Default: false, PreRelease: featuregate.Alpha, Version: version.MajorMinor(1, 33)}},
 		{DisableNodeKubeProxyVersion, featuregate.FeatureSpec{Default: true, PreRelease: featuregate.Deprecated, LockToDefault: true, Version: version.MajorMinor(1, 36)}},
+		{ContainerRestartRules, featuregate.FeatureSpec{Default: true, PreRelease: featuregate.Beta, Version: version.MajorMinor(1, 35)}},
 	}
 	all := DefaultMutableFeatureGate.GetAll()
 	for _, tt := range tests {

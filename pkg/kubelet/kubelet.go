@@ -316,7 +316,8 @@ func New(cfg Config) (*Kubelet, error) {
 		return nil, err
 	}
 	k.cache = statuscache.New(statuscache.Config{EventedPLEG: evented})
-	if k.status, err = podstatus.NewManager(podstatus.ManagerConfig{Clock: cfg.Clock, OnChange: k.statusChanged}); err != nil {
+	if k.status, err = podstatus.NewManager(podstatus.ManagerConfig{Clock: cfg.Clock, OnChange: k.statusChanged,
+		ContainerRestartRules: cfg.Gate.Enabled(features.ContainerRestartRules)}); err != nil {
 		return nil, fmt.Errorf("create status manager: %w", err)
 	}
 	// The prober's results wake the sync loop, whose inputs they are.
@@ -332,16 +333,17 @@ func New(cfg Config) (*Kubelet, error) {
 	}
 	k.probeRegistry = metrics.NewRegistry("")
 	if k.prober, err = prober.NewManager(prober.Config{
-		Clock:     cfg.Clock,
-		Status:    k.status,
-		Runtime:   k.rt,
-		Liveness:  k.probeResults.liveness,
-		Readiness: k.probeResults.readiness,
-		Startup:   k.probeResults.startup,
-		Recorder:  k.events,
-		Registry:  k.probeRegistry,
-		Seed:      c.Simulator.Runtime.Seed,
-		Network:   cfg.Runtime.Network(),
+		ContainerRestartRules: cfg.Gate.Enabled(features.ContainerRestartRules),
+		Clock:                 cfg.Clock,
+		Status:                k.status,
+		Runtime:               k.rt,
+		Liveness:              k.probeResults.liveness,
+		Readiness:             k.probeResults.readiness,
+		Startup:               k.probeResults.startup,
+		Recorder:              k.events,
+		Registry:              k.probeRegistry,
+		Seed:                  c.Simulator.Runtime.Seed,
+		Network:               cfg.Runtime.Network(),
 	}); err != nil {
 		return nil, fmt.Errorf("create prober manager: %w", err)
 	}
@@ -351,6 +353,7 @@ func New(cfg Config) (*Kubelet, error) {
 			// has sidecars.
 			SidecarContainers:                  true,
 			PodReadyToStartContainersCondition: cfg.Gate.Enabled(features.PodReadyToStartContainersCondition),
+			ContainerRestartRules:              cfg.Gate.Enabled(features.ContainerRestartRules),
 		},
 		Reasons: k.reasons,
 		HostIP:  hostIP(nodeIP),
@@ -378,6 +381,8 @@ func New(cfg Config) (*Kubelet, error) {
 		Network:             cfg.Runtime.Network(),
 		After:               cfg.Runtime.After,
 		PullCredentials:     k.pullCredentials,
+		// A container's own restartPolicy and rules override the pod's.
+		ContainerRestartRules: cfg.Gate.Enabled(features.ContainerRestartRules),
 	}); err != nil {
 		return nil, fmt.Errorf("create runtime manager: %w", err)
 	}

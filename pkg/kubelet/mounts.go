@@ -13,6 +13,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2"
 
+	"github.com/minikubelet/minikubelet/pkg/container"
 	"github.com/minikubelet/minikubelet/pkg/cri"
 	"github.com/minikubelet/minikubelet/pkg/kuberuntime"
 	"github.com/minikubelet/minikubelet/pkg/vfs"
@@ -222,19 +223,13 @@ func readOnlyRootFilesystem(c *v1.Container) bool {
 	return c.SecurityContext != nil && c.SecurityContext.ReadOnlyRootFilesystem != nil && *c.SecurityContext.ReadOnlyRootFilesystem
 }
 
-// podHostnameAndDomain is the pod's hostname (spec.hostname, else its name, cut to 63
-// characters without a trailing '-' or '.') and domain (<subdomain>.<ns>.svc.<clusterDomain>
-// with a subdomain), as the kubelet's GeneratePodHostNameAndDomain.
+// podHostnameAndDomain is the pod's hostname (container.PodHostname) and domain
+// (<subdomain>.<ns>.svc.<clusterDomain> with a subdomain, none with a hostnameOverride), as
+// the kubelet's GeneratePodHostNameAndDomain.
 func (k *Kubelet) podHostnameAndDomain(pod *v1.Pod) (string, string) {
-	hostname := pod.Name
-	if pod.Spec.Hostname != "" {
-		hostname = pod.Spec.Hostname
-	}
-	if len(hostname) > 63 {
-		hostname = strings.TrimRight(hostname[:63], "-.")
-	}
+	hostname := container.PodHostname(pod)
 	domain := ""
-	if pod.Spec.Subdomain != "" {
+	if pod.Spec.Subdomain != "" && pod.Spec.HostnameOverride == nil {
 		clusterDomain := ""
 		if k.dns != nil {
 			clusterDomain = k.dns.clusterDomain

@@ -221,12 +221,14 @@ func (s *Syncer) SyncPod(ctx context.Context, updateType kubetypes.SyncPodType, 
 		old, _ = s.previousStatus(pod)
 		s.status.SetPodStatus(pod, s.generate(ctx, pod, podStatus, old, false))
 	}
-	// As kubelet v1.30, a container in back-off fails the sync too: upstream meant to return
-	// nil when back-offs are the only failures, but the check never passes (the sandbox's
-	// ConfigPodSandbox result is always there with no error, kubernetes#123602), so the pod
-	// worker logs "Error syncing pod, skipping" and retries after its 10s error back-off.
-	// The container restarts at the first sync after its back-off ended.
-	return false, result.Error()
+	// A container in back-off fails the sync ("Error syncing pod, skipping"); as upstream
+	// since v1.33 the error carries the earliest crash-loop back-off's end, when the pod
+	// worker syncs the pod again (plus its jitter), so the container restarts then.
+	err := result.Error()
+	if until, ok := result.CrashLoopBackOffUntil(); ok && err != nil {
+		err = &podworkers.BackOffError{Until: until, Err: err}
+	}
+	return false, err
 }
 
 // SyncTerminatingPod stops every container of the pod within gracePeriod, checks that none

@@ -12,6 +12,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/types"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/klog/v2"
@@ -224,7 +225,7 @@ func (k *Kubelet) setUpVolume(ctx context.Context, pod *v1.Pod, vol *v1.Volume) 
 				return err
 			}
 			if vol.Secret != nil || vol.Projected != nil {
-				if err := k.nodeFS.SetFSType(dir, "tmpfs"); err != nil {
+				if err := k.mountTmpfs(dir, pod, nil); err != nil {
 					return err
 				}
 			}
@@ -253,7 +254,7 @@ func (k *Kubelet) setUpVolume(ctx context.Context, pod *v1.Pod, vol *v1.Volume) 
 		}
 		if vol.EmptyDir != nil && vol.EmptyDir.Medium == v1.StorageMediumMemory {
 			// A fresh tmpfs's root is 1777: the sticky bit stays (dtrwxrwxrwx), as on a node.
-			if err := k.nodeFS.SetFSType(dir, "tmpfs"); err != nil {
+			if err := k.mountTmpfs(dir, pod, vol.EmptyDir.SizeLimit); err != nil {
 				return err
 			}
 			info, err := k.nodeFS.Stat(dir)
@@ -267,6 +268,70 @@ func (k *Kubelet) setUpVolume(ctx context.Context, pod *v1.Pod, vol *v1.Volume) 
 	}
 	k.volumes.add(pod.UID, vol.Name)
 	return nil
+}
+
+// mountTmpfs makes dir a tmpfs of the size the kubelet mounts it with.
+func (k *Kubelet) mountTmpfs(dir string, pod *v1.Pod, sizeLimit *resource.Quantity) error {
+	if err := k.nodeFS.SetFSType(dir, "tmpfs"); err != nil {
+		return err
+	}
+	return k.nodeFS.SetFSSize(dir, tmpfsSize(k.nodeInfo.Allocatable.Memory().Value(), pod, sizeLimit))
+}
+
+// tmpfsSize is the size= of a memory-backed emptyDir, as upstream's
+// calculateEmptyDirMemorySize: the node's allocatable memory, or the pod's memory limit
+// when it has one below that, or the volume's sizeLimit when it is below both.
+func tmpfsSize(allocatable int64, pod *v1.Pod, sizeLimit *resource.Quantity) int64 {
+	size := allocatable
+	if l, ok := podMemoryLimit(pod); ok && l > 0 && l <= size {
+		size = l
+	}
+	if sizeLimit != nil && sizeLimit.Value() > 0 && sizeLimit.Value() <= size {
+		size = sizeLimit.Value()
+	}
+	return size
+}
+
+// podMemoryLimit is the memory limit of the pod's cgroup, as upstream's
+// ResourceConfigForPod: the pod-level limit when spec.resources sets one; else, when every
+// container has a memory limit, the larger of the app containers' and sidecars' sum and
+// the largest init container's (with the sidecars started before it), plus the overhead;
+// else none.
+func podMemoryLimit(pod *v1.Pod) (int64, bool) {
+	if r := pod.Spec.Resources; r != nil {
+		if q, ok := r.Limits[v1.ResourceMemory]; ok {
+			return q.Value(), true
+		}
+	}
+	limit := func(c *v1.Container) (int64, bool) {
+		q, ok := c.Resources.Limits[v1.ResourceMemory]
+		return q.Value(), ok
+	}
+	var sum, sidecars, initMax int64
+	for i := range pod.Spec.InitContainers {
+		c := &pod.Spec.InitContainers[i]
+		l, ok := limit(c)
+		if !ok {
+			return 0, false
+		}
+		if c.RestartPolicy != nil && *c.RestartPolicy == v1.ContainerRestartPolicyAlways {
+			sidecars += l
+			continue
+		}
+		initMax = max(initMax, l+sidecars)
+	}
+	for i := range pod.Spec.Containers {
+		l, ok := limit(&pod.Spec.Containers[i])
+		if !ok {
+			return 0, false
+		}
+		sum += l
+	}
+	total := max(sum+sidecars, initMax)
+	if q, ok := pod.Spec.Overhead[v1.ResourceMemory]; ok {
+		total += q.Value()
+	}
+	return total, true
 }
 
 // podFSGroup is the pod's securityContext.fsGroup.

@@ -79,7 +79,13 @@ func (m *Manager) computePodActions(pod *v1.Pod, podStatus *container.PodStatus)
 		var toStart []int
 		for idx := range pod.Spec.Containers {
 			c := &pod.Spec.Containers[idx]
-			if pod.Spec.RestartPolicy == v1.RestartPolicyOnFailure && containerSucceeded(c, podStatus) {
+			// A container that succeeded and runs once is not started again; with the
+			// gate its own restartPolicy decides that (Never too reruns it, as upstream).
+			runOnce := pod.Spec.RestartPolicy == v1.RestartPolicyOnFailure
+			if m.cfg.ContainerRestartRules && c.RestartPolicy != nil {
+				runOnce = *c.RestartPolicy == v1.ContainerRestartPolicyOnFailure
+			}
+			if runOnce && containerSucceeded(c, podStatus) {
 				continue
 			}
 			toStart = append(toStart, idx)
@@ -147,7 +153,7 @@ func (m *Manager) computePodActions(pod *v1.Pod, podStatus *container.PodStatus)
 		c := &pod.Spec.Containers[idx]
 		s := podStatus.FindContainerStatusByName(c.Name)
 		if s == nil || s.State != container.ContainerStateRunning {
-			if container.ShouldContainerBeRestarted(c, pod, podStatus) {
+			if container.ShouldContainerBeRestarted(c, pod, podStatus, m.cfg.ContainerRestartRules) {
 				klog.V(4).InfoS("Container of pod is not in the desired state and shall be started", "containerName", c.Name, "pod", klog.KObj(pod))
 				changes.ContainersToStart = append(changes.ContainersToStart, idx)
 				if s != nil && s.State == container.ContainerStateUnknown {
@@ -175,7 +181,13 @@ func (m *Manager) computePodActions(pod *v1.Pod, podStatus *container.PodStatus)
 			keep++
 			continue
 		}
-		if pod.Spec.RestartPolicy != v1.RestartPolicyNever {
+		// A killed container has no exit code yet, so only the restartPolicy (the
+		// container's under the gate) decides, never its rules.
+		restart := shouldRestartOnFailure(pod)
+		if m.cfg.ContainerRestartRules && c.RestartPolicy != nil {
+			restart = *c.RestartPolicy != v1.ContainerRestartPolicyNever
+		}
+		if restart {
 			message += ", will be restarted"
 			changes.ContainersToStart = append(changes.ContainersToStart, idx)
 		}
@@ -296,17 +308,34 @@ func (m *Manager) computeInitContainerActions(pod *v1.Pod, podStatus *container.
 			if !restartable {
 				break // wait for the init container to finish
 			}
-			if message, grace := m.probeFailure(c, s.ID); message != "" {
-				// a sidecar that failed its liveness or startup probe is restarted
-				changes.ContainersToKill[s.ID] = containerToKillInfo{name: c.Name, container: c, message: message + ", will be restarted", grace: grace}
-				changes.InitContainersToStart = append(changes.InitContainersToStart, i)
-				break
+			// As upstream: a sidecar with a startup probe is started (and the next
+			// container may start) once the probe succeeded; one that failed it restarts.
+			if c.StartupProbe != nil && m.cfg.Startup != nil {
+				r, found := m.cfg.Startup.Get(s.ID.ID)
+				if !found {
+					break // not probed yet: wait for it
+				}
+				if r != results.Success {
+					if r == results.Failure {
+						changes.ContainersToKill[s.ID] = containerToKillInfo{name: c.Name, container: c,
+							message: fmt.Sprintf("Init container %s failed startup probe", c.Name), grace: probeGrace(c.StartupProbe)}
+						changes.InitContainersToStart = append(changes.InitContainersToStart, i)
+					}
+					break
+				}
 			}
-			// Without startup probes a running sidecar counts as started.
 			if i == len(pod.Spec.InitContainers)-1 {
 				podHasInitialized = true
 			} else if !previouslyInitialized {
 				changes.InitContainersToStart = append(changes.InitContainersToStart, i+1)
+			}
+			// Its liveness probe does not hold the next container back; failed, it restarts.
+			if c.LivenessProbe != nil && m.cfg.Liveness != nil {
+				if r, found := m.cfg.Liveness.Get(s.ID.ID); found && r == results.Failure {
+					changes.ContainersToKill[s.ID] = containerToKillInfo{name: c.Name, container: c,
+						message: fmt.Sprintf("Init container %s failed liveness probe", c.Name), grace: probeGrace(c.LivenessProbe)}
+					changes.InitContainersToStart = append(changes.InitContainersToStart, i)
+				}
 			}
 
 		case container.ContainerStateExited:
@@ -315,7 +344,11 @@ func (m *Manager) computeInitContainerActions(pod *v1.Pod, podStatus *container.
 				break
 			}
 			if isInitContainerFailed(s) {
-				if !restartOnFailure {
+				restart := restartOnFailure
+				if m.cfg.ContainerRestartRules {
+					restart = container.ShouldContainerBeRestarted(c, pod, podStatus, true)
+				}
+				if !restart {
 					changes.KillPod = true
 					changes.InitContainersToStart = nil
 					return false
@@ -330,7 +363,13 @@ func (m *Manager) computeInitContainerActions(pod *v1.Pod, podStatus *container.
 			}
 
 		default: // unknown
-			if !restartable && !restartOnFailure {
+			// An unknown state has no exit code: only the container's restartPolicy
+			// overrides the pod's, not its rules.
+			restart := restartOnFailure
+			if m.cfg.ContainerRestartRules && c.RestartPolicy != nil {
+				restart = *c.RestartPolicy != v1.ContainerRestartPolicyNever
+			}
+			if !restartable && !restart {
 				changes.KillPod = true
 				changes.InitContainersToStart = nil
 				return false

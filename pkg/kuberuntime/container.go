@@ -49,7 +49,11 @@ func (m *Manager) generateContainerConfig(ctx context.Context, c *v1.Container, 
 			return nil, err
 		}
 	}
-	if err := verifyRunAsNonRoot(pod, c); err != nil {
+	uid, username, err := m.imageUser(ctx, image)
+	if err != nil {
+		return nil, err
+	}
+	if err := verifyRunAsNonRoot(pod, c, uid, username); err != nil {
 		return nil, err
 	}
 	command, args := expandCommandAndArgs(c, opts.Envs)
@@ -173,11 +177,30 @@ func copyInt64(p *int64) *int64 {
 	return &v
 }
 
-// verifyRunAsNonRoot is upstream's check of runAsNonRoot against an explicit runAsUser of 0,
-// with its message. The check against the image's user ("container has runAsNonRoot and
-// image will run as root") needs the image's configuration, which the CRI's image status
-// does not carry here: the runtime knows the image's user, not the kubelet.
-func verifyRunAsNonRoot(pod *v1.Pod, c *v1.Container) error {
+// imageUser is the user the image runs as, from the runtime's ImageStatus, as upstream's
+// getImageUser: its uid, else its user name, else (neither set, or the image not found)
+// root.
+func (m *Manager) imageUser(ctx context.Context, image string) (*int64, string, error) {
+	img, err := m.images.ImageStatus(ctx, cri.ImageSpec{Image: image})
+	if err != nil {
+		return nil, "", err
+	}
+	if img != nil {
+		if img.Uid != nil {
+			uid := *img.Uid
+			return &uid, "", nil
+		}
+		if img.Username != "" {
+			return nil, img.Username, nil
+		}
+	}
+	return new(int64), "", nil
+}
+
+// verifyRunAsNonRoot is upstream's check of runAsNonRoot, with its messages: against an
+// explicit runAsUser of 0, else against the image's user (uid, or username when the image
+// names its user).
+func verifyRunAsNonRoot(pod *v1.Pod, c *v1.Container, uid *int64, username string) error {
 	var nonRoot *bool
 	var user *int64
 	if psc := pod.Spec.SecurityContext; psc != nil {
@@ -191,8 +214,20 @@ func verifyRunAsNonRoot(pod *v1.Pod, c *v1.Container) error {
 			user = csc.RunAsUser
 		}
 	}
-	if nonRoot == nil || !*nonRoot || user == nil || *user != 0 {
+	if nonRoot == nil || !*nonRoot {
 		return nil
 	}
-	return fmt.Errorf("container's runAsUser breaks non-root policy (pod: %q, container: %s)", FormatPod(pod), c.Name)
+	if user != nil {
+		if *user == 0 {
+			return fmt.Errorf("container's runAsUser breaks non-root policy (pod: %q, container: %s)", FormatPod(pod), c.Name)
+		}
+		return nil
+	}
+	switch {
+	case uid != nil && *uid == 0:
+		return fmt.Errorf("container has runAsNonRoot and image will run as root (pod: %q, container: %s)", FormatPod(pod), c.Name)
+	case uid == nil && username != "":
+		return fmt.Errorf("container has runAsNonRoot and image has non-numeric user (%s), cannot verify user is non-root (pod: %q, container: %s)", username, FormatPod(pod), c.Name)
+	}
+	return nil
 }

@@ -99,27 +99,34 @@ func TestSecurityContext(t *testing.T) {
 	}
 }
 
-// TestVerifyRunAsNonRoot: runAsNonRoot with an explicit runAsUser 0 is refused with
-// upstream's message.
+// TestVerifyRunAsNonRoot: runAsNonRoot against an explicit runAsUser, else against the
+// image's user, refused with upstream's messages.
 func TestVerifyRunAsNonRoot(t *testing.T) {
 	i := func(v int64) *int64 { return &v }
 	yes := true
 	tests := []struct {
-		name    string
-		pod     *v1.PodSecurityContext
-		c       *v1.SecurityContext
-		wantErr string
+		name     string
+		pod      *v1.PodSecurityContext
+		c        *v1.SecurityContext
+		uid      *int64
+		username string
+		wantErr  string
 	}{
-		{name: "not asked"},
-		{name: "non-root user", pod: &v1.PodSecurityContext{RunAsNonRoot: &yes, RunAsUser: i(1000)}},
-		{name: "image user (unknown here)", pod: &v1.PodSecurityContext{RunAsNonRoot: &yes}},
-		{name: "root", pod: &v1.PodSecurityContext{RunAsNonRoot: &yes}, c: &v1.SecurityContext{RunAsUser: i(0)},
+		{name: "not asked", uid: i(0)},
+		{name: "non-root user", pod: &v1.PodSecurityContext{RunAsNonRoot: &yes, RunAsUser: i(1000)}, uid: i(0)},
+		{name: "non-root image", pod: &v1.PodSecurityContext{RunAsNonRoot: &yes}, uid: i(1234)},
+		{name: "root image", pod: &v1.PodSecurityContext{RunAsNonRoot: &yes}, uid: i(0),
+			wantErr: `container has runAsNonRoot and image will run as root (pod: "p_ns(u)", container: app)`},
+		{name: "named image user", c: &v1.SecurityContext{RunAsNonRoot: &yes}, username: "nginx",
+			wantErr: `container has runAsNonRoot and image has non-numeric user (nginx), cannot verify user is non-root (pod: "p_ns(u)", container: app)`},
+		{name: "runAsUser over a named image user", c: &v1.SecurityContext{RunAsNonRoot: &yes, RunAsUser: i(101)}, username: "nginx"},
+		{name: "root", pod: &v1.PodSecurityContext{RunAsNonRoot: &yes}, c: &v1.SecurityContext{RunAsUser: i(0)}, uid: i(1234),
 			wantErr: `container's runAsUser breaks non-root policy (pod: "p_ns(u)", container: app)`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns", UID: "u"}, Spec: v1.PodSpec{SecurityContext: tt.pod}}
-			err := verifyRunAsNonRoot(pod, &v1.Container{Name: "app", SecurityContext: tt.c})
+			err := verifyRunAsNonRoot(pod, &v1.Container{Name: "app", SecurityContext: tt.c}, tt.uid, tt.username)
 			if tt.wantErr == "" && err != nil || tt.wantErr != "" && (err == nil || err.Error() != tt.wantErr) {
 				t.Errorf("verifyRunAsNonRoot = %v, want %q", err, tt.wantErr)
 			}
@@ -127,8 +134,8 @@ func TestVerifyRunAsNonRoot(t *testing.T) {
 	}
 }
 
-// stubRuntime answers ContainerStatus from a map and counts the calls; the other CRI
-// methods are not used by the code under test.
+// stubRuntime answers ContainerStatus from a map and counts the calls, and ImageStatus
+// with no image (a root user); the other CRI methods are not used by the code under test.
 type stubRuntime struct {
 	cri.RuntimeService
 	cri.ImageService
@@ -144,6 +151,10 @@ func (s *stubRuntime) ContainerStatus(_ context.Context, id string) (*cri.Contai
 		return nil, cri.ErrNotFound
 	}
 	return st, nil
+}
+
+func (s *stubRuntime) ImageStatus(context.Context, cri.ImageSpec) (*cri.Image, error) {
+	return nil, nil
 }
 
 func newStubManager(t *testing.T, rt *stubRuntime, nodeFS *vfs.View, logs map[string][]string, opts func(*v1.Pod, *v1.Container) (*ContainerOptions, error)) *Manager {

@@ -69,6 +69,9 @@ type Config struct {
 	// SidecarContainers is the SidecarContainers feature gate: init containers with
 	// restartPolicy Always are started in order and keep running.
 	SidecarContainers bool
+	// ContainerRestartRules is the ContainerRestartRules feature gate: a container's own
+	// restartPolicy and restartPolicyRules override the pod's restartPolicy for it.
+	ContainerRestartRules bool
 	// RunContainerOptions resolves a container's environment and mounts (the kubelet's
 	// GenerateRunContainerOptions), given the pod's IPs. An error is a configuration error:
 	// the container waits with CreateContainerConfigError and the error as its message.
@@ -343,13 +346,7 @@ func (m *Manager) SyncPod(ctx context.Context, pod *v1.Pod, podStatus *container
 func (m *Manager) generatePodSandboxConfig(pod *v1.Pod, attempt uint32) *cri.PodSandboxConfig {
 	hostname := ""
 	if !pod.Spec.HostNetwork {
-		hostname = pod.Name
-		if pod.Spec.Hostname != "" {
-			hostname = pod.Spec.Hostname
-		}
-		if len(hostname) > 63 {
-			hostname = hostname[:63]
-		}
+		hostname = container.PodHostname(pod)
 	}
 	cfg := &cri.PodSandboxConfig{
 		Metadata:    cri.PodSandboxMetadata{Name: pod.Name, UID: string(pod.UID), Namespace: pod.Namespace, Attempt: attempt},

@@ -54,6 +54,19 @@ type SyncResult struct {
 	BackOffUntil time.Time
 }
 
+// CrashLoopBackOffUntil is the earliest end of the crash-loop back-offs that failed actions
+// (upstream's MinBackoffExpiration: image pull back-offs do not count), and whether any did.
+func (p *PodSyncResult) CrashLoopBackOffUntil() (time.Time, bool) {
+	var until time.Time
+	found := false
+	for _, r := range p.SyncResults {
+		if r.Error == ErrCrashLoopBackOff && !r.BackOffUntil.IsZero() && (!found || r.BackOffUntil.Before(until)) {
+			until, found = r.BackOffUntil, true
+		}
+	}
+	return until, found
+}
+
 // Fail marks the result failed.
 func (r *SyncResult) Fail(err error, msg string) {
 	r.Error, r.Message = err, msg

@@ -38,7 +38,7 @@ const (
 	StartedPods               = "started_pods_total"
 	StartedContainers         = "started_containers_total"
 	ContainersRestarted       = "restarted_containers_total" // simulator only
-	PodAdmissionRejections    = "admission_rejections_total" // simulator only, by reason
+	PodAdmissionRejections    = "admission_rejections_total" // by reason, as upstream (since v1.32)
 	HousekeepingDuration      = "housekeeping_duration_seconds"
 	NodeStatusUpdateDuration  = "node_status_update_duration_seconds" // simulator only
 	PodStatusSyncDuration     = "pod_status_sync_duration_seconds"

@@ -192,8 +192,11 @@ func TestParseManifestRejects(t *testing.T) {
 		{"init and app share a name", podYAML("p", "  initContainers:\n  - name: app\n    image: busybox:1\n"), ReasonInvalid, `spec.containers[0].name: Duplicate value: "app"`, true},
 		{"container name not a label", podYAML("p", "  - name: Web_1\n    image: nginx:1\n"), ReasonInvalid, "spec.containers[1].name: Invalid value", true},
 		{"restart policy", podYAML("p", "  restartPolicy: Sometimes\n"), ReasonInvalid, `spec.restartPolicy: Unsupported value: "Sometimes"`, true},
-		{"init restart policy", podYAML("p", "  initContainers:\n  - name: i\n    image: busybox:1\n    restartPolicy: Never\n"), ReasonInvalid, `spec.initContainers[0].restartPolicy: Unsupported value: "Never"`, true},
-		{"app restart policy", podYAML("p", "    restartPolicy: Always\n"), ReasonInvalid, "spec.containers[0].restartPolicy: Forbidden: may not be set for non-init containers", true},
+		{"init restart policy", podYAML("p", "  initContainers:\n  - name: i\n    image: busybox:1\n    restartPolicy: Sometimes\n"), ReasonInvalid, `spec.initContainers[0].restartPolicy: Unsupported value: "Sometimes": supported values: "Always", "Never", "OnFailure"`, true},
+		{"app restart rules without a policy", podYAML("p", "    restartPolicyRules: [{action: Restart, exitCodes: {operator: In, values: [42]}}]\n"), ReasonInvalid, "spec.containers[0].restartPolicy: Required value: must specify restartPolicy when restart rules are used", true},
+		{"app restart rule action", podYAML("p", "    restartPolicy: Never\n    restartPolicyRules: [{action: Stop, exitCodes: {operator: In, values: [42]}}]\n"), ReasonInvalid, `spec.containers[0].restartPolicyRules[0].action: Unsupported value: "Stop": supported values: "Restart", "RestartAllContainers"`, true},
+		{"app restart rule without exit codes", podYAML("p", "    restartPolicy: Never\n    restartPolicyRules: [{action: Restart}]\n"), ReasonInvalid, "spec.containers[0].restartPolicyRules[0].exitCodes: Required value: must be specified", true},
+		{"app restart rule operator", podYAML("p", "    restartPolicy: Never\n    restartPolicyRules: [{action: Restart, exitCodes: {operator: Is, values: [42]}}]\n"), ReasonInvalid, `spec.containers[0].restartPolicyRules[0].exitCodes.operator: Unsupported value: "Is": supported values: "In", "NotIn"`, true},
 		{"request over limit", podYAML("p", "    resources: {requests: {cpu: 2}, limits: {cpu: 1}}\n"), ReasonInvalid, "must be less than or equal to cpu limit of 1", true},
 		{"mount of unknown volume", podYAML("p", "    volumeMounts: [{name: data, mountPath: /data}]\n"), ReasonInvalid, `spec.containers[0].volumeMounts[0].name: Not found: "data"`, true},
 		// The fields the simulator uses, checked with apimachinery's helpers and upstream's
@@ -359,5 +362,21 @@ func TestParseManifestSharesTemplateParts(t *testing.T) {
 	}
 	if a.Name == b.Name || a.UID == b.UID {
 		t.Errorf("the pods' own fields are shared: %s/%s, %s/%s", a.Name, a.UID, b.Name, b.UID)
+	}
+}
+
+// TestParseManifestAcceptsRestartRules: container-level restartPolicy and rules, on app and
+// init containers, load as the v1.37 API server accepts them.
+func TestParseManifestAcceptsRestartRules(t *testing.T) {
+	for _, extra := range []string{
+		"    restartPolicy: Never\n    restartPolicyRules: [{action: Restart, exitCodes: {operator: In, values: [42]}}]\n",
+		"    restartPolicy: OnFailure\n",
+		"    restartPolicy: Always\n    restartPolicyRules: [{action: RestartAllContainers, exitCodes: {operator: NotIn, values: [0]}}]\n",
+		"  initContainers:\n  - name: i\n    image: busybox:1\n    restartPolicy: OnFailure\n",
+	} {
+		pods, _, err := ParseManifest([]byte(podYAML("p", extra)), "/etc/kubernetes/manifests/p.yaml", "node")
+		if err != nil || len(pods) != 1 {
+			t.Errorf("%q: %v", extra, err)
+		}
 	}
 }

@@ -164,15 +164,10 @@ func validateContainer(c *v1.Container, p *field.Path, isInit bool, volumes, nam
 			[]string{string(v1.TerminationMessageReadFile), string(v1.TerminationMessageFallbackToLogsOnError)}))
 	}
 
-	// A container restartPolicy exists only for sidecars: init containers with Always.
-	if c.RestartPolicy != nil {
-		switch {
-		case !isInit:
-			errs = append(errs, field.Forbidden(p.Child("restartPolicy"), "may not be set for non-init containers"))
-		case *c.RestartPolicy != v1.ContainerRestartPolicyAlways:
-			errs = append(errs, field.NotSupported(p.Child("restartPolicy"), *c.RestartPolicy, []string{string(v1.ContainerRestartPolicyAlways)}))
-		}
-	}
+	// A container's restartPolicy and restartPolicyRules (ContainerRestartRules, on in v1.37;
+	// with RestartAllContainersOnContainerExits, on too, the RestartAllContainers action), as
+	// the API server validates them for init and app containers alike.
+	errs = append(errs, validateContainerRestartPolicy(c, p)...)
 
 	for i, port := range c.Ports {
 		pp := p.Child("ports").Index(i)
@@ -362,4 +357,47 @@ func sortedNames(l v1.ResourceList) []v1.ResourceName {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
 	return out
+}
+
+// validateContainerRestartPolicy is upstream's validateContainerRestartPolicy with container
+// restart rules and the RestartAllContainers action allowed.
+func validateContainerRestartPolicy(c *v1.Container, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	switch {
+	case c.RestartPolicy == nil && len(c.RestartPolicyRules) == 0:
+		return nil
+	case c.RestartPolicy == nil:
+		errs = append(errs, field.Required(p.Child("restartPolicy"), "must specify restartPolicy when restart rules are used"))
+	default:
+		switch *c.RestartPolicy {
+		case v1.ContainerRestartPolicyAlways, v1.ContainerRestartPolicyNever, v1.ContainerRestartPolicyOnFailure:
+		default:
+			errs = append(errs, field.NotSupported(p.Child("restartPolicy"), *c.RestartPolicy, []string{"Always", "Never", "OnFailure"}))
+		}
+	}
+	if len(c.RestartPolicyRules) > 20 {
+		errs = append(errs, field.TooMany(p.Child("restartPolicyRules"), len(c.RestartPolicyRules), 20))
+	}
+	for i, rule := range c.RestartPolicyRules {
+		rp := p.Child("restartPolicyRules").Index(i)
+		switch rule.Action {
+		case v1.ContainerRestartRuleActionRestart, v1.ContainerRestartRuleActionRestartAllContainers:
+		default:
+			errs = append(errs, field.NotSupported(rp.Child("action"), rule.Action, []string{"Restart", "RestartAllContainers"}))
+		}
+		if rule.ExitCodes == nil {
+			errs = append(errs, field.Required(rp.Child("exitCodes"), "must be specified"))
+			continue
+		}
+		ep := rp.Child("exitCodes")
+		switch rule.ExitCodes.Operator {
+		case v1.ContainerRestartRuleOnExitCodesOpIn, v1.ContainerRestartRuleOnExitCodesOpNotIn:
+		default:
+			errs = append(errs, field.NotSupported(ep.Child("operator"), rule.ExitCodes.Operator, []string{"In", "NotIn"}))
+		}
+		if len(rule.ExitCodes.Values) > 255 {
+			errs = append(errs, field.TooMany(ep.Child("values"), len(rule.ExitCodes.Values), 255))
+		}
+	}
+	return errs
 }

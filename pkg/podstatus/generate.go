@@ -39,6 +39,9 @@ type Features struct {
 	SidecarContainers bool
 	// PodReadyToStartContainersCondition: report the PodReadyToStartContainers condition.
 	PodReadyToStartContainersCondition bool
+	// ContainerRestartRules: a container's own restartPolicy and restartPolicyRules
+	// override the pod's restartPolicy, which the phase then follows.
+	ContainerRestartRules bool
 }
 
 // GeneratorConfig configures a Generator.
@@ -82,7 +85,7 @@ func (g *Generator) Generate(pod *v1.Pod, podStatus *container.PodStatus, old v1
 	s := g.convertStatusToAPIStatus(pod, podStatus, old)
 
 	all := append(append([]v1.ContainerStatus{}, s.ContainerStatuses...), s.InitContainerStatuses...)
-	s.Phase = getPhase(pod, all, podIsTerminal, sidecars)
+	s.Phase = getPhase(pod, all, podIsTerminal, sidecars, g.cfg.Features.ContainerRestartRules)
 
 	// A terminal phase from the status manager or the source wins over a recomputed one.
 	// The status manager's wins even over a different terminal phase: it was decided when
@@ -339,7 +342,7 @@ func (g *Generator) convertToAPIContainerStatuses(pod *v1.Pod, podStatus *contai
 				continue // a completed init container is not restarted
 			}
 		}
-		if !container.ShouldContainerBeRestarted(c, pod, podStatus) || g.cfg.Reasons == nil {
+		if !container.ShouldContainerBeRestarted(c, pod, podStatus, g.cfg.Features.ContainerRestartRules) || g.cfg.Reasons == nil {
 			continue
 		}
 		reason, ok := g.cfg.Reasons.Get(pod.UID, c.Name)
@@ -425,9 +428,16 @@ func hasAnyRegularContainerStarted(spec *v1.PodSpec, statuses []v1.ContainerStat
 }
 
 // getPhase computes the pod phase from container statuses (upstream getPhase, v1.30).
-func getPhase(pod *v1.Pod, info []v1.ContainerStatus, podIsTerminal, sidecars bool) v1.PodPhase {
+// restartRules is the ContainerRestartRules gate: on, whether a stopped container is
+// restarting follows its own restartPolicy and rules (ContainerShouldRestart on its last
+// exit code) instead of the pod's restartPolicy.
+func getPhase(pod *v1.Pod, info []v1.ContainerStatus, podIsTerminal, sidecars, restartRules bool) v1.PodPhase {
 	spec := pod.Spec
-	pendingInitialization, failedInitialization := 0, 0
+	pendingInitialization, failedInitialization, failedInitializationNotRestartable := 0, 0, 0
+	// notRestartable reports whether a container stopped with exitCode stays stopped.
+	notRestartable := func(c *v1.Container, exitCode int32) bool {
+		return !container.ContainerShouldRestart(c, &spec, exitCode)
+	}
 	for i := range spec.InitContainers {
 		c := &spec.InitContainers[i]
 		if container.IsRestartableInitContainer(c, sidecars) {
@@ -442,13 +452,19 @@ func getPhase(pod *v1.Pod, info []v1.ContainerStatus, podIsTerminal, sidecars bo
 		case cs.State.Running != nil:
 			pendingInitialization++
 		case cs.State.Terminated != nil:
-			if cs.State.Terminated.ExitCode != 0 {
+			if code := cs.State.Terminated.ExitCode; code != 0 {
 				failedInitialization++
+				if restartRules && notRestartable(c, code) {
+					failedInitializationNotRestartable++
+				}
 			}
 		case cs.State.Waiting != nil:
 			if cs.LastTerminationState.Terminated != nil {
-				if cs.LastTerminationState.Terminated.ExitCode != 0 {
+				if code := cs.LastTerminationState.Terminated.ExitCode; code != 0 {
 					failedInitialization++
+					if restartRules && notRestartable(c, code) {
+						failedInitializationNotRestartable++
+					}
 				}
 			} else {
 				pendingInitialization++
@@ -458,7 +474,7 @@ func getPhase(pod *v1.Pod, info []v1.ContainerStatus, podIsTerminal, sidecars bo
 		}
 	}
 
-	unknown, running, waiting, stopped, succeeded := 0, 0, 0, 0, 0
+	unknown, running, waiting, stopped, stoppedNotRestartable, succeeded := 0, 0, 0, 0, 0, 0
 	for i := range spec.InitContainers {
 		c := &spec.InitContainers[i]
 		if !container.IsRestartableInitContainer(c, sidecars) {
@@ -488,7 +504,8 @@ func getPhase(pod *v1.Pod, info []v1.ContainerStatus, podIsTerminal, sidecars bo
 		}
 	}
 
-	for _, c := range spec.Containers {
+	for i := range spec.Containers {
+		c := &spec.Containers[i]
 		cs, ok := findStatus(info, c.Name)
 		if !ok {
 			unknown++
@@ -499,12 +516,18 @@ func getPhase(pod *v1.Pod, info []v1.ContainerStatus, podIsTerminal, sidecars bo
 			running++
 		case cs.State.Terminated != nil:
 			stopped++
+			if restartRules && notRestartable(c, cs.State.Terminated.ExitCode) {
+				stoppedNotRestartable++
+			}
 			if cs.State.Terminated.ExitCode == 0 {
 				succeeded++
 			}
 		case cs.State.Waiting != nil:
 			if cs.LastTerminationState.Terminated != nil {
 				stopped++
+				if restartRules && notRestartable(c, cs.LastTerminationState.Terminated.ExitCode) {
+					stoppedNotRestartable++
+				}
 			} else {
 				waiting++
 			}
@@ -513,7 +536,11 @@ func getPhase(pod *v1.Pod, info []v1.ContainerStatus, podIsTerminal, sidecars bo
 		}
 	}
 
-	if failedInitialization > 0 && spec.RestartPolicy == v1.RestartPolicyNever {
+	if restartRules {
+		if failedInitializationNotRestartable > 0 {
+			return v1.PodFailed
+		}
+	} else if failedInitialization > 0 && spec.RestartPolicy == v1.RestartPolicyNever {
 		return v1.PodFailed
 	}
 	switch {
@@ -526,6 +553,15 @@ func getPhase(pod *v1.Pod, info []v1.ContainerStatus, podIsTerminal, sidecars bo
 	case running == 0 && stopped > 0 && unknown == 0:
 		if podIsTerminal && !kubetypes.IsStaticPod(pod) {
 			// the containers will not be restarted whatever the restart policy
+			if stopped == succeeded {
+				return v1.PodSucceeded
+			}
+			return v1.PodFailed
+		}
+		if restartRules {
+			if stopped != stoppedNotRestartable {
+				return v1.PodRunning // at least one is restarting
+			}
 			if stopped == succeeded {
 				return v1.PodSucceeded
 			}

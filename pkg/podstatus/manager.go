@@ -13,6 +13,7 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
+	"github.com/minikubelet/minikubelet/pkg/container"
 	"github.com/minikubelet/minikubelet/pkg/kubetypes"
 )
 
@@ -23,6 +24,9 @@ type ManagerConfig struct {
 	// OnChange, when set, is called (and must not block) after a pod's status was set: the
 	// API status sync of cluster mode wakes on it.
 	OnChange func()
+	// ContainerRestartRules is the gate: a container its own restartPolicy or
+	// restartPolicyRules restart may come back after it terminated.
+	ContainerRestartRules bool
 }
 
 // Manager keeps the latest API status of every pod, like the kubelet's status manager
@@ -31,8 +35,9 @@ type ManagerConfig struct {
 // It has one caller, the node's owner (edges read statuses through it), so it keeps no lock;
 // a stored status is never changed, only replaced, so a pointer to one may be read anywhere.
 type Manager struct {
-	clock    clock.PassiveClock
-	onChange func()
+	clock        clock.PassiveClock
+	onChange     func()
+	restartRules bool // the ContainerRestartRules gate
 
 	pods    map[types.UID]*statusEntry
 	version uint64 // bumped by every write, so an observer can skip unchanged states
@@ -48,7 +53,7 @@ func NewManager(cfg ManagerConfig) (*Manager, error) {
 	if cfg.Clock == nil {
 		return nil, errors.New("podstatus manager config: Clock is required")
 	}
-	return &Manager{clock: cfg.Clock, onChange: cfg.OnChange, pods: map[types.UID]*statusEntry{}}, nil
+	return &Manager{clock: cfg.Clock, onChange: cfg.OnChange, restartRules: cfg.ContainerRestartRules, pods: map[types.UID]*statusEntry{}}, nil
 }
 
 // GetPodStatus returns a copy of the pod's latest status.
@@ -91,11 +96,11 @@ func (m *Manager) set(pod *v1.Pod, status v1.PodStatus) bool {
 	} else {
 		old = *pod.Status.DeepCopy()
 	}
-	if err := checkContainerStateTransition(old.ContainerStatuses, status.ContainerStatuses, pod.Spec.RestartPolicy); err != nil {
+	if err := checkContainerStateTransition(old.ContainerStatuses, status.ContainerStatuses, &pod.Spec, pod.Spec.Containers, m.restartRules); err != nil {
 		klog.ErrorS(err, "Status update on pod aborted", "pod", klog.KObj(pod))
 		return false
 	}
-	if err := checkContainerStateTransition(withoutSidecars(pod, old.InitContainerStatuses), status.InitContainerStatuses, pod.Spec.RestartPolicy); err != nil {
+	if err := checkContainerStateTransition(withoutSidecars(pod, old.InitContainerStatuses), status.InitContainerStatuses, &pod.Spec, pod.Spec.InitContainers, m.restartRules); err != nil {
 		klog.ErrorS(err, "Status update on pod aborted", "pod", klog.KObj(pod))
 		return false
 	}
@@ -137,16 +142,24 @@ func (m *Manager) set(pod *v1.Pod, status v1.PodStatus) bool {
 }
 
 // checkContainerStateTransition: a container that terminated in a pod that will not restart
-// it (restartPolicy Never, or OnFailure with exit code 0) cannot come back.
-func checkContainerStateTransition(old, cur []v1.ContainerStatus, policy v1.RestartPolicy) error {
-	if policy == v1.RestartPolicyAlways {
+// it (restartPolicy Never, or OnFailure with exit code 0) cannot come back, unless its own
+// restartPolicy or restartPolicyRules (ContainerRestartRules) restart it; specs are the
+// containers of cur's kind.
+//
+// The rules are read only with the ContainerRestartRules gate on (restartRules), as
+// upstream.
+func checkContainerStateTransition(old, cur []v1.ContainerStatus, spec *v1.PodSpec, specs []v1.Container, restartRules bool) error {
+	if spec.RestartPolicy == v1.RestartPolicyAlways {
 		return nil
 	}
 	for _, o := range old {
 		if o.State.Terminated == nil {
 			continue
 		}
-		if policy == v1.RestartPolicyOnFailure && o.State.Terminated.ExitCode != 0 {
+		if spec.RestartPolicy == v1.RestartPolicyOnFailure && o.State.Terminated.ExitCode != 0 {
+			continue
+		}
+		if restartRules && containerRestarts(specs, spec, o.Name, o.State.Terminated.ExitCode) {
 			continue
 		}
 		for _, c := range cur {
@@ -156,6 +169,17 @@ func checkContainerStateTransition(old, cur []v1.ContainerStatus, policy v1.Rest
 		}
 	}
 	return nil
+}
+
+// containerRestarts reports whether the named container's restart policy and rules restart
+// it after exitCode.
+func containerRestarts(specs []v1.Container, spec *v1.PodSpec, name string, exitCode int32) bool {
+	for i := range specs {
+		if specs[i].Name == name {
+			return container.ContainerShouldRestart(&specs[i], spec, exitCode)
+		}
+	}
+	return false
 }
 
 // withoutSidecars drops init containers with restartPolicy Always: a sidecar is restarted

@@ -924,12 +924,25 @@ type RetryAfterError struct {
 func (e *RetryAfterError) Error() string { return e.Err.Error() }
 func (e *RetryAfterError) Unwrap() error { return e.Err }
 
+// BackOffError is a sync error of a container in crash-loop back-off until Until (upstream's
+// BackoffError): the pod is synced again when the back-off ends (with the usual jitter,
+// at most the resync interval later), not after the error back-off period.
+type BackOffError struct {
+	Until time.Time
+	Err   error
+}
+
+func (e *BackOffError) Error() string { return e.Err.Error() }
+func (e *BackOffError) Unwrap() error { return e.Err }
+
 // completeWork requeues the pod (at once after a phase change, after the resync interval on
-// success, after the back-off period on error, both with jitter, or after a
-// RetryAfterError's delay) and wakes the worker when an update is pending.
+// success, when a BackOffError's back-off ends, after the back-off period on other errors,
+// all with jitter, or after a RetryAfterError's delay) and wakes the worker when an update
+// is pending.
 func (p *PodWorkers) completeWork(uid types.UID, phaseTransition bool, syncErr error) {
 	var delay time.Duration
 	var retry *RetryAfterError
+	var backOff *BackOffError
 	switch {
 	case phaseTransition:
 		delay = 0
@@ -937,6 +950,10 @@ func (p *PodWorkers) completeWork(uid types.UID, phaseTransition bool, syncErr e
 		delay = p.jitter(p.resync)
 	case errors.As(syncErr, &retry):
 		delay = retry.After
+	case errors.As(syncErr, &backOff):
+		// As upstream since v1.33 (kubernetes#123602): at the back-off's end, not a whole
+		// error back-off period later.
+		delay = p.jitter(min(max(backOff.Until.Sub(p.clock.Now()), 0), p.resync))
 	default:
 		delay = p.jitter(p.backOff)
 	}

@@ -476,12 +476,20 @@ func TestRequeueDelays(t *testing.T) {
 	}{
 		{"success resyncs after syncFrequency with jitter", nil, time.Minute, 90 * time.Second},
 		{"error retries after the back-off with jitter", errors.New("boom"), 10 * time.Second, 15 * time.Second},
-		// As v1.30: a container in back-off is a sync error like any other (kubernetes#123602).
-		{"a back-off retries after the error back-off", errors.New(`failed to "StartContainer" for "app" with CrashLoopBackOff: "back-off 5m0s restarting failed container=app"`), 10 * time.Second, 15 * time.Second},
+		// A back-off's message alone is a sync error like any other.
+		{"a back-off message retries after the error back-off", errors.New(`failed to "StartContainer" for "app" with CrashLoopBackOff: "back-off 5m0s restarting failed container=app"`), 10 * time.Second, 15 * time.Second},
+		// As v1.33 on (kubernetes#123602): a BackOffError retries when its back-off ends, with
+		// jitter, waiting at most the resync interval at once.
+		{"a crash-loop back-off retries when it ends", &BackOffError{Until: epochPlus(4 * time.Second), Err: errors.New("CrashLoopBackOff")}, 4 * time.Second, 6 * time.Second},
+		{"a long back-off waits a resync interval at most", &BackOffError{Until: epochPlus(5 * time.Minute), Err: errors.New("CrashLoopBackOff")}, time.Minute, 90 * time.Second},
+		{"an ended back-off retries at once", &BackOffError{Until: epochPlus(-time.Second), Err: errors.New("CrashLoopBackOff")}, 0, time.Nanosecond},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t)
+			if !e.clk.Now().Equal(epochPlus(0)) {
+				t.Fatalf("the test clock starts at %v, the back-offs are relative to %v", e.clk.Now(), epochPlus(0))
+			}
 			e.h.setErr("sync", tc.err)
 			pod := testPod("rq")
 			e.p.UpdatePod(UpdatePodOptions{Pod: pod, UpdateType: kubetypes.SyncPodCreate})
@@ -971,3 +979,6 @@ func labelValue(m *dto.Metric, name string) string {
 	}
 	return ""
 }
+
+// epochPlus is d after the test clock's start.
+func epochPlus(d time.Duration) time.Time { return simtest.Epoch.Add(d) }

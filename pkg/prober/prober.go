@@ -7,6 +7,7 @@ import (
 	"math/rand"
 	"net"
 	"net/http"
+	"net/url"
 	"sort"
 	"strconv"
 	"strings"
@@ -53,7 +54,8 @@ func (t ProbeType) String() string {
 
 // Reasons of the probe events, as upstream's.
 const (
-	EventUnhealthy = "Unhealthy"
+	EventUnhealthy    = "Unhealthy"
+	EventProbeWarning = "ProbeWarning"
 )
 
 // StatusGetter gives the pod status the kubelet last generated (the status manager).
@@ -68,9 +70,12 @@ type ExecRunner interface {
 
 // Config configures a Manager.
 type Config struct {
-	Clock   clock.PassiveClock
-	Status  StatusGetter
-	Runtime ExecRunner
+	// ContainerRestartRules is the gate: a terminated container's own restartPolicy and
+	// restartPolicyRules decide whether its workers wait for it to come back.
+	ContainerRestartRules bool
+	Clock                 clock.PassiveClock
+	Status                StatusGetter
+	Runtime               ExecRunner
 	// Liveness, Readiness and Startup receive the results; required.
 	Liveness, Readiness, Startup *results.Manager
 	Recorder                     events.Recorder
@@ -411,13 +416,16 @@ func (m *Manager) hasWorker(uid types.UID, name string, t ProbeType) bool {
 }
 
 // triggerManual runs the readiness probe at once (upstream's manualTriggerCh): a container
-// that just started need not wait a whole period to become ready.
+// that just started need not wait a whole period to become ready. A worker still in its
+// initial random delay keeps the trigger, as upstream's buffered channel does, and probes
+// again right after its first probe.
 func (m *Manager) triggerManual(uid types.UID, name string, t ProbeType) {
 	w, ok := m.workers[workerKey{uid, name, t}]
 	if ok {
-		if w.task != nil {
+		switch now := m.cfg.Clock.Now(); {
+		case w.task != nil, !w.ran:
 			w.manual = true
-		} else if now := m.cfg.Clock.Now(); w.next.After(now) && w.started {
+		case w.next.After(now):
 			w.next = now
 		}
 	}
@@ -452,7 +460,7 @@ type worker struct {
 	task      *task.Task
 	stopped   bool
 	manual    bool
-	started   bool // probed at least once
+	ran       bool // doProbe has run (past the initial random delay), probing or not
 	keepGoing bool
 
 	// touched by the probe task only
@@ -493,6 +501,7 @@ func withDefaults(p *v1.Probe) *v1.Probe {
 // doProbe probes once and records the result; false stops the worker (upstream's doProbe).
 func (w *worker) doProbe(ctx context.Context) bool {
 	m := w.m
+	w.ran = true
 	start := m.cfg.Clock.Now()
 	status, ok := m.cfg.Status.GetPodStatus(w.pod.UID)
 	if !ok {
@@ -526,7 +535,16 @@ func (w *worker) doProbe(ctx context.Context) bool {
 	if c.State.Running == nil {
 		klog.V(3).InfoS("Non-running container probed", "pod", klog.KObj(w.pod), "containerName", w.container.Name)
 		w.results.Set(id, results.Failure, w.pod.UID)
-		return c.State.Terminated == nil || w.pod.Spec.RestartPolicy != v1.RestartPolicyNever
+		// Abort if the container will not be restarted: with ContainerRestartRules its own
+		// restartPolicy and rules decide; without, the pod's policy (a sidecar always comes
+		// back).
+		if c.State.Terminated == nil {
+			return true
+		}
+		if m.cfg.ContainerRestartRules {
+			return container.ContainerShouldRestart(&w.container, &w.pod.Spec, c.State.Terminated.ExitCode)
+		}
+		return w.pod.Spec.RestartPolicy != v1.RestartPolicyNever || w.sidecar()
 	}
 	if w.pod.DeletionTimestamp != nil && (w.probeType == Liveness || w.probeType == Startup) {
 		klog.V(3).InfoS("Pod deletion requested, setting probe result to success", "probeType", w.probeType, "pod", klog.KObj(w.pod), "containerName", w.container.Name)
@@ -544,8 +562,6 @@ func (w *worker) doProbe(ctx context.Context) bool {
 	} else if w.probeType != Startup { // the others wait for the container to have started
 		return true
 	}
-	w.started = true
-
 	result, err := w.probe(ctx, status, sinceStart)
 	if err != nil {
 		if errors.Is(err, task.ErrStopped) || ctx.Err() != nil {
@@ -610,6 +626,22 @@ func (w *worker) probe(ctx context.Context, status v1.PodStatus, sinceStart time
 	}
 	klog.V(3).InfoS("Probe succeeded", "probeType", w.probeType, "pod", klog.KObj(w.pod), "podUID", w.pod.UID, "containerName", w.container.Name)
 	return results.Success, nil
+}
+
+// sidecar reports whether the worker's container is a restartable init container.
+func (w *worker) sidecar() bool {
+	for i := range w.pod.Spec.InitContainers {
+		if c := &w.pod.Spec.InitContainers[i]; c.Name == w.container.Name {
+			return container.IsRestartableInitContainer(c, true)
+		}
+	}
+	return false
+}
+
+// warn records a ProbeWarning event on the container (a probe that passed with a warning).
+func (w *worker) warn(format string, args ...any) {
+	ref := events.ContainerRef(w.pod, w.container.Name)
+	w.m.cfg.Recorder.Eventf(ref, v1.EventTypeWarning, EventProbeWarning, format, args...)
 }
 
 func (w *worker) event(format string, args ...any) {
@@ -691,23 +723,7 @@ func (w *worker) netProbe(status v1.PodStatus, timeout time.Duration) (bool, str
 	now := w.m.cfg.Clock.Now()
 	switch {
 	case h.HTTPGet != nil:
-		req := &simnet.Request{Method: http.MethodGet, Target: httpPath(h.HTTPGet.Path), Header: http.Header{}, Now: now}
-		req.Header.Set("User-Agent", "kube-probe/1.30")
-		req.Header.Set("Accept", "*/*")
-		for _, hd := range h.HTTPGet.HTTPHeaders {
-			req.Header.Add(hd.Name, hd.Value)
-		}
-		if v := req.Header.Get("Host"); v != "" {
-			req.Host = v
-		}
-		resp, err := netw.HTTP(nil, host, port, req)
-		if err != nil {
-			return false, fmt.Sprintf("Get %q: %v", target, err), nil
-		}
-		if resp.Status < 200 || resp.Status >= 400 {
-			return false, fmt.Sprintf("HTTP probe failed with statuscode: %d", resp.Status), nil
-		}
-		return true, "", nil
+		return w.httpProbe(target, host, port, now)
 	case h.TCPSocket != nil:
 		if err := netw.Connect(nil, host, port); err != nil {
 			return false, err.Error(), nil
@@ -732,6 +748,61 @@ func (w *worker) netProbe(status v1.PodStatus, timeout time.Duration) (bool, str
 		return true, "", nil
 	}
 }
+
+// maxRedirects is Go's http.Client's limit, which the kubelet's redirect checker keeps.
+const maxRedirects = 10
+
+// httpProbe is the kubelet's HTTP prober (pkg/probe/http): a GET with its headers that
+// follows redirects to the same host (up to 10) and stops at one to another host, which
+// passes with a ProbeWarning event; 2xx and 3xx pass, anything else fails.
+func (w *worker) httpProbe(target, host string, port int, now time.Time) (bool, string, error) {
+	h := w.spec.ProbeHandler.HTTPGet
+	u, err := url.Parse(target)
+	if err != nil {
+		return false, "", err
+	}
+	for redirects := 0; ; redirects++ {
+		req := &simnet.Request{Method: http.MethodGet, Target: u.RequestURI(), Header: http.Header{}, Now: now}
+		req.Header.Set("User-Agent", "kube-probe/"+userAgentVersion)
+		req.Header.Set("Accept", "*/*")
+		for _, hd := range h.HTTPHeaders {
+			req.Header.Add(hd.Name, hd.Value)
+		}
+		if v := req.Header.Get("Host"); v != "" {
+			req.Host = v
+		}
+		resp, err := w.m.cfg.Network.HTTP(nil, host, port, req)
+		if err != nil {
+			return false, fmt.Sprintf("Get %q: %v", u.String(), err), nil
+		}
+		if resp.Status < 200 || resp.Status >= 400 {
+			return false, fmt.Sprintf("HTTP probe failed with statuscode: %d", resp.Status), nil
+		}
+		if resp.Status < 300 {
+			return true, "", nil
+		}
+		next, err := u.Parse(resp.Header.Get("Location"))
+		if resp.Header.Get("Location") == "" || err != nil || next.Hostname() != u.Hostname() {
+			// Go's client hands back the redirect itself: the probe passes, with a warning.
+			w.warn("%s probe warning: Probe terminated redirects, Response body: %s", w.probeType, resp.Body)
+			return true, "", nil
+		}
+		if redirects+1 >= maxRedirects {
+			return false, fmt.Sprintf("Get %q: stopped after %d redirects", next.String(), maxRedirects), nil
+		}
+		u = next
+		if p := u.Port(); p != "" {
+			port, _ = strconv.Atoi(p)
+		} else if u.Scheme == "https" {
+			port = 443
+		} else {
+			port = 80
+		}
+	}
+}
+
+// userAgentVersion is the kubelet's major.minor in the probes' User-Agent.
+const userAgentVersion = "1.37"
 
 // GRPCHealthPath is where a simulated gRPC server answers grpc.health.v1.Health/Check:
 // the body of the request is the service, the answer's body its serving status.

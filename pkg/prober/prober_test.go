@@ -96,12 +96,20 @@ type env struct {
 // fresh.
 func newEnv(t *testing.T, fresh bool) *env {
 	t.Helper()
+	return newEnvWith(t, fresh, func(*Config) {})
+}
+
+// newEnvWith is newEnv with a change to the manager's configuration.
+func newEnvWith(t *testing.T, fresh bool, change func(*Config)) *env {
+	t.Helper()
 	clk := simtest.NewClock()
 	e := &env{t: t, clk: clk, status: statuses{}, exec: &execs{clk: clk},
 		live: results.NewManager(nil), ready: results.NewManager(nil), startup: results.NewManager(nil),
 		store: events.NewStore(clk, "node", 0), reg: metrics.NewRegistry("")}
-	m, err := NewManager(Config{Clock: clk, Status: e.status, Runtime: e.exec, Liveness: e.live, Readiness: e.ready,
-		Startup: e.startup, Recorder: e.store, Registry: e.reg, Seed: 1})
+	cfg := Config{Clock: clk, Status: e.status, Runtime: e.exec, Liveness: e.live, Readiness: e.ready,
+		Startup: e.startup, Recorder: e.store, Registry: e.reg, Seed: 1}
+	change(&cfg)
+	m, err := NewManager(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -443,5 +451,26 @@ func TestWorkersStopAndMetricsGo(t *testing.T) {
 	}
 	if _, ok := e.ready.Get("c1"); ok {
 		t.Error("a stopped worker left its result")
+	}
+}
+
+// TestReadinessRunsAsSoonAsStarted: a readiness probe whose ticks came while the container
+// had not started (and so did not probe) runs at once when the status says it started, as
+// upstream's manual trigger makes it, not a period later.
+func TestReadinessRunsAsSoonAsStarted(t *testing.T) {
+	e := newEnv(t, false)
+	p := pod("", nil, execProbe(30, 3), execProbe(5, 120))
+	e.running(p, "c1", 0, false)
+	e.m.AddPod(p)
+	e.run(40 * time.Second) // readiness ticks at 0 and 30 skip: not started
+	if got := e.result(e.ready, "c1"); got != "Failure" {
+		t.Fatalf("readiness = %s before the start, want its initial Failure", got)
+	}
+	e.running(p, "c1", 40*time.Second, true)
+	s := e.status[p.UID]
+	e.m.UpdatePodStatus(p, &s)
+	e.run(time.Second)
+	if got := e.result(e.ready, "c1"); got != "Success" {
+		t.Errorf("readiness = %s a second after the start, want Success (probed at once, not at 60s)", got)
 	}
 }

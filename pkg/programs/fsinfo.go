@@ -363,12 +363,22 @@ func runDf(c *cmd) int {
 		use = "Capacity"
 	}
 	c.printf("Filesystem           %s%-15sUsed Available %s Mounted on\n", typ, hdr, use)
-	type mnt struct{ dev, typ, path string }
-	mounts := []mnt{{"overlay", "overlay", "/"}}
+	type mnt struct {
+		dev, typ, path string
+		sizeK, usedK   uint64 // a tmpfs's blocks; 0: the disk's
+	}
+	mounts := []mnt{{dev: "overlay", typ: "overlay", path: "/"}}
 	for _, m := range c.fs().Mounts() {
-		if m != "/" {
-			mounts = append(mounts, mnt{"/dev/root", "ext4", m})
+		if m == "/" {
+			continue
 		}
+		// A tmpfs of a known size (a memory-backed emptyDir) is its own filesystem.
+		if st, err := c.fs().Stat(m); err == nil && st.FSType == "tmpfs" && st.FSSize > 0 {
+			used, _ := c.fs().DirBytes(m)
+			mounts = append(mounts, mnt{dev: "tmpfs", typ: "tmpfs", path: m, sizeK: uint64(st.FSSize) / 1024, usedK: (uint64(used) + 1023) / 1024})
+			continue
+		}
+		mounts = append(mounts, mnt{dev: "/dev/root", typ: "ext4", path: m})
 	}
 	if len(args) > 0 {
 		var chosen []mnt
@@ -393,6 +403,9 @@ func runDf(c *cmd) int {
 	for _, m := range mounts {
 		c.tick()
 		total, used := uint64(diskBlocksK), uint64(diskUsedK)
+		if m.sizeK > 0 {
+			total, used = m.sizeK, min(m.usedK, m.sizeK)
+		}
 		block := uint64(1024)
 		if o.has('i') {
 			total, used, block = diskFiles, diskFiles-diskFree, 1

@@ -279,6 +279,17 @@ func TestFreeDf(t *testing.T) {
 		{name: "df -h", argv: []string{"df", "-h", "/etc"}, stdout: "" +
 			"Filesystem                Size      Used Available Use% Mounted on\n" +
 			"overlay                 100.0G     10.0G     90.0G  10% /\n"},
+		{name: "df of a memory-backed emptyDir", argv: []string{"df", "/data"}, setup: func(v *vfs.View, _ func(time.Time)) {
+			tmpfs := vfs.New(func() time.Time { return time.Unix(0, 0) })
+			must(tmpfs.MkdirAll("/vol", 0o777, 0, 0))
+			must(tmpfs.SetFSType("/vol", "tmpfs"))
+			must(tmpfs.SetFSSize("/vol", 10<<20))
+			must(tmpfs.WriteFile("/vol/f", make([]byte, 3000), 0o644, false, 0, 0))
+			must(v.MkdirAll("/data", 0o755, 0, 0))
+			must(v.Bind("/data", tmpfs, "/vol", false))
+		}, stdout: "" +
+			"Filesystem           1K-blocks      Used Available Use% Mounted on\n" +
+			"tmpfs                    10240         3     10237   0% /data\n"},
 		{name: "df missing", argv: []string{"df", "/nope"}, stdout: "Filesystem           1K-blocks      Used Available Use% Mounted on\n",
 			stderr: "df: /nope: No such file or directory\n"},
 	})
@@ -345,4 +356,11 @@ func TestBusybox(t *testing.T) {
 		{name: "unknown applet", argv: []string{"busybox", "nosuch"}, stderr: "nosuch: applet not found\n", status: 127},
 		{name: "list", argv: []string{"busybox", "--list"}, stdout: strings.Join(Names(), "\n") + "\n"},
 	})
+}
+
+// must fails the test process at a setup step that cannot fail on a fresh filesystem.
+func must(err error) {
+	if err != nil {
+		panic(err)
+	}
 }

@@ -32,6 +32,7 @@ type extra struct {
 	target  string        // a symbolic link's target
 	program string        // what a simulated executable runs (see Info.Program)
 	fstype  string        // the filesystem mounted here ("tmpfs"), "" for its parent's
+	fssize  int64         // that filesystem's size in bytes (a tmpfs's size=), 0: unset
 	gen     func() []byte // a file of the kernel's (/proc/mounts): its content when read
 }
 
@@ -104,6 +105,8 @@ type Info struct {
 	Program string
 	// FSType is the filesystem mounted at this directory ("tmpfs"), "" when none is.
 	FSType string
+	// FSSize is that filesystem's size in bytes (a tmpfs's size= option), 0 when unset.
+	FSSize int64
 }
 
 func (n *Node) info(name string) Info {
@@ -116,7 +119,7 @@ func (n *Node) info(name string) Info {
 	}
 	i := Info{Name: name, Size: size, Mode: n.mode, ModTime: time.Unix(0, n.mtime), UID: n.uid, GID: n.gid}
 	if n.extra != nil {
-		i.Target, i.Program, i.FSType = n.target, n.program, n.fstype
+		i.Target, i.Program, i.FSType, i.FSSize = n.target, n.program, n.fstype, n.fssize
 	}
 	return i
 }
@@ -637,6 +640,12 @@ func (v *View) SetFSType(p, typ string) error {
 	return v.change(p, func(n *Node) { n.more().fstype = typ })
 }
 
+// SetFSSize records the size of the filesystem mounted at directory p (a tmpfs's size=
+// option): what df reports as its blocks.
+func (v *View) SetFSSize(p string, bytes int64) error {
+	return v.change(p, func(n *Node) { n.more().fssize = bytes })
+}
+
 // Stat describes what p names, following symbolic links.
 func (v *View) Stat(p string) (Info, error) { return v.stat(p, true) }
 
@@ -763,7 +772,7 @@ func (v *View) writeFile(p string, create bool, perm fs.FileMode, uid, gid int64
 		}
 		switch n = dir.kid(l.name); {
 		case n == nil:
-			n = &Node{mode: perm.Perm(), uid: uid, gid: gid}
+			n = &Node{mode: perm.Perm(), uid: uid, gid: inheritedGID(dir, gid)}
 			dir.put(l.name, n)
 			v.changed()
 		case n.frozen:
@@ -846,10 +855,22 @@ func (v *View) mkdir(p string, perm fs.FileMode, uid, gid int64) error {
 		return err
 	}
 	n := NewDir(perm)
-	n.uid, n.gid, n.mtime = uid, gid, v.now()
+	n.uid, n.gid, n.mtime = uid, inheritedGID(dir, gid), v.now()
+	if dir.mode&fs.ModeSetgid != 0 {
+		n.mode |= fs.ModeSetgid // and passes it on, as Linux does
+	}
 	dir.put(l.name, n)
 	v.changed()
 	return nil
+}
+
+// inheritedGID is the group a new file or directory in dir gets: dir's when dir is
+// setgid (an fsGroup volume's root is), else the creator's.
+func inheritedGID(dir *Node, gid int64) int64 {
+	if dir.mode&fs.ModeSetgid != 0 {
+		return dir.gid
+	}
+	return gid
 }
 
 // MkdirAll makes p and its missing parents.

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 func mustWrite(t *testing.T, v *View, p, data string) {
@@ -297,5 +298,39 @@ func TestDirTable(t *testing.T) {
 				t.Errorf("%d entries, want %d", got, want)
 			}
 		})
+	}
+}
+
+// TestSetgidDirectory: what is created in a setgid directory takes its group, and a new
+// directory there is setgid too, as on Linux (an fsGroup volume's subPaths rely on it).
+func TestSetgidDirectory(t *testing.T) {
+	v := New(func() time.Time { return time.Unix(0, 0) })
+	check := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	check(v.MkdirAll("/vol", 0o777, 0, 123))
+	check(v.Chmod("/vol", fs.ModeDir|fs.ModeSetgid|0o777))
+	check(v.MkdirAll("/vol/sub/deeper", 0o755, 1000, 1000))
+	check(v.WriteFile("/vol/sub/f", []byte("x"), 0o644, false, 1000, 1000))
+	check(v.MkdirAll("/plain/d", 0o755, 1000, 1000))
+	tests := []struct {
+		path   string
+		gid    int64
+		setgid bool
+	}{
+		{"/vol/sub", 123, true},
+		{"/vol/sub/deeper", 123, true},
+		{"/vol/sub/f", 123, false},
+		{"/plain/d", 1000, false},
+	}
+	for _, tt := range tests {
+		info, err := v.Stat(tt.path)
+		check(err)
+		if info.GID != tt.gid || (info.Mode&fs.ModeSetgid != 0) != tt.setgid || info.UID != 1000 {
+			t.Errorf("%s: uid %d gid %d mode %v, want uid 1000 gid %d setgid %v", tt.path, info.UID, info.GID, info.Mode, tt.gid, tt.setgid)
+		}
 	}
 }

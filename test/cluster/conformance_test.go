@@ -37,7 +37,7 @@ func conformanceEnv(name, def string) string {
 	return def
 }
 
-// TestConformance runs the upstream Kubernetes v1.30 end-to-end suite (e2e.test, built by
+// TestConformance runs the upstream Kubernetes v1.37 end-to-end suite (e2e.test, built by
 // make conformance from tools/conformance) against minikubelet nodes joined to a real control
 // plane as kubelets are: each node its own system:node:<name> identity under the Node
 // authorizer and NodeRestriction, its secure port authenticating the API server's kubelet

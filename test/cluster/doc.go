@@ -1,2 +1,2 @@
-// Package cluster tests minikubelet against a real Kubernetes v1.30 control plane (etcd, kube-apiserver, kube-controller-manager) started on loopback: make e2e-cluster.
+// Package cluster tests minikubelet against a real Kubernetes v1.37 control plane (etcd, kube-apiserver, kube-controller-manager) started on loopback: make e2e-cluster.
 package cluster

@@ -125,12 +125,12 @@ func binaryFromImage(t *testing.T, path string) string {
 }
 
 // TestImageAndDeploy: the binary taken out of the image runs, and takes the command line
-// deploy/ gives it; deploy/ applies to a real v1.30 API server (server-side dry run) and its
+// deploy/ gives it; deploy/ applies to a real v1.37 API server (server-side dry run) and its
 // pods meet the restricted Pod Security Standard its namespace enforces.
 func TestImageAndDeploy(t *testing.T) {
 	bin := binaryFromImage(t, imageTar(t))
 	out, err := exec.Command(bin, "version").CombinedOutput()
-	if err != nil || !strings.Contains(string(out), "kubelet compatibility: v1.30") {
+	if err != nil || !strings.Contains(string(out), "kubelet compatibility: v1.37.2") {
 		t.Fatalf("minikubelet version from the image: %v\n%s", err, out)
 	}
 

@@ -141,7 +141,7 @@ func TestKubectlThroughTheSecurePort(t *testing.T) {
 		}
 	})
 
-	// kubectl exec twice over: kubectl's default in v1.30 (WebSocket to the API server, which
+	// kubectl exec twice over: kubectl's default since v1.30 (WebSocket to the API server, which
 	// translates it to SPDY toward the node) and SPDY all the way
 	// (KUBECTL_REMOTE_COMMAND_WEBSOCKETS=false). The translating proxy of v1.30 can lose the
 	// end of a stream when the node closes it quickly (kubernetes#124571), so on that path a

@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strconv"
+	"strings"
 
 	"github.com/minikubelet/minikubelet/pkg/cri"
 	"github.com/minikubelet/minikubelet/pkg/images"
@@ -201,7 +203,21 @@ func (r *Runtime) ImageStatus(ctx context.Context, image cri.ImageSpec) (*cri.Im
 	}
 	out := *img
 	out.RepoTags = slices.Clone(img.RepoTags)
+	out.Uid, out.Username = imageUser(r.imageInfoLocked(img).user)
 	return &out, nil
+}
+
+// imageUser is the user an image's config names as ImageStatus reports it (containerd's
+// getUserFromImage): a numeric uid, else a name; neither when the config has none.
+func imageUser(user string) (*int64, string) {
+	if user == "" {
+		return nil, ""
+	}
+	user, _, _ = strings.Cut(user, ":")
+	if uid, err := strconv.ParseInt(user, 10, 64); err == nil {
+		return &uid, ""
+	}
+	return nil, user
 }
 
 // ListImages lists pulled images in pull order.
