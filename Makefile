@@ -120,7 +120,7 @@ image:
 	CGO_ENABLED=0 GOOS=linux GOARCH=amd64 $(GO) build -trimpath -ldflags "-s -w $(LDFLAGS)" -o _output/image/minikubelet ./cmd/minikubelet
 	cd tools/image && $(GO) run . -binary ../../_output/image/minikubelet -tag $(IMAGE) -o ../../_output/image
 
-## controlplane: build kube-apiserver, kube-controller-manager, kube-scheduler and kubectl v1.30 into _output/bin (tools/controlplane)
+## controlplane: build kube-apiserver, kube-controller-manager, kube-scheduler and kubectl v1.37 into _output/bin (tools/controlplane)
 controlplane:
 	@mkdir -p _output/bin
 	cd tools/controlplane && $(GO) build -o ../../_output/bin/ k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubectl
@@ -152,7 +152,7 @@ else
 CONFORMANCE_DOC_ARGS = -doc $(CONFORMANCE_OUT)/report.md
 endif
 
-## conformance-tools: build e2e.test and ginkgo from k8s.io/kubernetes v1.30 into _output/bin (tools/conformance)
+## conformance-tools: build e2e.test and ginkgo from k8s.io/kubernetes v1.37 into _output/bin (tools/conformance)
 conformance-tools:
 	@mkdir -p _output/bin
 	cd tools/conformance && $(GO) build -o ../../_output/bin/ginkgo github.com/onsi/ginkgo/v2/ginkgo
