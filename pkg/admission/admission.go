@@ -256,28 +256,7 @@ func value(name v1.ResourceName, l v1.ResourceList) int64 {
 // Upstream counts an admitted pod at the larger of its spec and its allocated and actuated
 // resources (in-place resize); the simulator does not resize pods, so the spec is all three.
 func PodRequests(pod *v1.Pod) v1.ResourceList {
-	reqs := v1.ResourceList{}
-	for i := range pod.Spec.Containers {
-		addResourceList(reqs, pod.Spec.Containers[i].Resources.Requests)
-	}
-	sidecars := v1.ResourceList{}
-	initPeak := v1.ResourceList{}
-	for i := range pod.Spec.InitContainers {
-		c := &pod.Spec.InitContainers[i]
-		var during v1.ResourceList
-		if c.RestartPolicy != nil && *c.RestartPolicy == v1.ContainerRestartPolicyAlways {
-			// A sidecar keeps running next to the app containers.
-			addResourceList(reqs, c.Resources.Requests)
-			addResourceList(sidecars, c.Resources.Requests)
-			during = sidecars
-		} else {
-			during = v1.ResourceList{}
-			addResourceList(during, c.Resources.Requests)
-			addResourceList(during, sidecars)
-		}
-		maxResourceList(initPeak, during)
-	}
-	maxResourceList(reqs, initPeak)
+	reqs := containersAggregate(pod, func(c *v1.Container) v1.ResourceList { return c.Resources.Requests })
 	if isPodLevelRequestsSet(pod) {
 		for name, q := range pod.Spec.Resources.Requests {
 			if isSupportedPodLevelResource(name) {
@@ -287,6 +266,42 @@ func PodRequests(pod *v1.Pod) v1.ResourceList {
 	}
 	addResourceList(reqs, pod.Spec.Overhead)
 	return reqs
+}
+
+// PodLimits is the containers' aggregate of their limits, as PodRequests aggregates the
+// requests (component-helpers PodLimits without its pod-level and overhead steps, which
+// the callers apply as the cgroup they size needs them).
+func PodLimits(pod *v1.Pod) v1.ResourceList {
+	return containersAggregate(pod, func(c *v1.Container) v1.ResourceList { return c.Resources.Limits })
+}
+
+// containersAggregate is the larger, per resource, of the app containers plus the
+// restartable (sidecar) init containers, and the peak while any init container runs
+// (itself plus the sidecars started before it), of what of picks from each container.
+func containersAggregate(pod *v1.Pod, of func(*v1.Container) v1.ResourceList) v1.ResourceList {
+	total := v1.ResourceList{}
+	for i := range pod.Spec.Containers {
+		addResourceList(total, of(&pod.Spec.Containers[i]))
+	}
+	sidecars := v1.ResourceList{}
+	initPeak := v1.ResourceList{}
+	for i := range pod.Spec.InitContainers {
+		c := &pod.Spec.InitContainers[i]
+		var during v1.ResourceList
+		if c.RestartPolicy != nil && *c.RestartPolicy == v1.ContainerRestartPolicyAlways {
+			// A sidecar keeps running next to the app containers.
+			addResourceList(total, of(c))
+			addResourceList(sidecars, of(c))
+			during = sidecars
+		} else {
+			during = v1.ResourceList{}
+			addResourceList(during, of(c))
+			addResourceList(during, sidecars)
+		}
+		maxResourceList(initPeak, during)
+	}
+	maxResourceList(total, initPeak)
+	return total
 }
 
 func addResourceList(into, add v1.ResourceList) {

@@ -17,6 +17,7 @@ import (
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/klog/v2"
 
+	"github.com/minikubelet/minikubelet/pkg/admission"
 	"github.com/minikubelet/minikubelet/pkg/events"
 	"github.com/minikubelet/minikubelet/pkg/kuberuntime"
 	"github.com/minikubelet/minikubelet/pkg/podworkers"
@@ -294,8 +295,7 @@ func tmpfsSize(allocatable int64, pod *v1.Pod, sizeLimit *resource.Quantity) int
 
 // podMemoryLimit is the memory limit of the pod's cgroup, as upstream's
 // ResourceConfigForPod: the pod-level limit when spec.resources sets one; else, when every
-// container has a memory limit, the larger of the app containers' and sidecars' sum and
-// the largest init container's (with the sidecars started before it), plus the overhead;
+// container has a memory limit, their aggregate (admission.PodLimits) plus the overhead;
 // else none.
 func podMemoryLimit(pod *v1.Pod) (int64, bool) {
 	if r := pod.Spec.Resources; r != nil {
@@ -303,35 +303,18 @@ func podMemoryLimit(pod *v1.Pod) (int64, bool) {
 			return q.Value(), true
 		}
 	}
-	limit := func(c *v1.Container) (int64, bool) {
-		q, ok := c.Resources.Limits[v1.ResourceMemory]
-		return q.Value(), ok
-	}
-	var sum, sidecars, initMax int64
-	for i := range pod.Spec.InitContainers {
-		c := &pod.Spec.InitContainers[i]
-		l, ok := limit(c)
-		if !ok {
-			return 0, false
+	for _, cs := range [][]v1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
+		for i := range cs {
+			if _, ok := cs[i].Resources.Limits[v1.ResourceMemory]; !ok {
+				return 0, false
+			}
 		}
-		if c.RestartPolicy != nil && *c.RestartPolicy == v1.ContainerRestartPolicyAlways {
-			sidecars += l
-			continue
-		}
-		initMax = max(initMax, l+sidecars)
 	}
-	for i := range pod.Spec.Containers {
-		l, ok := limit(&pod.Spec.Containers[i])
-		if !ok {
-			return 0, false
-		}
-		sum += l
-	}
-	total := max(sum+sidecars, initMax)
+	total := admission.PodLimits(pod)[v1.ResourceMemory]
 	if q, ok := pod.Spec.Overhead[v1.ResourceMemory]; ok {
-		total += q.Value()
+		total.Add(q)
 	}
-	return total, true
+	return total.Value(), true
 }
 
 // podFSGroup is the pod's securityContext.fsGroup.

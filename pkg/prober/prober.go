@@ -544,7 +544,7 @@ func (w *worker) doProbe(ctx context.Context) bool {
 		if m.cfg.ContainerRestartRules {
 			return container.ContainerShouldRestart(&w.container, &w.pod.Spec, c.State.Terminated.ExitCode)
 		}
-		return w.pod.Spec.RestartPolicy != v1.RestartPolicyNever || w.sidecar()
+		return w.pod.Spec.RestartPolicy != v1.RestartPolicyNever || isSidecar(w.pod, w.container.Name)
 	}
 	if w.pod.DeletionTimestamp != nil && (w.probeType == Liveness || w.probeType == Startup) {
 		klog.V(3).InfoS("Pod deletion requested, setting probe result to success", "probeType", w.probeType, "pod", klog.KObj(w.pod), "containerName", w.container.Name)
@@ -626,16 +626,6 @@ func (w *worker) probe(ctx context.Context, status v1.PodStatus, sinceStart time
 	}
 	klog.V(3).InfoS("Probe succeeded", "probeType", w.probeType, "pod", klog.KObj(w.pod), "podUID", w.pod.UID, "containerName", w.container.Name)
 	return results.Success, nil
-}
-
-// sidecar reports whether the worker's container is a restartable init container.
-func (w *worker) sidecar() bool {
-	for i := range w.pod.Spec.InitContainers {
-		if c := &w.pod.Spec.InitContainers[i]; c.Name == w.container.Name {
-			return container.IsRestartableInitContainer(c, true)
-		}
-	}
-	return false
 }
 
 // warn records a ProbeWarning event on the container (a probe that passed with a warning).
@@ -781,8 +771,9 @@ func (w *worker) httpProbe(target, host string, port int, now time.Time) (bool, 
 		if resp.Status < 300 {
 			return true, "", nil
 		}
-		next, err := u.Parse(resp.Header.Get("Location"))
-		if resp.Header.Get("Location") == "" || err != nil || next.Hostname() != u.Hostname() {
+		loc := resp.Header.Get("Location")
+		next, err := u.Parse(loc)
+		if loc == "" || err != nil || next.Hostname() != u.Hostname() {
 			// Go's client hands back the redirect itself: the probe passes, with a warning.
 			w.warn("%s probe warning: Probe terminated redirects, Response body: %s", w.probeType, resp.Body)
 			return true, "", nil
