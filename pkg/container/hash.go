@@ -10,8 +10,8 @@ import (
 	v1 "k8s.io/api/core/v1"
 )
 
-// HashContainer is the hash of a container's spec, as the kubelet's: FNV-32a of its JSON,
-// which leaves out empty fields. A container is restarted when its pod's spec of it no
+// HashContainer is the hash of a container's spec, as the kubelet's: FNV-32a of the JSON
+// of its name and image. A container is restarted when its pod's spec of it no
 // longer hashes to what it was created with (an image update), and its crash-loop
 // back-off is keyed by it, so a new image starts from a fresh back-off.
 //
@@ -32,8 +32,11 @@ func HashContainer(c *v1.Container) uint64 {
 }
 
 func hashSpec(c *v1.Container) uint64 {
+	// Only the name and the image, as upstream's pickFieldsToHash since v1.31: every other
+	// field the API lets change in place (resources, by the resize subresource) must not
+	// restart the container.
 	h := fnv.New32a()
-	data, _ := json.Marshal(c)
+	data, _ := json.Marshal(map[string]string{"name": c.Name, "image": c.Image})
 	_, _ = h.Write(data)
 	return uint64(h.Sum32())
 }

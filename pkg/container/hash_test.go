@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 )
 
 func TestHashContainer(t *testing.T) {
@@ -21,6 +22,11 @@ func TestHashContainer(t *testing.T) {
 		{"the same container again", a, true},
 		{"an equal container of another pod", spec("busybox:1.36"), true},
 		{"another image", spec("busybox:1.37"), false},
+		{"other resources (an in-place resize)", func() *v1.Container {
+			c := spec("busybox:1.36")
+			c.Resources.Limits = v1.ResourceList{v1.ResourceCPU: resource.MustParse("200m")}
+			return c
+		}(), true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			got := HashContainer(c.c)

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/minikubelet/minikubelet/pkg/cri"
@@ -122,6 +123,16 @@ type ContainerStatus struct {
 	// Hash is the hash of the container spec it was created from (HashContainer), read
 	// back from its annotation: a spec that no longer hashes the same restarts it. 0: none.
 	Hash uint64
+	// Resources are the container's CPU and memory as the runtime reports them applied
+	// (CRI ContainerStatus.Resources), nil when it reports none: what an in-place resize
+	// has actuated.
+	Resources *ContainerResources
+}
+
+// ContainerResources are a container's applied resources, converted back from its cgroup
+// values as upstream's kubecontainer.ContainerResources: nil fields are unknown.
+type ContainerResources struct {
+	CPURequest, CPULimit, MemoryLimit *resource.Quantity
 }
 
 // PodStatus is the runtime's view of one pod, as stored in the status cache.

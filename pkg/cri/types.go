@@ -99,6 +99,9 @@ type PodSandboxConfig struct {
 	// Sysctls are the pod's namespaced sysctls, dotted (LinuxPodSandboxConfig.Sysctls):
 	// its containers read them under /proc/sys.
 	Sysctls map[string]string
+	// CgroupParent is the pod's cgroup the kubelet made, its containers' cgroups are
+	// made under (LinuxPodSandboxConfig.CgroupParent): "/kubepods/burstable/pod<uid>".
+	CgroupParent string
 }
 
 // PodSandbox is one entry of ListPodSandbox. Times are unix nanoseconds, as in CRI.
@@ -313,6 +316,10 @@ type ContainerStatus struct {
 	// Mounts are the container's mounts, as created (the kubelet finds the host file of
 	// the termination message among them).
 	Mounts []Mount
+	// Resources are the container's Linux resources in force (CRI's
+	// ContainerStatus.Resources.Linux: its cgroup's CPU and memory settings, as created
+	// or last updated); nil when the runtime does not know them.
+	Resources *ContainerResources
 }
 
 // Runtime condition types reported by Status.
@@ -441,6 +448,11 @@ type RuntimeService interface {
 	ListContainerStats(ctx context.Context, filter *ContainerStatsFilter) ([]ContainerStats, error)
 	// ListPodSandboxStats returns the resource use of every pod sandbox.
 	ListPodSandboxStats(ctx context.Context) ([]PodSandboxStats, error)
+	// UpdateContainerResources sets a container's CPU and memory limits and CPU shares in
+	// place (in-place pod resize): a running one's cgroup, which its processes feel at
+	// once; a created one starts with them; of one that exited, as containerd, only its
+	// record (ContainerStatus.Resources) changes. An unknown container wraps ErrNotFound.
+	UpdateContainerResources(ctx context.Context, containerID string, resources *ContainerResources) error
 }
 
 // ImageService is the CRI image service.

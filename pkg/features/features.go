@@ -60,6 +60,35 @@ const (
 	// failed init container will not).
 	// Upstream: beta (default on) since v1.35.
 	ContainerRestartRules featuregate.Feature = "ContainerRestartRules"
+
+	// InPlacePodVerticalScaling resizes running pods in place: an update of a pod's
+	// container resources (the resize subresource) is allocated when the node has room
+	// (else PodResizePending, Deferred), applied to the containers' cgroups
+	// (UpdateContainerResources) or by a restart when a container's resizePolicy says so,
+	// with PodResizeInProgress meanwhile; statuses carry resources and allocatedResources.
+	// Upstream: GA and locked on since v1.35.
+	InPlacePodVerticalScaling featuregate.Feature = "InPlacePodVerticalScaling"
+
+	// InPlacePodLevelResourcesVerticalScaling resizes pod-level resources in place too:
+	// the pod cgroup follows, containers without limits of their own are bounded by the
+	// pod's, and the pod status carries resources and allocatedResources.
+	// Upstream: beta (default on) since v1.36.
+	InPlacePodLevelResourcesVerticalScaling featuregate.Feature = "InPlacePodLevelResourcesVerticalScaling"
+
+	// InPlacePodVerticalScalingInitContainers resizes a running regular init container.
+	// Upstream: GA and locked on in v1.37.
+	InPlacePodVerticalScalingInitContainers featuregate.Feature = "InPlacePodVerticalScalingInitContainers"
+
+	// PodObservedGenerationTracking reports the pod generation the status was made from:
+	// status.observedGeneration and the kubelet's conditions' observedGeneration.
+	// Upstream: GA and locked on since v1.35.
+	PodObservedGenerationTracking featuregate.Feature = "PodObservedGenerationTracking"
+
+	// NodeDeclaredFeatures publishes status.declaredFeatures (the modelled ones: the
+	// resize features above) and refuses a pod that needs a feature the node does not
+	// declare, with PodFeatureUnsupported.
+	// Upstream: GA and locked on in v1.37.
+	NodeDeclaredFeatures featuregate.Feature = "NodeDeclaredFeatures"
 )
 
 // modelled lists the gates above: Simulated answers from it.
@@ -73,6 +102,11 @@ var modelled = []featuregate.Feature{
 	ReduceDefaultCrashLoopBackOffDecay,
 	DisableNodeKubeProxyVersion,
 	ContainerRestartRules,
+	InPlacePodVerticalScaling,
+	InPlacePodLevelResourcesVerticalScaling,
+	InPlacePodVerticalScalingInitContainers,
+	PodObservedGenerationTracking,
+	NodeDeclaredFeatures,
 }
 
 // Gates of v1.37 that change kubelet behaviour the simulator is to model next. They are
@@ -80,26 +114,21 @@ var modelled = []featuregate.Feature{
 // component takes their value (then move the name to modelled, with a comment saying what
 // it changes). Stages: see the table (`minikubelet feature-gates` lists them).
 const (
-	PodLevelResources                       featuregate.Feature = "PodLevelResources"
-	InPlacePodVerticalScaling               featuregate.Feature = "InPlacePodVerticalScaling"
-	InPlacePodLevelResourcesVerticalScaling featuregate.Feature = "InPlacePodLevelResourcesVerticalScaling"
-	RestartAllContainersOnContainerExits    featuregate.Feature = "RestartAllContainersOnContainerExits"
-	ImageVolume                             featuregate.Feature = "ImageVolume"
-	UserNamespacesSupport                   featuregate.Feature = "UserNamespacesSupport"
-	SupplementalGroupsPolicy                featuregate.Feature = "SupplementalGroupsPolicy"
-	PodObservedGenerationTracking           featuregate.Feature = "PodObservedGenerationTracking"
-	EnvFiles                                featuregate.Feature = "EnvFiles"
-	NodeDeclaredFeatures                    featuregate.Feature = "NodeDeclaredFeatures"
-	KubeletPSI                              featuregate.Feature = "KubeletPSI"
-	ProcMountType                           featuregate.Feature = "ProcMountType"
+	PodLevelResources                    featuregate.Feature = "PodLevelResources"
+	RestartAllContainersOnContainerExits featuregate.Feature = "RestartAllContainersOnContainerExits"
+	ImageVolume                          featuregate.Feature = "ImageVolume"
+	UserNamespacesSupport                featuregate.Feature = "UserNamespacesSupport"
+	SupplementalGroupsPolicy             featuregate.Feature = "SupplementalGroupsPolicy"
+	EnvFiles                             featuregate.Feature = "EnvFiles"
+	KubeletPSI                           featuregate.Feature = "KubeletPSI"
+	ProcMountType                        featuregate.Feature = "ProcMountType"
 )
 
 // planned lists the gates above, so that a test checks each against the table.
 var planned = []featuregate.Feature{
-	PodLevelResources, InPlacePodVerticalScaling, InPlacePodLevelResourcesVerticalScaling,
-	RestartAllContainersOnContainerExits,
-	ImageVolume, UserNamespacesSupport, SupplementalGroupsPolicy, PodObservedGenerationTracking,
-	EnvFiles, NodeDeclaredFeatures, KubeletPSI, ProcMountType,
+	PodLevelResources, RestartAllContainersOnContainerExits,
+	ImageVolume, UserNamespacesSupport, SupplementalGroupsPolicy,
+	EnvFiles, KubeletPSI, ProcMountType,
 }
 
 // Simulated reports whether the simulator models a gate: set, it changes what a node does.

@@ -30,6 +30,11 @@ func TestModelledGateSpecs(t *testing.T) {
 		{ReduceDefaultCrashLoopBackOffDecay, featuregate.FeatureSpec{Default: false, PreRelease: featuregate.Alpha, Version: version.MajorMinor(1, 33)}},
 		{DisableNodeKubeProxyVersion, featuregate.FeatureSpec{Default: true, PreRelease: featuregate.Deprecated, LockToDefault: true, Version: version.MajorMinor(1, 36)}},
 		{ContainerRestartRules, featuregate.FeatureSpec{Default: true, PreRelease: featuregate.Beta, Version: version.MajorMinor(1, 35)}},
+		{InPlacePodVerticalScaling, featuregate.FeatureSpec{Default: true, PreRelease: featuregate.GA, LockToDefault: true, Version: version.MajorMinor(1, 35)}},
+		{InPlacePodLevelResourcesVerticalScaling, featuregate.FeatureSpec{Default: true, PreRelease: featuregate.Beta, Version: version.MajorMinor(1, 36)}},
+		{InPlacePodVerticalScalingInitContainers, featuregate.FeatureSpec{Default: true, PreRelease: featuregate.GA, LockToDefault: true, Version: version.MajorMinor(1, 37)}},
+		{PodObservedGenerationTracking, featuregate.FeatureSpec{Default: true, PreRelease: featuregate.GA, LockToDefault: true, Version: version.MajorMinor(1, 35)}},
+		{NodeDeclaredFeatures, featuregate.FeatureSpec{Default: true, PreRelease: featuregate.GA, LockToDefault: true, Version: version.MajorMinor(1, 37)}},
 	}
 	all := DefaultMutableFeatureGate.GetAll()
 	for _, tt := range tests {
@@ -301,7 +306,7 @@ func TestUnsimulatedGates(t *testing.T) {
 			}
 		})
 	}
-	if Simulated(InPlacePodVerticalScaling) || !Simulated(EventedPLEG) {
-		t.Error("Simulated: want EventedPLEG modelled and InPlacePodVerticalScaling not")
+	if Simulated(EnvFiles) || !Simulated(EventedPLEG) {
+		t.Error("Simulated: want EventedPLEG modelled and EnvFiles not")
 	}
 }

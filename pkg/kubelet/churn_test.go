@@ -45,6 +45,8 @@ func (h *harness) census() map[string]int {
 		"file source first-seen":   seen,
 		"file source parsed files": files,
 		"config merger pods":       len(k.merger.Pods()),
+		"pod cgroups":              podCgroupCount(k),
+		"pod allocations":          len(k.alloc.Pods()),
 	}
 }
 
@@ -86,7 +88,7 @@ func TestChurnLeavesNothingBehind(t *testing.T) {
 			// The state the check below expects gone must exist while the pods run, or the
 			// check proves nothing.
 			c := h.census()
-			for _, what := range []string{"pod workers", "status cache entries", "pod statuses", "PLEG records", "probe workers", "readiness results", "container back-offs", "file source first-seen", "runtime containers", "kept /pods encodings"} {
+			for _, what := range []string{"pod cgroups", "pod allocations", "pod workers", "status cache entries", "pod statuses", "PLEG records", "probe workers", "readiness results", "container back-offs", "file source first-seen", "runtime containers", "kept /pods encodings"} {
 				if c[what] < batch {
 					t.Fatalf("with %d pods running: %s = %d, want at least %d (%v)", batch, what, c[what], batch, c)
 				}
@@ -128,4 +130,17 @@ func liveHeap() uint64 {
 	var m runtime.MemStats
 	runtime.ReadMemStats(&m)
 	return m.HeapAlloc
+}
+
+// podCgroupCount is how many pod cgroups the node's hierarchy holds.
+func podCgroupCount(k *Kubelet) int {
+	n := 0
+	for _, parent := range qosParents {
+		for _, name := range k.podCgroups.tree.Children(parent) {
+			if strings.HasPrefix(name, "pod") {
+				n++
+			}
+		}
+	}
+	return n
 }

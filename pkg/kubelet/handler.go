@@ -46,6 +46,9 @@ func (k *Kubelet) HandlePodAdditions(pods []*v1.Pod) {
 				continue
 			}
 		}
+		if k.alloc != nil && !k.alloc.Has(pod.UID) {
+			k.alloc.Allocate(pod) // what it was admitted with
+		}
 		k.podWorkers.UpdatePod(podworkers.UpdatePodOptions{Pod: pod, UpdateType: kubetypes.SyncPodCreate, StartTime: start})
 		// An ADD of a UID already known replaces it.
 		usage.Remove(pod.UID)
@@ -60,7 +63,14 @@ func (k *Kubelet) HandlePodAdditions(pods []*v1.Pod) {
 func (k *Kubelet) HandlePodUpdates(pods []*v1.Pod) {
 	start := k.clock.Now()
 	for _, pod := range pods {
+		old, _ := k.pods.GetPodByUID(pod.UID)
 		k.pods.AddPod(pod)
+		// An admitted pod whose resources changed asks for an in-place resize (the API
+		// server's resize subresource): accepted, or pending until there is room.
+		if k.alloc != nil && k.alloc.Has(pod.UID) && resizeRequested(old, pod) {
+			k.handleResize(pod)
+		}
+		k.checkUpdateFeatures(old, pod)
 		k.podWorkers.UpdatePod(podworkers.UpdatePodOptions{Pod: pod, UpdateType: kubetypes.SyncPodUpdate, StartTime: start})
 	}
 }
@@ -79,6 +89,8 @@ func (k *Kubelet) HandlePodRemoves(pods []*v1.Pod) {
 		klog.V(3).InfoS("Pod has been deleted and must be killed", "pod", klog.KObj(pod), "podUID", pod.UID)
 		k.podWorkers.UpdatePod(podworkers.UpdatePodOptions{Pod: pod, UpdateType: kubetypes.SyncPodKill, StartTime: start})
 	}
+	// Room was freed: a deferred resize may fit now.
+	k.retryPendingResizes()
 }
 
 // HandlePodReconcile is the config RECONCILE handler: only the status changed at the
@@ -122,6 +134,9 @@ func (k *Kubelet) canAdmitPod(usage *admission.Usage, pod *v1.Pod) admission.Res
 	res := k.sysctls.Admit(pod)
 	if res.Admit {
 		res = usage.AdmitPredicates(pod, k.nodeInfo)
+	}
+	if res.Admit && k.declared != nil {
+		res = k.declared.admit(pod)
 	}
 	if res.Admit && k.eviction != nil {
 		if ok, reason, message := k.eviction.Admit(pod); !ok {
@@ -206,6 +221,11 @@ func (k *Kubelet) killPodNow(pod *v1.Pod, gracePeriod int64, status func(*v1.Pod
 // SyncPod generates and stores the pod's status and, unless it is terminal, lets the
 // runtime manager converge it.
 func (k *Kubelet) SyncPod(ctx context.Context, updateType kubetypes.SyncPodType, pod *v1.Pod, podStatus *container.PodStatus) (bool, error) {
+	if k.alloc != nil {
+		// The pod runs with what was allocated to it, not what a pending resize asks.
+		pod, _ = k.alloc.PodFromAllocation(pod)
+		k.syncResize(pod, podStatus)
+	}
 	return k.syncer.SyncPod(ctx, updateType, pod, podStatus)
 }
 
@@ -225,6 +245,9 @@ func (k *Kubelet) SyncTerminatingRuntimePod(ctx context.Context, runningPod *con
 func (k *Kubelet) SyncTerminatedPod(ctx context.Context, pod *v1.Pod, podStatus *container.PodStatus) error {
 	if err := k.syncer.SyncTerminatedPod(ctx, pod, podStatus); err != nil {
 		return err
+	}
+	if k.alloc != nil {
+		k.alloc.Remove(pod.UID)
 	}
 	k.unmountVolumes(ctx, pod.UID)
 	return nil

@@ -95,9 +95,17 @@ func (k *Kubelet) HandlePodCleanups(ctx context.Context) error {
 		_, working := workingPods[uid]
 		return desired[uid] || working || inRuntime[uid]
 	})
+	// Their cgroups likewise, once no container of theirs is left in them.
+	k.podCgroups.cleanupOrphans(ctx, func(uid types.UID) bool {
+		_, working := workingPods[uid]
+		return desired[uid] || working || inRuntime[uid]
+	})
 	k.objects.prune(allPods)
 
 	k.runtimeMgr.ContainerBackOff().GC()
+	// Pods terminated since: a deferred resize may fit now (upstream retries them when
+	// pods leave and periodically).
+	k.retryPendingResizes()
 	return nil
 }
 

@@ -19,6 +19,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/minikubelet/minikubelet/pkg/admission"
+	"github.com/minikubelet/minikubelet/pkg/allocation"
 	"github.com/minikubelet/minikubelet/pkg/cluster"
 	"github.com/minikubelet/minikubelet/pkg/config"
 	"github.com/minikubelet/minikubelet/pkg/events"
@@ -176,6 +177,13 @@ type Kubelet struct {
 	desired            map[types.UID]bool // housekeeping's desired pods, reused from one pass to the next
 	inRuntime          map[types.UID]bool // housekeeping's pods the runtime has, reused likewise
 	lastPodFiles       podFilePaths       // podFiles' last answer
+
+	// alloc keeps pods' allocated and actuated resources and their resize conditions;
+	// nil without InPlacePodVerticalScaling.
+	alloc      *allocation.Manager
+	podCgroups podCgroups // the node's pod cgroups (the runtime's cgroup hierarchy)
+	// declared are the node's declared features; nil without NodeDeclaredFeatures.
+	declared *declaredFeatures
 
 	nodeInfo         admission.NodeInfo
 	sysctls          *admission.SysctlAllowlist
@@ -347,6 +355,20 @@ func New(cfg Config) (*Kubelet, error) {
 	}); err != nil {
 		return nil, fmt.Errorf("create prober manager: %w", err)
 	}
+	k.podCgroups = podCgroups{tree: cfg.Runtime.CgroupFS()}
+	if cfg.Gate.Enabled(features.NodeDeclaredFeatures) {
+		if k.declared, err = newDeclaredFeatures(cfg.Gate, nodestatus.DefaultKubeletVersion); err != nil {
+			return nil, err
+		}
+	}
+	inPlaceResize := cfg.Gate.Enabled(features.InPlacePodVerticalScaling)
+	podLevelResize := inPlaceResize && cfg.Gate.Enabled(features.InPlacePodLevelResourcesVerticalScaling)
+	var resize podstatus.ResizeStatus
+	var actuated kuberuntime.ActuatedState
+	if inPlaceResize {
+		k.alloc = allocation.New(cfg.Clock)
+		resize, actuated = resizeStatus{alloc: k.alloc, cgroups: k.podCgroups}, k.alloc
+	}
 	k.generator = podstatus.NewGenerator(podstatus.GeneratorConfig{
 		Features: podstatus.Features{
 			// GA since v1.33 and its gate gone since v1.36: every release from v1.34 on
@@ -354,10 +376,15 @@ func New(cfg Config) (*Kubelet, error) {
 			SidecarContainers:                  true,
 			PodReadyToStartContainersCondition: cfg.Gate.Enabled(features.PodReadyToStartContainersCondition),
 			ContainerRestartRules:              cfg.Gate.Enabled(features.ContainerRestartRules),
+			InPlacePodVerticalScaling:          inPlaceResize,
+			// The pod's status.resources and allocatedResources.
+			InPlacePodLevelResourcesVerticalScaling: podLevelResize,
+			PodObservedGenerationTracking:           cfg.Gate.Enabled(features.PodObservedGenerationTracking),
 		},
 		Reasons: k.reasons,
 		HostIP:  hostIP(nodeIP),
 		Probes:  k.prober,
+		Resize:  resize,
 	})
 	maxBackOff, initialBackOff := crashLoopBackOff(cfg.Gate, &k.cfg.Kubelet)
 	if k.runtimeMgr, err = kuberuntime.NewManager(kuberuntime.Config{
@@ -383,6 +410,13 @@ func New(cfg Config) (*Kubelet, error) {
 		PullCredentials:     k.pullCredentials,
 		// A container's own restartPolicy and rules override the pod's.
 		ContainerRestartRules: cfg.Gate.Enabled(features.ContainerRestartRules),
+		// In-place pod resize.
+		InPlacePodVerticalScaling:               inPlaceResize,
+		InPlacePodLevelResourcesVerticalScaling: podLevelResize,
+		InPlacePodVerticalScalingInitContainers: inPlaceResize && cfg.Gate.Enabled(features.InPlacePodVerticalScalingInitContainers),
+		Actuated:                                actuated,
+		PodCgroups:                              k.podCgroups,
+		MemoryUsage:                             k.podMemoryUsage,
 	}); err != nil {
 		return nil, fmt.Errorf("create runtime manager: %w", err)
 	}
@@ -396,6 +430,7 @@ func New(cfg Config) (*Kubelet, error) {
 		Registry:  cfg.Registry,
 		Probes:    k.prober,
 		Prepare:   k.preparePod,
+		AfterSync: k.resizeFailed,
 	}); err != nil {
 		return nil, fmt.Errorf("create pod syncer: %w", err)
 	}
@@ -717,6 +752,8 @@ func (k *Kubelet) buildNodeStatus(nodeIP string) error {
 		KubeReserved:   kube,
 		EvictionHard:   kc.EvictionHard,
 		Versions:       nodestatus.Versions{KubeProxyVersion: !k.gate.Enabled(features.DisableNodeKubeProxyVersion)},
+		// What the API server's NodeDeclaredFeatures admission and the scheduler read.
+		DeclaredFeatures: k.declaredList(),
 		// The conditions are the eviction manager's (built next), as upstream's setters'.
 		Pressure:                  func(c v1.NodeConditionType) bool { return k.eviction != nil && k.eviction.IsUnderPressure(c) },
 		KubeletPort:               port,

@@ -57,6 +57,9 @@ type SyncerConfig struct {
 	// WaitForAttachAndMount). An error fails the sync and the containers wait; the next
 	// sync tries again. Nil: nothing to prepare.
 	Prepare func(ctx context.Context, pod *v1.Pod) error
+	// AfterSync sees each SyncPod's runtime result (a failed in-place resize); true when
+	// it changed what the pod's status shows, which is then stored again. Nil: none.
+	AfterSync func(pod *v1.Pod, result kuberuntime.PodSyncResult) bool
 }
 
 // Probes is what the sync functions tell the prober manager (upstream's probeManager calls).
@@ -76,6 +79,7 @@ type Syncer struct {
 	reasons  *podstatus.ReasonCache
 	probes   Probes
 	prepare  func(ctx context.Context, pod *v1.Pod) error
+	after    func(pod *v1.Pod, result kuberuntime.PodSyncResult) bool
 	clock    clock.PassiveClock
 	recorder events.Recorder
 	start    prometheus.Histogram
@@ -117,7 +121,7 @@ func NewSyncer(cfg SyncerConfig) (*Syncer, error) {
 	}
 	return &Syncer{
 		runtime: cfg.Runtime, status: cfg.Status, gen: cfg.Generator, reasons: cfg.Reasons,
-		clock: cfg.Clock, recorder: cfg.Recorder, start: start, probes: cfg.Probes, prepare: cfg.Prepare,
+		clock: cfg.Clock, recorder: cfg.Recorder, start: start, probes: cfg.Probes, prepare: cfg.Prepare, after: cfg.AfterSync,
 		firstSeen: map[types.UID]time.Time{}, observed: map[types.UID]bool{},
 	}, nil
 }
@@ -214,7 +218,8 @@ func (s *Syncer) SyncPod(ctx context.Context, updateType kubetypes.SyncPodType, 
 
 	result := s.runtime.SyncPod(ctx, pod, podStatus)
 	result.RecordReasons(s.reasons, pod.UID)
-	if result.StartFailed() {
+	changed := s.after != nil && s.after(pod, result)
+	if result.StartFailed() || changed {
 		// Show why the container waits (CrashLoopBackOff, ErrImagePull ...) at once. Upstream
 		// writes it only at the pod's next sync, up to a back-off later; the runtime state did
 		// not change, so this status is the one that sync would write.

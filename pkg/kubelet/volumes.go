@@ -114,6 +114,11 @@ func (k *Kubelet) preparePod(ctx context.Context, pod *v1.Pod) error {
 	if err := k.nodeFS.MkdirAll(podDir(pod.UID), podDirMode, 0, 0); err != nil {
 		return fmt.Errorf("create the pod's directory %s: %w", podDir(pod.UID), err)
 	}
+	// The pod's cgroup, before its sandbox (upstream's EnsureExists): its limits bound
+	// the pod's containers; what it is made with is what is actuated at the pod level.
+	if k.podCgroups.ensure(pod) && k.alloc != nil && pod.Spec.Resources != nil {
+		k.alloc.SetActuatedPod(pod.UID, pod.Spec.Resources)
+	}
 	if err := k.writePodNetworkFiles(pod); err != nil {
 		k.recordEvent(events.PodRef(pod), v1.EventTypeWarning, "FailedCreatePodSandBox", "Failed to create pod sandbox: %v", err)
 		return fmt.Errorf("generate the sandbox config of pod %q: %w", kuberuntime.FormatPod(pod), err)

@@ -33,6 +33,8 @@ type podActions struct {
 	EphemeralContainersToStart []int
 	// ContainersToKill are running containers to stop before starting others.
 	ContainersToKill map[container.ContainerID]containerToKillInfo
+	// resize is what an in-place resize updates.
+	resize resizeActions
 }
 
 type containerToKillInfo struct {
@@ -178,6 +180,10 @@ func (m *Manager) computePodActions(pod *v1.Pod, podStatus *container.PodStatus)
 		}
 		message, grace = m.probeFailure(c, s.ID)
 		if message == "" {
+			if !m.computeResize(pod, c, s, &changes) {
+				changes.ContainersToStart = append(changes.ContainersToStart, idx)
+				continue
+			}
 			keep++
 			continue
 		}
@@ -194,6 +200,7 @@ func (m *Manager) computePodActions(pod *v1.Pod, podStatus *container.PodStatus)
 		changes.ContainersToKill[s.ID] = containerToKillInfo{name: s.Name, container: c, message: message, grace: grace}
 	}
 
+	changes.resize.podLevel = m.podLevelResizeNeeded(pod)
 	if keep == 0 && len(changes.ContainersToStart) == 0 {
 		// Every app container is done and none restarts: the pod is over; sidecars must not
 		// keep it alive.
@@ -306,7 +313,12 @@ func (m *Manager) computeInitContainerActions(pod *v1.Pod, podStatus *container.
 
 		case container.ContainerStateRunning:
 			if !restartable {
-				break // wait for the init container to finish
+				// Wait for the init container to finish; meanwhile it follows a resize
+				// (InPlacePodVerticalScalingInitContainers, GA in v1.37).
+				if m.cfg.InPlacePodVerticalScalingInitContainers && !m.computeResize(pod, c, s, changes) {
+					changes.InitContainersToStart = append(changes.InitContainersToStart, i)
+				}
+				break
 			}
 			// As upstream: a sidecar with a startup probe is started (and the next
 			// container may start) once the probe succeeded; one that failed it restarts.
@@ -336,6 +348,9 @@ func (m *Manager) computeInitContainerActions(pod *v1.Pod, podStatus *container.
 						message: fmt.Sprintf("Init container %s failed liveness probe", c.Name), grace: probeGrace(c.LivenessProbe)}
 					changes.InitContainersToStart = append(changes.InitContainersToStart, i)
 				}
+			}
+			if _, killed := changes.ContainersToKill[s.ID]; !killed && !m.computeResize(pod, c, s, changes) {
+				changes.InitContainersToStart = append(changes.InitContainersToStart, i)
 			}
 
 		case container.ContainerStateExited:

@@ -230,7 +230,7 @@ func TestGenerateContainerConfig(t *testing.T) {
 		Stdin:  true, StdinOnce: true, TTY: true,
 		Security: &cri.SecurityContext{},
 		// A BestEffort pod's container: the OOM killer's first choice.
-		Resources: &cri.ContainerResources{OomScoreAdj: 1000},
+		Resources: &cri.ContainerResources{CPUShares: 2, OomScoreAdj: 1000}, // a BestEffort container: the minimum shares
 	}
 	if diff := cmp.Diff(want, config, cmpIgnoreLabels); diff != "" {
 		t.Errorf("container config (-want +got):\n%s", diff)

@@ -96,6 +96,25 @@ type Config struct {
 	// After is a pending operation completed d from now on the clock (sleep lifecycle
 	// hooks); nil: sleep hooks return at once.
 	After func(d time.Duration) *task.Op
+	// InPlacePodVerticalScaling is the gate: a running container whose allocated resources
+	// (its spec: the kubelet passes the allocated pod) differ from those set on its cgroup
+	// is resized in place (UpdateContainerResources), or restarted when its resizePolicy
+	// says so. It needs Actuated.
+	InPlacePodVerticalScaling bool
+	// InPlacePodLevelResourcesVerticalScaling is the gate: pod-level resources are resized
+	// in place too, and bound the containers that set no limit of their own.
+	InPlacePodLevelResourcesVerticalScaling bool
+	// InPlacePodVerticalScalingInitContainers is the gate: a running regular init
+	// container is resized too (a sidecar always is).
+	InPlacePodVerticalScalingInitContainers bool
+	// Actuated keeps what was set on each container's and pod's cgroups. Nil: no resizes.
+	Actuated ActuatedState
+	// PodCgroups is the node's pod cgroups: their names are the sandboxes' cgroup
+	// parents, and a resize updates them. Nil: none.
+	PodCgroups PodCgroups
+	// MemoryUsage is the memory a pod and each of its containers use, checked before a
+	// memory limit is lowered. Nil: not checked.
+	MemoryUsage func(ctx context.Context, pod *v1.Pod) (podBytes int64, containers map[string]int64, err error)
 	// Crash-loop and image pull back-off bounds; zero means the kubelet's defaults.
 	ContainerBackOff, MaxContainerBackOff time.Duration
 	ImageBackOff, MaxImageBackOff         time.Duration
@@ -335,6 +354,11 @@ func (m *Manager) SyncPod(ctx context.Context, pod *v1.Pod, podStatus *container
 			}
 		}
 	}
+	// Resize running containers in place before starting app containers, as upstream's
+	// step 7: a container restarted for its resizePolicy starts with its new resources.
+	if m.cfg.InPlacePodVerticalScaling && m.cfg.Actuated != nil && changes.resize.any() {
+		result.SyncResults = append(result.SyncResults, m.doPodResize(ctx, pod, changes))
+	}
 	for _, idx := range changes.ContainersToStart {
 		_ = start(kindApp, &pod.Spec.Containers[idx])
 	}
@@ -353,6 +377,8 @@ func (m *Manager) generatePodSandboxConfig(pod *v1.Pod, attempt uint32) *cri.Pod
 		Hostname:    hostname,
 		Labels:      newPodLabels(pod),
 		Annotations: newPodAnnotations(pod),
+		// its containers' cgroups go under the pod's (LinuxPodSandboxConfig.CgroupParent)
+		CgroupParent: m.sandboxCgroupParent(pod),
 	}
 	if sc := pod.Spec.SecurityContext; sc != nil && len(sc.Sysctls) > 0 {
 		cfg.Sysctls = map[string]string{}
@@ -423,6 +449,11 @@ func (m *Manager) startContainer(ctx context.Context, sandboxID string, sandboxC
 		return err.Error(), ErrCreateContainer
 	}
 	m.recorder.Eventf(ref, v1.EventTypeNormal, "Created", "Created container %s", c.Name)
+	if m.cfg.InPlacePodVerticalScaling && m.cfg.Actuated != nil {
+		// Its cgroup was made with its allocated resources (upstream records them once the
+		// container is created).
+		m.cfg.Actuated.SetActuated(pod.UID, c.Name, m.actuation(pod, c))
+	}
 	if err := m.runtime.StartContainer(ctx, id); err != nil {
 		m.recorder.Eventf(ref, v1.EventTypeWarning, "Failed", "Error: %v", err)
 		return err.Error(), ErrRunContainer
@@ -630,6 +661,14 @@ type ProbeResults interface {
 // CRI's LinuxContainerResources, and its memory request (the simulator's runtime uses it as
 // the use of a container whose behaviour gives none).
 func (m *Manager) containerResources(pod *v1.Pod, c *v1.Container) *cri.ContainerResources {
+	if m.cfg.InPlacePodLevelResourcesVerticalScaling && pod.Spec.Resources != nil && len(pod.Spec.Resources.Limits) > 0 {
+		// A container without a limit of its own is bounded by its pod's (upstream's
+		// generateLinuxContainerResources with pod-level resources).
+		withPod := *c
+		withPod.Resources = *c.Resources.DeepCopy()
+		withPod.Resources.Limits = EffectiveLimits(pod.Spec.Resources, &c.Resources)
+		c = &withPod
+	}
 	r := containerLimits(c)
 	// The OOM killer's preference by QoS class, as upstream's GetContainerOOMScoreAdjust.
 	critical := kubetypes.IsCriticalPod(pod) && pod.Spec.PriorityClassName == "system-node-critical"
@@ -652,6 +691,7 @@ func containerLimits(c *v1.Container) cri.ContainerResources {
 	}
 	// CPU as upstream's generateLinuxContainerResources writes it: shares from the request
 	// (the limit when there is none), the CFS quota from the limit over a 100ms period.
+	// A container with neither gets the minimum, 2.
 	cpuRequest, hasRequest := c.Resources.Requests[v1.ResourceCPU]
 	cpuLimit, hasLimit := c.Resources.Limits[v1.ResourceCPU]
 	switch {
@@ -659,6 +699,8 @@ func containerLimits(c *v1.Container) cri.ContainerResources {
 		r.CPUShares = milliCPUToShares(cpuRequest.MilliValue())
 	case hasLimit:
 		r.CPUShares = milliCPUToShares(cpuLimit.MilliValue())
+	default:
+		r.CPUShares = milliCPUToShares(0)
 	}
 	if hasLimit {
 		r.CPUPeriod = quotaPeriod

@@ -92,6 +92,23 @@ func (g *Group) Charge(n int64) bool {
 	return true
 }
 
+// SetLimit changes g's limit to limit bytes (0: none), as writing memory.max does (an
+// in-place resize). When g holds more than the new limit, the kernel reclaims what it can,
+// which of a program's heap is nothing, and its OOM killer then kills g, as a charge past
+// the limit would: onKill is called and SetLimit returns false. A killed group's limit
+// does not matter any more: false too.
+func (g *Group) SetLimit(limit int64) bool {
+	if g.killed {
+		return false
+	}
+	g.limit = limit
+	if g.index >= 0 && limit > 0 && g.used > limit {
+		g.kill()
+		return false
+	}
+	return true
+}
+
 // Uncharge gives back n bytes g's processes no longer hold.
 func (g *Group) Uncharge(n int64) {
 	if g.killed || g.index < 0 || n <= 0 {

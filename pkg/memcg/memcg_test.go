@@ -135,3 +135,38 @@ func TestOOMScoreAdj(t *testing.T) {
 		}
 	}
 }
+
+func TestSetLimit(t *testing.T) {
+	tests := []struct {
+		name       string
+		used       int64
+		limit      int64
+		wantOK     bool
+		wantKilled bool
+		wantUsed   int64
+	}{
+		{"raise", 50, 200, true, false, 50},
+		{"lower above use", 50, 60, true, false, 50},
+		{"lower below use", 50, 40, false, true, 0},
+		{"remove", 50, 0, true, false, 50},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := NewRoot(0)
+			kills := 0
+			g := r.NewGroup(100, 0, func() { kills++ })
+			if !g.Charge(tt.used) {
+				t.Fatal("Charge failed")
+			}
+			if got := g.SetLimit(tt.limit); got != tt.wantOK {
+				t.Errorf("SetLimit(%d) = %v, want %v", tt.limit, got, tt.wantOK)
+			}
+			if g.Killed() != tt.wantKilled || (kills == 1) != tt.wantKilled || g.Used() != tt.wantUsed || r.Used() != tt.wantUsed {
+				t.Errorf("killed %v (onKill %d), used %d, root %d; want killed %v, used %d", g.Killed(), kills, g.Used(), r.Used(), tt.wantKilled, tt.wantUsed)
+			}
+			if !tt.wantKilled && g.Limit() != tt.limit {
+				t.Errorf("Limit() = %d, want %d", g.Limit(), tt.limit)
+			}
+		})
+	}
+}

@@ -97,6 +97,9 @@ type Config struct {
 	Pressure func(v1.NodeConditionType) bool
 
 	Versions Versions
+	// DeclaredFeatures are the node's status.declaredFeatures (NodeDeclaredFeatures), set
+	// after every other setter as upstream's setNodeStatus does. Nil: none.
+	DeclaredFeatures []string
 	// OperatingSystem and Architecture default to the Go runtime's.
 	OperatingSystem string
 	Architecture    string
@@ -331,6 +334,7 @@ func (m *Manager) defaultSetters() []Setter {
 		PIDPressureCondition(now, m.pressureFunc(v1.NodePIDPressure), m.recordNodeStatusEvent),
 		ReadyCondition(now, c.Health.RuntimeErrors, c.Health.NetworkErrors, c.Health.StorageErrors, c.ShutdownErrors, m.recordNodeStatusEvent),
 		VolumesInUse(),
+		DeclaredFeatures(c.DeclaredFeatures),
 	}
 }
 

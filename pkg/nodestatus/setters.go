@@ -128,6 +128,16 @@ func VersionInfo(v Versions) Setter {
 	}
 }
 
+// DeclaredFeatures sets the features the node declares (KEP-5328), when it declares any.
+func DeclaredFeatures(features []string) Setter {
+	return func(_ context.Context, node *v1.Node) error {
+		if features != nil {
+			node.Status.DeclaredFeatures = append([]string(nil), features...)
+		}
+		return nil
+	}
+}
+
 // DaemonEndpoints sets the kubelet endpoint port (read on every update, so a port bound
 // after construction is picked up).
 func DaemonEndpoints(port func() int32) Setter {

@@ -314,7 +314,7 @@ type podRecord struct {
 	// curIdx is the pod's index in the listing when gen is the current relist. An index, not
 	// a pointer: a steady relist then writes no pointers (no GC write barriers).
 	curIdx    int
-	reinspect bool // the last status read failed: inspect again even without changes
+	reinspect bool // the last status read failed, or one was asked for: inspect again even without changes
 	dead      bool // removed from the records during this relist
 	// inline backs old for typical pods (a sandbox and two containers), so the steady-state
 	// comparison reads one block of memory per pod.
@@ -576,6 +576,11 @@ func (g *GenericPLEG) inspect(ctx context.Context, logger klog.Logger, r *podRec
 		r.last = nil // old no longer matches any listing: do not pin one
 		return
 	}
+	if len(events) == 0 {
+		// A reinspection without a state change (an in-place resize changed what the
+		// runtime reports of a container): the pod is synced all the same, as upstream.
+		events = append(events, &PodLifecycleEvent{ID: r.uid, Type: PodSync})
+	}
 	r.reinspect = false
 	if g.eventedGate && !updated {
 		// The cache holds a newer status from the event stream; upstream skips the pod
@@ -611,6 +616,16 @@ func (g *GenericPLEG) inspect(ctx context.Context, logger klog.Logger, r *podRec
 				}
 			}
 		}
+	}
+}
+
+// RequestReinspect asks the next relist to read pod uid's status again even if its
+// containers' states did not change, and to sync it (upstream's RequestReinspect, after an
+// in-place resize). Called from the node's owner, as Relist.
+func (g *GenericPLEG) RequestReinspect(uid types.UID) {
+	if r, ok := g.records[uid]; ok {
+		r.reinspect = true
+		r.last = nil
 	}
 }
 

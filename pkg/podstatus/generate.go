@@ -6,9 +6,12 @@ import (
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 
+	"github.com/minikubelet/minikubelet/pkg/admission"
 	"github.com/minikubelet/minikubelet/pkg/container"
 	"github.com/minikubelet/minikubelet/pkg/cri"
 	"github.com/minikubelet/minikubelet/pkg/kubetypes"
@@ -42,6 +45,15 @@ type Features struct {
 	// ContainerRestartRules: a container's own restartPolicy and restartPolicyRules
 	// override the pod's restartPolicy, which the phase then follows.
 	ContainerRestartRules bool
+	// InPlacePodVerticalScaling: container statuses carry their resources (as applied)
+	// and allocatedResources.
+	InPlacePodVerticalScaling bool
+	// InPlacePodLevelResourcesVerticalScaling: the pod's status carries its pod-level
+	// resources and allocatedResources.
+	InPlacePodLevelResourcesVerticalScaling bool
+	// PodObservedGenerationTracking: the status and the kubelet's conditions carry the
+	// generation of the spec they were made from.
+	PodObservedGenerationTracking bool
 }
 
 // GeneratorConfig configures a Generator.
@@ -54,6 +66,17 @@ type GeneratorConfig struct {
 	// Probes sets the containers' started and ready from their probes (the prober manager).
 	// Nil: as for containers without probes.
 	Probes ProbeStatusUpdater
+	// Resize gives a pod's resize conditions and its pod cgroup's values. Nil: none.
+	Resize ResizeStatus
+}
+
+// ResizeStatus is what a pod's status shows of an in-place resize: the kubelet's
+// PodResizePending and PodResizeInProgress conditions, and what its pod cgroup is set to.
+type ResizeStatus interface {
+	ResizeConditions(uid types.UID) []v1.PodCondition
+	// PodCgroupResources are the pod cgroup's CPU request and limit and memory limit,
+	// converted back to quantities; nil where unknown or unset.
+	PodCgroupResources(pod *v1.Pod) (cpuRequest, cpuLimit, memoryLimit *resource.Quantity)
 }
 
 // ProbeStatusUpdater sets started and ready of a generated status's containers.
@@ -143,6 +166,25 @@ func (g *Generator) Generate(pod *v1.Pod, podStatus *container.PodStatus, old v1
 	s.Conditions = append(s.Conditions, podReadyCondition(pod, s.Conditions, allStatuses, s.Phase, sidecars))
 	s.Conditions = append(s.Conditions, containersReadyCondition(pod, allStatuses, s.Phase, sidecars))
 	s.Conditions = append(s.Conditions, v1.PodCondition{Type: v1.PodScheduled, Status: v1.ConditionTrue})
+	if g.cfg.Resize != nil && g.cfg.Features.InPlacePodVerticalScaling {
+		s.Conditions = append(s.Conditions, g.cfg.Resize.ResizeConditions(pod.UID)...)
+	}
+	if g.cfg.Features.InPlacePodLevelResourcesVerticalScaling {
+		s.Resources = g.podLevelResources(pod, s.Phase, old)
+		s.AllocatedResources = admission.PodRequests(pod)
+	}
+	if g.cfg.Features.PodObservedGenerationTracking || pod.Status.ObservedGeneration != 0 {
+		// upstream's CalculatePodStatusObservedGeneration, and the conditions the kubelet
+		// writes say the same (CalculatePodConditionObservedGeneration); a resize
+		// condition keeps the generation of the resize it is about.
+		s.ObservedGeneration = pod.Generation
+		for i := range s.Conditions {
+			c := &s.Conditions[i]
+			if kubeletOwned(c.Type) && c.Type != v1.PodResizePending && c.Type != v1.PodResizeInProgress {
+				c.ObservedGeneration = pod.Generation
+			}
+		}
+	}
 
 	if g.cfg.HostIP != "" {
 		s.HostIP = g.cfg.HostIP
@@ -169,7 +211,8 @@ func isTerminal(p v1.PodPhase) bool { return p == v1.PodFailed || p == v1.PodSuc
 
 func kubeletOwned(t v1.PodConditionType) bool {
 	switch t {
-	case v1.PodScheduled, v1.PodReady, v1.PodInitialized, v1.ContainersReady, v1.PodReadyToStartContainers:
+	case v1.PodScheduled, v1.PodReady, v1.PodInitialized, v1.ContainersReady, v1.PodReadyToStartContainers,
+		v1.PodResizePending, v1.PodResizeInProgress:
 		return true
 	}
 	return false
@@ -327,6 +370,14 @@ func (g *Generator) convertToAPIContainerStatuses(pod *v1.Pod, podStatus *contai
 		}
 		st := convert(cs, oldPtr)
 		if seen[cs.Name] == 0 {
+			if g.cfg.Features.InPlacePodVerticalScaling {
+				if spec := specByName(containers, cs.Name); spec != nil {
+					// what is applied; allocatedResources: what the spec (the allocated
+					// pod) asks for
+					st.Resources = containerStatusResources(spec, st, cs, oldPtr)
+					st.AllocatedResources = spec.Resources.Requests.DeepCopy()
+				}
+			}
 			statuses[cs.Name] = st
 		} else {
 			statuses[cs.Name].LastTerminationState = st.State

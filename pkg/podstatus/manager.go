@@ -112,7 +112,9 @@ func (m *Manager) set(pod *v1.Pod, status v1.PodStatus) bool {
 	now := metav1.NewTime(m.clock.Now())
 	for i := range status.Conditions {
 		c := &status.Conditions[i]
-		if !kubeletOwned(c.Type) && !c.LastTransitionTime.IsZero() {
+		// The resize conditions carry their own times (their transition is their reason's).
+		resize := c.Type == v1.PodResizePending || c.Type == v1.PodResizeInProgress
+		if (!kubeletOwned(c.Type) || resize) && !c.LastTransitionTime.IsZero() {
 			continue
 		}
 		c.LastTransitionTime = now

@@ -9,27 +9,27 @@ import (
 // v1qos.GetPodQOS): BestEffort without any, Guaranteed when every container limits both and
 // requests equal limits, Burstable otherwise. Every sync of every pod asks it, so it sums
 // into two fixed pairs instead of upstream's maps and copies no container.
+//
+// Pod-level resources, when set, decide alone (PodLevelResources): the pod is Guaranteed
+// only with both a CPU and a memory limit at the pod level, equal to its requests.
 func podQOS(pod *v1.Pod) v1.PodQOSClass {
 	var requests, limits qosSums
 	guaranteed := true
+	if r := pod.Spec.Resources; r != nil {
+		return qosClass(requests, limits, addQOS(r, &requests, &limits))
+	}
 	for _, cs := range [2][]v1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
 		for i := range cs {
-			r := &cs[i].Resources
-			seen := 0
-			for j, name := range qosResources {
-				if q, ok := r.Requests[name]; ok && q.Sign() > 0 {
-					requests.add(j, q)
-				}
-				if q, ok := r.Limits[name]; ok && q.Sign() > 0 {
-					seen++
-					limits.add(j, q)
-				}
-			}
-			if seen != len(qosResources) {
+			if !addQOS(&cs[i].Resources, &requests, &limits) {
 				guaranteed = false
 			}
 		}
 	}
+	return qosClass(requests, limits, guaranteed)
+}
+
+// qosClass is the class of the sums: guaranteed says every limit needed is there.
+func qosClass(requests, limits qosSums, guaranteed bool) v1.PodQOSClass {
 	if requests.none() && limits.none() {
 		return v1.PodQOSBestEffort
 	}
@@ -45,6 +45,22 @@ func podQOS(pod *v1.Pod) v1.PodQOSClass {
 		return v1.PodQOSGuaranteed
 	}
 	return v1.PodQOSBurstable
+}
+
+// addQOS adds r's positive CPU and memory requests and limits to the sums, and says
+// whether it limits both.
+func addQOS(r *v1.ResourceRequirements, requests, limits *qosSums) bool {
+	seen := 0
+	for j, name := range qosResources {
+		if q, ok := r.Requests[name]; ok && q.Sign() > 0 {
+			requests.add(j, q)
+		}
+		if q, ok := r.Limits[name]; ok && q.Sign() > 0 {
+			seen++
+			limits.add(j, q)
+		}
+	}
+	return seen == len(qosResources)
 }
 
 // qosResources are the resources the QoS class looks at.

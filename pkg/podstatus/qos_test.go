@@ -7,17 +7,20 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 )
 
-func TestPodQOS(t *testing.T) {
-	res := func(cpu, mem string) v1.ResourceList {
-		l := v1.ResourceList{}
-		if cpu != "" {
-			l[v1.ResourceCPU] = resource.MustParse(cpu)
-		}
-		if mem != "" {
-			l[v1.ResourceMemory] = resource.MustParse(mem)
-		}
-		return l
+// cpuMem is a list of a CPU and a memory quantity, each left out when "".
+func cpuMem(cpu, mem string) v1.ResourceList {
+	l := v1.ResourceList{}
+	if cpu != "" {
+		l[v1.ResourceCPU] = resource.MustParse(cpu)
 	}
+	if mem != "" {
+		l[v1.ResourceMemory] = resource.MustParse(mem)
+	}
+	return l
+}
+
+func TestPodQOS(t *testing.T) {
+	res := cpuMem
 	ctr := func(req, lim v1.ResourceList) v1.Container {
 		return v1.Container{Name: "c", Resources: v1.ResourceRequirements{Requests: req, Limits: lim}}
 	}
@@ -73,5 +76,29 @@ func BenchmarkPodQOS(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		podQOS(pod)
+	}
+}
+
+// TestPodQOSPodLevel: pod-level resources, when set, decide the class alone.
+func TestPodQOSPodLevel(t *testing.T) {
+	l := cpuMem
+	guaranteedContainer := v1.Container{Name: "c", Resources: v1.ResourceRequirements{Requests: l("100m", "64Mi"), Limits: l("100m", "64Mi")}}
+	tests := []struct {
+		name      string
+		container v1.Container
+		pod       v1.ResourceRequirements
+		want      v1.PodQOSClass
+	}{
+		{"limits equal to requests", v1.Container{Name: "c"}, v1.ResourceRequirements{Requests: l("1", "1Gi"), Limits: l("1", "1Gi")}, v1.PodQOSGuaranteed},
+		{"a cpu limit only, over a guaranteed container", guaranteedContainer, v1.ResourceRequirements{Requests: l("1", "1Gi"), Limits: l("1", "")}, v1.PodQOSBurstable},
+		{"requests only", v1.Container{Name: "c"}, v1.ResourceRequirements{Requests: l("1", "")}, v1.PodQOSBurstable},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			pod := &v1.Pod{Spec: v1.PodSpec{Containers: []v1.Container{tc.container}, Resources: &tc.pod}}
+			if got := podQOS(pod); got != tc.want {
+				t.Errorf("QoS class %s, want %s", got, tc.want)
+			}
+		})
 	}
 }

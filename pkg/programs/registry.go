@@ -41,6 +41,7 @@ func init() {
 		"md5sum":    {run: runMd5sum, usage: "[-c[sw]] [FILE]..."},
 		"mkdir":     {run: runMkdir, usage: "[-m MODE] [-p] DIRECTORY..."},
 		"mktemp":    {run: runMktemp, usage: "[-dt] [-p DIR] [TEMPLATE]"},
+		"mount":     {run: runMount, usage: "[OPTIONS] [-o OPT] DEVICE NODE"},
 		"mv":        {run: runMv, usage: "[-fin] SOURCE DEST\nor: mv [-fin] SOURCE... DIRECTORY"},
 		"nice":      {run: runNice, usage: "[-n ADJUST] [PROG ARGS]"},
 		"nohup":     {run: runNohup, usage: "PROG ARGS"},

@@ -364,3 +364,21 @@ func must(err error) {
 		panic(err)
 	}
 }
+
+func TestMount(t *testing.T) {
+	mounts := map[string]string{"/proc/mounts": "overlay / overlay rw,relatime 0 0\n" +
+		"cgroup /sys/fs/cgroup cgroup2 ro,nosuid,nodev,noexec,relatime 0 0\n" +
+		"tmpfs /my\\040dir tmpfs rw,relatime 0 0\n"}
+	runCases(t, []tc{
+		{name: "list", argv: []string{"mount"}, files: mounts, stdout: "overlay on / type overlay (rw,relatime)\n" +
+			"cgroup on /sys/fs/cgroup type cgroup2 (ro,nosuid,nodev,noexec,relatime)\n" +
+			"tmpfs on /my dir type tmpfs (rw,relatime)\n"},
+		{name: "-t", argv: []string{"mount", "-t", "cgroup2"}, files: mounts, stdout: "cgroup on /sys/fs/cgroup type cgroup2 (ro,nosuid,nodev,noexec,relatime)\n"},
+		{name: "-t a list", argv: []string{"mount", "-t", "tmpfs,overlay"}, files: mounts, stdout: "overlay on / type overlay (rw,relatime)\ntmpfs on /my dir type tmpfs (rw,relatime)\n"},
+		{name: "-t no", argv: []string{"mount", "-t", "nocgroup2,overlay"}, files: mounts, stdout: "tmpfs on /my dir type tmpfs (rw,relatime)\n"},
+		{name: "-t none", argv: []string{"mount", "-t", "cgroup"}, files: mounts},
+		{name: "mounting", argv: []string{"mount", "-t", "tmpfs", "tmpfs", "/mnt"}, files: mounts, stderr: "mount: permission denied (are you root?)\n", status: 1},
+		{name: "no fstab", argv: []string{"mount", "-a"}, files: mounts, stderr: "mount: can't read '/etc/fstab': No such file or directory\n", status: 1},
+		{name: "no /proc/mounts", argv: []string{"mount"}, stderr: "mount: /proc/mounts: No such file or directory\n", status: 1},
+	})
+}

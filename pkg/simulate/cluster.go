@@ -5,20 +5,21 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	authenticationv1 "k8s.io/api/authentication/v1"
-	"k8s.io/utils/clock"
 	"regexp"
 	"sort"
 	"strings"
 	"time"
 
+	authenticationv1 "k8s.io/api/authentication/v1"
 	v1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
+	"k8s.io/utils/clock"
 	"sigs.k8s.io/yaml"
 
 	"github.com/minikubelet/minikubelet/pkg/cri"
@@ -153,6 +154,7 @@ func (s *simulation) applyObjects(ctx context.Context, objs []apiObject, now tim
 			case apierrors.IsNotFound(err):
 				p.UID = stableUID("Pod", p.Namespace, p.Name)
 				p.CreationTimestamp = metav1.NewTime(now)
+				p.Generation = 1
 				p.Status = v1.PodStatus{Phase: v1.PodPending}
 				if _, err := pods.Create(ctx, p, metav1.CreateOptions{}); err != nil {
 					return err
@@ -162,6 +164,11 @@ func (s *simulation) applyObjects(ctx context.Context, objs []apiObject, now tim
 				return err
 			default:
 				p.UID, p.CreationTimestamp, p.Status = old.UID, old.CreationTimestamp, old.Status
+				// The API server counts changes of the spec (a resize among them).
+				p.Generation = old.Generation
+				if !apiequality.Semantic.DeepEqual(p.Spec, old.Spec) {
+					p.Generation++
+				}
 				if _, err := pods.Update(ctx, p, metav1.UpdateOptions{}); err != nil {
 					return err
 				}
@@ -335,6 +342,9 @@ func describeAPIPod(p *APIPodExpect) string {
 	}
 	if c := p.Condition; c != nil {
 		out += " " + c.Type + "=" + c.Status
+		if c.Reason != "" {
+			out += " reason=" + c.Reason
+		}
 	}
 	return out
 }
@@ -358,8 +368,8 @@ func (s *simulation) checkAPIPod(e *APIPodExpect) (bool, string) {
 		for _, pc := range st.Conditions {
 			if string(pc.Type) == c.Type {
 				found = true
-				cond = fmt.Sprintf(" %s=%s", pc.Type, pc.Status)
-				ok = ok && string(pc.Status) == c.Status
+				cond = fmt.Sprintf(" %s=%s reason=%s", pc.Type, pc.Status, pc.Reason)
+				ok = ok && string(pc.Status) == c.Status && (c.Reason == "" || pc.Reason == c.Reason)
 			}
 		}
 		ok = ok && found

@@ -152,6 +152,9 @@ func describePod(p *PodExpect) string {
 	}
 	if c := p.Condition; c != nil {
 		out += " condition " + c.Type + "=" + c.Status
+		if c.Reason != "" {
+			out += " reason=" + c.Reason
+		}
 	}
 	return out
 }
@@ -216,14 +219,17 @@ func (s *simulation) checkPod(e *PodExpect) (bool, string) {
 		}
 	}
 	if c := e.Condition; c != nil {
-		got := "absent"
+		got, reason := "absent", ""
 		for _, pc := range st.Conditions {
 			if string(pc.Type) == c.Type {
-				got = string(pc.Status)
+				got, reason = string(pc.Status), pc.Reason
 			}
 		}
 		observed += " condition " + c.Type + "=" + got
-		ok = ok && got == c.Status
+		if c.Reason != "" {
+			observed += " reason=" + reason
+		}
+		ok = ok && got == c.Status && (c.Reason == "" || reason == c.Reason)
 	}
 	return ok, observed
 }

@@ -141,6 +141,8 @@ type ContainerStateExpect struct {
 type ConditionExpect struct {
 	Type   string `json:"type"`
 	Status string `json:"status"`
+	// Reason, when set, must be the condition's reason too.
+	Reason string `json:"reason,omitempty"`
 }
 
 // MetricExpect checks a metric series (the sum of the series matching labels).

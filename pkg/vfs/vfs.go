@@ -296,6 +296,30 @@ func (n *Node) Dir(name string) *Node {
 // Add puts child in directory n as name (to build a tree before it is bound or frozen).
 func (n *Node) Add(name string, child *Node) { n.put(name, child) }
 
+// Grow makes room in directory n for k more entries, to build a directory whose size is
+// known without growing its table step by step.
+func (n *Node) Grow(k int) {
+	if n.kids == nil {
+		n.kids = &dirTable{}
+	}
+	n.kids.ents = slices.Grow(n.kids.ents, k)
+}
+
+// Remove removes directory n's entry name, if any (to change a tree that is not on a
+// disk's paths, or under Edit once it is bound).
+func (n *Node) Remove(name string) { n.kids.del(name) }
+
+// Edit runs f under the lock of v's disk: f may then change the nodes of a tree bound in v
+// or its views (Node.Add, Node.Dir, Node.Remove), as the kernel changes /sys/fs/cgroup while
+// programs read it. It counts as a change of what paths name (Generation). f must not call
+// v or another view of its disk.
+func (v *View) Edit(f func()) {
+	v.disk.mu.Lock()
+	defer v.disk.mu.Unlock()
+	f()
+	v.changed()
+}
+
 // put sets directory n's entry name, making its table with the first: most of a node's
 // directories stay empty or hold a few.
 func (n *Node) put(name string, child *Node) {

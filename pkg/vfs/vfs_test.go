@@ -334,3 +334,41 @@ func TestSetgidDirectory(t *testing.T) {
 		}
 	}
 }
+
+// TestEditBoundTree: a tree bound in a view changes under Edit (the kernel's cgroup
+// hierarchy as the kubelet makes and removes cgroups) and every view that binds it, or a
+// directory of it, sees the change at once; Generation counts it.
+func TestEditBoundTree(t *testing.T) {
+	node := New(nil)
+	tree := NewDir(0o755)
+	node.BindNode("/sys/fs/cgroup", tree, false)
+	pod := NewDir(0o755)
+	pod.Grow(2)
+	node.Edit(func() { tree.Add("pod1", pod) })
+	ctr := NewView(node, nil, false)
+	ctr.BindNode("/sys/fs/cgroup", pod, true)
+	gen := node.Generation()
+	node.Edit(func() { pod.Add("cpu.max", NewFile([]byte("max 100000\n"), 0o644)) })
+	if node.Generation() == gen {
+		t.Error("Edit did not change the generation")
+	}
+	for _, tc := range []struct {
+		v    *View
+		p    string
+		want string
+	}{
+		{node, "/sys/fs/cgroup/pod1/cpu.max", "max 100000\n"},
+		{ctr, "/sys/fs/cgroup/cpu.max", "max 100000\n"},
+	} {
+		if got := read(tc.v, tc.p); got != tc.want {
+			t.Errorf("read %s = %q, want %q", tc.p, got, tc.want)
+		}
+	}
+	node.Edit(func() { tree.Remove("pod1"); tree.Remove("missing") })
+	if got := read(node, "/sys/fs/cgroup/pod1/cpu.max"); got != "error: "+ENOENT.Error() {
+		t.Errorf("read after Remove = %q, want ENOENT", got)
+	}
+	if got := read(ctr, "/sys/fs/cgroup/cpu.max"); got != "max 100000\n" {
+		t.Errorf("a bind holds the directory after its removal, as a mount holds the inode: read %q", got)
+	}
+}

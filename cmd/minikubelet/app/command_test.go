@@ -151,7 +151,7 @@ func TestFeatureGatesCommand(t *testing.T) {
 		}},
 		{"a v1.37 gate the simulator does not model", []string{"feature-gates", "--feature-gates=PodLevelResources=false"}, map[string]string{
 			"PodLevelResources":         "BETA true false false false",
-			"InPlacePodVerticalScaling": "GA true true true false",
+			"ImageVolume":               "GA true true true false",
 		}},
 	}
 	for _, tt := range tests {

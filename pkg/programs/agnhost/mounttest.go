@@ -5,12 +5,12 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/minikubelet/minikubelet/pkg/programs"
 	"github.com/minikubelet/minikubelet/pkg/shell"
 	"github.com/minikubelet/minikubelet/pkg/vfs"
 )
@@ -152,7 +152,7 @@ func (m *mt) mountType(abs string) string {
 			if len(f) < 3 {
 				continue
 			}
-			mp := unescapeMount(f[1])
+			mp := programs.UnescapeMount(f[1])
 			if under(abs, mp) && len(mp) > len(best) {
 				best, typ = mp, f[2]
 			}
@@ -172,25 +172,6 @@ func (m *mt) mountType(abs string) string {
 // under reports whether p is mount point mp or below it.
 func under(p, mp string) bool {
 	return p == mp || mp == "/" || strings.HasPrefix(p, mp+"/")
-}
-
-// unescapeMount undoes /proc/mounts' octal escapes of space, tab, newline and backslash.
-func unescapeMount(s string) string {
-	if !strings.Contains(s, `\`) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+3 < len(s) {
-			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
-				b.WriteByte(byte(n))
-				i += 3
-				continue
-			}
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
 }
 
 // readWriteNewFile writes initialContent to p with perm (mounttest clears its umask, so

@@ -182,6 +182,14 @@ func (c *Client) ListPodSandboxStats(ctx context.Context) ([]cri.PodSandboxStats
 	return out, err
 }
 
+func (c *Client) UpdateContainerResources(ctx context.Context, id string, resources *cri.ContainerResources) error {
+	start := c.clk.Now()
+	err := c.rt.UpdateContainerResources(c.ctx(ctx), id, resources)
+	c.record("UpdateContainerResources", start, err)
+	logErr(ctx, err, "UpdateContainerResources from runtime service failed", "containerID", id)
+	return err
+}
+
 func (c *Client) ListContainers(ctx context.Context, filter *cri.ContainerFilter) ([]cri.Container, error) {
 	start := c.clk.Now()
 	out, err := c.rt.ListContainers(c.ctx(ctx), filter)

@@ -46,6 +46,9 @@ func TestHungCallsFailAtTheirDeadline(t *testing.T) {
 		{"Status", "Status", func(ctx context.Context, c *Client) error { _, err := c.Status(ctx); return err }, timeout},
 		{"GetPods", "ListPodSandbox", func(ctx context.Context, c *Client) error { _, err := c.GetPods(ctx, true); return err }, timeout},
 		{"ListImages", "ListImages", func(ctx context.Context, c *Client) error { _, err := c.ListImages(ctx); return err }, timeout},
+		{"UpdateContainerResources", "UpdateContainerResources", func(ctx context.Context, c *Client) error {
+			return c.UpdateContainerResources(ctx, "c", &cri.ContainerResources{CPUShares: 2})
+		}, timeout},
 		{"StopContainer with 30s grace", "StopContainer", func(ctx context.Context, c *Client) error { return c.StopContainer(ctx, "c", 30) }, timeout + 30*time.Second},
 	}
 	for _, tt := range tests {

@@ -109,12 +109,15 @@ func (r *Runtime) CreateContainer(ctx context.Context, podSandboxID string, conf
 		return "", fmt.Errorf("create container %q: %w", name, err)
 	}
 	if res := config.Resources; res != nil {
+		c.res = res // the runtime's now (cri.RuntimeService)
 		c.memLimit, c.memRequest = res.MemoryLimitInBytes, res.MemoryRequestInBytes
 		c.cpuPeriod, c.cpuQuota, c.cpuShares = int32(res.CPUPeriod), int32(res.CPUQuota), int32(res.CPUShares)
 		if c.spec != nil {
 			c.spec.oomAdj = res.OomScoreAdj
 		}
 	}
+	r.cgroups.Set(c.cgroupPath(), cgroupConfig(config.Resources))
+	r.cgroups.SetUsage(c.cgroupPath(), func() int64 { return c.memoryAt(r.now()) })
 	r.containers[id] = c
 	r.ctrNames[reserved] = id
 	r.nContainers++
@@ -238,6 +241,8 @@ func (r *Runtime) exitLocked(c *ctr, at int64, code int32, reason, message strin
 	c.exitCode = code
 	c.reason = reason
 	c.message = message
+	// runc deletes a container's cgroup when it exits: the pod's can then go with the pod.
+	_ = r.cgroups.Remove(c.cgroupPath())
 	r.releaseStopWaitersLocked(c)
 	r.logger.V(4).Info("Container exited", "containerID", c.info.ID, "container", c.info.Metadata.Name, "podUID", c.sb.info.Metadata.UID, "exitCode", code, "reason", reason)
 	r.changedLocked(cri.ContainerStoppedEvent, c.info.ID, c.sb, at)
@@ -362,6 +367,7 @@ func (r *Runtime) removeContainerLocked(c *ctr, now int64) {
 	r.releaseStopWaitersLocked(c)
 	delete(r.containers, c.info.ID)
 	delete(r.ctrNames, c.reservedName())
+	_ = r.cgroups.Remove(c.cgroupPath()) // a container's cgroup has no children
 	r.nContainers--
 	sb := c.sb
 	sb.containers = slices.DeleteFunc(sb.containers, func(x *ctr) bool { return x == c })
@@ -489,6 +495,7 @@ func (c *ctr) status() *cri.ContainerStatus {
 		Labels:       c.info.Labels,
 		Annotations:  c.info.Annotations,
 		Mounts:       c.mounts,
+		Resources:    c.res,
 	}
 }
 

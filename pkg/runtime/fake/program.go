@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -88,11 +89,18 @@ func (r *Runtime) machineLocked(c *ctr) *shell.Machine {
 	c.spec = nil
 	ro := s.sec != nil && s.sec.ReadonlyRootfs
 	view := vfs.NewView(r.nodeFS, c.img.tree, ro)
+	// Its own cgroup is its /sys/fs/cgroup, read-only, as runc mounts it in the container's
+	// cgroup namespace; the kubelet's mounts come after and may bind over it.
+	cgroup := r.cgroups.Node(c.cgroupPath())
+	if cgroup != nil {
+		view.BindNode(CgroupRoot, cgroup, true)
+	}
 	for i, m := range c.mounts {
 		view.BindNode(m.ContainerPath, s.nodes[i], m.Readonly)
 	}
-	r.procLocked(c, view, s.sec)
-	c.proc = &proc{id: identity(s.sec, c.img.user, view)}
+	id := identity(s.sec, c.img.user, view)
+	r.procLocked(c, view, s, id, cgroup != nil)
+	c.proc = &proc{id: id}
 	c.mem = r.mem.NewGroup(c.memLimit, s.oomAdj, func() { r.oomKilledLocked(c) })
 	c.env = mergeEnv(c.img.env, c.sb.hostname, c.envs, homeOf(view, c.id.UID))
 	c.m = shell.NewMachine(shell.Config{
@@ -123,26 +131,111 @@ func cpuSlice(limit int64) int {
 
 // procLocked gives the container its /proc: a mounts file listing its root and mounts
 // with their filesystem types (tmpfs where the kubelet mounted one), as programs such as
-// agnhost mounttest read it, and the sandbox's /proc/sys, read-only but for a privileged
-// container, as runc mounts it. Neither is on the node's disk: procfs is the kernel's,
-// and /proc/mounts is written when it is read, as the kernel writes it.
-func (r *Runtime) procLocked(c *ctr, view *vfs.View, sec *cri.SecurityContext) {
+// agnhost mounttest read it, the sandbox's /proc/sys, read-only but for a privileged
+// container, as runc mounts it, and its main process's status and oom_score_adj, as
+// /proc/1 and /proc/self (the e2e suite reads both: it runs as the main process's
+// child, which has the same CPUs and score). None is on the node's disk: procfs is the
+// kernel's, and /proc/mounts is written when it is read, as the kernel writes it.
+func (r *Runtime) procLocked(c *ctr, view *vfs.View, s *machineSpec, id shell.Identity, cgroup bool) {
 	mounts := c.mounts
 	proc := vfs.NewDir(0o555)
-	proc.Add("mounts", vfs.NewGenerated(func() []byte { return r.procMounts(mounts) }, 0o444))
+	proc.Add("mounts", vfs.NewGenerated(func() []byte { return r.procMounts(mounts, cgroup) }, 0o444))
+	pid1 := vfs.NewDir(0o555)
+	// Made when read, as the kernel's: most containers' never are.
+	cpus, adj := r.nodeCPUs(), s.oomAdj
+	pid1.Add("status", vfs.NewGenerated(func() []byte { return procStatus(comm(c.argv), id, cpus) }, 0o444))
+	pid1.Add("oom_score_adj", vfs.NewGenerated(func() []byte { return []byte(strconv.FormatInt(adj, 10) + "\n") }, 0o644))
+	proc.Add("1", pid1)
+	proc.Add("self", pid1)
 	view.BindNode("/proc", proc, true)
-	privileged := sec != nil && sec.Privileged
+	privileged := s.sec != nil && s.sec.Privileged
 	view.BindNode("/proc/sys", c.sb.sysctlRoot(), !privileged)
 }
 
-// procMounts is /proc/mounts of a container with mounts.
-func (r *Runtime) procMounts(mounts []cri.Mount) []byte {
+// DefaultNodeCPUs is how many CPUs a node has when Config.CPUCapacityMilli says none.
+const DefaultNodeCPUs = 2
+
+// nodeCPUs is how many CPUs the node has: its capacity in whole CPUs, rounded up.
+func (r *Runtime) nodeCPUs() int {
+	if r.cpuCap <= 0 {
+		return DefaultNodeCPUs
+	}
+	return int((r.cpuCap + 999) / 1000)
+}
+
+// comm is the name a process of argv has in /proc (its executable's base name, at most 15
+// bytes, as the kernel's comm).
+func comm(argv []string) string {
+	if len(argv) == 0 {
+		return "sh"
+	}
+	name := argv[0]
+	if i := strings.LastIndexByte(name, '/'); i >= 0 {
+		name = name[i+1:]
+	}
+	return name[:min(len(name), 15)]
+}
+
+// procStatus is /proc/<pid>/status of a container's main process, as the kernel words it
+// (a TAB after each name): who it runs as, and the CPUs it may run on, all the node's
+// (no cpuset: the static CPU manager policy is not simulated).
+func procStatus(name string, id shell.Identity, cpus int) []byte {
+	var b strings.Builder
+	ids := func(n int64) string { v := strconv.FormatInt(n, 10); return v + "\t" + v + "\t" + v + "\t" + v }
+	groups := make([]string, 0, len(id.Groups))
+	for _, g := range id.Groups {
+		groups = append(groups, strconv.FormatInt(g, 10))
+	}
+	fmt.Fprintf(&b, "Name:\t%s\nUmask:\t0022\nState:\tS (sleeping)\nTgid:\t1\nNgid:\t0\nPid:\t1\nPPid:\t0\nTracerPid:\t0\n", name)
+	fmt.Fprintf(&b, "Uid:\t%s\nGid:\t%s\nFDSize:\t64\nGroups:\t%s\n", ids(id.UID), ids(id.GID), strings.Join(groups, " "))
+	b.WriteString("NStgid:\t1\nNSpid:\t1\nNSpgid:\t1\nNSsid:\t1\nThreads:\t1\n")
+	noNewPrivs := 0
+	if id.NoNewPrivs {
+		noNewPrivs = 1
+	}
+	fmt.Fprintf(&b, "NoNewPrivs:\t%d\nSeccomp:\t2\nSeccomp_filters:\t1\n", noNewPrivs)
+	fmt.Fprintf(&b, "Cpus_allowed:\t%s\nCpus_allowed_list:\t%s\n", cpuMask(cpus), cpuList(cpus))
+	b.WriteString("Mems_allowed:\t1\nMems_allowed_list:\t0\nvoluntary_ctxt_switches:\t0\nnonvoluntary_ctxt_switches:\t0\n")
+	return []byte(b.String())
+}
+
+// cpuMask is the kernel's mask of CPUs 0 to n-1: hex, in comma-separated words of 32 bits,
+// the first without leading zeros ("3", "ff,ffffffff").
+func cpuMask(n int) string {
+	var words []string
+	for ; n > 0; n -= 32 {
+		bits := min(n, 32)
+		words = append(words, fmt.Sprintf("%08x", uint64(1)<<bits-1))
+	}
+	slices.Reverse(words)
+	words[0] = strings.TrimLeft(words[0], "0")
+	return strings.Join(words, ",")
+}
+
+// cpuList is the kernel's list of CPUs 0 to n-1: "0", "0-1".
+func cpuList(n int) string {
+	if n <= 1 {
+		return "0"
+	}
+	return "0-" + strconv.Itoa(n-1)
+}
+
+// procMounts is /proc/mounts of a container with mounts, and with its cgroup at
+// /sys/fs/cgroup when cgroup.
+func (r *Runtime) procMounts(mounts []cri.Mount, cgroup bool) []byte {
 	var b strings.Builder
 	b.WriteString("overlay / overlay rw,relatime 0 0\n")
+	if cgroup {
+		// runc mounts it from source "cgroup", read-only unless privileged.
+		b.WriteString("cgroup " + CgroupRoot + " cgroup2 ro,nosuid,nodev,noexec,relatime 0 0\n")
+	}
 	for _, m := range mounts {
 		typ, dev := "ext4", "/dev/vda1"
 		if info, err := r.nodeFS.Stat(m.HostPath); err == nil && info.FSType != "" {
 			typ, dev = info.FSType, info.FSType
+		}
+		if typ == "cgroup2" {
+			dev = "cgroup" // the node's hierarchy, bound by a hostPath volume
 		}
 		opts := "rw,relatime"
 		if m.Readonly {

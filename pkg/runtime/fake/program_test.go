@@ -179,6 +179,7 @@ func TestProcMounts(t *testing.T) {
 	}
 	run(t, r, clk, 2*time.Second)
 	want := "1s stdout overlay / overlay rw,relatime 0 0\n" +
+		"1s stdout cgroup /sys/fs/cgroup cgroup2 ro,nosuid,nodev,noexec,relatime 0 0\n" +
 		"1s stdout tmpfs /cache tmpfs rw,relatime 0 0\n" +
 		"1s stdout /dev/vda1 /etc/my\\040config ext4 ro,relatime 0 0\n"
 	if got := logText(t, r, id); got != want {

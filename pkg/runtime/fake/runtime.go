@@ -16,6 +16,7 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
+	"github.com/minikubelet/minikubelet/pkg/cgroupfs"
 	"github.com/minikubelet/minikubelet/pkg/container"
 	"github.com/minikubelet/minikubelet/pkg/cpubudget"
 	"github.com/minikubelet/minikubelet/pkg/cri"
@@ -111,6 +112,10 @@ type Config struct {
 	// PodPidsLimit is the most processes a pod's programs may run together
 	// (podPidsLimit); 0 or less: no limit but each container's shell.DefaultMaxProcs.
 	PodPidsLimit int64
+	// Cgroups is the node's cgroup v2 hierarchy, which New binds at /sys/fs/cgroup of
+	// NodeFS: the kubelet makes its pods' cgroups there (PodSandboxConfig.CgroupParent)
+	// and the runtime each container's under its pod's. Default a new one.
+	Cgroups *cgroupfs.Tree
 	// PodsMemoryLimit is the memory the node's pods may hold together (the kubepods
 	// cgroup's limit: the node's allocatable memory when the kubelet enforces it), in
 	// bytes; past it the OOM killer kills a container by its oom_score_adj. 0: no limit.
@@ -223,6 +228,7 @@ type Runtime struct {
 	oomQ        []*ctr        // containers the OOM killer killed, for reapOOMLocked
 	network     *simnet.Network
 	podNet      netip.Prefix
+	cgroups     *cgroupfs.Tree
 
 	// Lines servers' handlers wrote from other goroutines, by container, for the next lock.
 	detachedMu sync.Mutex
@@ -257,6 +263,10 @@ type sandbox struct {
 	pod        *podEntry
 	containers []*ctr // creation order
 	cpuGone    uint64 // CPU of the containers removed, so the sandbox's total never drops
+	// cgroup is the pod's cgroup, its containers' are under (CgroupParent); ownCgroup says
+	// the runtime chose it, the kubelet giving none, and removes it with the sandbox.
+	cgroup    string
+	ownCgroup bool
 }
 
 type ctr struct {
@@ -270,7 +280,10 @@ type ctr struct {
 	memRequest int64              // the memory request: the use when the behaviour gives none
 	// The CPU limit's CFS bandwidth and the request's shares (cri.ContainerResources).
 	cpuPeriod, cpuQuota, cpuShares int32
-	envs                           []cri.KeyValue
+	// res are the resources as created or last updated (ContainerStatus.Resources, shared:
+	// read only); nil when created without.
+	res  *cri.ContainerResources
+	envs []cri.KeyValue
 
 	// The simulated machine the container's processes run on (program.go): nil until a
 	// process first runs, made from spec then, with proc.
@@ -464,6 +477,12 @@ func New(cfg Config) (*Runtime, error) {
 	r.podNet = r.podNet.Masked()
 	if r.nodeFS == nil {
 		r.nodeFS = vfs.New(cfg.Clock.Now)
+	}
+	if r.cgroups = cfg.Cgroups; r.cgroups == nil {
+		r.cgroups = cgroupfs.New()
+	}
+	if err := r.cgroups.Mount(r.nodeFS, CgroupRoot); err != nil {
+		return nil, fmt.Errorf("create fake runtime: %w", err)
 	}
 	name := metrics.RuntimeFaultsFired
 	if cfg.Metrics != nil {
@@ -1039,6 +1058,33 @@ func (r *Runtime) ContainerMemoryUsage(id string) (int64, error) {
 	return c.memoryAt(now), nil
 }
 
+// residentBaseline is what a running container's processes hold before they hold
+// anything of their own: a shell and a sleep of busybox, about what memory.current shows
+// of such a container on a node.
+const residentBaseline = 512 << 10
+
+// ContainerResidentMemory is what a running container holds now, without the request that
+// stands in for the use of a container whose behaviour scripts none (memoryAt): its scripted
+// use, or what its programs hold over a resident baseline. The kubelet compares it with a
+// memory limit a resize would lower. 0 for a container that does not run; an unknown id is
+// an error wrapping cri.ErrNotFound.
+func (r *Runtime) ContainerResidentMemory(id string) (int64, error) {
+	now := r.lock()
+	defer r.unlock(now)
+	c, ok := r.containers[id]
+	if !ok {
+		return 0, notFound("container", id)
+	}
+	if c.info.State != cri.ContainerRunning {
+		return 0, nil
+	}
+	use := c.beh.MemoryAt(time.Duration(now - c.startedAt))
+	if c.mem != nil {
+		use = max(use, c.mem.Used()+residentBaseline)
+	}
+	return max(use, residentBaseline), nil
+}
+
 func notFound(kind, id string) error {
 	return fmt.Errorf("%s %q: %w", kind, id, cri.ErrNotFound)
 }
@@ -1063,6 +1109,12 @@ func (r *Runtime) Network() *simnet.Network { return r.network }
 
 // NodeFS is the node's filesystem, which containers' mounts bind from.
 func (r *Runtime) NodeFS() *vfs.View { return r.nodeFS }
+
+// CgroupRoot is where the node's filesystem, and each container's, has its cgroup2 mount.
+const CgroupRoot = "/sys/fs/cgroup"
+
+// CgroupFS is the node's cgroup hierarchy (Config.Cgroups), bound at CgroupRoot of NodeFS.
+func (r *Runtime) CgroupFS() *cgroupfs.Tree { return r.cgroups }
 
 // After is a pending operation completed d from now on the runtime's clock, by its event
 // queue (the kubelet's sleep lifecycle hooks wait on it).

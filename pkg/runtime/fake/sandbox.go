@@ -35,6 +35,7 @@ const (
 	methodExecSync            = "ExecSync"
 	methodListContainerStats  = "ListContainerStats"
 	methodListPodSandboxStats = "ListPodSandboxStats"
+	methodUpdateContainer     = "UpdateContainerResources"
 )
 
 func one() int { return 1 }
@@ -158,6 +159,11 @@ func (r *Runtime) RunPodSandbox(ctx context.Context, config *cri.PodSandboxConfi
 		name: name,
 		pids: &shell.Pids{Max: int(min(max(r.podPids, 0), 1<<30))},
 	}
+	if sb.cgroup = config.CgroupParent; sb.cgroup == "" {
+		// A kubelet that manages no pod cgroups: the containers still need a parent, and
+		// a pod without limits is BestEffort's.
+		sb.cgroup, sb.ownCgroup = "/kubepods/besteffort/pod"+md.UID, true
+	}
 	pe := r.podByUID[md.UID]
 	if pe == nil {
 		pe = &podEntry{uid: md.UID}
@@ -231,6 +237,9 @@ func (r *Runtime) RemovePodSandbox(ctx context.Context, podSandboxID string) err
 		r.removeContainerLocked(sb.containers[len(sb.containers)-1], now)
 	}
 	r.cpuGone += sb.cpuGone // its containers are all removed by now
+	if sb.ownCgroup {
+		_ = r.cgroups.Remove(sb.cgroup) // busy while another sandbox of the pod has containers
+	}
 	delete(r.sandboxes, sb.info.ID)
 	delete(r.sandboxNames, sb.name)
 	pe := sb.pod

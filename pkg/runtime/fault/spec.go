@@ -24,7 +24,7 @@ const AnyMethod = "*"
 // Methods are the runtime methods a fault can name (the CRI RPC names).
 var Methods = []string{
 	"RunPodSandbox", "StopPodSandbox", "RemovePodSandbox", "PodSandboxStatus", "ListPodSandbox", "ExecSync", "ListContainerStats", "ListPodSandboxStats",
-	"CreateContainer", "StartContainer", "StopContainer", "RemoveContainer", "ListContainers",
+	"CreateContainer", "StartContainer", "StopContainer", "RemoveContainer", "ListContainers", "UpdateContainerResources",
 	"ContainerStatus", "Status", "GetContainerEvents", "PullImage", "ImageStatus", "ListImages",
 	"RemoveImage",
 }

@@ -1,0 +1,247 @@
+package allocation
+
+import (
+	v1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/clock"
+)
+
+// Resources are a pod's resources as one record: each container's (init and app, by
+// name) and the pod-level ones (nil when the pod sets none).
+type Resources struct {
+	Containers map[string]v1.ResourceRequirements
+	Pod        *v1.ResourceRequirements
+}
+
+// ForPod is the resources pod's spec asks for (upstream's ResourceInfoForPod).
+func ForPod(pod *v1.Pod) Resources {
+	r := Resources{Containers: make(map[string]v1.ResourceRequirements, len(pod.Spec.Containers)+len(pod.Spec.InitContainers))}
+	for _, list := range [][]v1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
+		for i := range list {
+			r.Containers[list[i].Name] = *list[i].Resources.DeepCopy()
+		}
+	}
+	if pod.Spec.Resources != nil {
+		r.Pod = pod.Spec.Resources.DeepCopy()
+	}
+	return r
+}
+
+// Manager is the kubelet's allocation manager and the resize part of its status manager
+// in one: the resources admitted for each pod (allocated: what a resize was accepted
+// for), those set on its cgroups (actuated), and its PodResizePending and
+// PodResizeInProgress conditions. Upstream keeps the first two in checkpoints on disk; a
+// simulated kubelet restart starts a new Manager, as a node whose checkpoints were lost.
+//
+// A Manager belongs to its node's owner: the pod syncs and the config handlers run there,
+// one at a time, so it keeps no lock.
+type Manager struct {
+	clock      clock.PassiveClock
+	allocated  map[types.UID]Resources
+	actuated   map[types.UID]Resources
+	pending    map[types.UID]*v1.PodCondition
+	inProgress map[types.UID]*v1.PodCondition
+}
+
+// New returns an empty Manager whose conditions take their times from clk.
+func New(clk clock.PassiveClock) *Manager {
+	return &Manager{
+		clock:      clk,
+		allocated:  map[types.UID]Resources{},
+		actuated:   map[types.UID]Resources{},
+		pending:    map[types.UID]*v1.PodCondition{},
+		inProgress: map[types.UID]*v1.PodCondition{},
+	}
+}
+
+// Allocate records pod's spec resources as its allocation: at admission, and when a
+// resize is accepted.
+func (m *Manager) Allocate(pod *v1.Pod) { m.allocated[pod.UID] = ForPod(pod) }
+
+// Has reports whether pod uid was admitted with an allocation.
+func (m *Manager) Has(uid types.UID) bool {
+	_, ok := m.allocated[uid]
+	return ok
+}
+
+// Allocated is the allocation of the container name of pod uid.
+func (m *Manager) Allocated(uid types.UID, name string) (v1.ResourceRequirements, bool) {
+	r, ok := m.allocated[uid].Containers[name]
+	return r, ok
+}
+
+// PodFromAllocation is pod with its allocated resources in place of its spec's (a copy
+// when they differ, and then true): the pod the kubelet runs while a resize waits.
+func (m *Manager) PodFromAllocation(pod *v1.Pod) (*v1.Pod, bool) {
+	alloc, ok := m.allocated[pod.UID]
+	if !ok {
+		return pod, false
+	}
+	return withResources(pod, alloc)
+}
+
+// withResources is pod with r's resources, copied only if any differs.
+func withResources(pod *v1.Pod, r Resources) (*v1.Pod, bool) {
+	differs := !apiequality.Semantic.DeepEqual(pod.Spec.Resources, r.Pod)
+	if !differs {
+		for _, list := range [][]v1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
+			for i := range list {
+				if a, ok := r.Containers[list[i].Name]; ok && !apiequality.Semantic.DeepEqual(list[i].Resources, a) {
+					differs = true
+				}
+			}
+		}
+	}
+	if !differs {
+		return pod, false
+	}
+	out := pod.DeepCopy()
+	out.Spec.Resources = r.Pod.DeepCopy()
+	for _, list := range [][]v1.Container{out.Spec.InitContainers, out.Spec.Containers} {
+		for i := range list {
+			if a, ok := r.Containers[list[i].Name]; ok {
+				list[i].Resources = *a.DeepCopy()
+			}
+		}
+	}
+	return out, true
+}
+
+// Remove forgets pod uid: its allocation, what was actuated and its conditions.
+func (m *Manager) Remove(uid types.UID) {
+	delete(m.allocated, uid)
+	delete(m.actuated, uid)
+	delete(m.pending, uid)
+	delete(m.inProgress, uid)
+}
+
+// Pods are the UIDs with an allocation.
+func (m *Manager) Pods() []types.UID {
+	uids := make([]types.UID, 0, len(m.allocated))
+	for uid := range m.allocated {
+		uids = append(uids, uid)
+	}
+	return uids
+}
+
+// --- actuated: what the kubelet last set on the pod's cgroups ---
+
+// InitActuated records pod's (allocated) resources as actuated unless something was
+// already: when its first container is started, its cgroups are made with them.
+func (m *Manager) InitActuated(pod *v1.Pod) {
+	if _, ok := m.actuated[pod.UID]; !ok {
+		m.actuated[pod.UID] = ForPod(pod)
+	}
+}
+
+// Actuated is what was last set on the cgroup of container name of pod uid.
+func (m *Manager) Actuated(uid types.UID, name string) (v1.ResourceRequirements, bool) {
+	r, ok := m.actuated[uid].Containers[name]
+	return r, ok
+}
+
+// SetActuated records r as set on the cgroup of container name of pod uid (its start,
+// an in-place update).
+func (m *Manager) SetActuated(uid types.UID, name string, r v1.ResourceRequirements) {
+	a := m.actuated[uid]
+	if a.Containers == nil {
+		a.Containers = map[string]v1.ResourceRequirements{}
+	}
+	a.Containers[name] = *r.DeepCopy()
+	m.actuated[uid] = a
+}
+
+// ActuatedPod is what was last set on pod uid's own cgroup of its pod-level resources.
+func (m *Manager) ActuatedPod(uid types.UID) *v1.ResourceRequirements { return m.actuated[uid].Pod }
+
+// SetActuatedPod records r as set on pod uid's cgroup.
+func (m *Manager) SetActuatedPod(uid types.UID, r *v1.ResourceRequirements) {
+	a := m.actuated[uid]
+	a.Pod = r.DeepCopy()
+	m.actuated[uid] = a
+}
+
+// --- the resize conditions (upstream's status manager keeps them) ---
+
+// condition is upstream's updatedPodResizeCondition: the transition time moves only when
+// the reason does.
+func (m *Manager) condition(t v1.PodConditionType, old *v1.PodCondition, reason, message string, generation int64) *v1.PodCondition {
+	now := metav1.NewTime(m.clock.Now())
+	transition := now
+	if old != nil && old.Reason == reason {
+		transition = old.LastTransitionTime
+	}
+	return &v1.PodCondition{Type: t, Status: v1.ConditionTrue, LastProbeTime: now, LastTransitionTime: transition,
+		ObservedGeneration: generation, Reason: reason, Message: message}
+}
+
+// SetPending sets the pod's PodResizePending condition: Infeasible, or Deferred for any
+// other reason. True when it is new or its reason or generation changed (an event is due).
+func (m *Manager) SetPending(uid types.UID, reason, message string, generation int64) bool {
+	if reason != v1.PodReasonInfeasible {
+		reason = v1.PodReasonDeferred
+	}
+	prev := m.pending[uid]
+	if prev != nil && prev.Reason == reason && prev.Message == message && prev.ObservedGeneration == generation {
+		return false
+	}
+	m.pending[uid] = m.condition(v1.PodResizePending, prev, reason, message, generation)
+	return prev == nil || prev.Reason != reason || prev.ObservedGeneration != generation
+}
+
+// Pending is the pod's PodResizePending condition, nil when none.
+func (m *Manager) Pending(uid types.UID) *v1.PodCondition { return m.pending[uid] }
+
+// PendingPods are the pods with a PodResizePending condition, in no order.
+func (m *Manager) PendingPods() []types.UID {
+	uids := make([]types.UID, 0, len(m.pending))
+	for uid := range m.pending {
+		uids = append(uids, uid)
+	}
+	return uids
+}
+
+// ClearPending removes the pod's PodResizePending condition.
+func (m *Manager) ClearPending(uid types.UID) { delete(m.pending, uid) }
+
+// SetInProgress sets the pod's PodResizeInProgress condition. An existing one keeps its
+// generation, and its reason and message unless new ones are given (an Error). It returns
+// the condition's generation and whether it changed.
+func (m *Manager) SetInProgress(uid types.UID, reason, message string, generation int64) (int64, bool) {
+	prev := m.inProgress[uid]
+	if prev != nil {
+		if reason == "" && message == "" {
+			reason, message = prev.Reason, prev.Message
+		}
+		generation = prev.ObservedGeneration
+		if prev.Reason == reason && prev.Message == message {
+			return generation, false
+		}
+	}
+	m.inProgress[uid] = m.condition(v1.PodResizeInProgress, prev, reason, message, generation)
+	return generation, true
+}
+
+// ClearInProgress removes the pod's PodResizeInProgress condition: it returns the
+// generation it had and whether there was one (the resize completed).
+func (m *Manager) ClearInProgress(uid types.UID) (int64, bool) {
+	c := m.inProgress[uid]
+	if c == nil {
+		return 0, false
+	}
+	delete(m.inProgress, uid)
+	return c.ObservedGeneration, true
+}
+
+// Conditions are the pod's resize conditions, pending first, for its status.
+func (m *Manager) Conditions(uid types.UID) []v1.PodCondition {
+	var out []v1.PodCondition
+	for _, c := range []*v1.PodCondition{m.pending[uid], m.inProgress[uid]} {
+		if c != nil {
+			out = append(out, *c)
+		}
+	}
+	return out
+}
