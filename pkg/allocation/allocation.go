@@ -235,6 +235,9 @@ func (m *Manager) ClearInProgress(uid types.UID) (int64, bool) {
 	return c.ObservedGeneration, true
 }
 
+// InProgressCount is how many pods have a PodResizeInProgress condition.
+func (m *Manager) InProgressCount() int { return len(m.inProgress) }
+
 // Conditions are the pod's resize conditions, pending first, for its status.
 func (m *Manager) Conditions(uid types.UID) []v1.PodCondition {
 	var out []v1.PodCondition

@@ -68,7 +68,8 @@ func (k *Kubelet) HandlePodUpdates(pods []*v1.Pod) {
 		// An admitted pod whose resources changed asks for an in-place resize (the API
 		// server's resize subresource): accepted, or pending until there is room.
 		if k.alloc != nil && k.alloc.Has(pod.UID) && resizeRequested(old, pod) {
-			k.handleResize(pod)
+			k.resizeMetrics.recordRequested(old, pod)
+			k.handleResize(pod, triggerPodUpdated)
 		}
 		k.checkUpdateFeatures(old, pod)
 		k.podWorkers.UpdatePod(podworkers.UpdatePodOptions{Pod: pod, UpdateType: kubetypes.SyncPodUpdate, StartTime: start})
@@ -90,7 +91,7 @@ func (k *Kubelet) HandlePodRemoves(pods []*v1.Pod) {
 		k.podWorkers.UpdatePod(podworkers.UpdatePodOptions{Pod: pod, UpdateType: kubetypes.SyncPodKill, StartTime: start})
 	}
 	// Room was freed: a deferred resize may fit now.
-	k.retryPendingResizes()
+	k.retryPendingResizes(triggerPodsRemoved)
 }
 
 // HandlePodReconcile is the config RECONCILE handler: only the status changed at the
@@ -248,6 +249,7 @@ func (k *Kubelet) SyncTerminatedPod(ctx context.Context, pod *v1.Pod, podStatus 
 	}
 	if k.alloc != nil {
 		k.alloc.Remove(pod.UID)
+		k.resizeMetrics.observe(k.alloc, k.pods)
 	}
 	k.unmountVolumes(ctx, pod.UID)
 	return nil

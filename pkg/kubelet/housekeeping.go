@@ -105,7 +105,7 @@ func (k *Kubelet) HandlePodCleanups(ctx context.Context) error {
 	k.runtimeMgr.ContainerBackOff().GC()
 	// Pods terminated since: a deferred resize may fit now (upstream retries them when
 	// pods leave and periodically).
-	k.retryPendingResizes()
+	k.retryPendingResizes(triggerTerminated)
 	return nil
 }
 

@@ -182,6 +182,10 @@ type Kubelet struct {
 	// nil without InPlacePodVerticalScaling.
 	alloc      *allocation.Manager
 	podCgroups podCgroups // the node's pod cgroups (the runtime's cgroup hierarchy)
+	// podLevelResize is InPlacePodLevelResourcesVerticalScaling; resizeMetrics are the
+	// resize metrics (nil without InPlacePodVerticalScaling).
+	podLevelResize bool
+	resizeMetrics  *resizeMetrics
 	// declared are the node's declared features; nil without NodeDeclaredFeatures.
 	declared *declaredFeatures
 
@@ -365,8 +369,10 @@ func New(cfg Config) (*Kubelet, error) {
 	podLevelResize := inPlaceResize && cfg.Gate.Enabled(features.InPlacePodLevelResourcesVerticalScaling)
 	var resize podstatus.ResizeStatus
 	var actuated kuberuntime.ActuatedState
+	k.podLevelResize = podLevelResize
 	if inPlaceResize {
 		k.alloc = allocation.New(cfg.Clock)
+		k.resizeMetrics = newResizeMetrics(cfg.Registry)
 		resize, actuated = resizeStatus{alloc: k.alloc, cgroups: k.podCgroups}, k.alloc
 	}
 	k.generator = podstatus.NewGenerator(podstatus.GeneratorConfig{

@@ -175,9 +175,18 @@ func resizeRequested(old, pod *v1.Pod) bool {
 // handleResize decides a resize of an admitted pod (upstream's handlePodResourcesResize):
 // accepted when the node has room for the new requests beside the other pods' allocations,
 // which become the pod's; else it is Deferred and tried again when pods leave.
-func (k *Kubelet) handleResize(pod *v1.Pod) bool {
-	if _, differs := k.alloc.PodFromAllocation(pod); !differs {
+func (k *Kubelet) handleResize(pod *v1.Pod, trigger string) bool {
+	defer k.resizeMetrics.observe(k.alloc, k.pods)
+	allocated, differs := k.alloc.PodFromAllocation(pod)
+	if !differs {
 		k.alloc.ClearPending(pod.UID) // a pending resize was reverted
+		return false
+	}
+	if detail, msg := k.resizeInfeasible(allocated, pod); msg != "" {
+		if k.resizeMetrics != nil {
+			k.resizeMetrics.infeasible.WithLabelValues(detail).Inc()
+		}
+		k.resizePending(pod, v1.PodReasonInfeasible, msg)
 		return false
 	}
 	usage := admission.NewUsage(nil)
@@ -190,17 +199,11 @@ func (k *Kubelet) handleResize(pod *v1.Pod) bool {
 	}
 	res := usage.AdmitPredicates(pod, k.nodeInfo)
 	if !res.Admit {
-		reason := res.Reason
-		if k.alloc.SetPending(pod.UID, reason, res.Message, pod.Generation) {
-			c := k.alloc.Pending(pod.UID)
-			eventReason := ReasonResizeDeferred
-			if c.Reason == v1.PodReasonInfeasible {
-				eventReason = ReasonResizeInfeasible
-			}
-			k.recordEvent(events.PodRef(pod), v1.EventTypeWarning, eventReason, "%s",
-				resizeMessage(pod, pod.Generation, res.Message, "Pod resize "+c.Reason))
-		}
+		k.resizePending(pod, res.Reason, res.Message)
 		return false
+	}
+	if c := k.alloc.Pending(pod.UID); c != nil && c.Reason == v1.PodReasonDeferred && k.resizeMetrics != nil {
+		k.resizeMetrics.deferredAccepted.WithLabelValues(trigger).Inc()
 	}
 	k.alloc.Allocate(pod)
 	k.alloc.ClearPending(pod.UID)
@@ -210,9 +213,59 @@ func (k *Kubelet) handleResize(pod *v1.Pod) bool {
 	return true
 }
 
+// resizePending records a resize that waits: PodResizePending with reason Infeasible,
+// or Deferred for any other, and a ResizeInfeasible or ResizeDeferred event when the
+// condition is new or its reason or generation changed.
+func (k *Kubelet) resizePending(pod *v1.Pod, reason, message string) {
+	if !k.alloc.SetPending(pod.UID, reason, message, pod.Generation) {
+		return
+	}
+	c := k.alloc.Pending(pod.UID)
+	eventReason := ReasonResizeDeferred
+	if c.Reason == v1.PodReasonInfeasible {
+		eventReason = ReasonResizeInfeasible
+	}
+	k.recordEvent(events.PodRef(pod), v1.EventTypeWarning, eventReason, "%s", resizeMessage(pod, pod.Generation, message, "Pod resize "+c.Reason))
+}
+
+// resizeInfeasible is upstream's podResizesAdmitHandler for what the node can model: a
+// resize of pod-level resources with InPlacePodLevelResourcesVerticalScaling off, or of a
+// memory-backed emptyDir's sizeLimit with InPlacePodVerticalScalingMemoryBackedVolumes
+// off, can never be done. It returns the metric's reason detail and the message.
+func (k *Kubelet) resizeInfeasible(allocated, pod *v1.Pod) (string, string) {
+	if !k.podLevelResize && !apiequality.Semantic.DeepEqual(allocated.Spec.Resources, pod.Spec.Resources) {
+		return "plr_feature_gate_off", "InPlacePodLevelResourcesVerticalScaling is disabled"
+	}
+	if !k.gate.Enabled(memoryBackedVolumesResize) && memoryBackedVolumeResized(allocated, pod) {
+		return "memory_volume_resize_gate_off", "Memory-backed emptyDir volume resize is disabled"
+	}
+	return "", ""
+}
+
+// memoryBackedVolumesResize is the gate of memory-backed emptyDir resize (alpha in
+// v1.37, not modelled: only its refusal is).
+const memoryBackedVolumesResize = "InPlacePodVerticalScalingMemoryBackedVolumes"
+
+// memoryBackedVolumeResized: a memory-backed emptyDir's sizeLimit differs between the
+// two (upstream's IsMemoryBackedVolumeResizeRequested).
+func memoryBackedVolumeResized(allocated, pod *v1.Pod) bool {
+	if len(allocated.Spec.Volumes) != len(pod.Spec.Volumes) {
+		return false
+	}
+	for i, a := range allocated.Spec.Volumes {
+		if a.EmptyDir == nil || a.EmptyDir.Medium != v1.StorageMediumMemory || a.EmptyDir.SizeLimit == nil {
+			continue
+		}
+		if d := pod.Spec.Volumes[i].EmptyDir; d == nil || !apiequality.Semantic.DeepEqual(a.EmptyDir.SizeLimit, d.SizeLimit) {
+			return true
+		}
+	}
+	return false
+}
+
 // retryPendingResizes tries the deferred resizes again (upstream's RetryPendingResizes),
 // after pods left the node: each accepted one is synced.
-func (k *Kubelet) retryPendingResizes() {
+func (k *Kubelet) retryPendingResizes(trigger string) {
 	if k.alloc == nil {
 		return
 	}
@@ -243,7 +296,7 @@ func (k *Kubelet) retryPendingResizes() {
 		return a.UID < b.UID
 	})
 	for _, pod := range deferred {
-		if k.handleResize(pod) {
+		if k.handleResize(pod, trigger) {
 			k.HandlePodSyncs([]*v1.Pod{pod})
 		}
 	}
@@ -318,9 +371,12 @@ func (k *Kubelet) syncResize(pod *v1.Pod, podStatus *container.PodStatus) {
 		return
 	}
 	if k.runtimeMgr.IsPodResizeInProgress(pod, podStatus) {
-		k.alloc.SetInProgress(pod.UID, "", "", pod.Generation)
+		if _, changed := k.alloc.SetInProgress(pod.UID, "", "", pod.Generation); changed {
+			k.resizeMetrics.observe(k.alloc, k.pods)
+		}
 	} else if generation, cleared := k.alloc.ClearInProgress(pod.UID); cleared {
 		k.recordEvent(events.PodRef(pod), v1.EventTypeNormal, ReasonResizeCompleted, "%s", resizeMessage(pod, generation, "", "Pod resize completed"))
+		k.resizeMetrics.observe(k.alloc, k.pods)
 	}
 }
 

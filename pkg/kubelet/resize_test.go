@@ -12,7 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes/fake"
 
-	"github.com/minikubelet/minikubelet/pkg/cri"
+	"github.com/minikubelet/minikubelet/pkg/features"
 )
 
 func resources(cpu, mem string) v1.ResourceRequirements {
@@ -39,15 +39,20 @@ func TestInPlaceResize(t *testing.T) {
 		wantMemory       int64
 		wantPodCPUMax    string // the pod cgroup's cpu.max
 		wantPendingMatch string
+		wantMetrics      []string // lines of /metrics
 	}{
 		{name: "cpu and memory in place", from: resources("200m", "64Mi"), to: resources("300m", "96Mi"),
-			wantQuota: 30000, wantMemory: 96 << 20, wantPodCPUMax: "30000 100000"},
+			wantQuota: 30000, wantMemory: 96 << 20, wantPodCPUMax: "30000 100000",
+			wantMetrics: []string{`kubelet_container_requested_resizes_total{operation="increase",requirement="limits",resource="cpu"} 1`,
+				`kubelet_container_requested_resizes_total{operation="increase",requirement="requests",resource="memory"} 1`,
+				`kubelet_pod_resize_duration_milliseconds_count{success="true"} 1`, `kubelet_pod_in_progress_resizes 0`}},
 		{name: "memory with RestartContainer", policy: restart, from: resources("200m", "64Mi"), to: resources("200m", "48Mi"),
 			wantRestarts: 1, wantQuota: 20000, wantMemory: 48 << 20, wantPodCPUMax: "20000 100000"},
 		{name: "pod-level", podLevel: true, from: resources("200m", "64Mi"), to: resources("400m", "64Mi"),
 			wantQuota: 40000, wantMemory: 64 << 20, wantPodCPUMax: "40000 100000"},
 		{name: "more CPU than the node has", from: resources("200m", "64Mi"), to: resources("64", "64Mi"),
-			wantPending: v1.PodReasonDeferred, wantPendingMatch: "Node didn't have enough resource: cpu", wantQuota: 20000, wantMemory: 64 << 20, wantPodCPUMax: "20000 100000"},
+			wantPending: v1.PodReasonDeferred, wantPendingMatch: "Node didn't have enough resource: cpu", wantQuota: 20000, wantMemory: 64 << 20, wantPodCPUMax: "20000 100000",
+			wantMetrics: []string{`kubelet_pod_pending_resizes{priority_bucket="normal",reason="deferred"} 1`}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -155,7 +160,52 @@ func TestInPlaceResize(t *testing.T) {
 			if err != nil || strings.TrimSpace(string(data)) != tc.wantPodCPUMax {
 				t.Errorf("pod cgroup cpu.max = %q (%v), want %q", data, err, tc.wantPodCPUMax)
 			}
-			_ = cri.ContainerRunning
+			_, body := get(t, h.k.Server().Handler(), "/metrics")
+			for _, line := range tc.wantMetrics {
+				if !strings.Contains(body, line+"\n") {
+					t.Errorf("/metrics has no line %q", line)
+				}
+			}
+		})
+	}
+}
+
+// TestResizeInfeasible: the resizes upstream's admit handler refuses for good, with its
+// messages: pod-level resources with InPlacePodLevelResourcesVerticalScaling off, a
+// memory-backed emptyDir's sizeLimit with its (alpha) gate off. Container resources, and
+// pod-level ones with the gate on, go on to the resource fit.
+func TestResizeInfeasible(t *testing.T) {
+	base := func() *v1.Pod {
+		size := resource.MustParse("64Mi")
+		return &v1.Pod{Spec: v1.PodSpec{
+			Containers: []v1.Container{{Name: "c", Resources: resources("100m", "64Mi")}},
+			Volumes:    []v1.Volume{{Name: "shm", VolumeSource: v1.VolumeSource{EmptyDir: &v1.EmptyDirVolumeSource{Medium: v1.StorageMediumMemory, SizeLimit: &size}}}},
+		}}
+	}
+	podLevel := func(p *v1.Pod) { r := resources("1", "1Gi"); p.Spec.Resources = &r }
+	bigger := func(p *v1.Pod) { q := resource.MustParse("128Mi"); p.Spec.Volumes[0].EmptyDir.SizeLimit = &q }
+	container := func(p *v1.Pod) { p.Spec.Containers[0].Resources = resources("200m", "64Mi") }
+	tests := []struct {
+		name           string
+		change         func(*v1.Pod)
+		podLevelResize bool
+		wantDetail     string
+		wantMsg        string
+	}{
+		{"container resources", container, false, "", ""},
+		{"pod-level, gate off", podLevel, false, "plr_feature_gate_off", "InPlacePodLevelResourcesVerticalScaling is disabled"},
+		{"pod-level, gate on", podLevel, true, "", ""},
+		{"a memory-backed volume's size", bigger, true, "memory_volume_resize_gate_off", "Memory-backed emptyDir volume resize is disabled"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			k := &Kubelet{podLevelResize: tc.podLevelResize, gate: features.DefaultFeatureGate}
+			allocated, desired := base(), base()
+			tc.change(desired)
+			detail, msg := k.resizeInfeasible(allocated, desired)
+			if detail != tc.wantDetail || msg != tc.wantMsg {
+				t.Errorf("resizeInfeasible = %q, %q; want %q, %q", detail, msg, tc.wantDetail, tc.wantMsg)
+			}
 		})
 	}
 }

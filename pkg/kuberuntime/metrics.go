@@ -20,6 +20,7 @@ type runtimeMetrics struct {
 	startedPods         prometheus.Counter
 	startedContainers   *prometheus.CounterVec
 	restartedContainers prometheus.Counter
+	resizeDuration      *prometheus.HistogramVec
 }
 
 func newRuntimeMetrics(reg *metrics.Registry) *runtimeMetrics {
@@ -43,9 +44,13 @@ func newRuntimeMetrics(reg *metrics.Registry) *runtimeMetrics {
 		restartedContainers: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: name(metrics.ContainersRestarted), Help: "Cumulative number of container restarts (a start with a restart count above 0)",
 		}),
+		resizeDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: name(metrics.PodResizeDuration), Help: "Duration in milliseconds to actuate a pod resize",
+			Buckets: []float64{10, 50, 100, 500, 1000, 2000, 5000, 10000, 20000, 30000, 60000, 120000, 300000, 600000},
+		}, []string{"success"}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.runningPods, m.runningContainers, m.startedPods, m.startedContainers, m.restartedContainers)
+		reg.MustRegister(m.runningPods, m.runningContainers, m.startedPods, m.startedContainers, m.restartedContainers, m.resizeDuration)
 	}
 	return m
 }

@@ -3,6 +3,7 @@ package kuberuntime
 import (
 	"context"
 	"fmt"
+	"strconv"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -289,6 +290,10 @@ func (m *Manager) IsPodResizeInProgress(pod *v1.Pod, podStatus *container.PodSta
 // next sync.
 func (m *Manager) doPodResize(ctx context.Context, pod *v1.Pod, changes podActions) *SyncResult {
 	r := &SyncResult{Action: ResizePodInPlace, Target: FormatPod(pod)}
+	start := m.clock.Now()
+	defer func() {
+		m.metrics.resizeDuration.WithLabelValues(strconv.FormatBool(r.Error == nil)).Observe(float64(m.clock.Since(start).Milliseconds()))
+	}()
 	fail := func(err error) *SyncResult {
 		r.Error, r.Message = ErrResizePodInPlace, err.Error()
 		return r

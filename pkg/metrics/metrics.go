@@ -39,9 +39,16 @@ const (
 	StartedContainers         = "started_containers_total"
 	ContainersRestarted       = "restarted_containers_total" // simulator only
 	PodAdmissionRejections    = "admission_rejections_total" // by reason, as upstream (since v1.32)
-	HousekeepingDuration      = "housekeeping_duration_seconds"
-	NodeStatusUpdateDuration  = "node_status_update_duration_seconds" // simulator only
-	PodStatusSyncDuration     = "pod_status_sync_duration_seconds"
+	// In-place pod resize, as upstream's (alpha) names.
+	ContainerRequestedResizes  = "container_requested_resizes_total"
+	PodResizeDuration          = "pod_resize_duration_milliseconds"
+	PodPendingResizes          = "pod_pending_resizes"
+	PodInfeasibleResizes       = "pod_infeasible_resizes_total"
+	PodInProgressResizes       = "pod_in_progress_resizes"
+	PodDeferredAcceptedResizes = "pod_deferred_accepted_resizes_total"
+	HousekeepingDuration       = "housekeeping_duration_seconds"
+	NodeStatusUpdateDuration   = "node_status_update_duration_seconds" // simulator only
+	PodStatusSyncDuration      = "pod_status_sync_duration_seconds"
 )
 
 // Registry is the daemon's private Prometheus registry plus the name prefix every component
