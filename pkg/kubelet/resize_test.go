@@ -32,6 +32,7 @@ func TestInPlaceResize(t *testing.T) {
 		name             string
 		policy           []v1.ContainerResizePolicy
 		podLevel         bool
+		addPodLevel      bool // the resize adds pod-level resources to a pod without
 		from, to         v1.ResourceRequirements
 		wantRestarts     int32
 		wantPending      string // the PodResizePending reason; "": the resize is actuated
@@ -50,6 +51,8 @@ func TestInPlaceResize(t *testing.T) {
 			wantRestarts: 1, wantQuota: 20000, wantMemory: 48 << 20, wantPodCPUMax: "20000 100000"},
 		{name: "pod-level", podLevel: true, from: resources("200m", "64Mi"), to: resources("400m", "64Mi"),
 			wantQuota: 40000, wantMemory: 64 << 20, wantPodCPUMax: "40000 100000"},
+		{name: "pod-level resources added", addPodLevel: true, from: resources("200m", "64Mi"), to: resources("400m", "128Mi"),
+			wantQuota: 20000, wantMemory: 64 << 20, wantPodCPUMax: "40000 100000"},
 		{name: "more CPU than the node has", from: resources("200m", "64Mi"), to: resources("64", "64Mi"),
 			wantPending: v1.PodReasonDeferred, wantPendingMatch: "Node didn't have enough resource: cpu", wantQuota: 20000, wantMemory: 64 << 20, wantPodCPUMax: "20000 100000",
 			wantMetrics: []string{`kubelet_pod_pending_resizes{priority_bucket="normal",reason="deferred"} 1`}},
@@ -78,6 +81,9 @@ func TestInPlaceResize(t *testing.T) {
 				p.Spec.Containers[0].Resources = *r.DeepCopy()
 			}
 			set(pod, tc.from)
+			if tc.addPodLevel {
+				set = func(p *v1.Pod, r v1.ResourceRequirements) { p.Spec.Resources = r.DeepCopy() }
+			}
 			h.k.UpdateAPIPods(context.Background(), []*v1.Pod{pod})
 			running := func() bool {
 				p := h.pod("resize")
@@ -132,7 +138,7 @@ func TestInPlaceResize(t *testing.T) {
 			if cs.RestartCount != tc.wantRestarts {
 				t.Errorf("restartCount = %d, want %d", cs.RestartCount, tc.wantRestarts)
 			}
-			if !tc.podLevel {
+			if !tc.podLevel && !tc.addPodLevel {
 				want := tc.to
 				if tc.wantPending != "" {
 					want = tc.from

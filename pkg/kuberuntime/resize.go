@@ -246,13 +246,23 @@ func (m *Manager) computeResize(pod *v1.Pod, c *v1.Container, s *container.Conta
 	return true
 }
 
-// podLevelResizeNeeded: the pod-level resources allocated differ from those actuated.
+// podLevelResizeNeeded: the pod-level resources allocated differ from those actuated, none
+// counting as zero (upstream's computePodLevelResourcesResizeAction): pod-level resources
+// a resize added are applied to the pod cgroup.
 func (m *Manager) podLevelResizeNeeded(pod *v1.Pod) bool {
+	if !m.cfg.InPlacePodLevelResourcesVerticalScaling || m.cfg.Actuated == nil {
+		return false
+	}
+	return valuesOf(pod.Spec.Resources) != valuesOf(m.cfg.Actuated.ActuatedPod(pod.UID))
+}
+
+// podLevelResizeInProgress is upstream's isPodLevelResourcesResizeInProgress: only once
+// something was actuated (the pod cgroup is made with the allocation at the pod's first
+// sync, which must not count as a resize).
+func (m *Manager) podLevelResizeInProgress(pod *v1.Pod) bool {
 	if !m.cfg.InPlacePodLevelResourcesVerticalScaling || m.cfg.Actuated == nil || pod.Spec.Resources == nil {
 		return false
 	}
-	// Nothing actuated yet (the pod cgroup is made with the allocation at its first sync):
-	// nothing to resize, as upstream.
 	actual := m.cfg.Actuated.ActuatedPod(pod.UID)
 	return actual != nil && valuesOf(pod.Spec.Resources) != valuesOf(actual)
 }
@@ -280,7 +290,7 @@ func (m *Manager) IsPodResizeInProgress(pod *v1.Pod, podStatus *container.PodSta
 			}
 		}
 	}
-	return m.podLevelResizeNeeded(pod)
+	return m.podLevelResizeInProgress(pod)
 }
 
 // doPodResize applies the resize actions (upstream's doPodResizeAction): memory first, then
