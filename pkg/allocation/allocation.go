@@ -15,17 +15,16 @@ type Resources struct {
 	Pod        *v1.ResourceRequirements
 }
 
-// ForPod is the resources pod's spec asks for (upstream's ResourceInfoForPod).
+// ForPod is the resources pod's spec asks for (upstream's ResourceInfoForPod). It shares
+// the spec's lists: a pod from a source is never changed (an update is a new object).
 func ForPod(pod *v1.Pod) Resources {
 	r := Resources{Containers: make(map[string]v1.ResourceRequirements, len(pod.Spec.Containers)+len(pod.Spec.InitContainers))}
 	for _, list := range [][]v1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
 		for i := range list {
-			r.Containers[list[i].Name] = *list[i].Resources.DeepCopy()
+			r.Containers[list[i].Name] = list[i].Resources
 		}
 	}
-	if pod.Spec.Resources != nil {
-		r.Pod = pod.Spec.Resources.DeepCopy()
-	}
+	r.Pod = pod.Spec.Resources
 	return r
 }
 
@@ -37,10 +36,15 @@ func ForPod(pod *v1.Pod) Resources {
 //
 // A Manager belongs to its node's owner: the pod syncs and the config handlers run there,
 // one at a time, so it keeps no lock.
+//
+// Both records share the resource lists of the pods they came from (read-only, as the pods
+// are): what a pod costs here is a pointer and a few list headers, not a copy of its
+// resources (10,000 pods).
 type Manager struct {
-	clock      clock.PassiveClock
-	allocated  map[types.UID]Resources
-	actuated   map[types.UID]Resources
+	clock clock.PassiveClock
+	// allocated is the pod each allocation was taken from.
+	allocated  map[types.UID]*v1.Pod
+	actuated   map[types.UID]*actuated
 	pending    map[types.UID]*v1.PodCondition
 	inProgress map[types.UID]*v1.PodCondition
 }
@@ -49,16 +53,23 @@ type Manager struct {
 func New(clk clock.PassiveClock) *Manager {
 	return &Manager{
 		clock:      clk,
-		allocated:  map[types.UID]Resources{},
-		actuated:   map[types.UID]Resources{},
+		allocated:  map[types.UID]*v1.Pod{},
+		actuated:   map[types.UID]*actuated{},
 		pending:    map[types.UID]*v1.PodCondition{},
 		inProgress: map[types.UID]*v1.PodCondition{},
 	}
 }
 
+// actuated is what was set on one pod's cgroups: its containers' (by name, few) and its own.
+type actuated struct {
+	names      []string
+	containers []v1.ResourceRequirements
+	pod        *v1.ResourceRequirements
+}
+
 // Allocate records pod's spec resources as its allocation: at admission, and when a
 // resize is accepted.
-func (m *Manager) Allocate(pod *v1.Pod) { m.allocated[pod.UID] = ForPod(pod) }
+func (m *Manager) Allocate(pod *v1.Pod) { m.allocated[pod.UID] = pod }
 
 // Has reports whether pod uid was admitted with an allocation.
 func (m *Manager) Has(uid types.UID) bool {
@@ -68,18 +79,26 @@ func (m *Manager) Has(uid types.UID) bool {
 
 // Allocated is the allocation of the container name of pod uid.
 func (m *Manager) Allocated(uid types.UID, name string) (v1.ResourceRequirements, bool) {
-	r, ok := m.allocated[uid].Containers[name]
-	return r, ok
+	if pod, ok := m.allocated[uid]; ok {
+		for _, list := range [][]v1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
+			for i := range list {
+				if list[i].Name == name {
+					return list[i].Resources, true
+				}
+			}
+		}
+	}
+	return v1.ResourceRequirements{}, false
 }
 
 // PodFromAllocation is pod with its allocated resources in place of its spec's (a copy
 // when they differ, and then true): the pod the kubelet runs while a resize waits.
 func (m *Manager) PodFromAllocation(pod *v1.Pod) (*v1.Pod, bool) {
 	alloc, ok := m.allocated[pod.UID]
-	if !ok {
+	if !ok || alloc == pod {
 		return pod, false
 	}
-	return withResources(pod, alloc)
+	return withResources(pod, ForPod(alloc))
 }
 
 // withResources is pod with r's resources, copied only if any differs.
@@ -128,39 +147,52 @@ func (m *Manager) Pods() []types.UID {
 
 // --- actuated: what the kubelet last set on the pod's cgroups ---
 
-// InitActuated records pod's (allocated) resources as actuated unless something was
-// already: when its first container is started, its cgroups are made with them.
-func (m *Manager) InitActuated(pod *v1.Pod) {
-	if _, ok := m.actuated[pod.UID]; !ok {
-		m.actuated[pod.UID] = ForPod(pod)
-	}
-}
-
 // Actuated is what was last set on the cgroup of container name of pod uid.
 func (m *Manager) Actuated(uid types.UID, name string) (v1.ResourceRequirements, bool) {
-	r, ok := m.actuated[uid].Containers[name]
-	return r, ok
+	if a := m.actuated[uid]; a != nil {
+		for i, n := range a.names {
+			if n == name {
+				return a.containers[i], true
+			}
+		}
+	}
+	return v1.ResourceRequirements{}, false
 }
 
 // SetActuated records r as set on the cgroup of container name of pod uid (its start,
-// an in-place update).
+// an in-place update). r's lists are kept as they are: the caller must not change them.
 func (m *Manager) SetActuated(uid types.UID, name string, r v1.ResourceRequirements) {
 	a := m.actuated[uid]
-	if a.Containers == nil {
-		a.Containers = map[string]v1.ResourceRequirements{}
+	if a == nil {
+		a = &actuated{}
+		m.actuated[uid] = a
 	}
-	a.Containers[name] = *r.DeepCopy()
-	m.actuated[uid] = a
+	for i, n := range a.names {
+		if n == name {
+			a.containers[i] = r
+			return
+		}
+	}
+	a.names = append(a.names, name)
+	a.containers = append(a.containers, r)
 }
 
 // ActuatedPod is what was last set on pod uid's own cgroup of its pod-level resources.
-func (m *Manager) ActuatedPod(uid types.UID) *v1.ResourceRequirements { return m.actuated[uid].Pod }
+func (m *Manager) ActuatedPod(uid types.UID) *v1.ResourceRequirements {
+	if a := m.actuated[uid]; a != nil {
+		return a.pod
+	}
+	return nil
+}
 
-// SetActuatedPod records r as set on pod uid's cgroup.
+// SetActuatedPod records r as set on pod uid's cgroup (kept as it is, as SetActuated).
 func (m *Manager) SetActuatedPod(uid types.UID, r *v1.ResourceRequirements) {
 	a := m.actuated[uid]
-	a.Pod = r.DeepCopy()
-	m.actuated[uid] = a
+	if a == nil {
+		a = &actuated{}
+		m.actuated[uid] = a
+	}
+	a.pod = r
 }
 
 // --- the resize conditions (upstream's status manager keeps them) ---

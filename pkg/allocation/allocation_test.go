@@ -114,16 +114,25 @@ func TestActuated(t *testing.T) {
 	m := New(clocktesting.NewFakeClock(time.Unix(0, 0)))
 	p := pod("100m", "50m", nil)
 	m.Allocate(p)
-	m.InitActuated(p)
+	if _, ok := m.Actuated("u1", "c1"); ok {
+		t.Error("Actuated(c1) before any was set")
+	}
+	m.SetActuated("u1", "c1", p.Spec.Containers[0].Resources)
+	m.SetActuated("u1", "init", p.Spec.InitContainers[0].Resources)
 	if r, ok := m.Actuated("u1", "c1"); !ok || !r.Requests.Cpu().Equal(resource.MustParse("100m")) {
 		t.Errorf("Actuated(c1) = %v, %v", r, ok)
 	}
 	m.SetActuated("u1", "c1", cpu("300m"))
 	lvl := cpu("2")
 	m.SetActuatedPod("u1", &lvl)
-	m.InitActuated(p) // does not reset
 	if r, _ := m.Actuated("u1", "c1"); !r.Requests.Cpu().Equal(resource.MustParse("300m")) {
-		t.Errorf("after InitActuated again, c1 = %v, want 300m kept", r)
+		t.Errorf("after a second SetActuated, c1 = %v, want 300m", r)
+	}
+	if r, _ := m.Actuated("u1", "init"); !r.Requests.Cpu().Equal(resource.MustParse("50m")) {
+		t.Errorf("init = %v, want 50m kept", r)
+	}
+	if r, ok := m.Allocated("u1", "init"); !ok || !r.Requests.Cpu().Equal(resource.MustParse("50m")) {
+		t.Errorf("Allocated(init) = %v, %v", r, ok)
 	}
 	if r := m.ActuatedPod("u1"); r == nil || !r.Requests.Cpu().Equal(resource.MustParse("2")) {
 		t.Errorf("ActuatedPod = %v", r)

@@ -72,9 +72,11 @@ func EffectiveLimits(podResources *v1.ResourceRequirements, c *v1.ResourceRequir
 
 // actuation is what is set on the cgroup of a container of pod: its resources with the
 // effective limits when pod-level resources are resized too.
+//
+// It shares c's lists (a pod is never changed): only pod-level limits make new ones.
 func (m *Manager) actuation(pod *v1.Pod, c *v1.Container) v1.ResourceRequirements {
-	r := *c.Resources.DeepCopy()
-	if m.cfg.InPlacePodLevelResourcesVerticalScaling {
+	r := c.Resources
+	if m.cfg.InPlacePodLevelResourcesVerticalScaling && pod.Spec.Resources != nil && len(pod.Spec.Resources.Limits) > 0 {
 		r.Limits = EffectiveLimits(pod.Spec.Resources, &c.Resources)
 	}
 	return r

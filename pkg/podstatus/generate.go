@@ -14,6 +14,7 @@ import (
 	"github.com/minikubelet/minikubelet/pkg/admission"
 	"github.com/minikubelet/minikubelet/pkg/container"
 	"github.com/minikubelet/minikubelet/pkg/cri"
+	"github.com/minikubelet/minikubelet/pkg/intern"
 	"github.com/minikubelet/minikubelet/pkg/kubetypes"
 )
 
@@ -171,7 +172,8 @@ func (g *Generator) Generate(pod *v1.Pod, podStatus *container.PodStatus, old v1
 	}
 	if g.cfg.Features.InPlacePodLevelResourcesVerticalScaling {
 		s.Resources = g.podLevelResources(pod, s.Phase, old)
-		s.AllocatedResources = admission.PodRequests(pod)
+		// Shared with every pod that requests alike (read-only), as the status keeps it.
+		s.AllocatedResources = intern.ResourceList(admission.PodRequests(pod))
 	}
 	if g.cfg.Features.PodObservedGenerationTracking || pod.Status.ObservedGeneration != 0 {
 		// upstream's CalculatePodStatusObservedGeneration, and the conditions the kubelet
@@ -375,7 +377,7 @@ func (g *Generator) convertToAPIContainerStatuses(pod *v1.Pod, podStatus *contai
 					// what is applied; allocatedResources: what the spec (the allocated
 					// pod) asks for
 					st.Resources = containerStatusResources(spec, st, cs, oldPtr)
-					st.AllocatedResources = spec.Resources.Requests.DeepCopy()
+					st.AllocatedResources = spec.Resources.Requests // shared: a spec is never changed
 				}
 			}
 			statuses[cs.Name] = st

@@ -78,9 +78,53 @@ func (m *Manager) GetPodPhase(uid types.UID) (v1.PodPhase, bool) {
 // SetPodStatus stores status as the pod's latest. It refuses (and logs) an update that would
 // move a terminated container of a non-restarting pod back to running or waiting.
 func (m *Manager) SetPodStatus(pod *v1.Pod, status v1.PodStatus) {
-	if m.set(pod, *status.DeepCopy()) && m.onChange != nil {
+	if m.set(pod, copyStatus(&status)) && m.onChange != nil {
 		m.onChange()
 	}
+}
+
+// copyStatus is a deep copy of s but for its resource lists (the pod's and each
+// container's resources and allocatedResources), which stay shared: the generator makes
+// them read-only, mostly the pod spec's own, and copied they were half of what 10,000
+// stored statuses hold.
+func copyStatus(s *v1.PodStatus) v1.PodStatus {
+	type held struct {
+		r *v1.ResourceRequirements
+		a v1.ResourceList
+	}
+	lists := [...][]v1.ContainerStatus{s.InitContainerStatuses, s.ContainerStatuses, s.EphemeralContainerStatuses}
+	n := 0
+	for _, l := range lists {
+		n += len(l)
+	}
+	var buf [8]held
+	kept := buf[:0]
+	if n > len(buf) {
+		kept = make([]held, 0, n)
+	}
+	// Taken out of s for the copy and put back after: s is this call's (SetPodStatus takes
+	// the status by value), its container statuses are the caller's only until then.
+	podRes, podAlloc := s.Resources, s.AllocatedResources
+	s.Resources, s.AllocatedResources = nil, nil
+	for _, l := range lists {
+		for i := range l {
+			kept = append(kept, held{l[i].Resources, l[i].AllocatedResources})
+			l[i].Resources, l[i].AllocatedResources = nil, nil
+		}
+	}
+	c := *s.DeepCopy()
+	s.Resources, s.AllocatedResources = podRes, podAlloc
+	c.Resources, c.AllocatedResources = podRes, podAlloc
+	copies := [...][]v1.ContainerStatus{c.InitContainerStatuses, c.ContainerStatuses, c.EphemeralContainerStatuses}
+	k := 0
+	for j, l := range lists {
+		for i := range l {
+			l[i].Resources, l[i].AllocatedResources = kept[k].r, kept[k].a
+			copies[j][i].Resources, copies[j][i].AllocatedResources = kept[k].r, kept[k].a
+			k++
+		}
+	}
+	return c
 }
 
 // set stores the status, and says whether anything changed: as upstream's

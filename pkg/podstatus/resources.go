@@ -2,9 +2,11 @@ package podstatus
 
 import (
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/minikubelet/minikubelet/pkg/admission"
 	"github.com/minikubelet/minikubelet/pkg/container"
+	"github.com/minikubelet/minikubelet/pkg/intern"
 )
 
 // The cgroup floors: 2 CPU shares and a 10m CFS quota (1ms of a 100ms period). A value at
@@ -28,8 +30,11 @@ func specByName(containers []v1.Container, name string) *v1.Container {
 // instance reports applied in place of theirs (or the old status's values, when the
 // runtime reports none for the same running instance). A container that does not run
 // shows its allocation.
+//
+// The lists are the spec's as long as nothing differs from it, new ones only where a value
+// does (a pod's spec is never changed): a status then costs no copy of them.
 func containerStatusResources(spec *v1.Container, st *v1.ContainerStatus, cs *container.ContainerStatus, old *v1.ContainerStatus) *v1.ResourceRequirements {
-	r := spec.Resources.DeepCopy()
+	r := &v1.ResourceRequirements{Requests: spec.Resources.Requests, Limits: spec.Resources.Limits, Claims: spec.Resources.Claims}
 	if cs.State != container.ContainerStateRunning {
 		return r
 	}
@@ -37,48 +42,63 @@ func containerStatusResources(spec *v1.Container, st *v1.ContainerStatus, cs *co
 	if old != nil && old.State.Running != nil && old.ContainerID == st.ContainerID {
 		oldRes = old.Resources
 	}
-	preserve := func(name v1.ResourceName, from func(*v1.ResourceRequirements) v1.ResourceList, into v1.ResourceList) {
+	preserve := func(name v1.ResourceName, from func(*v1.ResourceRequirements) v1.ResourceList, into *v1.ResourceList) {
 		if oldRes == nil {
 			return
 		}
 		if q, ok := from(oldRes)[name]; ok {
-			into[name] = q.DeepCopy()
+			setQuantity(into, name, q)
 		}
 	}
 	limits := func(r *v1.ResourceRequirements) v1.ResourceList { return r.Limits }
 	requests := func(r *v1.ResourceRequirements) v1.ResourceList { return r.Requests }
-	applied := cs.Resources
+	applied := container.ResourcesFromCRI(cs.Resources)
 	if applied == nil {
 		applied = &container.ContainerResources{}
 	}
 	if r.Limits != nil {
 		if applied.CPULimit != nil {
 			if applied.CPULimit.MilliValue() > minMilliCPULimit || r.Limits.Cpu().MilliValue() > minMilliCPULimit {
-				r.Limits[v1.ResourceCPU] = applied.CPULimit.DeepCopy()
+				setQuantity(&r.Limits, v1.ResourceCPU, *applied.CPULimit)
 			}
 		} else {
-			preserve(v1.ResourceCPU, limits, r.Limits)
+			preserve(v1.ResourceCPU, limits, &r.Limits)
 		}
 		if applied.MemoryLimit != nil {
-			r.Limits[v1.ResourceMemory] = applied.MemoryLimit.DeepCopy()
+			setQuantity(&r.Limits, v1.ResourceMemory, *applied.MemoryLimit)
 		} else {
-			preserve(v1.ResourceMemory, limits, r.Limits)
+			preserve(v1.ResourceMemory, limits, &r.Limits)
 		}
 	}
 	if r.Requests != nil {
 		if applied.CPURequest != nil {
 			if applied.CPURequest.MilliValue() > minShares || r.Requests.Cpu().MilliValue() > minShares {
-				r.Requests[v1.ResourceCPU] = applied.CPURequest.DeepCopy()
+				setQuantity(&r.Requests, v1.ResourceCPU, *applied.CPURequest)
 			}
 		} else {
-			preserve(v1.ResourceCPU, requests, r.Requests)
+			preserve(v1.ResourceCPU, requests, &r.Requests)
 		}
 		// The CRI reports no memory request: the allocated one stands, or the old one.
 		if _, ok := r.Requests[v1.ResourceMemory]; !ok {
-			preserve(v1.ResourceMemory, requests, r.Requests)
+			preserve(v1.ResourceMemory, requests, &r.Requests)
 		}
 	}
 	return r
+}
+
+// setQuantity sets name to q in *l, copying the list first (it may be a spec's) unless it
+// already holds an equal value, which it then keeps.
+func setQuantity(l *v1.ResourceList, name v1.ResourceName, q resource.Quantity) {
+	if cur, ok := (*l)[name]; ok && cur.Equal(q) {
+		return
+	}
+	c := make(v1.ResourceList, len(*l)+1)
+	for k, v := range *l {
+		c[k] = v
+	}
+	c[name] = q.DeepCopy()
+	// Pods alike get alike lists: one shared copy (read-only, as a status's are).
+	*l = intern.ResourceList(c)
 }
 
 // podLevelResources is the pod's status.resources (upstream's
@@ -98,56 +118,50 @@ func (g *Generator) podLevelResources(pod *v1.Pod, phase v1.PodPhase, old v1.Pod
 				r.Limits[name] = q.DeepCopy()
 			}
 		}
+		r.Requests, r.Limits = intern.ResourceList(r.Requests), intern.ResourceList(r.Limits)
 		return r
 	}
 	cpuRequest, cpuLimit, memoryLimit := g.cfg.Resize.PodCgroupResources(pod)
-	preserve := func(name v1.ResourceName, oldList, into v1.ResourceList) {
-		if old.Phase == v1.PodRunning && old.Resources != nil {
-			if q, ok := oldList[name]; ok {
-				into[name] = q.DeepCopy()
-			}
-		}
-	}
 	var oldReq, oldLim v1.ResourceList
-	if old.Resources != nil {
+	if old.Phase == v1.PodRunning && old.Resources != nil {
 		oldReq, oldLim = old.Resources.Requests, old.Resources.Limits
 	}
-	r := pod.Spec.Resources.DeepCopy()
-	if r == nil {
-		r = &v1.ResourceRequirements{}
+	preserve := func(name v1.ResourceName, from v1.ResourceList, into *v1.ResourceList) {
+		if q, ok := from[name]; ok {
+			setQuantity(into, name, q)
+		}
 	}
-	if r.Requests == nil {
-		r.Requests = v1.ResourceList{}
-	}
-	if r.Limits == nil {
-		r.Limits = v1.ResourceList{}
+	// The spec's lists, shared until a value differs (see containerStatusResources).
+	r := &v1.ResourceRequirements{}
+	if pod.Spec.Resources != nil {
+		r.Requests, r.Limits, r.Claims = pod.Spec.Resources.Requests, pod.Spec.Resources.Limits, pod.Spec.Resources.Claims
 	}
 	if cpuRequest != nil {
 		allocated := r.Requests.Cpu().MilliValue()
 		// shares round-trip loses nothing the API shows: keep the allocated value when
 		// the cgroup holds what it converts to
 		if (cpuRequest.MilliValue() > minShares || allocated > minShares) && milliCPUToShares(allocated) != milliCPUToShares(cpuRequest.MilliValue()) {
-			r.Requests[v1.ResourceCPU] = cpuRequest.DeepCopy()
+			setQuantity(&r.Requests, v1.ResourceCPU, *cpuRequest)
 		}
 	} else {
-		preserve(v1.ResourceCPU, oldReq, r.Requests)
+		preserve(v1.ResourceCPU, oldReq, &r.Requests)
 	}
 	if _, ok := r.Requests[v1.ResourceMemory]; !ok {
 		if q, ok := admission.PodRequests(pod)[v1.ResourceMemory]; ok {
-			r.Requests[v1.ResourceMemory] = q
+			setQuantity(&r.Requests, v1.ResourceMemory, q)
 		}
 	}
 	if cpuLimit != nil {
 		if cpuLimit.MilliValue() > minMilliCPULimit || r.Limits.Cpu().MilliValue() > minMilliCPULimit {
-			r.Limits[v1.ResourceCPU] = cpuLimit.DeepCopy()
+			setQuantity(&r.Limits, v1.ResourceCPU, *cpuLimit)
 		}
 	} else {
-		preserve(v1.ResourceCPU, oldLim, r.Limits)
+		preserve(v1.ResourceCPU, oldLim, &r.Limits)
 	}
 	if memoryLimit != nil {
-		r.Limits[v1.ResourceMemory] = memoryLimit.DeepCopy()
+		setQuantity(&r.Limits, v1.ResourceMemory, *memoryLimit)
 	} else {
-		preserve(v1.ResourceMemory, oldLim, r.Limits)
+		preserve(v1.ResourceMemory, oldLim, &r.Limits)
 	}
 	return r
 }

@@ -7,9 +7,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/minikubelet/minikubelet/pkg/container"
+	"github.com/minikubelet/minikubelet/pkg/cri"
 )
-
-func q(s string) *resource.Quantity { v := resource.MustParse(s); return &v }
 
 // TestContainerStatusResources follows upstream's convertContainerStatusResources: a
 // running container shows what its runtime reports applied, a stopped one its allocation;
@@ -31,11 +30,11 @@ func TestContainerStatusResources(t *testing.T) {
 		wantMem               string
 	}{
 		{"stopped: its allocation", &container.ContainerStatus{State: container.ContainerStateExited,
-			Resources: &container.ContainerResources{MemoryLimit: q("1Gi")}}, nil, "1m", "5m", "64Mi"},
+			Resources: &cri.ContainerResources{MemoryLimitInBytes: 1 << 30}}, nil, "1m", "5m", "64Mi"},
 		{"applied values", &container.ContainerStatus{State: container.ContainerStateRunning,
-			Resources: &container.ContainerResources{CPURequest: q("300m"), CPULimit: q("400m"), MemoryLimit: q("128Mi")}}, nil, "300m", "400m", "128Mi"},
+			Resources: &cri.ContainerResources{CPUShares: 307, CPUQuota: 40000, CPUPeriod: 100000, MemoryLimitInBytes: 128 << 20}}, nil, "300m", "400m", "128Mi"},
 		{"at the floors: the allocation", &container.ContainerStatus{State: container.ContainerStateRunning,
-			Resources: &container.ContainerResources{CPURequest: q("2m"), CPULimit: q("10m"), MemoryLimit: q("64Mi")}}, nil, "1m", "5m", "64Mi"},
+			Resources: &cri.ContainerResources{CPUShares: 2, CPUQuota: 1000, CPUPeriod: 100000, MemoryLimitInBytes: 64 << 20}}, nil, "1m", "5m", "64Mi"},
 		{"nothing reported: the old status's", running, old, "1m", "5m", "32Mi"},
 	}
 	for _, tc := range tests {
@@ -58,5 +57,28 @@ func TestContainerStatusResources(t *testing.T) {
 				t.Error("the allocation was changed")
 			}
 		})
+	}
+}
+
+// TestCopyStatus: the stored copy shares the resource lists (read-only) and copies the rest;
+// the status given is left as it was.
+func TestCopyStatus(t *testing.T) {
+	req := v1.ResourceList{v1.ResourceCPU: resource.MustParse("1")}
+	s := v1.PodStatus{
+		Phase:              v1.PodRunning,
+		AllocatedResources: req,
+		Resources:          &v1.ResourceRequirements{Requests: req},
+		ContainerStatuses: []v1.ContainerStatus{{Name: "c", AllocatedResources: req, Resources: &v1.ResourceRequirements{Limits: req},
+			State: v1.ContainerState{Running: &v1.ContainerStateRunning{}}}},
+	}
+	c := copyStatus(&s)
+	if c.Resources != s.Resources || c.ContainerStatuses[0].Resources != s.ContainerStatuses[0].Resources {
+		t.Error("the resources were copied, want them shared")
+	}
+	if s.Resources == nil || s.ContainerStatuses[0].AllocatedResources == nil || s.AllocatedResources == nil {
+		t.Error("the given status lost its resources")
+	}
+	if &c.ContainerStatuses[0] == &s.ContainerStatuses[0] || c.ContainerStatuses[0].State.Running == s.ContainerStatuses[0].State.Running {
+		t.Error("the container statuses are shared, want them copied")
 	}
 }

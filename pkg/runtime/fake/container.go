@@ -116,8 +116,6 @@ func (r *Runtime) CreateContainer(ctx context.Context, podSandboxID string, conf
 			c.spec.oomAdj = res.OomScoreAdj
 		}
 	}
-	r.cgroups.Set(c.cgroupPath(), cgroupConfig(config.Resources))
-	r.cgroups.SetUsage(c.cgroupPath(), func() int64 { return c.memoryAt(r.now()) })
 	r.containers[id] = c
 	r.ctrNames[reserved] = id
 	r.nContainers++

@@ -90,7 +90,12 @@ func (r *Runtime) machineLocked(c *ctr) *shell.Machine {
 	ro := s.sec != nil && s.sec.ReadonlyRootfs
 	view := vfs.NewView(r.nodeFS, c.img.tree, ro)
 	// Its own cgroup is its /sys/fs/cgroup, read-only, as runc mounts it in the container's
-	// cgroup namespace; the kubelet's mounts come after and may bind over it.
+	// cgroup namespace; the kubelet's mounts come after and may bind over it. It is made
+	// with the machine, when a process first runs: a container that never runs one (its
+	// behaviour scripted, its program unknown) has no processes to hold one, and 10,000 of
+	// them would keep 15 MB of directories nobody reads (their resources are in their
+	// status all the same).
+	r.ensureCgroupLocked(c)
 	cgroup := r.cgroups.Node(c.cgroupPath())
 	if cgroup != nil {
 		view.BindNode(CgroupRoot, cgroup, true)

@@ -87,7 +87,7 @@ func (r *Runtime) updateResourcesLocked(c *ctr, res *cri.ContainerResources, now
 	c.res = &upd
 	c.memLimit, c.memRequest = upd.MemoryLimitInBytes, upd.MemoryRequestInBytes
 	c.cpuPeriod, c.cpuQuota, c.cpuShares = int32(upd.CPUPeriod), int32(upd.CPUQuota), int32(upd.CPUShares)
-	if c.info.State != cri.ContainerExited {
+	if c.cgroup && c.info.State != cri.ContainerExited {
 		r.cgroups.Set(c.cgroupPath(), cgroupConfig(&upd)) // an exited one's is gone
 	}
 	r.logger.V(2).Info("Updated container resources", "containerID", c.info.ID, "container", c.info.Metadata.Name, "podUID", c.sb.info.Metadata.UID,
@@ -111,4 +111,15 @@ func (r *Runtime) updateResourcesLocked(c *ctr, res *cri.ContainerResources, now
 		r.logger.V(2).Info("Container OOM-killed", "containerID", c.info.ID, "container", c.info.Metadata.Name, "podUID", c.sb.info.Metadata.UID, "memoryLimit", c.memLimit)
 		r.exitLocked(c, now, ExitCodeKilled, ReasonOOMKilled, "")
 	}
+}
+
+// ensureCgroupLocked makes c's cgroup under its pod's, with its resources, unless it has
+// one or has exited (runc removed it then).
+func (r *Runtime) ensureCgroupLocked(c *ctr) {
+	if c.cgroup || c.info.State == cri.ContainerExited {
+		return
+	}
+	c.cgroup = true
+	r.cgroups.Set(c.cgroupPath(), cgroupConfig(c.res))
+	r.cgroups.SetUsage(c.cgroupPath(), func() int64 { return c.memoryAt(r.now()) })
 }

@@ -195,13 +195,23 @@ func TestUpdateContainerResourcesErrors(t *testing.T) {
 }
 
 // TestDefaultCgroupParent: a sandbox without a CgroupParent (a kubelet that makes no pod
-// cgroups) still gets one, removed with it.
+// cgroups) still gets one, removed with it. A container's own cgroup is made when a process
+// first runs in it (here an exec), not before.
 func TestDefaultCgroupParent(t *testing.T) {
 	r, _ := newRuntime(t, Config{})
 	sb, cfg := runPod(t, r, "u1", nil)
-	id := createContainer(t, r, sb, cfg, "app", "")
+	id := startContainer(t, r, sb, cfg, "app", "")
+	if _, ok := r.CgroupFS().Get("/kubepods/besteffort/podu1/" + id); ok {
+		t.Fatal("a container no process ran in has a cgroup")
+	}
+	if _, err := r.ExecSync(context.Background(), id, []string{"true"}, 0); err != nil {
+		t.Fatal(err)
+	}
 	if _, ok := r.CgroupFS().Get("/kubepods/besteffort/podu1/" + id); !ok {
-		t.Fatal("no container cgroup under /kubepods/besteffort/podu1")
+		t.Fatal("no container cgroup under /kubepods/besteffort/podu1 once a process ran")
+	}
+	if err := r.StopContainer(context.Background(), id, 0); err != nil {
+		t.Fatal(err)
 	}
 	if err := r.RemovePodSandbox(context.Background(), sb); err != nil {
 		t.Fatal(err)

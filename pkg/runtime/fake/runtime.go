@@ -284,6 +284,9 @@ type ctr struct {
 	// read only); nil when created without.
 	res  *cri.ContainerResources
 	envs []cri.KeyValue
+	// cgroup: it has a cgroup in the node's hierarchy, made with its machine
+	// (ensureCgroupLocked).
+	cgroup bool
 
 	// The simulated machine the container's processes run on (program.go): nil until a
 	// process first runs, made from spec then, with proc.

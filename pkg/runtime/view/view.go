@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"time"
 
-	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 
@@ -275,33 +274,8 @@ func ContainerStatusFromCRI(s *cri.ContainerStatus) container.ContainerStatus {
 		Message:      s.Message,
 		RestartCount: int(s.Metadata.Attempt),
 		Hash:         hashAnnotation(s.Annotations),
-		Resources:    resourcesFromCRI(s.Resources),
+		Resources:    s.Resources,
 	}
-}
-
-// resourcesFromCRI converts a container's applied CPU and memory back to quantities, as
-// upstream's toKubeContainerResources: the request from the CPU shares (rounded up), the
-// limit from the CFS quota, the memory limit as it is; nil when none is set.
-func resourcesFromCRI(r *cri.ContainerResources) *container.ContainerResources {
-	if r == nil {
-		return nil
-	}
-	var out container.ContainerResources
-	if r.CPUPeriod > 0 && r.CPUQuota > 0 {
-		if milli := r.CPUQuota * 1000 / r.CPUPeriod; milli > 0 {
-			out.CPULimit = resource.NewMilliQuantity(milli, resource.DecimalSI)
-		}
-	}
-	if r.CPUShares >= 2 {
-		out.CPURequest = resource.NewMilliQuantity((r.CPUShares*1000+1023)/1024, resource.DecimalSI)
-	}
-	if r.MemoryLimitInBytes > 0 {
-		out.MemoryLimit = resource.NewQuantity(r.MemoryLimitInBytes, resource.BinarySI)
-	}
-	if out.CPULimit == nil && out.CPURequest == nil && out.MemoryLimit == nil {
-		return nil
-	}
-	return &out
 }
 
 // ContainerHashAnnotation is the container annotation with the hash of the spec it was
