@@ -142,7 +142,7 @@ FOCUS   ?= $(DEFAULT_FOCUS)
 SKIP    ?= $(DEFAULT_SKIP)
 PROCS   ?= 40
 NODES   ?= 1
-CONFORMANCE_TIMEOUT ?= 28m
+CONFORMANCE_TIMEOUT ?= 45m
 CONFORMANCE_OUT     ?= _output/conformance
 # The report rewrites docs/conformance.md and the README's figure only for the default
 # selection; a narrower FOCUS or SKIP writes $(CONFORMANCE_OUT)/report.md instead.
