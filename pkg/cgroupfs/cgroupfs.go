@@ -227,23 +227,6 @@ func (t *Tree) Remove(p string) error {
 	return nil
 }
 
-// Children are the names of the cgroups directly under p, in no order.
-func (t *Tree) Children(p string) []string {
-	p = clean(p)
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	var out []string
-	if g := t.groups[p]; g == nil || g.kids == 0 {
-		return nil
-	}
-	for k := range t.groups {
-		if k != "/" && path.Dir(k) == p {
-			out = append(out, path.Base(k))
-		}
-	}
-	return out
-}
-
 // Node is the directory of the cgroup at p (nil when missing): a container's
 // /sys/fs/cgroup, where its cgroup namespace makes it the root.
 func (t *Tree) Node(p string) *vfs.Node {

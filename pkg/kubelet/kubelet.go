@@ -359,7 +359,7 @@ func New(cfg Config) (*Kubelet, error) {
 	}); err != nil {
 		return nil, fmt.Errorf("create prober manager: %w", err)
 	}
-	k.podCgroups = podCgroups{tree: cfg.Runtime.CgroupFS()}
+	k.podCgroups = podCgroups{tree: cfg.Runtime.CgroupFS(), fs: k.nodeFS}
 	if cfg.Gate.Enabled(features.NodeDeclaredFeatures) {
 		if k.declared, err = newDeclaredFeatures(cfg.Gate, nodestatus.DefaultKubeletVersion); err != nil {
 			return nil, err

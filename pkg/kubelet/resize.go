@@ -21,6 +21,8 @@ import (
 	"github.com/minikubelet/minikubelet/pkg/events"
 	"github.com/minikubelet/minikubelet/pkg/kuberuntime"
 	"github.com/minikubelet/minikubelet/pkg/podstatus"
+	"github.com/minikubelet/minikubelet/pkg/runtime/fake"
+	"github.com/minikubelet/minikubelet/pkg/vfs"
 )
 
 // Resize events (upstream's pkg/kubelet/events).
@@ -35,7 +37,21 @@ const (
 // podCgroups are the node's pod cgroups under the kubelet's cgroupfs driver: kubepods,
 // then the QoS class (none for Guaranteed), then pod<uid> (upstream's pod container
 // manager, with cgroupsPerQOS). A nil tree (a kubelet built without a runtime's) has none.
-type podCgroups struct{ tree *cgroupfs.Tree }
+// fs is the node's filesystem, where the tree is mounted (fake.CgroupRoot).
+type podCgroups struct {
+	tree *cgroupfs.Tree
+	fs   *vfs.View
+}
+
+// children are the names in the directory of the cgroup parent, read from the node's
+// filesystem (a listing of the directory, not a walk of the whole tree).
+func (p podCgroups) children(parent string) []string {
+	if p.fs == nil {
+		return nil
+	}
+	names, _ := p.fs.ReadDirNames(fake.CgroupRoot + parent)
+	return names
+}
 
 var _ kuberuntime.PodCgroups = podCgroups{}
 
@@ -107,7 +123,7 @@ func (p podCgroups) cleanupOrphans(ctx context.Context, possiblyRunning func(typ
 		return
 	}
 	for _, parent := range qosParents {
-		for _, name := range p.tree.Children(parent) {
+		for _, name := range p.children(parent) {
 			uid, ok := strings.CutPrefix(name, "pod")
 			if !ok || possiblyRunning(types.UID(uid)) {
 				continue

@@ -62,7 +62,7 @@ func (m *Manager) GetPodStatus(uid types.UID) (v1.PodStatus, bool) {
 	if !ok {
 		return v1.PodStatus{}, false
 	}
-	return *e.status.DeepCopy(), true
+	return copyStatus(&e.status), true
 }
 
 // GetPodPhase returns the phase of the pod's latest status: GetPodStatus(uid).Phase
@@ -86,45 +86,39 @@ func (m *Manager) SetPodStatus(pod *v1.Pod, status v1.PodStatus) {
 // copyStatus is a deep copy of s but for its resource lists (the pod's and each
 // container's resources and allocatedResources), which stay shared: the generator makes
 // them read-only, mostly the pod spec's own, and copied they were half of what 10,000
-// stored statuses hold.
+// stored statuses hold. s is not changed (a stored status may be read meanwhile).
 func copyStatus(s *v1.PodStatus) v1.PodStatus {
-	type held struct {
-		r *v1.ResourceRequirements
-		a v1.ResourceList
-	}
-	lists := [...][]v1.ContainerStatus{s.InitContainerStatuses, s.ContainerStatuses, s.EphemeralContainerStatuses}
-	n := 0
-	for _, l := range lists {
-		n += len(l)
-	}
-	var buf [8]held
-	kept := buf[:0]
-	if n > len(buf) {
-		kept = make([]held, 0, n)
-	}
-	// Taken out of s for the copy and put back after: s is this call's (SetPodStatus takes
-	// the status by value), its container statuses are the caller's only until then.
-	podRes, podAlloc := s.Resources, s.AllocatedResources
-	s.Resources, s.AllocatedResources = nil, nil
-	for _, l := range lists {
-		for i := range l {
-			kept = append(kept, held{l[i].Resources, l[i].AllocatedResources})
-			l[i].Resources, l[i].AllocatedResources = nil, nil
-		}
-	}
-	c := *s.DeepCopy()
-	s.Resources, s.AllocatedResources = podRes, podAlloc
-	c.Resources, c.AllocatedResources = podRes, podAlloc
-	copies := [...][]v1.ContainerStatus{c.InitContainerStatuses, c.ContainerStatuses, c.EphemeralContainerStatuses}
-	k := 0
-	for j, l := range lists {
-		for i := range l {
-			l[i].Resources, l[i].AllocatedResources = kept[k].r, kept[k].a
-			copies[j][i].Resources, copies[j][i].AllocatedResources = kept[k].r, kept[k].a
-			k++
+	shallow := *s
+	shallow.Resources, shallow.AllocatedResources = nil, nil
+	shallow.InitContainerStatuses = withoutResources(s.InitContainerStatuses)
+	shallow.ContainerStatuses = withoutResources(s.ContainerStatuses)
+	shallow.EphemeralContainerStatuses = withoutResources(s.EphemeralContainerStatuses)
+	c := *shallow.DeepCopy()
+	c.Resources, c.AllocatedResources = s.Resources, s.AllocatedResources
+	for _, l := range [...]struct{ from, to []v1.ContainerStatus }{
+		{s.InitContainerStatuses, c.InitContainerStatuses},
+		{s.ContainerStatuses, c.ContainerStatuses},
+		{s.EphemeralContainerStatuses, c.EphemeralContainerStatuses},
+	} {
+		for i := range l.from {
+			l.to[i].Resources, l.to[i].AllocatedResources = l.from[i].Resources, l.from[i].AllocatedResources
 		}
 	}
 	return c
+}
+
+// withoutResources is a shallow copy of statuses without their resource lists (nil when
+// empty, so the copy keeps nil slices nil).
+func withoutResources(statuses []v1.ContainerStatus) []v1.ContainerStatus {
+	if statuses == nil {
+		return nil
+	}
+	out := make([]v1.ContainerStatus, len(statuses))
+	copy(out, statuses)
+	for i := range out {
+		out[i].Resources, out[i].AllocatedResources = nil, nil
+	}
+	return out
 }
 
 // set stores the status, and says whether anything changed: as upstream's
