@@ -150,8 +150,8 @@ func TestFeatureGatesCommand(t *testing.T) {
 			"EventedPLEG": "ALPHA false false true true",
 		}},
 		{"a v1.37 gate the simulator does not model", []string{"feature-gates", "--feature-gates=PodLevelResources=false"}, map[string]string{
-			"PodLevelResources":         "BETA true false false false",
-			"ImageVolume":               "GA true true true false",
+			"PodLevelResources": "BETA true false false false",
+			"ImageVolume":       "GA true true true false",
 		}},
 	}
 	for _, tt := range tests {
