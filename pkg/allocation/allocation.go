@@ -6,6 +6,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
+
+	"github.com/minikubelet/minikubelet/pkg/admission"
+	"github.com/minikubelet/minikubelet/pkg/intern"
 )
 
 // Resources are a pod's resources as one record: each container's (init and app, by
@@ -43,7 +46,7 @@ func ForPod(pod *v1.Pod) Resources {
 type Manager struct {
 	clock clock.PassiveClock
 	// allocated is the pod each allocation was taken from.
-	allocated  map[types.UID]*v1.Pod
+	allocated  map[types.UID]allocated
 	actuated   map[types.UID]*actuated
 	pending    map[types.UID]*v1.PodCondition
 	inProgress map[types.UID]*v1.PodCondition
@@ -53,7 +56,7 @@ type Manager struct {
 func New(clk clock.PassiveClock) *Manager {
 	return &Manager{
 		clock:      clk,
-		allocated:  map[types.UID]*v1.Pod{},
+		allocated:  map[types.UID]allocated{},
 		actuated:   map[types.UID]*actuated{},
 		pending:    map[types.UID]*v1.PodCondition{},
 		inProgress: map[types.UID]*v1.PodCondition{},
@@ -67,9 +70,26 @@ type actuated struct {
 	pod        *v1.ResourceRequirements
 }
 
+// allocated is a pod's allocation: the pod it was taken from, and that pod's aggregate
+// requests (shared with every pod that requests alike), which every status of the pod
+// shows (status.allocatedResources) and would otherwise be summed again at each sync.
+type allocated struct {
+	pod      *v1.Pod
+	requests v1.ResourceList
+}
+
 // Allocate records pod's spec resources as its allocation: at admission, and when a
 // resize is accepted.
-func (m *Manager) Allocate(pod *v1.Pod) { m.allocated[pod.UID] = pod }
+func (m *Manager) Allocate(pod *v1.Pod) {
+	m.allocated[pod.UID] = allocated{pod: pod, requests: intern.ResourceList(admission.PodRequests(pod))}
+}
+
+// PodRequests is the allocation's aggregate requests of pod uid (upstream's PodRequests
+// of the allocated pod), and whether the pod has one. Read only: shared.
+func (m *Manager) PodRequests(uid types.UID) (v1.ResourceList, bool) {
+	a, ok := m.allocated[uid]
+	return a.requests, ok
+}
 
 // Has reports whether pod uid was admitted with an allocation.
 func (m *Manager) Has(uid types.UID) bool {
@@ -79,7 +99,8 @@ func (m *Manager) Has(uid types.UID) bool {
 
 // Allocated is the allocation of the container name of pod uid.
 func (m *Manager) Allocated(uid types.UID, name string) (v1.ResourceRequirements, bool) {
-	if pod, ok := m.allocated[uid]; ok {
+	if a, ok := m.allocated[uid]; ok {
+		pod := a.pod
 		for _, list := range [][]v1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
 			for i := range list {
 				if list[i].Name == name {
@@ -95,10 +116,10 @@ func (m *Manager) Allocated(uid types.UID, name string) (v1.ResourceRequirements
 // when they differ, and then true): the pod the kubelet runs while a resize waits.
 func (m *Manager) PodFromAllocation(pod *v1.Pod) (*v1.Pod, bool) {
 	alloc, ok := m.allocated[pod.UID]
-	if !ok || alloc == pod {
+	if !ok || alloc.pod == pod {
 		return pod, false
 	}
-	return withResources(pod, ForPod(alloc))
+	return withResources(pod, ForPod(alloc.pod))
 }
 
 // withResources is pod with r's resources, copied only if any differs.

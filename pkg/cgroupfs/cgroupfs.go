@@ -53,6 +53,13 @@ type Tree struct {
 	// file): 10,000 pods of a few sizes share a few files, where a file of each cgroup's
 	// own cost it 150 bytes.
 	files map[string]*vfs.Node
+	// leaves are the directories of cgroups that nothing has looked into yet (no children,
+	// no usage function, not a container's root: see group.own), frozen and shared by
+	// content as files are: a pod cgroup whose containers run no simulated program is one
+	// of 10,000 alike, and a directory of its own cost it 500 bytes.
+	leaves map[string]*vfs.Node
+	// zero is memory.current of a cgroup with no processes below it.
+	zero *vfs.Node
 }
 
 // group is one cgroup: its settings and its directory, whose files read them. Kept small:
@@ -65,8 +72,13 @@ type group struct {
 	shares, period uint64
 	quota, memMax  int64
 	set            uint8
-	kids           int32
-	usage          func() int64 // memory.current (SetUsage); nil: the sum of its children's
+	// own: dir is g's alone, its memory.current generated; otherwise dir is a shared
+	// leaf (Tree.leaves), replaced as a whole when g's settings change. A cgroup owns its
+	// directory from when it gets a child, a usage function or is handed out (Node), and
+	// keeps it: a view bound to it must see its changes.
+	own   bool
+	kids  int32
+	usage func() int64 // memory.current (SetUsage); nil: the sum of its children's
 }
 
 const (
@@ -78,8 +90,10 @@ const (
 
 // New returns a hierarchy holding only its root.
 func New() *Tree {
-	t := &Tree{groups: map[string]*group{}, files: map[string]*vfs.Node{}, edit: func(f func()) { f() }}
-	root := &group{t: t, path: "/", dir: vfs.NewDir(0o755)}
+	t := &Tree{groups: map[string]*group{}, files: map[string]*vfs.Node{}, leaves: map[string]*vfs.Node{}, edit: func(f func()) { f() }}
+	t.zero = vfs.NewFile([]byte("0\n"), 0o444)
+	t.zero.Freeze()
+	root := &group{t: t, path: "/", dir: vfs.NewDir(0o755), own: true}
 	root.dir.Add("cgroup.controllers", vfs.NewFile([]byte("cpuset cpu io memory hugetlb pids rdma misc\n"), 0o444))
 	root.dir.Add("cgroup.subtree_control", vfs.NewFile([]byte("cpuset cpu io memory hugetlb pids\n"), 0o644))
 	t.groups["/"] = root
@@ -134,8 +148,12 @@ func (t *Tree) Set(p string, c Config) {
 	if c.MemoryMax != nil {
 		g.memMax, g.set = *c.MemoryMax, g.set|setMemMax
 	}
-	if g.path != "/" { // the root cgroup has none of these files
+	switch {
+	case g.path == "/": // the root cgroup has none of these files
+	case g.own:
 		t.edit(g.putFiles)
+	default:
+		t.link(g, t.leafLocked(g))
 	}
 }
 
@@ -145,14 +163,52 @@ func (t *Tree) groupLocked(p string) *group {
 		return g
 	}
 	parent := t.groupLocked(path.Dir(p))
-	g := &group{t: t, path: p, dir: vfs.NewDir(0o755)}
-	g.dir.Grow(4)
-	g.putFiles()
-	g.dir.Add("memory.current", vfs.NewGenerated(g.memoryCurrent, 0o444))
-	t.edit(func() { parent.dir.Add(path.Base(p), g.dir) })
+	t.ownLocked(parent) // its memory.current sums its children's
+	g := &group{t: t, path: p}
+	t.link(g, t.leafLocked(g))
 	parent.kids++
 	t.groups[p] = g
 	return g
+}
+
+// ownLocked gives g a directory of its own, with its settings' files and a memory.current
+// made when read, in place of the shared leaf it had.
+func (t *Tree) ownLocked(g *group) {
+	if g.own {
+		return
+	}
+	g.own = true
+	d := vfs.NewDir(0o755)
+	d.Grow(4)
+	g.dir = d
+	g.putFiles()
+	d.Add("memory.current", vfs.NewGenerated(g.memoryCurrent, 0o444))
+	t.link(g, d)
+}
+
+// link makes d g's directory, in its parent's (under the tree's lock).
+func (t *Tree) link(g *group, d *vfs.Node) {
+	g.dir = d
+	parent := t.groups[path.Dir(g.path)]
+	t.edit(func() { parent.dir.AddKept(path.Base(g.path), d) }) // g.path lives as long
+}
+
+// leafLocked is the shared directory of a cgroup set as g is, with nothing below it.
+func (t *Tree) leafLocked(g *group) *vfs.Node {
+	cpuMax, cpuWeight, memoryMax := g.cpuMax(), g.cpuWeight(), g.memoryMax()
+	key := cpuMax + cpuWeight + memoryMax
+	if d := t.leaves[key]; d != nil {
+		return d
+	}
+	d := vfs.NewDir(0o755)
+	d.Grow(4)
+	d.Add("cpu.max", t.file(cpuMax))
+	d.Add("cpu.weight", t.file(cpuWeight))
+	d.Add("memory.max", t.file(memoryMax))
+	d.Add("memory.current", t.zero)
+	d.Freeze()
+	t.leaves[key] = d
+	return d
 }
 
 // putFiles sets g's interface files to what its settings read as (under the tree's lock,
@@ -185,6 +241,18 @@ func (t *Tree) Get(p string) (Config, bool) {
 	return g.config(), true
 }
 
+// GetClean is Get of a path that is clean already, given as bytes: a caller that looks a
+// cgroup up at every sync of every pod builds its name on the stack, allocating nothing.
+func (t *Tree) GetClean(p []byte) (Config, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	g := t.groups[string(p)] // no copy: a map index
+	if g == nil {
+		return Config{}, false
+	}
+	return g.config(), true
+}
+
 // config is g's settings as a Config (under the tree's lock).
 func (g *group) config() Config {
 	var c Config
@@ -205,6 +273,17 @@ func (g *group) config() Config {
 		c.MemoryMax = &v
 	}
 	return c
+}
+
+// Path is p as the tree holds it, when the cgroup exists (else p): a caller that keeps
+// the name as long as the cgroup (a sandbox's cgroup parent) shares its bytes.
+func (t *Tree) Path(p string) string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if g := t.groups[clean(p)]; g != nil {
+		return g.path
+	}
+	return p
 }
 
 // Remove removes the cgroup at p, as rmdir does: nothing when it is missing, ErrBusy
@@ -233,6 +312,7 @@ func (t *Tree) Node(p string) *vfs.Node {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if g := t.groups[clean(p)]; g != nil {
+		t.ownLocked(g)
 		return g.dir
 	}
 	return nil
@@ -246,6 +326,7 @@ func (t *Tree) SetUsage(p string, f func() int64) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if g := t.groups[clean(p)]; g != nil {
+		t.ownLocked(g)
 		g.usage = f
 	}
 }

@@ -210,3 +210,46 @@ func TestConcurrentUse(t *testing.T) {
 	}
 	<-done
 }
+
+// TestSharedLeaves: cgroups set alike with nothing below them share one frozen directory,
+// yet each reads its own settings as they change, and one that gets a child, a usage
+// function or a view of its own stops sharing without the others noticing.
+func TestSharedLeaves(t *testing.T) {
+	tests := []struct {
+		name   string
+		change func(tr *Tree)
+		a, b   map[string]string // what pod a's and pod b's files read after change
+	}{
+		{"alike", func(*Tree) {}, map[string]string{"memory.max": "1048576\n", "memory.current": "0\n"}, map[string]string{"memory.max": "1048576\n"}},
+		{"one updated", func(tr *Tree) { tr.Set("/kubepods/poda", Config{MemoryMax: i64(2 << 20)}) },
+			map[string]string{"memory.max": "2097152\n"}, map[string]string{"memory.max": "1048576\n"}},
+		{"one with a child", func(tr *Tree) {
+			tr.Set("/kubepods/poda/c", Config{})
+			tr.SetUsage("/kubepods/poda/c", func() int64 { return 7 })
+		}, map[string]string{"memory.current": "7\n", "memory.max": "1048576\n"}, map[string]string{"memory.current": "0\n"}},
+		{"one with usage", func(tr *Tree) { tr.SetUsage("/kubepods/poda", func() int64 { return 9 }) },
+			map[string]string{"memory.current": "9\n"}, map[string]string{"memory.current": "0\n"}},
+		{"one handed out, then updated", func(tr *Tree) {
+			tr.Node("/kubepods/poda")
+			tr.Set("/kubepods/poda", Config{MemoryMax: i64(4 << 20)})
+		}, map[string]string{"memory.max": "4194304\n"}, map[string]string{"memory.max": "1048576\n"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tr, fs := mounted(t)
+			tr.Set("/kubepods/poda", Config{MemoryMax: i64(1 << 20)})
+			tr.Set("/kubepods/podb", Config{MemoryMax: i64(1 << 20)})
+			if tr.groups["/kubepods/poda"].dir != tr.groups["/kubepods/podb"].dir {
+				t.Fatal("two cgroups set alike do not share their directory")
+			}
+			tt.change(tr)
+			for pod, want := range map[string]map[string]string{"poda": tt.a, "podb": tt.b} {
+				for file, w := range want {
+					if got := read(t, fs, "/sys/fs/cgroup/kubepods/"+pod+"/"+file); got != w {
+						t.Errorf("%s/%s = %q, want %q", pod, file, got, w)
+					}
+				}
+			}
+		})
+	}
+}

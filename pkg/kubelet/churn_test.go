@@ -136,7 +136,7 @@ func liveHeap() uint64 {
 func podCgroupCount(k *Kubelet) int {
 	n := 0
 	for _, parent := range qosParents {
-		for _, name := range k.podCgroups.children(parent) {
+		for _, name := range k.podCgroups.children(parent, nil) {
 			if strings.HasPrefix(name, "pod") {
 				n++
 			}

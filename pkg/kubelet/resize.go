@@ -43,28 +43,50 @@ type podCgroups struct {
 	fs   *vfs.View
 }
 
-// children are the names in the directory of the cgroup parent, read from the node's
-// filesystem (a listing of the directory, not a walk of the whole tree).
-func (p podCgroups) children(parent string) []string {
+// children are the names in the directory of the cgroup parent that keep selects, read
+// from the node's filesystem (a listing of the directory, not a walk of the whole tree).
+func (p podCgroups) children(parent string, keep func(string) bool) []string {
 	if p.fs == nil {
 		return nil
 	}
-	names, _ := p.fs.ReadDirNames(fake.CgroupRoot + parent)
+	names, _ := p.fs.SelectDirNames(fake.CgroupRoot+parent, keep)
 	return names
 }
 
 var _ kuberuntime.PodCgroups = podCgroups{}
 
-// Name is the pod's cgroup.
+// Name is the pod's cgroup: the tree's copy of the name once it exists, since the sandbox
+// keeps it as its cgroup parent as long as the pod lives.
 func (p podCgroups) Name(pod *v1.Pod) string {
+	var buf [96]byte
+	name := string(appendName(buf[:0], pod))
+	if p.tree != nil {
+		return p.tree.Path(name)
+	}
+	return name
+}
+
+// appendName appends the pod's cgroup to b.
+func appendName(b []byte, pod *v1.Pod) []byte {
 	switch podstatus.QOS(pod) {
 	case v1.PodQOSGuaranteed:
-		return "/kubepods/pod" + string(pod.UID)
+		b = append(b, "/kubepods/pod"...)
 	case v1.PodQOSBurstable:
-		return "/kubepods/burstable/pod" + string(pod.UID)
+		b = append(b, "/kubepods/burstable/pod"...)
 	default:
-		return "/kubepods/besteffort/pod" + string(pod.UID)
+		b = append(b, "/kubepods/besteffort/pod"...)
 	}
+	return append(b, pod.UID...)
+}
+
+// config is what the pod's cgroup is set to, and whether it exists: looked up by a name
+// made on the stack (every sync of every pod reads it).
+func (p podCgroups) config(pod *v1.Pod) (cgroupfs.Config, bool) {
+	if p.tree == nil {
+		return cgroupfs.Config{}, false
+	}
+	var buf [96]byte
+	return p.tree.GetClean(appendName(buf[:0], pod))
 }
 
 // Get is what the pod's cgroup is set to.
@@ -72,7 +94,7 @@ func (p podCgroups) Get(pod *v1.Pod) kuberuntime.PodResourceConfig {
 	if p.tree == nil {
 		return kuberuntime.PodResourceConfig{}
 	}
-	c, _ := p.tree.Get(p.Name(pod))
+	c, _ := p.config(pod)
 	return kuberuntime.PodResourceConfig{CPUShares: c.CPUShares, CPUQuota: c.CPUQuota, CPUPeriod: c.CPUPeriod, Memory: c.MemoryMax}
 }
 
@@ -105,7 +127,7 @@ func (p podCgroups) ensure(pod *v1.Pod) bool {
 	if p.tree == nil {
 		return false
 	}
-	if _, ok := p.tree.Get(p.Name(pod)); ok {
+	if _, ok := p.config(pod); ok {
 		return false
 	}
 	c := kuberuntime.ResourceConfigForPod(pod)
@@ -122,12 +144,13 @@ func (p podCgroups) cleanupOrphans(ctx context.Context, possiblyRunning func(typ
 	if p.tree == nil {
 		return
 	}
+	orphan := func(name string) bool {
+		uid, ok := strings.CutPrefix(name, "pod")
+		return ok && !possiblyRunning(types.UID(uid))
+	}
 	for _, parent := range qosParents {
-		for _, name := range p.children(parent) {
-			uid, ok := strings.CutPrefix(name, "pod")
-			if !ok || possiblyRunning(types.UID(uid)) {
-				continue
-			}
+		for _, name := range p.children(parent, orphan) {
+			uid := strings.TrimPrefix(name, "pod")
 			if err := p.tree.Remove(parent + "/" + name); err != nil {
 				klog.FromContext(ctx).V(4).Info("Orphaned pod cgroup not removed yet", "podUID", uid, "err", err)
 			}
@@ -147,11 +170,15 @@ func (r resizeStatus) ResizeConditions(uid types.UID) []v1.PodCondition {
 
 // PodCgroupResources converts the pod cgroup's values back to quantities, as upstream's
 // CPURequestsFromConfig, CPULimitsFromConfig and MemoryLimitsFromConfig.
+func (r resizeStatus) AllocatedPodRequests(uid types.UID) (v1.ResourceList, bool) {
+	return r.alloc.PodRequests(uid)
+}
+
 func (r resizeStatus) PodCgroupResources(pod *v1.Pod) (cpuRequest, cpuLimit, memoryLimit *resource.Quantity) {
 	if r.cgroups.tree == nil {
 		return nil, nil, nil
 	}
-	c, ok := r.cgroups.tree.Get(r.cgroups.Name(pod))
+	c, ok := r.cgroups.config(pod)
 	if !ok {
 		return nil, nil, nil
 	}

@@ -11,10 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 
-	"github.com/minikubelet/minikubelet/pkg/admission"
 	"github.com/minikubelet/minikubelet/pkg/container"
 	"github.com/minikubelet/minikubelet/pkg/cri"
-	"github.com/minikubelet/minikubelet/pkg/intern"
 	"github.com/minikubelet/minikubelet/pkg/kubetypes"
 )
 
@@ -78,6 +76,9 @@ type ResizeStatus interface {
 	// PodCgroupResources are the pod cgroup's CPU request and limit and memory limit,
 	// converted back to quantities; nil where unknown or unset.
 	PodCgroupResources(pod *v1.Pod) (cpuRequest, cpuLimit, memoryLimit *resource.Quantity)
+	// AllocatedPodRequests are the aggregate requests of pod uid's allocation (read only,
+	// shared), and whether it has one.
+	AllocatedPodRequests(uid types.UID) (v1.ResourceList, bool)
 }
 
 // ProbeStatusUpdater sets started and ready of a generated status's containers.
@@ -172,8 +173,7 @@ func (g *Generator) Generate(pod *v1.Pod, podStatus *container.PodStatus, old v1
 	}
 	if g.cfg.Features.InPlacePodLevelResourcesVerticalScaling {
 		s.Resources = g.podLevelResources(pod, s.Phase, old)
-		// Shared with every pod that requests alike (read-only), as the status keeps it.
-		s.AllocatedResources = intern.ResourceList(admission.PodRequests(pod))
+		s.AllocatedResources = g.podRequests(pod)
 	}
 	if g.cfg.Features.PodObservedGenerationTracking || pod.Status.ObservedGeneration != 0 {
 		// upstream's CalculatePodStatusObservedGeneration, and the conditions the kubelet

@@ -90,33 +90,28 @@ func (m *Manager) SetPodStatus(pod *v1.Pod, status v1.PodStatus) {
 func copyStatus(s *v1.PodStatus) v1.PodStatus {
 	shallow := *s
 	shallow.Resources, shallow.AllocatedResources = nil, nil
-	shallow.InitContainerStatuses = withoutResources(s.InitContainerStatuses)
-	shallow.ContainerStatuses = withoutResources(s.ContainerStatuses)
-	shallow.EphemeralContainerStatuses = withoutResources(s.EphemeralContainerStatuses)
+	shallow.InitContainerStatuses, shallow.ContainerStatuses, shallow.EphemeralContainerStatuses = nil, nil, nil
 	c := *shallow.DeepCopy()
 	c.Resources, c.AllocatedResources = s.Resources, s.AllocatedResources
-	for _, l := range [...]struct{ from, to []v1.ContainerStatus }{
-		{s.InitContainerStatuses, c.InitContainerStatuses},
-		{s.ContainerStatuses, c.ContainerStatuses},
-		{s.EphemeralContainerStatuses, c.EphemeralContainerStatuses},
-	} {
-		for i := range l.from {
-			l.to[i].Resources, l.to[i].AllocatedResources = l.from[i].Resources, l.from[i].AllocatedResources
-		}
-	}
+	c.InitContainerStatuses = copyContainerStatuses(s.InitContainerStatuses)
+	c.ContainerStatuses = copyContainerStatuses(s.ContainerStatuses)
+	c.EphemeralContainerStatuses = copyContainerStatuses(s.EphemeralContainerStatuses)
 	return c
 }
 
-// withoutResources is a shallow copy of statuses without their resource lists (nil when
-// empty, so the copy keeps nil slices nil).
-func withoutResources(statuses []v1.ContainerStatus) []v1.ContainerStatus {
+// copyContainerStatuses deep-copies statuses but for their resource lists, which the copy
+// shares (nil stays nil). Each is copied through a value on the stack with its lists
+// unset, not a copied slice: statuses are read at every sync of every pod.
+func copyContainerStatuses(statuses []v1.ContainerStatus) []v1.ContainerStatus {
 	if statuses == nil {
 		return nil
 	}
 	out := make([]v1.ContainerStatus, len(statuses))
-	copy(out, statuses)
-	for i := range out {
-		out[i].Resources, out[i].AllocatedResources = nil, nil
+	for i := range statuses {
+		tmp := statuses[i]
+		tmp.Resources, tmp.AllocatedResources = nil, nil
+		tmp.DeepCopyInto(&out[i])
+		out[i].Resources, out[i].AllocatedResources = statuses[i].Resources, statuses[i].AllocatedResources
 	}
 	return out
 }

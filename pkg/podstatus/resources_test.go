@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/minikubelet/minikubelet/pkg/container"
@@ -80,5 +81,46 @@ func TestCopyStatus(t *testing.T) {
 	}
 	if &c.ContainerStatuses[0] == &s.ContainerStatuses[0] || c.ContainerStatuses[0].State.Running == s.ContainerStatuses[0].State.Running {
 		t.Error("the container statuses are shared, want them copied")
+	}
+}
+
+// TestListEdit: an edited list is its base while nothing differs, the last status's list
+// when that holds the same values, and a new list otherwise.
+func TestListEdit(t *testing.T) {
+	q := resource.MustParse
+	base := v1.ResourceList{v1.ResourceCPU: q("100m"), v1.ResourceMemory: q("64Mi")}
+	tests := []struct {
+		name   string
+		set    v1.ResourceList
+		old    v1.ResourceList
+		want   v1.ResourceList
+		isBase bool
+		isOld  bool
+	}{
+		{name: "nothing set", old: v1.ResourceList{v1.ResourceCPU: q("1")}, want: base, isBase: true},
+		{name: "set to what base holds", set: v1.ResourceList{v1.ResourceCPU: q("0.1")}, want: base, isBase: true},
+		{name: "set, old holds it", set: v1.ResourceList{v1.ResourceCPU: q("200m")},
+			old: v1.ResourceList{v1.ResourceCPU: q("0.2"), v1.ResourceMemory: q("64Mi")}, want: v1.ResourceList{v1.ResourceCPU: q("200m"), v1.ResourceMemory: q("64Mi")}, isOld: true},
+		{name: "set, old has one more", set: v1.ResourceList{v1.ResourceCPU: q("200m")},
+			old: v1.ResourceList{v1.ResourceCPU: q("200m"), v1.ResourceMemory: q("64Mi"), v1.ResourceEphemeralStorage: q("1Gi")}, want: v1.ResourceList{v1.ResourceCPU: q("200m"), v1.ResourceMemory: q("64Mi")}},
+		{name: "set, old differs", set: v1.ResourceList{v1.ResourceMemory: q("128Mi")},
+			old: base, want: v1.ResourceList{v1.ResourceCPU: q("100m"), v1.ResourceMemory: q("128Mi")}},
+		{name: "a new name", set: v1.ResourceList{v1.ResourceEphemeralStorage: q("1Gi")},
+			want: v1.ResourceList{v1.ResourceCPU: q("100m"), v1.ResourceMemory: q("64Mi"), v1.ResourceEphemeralStorage: q("1Gi")}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := listEdit{base: base}
+			for name, v := range tt.set {
+				e.set(name, v)
+			}
+			got := e.list(tt.old)
+			if !apiequality.Semantic.DeepEqual(got, tt.want) {
+				t.Errorf("list = %v, want %v", got, tt.want)
+			}
+			if sameMap(got, base) != tt.isBase || (tt.old != nil && sameMap(got, tt.old) != tt.isOld) {
+				t.Errorf("list is base: %v (want %v), is old: %v (want %v)", sameMap(got, base), tt.isBase, sameMap(got, tt.old), tt.isOld)
+			}
+		})
 	}
 }

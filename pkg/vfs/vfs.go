@@ -296,6 +296,15 @@ func (n *Node) Dir(name string) *Node {
 // Add puts child in directory n as name (to build a tree before it is bound or frozen).
 func (n *Node) Add(name string, child *Node) { n.put(name, child) }
 
+// AddKept is Add keeping name's bytes rather than a copy: for a caller whose name is a
+// slice of a string that lives as long as the entry anyway (a cgroup's path).
+func (n *Node) AddKept(name string, child *Node) {
+	if n.kids == nil {
+		n.kids = &dirTable{}
+	}
+	n.kids.putName(name, child)
+}
+
 // Grow makes room in directory n for k more entries, to build a directory whose size is
 // known without growing its table step by step.
 func (n *Node) Grow(k int) {
@@ -402,7 +411,15 @@ func (t *dirTable) put(name string, n *Node) {
 	// The name is most often a slice of the path it was made by ("/var/lib/kubelet/pods/
 	// <uid>/containers/app"): a copy of its own keeps that path from living as long as the
 	// entry.
-	name = strings.Clone(name)
+	t.putName(strings.Clone(name), n)
+}
+
+// putName adds the entry name, which it keeps as it is.
+func (t *dirTable) putName(name string, n *Node) {
+	if i := t.find(name); i >= 0 {
+		t.ents[i].node = n
+		return
+	}
 	t.ents = append(t.ents, dirEnt{name, n})
 	switch {
 	case t.index != nil:
@@ -1112,17 +1129,33 @@ func (v *View) dirAt(p string) (loc, error) {
 // describing each (readdir without stat: the kubelet's housekeeping lists every pod's
 // directory every two seconds).
 func (v *View) ReadDirNames(p string) ([]string, error) {
+	return v.readDirNames(p, nil)
+}
+
+// SelectDirNames is ReadDirNames of the names keep returns true for: a caller looking for
+// a few among many (the orphans among 10,000 pod cgroups, every housekeeping) allocates
+// nothing when it finds none. keep runs under the disk's lock: it must not call v.
+func (v *View) SelectDirNames(p string, keep func(name string) bool) ([]string, error) {
+	return v.readDirNames(p, keep)
+}
+
+func (v *View) readDirNames(p string, keep func(string) bool) ([]string, error) {
 	v.disk.mu.Lock()
 	defer v.disk.mu.Unlock()
 	l, err := v.dirAt(p)
 	if err != nil {
 		return nil, err
 	}
-	kids := l.node.nkids()
-	out := make([]string, 0, kids)
-	for name := range l.node.children() {
-		out = append(out, name)
+	var out []string
+	if keep == nil {
+		out = make([]string, 0, l.node.nkids())
 	}
+	for name := range l.node.children() {
+		if keep == nil || keep(name) {
+			out = append(out, name)
+		}
+	}
+	kids := len(out)
 	prefix := strings.TrimSuffix(l.path, "/") + "/"
 	for i := range v.mounts {
 		mp := v.mounts[i].path
@@ -1131,7 +1164,7 @@ func (v *View) ReadDirNames(p string) ([]string, error) {
 			continue
 		}
 		name, _, _ := strings.Cut(rest, "/")
-		if l.node.kid(name) == nil && !slices.Contains(out[kids:], name) {
+		if l.node.kid(name) == nil && !slices.Contains(out[kids:], name) && (keep == nil || keep(name)) {
 			out = append(out, name)
 		}
 	}
