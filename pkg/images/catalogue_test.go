@@ -31,6 +31,8 @@ func TestLookup(t *testing.T) {
 		{"nginx", "nginx", true},
 		{"nginx:1.25", "nginx", true},
 		{"registry.k8s.io/e2e-test-images/nginx:1.14-4", "e2e-nginx", true},
+		{"registry.k8s.io/e2e-test-images/nginx:1.27.0-2", "e2e-nginx-1.27", true}, // v1.37's Nginx
+		{"registry.k8s.io/e2e-test-images/nginx:1.28.0-2", "e2e-nginx-1.28", true}, // and NginxNew
 		{"httpd:2.4", "httpd", true},
 		{"registry.k8s.io/e2e-test-images/httpd:2.4.39-4", "e2e-httpd", true},
 		{"redis:7", "redis", true},
