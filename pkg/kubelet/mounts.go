@@ -153,11 +153,18 @@ func (k *Kubelet) prepareSubPath(volumePath, subPath, volumeName, containerName 
 	}
 	hostPath := path.Join(volumePath, subPath)
 	if _, err := k.nodeFS.Stat(hostPath); errors.Is(err, fs.ErrNotExist) {
+		// The volume's mode with its setgid and sticky bits (a tmpfs's root is 1777, an
+		// fsGroup adds setgid): upstream's SafeMakeDir chmods the directory it made to
+		// all of them, past the umask.
 		mode := fs.FileMode(0o755)
 		if info, err := k.nodeFS.Stat(volumePath); err == nil {
-			mode = info.Mode.Perm()
+			mode = info.Mode & (fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky)
 		}
-		if err := k.nodeFS.MkdirAll(hostPath, mode, 0, 0); err != nil {
+		err := k.nodeFS.MkdirAll(hostPath, mode, 0, 0)
+		if err == nil {
+			err = k.nodeFS.Chmod(hostPath, mode)
+		}
+		if err != nil {
 			klog.ErrorS(err, "Failed to create subPath directory for volumeMount of the container", "containerName", containerName, "volumeMountName", volumeName)
 			return "", fmt.Errorf("failed to create subPath directory for volumeMount %q of container %q", volumeName, containerName)
 		}

@@ -381,3 +381,44 @@ func TestServiceAccountToken(t *testing.T) {
 		t.Errorf("after 80%% of its life: token %q after %d requests, want a new t2", tok, len(reqs))
 	}
 }
+
+// TestSubPathDirectoryMode: a missing subPath is made with all of its volume's mode, the
+// setgid bit of an fsGroup and the sticky bit of a tmpfs's root included, as upstream's
+// SafeMakeDir chmods it (the [sig-storage] emptyDir FSGroup subPath spec reads
+// dgtrwxrwxrwx).
+func TestSubPathDirectoryMode(t *testing.T) {
+	tests := []struct {
+		name    string
+		medium  v1.StorageMedium
+		fsGroup *int64
+		want    string
+	}{
+		{"disk", v1.StorageMediumDefault, nil, "drwxrwxrwx"},
+		{"disk, fsGroup", v1.StorageMediumDefault, int64p(123), "dgrwxrwxrwx"},
+		{"tmpfs", v1.StorageMediumMemory, nil, "dtrwxrwxrwx"},
+		{"tmpfs, fsGroup", v1.StorageMediumMemory, int64p(123), "dgtrwxrwxrwx"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			u := newUnitKubelet(t, false)
+			pod := volumePod(v1.Volume{Name: "scratch", VolumeSource: v1.VolumeSource{EmptyDir: &v1.EmptyDirVolumeSource{Medium: tt.medium}}})
+			pod.Spec.SecurityContext = &v1.PodSecurityContext{FSGroup: tt.fsGroup}
+			if err := u.preparePod(context.Background(), pod); err != nil {
+				t.Fatal(err)
+			}
+			c := &pod.Spec.Containers[0]
+			c.VolumeMounts = []v1.VolumeMount{{Name: "scratch", MountPath: "/test-volume", SubPath: "test-sub"}}
+			mounts, err := u.makeMounts(pod, c, nil, []string{"10.88.0.7"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			info, err := u.nodeFS.Stat(mounts[0].HostPath)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := info.Mode.String(); got != tt.want {
+				t.Errorf("subPath directory mode = %s, want %s", got, tt.want)
+			}
+		})
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"path"
 	"slices"
 	"strconv"
 	"strings"
@@ -236,8 +237,8 @@ func (r *Runtime) procMounts(mounts []cri.Mount, cgroup bool) []byte {
 	}
 	for _, m := range mounts {
 		typ, dev := "ext4", "/dev/vda1"
-		if info, err := r.nodeFS.Stat(m.HostPath); err == nil && info.FSType != "" {
-			typ, dev = info.FSType, info.FSType
+		if t := r.fsTypeAt(m.HostPath); t != "" {
+			typ, dev = t, t
 		}
 		if typ == "cgroup2" {
 			dev = "cgroup" // the node's hierarchy, bound by a hostPath volume
@@ -249,6 +250,20 @@ func (r *Runtime) procMounts(mounts []cri.Mount, cgroup bool) []byte {
 		fmt.Fprintf(&b, "%s %s %s %s 0 0\n", dev, mountEscaper.Replace(m.ContainerPath), typ, opts)
 	}
 	return []byte(b.String())
+}
+
+// fsTypeAt is the type of the filesystem that holds node path p: the one mounted at p or
+// at the nearest directory above it ("" for the node's disk). A bind of a directory inside
+// a tmpfs volume (a subPath) is on that tmpfs, as the kernel's /proc/mounts says.
+func (r *Runtime) fsTypeAt(p string) string {
+	for p = path.Clean(p); ; p = path.Dir(p) {
+		if info, err := r.nodeFS.Stat(p); err == nil && info.FSType != "" {
+			return info.FSType
+		}
+		if p == "/" || p == "." {
+			return ""
+		}
+	}
 }
 
 // mountEscaper escapes a path in /proc/mounts as the kernel does.

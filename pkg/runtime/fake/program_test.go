@@ -147,12 +147,13 @@ func TestNotSimulatedImage(t *testing.T) {
 }
 
 // TestProcMounts: a container's /proc/mounts lists its root and its mounts with their
-// types and modes as they are when it is read (a tmpfs the kubelet mounted shows as one).
+// types and modes as they are when it is read (a tmpfs the kubelet mounted shows as one,
+// and so does a directory inside it bound as a subPath).
 func TestProcMounts(t *testing.T) {
 	r, clk := newRuntime(t, Config{})
 	ctx := context.Background()
 	node := r.NodeFS()
-	for _, dir := range []string{"/var/lib/kubelet/pods/u1/volumes/cache", "/var/lib/kubelet/pods/u1/volumes/config"} {
+	for _, dir := range []string{"/var/lib/kubelet/pods/u1/volumes/cache/sub", "/var/lib/kubelet/pods/u1/volumes/config"} {
 		if err := node.MkdirAll(dir, 0o755, 0, 0); err != nil {
 			t.Fatal(err)
 		}
@@ -169,6 +170,7 @@ func TestProcMounts(t *testing.T) {
 	cc.Mounts = []cri.Mount{
 		{ContainerPath: "/cache", HostPath: "/var/lib/kubelet/pods/u1/volumes/cache"},
 		{ContainerPath: "/etc/my config", HostPath: "/var/lib/kubelet/pods/u1/volumes/config", Readonly: true},
+		{ContainerPath: "/sub", HostPath: "/var/lib/kubelet/pods/u1/volumes/cache/sub"},
 	}
 	id, err := r.CreateContainer(ctx, sb, cc, cfg)
 	if err != nil {
@@ -181,7 +183,8 @@ func TestProcMounts(t *testing.T) {
 	want := "1s stdout overlay / overlay rw,relatime 0 0\n" +
 		"1s stdout cgroup /sys/fs/cgroup cgroup2 ro,nosuid,nodev,noexec,relatime 0 0\n" +
 		"1s stdout tmpfs /cache tmpfs rw,relatime 0 0\n" +
-		"1s stdout /dev/vda1 /etc/my\\040config ext4 ro,relatime 0 0\n"
+		"1s stdout /dev/vda1 /etc/my\\040config ext4 ro,relatime 0 0\n" +
+		"1s stdout tmpfs /sub tmpfs rw,relatime 0 0\n"
 	if got := logText(t, r, id); got != want {
 		t.Errorf("log:\n%s\nwant:\n%s", got, want)
 	}
