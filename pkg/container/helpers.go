@@ -56,10 +56,10 @@ func PodSandboxChanged(pod *v1.Pod, podStatus *PodStatus) (bool, uint32, string)
 
 // ShouldContainerBeRestarted reports whether a container that is not running should be
 // (re)started: never run before, left in created/unknown state, or exited and allowed by
-// the pod's restartPolicy (upstream kubecontainer.ShouldContainerBeRestarted).
-// restartRules carries the ContainerRestartRules gate: on, the container's own
-// restartPolicy and rules decide first (ContainerShouldRestart).
-func ShouldContainerBeRestarted(c *v1.Container, pod *v1.Pod, podStatus *PodStatus, restartRules bool) bool {
+// the pod's restartPolicy (upstream kubecontainer.ShouldContainerBeRestarted). With the
+// ContainerRestartRules gate on, the container's own restartPolicy and rules decide first
+// (ContainerShouldRestart).
+func ShouldContainerBeRestarted(c *v1.Container, pod *v1.Pod, podStatus *PodStatus, gates RestartGates) bool {
 	if pod.DeletionTimestamp != nil {
 		return false
 	}
@@ -73,8 +73,8 @@ func ShouldContainerBeRestarted(c *v1.Container, pod *v1.Pod, podStatus *PodStat
 	case ContainerStateUnknown, ContainerStateCreated:
 		return true
 	}
-	if restartRules {
-		return ContainerShouldRestart(c, &pod.Spec, int32(status.ExitCode))
+	if gates.ContainerRestartRules {
+		return ContainerShouldRestart(c, &pod.Spec, int32(status.ExitCode), gates.RestartAllContainers)
 	}
 	switch pod.Spec.RestartPolicy {
 	case v1.RestartPolicyNever:

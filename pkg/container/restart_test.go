@@ -60,13 +60,13 @@ func TestShouldContainerBeRestartedWithRules(t *testing.T) {
 			c := v1.Container{Name: "app", RestartPolicy: tc.container, RestartPolicyRules: tc.rules}
 			pod := &v1.Pod{Spec: v1.PodSpec{RestartPolicy: tc.pod, Containers: []v1.Container{c}}}
 			status := &PodStatus{ContainerStatuses: []*ContainerStatus{{Name: "app", State: ContainerStateExited, ExitCode: tc.exitCode}}}
-			if got := ShouldContainerBeRestarted(&c, pod, status, true); got != tc.want {
+			if got := ShouldContainerBeRestarted(&c, pod, status, RestartGates{ContainerRestartRules: true}); got != tc.want {
 				t.Errorf("gate on: ShouldContainerBeRestarted = %t, want %t", got, tc.want)
 			}
-			if got := ShouldContainerBeRestarted(&c, pod, status, false); got != tc.wantOff {
+			if got := ShouldContainerBeRestarted(&c, pod, status, RestartGates{}); got != tc.wantOff {
 				t.Errorf("gate off: ShouldContainerBeRestarted = %t, want %t", got, tc.wantOff)
 			}
-			if got := ContainerShouldRestart(&c, &pod.Spec, int32(tc.exitCode)); got != tc.want {
+			if got := ContainerShouldRestart(&c, &pod.Spec, int32(tc.exitCode), false); got != tc.want {
 				t.Errorf("ContainerShouldRestart = %t, want %t", got, tc.want)
 			}
 		})
@@ -100,7 +100,7 @@ func TestShouldContainerBeRestartedBeforeThePolicy(t *testing.T) {
 			if tc.status != nil {
 				status.ContainerStatuses = []*ContainerStatus{tc.status}
 			}
-			if got := ShouldContainerBeRestarted(&c, pod, status, true); got != tc.want {
+			if got := ShouldContainerBeRestarted(&c, pod, status, RestartGates{ContainerRestartRules: true}); got != tc.want {
 				t.Errorf("ShouldContainerBeRestarted = %t, want %t", got, tc.want)
 			}
 		})
@@ -138,11 +138,42 @@ func TestFindMatchingContainerRestartRule(t *testing.T) {
 			}
 		})
 	}
-	// A RestartAllContainers rule falls back to the container's policy while its gate is
-	// not modelled.
-	c := &v1.Container{RestartPolicy: containerPolicy(v1.ContainerRestartPolicyNever), RestartPolicyRules: []v1.ContainerRestartRule{restartAll}}
-	if ContainerShouldRestart(c, &v1.PodSpec{RestartPolicy: v1.RestartPolicyNever}, 7) {
-		t.Errorf("RestartAllContainers rule restarted the container, want the Never policy")
+}
+
+// TestContainerShouldRestartRestartAllContainers: a matching RestartAllContainers rule
+// restarts its container with RestartAllContainersOnContainerExits on; off, the
+// container's restartPolicy decides, as for an unknown action.
+func TestContainerShouldRestartRestartAllContainers(t *testing.T) {
+	restartAll := func(codes ...int32) v1.ContainerRestartRule {
+		r := restartRule(v1.ContainerRestartRuleOnExitCodesOpIn, codes...)
+		r.Action = v1.ContainerRestartRuleActionRestartAllContainers
+		return r
+	}
+	tests := []struct {
+		name     string
+		policy   v1.ContainerRestartPolicy
+		rules    []v1.ContainerRestartRule
+		exitCode int32
+		want     bool // gate on
+		wantOff  bool // gate off
+	}{
+		{"Never, rule matches", v1.ContainerRestartPolicyNever, []v1.ContainerRestartRule{restartAll(42)}, 42, true, false},
+		{"Never, rule misses", v1.ContainerRestartPolicyNever, []v1.ContainerRestartRule{restartAll(42)}, 1, false, false},
+		{"Always, rule matches", v1.ContainerRestartPolicyAlways, []v1.ContainerRestartRule{restartAll(42)}, 42, true, true},
+		{"OnFailure, rule misses on 0", v1.ContainerRestartPolicyOnFailure, []v1.ContainerRestartRule{restartAll(42)}, 0, false, false},
+		{"first rule Restart wins", v1.ContainerRestartPolicyNever, []v1.ContainerRestartRule{restartRule(v1.ContainerRestartRuleOnExitCodesOpIn, 42), restartAll(42)}, 42, true, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c := &v1.Container{RestartPolicy: containerPolicy(tc.policy), RestartPolicyRules: tc.rules}
+			spec := &v1.PodSpec{RestartPolicy: v1.RestartPolicyNever}
+			if got := ContainerShouldRestart(c, spec, tc.exitCode, true); got != tc.want {
+				t.Errorf("gate on: ContainerShouldRestart = %t, want %t", got, tc.want)
+			}
+			if got := ContainerShouldRestart(c, spec, tc.exitCode, false); got != tc.wantOff {
+				t.Errorf("gate off: ContainerShouldRestart = %t, want %t", got, tc.wantOff)
+			}
+		})
 	}
 }
 
@@ -151,4 +182,66 @@ func ptrString(p *v1.ContainerRestartPolicy) string {
 		return "nil"
 	}
 	return string(*p)
+}
+
+// TestShouldAllContainersRestart: a pod restarts all its containers when its last status
+// says so, or when an init or regular container exited (newest runtime instance, or
+// terminated API status) with a code whose first matching rule is RestartAllContainers.
+func TestShouldAllContainersRestart(t *testing.T) {
+	restartAll := restartRule(v1.ContainerRestartRuleOnExitCodesOpIn, 42)
+	restartAll.Action = v1.ContainerRestartRuleActionRestartAllContainers
+	never := containerPolicy(v1.ContainerRestartPolicyNever)
+	pod := &v1.Pod{Spec: v1.PodSpec{
+		InitContainers: []v1.Container{{Name: "setup", RestartPolicy: never, RestartPolicyRules: []v1.ContainerRestartRule{restartAll}}},
+		Containers: []v1.Container{
+			{Name: "app", RestartPolicy: never, RestartPolicyRules: []v1.ContainerRestartRule{restartRule(v1.ContainerRestartRuleOnExitCodesOpIn, 42), restartAll}},
+			{Name: "web", RestartPolicy: never, RestartPolicyRules: []v1.ContainerRestartRule{restartAll}},
+		},
+	}}
+	exited := func(name string, code int) *ContainerStatus {
+		return &ContainerStatus{Name: name, State: ContainerStateExited, ExitCode: code}
+	}
+	apiTerminated := func(name string, code int32) *v1.PodStatus {
+		return &v1.PodStatus{ContainerStatuses: []v1.ContainerStatus{{Name: name, State: v1.ContainerState{Terminated: &v1.ContainerStateTerminated{ExitCode: code}}}}}
+	}
+	tests := []struct {
+		name    string
+		runtime []*ContainerStatus // newest first
+		api     *v1.PodStatus
+		want    bool
+	}{
+		{"nothing exited", []*ContainerStatus{{Name: "web", State: ContainerStateRunning}}, nil, false},
+		{"regular container exited 42", []*ContainerStatus{exited("web", 42)}, nil, true},
+		{"init container exited 42", []*ContainerStatus{exited("setup", 42)}, nil, true},
+		{"exited with another code", []*ContainerStatus{exited("web", 1)}, nil, false},
+		{"a Restart rule matches first", []*ContainerStatus{exited("app", 42)}, nil, false},
+		{"an older instance exited 42", []*ContainerStatus{{Name: "web", State: ContainerStateRunning}, exited("web", 42)}, nil, false},
+		{"terminated 42 in the API status", nil, apiTerminated("web", 42), true},
+		{"terminated 1 in the API status", nil, apiTerminated("web", 1), false},
+		{"condition True", nil, &v1.PodStatus{Conditions: []v1.PodCondition{{Type: v1.AllContainersRestarting, Status: v1.ConditionTrue}}}, true},
+		{"condition False", nil, &v1.PodStatus{Conditions: []v1.PodCondition{{Type: v1.AllContainersRestarting, Status: v1.ConditionFalse}}}, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var status *PodStatus
+			if tc.runtime != nil {
+				status = &PodStatus{ContainerStatuses: tc.runtime}
+			}
+			if got := ShouldAllContainersRestart(pod, status, tc.api); got != tc.want {
+				t.Errorf("ShouldAllContainersRestart = %t, want %t", got, tc.want)
+			}
+		})
+	}
+
+	// Cleaned up once no instance of an init or regular container is left.
+	if AllContainersRestartCleanedUp(pod, &PodStatus{ContainerStatuses: []*ContainerStatus{exited("setup", 0)}}) {
+		t.Errorf("AllContainersRestartCleanedUp with an init container left = true")
+	}
+	if !AllContainersRestartCleanedUp(pod, &PodStatus{}) {
+		t.Errorf("AllContainersRestartCleanedUp with none left = false")
+	}
+	// Only a pod with a RestartAllContainers rule could restart all its containers.
+	if !AllContainersCouldRestart(&pod.Spec) || AllContainersCouldRestart(&v1.PodSpec{Containers: []v1.Container{{Name: "c"}}}) || AllContainersCouldRestart(nil) {
+		t.Errorf("AllContainersCouldRestart does not follow the RestartAllContainers rules")
+	}
 }

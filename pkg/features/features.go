@@ -61,6 +61,15 @@ const (
 	// Upstream: beta (default on) since v1.35.
 	ContainerRestartRules featuregate.Feature = "ContainerRestartRules"
 
+	// RestartAllContainersOnContainerExits (needs ContainerRestartRules) adds the restart
+	// rule action RestartAllContainers: when a container exits with a code whose rule says
+	// so, the pod gets the AllContainersRestarting condition, every init and regular
+	// container is stopped and removed (the sandbox, volumes and IP stay), and the pod
+	// starts again from its first init container. The node declares the feature
+	// (NodeDeclaredFeatures), so the scheduler places such pods on it.
+	// Upstream: alpha in v1.35, beta (default on) since v1.36.
+	RestartAllContainersOnContainerExits featuregate.Feature = "RestartAllContainersOnContainerExits"
+
 	// InPlacePodVerticalScaling resizes running pods in place: an update of a pod's
 	// container resources (the resize subresource) is allocated when the node has room
 	// (else PodResizePending, Deferred), applied to the containers' cgroups
@@ -85,7 +94,7 @@ const (
 	PodObservedGenerationTracking featuregate.Feature = "PodObservedGenerationTracking"
 
 	// NodeDeclaredFeatures publishes status.declaredFeatures (the modelled ones: the
-	// resize features above) and refuses a pod that needs a feature the node does not
+	// resize features and RestartAllContainersOnContainerExits above) and refuses a pod that needs a feature the node does not
 	// declare, with PodFeatureUnsupported.
 	// Upstream: GA and locked on in v1.37.
 	NodeDeclaredFeatures featuregate.Feature = "NodeDeclaredFeatures"
@@ -102,6 +111,7 @@ var modelled = []featuregate.Feature{
 	ReduceDefaultCrashLoopBackOffDecay,
 	DisableNodeKubeProxyVersion,
 	ContainerRestartRules,
+	RestartAllContainersOnContainerExits,
 	InPlacePodVerticalScaling,
 	InPlacePodLevelResourcesVerticalScaling,
 	InPlacePodVerticalScalingInitContainers,
@@ -114,19 +124,18 @@ var modelled = []featuregate.Feature{
 // component takes their value (then move the name to modelled, with a comment saying what
 // it changes). Stages: see the table (`minikubelet feature-gates` lists them).
 const (
-	PodLevelResources                    featuregate.Feature = "PodLevelResources"
-	RestartAllContainersOnContainerExits featuregate.Feature = "RestartAllContainersOnContainerExits"
-	ImageVolume                          featuregate.Feature = "ImageVolume"
-	UserNamespacesSupport                featuregate.Feature = "UserNamespacesSupport"
-	SupplementalGroupsPolicy             featuregate.Feature = "SupplementalGroupsPolicy"
-	EnvFiles                             featuregate.Feature = "EnvFiles"
-	KubeletPSI                           featuregate.Feature = "KubeletPSI"
-	ProcMountType                        featuregate.Feature = "ProcMountType"
+	PodLevelResources        featuregate.Feature = "PodLevelResources"
+	ImageVolume              featuregate.Feature = "ImageVolume"
+	UserNamespacesSupport    featuregate.Feature = "UserNamespacesSupport"
+	SupplementalGroupsPolicy featuregate.Feature = "SupplementalGroupsPolicy"
+	EnvFiles                 featuregate.Feature = "EnvFiles"
+	KubeletPSI               featuregate.Feature = "KubeletPSI"
+	ProcMountType            featuregate.Feature = "ProcMountType"
 )
 
 // planned lists the gates above, so that a test checks each against the table.
 var planned = []featuregate.Feature{
-	PodLevelResources, RestartAllContainersOnContainerExits,
+	PodLevelResources,
 	ImageVolume, UserNamespacesSupport, SupplementalGroupsPolicy,
 	EnvFiles, KubeletPSI, ProcMountType,
 }

@@ -30,6 +30,7 @@ func TestModelledGateSpecs(t *testing.T) {
 		{ReduceDefaultCrashLoopBackOffDecay, featuregate.FeatureSpec{Default: false, PreRelease: featuregate.Alpha, Version: version.MajorMinor(1, 33)}},
 		{DisableNodeKubeProxyVersion, featuregate.FeatureSpec{Default: true, PreRelease: featuregate.Deprecated, LockToDefault: true, Version: version.MajorMinor(1, 36)}},
 		{ContainerRestartRules, featuregate.FeatureSpec{Default: true, PreRelease: featuregate.Beta, Version: version.MajorMinor(1, 35)}},
+		{RestartAllContainersOnContainerExits, featuregate.FeatureSpec{Default: true, PreRelease: featuregate.Beta, Version: version.MajorMinor(1, 36)}},
 		{InPlacePodVerticalScaling, featuregate.FeatureSpec{Default: true, PreRelease: featuregate.GA, LockToDefault: true, Version: version.MajorMinor(1, 35)}},
 		{InPlacePodLevelResourcesVerticalScaling, featuregate.FeatureSpec{Default: true, PreRelease: featuregate.Beta, Version: version.MajorMinor(1, 36)}},
 		{InPlacePodVerticalScalingInitContainers, featuregate.FeatureSpec{Default: true, PreRelease: featuregate.GA, LockToDefault: true, Version: version.MajorMinor(1, 37)}},

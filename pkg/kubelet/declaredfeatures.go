@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/version"
 	ndf "k8s.io/component-helpers/nodedeclaredfeatures"
 	"k8s.io/component-helpers/nodedeclaredfeatures/features/inplacepodresize"
+	"k8s.io/component-helpers/nodedeclaredfeatures/features/restartallcontainers"
 
 	"github.com/minikubelet/minikubelet/pkg/admission"
 	"github.com/minikubelet/minikubelet/pkg/events"
@@ -21,6 +22,8 @@ import (
 var modelledDeclaredFeatures = map[string]bool{
 	inplacepodresize.PodLevelResourcesResizeFeature.Name():       true,
 	inplacepodresize.NonSidecarInitContainerResizeFeature.Name(): true,
+	// discovered from the RestartAllContainersOnContainerExits gate
+	restartallcontainers.Feature.Name(): true,
 }
 
 // declaredFeatures is the node's NodeDeclaredFeatures: upstream's framework over every

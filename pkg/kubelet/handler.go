@@ -119,6 +119,17 @@ func (k *Kubelet) HandlePodSyncs(pods []*v1.Pod) {
 	}
 }
 
+// requeuePod asks the pod's worker for another sync (upstream's UpdatePod with
+// SyncPodUpdate after a restart of all containers), with the pod manager's copy. Called
+// from the pod's own sync: the update waits until that sync is done and the runtime's state
+// after it is known.
+func (k *Kubelet) requeuePod(pod *v1.Pod) {
+	if current, ok := k.pods.GetPodByUID(pod.UID); ok {
+		pod = current
+	}
+	k.podWorkers.UpdatePod(podworkers.UpdatePodOptions{Pod: pod, UpdateType: kubetypes.SyncPodUpdate})
+}
+
 // canAdmitPod runs the admit handlers and returns the first rejection: the sysctl
 // allowlist (upstream's second handler, SysctlForbidden), the predicate handler (the
 // operating system, then resources and host ports against usage, the active pods', node

@@ -328,8 +328,9 @@ func New(cfg Config) (*Kubelet, error) {
 		return nil, err
 	}
 	k.cache = statuscache.New(statuscache.Config{EventedPLEG: evented})
+	restartAll := cfg.Gate.Enabled(features.RestartAllContainersOnContainerExits)
 	if k.status, err = podstatus.NewManager(podstatus.ManagerConfig{Clock: cfg.Clock, OnChange: k.statusChanged,
-		ContainerRestartRules: cfg.Gate.Enabled(features.ContainerRestartRules)}); err != nil {
+		ContainerRestartRules: cfg.Gate.Enabled(features.ContainerRestartRules), RestartAllContainers: restartAll}); err != nil {
 		return nil, fmt.Errorf("create status manager: %w", err)
 	}
 	// The prober's results wake the sync loop, whose inputs they are.
@@ -346,6 +347,7 @@ func New(cfg Config) (*Kubelet, error) {
 	k.probeRegistry = metrics.NewRegistry("")
 	if k.prober, err = prober.NewManager(prober.Config{
 		ContainerRestartRules: cfg.Gate.Enabled(features.ContainerRestartRules),
+		RestartAllContainers:  restartAll,
 		Clock:                 cfg.Clock,
 		Status:                k.status,
 		Runtime:               k.rt,
@@ -382,7 +384,10 @@ func New(cfg Config) (*Kubelet, error) {
 			SidecarContainers:                  true,
 			PodReadyToStartContainersCondition: cfg.Gate.Enabled(features.PodReadyToStartContainersCondition),
 			ContainerRestartRules:              cfg.Gate.Enabled(features.ContainerRestartRules),
-			InPlacePodVerticalScaling:          inPlaceResize,
+			// The AllContainersRestarting condition and the statuses of a restart of all
+			// containers.
+			RestartAllContainersOnContainerExits: restartAll,
+			InPlacePodVerticalScaling:            inPlaceResize,
 			// The pod's status.resources and allocatedResources.
 			InPlacePodLevelResourcesVerticalScaling: podLevelResize,
 			PodObservedGenerationTracking:           cfg.Gate.Enabled(features.PodObservedGenerationTracking),
@@ -414,8 +419,10 @@ func New(cfg Config) (*Kubelet, error) {
 		Network:             cfg.Runtime.Network(),
 		After:               cfg.Runtime.After,
 		PullCredentials:     k.pullCredentials,
-		// A container's own restartPolicy and rules override the pod's.
+		// A container's own restartPolicy and rules override the pod's, and a
+		// RestartAllContainers rule restarts all the pod's containers.
 		ContainerRestartRules: cfg.Gate.Enabled(features.ContainerRestartRules),
+		RestartAllContainers:  restartAll,
 		// In-place pod resize.
 		InPlacePodVerticalScaling:               inPlaceResize,
 		InPlacePodLevelResourcesVerticalScaling: podLevelResize,
@@ -437,6 +444,9 @@ func New(cfg Config) (*Kubelet, error) {
 		Probes:    k.prober,
 		Prepare:   k.preparePod,
 		AfterSync: k.resizeFailed,
+		// After a restart of all containers, the pod is synced again at once.
+		RestartAllContainers: restartAll,
+		Requeue:              k.requeuePod,
 	}); err != nil {
 		return nil, fmt.Errorf("create pod syncer: %w", err)
 	}

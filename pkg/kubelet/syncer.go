@@ -24,7 +24,7 @@ import (
 
 // PodRuntime is the part of kuberuntime.Manager the syncer drives.
 type PodRuntime interface {
-	SyncPod(ctx context.Context, pod *v1.Pod, podStatus *container.PodStatus) kuberuntime.PodSyncResult
+	SyncPod(ctx context.Context, pod *v1.Pod, podStatus *container.PodStatus, restartAllContainers bool) kuberuntime.PodSyncResult
 	KillPod(ctx context.Context, pod *v1.Pod, runningPod container.Pod, gracePeriodOverride *int64) error
 	GetPodStatus(ctx context.Context, uid types.UID, name, namespace string) (*container.PodStatus, error)
 	// WithTerminationMessages adds exited containers' termination messages to a status.
@@ -60,6 +60,13 @@ type SyncerConfig struct {
 	// AfterSync sees each SyncPod's runtime result (a failed in-place resize); true when
 	// it changed what the pod's status shows, which is then stored again. Nil: none.
 	AfterSync func(pod *v1.Pod, result kuberuntime.PodSyncResult) bool
+	// RestartAllContainers is the RestartAllContainersOnContainerExits gate: a pod whose
+	// status has AllContainersRestarting True has all its containers reset by the runtime.
+	RestartAllContainers bool
+	// Requeue asks for another sync of the pod as soon as the runtime's state after this
+	// one is known (the pod workers' UpdatePod): after a restart of all containers removed
+	// them, so they start again without waiting for the resync. Nil: none.
+	Requeue func(pod *v1.Pod)
 }
 
 // Probes is what the sync functions tell the prober manager (upstream's probeManager calls).
@@ -83,6 +90,9 @@ type Syncer struct {
 	clock    clock.PassiveClock
 	recorder events.Recorder
 	start    prometheus.Histogram
+
+	restartAll bool // the RestartAllContainersOnContainerExits gate
+	requeue    func(pod *v1.Pod)
 
 	firstSeen map[types.UID]time.Time
 	observed  map[types.UID]bool
@@ -122,6 +132,7 @@ func NewSyncer(cfg SyncerConfig) (*Syncer, error) {
 	return &Syncer{
 		runtime: cfg.Runtime, status: cfg.Status, gen: cfg.Generator, reasons: cfg.Reasons,
 		clock: cfg.Clock, recorder: cfg.Recorder, start: start, probes: cfg.Probes, prepare: cfg.Prepare, after: cfg.AfterSync,
+		requeue: cfg.Requeue, restartAll: cfg.RestartAllContainers,
 		firstSeen: map[types.UID]time.Time{}, observed: map[types.UID]bool{},
 	}, nil
 }
@@ -216,8 +227,15 @@ func (s *Syncer) SyncPod(ctx context.Context, updateType kubetypes.SyncPodType, 
 		}
 	}
 
-	result := s.runtime.SyncPod(ctx, pod, podStatus)
+	restarting := s.restartAll && hasCondition(api.Conditions, v1.AllContainersRestarting)
+	result := s.runtime.SyncPod(ctx, pod, podStatus, restarting)
 	result.RecordReasons(s.reasons, pod.UID)
+	if restarting && result.Error() == nil && removedContainers(result) && s.requeue != nil {
+		// As upstream: the containers are gone, so the next sync (which finds the runtime
+		// empty, turns AllContainersRestarting False and starts the pod again) comes now
+		// rather than at the resync. It cannot loop: that sync resets nothing.
+		s.requeue(pod)
+	}
 	changed := s.after != nil && s.after(pod, result)
 	if result.StartFailed() || changed {
 		// Show why the container waits (CrashLoopBackOff, ErrImagePull ...) at once. Upstream
@@ -234,6 +252,26 @@ func (s *Syncer) SyncPod(ctx context.Context, updateType kubetypes.SyncPodType, 
 		err = &podworkers.BackOffError{Until: until, Err: err}
 	}
 	return false, err
+}
+
+// hasCondition reports whether conditions has t with status True.
+func hasCondition(conditions []v1.PodCondition, t v1.PodConditionType) bool {
+	for _, c := range conditions {
+		if c.Type == t && c.Status == v1.ConditionTrue {
+			return true
+		}
+	}
+	return false
+}
+
+// removedContainers reports whether the sync removed a container.
+func removedContainers(result kuberuntime.PodSyncResult) bool {
+	for _, r := range result.SyncResults {
+		if r.Action == kuberuntime.RemoveContainer && r.Error == nil {
+			return true
+		}
+	}
+	return false
 }
 
 // SyncTerminatingPod stops every container of the pod within gracePeriod, checks that none

@@ -2,6 +2,7 @@ package kuberuntime
 
 import (
 	"fmt"
+	"slices"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2"
@@ -33,6 +34,11 @@ type podActions struct {
 	EphemeralContainersToStart []int
 	// ContainersToKill are running containers to stop before starting others.
 	ContainersToKill map[container.ContainerID]containerToKillInfo
+	// ContainersToReset are every instance of the pod's init and regular containers, to
+	// stop (those not exited) and remove when the pod restarts all its containers
+	// (RestartAllContainersOnContainerExits); the instances whose exit triggered it come
+	// last. Nothing is started in the same sync.
+	ContainersToReset []containerToResetInfo
 	// resize is what an in-place resize updates.
 	resize resizeActions
 }
@@ -46,19 +52,32 @@ type containerToKillInfo struct {
 	grace *int64
 }
 
+// containerToResetInfo is one container instance a restart of all containers removes
+// (upstream containerToRemoveInfo).
+type containerToResetInfo struct {
+	id        container.ContainerID
+	container *v1.Container
+	// kill: the instance has not exited (running, created or unknown) and is stopped first.
+	kill bool
+	// attempt is the instance's restart count, which its kept log carries on.
+	attempt int
+}
+
 func (p podActions) String() string {
 	next := ""
 	if p.NextInitContainerToStart != nil {
 		next = p.NextInitContainerToStart.Name
 	}
-	return fmt.Sprintf("KillPod: %t, CreateSandbox: %t, Attempt: %d, NextInitContainerToStart: %q, InitContainersToStart: %v, ContainersToStart: %v, EphemeralContainersToStart: %v, ContainersToKill: %d",
-		p.KillPod, p.CreateSandbox, p.Attempt, next, p.InitContainersToStart, p.ContainersToStart, p.EphemeralContainersToStart, len(p.ContainersToKill))
+	return fmt.Sprintf("KillPod: %t, CreateSandbox: %t, Attempt: %d, NextInitContainerToStart: %q, InitContainersToStart: %v, ContainersToStart: %v, EphemeralContainersToStart: %v, ContainersToKill: %d, ContainersToReset: %d",
+		p.KillPod, p.CreateSandbox, p.Attempt, next, p.InitContainersToStart, p.ContainersToStart, p.EphemeralContainersToStart, len(p.ContainersToKill), len(p.ContainersToReset))
 }
 
 // computePodActions compares the pod spec with the runtime status and decides what SyncPod
 // does, following upstream's computePodActions. Container spec changes (hash) and probes are
 // not tracked: a changed static pod manifest gets a new UID and so is a new pod.
-func (m *Manager) computePodActions(pod *v1.Pod, podStatus *container.PodStatus) podActions {
+// restartAllContainers says the pod's status has AllContainersRestarting True: every
+// container instance is then reset, and nothing else is done.
+func (m *Manager) computePodActions(pod *v1.Pod, podStatus *container.PodStatus, restartAllContainers bool) podActions {
 	createPodSandbox, attempt, sandboxID := container.PodSandboxChanged(pod, podStatus)
 	changes := podActions{
 		KillPod:           createPodSandbox,
@@ -69,6 +88,17 @@ func (m *Manager) computePodActions(pod *v1.Pod, podStatus *container.PodStatus)
 		ContainersToKill:  map[container.ContainerID]containerToKillInfo{},
 	}
 	sidecars := m.cfg.SidecarContainers
+
+	// Restarting all containers: stop and remove every instance, victims first (regular,
+	// then init containers), then those that triggered it. The sandbox is kept, and the
+	// next sync starts the pod again from its first init container.
+	if m.cfg.RestartAllContainers && restartAllContainers {
+		klog.V(3).InfoS("Pod marked for RestartAllContainers", "pod", klog.KObj(pod))
+		initSources, initTargets := containersToReset(pod.Spec.InitContainers, podStatus)
+		sources, targets := containersToReset(pod.Spec.Containers, podStatus)
+		changes.ContainersToReset = slices.Concat(targets, initTargets, sources, initSources)
+		return changes
+	}
 
 	// A new sandbox means everything restarts from the first init container.
 	if createPodSandbox {
@@ -155,7 +185,7 @@ func (m *Manager) computePodActions(pod *v1.Pod, podStatus *container.PodStatus)
 		c := &pod.Spec.Containers[idx]
 		s := podStatus.FindContainerStatusByName(c.Name)
 		if s == nil || s.State != container.ContainerStateRunning {
-			if container.ShouldContainerBeRestarted(c, pod, podStatus, m.cfg.ContainerRestartRules) {
+			if container.ShouldContainerBeRestarted(c, pod, podStatus, m.restartGates()) {
 				klog.V(4).InfoS("Container of pod is not in the desired state and shall be started", "containerName", c.Name, "pod", klog.KObj(pod))
 				changes.ContainersToStart = append(changes.ContainersToStart, idx)
 				if s != nil && s.State == container.ContainerStateUnknown {
@@ -208,6 +238,36 @@ func (m *Manager) computePodActions(pod *v1.Pod, podStatus *container.PodStatus)
 		changes.InitContainersToStart = nil
 	}
 	return changes
+}
+
+// containersToReset sorts every runtime instance of containers (all of them, not only the
+// newest: none may survive the reset) into those whose exit triggered the restart of all
+// containers and the others, each list in spec order (upstream getContainersToReset).
+func containersToReset(containers []v1.Container, podStatus *container.PodStatus) (sources, targets []containerToResetInfo) {
+	for i := range containers {
+		c := &containers[i]
+		for _, s := range podStatus.ContainerStatuses {
+			if s.Name != c.Name {
+				continue
+			}
+			info := containerToResetInfo{id: s.ID, container: c, attempt: s.RestartCount}
+			switch {
+			case s.State != container.ContainerStateExited:
+				info.kill = true
+				targets = append(targets, info)
+			case container.TriggersRestartAll(c, int32(s.ExitCode)):
+				sources = append(sources, info)
+			default:
+				targets = append(targets, info)
+			}
+		}
+	}
+	return sources, targets
+}
+
+// restartGates are the manager's restart rule gates.
+func (m *Manager) restartGates() container.RestartGates {
+	return container.RestartGates{ContainerRestartRules: m.cfg.ContainerRestartRules, RestartAllContainers: m.cfg.RestartAllContainers}
 }
 
 // findNextInitContainerToRun (gate off): the last failed init container, the next init
@@ -361,7 +421,7 @@ func (m *Manager) computeInitContainerActions(pod *v1.Pod, podStatus *container.
 			if isInitContainerFailed(s) {
 				restart := restartOnFailure
 				if m.cfg.ContainerRestartRules {
-					restart = container.ShouldContainerBeRestarted(c, pod, podStatus, true)
+					restart = container.ShouldContainerBeRestarted(c, pod, podStatus, m.restartGates())
 				}
 				if !restart {
 					changes.KillPod = true

@@ -14,12 +14,12 @@ func BenchmarkSyncPodSteadyState(b *testing.B) {
 		h.step(DefaultContainerBackOff) // let the init container finish
 	}
 	status := h.status(pod)
-	if r := h.m.SyncPod(h.ctx, pod, status); len(r.SyncResults) != 0 {
+	if r := h.m.SyncPod(h.ctx, pod, status, false); len(r.SyncResults) != 0 {
 		b.Fatalf("steady state still acts: %+v", r.SyncResults)
 	}
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		h.m.SyncPod(h.ctx, pod, status)
+		h.m.SyncPod(h.ctx, pod, status, false)
 	}
 }

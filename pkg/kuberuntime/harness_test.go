@@ -60,7 +60,7 @@ func (h *harness) status(pod *v1.Pod) *container.PodStatus {
 
 func (h *harness) sync(pod *v1.Pod) PodSyncResult {
 	h.t.Helper()
-	return h.m.SyncPod(h.ctx, pod, h.status(pod))
+	return h.m.SyncPod(h.ctx, pod, h.status(pod), false)
 }
 
 // step moves virtual time and lets the runtime apply what fell due.

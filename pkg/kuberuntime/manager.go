@@ -72,6 +72,10 @@ type Config struct {
 	// ContainerRestartRules is the ContainerRestartRules feature gate: a container's own
 	// restartPolicy and restartPolicyRules override the pod's restartPolicy for it.
 	ContainerRestartRules bool
+	// RestartAllContainers is the RestartAllContainersOnContainerExits feature gate (it
+	// needs ContainerRestartRules): a RestartAllContainers rule restarts its container, and
+	// SyncPod resets every container of a pod whose status says AllContainersRestarting.
+	RestartAllContainers bool
 	// RunContainerOptions resolves a container's environment and mounts (the kubelet's
 	// GenerateRunContainerOptions), given the pod's IPs. An error is a configuration error:
 	// the container waits with CreateContainerConfigError and the error as its message.
@@ -133,6 +137,7 @@ type Manager struct {
 	imageBackOff *Backoff
 	metrics      *runtimeMetrics
 	messages     messageCache // exited containers' termination messages
+	logs         keptLogs     // restart counts of containers removed with their logs kept
 }
 
 // NewManager validates cfg, fills defaults and returns a Manager.
@@ -234,15 +239,17 @@ func (m *Manager) AdjustRunningContainers(deltas map[container.State]int) {
 }
 
 // SyncPod drives the pod towards its spec: (1) compute actions, (2) kill the pod when its
-// sandbox changed or it is done, or (3) kill unwanted containers, (4) create the sandbox,
-// (5) start init containers, (6) start app containers. Start failures are reported per
-// container in the result (never as a panic); the caller records them as waiting reasons.
-func (m *Manager) SyncPod(ctx context.Context, pod *v1.Pod, podStatus *container.PodStatus) (result PodSyncResult) {
+// sandbox changed or it is done, or (3) kill unwanted containers, or reset them all when
+// restartAllContainers (the pod's status has AllContainersRestarting True), (4) create the
+// sandbox, (5) start init containers, (6) start app containers. Start failures are
+// reported per container in the result (never as a panic); the caller records them as
+// waiting reasons.
+func (m *Manager) SyncPod(ctx context.Context, pod *v1.Pod, podStatus *container.PodStatus, restartAllContainers bool) (result PodSyncResult) {
 	logger := klog.FromContext(ctx)
 	if podStatus == nil {
 		podStatus = &container.PodStatus{ID: pod.UID, Name: pod.Name, Namespace: pod.Namespace}
 	}
-	changes := m.computePodActions(pod, podStatus)
+	changes := m.computePodActions(pod, podStatus, restartAllContainers)
 	logger.V(4).Info("computePodActions got for pod", "podActions", changes.String(), "pod", klog.KObj(pod))
 	if changes.CreateSandbox {
 		if changes.SandboxID != "" {
@@ -273,6 +280,9 @@ func (m *Manager) SyncPod(ctx context.Context, pod *v1.Pod, podStatus *container
 				r.Fail(ErrKillContainer, err.Error())
 				return result
 			}
+		}
+		if m.cfg.RestartAllContainers && !m.resetContainers(ctx, pod, changes.ContainersToReset, &result) {
+			return result
 		}
 	}
 
@@ -433,7 +443,10 @@ func (m *Manager) startContainer(ctx context.Context, sandboxID string, sandboxC
 		return msg, err
 	}
 
-	restartCount := 0
+	// The next attempt after the newest instance; with none in the runtime, after the
+	// attempts whose logs are kept (upstream counts the pod's log files, which outlive a
+	// restart of all containers; the simulator has none and keeps the count instead).
+	restartCount := m.logs.restartCount(pod.UID, c.Name)
 	if s := podStatus.FindContainerStatusByName(c.Name); s != nil {
 		restartCount = s.RestartCount + 1
 	}
@@ -613,6 +626,36 @@ func (m *Manager) killContainer(ctx context.Context, pod *v1.Pod, id container.C
 		return fmt.Errorf("stop container %q (id=%q) with grace period %ds: %w", name, id.ID, grace, err)
 	}
 	return nil
+}
+
+// resetContainers stops (with no grace period: the 2s minimum) and removes, in order, the
+// container instances of a restart of all containers, keeping their logs (upstream's
+// removal loop of SyncPod). It records a RemoveContainer result for each and reports
+// whether all succeeded; the first failure ends the reset, which the next sync resumes.
+func (m *Manager) resetContainers(ctx context.Context, pod *v1.Pod, reset []containerToResetInfo, result *PodSyncResult) bool {
+	logger := klog.FromContext(ctx)
+	for _, info := range reset {
+		name := info.container.Name
+		logger.V(3).Info("Removing container before pod restarts", "containerName", name, "containerID", info.id, "pod", klog.KObj(pod))
+		r := result.add(RemoveContainer, name)
+		if info.kill {
+			logger.V(3).Info("Killing container before removal", "containerName", name, "containerID", info.id, "pod", klog.KObj(pod))
+			var noGrace int64
+			if err := m.killContainer(ctx, pod, info.id, name, "killing", &noGrace); err != nil {
+				r.Fail(ErrKillContainer, err.Error())
+				logger.Error(err, "killContainer for pod failed", "containerName", name, "containerID", info.id, "pod", klog.KObj(pod))
+				return false
+			}
+		}
+		if err := m.runtime.RemoveContainer(ctx, info.id.ID); err != nil && !isNotFound(err) {
+			r.Fail(ErrRemoveContainer, err.Error())
+			logger.Error(err, "removeContainer for pod failed", "containerName", name, "containerID", info.id, "pod", klog.KObj(pod))
+			return false
+		}
+		// The instance is gone but its log is kept: the next instance counts on from it.
+		m.logs.keep(pod.UID, name, info.attempt)
+	}
+	return true
 }
 
 // pruneInitContainersBeforeStart keeps only the newest exited instance of each init

@@ -741,7 +741,7 @@ func TestProbeFailuresKillTheContainer(t *testing.T) {
 func TestPulledEventMessage(t *testing.T) {
 	h := newHarness(t, true)
 	pod := newPod("pull", withBehavior("app", "pullDelay=1500ms"))
-	if err := h.await(time.Minute, func(ctx context.Context) error { h.m.SyncPod(ctx, pod, h.status(pod)); return nil }); err != nil {
+	if err := h.await(time.Minute, func(ctx context.Context) error { h.m.SyncPod(ctx, pod, h.status(pod), false); return nil }); err != nil {
 		t.Fatal(err)
 	}
 	img, err := h.rt.ImageStatus(h.ctx, cri.ImageSpec{Image: pod.Spec.Containers[0].Image})

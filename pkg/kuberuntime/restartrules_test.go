@@ -208,7 +208,7 @@ func TestNewSandboxSkipsSucceededOnFailureContainer(t *testing.T) {
 					{Name: "done", State: container.ContainerStateExited, ExitCode: 0},
 					{Name: "app", State: container.ContainerStateExited, ExitCode: 137},
 				}}
-			got := h.m.computePodActions(pod, status)
+			got := h.m.computePodActions(pod, status, false)
 			if !got.CreateSandbox || fmt.Sprint(got.ContainersToStart) != fmt.Sprint(tc.want) {
 				t.Fatalf("actions = %v, want a new sandbox and containers %v", got, tc.want)
 			}

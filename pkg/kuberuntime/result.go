@@ -25,6 +25,7 @@ var (
 	ErrCreateContainer           = errors.New("CreateContainerError")
 	ErrRunContainer              = errors.New("RunContainerError")
 	ErrKillContainer             = errors.New("KillContainerError")
+	ErrRemoveContainer           = errors.New("RemoveContainerError")
 	ErrCreatePodSandbox          = errors.New("CreatePodSandboxError")
 	ErrConfigPodSandbox          = errors.New("ConfigPodSandboxError")
 	ErrKillPodSandbox            = errors.New("KillPodSandboxError")
@@ -36,6 +37,7 @@ type SyncAction string
 const (
 	StartContainer   SyncAction = "StartContainer"
 	KillContainer    SyncAction = "KillContainer"
+	RemoveContainer  SyncAction = "RemoveContainer"
 	CreatePodSandbox SyncAction = "CreatePodSandbox"
 	ConfigPodSandbox SyncAction = "ConfigPodSandbox"
 	KillPodSandbox   SyncAction = "KillPodSandbox"

@@ -30,6 +30,20 @@ const (
 	ContainersNotReady       = "ContainersNotReady"
 	ContainersNotInitialized = "ContainersNotInitialized"
 	ReadinessGatesNotReady   = "ReadinessGatesNotReady"
+	// RestartAllContainersStarted is the reason of AllContainersRestarting True: a
+	// container exited and its rule's action is RestartAllContainers.
+	RestartAllContainersStarted = "RestartAllContainersStarted"
+)
+
+// RestartingAllContainers is the waiting reason of a container removed by a restart of
+// all containers, and the reason of the termination its lastState then shows (upstream
+// kubelet.RestartingAllContainers).
+const RestartingAllContainers = "RestartingAllContainers"
+
+// Messages of a restart of all containers, as upstream words them.
+const (
+	restartingAllContainersMessage = "container exited with restart policy rule"
+	removedForRestartAllMessage    = "The container is removed because RestartAllContainers in place"
 )
 
 // ContainerStatusUnknown is the terminated reason of a container whose end was not observed.
@@ -44,6 +58,11 @@ type Features struct {
 	// ContainerRestartRules: a container's own restartPolicy and restartPolicyRules
 	// override the pod's restartPolicy, which the phase then follows.
 	ContainerRestartRules bool
+	// RestartAllContainersOnContainerExits (needs ContainerRestartRules): a pod with a
+	// RestartAllContainers rule has the AllContainersRestarting condition, containers
+	// removed by that restart wait with RestartingAllContainers, restart counts and last
+	// states carry over the removal, and an initialized pod stays so.
+	RestartAllContainersOnContainerExits bool
 	// InPlacePodVerticalScaling: container statuses carry their resources (as applied)
 	// and allocatedResources.
 	InPlacePodVerticalScaling bool
@@ -110,7 +129,7 @@ func (g *Generator) Generate(pod *v1.Pod, podStatus *container.PodStatus, old v1
 	s := g.convertStatusToAPIStatus(pod, podStatus, old)
 
 	all := append(append([]v1.ContainerStatus{}, s.ContainerStatuses...), s.InitContainerStatuses...)
-	s.Phase = getPhase(pod, all, podIsTerminal, sidecars, g.cfg.Features.ContainerRestartRules)
+	s.Phase = getPhase(pod, all, podIsTerminal, sidecars, g.restartGates())
 
 	// A terminal phase from the status manager or the source wins over a recomputed one.
 	// The status manager's wins even over a different terminal phase: it was decided when
@@ -148,7 +167,7 @@ func (g *Generator) Generate(pod *v1.Pod, podStatus *container.PodStatus, old v1
 	// conditions not owned by the kubelet are kept as the source wrote them
 	s.Conditions = make([]v1.PodCondition, 0, len(pod.Status.Conditions)+6)
 	for _, c := range pod.Status.Conditions {
-		if !kubeletOwned(c.Type) {
+		if !g.owned(c.Type) {
 			s.Conditions = append(s.Conditions, c)
 		}
 	}
@@ -164,12 +183,16 @@ func (g *Generator) Generate(pod *v1.Pod, podStatus *container.PodStatus, old v1
 		s.Conditions = append(s.Conditions, podReadyToStartContainersCondition(pod, podStatus))
 	}
 	allStatuses := append(append([]v1.ContainerStatus{}, s.InitContainerStatuses...), s.ContainerStatuses...)
-	s.Conditions = append(s.Conditions, podInitializedCondition(pod, allStatuses, s.Phase, sidecars))
+	s.Conditions = append(s.Conditions, podInitializedCondition(pod, allStatuses, s.Phase, sidecars, g.keepInitialized(old)))
 	s.Conditions = append(s.Conditions, podReadyCondition(pod, s.Conditions, allStatuses, s.Phase, sidecars))
 	s.Conditions = append(s.Conditions, containersReadyCondition(pod, allStatuses, s.Phase, sidecars))
 	s.Conditions = append(s.Conditions, v1.PodCondition{Type: v1.PodScheduled, Status: v1.ConditionTrue})
 	if g.cfg.Resize != nil && g.cfg.Features.InPlacePodVerticalScaling {
 		s.Conditions = append(s.Conditions, g.cfg.Resize.ResizeConditions(pod.UID)...)
+	}
+	if g.cfg.Features.RestartAllContainersOnContainerExits && container.AllContainersCouldRestart(&pod.Spec) {
+		// last, as upstream appends it
+		s.Conditions = append(s.Conditions, allContainersRestartingCondition(pod, podStatus, &old, s.Phase))
 	}
 	if g.cfg.Features.InPlacePodLevelResourcesVerticalScaling {
 		s.Resources = g.podLevelResources(pod, s.Phase, old)
@@ -178,11 +201,16 @@ func (g *Generator) Generate(pod *v1.Pod, podStatus *container.PodStatus, old v1
 	if g.cfg.Features.PodObservedGenerationTracking || pod.Status.ObservedGeneration != 0 {
 		// upstream's CalculatePodStatusObservedGeneration, and the conditions the kubelet
 		// writes say the same (CalculatePodConditionObservedGeneration); a resize
-		// condition keeps the generation of the resize it is about.
+		// condition keeps the generation of the resize it is about, and
+		// AllContainersRestarting has none (upstream sets none there).
 		s.ObservedGeneration = pod.Generation
 		for i := range s.Conditions {
 			c := &s.Conditions[i]
-			if kubeletOwned(c.Type) && c.Type != v1.PodResizePending && c.Type != v1.PodResizeInProgress {
+			switch c.Type {
+			case v1.PodResizePending, v1.PodResizeInProgress, v1.AllContainersRestarting:
+				continue
+			}
+			if kubeletOwned(c.Type) {
 				c.ObservedGeneration = pod.Generation
 			}
 		}
@@ -211,13 +239,65 @@ func replaceOrAppendCondition(conditions []v1.PodCondition, c v1.PodCondition) [
 
 func isTerminal(p v1.PodPhase) bool { return p == v1.PodFailed || p == v1.PodSucceeded }
 
+// kubeletOwned reports whether the kubelet writes a condition type (it is generated anew
+// every time, never carried over from the source's copy).
 func kubeletOwned(t v1.PodConditionType) bool {
 	switch t {
 	case v1.PodScheduled, v1.PodReady, v1.PodInitialized, v1.ContainersReady, v1.PodReadyToStartContainers,
-		v1.PodResizePending, v1.PodResizeInProgress:
+		v1.PodResizePending, v1.PodResizeInProgress, v1.AllContainersRestarting:
 		return true
 	}
 	return false
+}
+
+// owned is kubeletOwned under the generator's gates: AllContainersRestarting is the
+// kubelet's only with RestartAllContainersOnContainerExits (upstream PodConditionByKubelet);
+// without it one set elsewhere is kept as it is.
+func (g *Generator) owned(t v1.PodConditionType) bool {
+	if t == v1.AllContainersRestarting {
+		return g.cfg.Features.RestartAllContainersOnContainerExits
+	}
+	return kubeletOwned(t)
+}
+
+// restartGates are the generator's restart rule gates.
+func (g *Generator) restartGates() container.RestartGates {
+	return container.RestartGates{
+		ContainerRestartRules: g.cfg.Features.ContainerRestartRules,
+		RestartAllContainers:  g.cfg.Features.RestartAllContainersOnContainerExits,
+	}
+}
+
+// keepInitialized reports whether the pod stays Initialized whatever its init containers
+// show: with RestartAllContainersOnContainerExits a pod once initialized never goes back
+// (a restart of all containers turns completed init containers into waiting ones).
+func (g *Generator) keepInitialized(old v1.PodStatus) bool {
+	if !g.cfg.Features.RestartAllContainersOnContainerExits {
+		return false
+	}
+	for _, c := range old.Conditions {
+		if c.Type == v1.PodInitialized && c.Status == v1.ConditionTrue {
+			return true
+		}
+	}
+	return false
+}
+
+// allContainersRestartingCondition is upstream's GenerateAllContainersRestartingCondition:
+// True from the exit that triggers a restart of all containers until the runtime holds
+// none of the pod's containers any more, then False until the next such exit; False with
+// the terminal phase as reason once the pod is done.
+func allContainersRestartingCondition(pod *v1.Pod, podStatus *container.PodStatus, old *v1.PodStatus, phase v1.PodPhase) v1.PodCondition {
+	switch {
+	case phase == v1.PodSucceeded:
+		return v1.PodCondition{Type: v1.AllContainersRestarting, Status: v1.ConditionFalse, Reason: PodCompleted}
+	case phase == v1.PodFailed:
+		return v1.PodCondition{Type: v1.AllContainersRestarting, Status: v1.ConditionFalse, Reason: PodFailed}
+	case !container.ShouldAllContainersRestart(pod, podStatus, old), container.AllContainersRestartCleanedUp(pod, podStatus):
+		return v1.PodCondition{Type: v1.AllContainersRestarting, Status: v1.ConditionFalse}
+	}
+	return v1.PodCondition{Type: v1.AllContainersRestarting, Status: v1.ConditionTrue,
+		Reason: RestartAllContainersStarted, Message: restartingAllContainersMessage}
 }
 
 func (g *Generator) convertStatusToAPIStatus(pod *v1.Pod, podStatus *container.PodStatus, old v1.PodStatus) v1.PodStatus {
@@ -237,10 +317,13 @@ func (g *Generator) convertStatusToAPIStatus(pod *v1.Pod, podStatus *container.P
 	}
 	s.QOSClass = podQOS(pod)
 	hasInit := len(pod.Spec.InitContainers) > 0
-	s.ContainerStatuses = g.convertToAPIContainerStatuses(pod, podStatus, old.ContainerStatuses, pod.Spec.Containers, hasInit, false)
-	s.InitContainerStatuses = g.convertToAPIContainerStatuses(pod, podStatus, old.InitContainerStatuses, pod.Spec.InitContainers, hasInit, true)
+	// Whether the pod is restarting all its containers: those the runtime no longer holds
+	// were removed for it, not lost.
+	restarting := g.cfg.Features.RestartAllContainersOnContainerExits && container.ShouldAllContainersRestart(pod, podStatus, &old)
+	s.ContainerStatuses = g.convertToAPIContainerStatuses(pod, podStatus, old.ContainerStatuses, pod.Spec.Containers, hasInit, false, restarting)
+	s.InitContainerStatuses = g.convertToAPIContainerStatuses(pod, podStatus, old.InitContainerStatuses, pod.Spec.InitContainers, hasInit, true, restarting)
 	if len(pod.Spec.EphemeralContainers) > 0 {
-		s.EphemeralContainerStatuses = g.convertToAPIContainerStatuses(pod, podStatus, old.EphemeralContainerStatuses, EphemeralContainerSpecs(pod), hasInit, false)
+		s.EphemeralContainerStatuses = g.convertToAPIContainerStatuses(pod, podStatus, old.EphemeralContainerStatuses, EphemeralContainerSpecs(pod), hasInit, false, restarting)
 	}
 	return s
 }
@@ -260,10 +343,12 @@ func EphemeralContainerSpecs(pod *v1.Pod) []v1.Container {
 // takes the runtime's newest instance as state and the one before as lastState, keeps an
 // old terminated status when the runtime forgot the container, and shows the last start
 // failure (back-off, image pull) as waiting reason for containers that will be restarted.
-func (g *Generator) convertToAPIContainerStatuses(pod *v1.Pod, podStatus *container.PodStatus, previous []v1.ContainerStatus, containers []v1.Container, hasInit, isInit bool) []v1.ContainerStatus {
+// podRestarting says the pod is restarting all its containers (ShouldAllContainersRestart).
+func (g *Generator) convertToAPIContainerStatuses(pod *v1.Pod, podStatus *container.PodStatus, previous []v1.ContainerStatus, containers []v1.Container, hasInit, isInit, podRestarting bool) []v1.ContainerStatus {
 	if len(containers) == 0 {
 		return nil
 	}
+	restartAll := g.cfg.Features.RestartAllContainersOnContainerExits
 	convert := func(cs *container.ContainerStatus, old *v1.ContainerStatus) *v1.ContainerStatus {
 		cid := cs.ID.String()
 		st := &v1.ContainerStatus{
@@ -273,9 +358,23 @@ func (g *Generator) convertToAPIContainerStatuses(pod *v1.Pod, podStatus *contai
 			ImageID:      cs.ImageID,
 			ContainerID:  cid,
 		}
+		if restartAll && old != nil {
+			// A restart of all containers removes the instances the restart count and
+			// lastState normally come from, so both carry over from the old status.
+			st.RestartCount = max(st.RestartCount, old.RestartCount)
+			if old.ContainerID != st.ContainerID && old.State.Terminated != nil {
+				st.LastTerminationState.Terminated = old.State.Terminated
+			} else if old.LastTerminationState.Terminated != nil {
+				st.LastTerminationState.Terminated = old.LastTerminationState.Terminated
+			}
+		}
 		switch {
 		case cs.State == container.ContainerStateRunning:
 			st.State.Running = &v1.ContainerStateRunning{StartedAt: metav1.NewTime(cs.StartedAt)}
+			if restartAll && old != nil && old.State.Terminated != nil && old.RestartCount >= int32(cs.RestartCount) {
+				// running again after a termination its restart count does not include
+				st.RestartCount = old.RestartCount + 1
+			}
 		case cs.State == container.ContainerStateCreated:
 			// created but not running: waiting to run (upstream leaves the reason empty)
 			st.State.Waiting = &v1.ContainerStateWaiting{}
@@ -291,8 +390,12 @@ func (g *Generator) convertToAPIContainerStatuses(pod *v1.Pod, podStatus *contai
 		case cs.State == container.ContainerStateUnknown && old != nil && old.State.Running != nil:
 			// it was running and vanished: it ran and ended, which is not the same as never
 			// having run
+			reason := ContainerStatusUnknown
+			if restartAll && podRestarting {
+				reason = RestartingAllContainers
+			}
 			st.State.Terminated = &v1.ContainerStateTerminated{
-				Reason:   ContainerStatusUnknown,
+				Reason:   reason,
 				Message:  "The container could not be located when the pod was terminated",
 				ExitCode: 137,
 			}
@@ -334,7 +437,19 @@ func (g *Generator) convertToAPIContainerStatuses(pod *v1.Pod, podStatus *contai
 			continue
 		}
 		old, ok := oldStatuses[c.Name]
-		if !ok || old.State.Terminated != nil || old.State.Running == nil {
+		if !ok {
+			continue
+		}
+		if restartAll && podRestarting && old.State.Waiting == nil {
+			// Removed by the restart of all containers: it waits to start again, and its
+			// lastState says why it is gone.
+			st := statuses[c.Name]
+			st.State = v1.ContainerState{Waiting: &v1.ContainerStateWaiting{Reason: RestartingAllContainers, Message: removedForRestartAllMessage}}
+			st.LastTerminationState.Terminated = &v1.ContainerStateTerminated{Reason: RestartingAllContainers, Message: removedForRestartAllMessage, ExitCode: 137}
+			st.RestartCount = old.RestartCount + 1
+			continue
+		}
+		if old.State.Terminated != nil || old.State.Running == nil {
 			continue
 		}
 		st := statuses[c.Name]
@@ -395,7 +510,7 @@ func (g *Generator) convertToAPIContainerStatuses(pod *v1.Pod, podStatus *contai
 				continue // a completed init container is not restarted
 			}
 		}
-		if !container.ShouldContainerBeRestarted(c, pod, podStatus, g.cfg.Features.ContainerRestartRules) || g.cfg.Reasons == nil {
+		if !container.ShouldContainerBeRestarted(c, pod, podStatus, g.restartGates()) || g.cfg.Reasons == nil {
 			continue
 		}
 		reason, ok := g.cfg.Reasons.Get(pod.UID, c.Name)
@@ -481,15 +596,20 @@ func hasAnyRegularContainerStarted(spec *v1.PodSpec, statuses []v1.ContainerStat
 }
 
 // getPhase computes the pod phase from container statuses (upstream getPhase, v1.30).
-// restartRules is the ContainerRestartRules gate: on, whether a stopped container is
-// restarting follows its own restartPolicy and rules (ContainerShouldRestart on its last
-// exit code) instead of the pod's restartPolicy.
-func getPhase(pod *v1.Pod, info []v1.ContainerStatus, podIsTerminal, sidecars, restartRules bool) v1.PodPhase {
+// With the ContainerRestartRules gate on, whether a stopped container is restarting
+// follows its own restartPolicy and rules (ContainerShouldRestart on its last exit code)
+// instead of the pod's restartPolicy; with RestartAllContainersOnContainerExits too, one
+// removed by a restart of all containers is restarting.
+func getPhase(pod *v1.Pod, info []v1.ContainerStatus, podIsTerminal, sidecars bool, gates container.RestartGates) v1.PodPhase {
 	spec := pod.Spec
+	restartRules := gates.ContainerRestartRules
 	pendingInitialization, failedInitialization, failedInitializationNotRestartable := 0, 0, 0
-	// notRestartable reports whether a container stopped with exitCode stays stopped.
-	notRestartable := func(c *v1.Container, exitCode int32) bool {
-		return !container.ContainerShouldRestart(c, &spec, exitCode)
+	// notRestartable reports whether a container that terminated so stays stopped.
+	notRestartable := func(c *v1.Container, t *v1.ContainerStateTerminated) bool {
+		if gates.RestartAllContainers && t.Reason == RestartingAllContainers {
+			return false
+		}
+		return !container.ContainerShouldRestart(c, &spec, t.ExitCode, gates.RestartAllContainers)
 	}
 	for i := range spec.InitContainers {
 		c := &spec.InitContainers[i]
@@ -507,7 +627,7 @@ func getPhase(pod *v1.Pod, info []v1.ContainerStatus, podIsTerminal, sidecars, r
 		case cs.State.Terminated != nil:
 			if code := cs.State.Terminated.ExitCode; code != 0 {
 				failedInitialization++
-				if restartRules && notRestartable(c, code) {
+				if restartRules && notRestartable(c, cs.State.Terminated) {
 					failedInitializationNotRestartable++
 				}
 			}
@@ -515,7 +635,7 @@ func getPhase(pod *v1.Pod, info []v1.ContainerStatus, podIsTerminal, sidecars, r
 			if cs.LastTerminationState.Terminated != nil {
 				if code := cs.LastTerminationState.Terminated.ExitCode; code != 0 {
 					failedInitialization++
-					if restartRules && notRestartable(c, code) {
+					if restartRules && notRestartable(c, cs.LastTerminationState.Terminated) {
 						failedInitializationNotRestartable++
 					}
 				}
@@ -569,7 +689,7 @@ func getPhase(pod *v1.Pod, info []v1.ContainerStatus, podIsTerminal, sidecars, r
 			running++
 		case cs.State.Terminated != nil:
 			stopped++
-			if restartRules && notRestartable(c, cs.State.Terminated.ExitCode) {
+			if restartRules && notRestartable(c, cs.State.Terminated) {
 				stoppedNotRestartable++
 			}
 			if cs.State.Terminated.ExitCode == 0 {
@@ -578,7 +698,7 @@ func getPhase(pod *v1.Pod, info []v1.ContainerStatus, podIsTerminal, sidecars, r
 		case cs.State.Waiting != nil:
 			if cs.LastTerminationState.Terminated != nil {
 				stopped++
-				if restartRules && notRestartable(c, cs.LastTerminationState.Terminated.ExitCode) {
+				if restartRules && notRestartable(c, cs.LastTerminationState.Terminated) {
 					stoppedNotRestartable++
 				}
 			} else {
@@ -723,7 +843,9 @@ func podReadyCondition(pod *v1.Pod, conditions []v1.PodCondition, statuses []v1.
 	return v1.PodCondition{Type: v1.PodReady, Status: v1.ConditionTrue}
 }
 
-func podInitializedCondition(pod *v1.Pod, statuses []v1.ContainerStatus, phase v1.PodPhase, sidecars bool) v1.PodCondition {
+// podInitializedCondition: keepInitialized (the pod was initialized and may not go back,
+// see Generator.keepInitialized) turns an incomplete initialization into True.
+func podInitializedCondition(pod *v1.Pod, statuses []v1.ContainerStatus, phase v1.PodPhase, sidecars, keepInitialized bool) v1.PodCondition {
 	if statuses == nil && len(pod.Spec.InitContainers) > 0 {
 		return v1.PodCondition{Type: v1.PodInitialized, Status: v1.ConditionFalse, Reason: UnknownContainerStatuses}
 	}
@@ -749,7 +871,7 @@ func podInitializedCondition(pod *v1.Pod, statuses []v1.ContainerStatus, phase v
 	if hasAnyRegularContainerStarted(&pod.Spec, statuses) {
 		return v1.PodCondition{Type: v1.PodInitialized, Status: v1.ConditionTrue}
 	}
-	if msg := notReadyMessage(unknown, "incomplete", incomplete); msg != "" {
+	if msg := notReadyMessage(unknown, "incomplete", incomplete); msg != "" && !keepInitialized {
 		return v1.PodCondition{Type: v1.PodInitialized, Status: v1.ConditionFalse, Reason: ContainersNotInitialized, Message: msg}
 	}
 	return v1.PodCondition{Type: v1.PodInitialized, Status: v1.ConditionTrue}

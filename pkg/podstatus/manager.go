@@ -27,6 +27,9 @@ type ManagerConfig struct {
 	// ContainerRestartRules is the gate: a container its own restartPolicy or
 	// restartPolicyRules restart may come back after it terminated.
 	ContainerRestartRules bool
+	// RestartAllContainers is the RestartAllContainersOnContainerExits gate: every
+	// container of a pod with a RestartAllContainers rule may come back after it terminated.
+	RestartAllContainers bool
 }
 
 // Manager keeps the latest API status of every pod, like the kubelet's status manager
@@ -37,7 +40,7 @@ type ManagerConfig struct {
 type Manager struct {
 	clock        clock.PassiveClock
 	onChange     func()
-	restartRules bool // the ContainerRestartRules gate
+	restartGates container.RestartGates
 
 	pods    map[types.UID]*statusEntry
 	version uint64 // bumped by every write, so an observer can skip unchanged states
@@ -53,7 +56,8 @@ func NewManager(cfg ManagerConfig) (*Manager, error) {
 	if cfg.Clock == nil {
 		return nil, errors.New("podstatus manager config: Clock is required")
 	}
-	return &Manager{clock: cfg.Clock, onChange: cfg.OnChange, restartRules: cfg.ContainerRestartRules, pods: map[types.UID]*statusEntry{}}, nil
+	gates := container.RestartGates{ContainerRestartRules: cfg.ContainerRestartRules, RestartAllContainers: cfg.RestartAllContainers}
+	return &Manager{clock: cfg.Clock, onChange: cfg.OnChange, restartGates: gates, pods: map[types.UID]*statusEntry{}}, nil
 }
 
 // GetPodStatus returns a copy of the pod's latest status.
@@ -129,11 +133,11 @@ func (m *Manager) set(pod *v1.Pod, status v1.PodStatus) bool {
 	} else {
 		old = *pod.Status.DeepCopy()
 	}
-	if err := checkContainerStateTransition(old.ContainerStatuses, status.ContainerStatuses, &pod.Spec, pod.Spec.Containers, m.restartRules); err != nil {
+	if err := checkContainerStateTransition(old.ContainerStatuses, status.ContainerStatuses, &pod.Spec, pod.Spec.Containers, m.restartGates); err != nil {
 		klog.ErrorS(err, "Status update on pod aborted", "pod", klog.KObj(pod))
 		return false
 	}
-	if err := checkContainerStateTransition(withoutSidecars(pod, old.InitContainerStatuses), status.InitContainerStatuses, &pod.Spec, pod.Spec.InitContainers, m.restartRules); err != nil {
+	if err := checkContainerStateTransition(withoutSidecars(pod, old.InitContainerStatuses), status.InitContainerStatuses, &pod.Spec, pod.Spec.InitContainers, m.restartGates); err != nil {
 		klog.ErrorS(err, "Status update on pod aborted", "pod", klog.KObj(pod))
 		return false
 	}
@@ -178,13 +182,16 @@ func (m *Manager) set(pod *v1.Pod, status v1.PodStatus) bool {
 
 // checkContainerStateTransition: a container that terminated in a pod that will not restart
 // it (restartPolicy Never, or OnFailure with exit code 0) cannot come back, unless its own
-// restartPolicy or restartPolicyRules (ContainerRestartRules) restart it; specs are the
-// containers of cur's kind.
+// restartPolicy or restartPolicyRules (ContainerRestartRules) restart it, or the pod may
+// restart all its containers (RestartAllContainersOnContainerExits and a
+// RestartAllContainers rule); specs are the containers of cur's kind.
 //
-// The rules are read only with the ContainerRestartRules gate on (restartRules), as
-// upstream.
-func checkContainerStateTransition(old, cur []v1.ContainerStatus, spec *v1.PodSpec, specs []v1.Container, restartRules bool) error {
+// The rules are read only with their gates on, as upstream.
+func checkContainerStateTransition(old, cur []v1.ContainerStatus, spec *v1.PodSpec, specs []v1.Container, gates container.RestartGates) error {
 	if spec.RestartPolicy == v1.RestartPolicyAlways {
+		return nil
+	}
+	if gates.RestartAllContainers && container.AllContainersCouldRestart(spec) {
 		return nil
 	}
 	for _, o := range old {
@@ -194,7 +201,7 @@ func checkContainerStateTransition(old, cur []v1.ContainerStatus, spec *v1.PodSp
 		if spec.RestartPolicy == v1.RestartPolicyOnFailure && o.State.Terminated.ExitCode != 0 {
 			continue
 		}
-		if restartRules && containerRestarts(specs, spec, o.Name, o.State.Terminated.ExitCode) {
+		if gates.ContainerRestartRules && containerRestarts(specs, spec, o.Name, o.State.Terminated.ExitCode, gates.RestartAllContainers) {
 			continue
 		}
 		for _, c := range cur {
@@ -207,11 +214,11 @@ func checkContainerStateTransition(old, cur []v1.ContainerStatus, spec *v1.PodSp
 }
 
 // containerRestarts reports whether the named container's restart policy and rules restart
-// it after exitCode.
-func containerRestarts(specs []v1.Container, spec *v1.PodSpec, name string, exitCode int32) bool {
+// it after exitCode (restartAll: the RestartAllContainersOnContainerExits gate).
+func containerRestarts(specs []v1.Container, spec *v1.PodSpec, name string, exitCode int32, restartAll bool) bool {
 	for i := range specs {
 		if specs[i].Name == name {
-			return container.ContainerShouldRestart(&specs[i], spec, exitCode)
+			return container.ContainerShouldRestart(&specs[i], spec, exitCode, restartAll)
 		}
 	}
 	return false

@@ -23,6 +23,13 @@ func withPolicy(name string, p v1.ContainerRestartPolicy, rules ...v1.ContainerR
 	}
 }
 
+// restartAllOn is a RestartAllContainers rule on the exit codes.
+func restartAllOn(codes ...int32) v1.ContainerRestartRule {
+	r := restartOn(codes...)
+	r.Action = v1.ContainerRestartRuleActionRestartAllContainers
+	return r
+}
+
 func restartOn(codes ...int32) v1.ContainerRestartRule {
 	return v1.ContainerRestartRule{
 		Action:    v1.ContainerRestartRuleActionRestart,
@@ -141,10 +148,10 @@ func TestGetPhaseWithContainerRestartRules(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := getPhase(tc.pod, tc.info, tc.terminal, true, true); got != tc.want {
+			if got := getPhase(tc.pod, tc.info, tc.terminal, true, container.RestartGates{ContainerRestartRules: true}); got != tc.want {
 				t.Errorf("gate on: phase = %s, want %s", got, tc.want)
 			}
-			if got := getPhase(tc.pod, tc.info, tc.terminal, true, false); got != tc.wantOff {
+			if got := getPhase(tc.pod, tc.info, tc.terminal, true, container.RestartGates{}); got != tc.wantOff {
 				t.Errorf("gate off: phase = %s, want %s", got, tc.wantOff)
 			}
 		})
@@ -198,11 +205,22 @@ func TestManagerAcceptsRestartByContainerPolicy(t *testing.T) {
 		{"no container policy", pod(policy(v1.RestartPolicyNever)), 1, false},
 		{"init container OnFailure", pod(policy(v1.RestartPolicyNever), inits("setup"), withPolicy("setup", v1.ContainerRestartPolicyOnFailure)), 1, true},
 		{"rule match, gate off", pod(policy(v1.RestartPolicyNever), withPolicy("app", v1.ContainerRestartPolicyNever, restartOn(42))), 42, false},
+		// A pod that may restart all its containers: any of them may come back, whatever
+		// its own policy, exit code or rules.
+		{"restart-all rule elsewhere", pod(policy(v1.RestartPolicyNever), withPolicy("app", v1.ContainerRestartPolicyNever), func(p *v1.Pod) {
+			never := v1.ContainerRestartPolicyNever
+			p.Spec.Containers = append(p.Spec.Containers, v1.Container{Name: "other", RestartPolicy: &never, RestartPolicyRules: []v1.ContainerRestartRule{restartAllOn(42)}})
+		}), 1, true},
+		{"restart-all rule, exit 0", pod(policy(v1.RestartPolicyNever), withPolicy("app", v1.ContainerRestartPolicyNever, restartAllOn(42))), 0, true},
+		{"restart-all rule, restart-all gate off", pod(policy(v1.RestartPolicyNever), withPolicy("app", v1.ContainerRestartPolicyNever, restartAllOn(42))), 42, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			m, _ := newManager(t)
-			m.restartRules = !strings.HasSuffix(tc.name, "gate off")
+			m.restartGates = container.RestartGates{
+				ContainerRestartRules: !strings.HasSuffix(tc.name, ", gate off"),
+				RestartAllContainers:  !strings.HasSuffix(tc.name, "gate off"),
+			}
 			name, init := "app", len(tc.pod.Spec.InitContainers) > 0
 			if init {
 				name = "setup"

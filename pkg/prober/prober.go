@@ -73,9 +73,13 @@ type Config struct {
 	// ContainerRestartRules is the gate: a terminated container's own restartPolicy and
 	// restartPolicyRules decide whether its workers wait for it to come back.
 	ContainerRestartRules bool
-	Clock                 clock.PassiveClock
-	Status                StatusGetter
-	Runtime               ExecRunner
+	// RestartAllContainers is the RestartAllContainersOnContainerExits gate (it needs
+	// ContainerRestartRules): the worker of a terminated container of a pod restarting all
+	// its containers keeps waiting for the next instance.
+	RestartAllContainers bool
+	Clock                clock.PassiveClock
+	Status               StatusGetter
+	Runtime              ExecRunner
 	// Liveness, Readiness and Startup receive the results; required.
 	Liveness, Readiness, Startup *results.Manager
 	Recorder                     events.Recorder
@@ -536,13 +540,16 @@ func (w *worker) doProbe(ctx context.Context) bool {
 		klog.V(3).InfoS("Non-running container probed", "pod", klog.KObj(w.pod), "containerName", w.container.Name)
 		w.results.Set(id, results.Failure, w.pod.UID)
 		// Abort if the container will not be restarted: with ContainerRestartRules its own
-		// restartPolicy and rules decide; without, the pod's policy (a sidecar always comes
-		// back).
+		// restartPolicy and rules decide, and with RestartAllContainersOnContainerExits a
+		// pod restarting all its containers brings it back too; without, the pod's policy
+		// (a sidecar always comes back).
 		if c.State.Terminated == nil {
 			return true
 		}
 		if m.cfg.ContainerRestartRules {
-			return container.ContainerShouldRestart(&w.container, &w.pod.Spec, c.State.Terminated.ExitCode)
+			restartAll := m.cfg.RestartAllContainers
+			return container.ContainerShouldRestart(&w.container, &w.pod.Spec, c.State.Terminated.ExitCode, restartAll) ||
+				(restartAll && container.ShouldAllContainersRestart(w.pod, nil, &status))
 		}
 		return w.pod.Spec.RestartPolicy != v1.RestartPolicyNever || isSidecar(w.pod, w.container.Name)
 	}
