@@ -253,6 +253,23 @@ type ContainerStats struct {
 	MemoryLimitBytes               int64 // 0: none
 	CPUPeriod, CPUQuota, CPUShares int64
 	CFSPeriods, CFSThrottled       uint64
+	// CPUPressure is the cgroup's cpu.pressure (nil: no stall ever, all zeros); its memory
+	// and I/O never stall in the usage model.
+	CPUPressure *PSI
+}
+
+// PSI is a cgroup's pressure stall information for one resource, as its cpu.pressure,
+// memory.pressure or io.pressure reads (CRI's PsiStats): the time some (Some) or all (Full)
+// of its runnable tasks waited for the resource, cumulative in microseconds, and the share
+// of the last 10, 60 and 300 seconds they did, in percent.
+type PSI struct {
+	Some, Full PSIData
+}
+
+// PSIData is one line of a pressure file.
+type PSIData struct {
+	Total                uint64  // microseconds
+	Avg10, Avg60, Avg300 float64 // percent
 }
 
 // PodSandboxStats is a sandbox's resource use at Timestamp (CRI's PodSandboxStats): the sum
@@ -268,6 +285,8 @@ type PodSandboxStats struct {
 	// Processes is how many processes its containers' programs run now (the pod's pids
 	// cgroup's pids.current; CRI's ProcessUsage).
 	Processes uint64
+	// CPUPressure is the pod cgroup's cpu.pressure (nil: no stall ever).
+	CPUPressure *PSI
 }
 
 // ContainerStatsFilter narrows ListContainerStats; zero fields match everything.

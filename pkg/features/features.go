@@ -98,6 +98,13 @@ const (
 	// declare, with PodFeatureUnsupported.
 	// Upstream: GA and locked on in v1.37.
 	NodeDeclaredFeatures featuregate.Feature = "NodeDeclaredFeatures"
+
+	// KubeletPSI adds pressure stall information to /stats/summary (the CPU, memory and
+	// I/O stats of the node, pods and containers) and cAdvisor's
+	// container_pressure_*_seconds_total series: the CPU a busy container was throttled
+	// out of or lost to the node's other busy containers.
+	// Upstream: GA and locked on since v1.36.
+	KubeletPSI featuregate.Feature = "KubeletPSI"
 )
 
 // modelled lists the gates above: Simulated answers from it.
@@ -117,6 +124,7 @@ var modelled = []featuregate.Feature{
 	InPlacePodVerticalScalingInitContainers,
 	PodObservedGenerationTracking,
 	NodeDeclaredFeatures,
+	KubeletPSI,
 }
 
 // Gates of v1.37 that change kubelet behaviour the simulator is to model next. They are
@@ -129,7 +137,6 @@ const (
 	UserNamespacesSupport    featuregate.Feature = "UserNamespacesSupport"
 	SupplementalGroupsPolicy featuregate.Feature = "SupplementalGroupsPolicy"
 	EnvFiles                 featuregate.Feature = "EnvFiles"
-	KubeletPSI               featuregate.Feature = "KubeletPSI"
 	ProcMountType            featuregate.Feature = "ProcMountType"
 )
 
@@ -137,7 +144,7 @@ const (
 var planned = []featuregate.Feature{
 	PodLevelResources,
 	ImageVolume, UserNamespacesSupport, SupplementalGroupsPolicy,
-	EnvFiles, KubeletPSI, ProcMountType,
+	EnvFiles, ProcMountType,
 }
 
 // Simulated reports whether the simulator models a gate: set, it changes what a node does.

@@ -989,10 +989,12 @@ func (k *Kubelet) buildStats() error {
 		Node: func() stats.NodeUsage {
 			cpu, nanoCores := k.runtime.NodeCPU()
 			u := k.runtime.Usage()
-			return stats.NodeUsage{CPUCoreNanoSeconds: cpu, CPUNanoCores: nanoCores, MemoryBytes: u.MemoryBytes, DiskBytes: u.DiskBytes, PIDs: u.PIDs}
+			return stats.NodeUsage{CPUCoreNanoSeconds: cpu, CPUNanoCores: nanoCores, MemoryBytes: u.MemoryBytes, DiskBytes: u.DiskBytes, PIDs: u.PIDs,
+				CPUPressure: k.runtime.NodeCPUPressure()}
 		},
 		Pods:    k.getPods, // from the owner (eviction) or an edge (/stats/summary)
 		Volumes: k.volumeUsage,
+		PSI:     k.gate.Enabled(features.KubeletPSI),
 	})
 	if err != nil {
 		return fmt.Errorf("create stats provider: %w", err)
@@ -1005,7 +1007,11 @@ func (k *Kubelet) buildStats() error {
 	}
 	k.resourceReg.MustRegister(stats.NewResourceCollector(p, delayed, k.rt.Timeout()))
 	k.cadvisorReg = metrics.NewRegistry("")
-	k.cadvisorReg.MustRegister(stats.NewCadvisorCollector(k.runtime, k.GetPods, float64(m.CPU.MilliValue())/1000, m.Memory.Value()))
+	cadvisor := stats.NewCadvisorCollector(k.runtime, k.GetPods, float64(m.CPU.MilliValue())/1000, m.Memory.Value())
+	if k.gate.Enabled(features.KubeletPSI) {
+		cadvisor.WithPSI()
+	}
+	k.cadvisorReg.MustRegister(cadvisor)
 	return nil
 }
 

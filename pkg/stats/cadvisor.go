@@ -51,6 +51,22 @@ var (
 		"Number of logical CPU cores.", nil, nil)
 	machineMemoryDesc = prometheus.NewDesc("machine_memory_bytes",
 		"Amount of memory installed on the machine.", nil, nil)
+
+	// cAdvisor's pressure series (its PressureMetrics, which the kubelet asks for with
+	// KubeletPSI): full is "stalled", some is "waiting", in seconds.
+	cpuStalledDesc = prometheus.NewDesc("container_pressure_cpu_stalled_seconds_total",
+		"Total time duration no tasks in the container could make progress due to CPU congestion.", cadvisorLabels, nil)
+	cpuWaitingDesc = prometheus.NewDesc("container_pressure_cpu_waiting_seconds_total",
+		"Total time duration tasks in the container have waited due to CPU congestion.", cadvisorLabels, nil)
+	memoryStalledDesc = prometheus.NewDesc("container_pressure_memory_stalled_seconds_total",
+		"Total time duration no tasks in the container could make progress due to memory congestion.", cadvisorLabels, nil)
+	memoryWaitingDesc = prometheus.NewDesc("container_pressure_memory_waiting_seconds_total",
+		"Total time duration tasks in the container have waited due to memory congestion.", cadvisorLabels, nil)
+	ioStalledDesc = prometheus.NewDesc("container_pressure_io_stalled_seconds_total",
+		"Total time duration no tasks in the container could make progress due to IO congestion.", cadvisorLabels, nil)
+	ioWaitingDesc = prometheus.NewDesc("container_pressure_io_waiting_seconds_total",
+		"Total time duration tasks in the container have waited due to IO congestion.", cadvisorLabels, nil)
+	pressureDescs = []*prometheus.Desc{cpuStalledDesc, cpuWaitingDesc, memoryStalledDesc, memoryWaitingDesc, ioStalledDesc, ioWaitingDesc}
 )
 
 // fsDevice is the device of the node's one simulated filesystem.
@@ -72,6 +88,7 @@ type CadvisorCollector struct {
 	pods    func() []*v1.Pod
 	memory  float64
 	cores   float64
+	psi     bool // the pressure series (WithPSI)
 }
 
 var _ prometheus.Collector = (*CadvisorCollector)(nil)
@@ -88,6 +105,31 @@ func (c *CadvisorCollector) Describe(ch chan<- *prometheus.Desc) {
 		cacheDesc, swapDesc, fsUsageDesc, oomEventsDesc, startDesc, specMemLimitDesc, specCPUPeriodDesc, specCPUQuotaDesc, specCPUSharesDesc,
 		machineCoresDesc, machineMemoryDesc} {
 		ch <- d
+	}
+	if c.psi {
+		for _, d := range pressureDescs {
+			ch <- d
+		}
+	}
+}
+
+// WithPSI adds cAdvisor's pressure series (KubeletPSI) to what c serves, and returns c.
+func (c *CadvisorCollector) WithPSI() *CadvisorCollector {
+	c.psi = true
+	return c
+}
+
+// pressure writes the pressure series of one cgroup: its CPU's from p (nil: none yet),
+// its memory's and I/O's zero (nothing stalls on them in the usage model).
+func pressure(counter func(*prometheus.Desc, float64, ...string), p *cri.PSI, lv []string) {
+	var cpu cri.PSI
+	if p != nil {
+		cpu = *p
+	}
+	counter(cpuStalledDesc, float64(cpu.Full.Total)/1e6, lv...)
+	counter(cpuWaitingDesc, float64(cpu.Some.Total)/1e6, lv...)
+	for _, d := range pressureDescs[2:] {
+		counter(d, 0, lv...)
 	}
 }
 
@@ -116,7 +158,10 @@ func (c *CadvisorCollector) CollectFamilies(ch chan<- prometheus.Metric, keep fu
 	}
 	// The pods' cgroups: what all their containers use, a restart not resetting the CPU.
 	// One cgroup a pod, whatever its sandboxes (a re-created one and the old one, stopped).
-	type podUse struct{ cpu, mem uint64 }
+	type podUse struct {
+		cpu, mem uint64
+		psi      *cri.PSI
+	}
 	use := map[string]podUse{}
 	var order []string
 	for _, sb := range sandboxes {
@@ -129,6 +174,14 @@ func (c *CadvisorCollector) CollectFamilies(ch chan<- prometheus.Metric, keep fu
 		}
 		u.cpu += sb.UsageCoreNanoSeconds
 		u.mem += sb.WorkingSetBytes
+		if u.psi == nil {
+			u.psi = sb.CPUPressure
+		} else if sb.CPUPressure != nil {
+			sum := *u.psi
+			sum.Some.Total += sb.CPUPressure.Some.Total
+			sum.Full.Total += sb.CPUPressure.Full.Total
+			u.psi = &sum
+		}
 		use[sb.Metadata.UID] = u
 	}
 	podCgroup := map[string]string{}
@@ -141,6 +194,9 @@ func (c *CadvisorCollector) CollectFamilies(ch chan<- prometheus.Metric, keep fu
 		gauge(workingSetDesc, float64(u.mem), lv...)
 		gauge(memUsageDesc, float64(u.mem), lv...)
 		gauge(rssDesc, float64(u.mem), lv...)
+		if c.psi {
+			pressure(counter, u.psi, lv)
+		}
 	}
 	for _, s := range containers {
 		uid := s.Labels[cri.PodUIDLabel]
@@ -165,6 +221,9 @@ func (c *CadvisorCollector) CollectFamilies(ch chan<- prometheus.Metric, keep fu
 		// container, and its cgroup and series go with it: a running container's count is 0,
 		// and its restarted successor's starts again at 0.
 		counter(oomEventsDesc, 0, lv...)
+		if c.psi {
+			pressure(counter, s.CPUPressure, lv)
+		}
 		ch <- prometheus.MustNewConstMetric(fsUsageDesc, prometheus.GaugeValue, float64(s.WritableLayerBytes), append(lv, fsDevice)...)
 		if s.StartedAt != 0 {
 			gauge(startDesc, float64(s.StartedAt)/1e9, lv...)

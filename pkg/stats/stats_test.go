@@ -3,6 +3,7 @@ package stats
 import (
 	"context"
 	"errors"
+	"fmt"
 	"github.com/minikubelet/minikubelet/internal/eventually"
 	"strings"
 	"testing"
@@ -266,4 +267,81 @@ func TestCadvisorOnePodCgroup(t *testing.T) {
 		return
 	}
 	t.Fatal("no container_cpu_usage_seconds_total")
+}
+
+// TestPressure: with KubeletPSI the summary's CPU and memory stats of the node, each pod
+// and container carry their pressure (the runtime's CPU stall, zero memory stall), and
+// each has I/O stats of zero pressure; without it none does. cAdvisor serves the stall as
+// container_pressure_*_seconds_total, full as "stalled" and some as "waiting".
+func TestPressure(t *testing.T) {
+	stall := &cri.PSI{Some: cri.PSIData{Total: 7_500_000, Avg10: 75}, Full: cri.PSIData{Total: 7_000_000, Avg10: 70}}
+	for _, psi := range []bool{false, true} {
+		t.Run(fmt.Sprintf("KubeletPSI=%t", psi), func(t *testing.T) {
+			rt := webRuntime()
+			rt.containers[1].CPUPressure = stall
+			rt.sandboxes[1].CPUPressure = stall
+			p := fixture(t, rt)
+			p.cfg.PSI = psi
+			p.cfg.Node = func() NodeUsage { return NodeUsage{CPUPressure: &cri.PSI{Some: stall.Some}} }
+			s, err := p.Summary(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			app := s.Pods[0].Containers[0]
+			if !psi {
+				if s.Node.IO != nil || s.Node.CPU.PSI != nil || app.CPU.PSI != nil || app.IO != nil || s.Pods[0].Memory.PSI != nil {
+					t.Errorf("pressure without KubeletPSI: node %+v, app %+v", s.Node.CPU.PSI, app.CPU.PSI)
+				}
+				return
+			}
+			want := statsapi.PSIStats{Some: statsapi.PSIData(stall.Some), Full: statsapi.PSIData(stall.Full)}
+			for what, got := range map[string]*statsapi.PSIStats{"app cpu": app.CPU.PSI, "pod cpu": s.Pods[0].CPU.PSI} {
+				if got == nil || *got != want {
+					t.Errorf("%s pressure = %+v, want %+v", what, got, want)
+				}
+			}
+			if got := s.Node.CPU.PSI; got == nil || got.Some.Total != 7_500_000 || got.Full != (statsapi.PSIData{}) {
+				t.Errorf("node cpu pressure = %+v, want the runtime's some, no full", got)
+			}
+			side := s.Pods[0].Containers[1]
+			for what, got := range map[string]*statsapi.PSIStats{"side cpu": side.CPU.PSI, "app memory": app.Memory.PSI, "app io": app.IO.PSI, "node io": s.Node.IO.PSI} {
+				if got == nil || *got != (statsapi.PSIStats{}) {
+					t.Errorf("%s pressure = %+v, want zeros", what, got)
+				}
+			}
+
+			cg := fakeCgroups{containers: rt.containers, sandboxes: rt.sandboxes[1:]}
+			for i := range cg.containers {
+				cg.containers[i].ID = cg.containers[i].Metadata.Name
+			}
+			c := NewCadvisorCollector(cg, func() []*v1.Pod { return []*v1.Pod{webPod()} }, 4, 8<<30).WithPSI()
+			reg := prometheus.NewRegistry()
+			reg.MustRegister(c)
+			families, err := reg.Gather()
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := map[string]float64{}
+			for _, f := range families {
+				for _, m := range f.GetMetric() {
+					for _, l := range m.GetLabel() {
+						if l.GetName() == "container" && l.GetValue() == "app" {
+							got[f.GetName()] = m.GetCounter().GetValue()
+						}
+					}
+				}
+			}
+			for name, v := range map[string]float64{"container_pressure_cpu_waiting_seconds_total": 7.5, "container_pressure_cpu_stalled_seconds_total": 7,
+				"container_pressure_memory_waiting_seconds_total": 0, "container_pressure_io_stalled_seconds_total": 0} {
+				if g, ok := got[name]; !ok || g != v {
+					t.Errorf("%s{container=app} = %v (present %t), want %v", name, g, ok, v)
+				}
+			}
+		})
+	}
+}
+
+func webPod() *v1.Pod {
+	return &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default", UID: "uid-web"},
+		Spec: v1.PodSpec{Containers: []v1.Container{{Name: "app"}, {Name: "side"}}}}
 }

@@ -24,11 +24,12 @@ type Runtime interface {
 
 // NodeUsage is the node's own figures: the machine's, not any container's.
 type NodeUsage struct {
-	CPUCoreNanoSeconds uint64 // cumulative, every container that ever ran
-	CPUNanoCores       uint64 // in use now
-	MemoryBytes        int64  // working set: the node's base use plus its containers'
-	DiskBytes          int64  // used on the node's filesystem
-	PIDs               int64  // processes running
+	CPUCoreNanoSeconds uint64   // cumulative, every container that ever ran
+	CPUNanoCores       uint64   // in use now
+	MemoryBytes        int64    // working set: the node's base use plus its containers'
+	DiskBytes          int64    // used on the node's filesystem
+	PIDs               int64    // processes running
+	CPUPressure        *cri.PSI // /proc/pressure/cpu (nil: nothing stalled yet)
 }
 
 // Config configures a Provider.
@@ -46,6 +47,9 @@ type Config struct {
 	Pods func(ctx context.Context) []*v1.Pod
 	// Volumes returns what each emptyDir of pod holds now (nil: none measured).
 	Volumes func(pod *v1.Pod) []VolumeUsage
+	// PSI adds pressure stall information to the CPU and memory stats of the node, its
+	// pods and containers, and their I/O stats (KubeletPSI).
+	PSI bool
 }
 
 // VolumeUsage is what one of a pod's volumes holds.
@@ -97,6 +101,9 @@ func (p *Provider) Summary(ctx context.Context) (*statsapi.Summary, error) {
 		Rlimit:    &statsapi.RlimitStats{Time: now, MaxPID: ptr(p.cfg.MaxPID), NumOfRunningProcesses: ptr(node.PIDs)},
 	}}
 	s.Node.Runtime = &statsapi.RuntimeStats{ImageFs: s.Node.Fs, ContainerFs: s.Node.Fs}
+	if p.cfg.PSI {
+		s.Node.IO = p.pressure(now, s.Node.CPU, s.Node.Memory, node.CPUPressure)
+	}
 
 	byUID := map[string][]cri.ContainerStats{}
 	for _, c := range containers {
@@ -110,6 +117,18 @@ func (p *Provider) Summary(ctx context.Context) (*statsapi.Summary, error) {
 		u.UsageNanoCores += sb.UsageNanoCores
 		u.WorkingSetBytes += sb.WorkingSetBytes
 		u.Processes += sb.Processes
+		if sb.CPUPressure != nil {
+			sum := cri.PSI{}
+			if u.CPUPressure != nil {
+				sum = *u.CPUPressure
+			}
+			sum.Some.Total += sb.CPUPressure.Some.Total
+			sum.Full.Total += sb.CPUPressure.Full.Total
+			// the averages of the pod's sandbox that runs (an old one's are decayed)
+			sum.Some.Avg10, sum.Some.Avg60, sum.Some.Avg300 = max(sum.Some.Avg10, sb.CPUPressure.Some.Avg10), max(sum.Some.Avg60, sb.CPUPressure.Some.Avg60), max(sum.Some.Avg300, sb.CPUPressure.Some.Avg300)
+			sum.Full.Avg10, sum.Full.Avg60, sum.Full.Avg300 = max(sum.Full.Avg10, sb.CPUPressure.Full.Avg10), max(sum.Full.Avg60, sb.CPUPressure.Full.Avg60), max(sum.Full.Avg300, sb.CPUPressure.Full.Avg300)
+			u.CPUPressure = &sum
+		}
 		podUsage[sb.Metadata.UID] = u
 	}
 	pods := p.cfg.Pods(ctx)
@@ -134,6 +153,9 @@ func (p *Provider) Summary(ctx context.Context) (*statsapi.Summary, error) {
 			// The pod's processes, what pid.available's eviction ranks pods by.
 			ProcessStats: &statsapi.ProcessStats{ProcessCount: ptr(u.Processes)},
 		}
+		if p.cfg.PSI {
+			ps.IO = p.pressure(now, ps.CPU, ps.Memory, u.CPUPressure)
+		}
 		cs := byUID[string(pod.UID)]
 		sort.Slice(cs, func(i, j int) bool { return cs[i].Metadata.Name < cs[j].Metadata.Name })
 		var podDisk uint64
@@ -147,6 +169,10 @@ func (p *Provider) Summary(ctx context.Context) (*statsapi.Summary, error) {
 				Rootfs:    &statsapi.FsStats{Time: t, UsedBytes: ptr(c.WritableLayerBytes)},
 				Logs:      &statsapi.FsStats{Time: t, UsedBytes: ptr(c.LogBytes)},
 			})
+			if p.cfg.PSI {
+				last := &ps.Containers[len(ps.Containers)-1]
+				last.IO = p.pressure(t, last.CPU, last.Memory, c.CPUPressure)
+			}
 			podDisk += c.WritableLayerBytes + c.LogBytes
 		}
 		// The pod's ephemeral storage: its containers' writable layers and logs, and its
@@ -164,6 +190,19 @@ func (p *Provider) Summary(ctx context.Context) (*statsapi.Summary, error) {
 		s.Pods = append(s.Pods, ps)
 	}
 	return s, nil
+}
+
+// pressure sets the pressure stall information of one cgroup's CPU (from psi: nil, none
+// yet) and memory stats (zero: the usage model has no reclaim) and returns its I/O stats
+// (zero pressure: no disk queue), as upstream's cadvisorPSIToStatsPSI gives them.
+func (p *Provider) pressure(t metav1.Time, c *statsapi.CPUStats, m *statsapi.MemoryStats, psi *cri.PSI) *statsapi.IOStats {
+	c.PSI = &statsapi.PSIStats{}
+	if psi != nil {
+		c.PSI.Some = statsapi.PSIData(psi.Some)
+		c.PSI.Full = statsapi.PSIData(psi.Full)
+	}
+	m.PSI = &statsapi.PSIStats{}
+	return &statsapi.IOStats{Time: t, PSI: &statsapi.PSIStats{}}
 }
 
 func cpu(t metav1.Time, nanoCores, coreNanoSeconds uint64) *statsapi.CPUStats {

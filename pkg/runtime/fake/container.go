@@ -362,6 +362,9 @@ func (r *Runtime) removeContainerLocked(c *ctr, now int64) {
 	r.cancelPendingLocked(c)
 	c.removed = true
 	c.sb.cpuGone += c.cpuCoreNanos(now)
+	if q := c.cpuPressure(now); q != nil {
+		c.sb.stallGone += q.Some.Total
+	}
 	r.releaseStopWaitersLocked(c)
 	delete(r.containers, c.info.ID)
 	delete(r.ctrNames, c.reservedName())

@@ -44,6 +44,7 @@ func (c *ctr) foldCPULocked(at int64) {
 	}
 	end := c.cpuEnd(at)
 	if d := end - c.cpuAt; d > 0 {
+		c.foldStallLocked(end)
 		c.cpuAcc += uint64(c.cpuRate) * uint64(d/1000)
 		if c.busy && c.throttles() {
 			c.throttled += d

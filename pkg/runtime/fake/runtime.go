@@ -215,6 +215,7 @@ type Runtime struct {
 	logMaxBytes int64
 	logMaxFiles int64
 	cpuGone     uint64 // CPU of the sandboxes removed, so the node's total never drops
+	stallGone   uint64 // and their CPU stall, in microseconds
 	diskUsage   int64
 	pidUsage    int64
 	nodeFS      *vfs.View
@@ -263,6 +264,7 @@ type sandbox struct {
 	pod        *podEntry
 	containers []*ctr // creation order
 	cpuGone    uint64 // CPU of the containers removed, so the sandbox's total never drops
+	stallGone  uint64 // and their CPU stall, in microseconds (cpu.pressure's total)
 	// cgroup is the pod's cgroup, its containers' are under (CgroupParent); ownCgroup says
 	// the runtime chose it, the kubelet giving none, and removes it with the sandbox.
 	cgroup    string
@@ -356,6 +358,10 @@ type proc struct {
 	cpuRate   int64
 	throttled int64
 	busy      bool
+	// Its CPU pressure up to cpuAt (psi.go): the time it stalled, in nanoseconds, and the
+	// kernel's averages then.
+	stall    int64
+	stallAvg [3]float64
 }
 
 type transitionKind uint8
@@ -939,7 +945,8 @@ func (r *Runtime) sandboxStatsLocked(now int64) []cri.PodSandboxStats {
 	out := make([]cri.PodSandboxStats, 0, len(r.sandboxes))
 	for _, pe := range r.pods {
 		for _, sb := range pe.sandboxes {
-			s := cri.PodSandboxStats{ID: sb.info.ID, Metadata: sb.info.Metadata, Timestamp: now, UsageCoreNanoSeconds: sb.cpuCoreNanos(now)}
+			s := cri.PodSandboxStats{ID: sb.info.ID, Metadata: sb.info.Metadata, Timestamp: now, UsageCoreNanoSeconds: sb.cpuCoreNanos(now),
+				CPUPressure: sb.cpuPressure(now)}
 			for _, c := range sb.containers {
 				if c.info.State == cri.ContainerRunning {
 					s.UsageNanoCores += uint64(c.cpuMilli()) * 1_000_000
@@ -960,6 +967,25 @@ func (r *Runtime) Cgroups() ([]cri.ContainerStats, []cri.PodSandboxStats) {
 	now := r.lock()
 	defer r.unlock(now)
 	return r.containerStatsLocked(now, nil), r.sandboxStatsLocked(now)
+}
+
+// NodeCPUPressure is the node's cpu.pressure (/proc/pressure/cpu): its pods' some summed,
+// the removed ones' included, capped at all of the time; full is zero, as the kernel's
+// system-wide CPU full line is. Nil while nothing stalled.
+func (r *Runtime) NodeCPUPressure() *cri.PSI {
+	now := r.lock()
+	defer r.unlock(now)
+	var p *cri.PSI
+	if r.stallGone > 0 {
+		p = &cri.PSI{Some: cri.PSIData{Total: r.stallGone}}
+	}
+	for _, sb := range r.sandboxes {
+		addPressure(&p, sb.cpuPressure(now))
+	}
+	if p != nil {
+		p.Full = cri.PSIData{}
+	}
+	return p
 }
 
 // NodeCPU is the CPU every container on the node used since the runtime started (removed
@@ -1024,6 +1050,7 @@ func (r *Runtime) containerStatsLocked(now int64, cf *cri.ContainerFilter) []cri
 		})
 		last := &out[len(out)-1]
 		last.CFSPeriods, last.CFSThrottled = c.cfsPeriods(now)
+		last.CPUPressure = c.cpuPressure(now)
 	})
 	return out
 }

@@ -237,6 +237,7 @@ func (r *Runtime) RemovePodSandbox(ctx context.Context, podSandboxID string) err
 		r.removeContainerLocked(sb.containers[len(sb.containers)-1], now)
 	}
 	r.cpuGone += sb.cpuGone // its containers are all removed by now
+	r.stallGone += sb.stallGone
 	if sb.ownCgroup {
 		_ = r.cgroups.Remove(sb.cgroup) // busy while another sandbox of the pod has containers
 	}
