@@ -142,3 +142,41 @@ func TestActuated(t *testing.T) {
 		t.Error("Remove left the pod's records")
 	}
 }
+
+// TestActuatedAsAllocated: containers actuated as their allocation asks are recorded as
+// such, not copied, yet each reads back what was set on it through a resize: the new
+// allocation's lists for the container actuated since, the old one's for the other, and a
+// value of its own for one set to neither.
+func TestActuatedAsAllocated(t *testing.T) {
+	m := New(clocktesting.NewFakeClock(time.Unix(0, 0)))
+	old := pod("100m", "50m", nil)
+	m.Allocate(old)
+	m.SetActuated("u1", "init", old.Spec.InitContainers[0].Resources)
+	m.SetActuated("u1", "c1", old.Spec.Containers[0].Resources)
+	if a := m.actuated["u1"]; a.from != old || a.same != 0b11 || len(a.names) != 0 {
+		t.Fatalf("actuated as allocated: from %p same %b names %v, want the pod, both bits, no names", a.from, a.same, a.names)
+	}
+	resized := pod("200m", "50m", nil)
+	m.Allocate(resized)
+	m.SetActuated("u1", "c1", resized.Spec.Containers[0].Resources)
+	own := cpu("75m")
+	tests := []struct {
+		name string
+		set  func()
+		want map[string]string
+	}{
+		{"resized", func() {}, map[string]string{"c1": "200m", "init": "50m"}},
+		{"one set to a value of its own", func() { m.SetActuated("u1", "init", own) }, map[string]string{"c1": "200m", "init": "75m"}},
+		{"back to its allocation", func() { m.SetActuated("u1", "init", resized.Spec.InitContainers[0].Resources) }, map[string]string{"c1": "200m", "init": "50m"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.set()
+			for name, want := range tt.want {
+				if r, ok := m.Actuated("u1", name); !ok || !r.Requests.Cpu().Equal(resource.MustParse(want)) {
+					t.Errorf("Actuated(%s) = %v, %t; want %s", name, r.Requests.Cpu(), ok, want)
+				}
+			}
+		})
+	}
+}

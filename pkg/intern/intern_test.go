@@ -229,3 +229,35 @@ func TestSpecPartsAreBounded(t *testing.T) {
 		t.Errorf("%d spec parts held, bound %d", held, MaxSpecParts)
 	}
 }
+
+// TestValues: equal values share one copy, different ones do not, and past the bound a
+// value gets a copy of its own.
+func TestValues(t *testing.T) {
+	type res struct{ cpu, mem int64 }
+	tests := []struct {
+		name      string
+		bound     int64
+		first     res
+		second    res
+		wantShare bool
+	}{
+		{"equal", 0, res{100, 64}, res{100, 64}, true},
+		{"different", 0, res{100, 64}, res{200, 64}, false},
+		{"past the bound", 1, res{1, 1}, res{100, 64}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			v := Values[res]{Bound: tt.bound}
+			a := v.Share(tt.first)
+			b := v.Share(tt.second)
+			if (a == b) != tt.wantShare || *a != tt.first || *b != tt.second {
+				t.Errorf("Share(%v), Share(%v) = %p %v, %p %v; want shared %t", tt.first, tt.second, a, *a, b, *b, tt.wantShare)
+			}
+			if tt.bound == 1 {
+				if c := v.Share(tt.second); c == b {
+					t.Error("a value past the bound was stored")
+				}
+			}
+		})
+	}
+}
