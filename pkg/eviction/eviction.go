@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -16,6 +17,7 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
+	"github.com/minikubelet/minikubelet/pkg/admission"
 	"github.com/minikubelet/minikubelet/pkg/events"
 	evictionapi "github.com/minikubelet/minikubelet/pkg/eviction/api"
 	"github.com/minikubelet/minikubelet/pkg/kubetypes"
@@ -46,6 +48,7 @@ const (
 	nodeLowMessageFmt    = "The node was low on resource: %v. "
 	thresholdMetFmt      = "Threshold quantity: %v, available: %v. "
 	containerMessageFmt  = "Container %s was using %s, request is %s, has larger consumption of %v. "
+	podMessageFmt        = "Pod %s was using %s, request is %s, has larger consumption of %v. "
 	nodeConditionMessage = "The node had condition: %v. "
 
 	containerEphemeralStorageMessageFmt = "Container %s exceeded its local ephemeral storage limit %q. "
@@ -463,15 +466,12 @@ func rank(pods []*v1.Pod, res v1.ResourceName, usage map[types.UID]PodUsage) {
 		}
 		return u.Processes
 	}
-	request := func(p *v1.Pod) int64 {
-		var sum int64
-		for _, c := range p.Spec.Containers {
-			if q, ok := c.Resources.Requests[res]; ok {
-				sum += q.Value()
-			}
-		}
-		return sum
+	// Summed once a pod, not at each comparison.
+	requests := make(map[types.UID]int64, len(pods))
+	for _, p := range pods {
+		requests[p.UID] = podRequest(p, res)
 	}
+	request := func(p *v1.Pod) int64 { return requests[p.UID] }
 	priority := func(p *v1.Pod) int32 {
 		if p.Spec.Priority != nil {
 			return *p.Spec.Priority
@@ -499,15 +499,37 @@ func rank(pods []*v1.Pod, res v1.ResourceName, usage map[types.UID]PodUsage) {
 	})
 }
 
+// podRequest is what pod requests of res, as upstream's GetResourceRequestQuantity ranks
+// it: the containers' aggregate (init and sidecar containers counted as the pod runs
+// them), or the pod-level request where it sets one, plus the pod's overhead unless that
+// comes to nothing.
+func podRequest(pod *v1.Pod, res v1.ResourceName) int64 {
+	q := admission.PodRequests(pod)[res] // the overhead included
+	if o, ok := pod.Spec.Overhead[res]; ok && q.Cmp(o) == 0 {
+		return 0
+	}
+	return q.Value()
+}
+
 // Message is upstream's eviction message: the resource, the threshold and what was
-// available, and each container using more than it requests.
+// available, the pod when it sets a pod-level memory request, and each container (init
+// and sidecar containers included) using more than it requests.
 func Message(res v1.ResourceName, pod *v1.Pod, u PodUsage, t Threshold, o evictionapi.Observation) string {
 	message := fmt.Sprintf(nodeLowMessageFmt, res)
 	quantity := resource.NewQuantity(t.Value(o.Capacity), resource.BinarySI)
 	available := resource.NewQuantity(o.Available, resource.BinarySI)
 	message += fmt.Sprintf(thresholdMetFmt, quantity, available)
+	if res == v1.ResourceMemory && pod.Spec.Resources != nil {
+		if req, ok := pod.Spec.Resources.Requests[v1.ResourceMemory]; ok {
+			message += fmt.Sprintf(podMessageFmt, pod.Name, resource.NewQuantity(u.MemoryWorkingSetBytes, resource.BinarySI), req.String(), res)
+		}
+	}
+	containers := pod.Spec.Containers
+	if len(pod.Spec.InitContainers) != 0 {
+		containers = append(slices.Clip(containers), pod.Spec.InitContainers...)
+	}
 	for _, cu := range u.Containers {
-		for _, c := range pod.Spec.Containers {
+		for _, c := range containers {
 			if c.Name != cu.Name {
 				continue
 			}

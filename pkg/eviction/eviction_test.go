@@ -2,6 +2,7 @@ package eviction
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -374,5 +375,57 @@ func TestDiskReclaimsNodeLevelFirst(t *testing.T) {
 				t.Errorf("reclaims %d, killed %v; want one reclaim and a kill %v", reclaims, killed, tt.wantKill)
 			}
 		})
+	}
+}
+
+// TestRankByPodRequests: memory pressure ranks a pod by what it requests as a whole, as
+// upstream's GetResourceRequestQuantity: its init containers' peak counts, and a pod-level
+// request replaces its containers'. The message names the pod with its pod-level request,
+// and the init containers over theirs.
+func TestRankByPodRequests(t *testing.T) {
+	q := resource.MustParse
+	withInit := pod("with-init", "", 0, false)
+	withInit.Spec.InitContainers = []v1.Container{{Name: "setup", Image: "setup",
+		Resources: v1.ResourceRequirements{Requests: v1.ResourceList{v1.ResourceMemory: q("400Mi")}}}}
+	podLevel := pod("pod-level", "", 0, false)
+	podLevel.Spec.Resources = &v1.ResourceRequirements{Requests: v1.ResourceList{v1.ResourceMemory: q("350Mi")}}
+	plain := pod("plain", "", 0, false)
+	usage := map[types.UID]PodUsage{
+		withInit.UID: {MemoryWorkingSetBytes: 300 * mi},
+		podLevel.UID: {MemoryWorkingSetBytes: 300 * mi},
+		plain.UID:    {MemoryWorkingSetBytes: 100 * mi},
+	}
+	tests := []struct {
+		name string
+		pods []*v1.Pod
+		want string
+	}{
+		// plain exceeds its (zero) request; the others use less than theirs.
+		{"over the request first", []*v1.Pod{withInit, podLevel, plain}, "plain,pod-level,with-init"},
+		// 300Mi of 350Mi is further over than 300Mi of 400Mi.
+		{"then by use over the request", []*v1.Pod{withInit, podLevel}, "pod-level,with-init"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			pods := slices.Clone(tt.pods)
+			rank(pods, v1.ResourceMemory, usage)
+			var names []string
+			for _, p := range pods {
+				names = append(names, p.Name)
+			}
+			if got := strings.Join(names, ","); got != tt.want {
+				t.Errorf("memory rank %s, want %s", got, tt.want)
+			}
+		})
+	}
+	th := hardMemory("100Mi")
+	obs := evictionapi.Observation{Capacity: 8 << 30, Available: 50 * mi}
+	got := Message(v1.ResourceMemory, podLevel, PodUsage{MemoryWorkingSetBytes: 300 * mi}, th, obs)
+	if want := "Pod pod-level was using 300Mi, request is 350Mi, has larger consumption of memory. "; !strings.Contains(got, want) {
+		t.Errorf("message %q, want it to contain %q", got, want)
+	}
+	setupUse := PodUsage{MemoryWorkingSetBytes: 500 * mi, Containers: []ContainerUsage{{Name: "setup", MemoryWorkingSetBytes: 500 * mi}}}
+	if got, want := Message(v1.ResourceMemory, withInit, setupUse, th, obs), "Container setup was using 500Mi, request is 400Mi"; !strings.Contains(got, want) {
+		t.Errorf("message %q, want it to contain %q", got, want)
 	}
 }

@@ -115,6 +115,22 @@ func resourceFieldValue(ref *v1.ResourceFieldSelector, pod *v1.Pod, c *v1.Contai
 			return "", fmt.Errorf("container %s not found", ref.ContainerName)
 		}
 	}
+	// A pod's own limits stand in for the node's (upstream's
+	// defaultPodLimitsForDownwardAPI, PodLevelResources): a container without a limit is
+	// bounded by its pod's first. Only CPU and memory are pod-level resources.
+	if pod.Spec.Resources != nil && len(pod.Spec.Resources.Limits) > 0 {
+		copied := false
+		for _, name := range []v1.ResourceName{v1.ResourceCPU, v1.ResourceMemory} {
+			if q, ok := pod.Spec.Resources.Limits[name]; ok && !q.IsZero() {
+				if _, ok := allocatable[name]; ok {
+					if !copied { // the node's list is shared
+						allocatable, copied = allocatable.DeepCopy(), true
+					}
+					allocatable[name] = q.DeepCopy()
+				}
+			}
+		}
+	}
 	limits := make(v1.ResourceList, len(target.Resources.Limits)+3)
 	for name, q := range target.Resources.Limits {
 		limits[name] = q

@@ -311,3 +311,38 @@ func TestServiceLinks(t *testing.T) {
 		}
 	}
 }
+
+// TestResourceFieldValuePodLevel: a container without a limit of its own is bounded by its
+// pod's limit before the node's allocatable (upstream's defaultPodLimitsForDownwardAPI);
+// its own limit wins, and a resource the pod does not limit is still the node's.
+func TestResourceFieldValuePodLevel(t *testing.T) {
+	q := resource.MustParse
+	allocatable := v1.ResourceList{v1.ResourceCPU: q("4"), v1.ResourceMemory: q("8Gi"), v1.ResourceEphemeralStorage: q("90Gi")}
+	tests := []struct {
+		name     string
+		pod      *v1.ResourceRequirements
+		own      v1.ResourceList
+		resource string
+		divisor  string
+		want     string
+	}{
+		{"no pod-level limits: the node's", nil, nil, "limits.cpu", "1m", "4000"},
+		{"the pod's cpu", &v1.ResourceRequirements{Limits: v1.ResourceList{v1.ResourceCPU: q("1500m")}}, nil, "limits.cpu", "1m", "1500"},
+		{"the pod's memory", &v1.ResourceRequirements{Limits: v1.ResourceList{v1.ResourceMemory: q("512Mi")}}, nil, "limits.memory", "1Mi", "512"},
+		{"its own limit wins", &v1.ResourceRequirements{Limits: v1.ResourceList{v1.ResourceCPU: q("2")}}, v1.ResourceList{v1.ResourceCPU: q("500m")}, "limits.cpu", "1m", "500"},
+		{"not limited by the pod: the node's", &v1.ResourceRequirements{Limits: v1.ResourceList{v1.ResourceCPU: q("2")}}, nil, "limits.memory", "1Gi", "8"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := v1.Container{Name: "app", Resources: v1.ResourceRequirements{Limits: tt.own}}
+			pod := &v1.Pod{Spec: v1.PodSpec{Containers: []v1.Container{c}, Resources: tt.pod}}
+			got, err := resourceFieldValue(&v1.ResourceFieldSelector{Resource: tt.resource, Divisor: q(tt.divisor)}, pod, &c, allocatable)
+			if err != nil || got != tt.want {
+				t.Errorf("%s = %q, %v; want %q", tt.resource, got, err, tt.want)
+			}
+			if cpu := allocatable[v1.ResourceCPU]; cpu.String() != "4" {
+				t.Errorf("the node's allocatable was changed: cpu %s", cpu.String())
+			}
+		})
+	}
+}

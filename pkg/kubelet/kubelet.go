@@ -995,6 +995,12 @@ func (k *Kubelet) buildStats() error {
 		Pods:    k.getPods, // from the owner (eviction) or an edge (/stats/summary)
 		Volumes: k.volumeUsage,
 		PSI:     k.gate.Enabled(features.KubeletPSI),
+		PodMemoryLimit: func(pod *v1.Pod) int64 {
+			if c, ok := k.podCgroups.config(pod); ok && c.MemoryMax != nil {
+				return *c.MemoryMax
+			}
+			return 0
+		},
 	})
 	if err != nil {
 		return fmt.Errorf("create stats provider: %w", err)

@@ -345,3 +345,25 @@ func webPod() *v1.Pod {
 	return &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default", UID: "uid-web"},
 		Spec: v1.PodSpec{Containers: []v1.Container{{Name: "app"}, {Name: "side"}}}}
 }
+
+// TestPodMemoryAvailable: a pod's memory stats measure availableBytes against its pod
+// cgroup's limit, as cAdvisor's of the pod cgroup do; without one there is none.
+func TestPodMemoryAvailable(t *testing.T) {
+	for _, tt := range []struct {
+		limit int64
+		want  *uint64
+	}{{0, nil}, {512 << 20, ptr(uint64(512<<20 - 216<<20))}, {100 << 20, ptr(uint64(0))}} {
+		t.Run(fmt.Sprint(tt.limit), func(t *testing.T) {
+			p := fixture(t, webRuntime())
+			p.cfg.PodMemoryLimit = func(*v1.Pod) int64 { return tt.limit }
+			s, err := p.Summary(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := s.Pods[0].Memory.AvailableBytes
+			if (got == nil) != (tt.want == nil) || got != nil && *got != *tt.want {
+				t.Errorf("pod availableBytes = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}

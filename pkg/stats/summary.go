@@ -47,6 +47,9 @@ type Config struct {
 	Pods func(ctx context.Context) []*v1.Pod
 	// Volumes returns what each emptyDir of pod holds now (nil: none measured).
 	Volumes func(pod *v1.Pod) []VolumeUsage
+	// PodMemoryLimit is the memory limit of pod's cgroup in bytes (0: none; nil: never),
+	// which its stats' availableBytes is measured against, as cAdvisor's of the pod cgroup.
+	PodMemoryLimit func(pod *v1.Pod) int64
 	// PSI adds pressure stall information to the CPU and memory stats of the node, its
 	// pods and containers, and their I/O stats (KubeletPSI).
 	PSI bool
@@ -149,7 +152,7 @@ func (p *Provider) Summary(ctx context.Context) (*statsapi.Summary, error) {
 			StartTime:  podStart(pod),
 			Containers: []statsapi.ContainerStats{},
 			CPU:        cpu(now, u.UsageNanoCores, u.UsageCoreNanoSeconds),
-			Memory:     memory(now, u.WorkingSetBytes, 0),
+			Memory:     memory(now, u.WorkingSetBytes, p.podMemoryLimit(pod)),
 			// The pod's processes, what pid.available's eviction ranks pods by.
 			ProcessStats: &statsapi.ProcessStats{ProcessCount: ptr(u.Processes)},
 		}
@@ -190,6 +193,13 @@ func (p *Provider) Summary(ctx context.Context) (*statsapi.Summary, error) {
 		s.Pods = append(s.Pods, ps)
 	}
 	return s, nil
+}
+
+func (p *Provider) podMemoryLimit(pod *v1.Pod) int64 {
+	if p.cfg.PodMemoryLimit == nil {
+		return 0
+	}
+	return p.cfg.PodMemoryLimit(pod)
 }
 
 // pressure sets the pressure stall information of one cgroup's CPU (from psi: nil, none
