@@ -9,8 +9,9 @@ import (
 	"k8s.io/utils/clock"
 )
 
-// The /metrics/resource series, with v1.30's names, labels and help (component-base puts the
-// stability level in front of the help). Never prefixed.
+// The /metrics/resource series, with v1.37's names, labels and help (component-base puts the
+// stability level in front of the help), but for the swap series (the usage model has no
+// swap: docs/differences.md). Never prefixed.
 var (
 	nodeCPUDesc = prometheus.NewDesc("node_cpu_usage_seconds_total",
 		"[STABLE] Cumulative cpu time consumed by the node in core-seconds", nil, nil)
