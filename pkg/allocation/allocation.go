@@ -66,16 +66,25 @@ func New(clk clock.PassiveClock) *Manager {
 	}
 }
 
-// actuated is what was set on one pod's cgroups: its containers' and its own. A container
-// set to what a pod's spec asks for (every container, but while a resize is actuated) is a
-// bit over that pod: from, which its allocation was taken from; the others are kept by
-// name (few). A node of 10,000 pods kept 200 bytes a pod of copies of its specs' lists.
+// actuated is what was set on one pod's cgroups that its allocation does not say: its
+// containers' set otherwise than their allocation asks (while a resize is actuated; by
+// name, few) and its own. A container set as its allocation asks (every container, mostly)
+// is a bit of its allocation (allocated.same): a node of 10,000 pods kept 200 bytes a pod
+// of copies of its specs' lists, then 120 of this record.
 type actuated struct {
-	from       *v1.Pod
-	same       uint64 // bit i: container i of from (init containers first) is as from's spec
 	names      []string
 	containers []v1.ResourceRequirements
 	pod        *v1.ResourceRequirements
+}
+
+// actuatedFor is pod uid's record, made if missing.
+func (m *Manager) actuatedFor(uid types.UID) *actuated {
+	a := m.actuated[uid]
+	if a == nil {
+		a = &actuated{}
+		m.actuated[uid] = a
+	}
+	return a
 }
 
 // containerAt is the i-th container of pod, init containers first; nil past the end.
@@ -109,18 +118,6 @@ func sameLists(a, b *v1.ResourceRequirements) bool {
 		len(a.Claims) == 0 && len(b.Claims) == 0
 }
 
-// explicit turns a's bits into entries by name, before from changes.
-func (a *actuated) explicit() {
-	for i := 0; a.same != 0 && i < 64; i++ {
-		if a.same&(1<<i) != 0 {
-			c := containerAt(a.from, i)
-			a.same &^= 1 << i
-			a.set(c.Name, c.Resources)
-		}
-	}
-	a.from = nil
-}
-
 // set records r for container name by name.
 func (a *actuated) set(name string, r v1.ResourceRequirements) {
 	for i, n := range a.names {
@@ -150,12 +147,29 @@ func (a *actuated) unset(name string) {
 type allocated struct {
 	pod      *v1.Pod
 	requests v1.ResourceList
+	// same: bit i is set when container i of pod (init containers first) was actuated as
+	// pod's spec asks (see actuated).
+	same uint64
 }
 
 // Allocate records pod's spec resources as its allocation: at admission, and when a
 // resize is accepted.
 func (m *Manager) Allocate(pod *v1.Pod) {
-	m.allocated[pod.UID] = allocated{pod: pod, requests: intern.ResourceList(admission.PodRequests(pod))}
+	if old, ok := m.allocated[pod.UID]; ok && old.same != 0 && old.pod != pod {
+		// What was actuated as the old allocation asked stays so: by name from now on.
+		a := m.actuatedFor(pod.UID)
+		for i := 0; i < 64; i++ {
+			if old.same&(1<<i) != 0 {
+				c := containerAt(old.pod, i)
+				a.set(c.Name, c.Resources)
+			}
+		}
+	}
+	e := allocated{pod: pod, requests: intern.ResourceList(admission.PodRequests(pod))}
+	if old, ok := m.allocated[pod.UID]; ok && old.pod == pod {
+		e.same = old.same
+	}
+	m.allocated[pod.UID] = e
 }
 
 // PodRequests is the allocation's aggregate requests of pod uid (upstream's PodRequests
@@ -250,10 +264,10 @@ func (m *Manager) Actuated(uid types.UID, name string) (v1.ResourceRequirements,
 				return a.containers[i], true
 			}
 		}
-		if a.from != nil {
-			if i := containerIndex(a.from, name); i >= 0 && i < 64 && a.same&(1<<i) != 0 {
-				return containerAt(a.from, i).Resources, true
-			}
+	}
+	if alloc, ok := m.allocated[uid]; ok && alloc.same != 0 {
+		if i := containerIndex(alloc.pod, name); i >= 0 && i < 64 && alloc.same&(1<<i) != 0 {
+			return containerAt(alloc.pod, i).Resources, true
 		}
 	}
 	return v1.ResourceRequirements{}, false
@@ -262,28 +276,29 @@ func (m *Manager) Actuated(uid types.UID, name string) (v1.ResourceRequirements,
 // SetActuated records r as set on the cgroup of container name of pod uid (its start,
 // an in-place update). r's lists are kept as they are: the caller must not change them.
 func (m *Manager) SetActuated(uid types.UID, name string, r v1.ResourceRequirements) {
-	a := m.actuated[uid]
-	if a == nil {
-		a = &actuated{}
-		m.actuated[uid] = a
+	alloc, ok := m.allocated[uid]
+	i := -1
+	if ok {
+		if i = containerIndex(alloc.pod, name); i >= 64 {
+			i = -1
+		}
 	}
-	if alloc, ok := m.allocated[uid]; ok {
-		if i := containerIndex(alloc.pod, name); i >= 0 && i < 64 && sameLists(&containerAt(alloc.pod, i).Resources, &r) {
-			if a.from != alloc.pod {
-				a.explicit()
-				a.from = alloc.pod
-			}
-			a.same |= 1 << i
+	if i >= 0 && sameLists(&containerAt(alloc.pod, i).Resources, &r) {
+		alloc.same |= 1 << i
+		m.allocated[uid] = alloc
+		if a := m.actuated[uid]; a != nil {
 			a.unset(name)
-			return
+			if len(a.names) == 0 && a.pod == nil {
+				delete(m.actuated, uid)
+			}
 		}
+		return
 	}
-	if a.from != nil {
-		if i := containerIndex(a.from, name); i >= 0 && i < 64 {
-			a.same &^= 1 << i
-		}
+	if i >= 0 && alloc.same&(1<<i) != 0 {
+		alloc.same &^= 1 << i
+		m.allocated[uid] = alloc
 	}
-	a.set(name, r)
+	m.actuatedFor(uid).set(name, r)
 }
 
 // ActuatedPod is what was last set on pod uid's own cgroup of its pod-level resources.
@@ -296,12 +311,7 @@ func (m *Manager) ActuatedPod(uid types.UID) *v1.ResourceRequirements {
 
 // SetActuatedPod records r as set on pod uid's cgroup (kept as it is, as SetActuated).
 func (m *Manager) SetActuatedPod(uid types.UID, r *v1.ResourceRequirements) {
-	a := m.actuated[uid]
-	if a == nil {
-		a = &actuated{}
-		m.actuated[uid] = a
-	}
-	a.pod = r
+	m.actuatedFor(uid).pod = r
 }
 
 // --- the resize conditions (upstream's status manager keeps them) ---

@@ -153,8 +153,8 @@ func TestActuatedAsAllocated(t *testing.T) {
 	m.Allocate(old)
 	m.SetActuated("u1", "init", old.Spec.InitContainers[0].Resources)
 	m.SetActuated("u1", "c1", old.Spec.Containers[0].Resources)
-	if a := m.actuated["u1"]; a.from != old || a.same != 0b11 || len(a.names) != 0 {
-		t.Fatalf("actuated as allocated: from %p same %b names %v, want the pod, both bits, no names", a.from, a.same, a.names)
+	if a, ok := m.actuated["u1"]; ok || m.allocated["u1"].same != 0b11 {
+		t.Fatalf("actuated as allocated: a record of its own %v, bits %b; want none, both bits", a, m.allocated["u1"].same)
 	}
 	resized := pod("200m", "50m", nil)
 	m.Allocate(resized)

@@ -37,8 +37,11 @@ func specByName(containers []v1.Container, name string) *v1.Container {
 // does (a pod's spec is never changed): a status then costs no copy of them.
 func containerStatusResources(spec *v1.Container, st *v1.ContainerStatus, cs *container.ContainerStatus, old *v1.ContainerStatus) *v1.ResourceRequirements {
 	r := containerStatusLists(spec, st, cs, old)
-	// The same lists as the last status: its record, rather than one more of each
-	// container at every sync.
+	// The spec's own lists (mostly): its record, read only as a pod is, rather than one
+	// more of each container; else the last status's when it holds the same lists.
+	if sameLists(&spec.Resources, &r) {
+		return &spec.Resources
+	}
 	if old != nil && old.Resources != nil && sameLists(old.Resources, &r) {
 		return old.Resources
 	}
