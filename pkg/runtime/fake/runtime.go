@@ -214,8 +214,9 @@ type Runtime struct {
 	memBase     int64
 	logMaxBytes int64
 	logMaxFiles int64
-	cpuGone     uint64 // CPU of the sandboxes removed, so the node's total never drops
-	stallGone   uint64 // and their CPU stall, in microseconds
+	cpuGone     uint64               // CPU of the sandboxes removed, so the node's total never drops
+	pid1Dirs    map[string]*vfs.Node // containers' /proc/1 by content (pid1Locked)
+	stallGone   uint64               // and their CPU stall, in microseconds
 	diskUsage   int64
 	pidUsage    int64
 	nodeFS      *vfs.View
@@ -469,6 +470,7 @@ func New(cfg Config) (*Runtime, error) {
 		nodeFS:       cfg.NodeFS,
 		mem:          memcg.NewRoot(cfg.PodsMemoryLimit),
 		cpuCap:       cfg.CPUCapacityMilli,
+		pid1Dirs:     map[string]*vfs.Node{},
 		podPids:      cfg.PodPidsLimit,
 		budget:       cfg.ProgramCPU,
 		network:      cfg.Network,
