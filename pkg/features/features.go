@@ -89,6 +89,13 @@ const (
 	// declare, with PodFeatureUnsupported.
 	// Upstream: GA and locked on in v1.37.
 	NodeDeclaredFeatures featuregate.Feature = "NodeDeclaredFeatures"
+
+	// ImageVolume mounts a pod's `image` volumes: the kubelet pulls each image (the
+	// volume's pullPolicy, the pod's pull back-off and events) before the pod's containers
+	// start, and the runtime mounts the image's files read-only where a container mounts
+	// the volume (a subPath inside it too); the image_volume_* metrics count the mounts.
+	// Upstream: beta (default on) since v1.35, GA and locked on in v1.36.
+	ImageVolume featuregate.Feature = "ImageVolume"
 )
 
 // modelled lists the gates above: Simulated answers from it.
@@ -107,6 +114,7 @@ var modelled = []featuregate.Feature{
 	InPlacePodVerticalScalingInitContainers,
 	PodObservedGenerationTracking,
 	NodeDeclaredFeatures,
+	ImageVolume,
 }
 
 // Gates of v1.37 that change kubelet behaviour the simulator is to model next. They are
@@ -116,7 +124,6 @@ var modelled = []featuregate.Feature{
 const (
 	PodLevelResources                    featuregate.Feature = "PodLevelResources"
 	RestartAllContainersOnContainerExits featuregate.Feature = "RestartAllContainersOnContainerExits"
-	ImageVolume                          featuregate.Feature = "ImageVolume"
 	UserNamespacesSupport                featuregate.Feature = "UserNamespacesSupport"
 	SupplementalGroupsPolicy             featuregate.Feature = "SupplementalGroupsPolicy"
 	EnvFiles                             featuregate.Feature = "EnvFiles"
@@ -127,7 +134,7 @@ const (
 // planned lists the gates above, so that a test checks each against the table.
 var planned = []featuregate.Feature{
 	PodLevelResources, RestartAllContainersOnContainerExits,
-	ImageVolume, UserNamespacesSupport, SupplementalGroupsPolicy,
+	UserNamespacesSupport, SupplementalGroupsPolicy,
 	EnvFiles, KubeletPSI, ProcMountType,
 }
 

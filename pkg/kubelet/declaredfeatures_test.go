@@ -31,6 +31,12 @@ func TestDeclaredFeatures(t *testing.T) {
 		wantMsg   string
 	}{
 		{"an ordinary pod", &v1.Pod{Spec: v1.PodSpec{Containers: []v1.Container{{Name: "c"}}}}, true, ""},
+		// No declared feature stands for image volumes in v1.37 (GA and locked on): a
+		// pod with one, its subPath too, needs nothing of the node.
+		{"an image volume", &v1.Pod{Spec: v1.PodSpec{
+			Containers: []v1.Container{{Name: "c", VolumeMounts: []v1.VolumeMount{{Name: "v", MountPath: "/v", SubPath: "etc"}}}},
+			Volumes:    []v1.Volume{{Name: "v", VolumeSource: v1.VolumeSource{Image: &v1.ImageVolumeSource{Reference: "kitten:1.8", PullPolicy: v1.PullIfNotPresent}}}},
+		}}, true, ""},
 		{"a RestartAllContainers rule", &v1.Pod{Spec: v1.PodSpec{Containers: []v1.Container{{Name: "c", RestartPolicyRules: []v1.ContainerRestartRule{restartAll}}}}},
 			false, "Pod requires node features that are not available: RestartAllContainersOnContainerExits"},
 	}

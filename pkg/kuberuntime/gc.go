@@ -87,6 +87,7 @@ func containersToDeleteInPod(filterID string, podStatus *container.PodStatus, ke
 func (m *Manager) GarbageCollect(ctx context.Context, state PodStateProvider, allSourcesReady bool) error {
 	m.backOff.GC()
 	m.imageBackOff.GC()
+	m.gcPrevPullErrors()
 	sandboxes, err := m.runtime.ListPodSandbox(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("list sandboxes for garbage collection: %w", err)
