@@ -178,3 +178,44 @@ func TestReclaimDiskKeepsImageVolumes(t *testing.T) {
 		t.Errorf("images after the reclaim %q, want %q: the container's and its image volume's", got, want)
 	}
 }
+
+// TestImageVolumeSharedByPods: two pods mount volumes of one image (the e2e_node spec "with
+// multiple pods and same image on the same node"): pulled once (IfNotPresent for a tag),
+// both read it, and the first still does after the second started.
+func TestImageVolumeSharedByPods(t *testing.T) {
+	h := newHarness(t)
+	pod := func(name string) string {
+		return podManifest(name, "busybox:1.36", sleeper+
+			"    volumeMounts: [{name: v, mountPath: /volume}]\n"+
+			"  volumes: [{name: v, image: {reference: '"+kitten+"'}}]\n")
+	}
+	read := func(full string) string {
+		id := strings.TrimPrefix(h.pod(full).Status.ContainerStatuses[0].ContainerID, "fake://")
+		resp, err := h.k.Runtime().ExecSync(h.ctx, id, []string{"cat", "/volume/data.json"}, 0)
+		if err != nil {
+			t.Fatalf("exec in %s: %v", full, err)
+		}
+		return string(resp.Stdout)
+	}
+	h.write("a.yaml", pod("a"))
+	h.until(30, "a Running", func() bool { return h.phase("a-"+testNode) == v1.PodRunning }, h.describe)
+	h.write("b.yaml", pod("b"))
+	h.until(30, "b Running", func() bool { return h.phase("b-"+testNode) == v1.PodRunning }, h.describe)
+	for _, full := range []string{"b-" + testNode, "a-" + testNode} {
+		if got := read(full); !strings.Contains(got, "kitten.jpg") {
+			t.Errorf("%s reads %q in its image volume, want kitten's data.json", full, got)
+		}
+	}
+	var pulls, present int
+	for _, e := range h.k.Events().List() {
+		switch {
+		case e.Reason == "Pulling" && strings.Contains(e.Message, kitten):
+			pulls += int(e.Count)
+		case e.Reason == "Pulled" && strings.Contains(e.Message, "already present") && strings.Contains(e.Message, kitten):
+			present += int(e.Count)
+		}
+	}
+	if pulls != 1 || present != 1 {
+		t.Errorf("kitten pulled %d times and found present %d, want 1 and 1 (the second pod's)", pulls, present)
+	}
+}
