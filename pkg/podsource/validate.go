@@ -32,7 +32,7 @@ func validatePod(pod *v1.Pod) field.ErrorList {
 	specPath := field.NewPath("spec")
 
 	volumes := map[string]bool{}
-	imageVolumes := map[string]bool{}
+	var imageVolumes map[string]bool // made for the first one: most pods have none
 	for i := range spec.Volumes {
 		vol := &spec.Volumes[i]
 		vp := specPath.Child("volumes").Index(i)
@@ -49,6 +49,9 @@ func validatePod(pod *v1.Pod) field.ErrorList {
 		}
 		volumes[vol.Name] = true
 		if vol.Image != nil {
+			if imageVolumes == nil {
+				imageVolumes = map[string]bool{}
+			}
 			imageVolumes[vol.Name] = true
 			errs = append(errs, validateImageVolume(vol, vp)...)
 		}
