@@ -620,6 +620,10 @@ func describePod(out io.Writer, pod *v1.Pod, events []v1.Event, now time.Time) e
 			case v.Secret != nil:
 				w.write(2, "Type:\tSecret (a volume populated by a Secret)\n")
 				w.write(2, "SecretName:\t%s\n", v.Secret.SecretName)
+			case v.Image != nil:
+				w.write(2, "Type:\tImage (a container image or OCI artifact)\n")
+				w.write(2, "Reference:\t%s\n", v.Image.Reference)
+				w.write(2, "PullPolicy:\t%s\n", v.Image.PullPolicy)
 			default:
 				w.write(2, "<unknown>\n")
 			}

@@ -218,17 +218,17 @@ func TestLoadPrecedence(t *testing.T) {
 		{
 			name: "v1.37 gates the simulator does not model are accepted and listed",
 			file: kubeletHead + "featureGates:\n  CSIVolumeHealth: true\n  EventedPLEG: true\nclusterDomain: cluster.local\n",
-			args: []string{"--config=$CONFIG", "--feature-gates=ImageVolume=true"},
+			args: []string{"--config=$CONFIG", "--feature-gates=KubeletInUserNamespace=true"},
 			check: func(t *testing.T, cfg *Config, gate featuregate.FeatureGate) {
 				if len(cfg.UnsimulatedFields) != 0 { // clusterDomain is simulated (resolv.conf)
 					t.Errorf("unsimulated fields = %v, want none", cfg.UnsimulatedFields)
 				}
-				want := []string{"CSIVolumeHealth=true", "ImageVolume=true"}
+				want := []string{"CSIVolumeHealth=true", "KubeletInUserNamespace=true"}
 				if strings.Join(cfg.UnsimulatedGates, ",") != strings.Join(want, ",") {
 					t.Errorf("unsimulated gates = %v, want %v", cfg.UnsimulatedGates, want)
 				}
-				if !gate.Enabled(features.EventedPLEG) || !gate.Enabled("ImageVolume") {
-					t.Errorf("featureGates = %v, want EventedPLEG and ImageVolume on", cfg.FeatureGates)
+				if !gate.Enabled(features.EventedPLEG) || !gate.Enabled("KubeletInUserNamespace") {
+					t.Errorf("featureGates = %v, want EventedPLEG and KubeletInUserNamespace on", cfg.FeatureGates)
 				}
 			},
 		},
@@ -502,7 +502,7 @@ func TestKubeadmCommandLine(t *testing.T) {
 		"--container-runtime-endpoint=unix:///run/containerd/containerd.sock", "--node-ip=172.18.0.2", "--node-labels=",
 		"--provider-id=kind://docker/kind/kind-control-plane",
 		"--fail-swap-on=false", "--cgroup-root=/kubelet", "--runtime-cgroups=/system.slice/containerd.service",
-		"--eviction-hard=memory.available<100Mi,nodefs.available<10%", "--feature-gates=ImageVolume=true",
+		"--eviction-hard=memory.available<100Mi,nodefs.available<10%", "--feature-gates=KubeletInUserNamespace=true",
 		"--runtime-request-timeout=15m",
 	}
 	cache := t.TempDir()
@@ -520,7 +520,7 @@ func TestKubeadmCommandLine(t *testing.T) {
 	if strings.Join(cfg.UnsimulatedFlags, ",") != strings.Join(wantFlags, ",") {
 		t.Errorf("unsimulated flags %v, want %v", cfg.UnsimulatedFlags, wantFlags)
 	}
-	if strings.Join(cfg.UnsimulatedGates, ",") != "ImageVolume=true" {
+	if strings.Join(cfg.UnsimulatedGates, ",") != "KubeletInUserNamespace=true" {
 		t.Errorf("unsimulated gates %v", cfg.UnsimulatedGates)
 	}
 	if cfg.NodeIP != "172.18.0.2" || cfg.Kubeconfig != "/etc/kubernetes/kubelet.conf" {

@@ -180,6 +180,11 @@ type ContainerConfig struct {
 	// Mounts bind paths of the node's filesystem (the simulated disk the kubelet writes
 	// volumes to) into the container, as CRI's Mount.
 	Mounts []Mount
+	// ImageMounts are the container's image volumes: CRI's Mounts with an image (the
+	// runtime mounts the image's filesystem, read-only, and binds it). They are kept apart
+	// from Mounts so that a Mount, which a runtime keeps for each mount of each container,
+	// stays three words; the runtime orders both together, parents first.
+	ImageMounts []ImageMount
 	// Stdin, StdinOnce and TTY are the container's (kubectl run -i / attach).
 	Stdin, StdinOnce, TTY bool
 	// Security is who the process runs as and what it may write (LinuxContainerSecurityContext).
@@ -193,6 +198,26 @@ type Mount struct {
 	HostPath      string
 	Readonly      bool
 }
+
+// ImageMount mounts the filesystem of an image already on the node, or of a directory in it
+// (SubPath, which must exist and be a directory), read-only at ContainerPath: CRI's Mount with
+// image and image_sub_path set and host_path empty (the runtime fills it with where it
+// mounted the image), which is always read-only (containerd refuses it otherwise).
+type ImageMount struct {
+	ContainerPath string
+	// Image names the image by a tag or id the runtime knows, as the kubelet pulled it.
+	Image   ImageSpec
+	SubPath string
+}
+
+// ErrImageVolumeMountFailed is the CRI's error for an image volume the runtime could not
+// mount (k8s.io/cri-api's errors.ErrImageVolumeMountFailed): its text begins the error.
+var ErrImageVolumeMountFailed = errors.New("ImageVolumeMountFailed")
+
+// ImageVolumeAnnotation names, in a pull's ImageSpec.Annotations, the pod volume the image is
+// pulled for (an image volume) rather than a container (ContainerNameLabel): a fake runtime
+// applies no container's scripted pull behaviour to it.
+const ImageVolumeAnnotation = "minikubelet.io/image-volume"
 
 // SecurityContext is the part of CRI's LinuxContainerSecurityContext the simulator uses.
 type SecurityContext struct {
@@ -333,8 +358,12 @@ type ContainerStatus struct {
 	Labels       map[string]string
 	Annotations  map[string]string
 	// Mounts are the container's mounts, as created (the kubelet finds the host file of
-	// the termination message among them).
+	// the termination message among them), its image volumes among them, bound from where
+	// the runtime mounted their images.
 	Mounts []Mount
+	// ImageMounts are its image volumes as created, each Image the id of the image mounted
+	// (the kubelet keeps those images from its image garbage collection). Nil: none.
+	ImageMounts []ImageMount
 	// Resources are the container's Linux resources in force (CRI's
 	// ContainerStatus.Resources.Linux: its cgroup's CPU and memory settings, as created
 	// or last updated); nil when the runtime does not know them.

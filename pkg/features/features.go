@@ -105,6 +105,13 @@ const (
 	// out of or lost to the node's other busy containers.
 	// Upstream: GA and locked on since v1.36.
 	KubeletPSI featuregate.Feature = "KubeletPSI"
+
+	// ImageVolume mounts a pod's `image` volumes: the kubelet pulls each image (the
+	// volume's pullPolicy, the pod's pull back-off and events) before the pod's containers
+	// start, and the runtime mounts the image's files read-only where a container mounts
+	// the volume (a subPath inside it too); the image_volume_* metrics count the mounts.
+	// Upstream: beta (default on) since v1.35, GA and locked on in v1.36.
+	ImageVolume featuregate.Feature = "ImageVolume"
 )
 
 // modelled lists the gates above: Simulated answers from it.
@@ -125,6 +132,7 @@ var modelled = []featuregate.Feature{
 	PodObservedGenerationTracking,
 	NodeDeclaredFeatures,
 	KubeletPSI,
+	ImageVolume,
 }
 
 // Gates of v1.37 that change kubelet behaviour the simulator is to model next. They are
@@ -133,7 +141,6 @@ var modelled = []featuregate.Feature{
 // it changes). Stages: see the table (`minikubelet feature-gates` lists them).
 const (
 	PodLevelResources        featuregate.Feature = "PodLevelResources"
-	ImageVolume              featuregate.Feature = "ImageVolume"
 	UserNamespacesSupport    featuregate.Feature = "UserNamespacesSupport"
 	SupplementalGroupsPolicy featuregate.Feature = "SupplementalGroupsPolicy"
 	EnvFiles                 featuregate.Feature = "EnvFiles"
@@ -143,7 +150,7 @@ const (
 // planned lists the gates above, so that a test checks each against the table.
 var planned = []featuregate.Feature{
 	PodLevelResources,
-	ImageVolume, UserNamespacesSupport, SupplementalGroupsPolicy,
+	UserNamespacesSupport, SupplementalGroupsPolicy,
 	EnvFiles, ProcMountType,
 }
 

@@ -37,6 +37,7 @@ func TestModelledGateSpecs(t *testing.T) {
 		{PodObservedGenerationTracking, featuregate.FeatureSpec{Default: true, PreRelease: featuregate.GA, LockToDefault: true, Version: version.MajorMinor(1, 35)}},
 		{NodeDeclaredFeatures, featuregate.FeatureSpec{Default: true, PreRelease: featuregate.GA, LockToDefault: true, Version: version.MajorMinor(1, 37)}},
 		{KubeletPSI, featuregate.FeatureSpec{Default: true, PreRelease: featuregate.GA, LockToDefault: true, Version: version.MajorMinor(1, 36)}},
+		{ImageVolume, featuregate.FeatureSpec{Default: true, PreRelease: featuregate.GA, LockToDefault: true, Version: version.MajorMinor(1, 36)}},
 	}
 	all := DefaultMutableFeatureGate.GetAll()
 	for _, tt := range tests {

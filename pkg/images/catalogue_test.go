@@ -40,7 +40,8 @@ func TestLookup(t *testing.T) {
 		{"k8s.gcr.io/pause:3.9", "pause", true},
 		{"registry.k8s.io/e2e-test-images/agnhost:2.47", "agnhost", true},
 		{"registry.k8s.io/e2e-test-images/nonroot:1.4", "e2e-nonroot", true},
-		{"registry.k8s.io/e2e-test-images/nautilus:1.7", "e2e-kitten", true},
+		{"registry.k8s.io/e2e-test-images/kitten:1.8", "e2e-kitten", true},
+		{"registry.k8s.io/e2e-test-images/nautilus:1.8", "e2e-nautilus", true},
 		// Not catalogued: the fallback userland.
 		{"busybox:nonexistent-tag", "unknown", false},
 		{"python:3.12", "unknown", false},
@@ -80,6 +81,7 @@ func TestConfig(t *testing.T) {
 		// agnhost sets an entrypoint: alpine's cmd is not inherited.
 		{"agnhost", Config{Entrypoint: []string{"/agnhost"}, Cmd: []string{"pause"}, Env: []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}}},
 		{"e2e-kitten", Config{Entrypoint: []string{"/agnhost"}, Cmd: []string{"test-webserver"}, Env: []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}}},
+		{"e2e-nautilus", Config{Entrypoint: []string{"/agnhost"}, Cmd: []string{"test-webserver"}, Env: []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}}},
 		{"e2e-nonroot", Config{Cmd: []string{"/bin/sh"}, Env: []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}, User: "1234"}},
 	}
 	for _, tt := range tests {
@@ -191,6 +193,17 @@ func TestTrees(t *testing.T) {
 			"/etc/passwd":                                          {Kind: "file", Perm: "-rw-r--r--", Has: "\nnginx:x:101:101:nginx user:/nonexistent:/bin/false\n"},
 			"/etc/group":                                           {Kind: "file", Perm: "-rw-r--r--", Has: "\nnginx:x:101:\n"},
 			"/usr/bin/dash":                                        {Kind: "program", Program: "dash", Perm: "-rwxr-xr-x"},
+		},
+		// The e2e ImageVolume specs read these two through an image volume.
+		"e2e-kitten": {
+			"/data.json":      {Kind: "file", Perm: "-rw-r--r--", Has: `"image": "kitten.jpg"`},
+			"/kitten.jpg":     {Kind: "file", Perm: "-rw-r--r--"},
+			"/etc/os-release": {Kind: "file", Perm: "-rw-r--r--", Has: `NAME="Alpine Linux"`},
+			"/agnhost":        {Kind: "program", Program: "agnhost", Perm: "-rwxr-xr-x"},
+		},
+		"e2e-nautilus": {
+			"/data.json":    {Kind: "file", Perm: "-rw-r--r--", Has: `"image": "nautilus.jpg"`},
+			"/nautilus.jpg": {Kind: "file", Perm: "-rw-r--r--"},
 		},
 		"e2e-nginx": {
 			"/usr/share/nginx/html/index.html": {Kind: "file", Perm: "-rw-r--r--", Has: nginxDefault},

@@ -36,6 +36,14 @@ func TestDeclaredFeatures(t *testing.T) {
 		{"RestartAllContainersOnContainerExits off, a RestartAllContainers rule", map[string]bool{"RestartAllContainersOnContainerExits": false},
 			[]string{"InPlacePodLevelResourcesVerticalScaling", "InPlacePodVerticalScalingInitContainers"},
 			withRule, false, "Pod requires node features that are not available: RestartAllContainersOnContainerExits"},
+		// No declared feature stands for image volumes in v1.37 (GA and locked on): a
+		// pod with one, its subPath too, needs nothing of the node.
+		{"default gates, an image volume", nil,
+			[]string{"InPlacePodLevelResourcesVerticalScaling", "InPlacePodVerticalScalingInitContainers", "RestartAllContainersOnContainerExits"},
+			&v1.Pod{Spec: v1.PodSpec{
+				Containers: []v1.Container{{Name: "c", VolumeMounts: []v1.VolumeMount{{Name: "v", MountPath: "/v", SubPath: "etc"}}}},
+				Volumes:    []v1.Volume{{Name: "v", VolumeSource: v1.VolumeSource{Image: &v1.ImageVolumeSource{Reference: "kitten:1.8", PullPolicy: v1.PullIfNotPresent}}}},
+			}}, true, ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -83,7 +83,8 @@ func evictionThresholds(hard, soft, grace, reclaim map[string]string) ([]evictio
 
 // reclaimDisk is the kubelet's node-level reclaim for disk pressure: every container that
 // is not running is removed (DeleteAllUnusedContainers), then every image no container
-// uses (DeleteUnusedImages).
+// uses (DeleteUnusedImages), an image a container mounts as an image volume being in use
+// (upstream's handleImageVolumes, which reads it from the container's status).
 func (k *Kubelet) reclaimDisk(ctx context.Context) error {
 	containers, err := k.rt.ListContainers(ctx, nil)
 	if err != nil {
@@ -93,6 +94,17 @@ func (k *Kubelet) reclaimDisk(ctx context.Context) error {
 	for _, c := range containers {
 		if c.State == cri.ContainerRunning || c.State == cri.ContainerCreated {
 			used[c.ImageRef] = true
+			// Only the containers of pods with image volumes are asked: a status for each
+			// of 20,000 containers would be 20,000 calls for nothing.
+			if k.imageVolume && k.hasImageVolumes(types.UID(c.Labels[cri.PodUIDLabel])) {
+				st, err := k.rt.ContainerStatus(ctx, c.ID)
+				if err != nil {
+					return fmt.Errorf("get container status: %w", err)
+				}
+				for _, m := range st.ImageMounts {
+					used[m.Image.Image] = true
+				}
+			}
 			continue
 		}
 		if err := k.rt.RemoveContainer(ctx, c.ID); err != nil {
@@ -162,4 +174,18 @@ func (k *Kubelet) podUsage(ctx context.Context) (map[types.UID]eviction.PodUsage
 // IsUnderPressure reports the eviction manager's view of a pressure condition.
 func (k *Kubelet) IsUnderPressure(cond v1.NodeConditionType) bool {
 	return k.eviction.IsUnderPressure(cond)
+}
+
+// hasImageVolumes reports whether the pod with uid (one the kubelet has) has an image volume.
+func (k *Kubelet) hasImageVolumes(uid types.UID) bool {
+	pod, ok := k.pods.GetPodByUID(uid)
+	if !ok {
+		return false
+	}
+	for i := range pod.Spec.Volumes {
+		if pod.Spec.Volumes[i].Image != nil {
+			return true
+		}
+	}
+	return false
 }

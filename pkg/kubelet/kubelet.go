@@ -188,6 +188,9 @@ type Kubelet struct {
 	resizeMetrics  *resizeMetrics
 	// declared are the node's declared features; nil without NodeDeclaredFeatures.
 	declared *declaredFeatures
+	// imageVolume is the ImageVolume gate: image volumes need no setting up and are
+	// mounted by the runtime from the images the runtime manager pulled.
+	imageVolume bool
 
 	nodeInfo         admission.NodeInfo
 	sysctls          *admission.SysctlAllowlist
@@ -398,6 +401,7 @@ func New(cfg Config) (*Kubelet, error) {
 		Resize:  resize,
 	})
 	maxBackOff, initialBackOff := crashLoopBackOff(cfg.Gate, &k.cfg.Kubelet)
+	k.imageVolume = cfg.Gate.Enabled(features.ImageVolume)
 	if k.runtimeMgr, err = kuberuntime.NewManager(kuberuntime.Config{
 		Runtime:             k.rt,
 		Images:              k.rt,
@@ -413,6 +417,7 @@ func New(cfg Config) (*Kubelet, error) {
 		// Resolved when a container is created: the objects come after the node status
 		// manager, which makes the API caller.
 		RunContainerOptions: k.runContainerOptions,
+		ImageVolume:         k.imageVolume,
 		NodeFS:              k.nodeFS,
 		MemoryCapacity:      c.Simulator.Machine.Memory.Value(),
 		ContainerLogTail:    k.containerLogTail,

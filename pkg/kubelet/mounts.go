@@ -37,19 +37,19 @@ const podHostFileMode fs.FileMode = 0o644
 
 // runContainerOptions is the kubelet's GenerateRunContainerOptions (kuberuntime's
 // RunContainerOptions): the container's environment, its mounts (makeMounts, plus the
-// /etc/hostname and /etc/resolv.conf containerd would mount) and the directory of its
-// termination message files. Errors name the field and value at fault; the container
-// waits with CreateContainerConfigError.
-func (k *Kubelet) runContainerOptions(ctx context.Context, pod *v1.Pod, c *v1.Container, podIPs []string) (*kuberuntime.ContainerOptions, error) {
+// /etc/hostname and /etc/resolv.conf containerd would mount), its image volumes (those of
+// imageVolumes it mounts) and the directory of its termination message files. Errors name
+// the field and value at fault; the container waits with CreateContainerConfigError.
+func (k *Kubelet) runContainerOptions(ctx context.Context, pod *v1.Pod, c *v1.Container, podIPs []string, imageVolumes kuberuntime.ImageVolumes) (*kuberuntime.ContainerOptions, error) {
 	envs, err := k.makeEnvironmentVariables(ctx, pod, c, podIPs)
 	if err != nil {
 		return nil, err
 	}
-	mounts, err := k.makeMounts(pod, c, envs, k.podIPsFor(pod, podIPs))
+	mounts, images, err := k.makeMounts(pod, c, envs, k.podIPsFor(pod, podIPs), imageVolumes)
 	if err != nil {
 		return nil, err
 	}
-	opts := &kuberuntime.ContainerOptions{Envs: envs, Mounts: mounts}
+	opts := &kuberuntime.ContainerOptions{Envs: envs, Mounts: mounts, ImageMounts: images}
 	if c.TerminationMessagePath != "" {
 		opts.PodContainerDir = podContainerDir(pod.UID, c.Name)
 	}
@@ -58,47 +58,57 @@ func (k *Kubelet) runContainerOptions(ctx context.Context, pod *v1.Pod, c *v1.Co
 
 // makeMounts is the kubelet's makeMounts: each volumeMount from its volume's directory (a
 // subPath inside it, made when missing; read-only when asked, and always for configMap,
-// secret, downwardAPI and projected volumes), then /etc/hosts from the pod's etc-hosts,
-// written now with the pod's IPs (unless the container mounts something there itself, or
-// the pod has no IP yet), then the pod's /etc/hostname and /etc/resolv.conf as containerd
-// mounts them (read-only with a read-only root filesystem).
-func (k *Kubelet) makeMounts(pod *v1.Pod, c *v1.Container, envs []cri.KeyValue, podIPs []string) ([]cri.Mount, error) {
+// secret, downwardAPI and projected volumes) or, for an image volume of imageVolumes, from
+// its image, which the runtime mounts read-only (a subPath inside it the runtime checks:
+// the kubelet only refuses an absolute one or one with ".."), then /etc/hosts from the
+// pod's etc-hosts, written now with the pod's IPs (unless the container mounts something
+// there itself, or the pod has no IP yet), then the pod's /etc/hostname and
+// /etc/resolv.conf as containerd mounts them (read-only with a read-only root filesystem).
+func (k *Kubelet) makeMounts(pod *v1.Pod, c *v1.Container, envs []cri.KeyValue, podIPs []string, imageVolumes kuberuntime.ImageVolumes) ([]cri.Mount, []cri.ImageMount, error) {
 	volumes := make(map[string]*v1.Volume, len(pod.Spec.Volumes))
 	for i := range pod.Spec.Volumes {
 		volumes[pod.Spec.Volumes[i].Name] = &pod.Spec.Volumes[i]
 	}
 	mounted := map[string]bool{}
 	mounts := make([]cri.Mount, 0, len(c.VolumeMounts)+3)
+	var images []cri.ImageMount
 	for _, m := range c.VolumeMounts {
 		vol, ok := volumes[m.Name]
 		if !ok {
-			return nil, fmt.Errorf("cannot find volume %q to mount into container %q", m.Name, c.Name)
+			return nil, nil, fmt.Errorf("cannot find volume %q to mount into container %q", m.Name, c.Name)
 		}
-		hostPath := volumeHostPath(pod, vol)
 		subPath := m.SubPath
 		if m.SubPathExpr != "" {
 			var err error
 			if subPath, err = expandSubPathExpr(m.SubPathExpr, envs); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 		}
-		if subPath != "" {
-			var err error
-			if hostPath, err = k.prepareSubPath(hostPath, subPath, m.Name, c.Name); err != nil {
-				return nil, err
-			}
+		if err := checkSubPath(subPath); err != nil {
+			return nil, nil, err
 		}
 		containerPath := m.MountPath
 		if !path.IsAbs(containerPath) {
 			containerPath = "/" + containerPath
 		}
 		mounted[path.Clean(containerPath)] = true
+		if image, ok := imageVolumes[m.Name]; ok {
+			images = append(images, cri.ImageMount{ContainerPath: containerPath, Image: image, SubPath: subPath})
+			continue
+		}
+		hostPath := volumeHostPath(pod, vol)
+		if subPath != "" {
+			var err error
+			if hostPath, err = k.prepareSubPath(hostPath, subPath, m.Name, c.Name); err != nil {
+				return nil, nil, err
+			}
+		}
 		mounts = append(mounts, cri.Mount{ContainerPath: containerPath, HostPath: hostPath, Readonly: m.ReadOnly || mustMountReadOnly(vol)})
 	}
 	if !mounted[etcHostsPath] && (len(podIPs) > 0 || pod.Spec.HostNetwork) {
 		p, err := k.writeEtcHosts(pod, podIPs)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		mounts = append(mounts, cri.Mount{ContainerPath: etcHostsPath, HostPath: p})
 	}
@@ -116,7 +126,7 @@ func (k *Kubelet) makeMounts(pod *v1.Pod, c *v1.Container, envs []cri.KeyValue, 
 		}
 		mounts = append(mounts, cri.Mount{ContainerPath: f.containerPath, HostPath: f.hostPath, Readonly: ro})
 	}
-	return mounts, nil
+	return mounts, images, nil
 }
 
 // expandSubPathExpr is upstream's ExpandContainerVolumeMounts: subPathExpr with $(VAR)
@@ -138,19 +148,28 @@ func expandSubPathExpr(expr string, envs []cri.KeyValue) (string, error) {
 	return out, nil
 }
 
-// prepareSubPath checks a volumeMount's subPath and returns the node path to bind: it must
-// be relative and must not go up ("..": upstream's messages), is made as a directory with
-// the volume's mode when missing, and must stay inside the volume once its symbolic links
-// are followed (else upstream's opaque message: the details would tell about the node).
-func (k *Kubelet) prepareSubPath(volumePath, subPath, volumeName, containerName string) (string, error) {
+// checkSubPath refuses a volumeMount's subPath (or expanded subPathExpr) that is absolute or
+// goes up (".."), with upstream's messages, whatever the volume.
+func checkSubPath(subPath string) error {
+	if subPath == "" {
+		return nil
+	}
 	if path.IsAbs(subPath) {
-		return "", fmt.Errorf("error SubPath `%s` must not be an absolute path", subPath)
+		return fmt.Errorf("error SubPath `%s` must not be an absolute path", subPath)
 	}
 	for _, item := range strings.Split(subPath, "/") {
 		if item == ".." {
-			return "", fmt.Errorf("unable to provision SubPath `%s`: must not contain '..'", subPath)
+			return fmt.Errorf("unable to provision SubPath `%s`: must not contain '..'", subPath)
 		}
 	}
+	return nil
+}
+
+// prepareSubPath returns the node path to bind for a volumeMount's subPath (checkSubPath
+// passed it): made as a directory with the volume's mode when missing, it must stay inside
+// the volume once its symbolic links are followed (else upstream's opaque message: the
+// details would tell about the node).
+func (k *Kubelet) prepareSubPath(volumePath, subPath, volumeName, containerName string) (string, error) {
 	hostPath := path.Join(volumePath, subPath)
 	if _, err := k.nodeFS.Stat(hostPath); errors.Is(err, fs.ErrNotExist) {
 		// The volume's mode with its setgid and sticky bits (a tmpfs's root is 1777, an

@@ -14,6 +14,7 @@ import (
 
 	"github.com/minikubelet/minikubelet/pkg/config"
 	"github.com/minikubelet/minikubelet/pkg/cri"
+	"github.com/minikubelet/minikubelet/pkg/kuberuntime"
 )
 
 // TestMakeMounts: a container's mounts: its volumeMounts from the volumes' node paths
@@ -24,7 +25,11 @@ func TestMakeMounts(t *testing.T) {
 		{Name: "conf", VolumeSource: v1.VolumeSource{ConfigMap: &v1.ConfigMapVolumeSource{LocalObjectReference: v1.LocalObjectReference{Name: "settings"}}}},
 		{Name: "scratch", VolumeSource: v1.VolumeSource{EmptyDir: &v1.EmptyDirVolumeSource{}}},
 		{Name: "logs", VolumeSource: v1.VolumeSource{HostPath: &v1.HostPathVolumeSource{Path: "/var/log/app"}}},
+		{Name: "kitten", VolumeSource: v1.VolumeSource{Image: &v1.ImageVolumeSource{Reference: "registry.k8s.io/e2e-test-images/kitten:1.8"}}},
 	}
+	// The image volumes the runtime manager pulled.
+	kitten := cri.ImageSpec{Image: "registry.k8s.io/e2e-test-images/kitten:1.8"}
+	imageVolumes := kuberuntime.ImageVolumes{"kitten": kitten}
 	podDir := "/var/lib/kubelet/pods/uid-web"
 	hosts := cri.Mount{ContainerPath: "/etc/hosts", HostPath: podDir + "/etc-hosts"}
 	hostname := cri.Mount{ContainerPath: "/etc/hostname", HostPath: podDir + "/hostname"}
@@ -35,6 +40,7 @@ func TestMakeMounts(t *testing.T) {
 		env     []cri.KeyValue
 		ro      bool // readOnlyRootFilesystem
 		want    []cri.Mount
+		images  []cri.ImageMount
 		wantErr string
 	}{{
 		name: "volumes, then the pod's files",
@@ -68,6 +74,24 @@ func TestMakeMounts(t *testing.T) {
 			{ContainerPath: "/etc/hostname", HostPath: podDir + "/hostname", Readonly: true},
 		},
 	}, {
+		name: "image volumes, whole and a subPathExpr of one, for the runtime to mount; the container's /etc/hosts is one",
+		mounts: []v1.VolumeMount{
+			{Name: "kitten", MountPath: "/volume"},
+			{Name: "kitten", MountPath: "volume-etc", SubPathExpr: "$(DIR)"},
+			{Name: "kitten", MountPath: "/etc/hosts", SubPath: "etc/hosts"},
+		},
+		env:    []cri.KeyValue{{Key: "DIR", Value: "etc"}},
+		want:   []cri.Mount{hostname, resolv},
+		images: []cri.ImageMount{{ContainerPath: "/volume", Image: kitten}, {ContainerPath: "/volume-etc", Image: kitten, SubPath: "etc"}, {ContainerPath: "/etc/hosts", Image: kitten, SubPath: "etc/hosts"}},
+	}, {
+		name:    "an image volume's subPath going up",
+		mounts:  []v1.VolumeMount{{Name: "kitten", MountPath: "/x", SubPath: "etc/../.."}},
+		wantErr: "unable to provision SubPath `etc/../..`: must not contain '..'",
+	}, {
+		name:    "an image volume's absolute subPath",
+		mounts:  []v1.VolumeMount{{Name: "kitten", MountPath: "/x", SubPath: "/etc"}},
+		wantErr: "error SubPath `/etc` must not be an absolute path",
+	}, {
 		name:    "subPath going up",
 		mounts:  []v1.VolumeMount{{Name: "scratch", MountPath: "/x", SubPath: "a/../../etc"}},
 		wantErr: "unable to provision SubPath `a/../../etc`: must not contain '..'",
@@ -96,7 +120,7 @@ func TestMakeMounts(t *testing.T) {
 			if tt.ro {
 				c.SecurityContext = &v1.SecurityContext{ReadOnlyRootFilesystem: boolp(true)}
 			}
-			got, err := u.makeMounts(pod, c, tt.env, []string{"10.88.0.7"})
+			got, images, err := u.makeMounts(pod, c, tt.env, []string{"10.88.0.7"}, imageVolumes)
 			if tt.wantErr != "" {
 				if err == nil || err.Error() != tt.wantErr {
 					t.Fatalf("makeMounts error = %v, want %q", err, tt.wantErr)
@@ -108,6 +132,9 @@ func TestMakeMounts(t *testing.T) {
 			}
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("mounts (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tt.images, images); diff != "" {
+				t.Errorf("image mounts (-want +got):\n%s", diff)
 			}
 		})
 	}
@@ -130,11 +157,11 @@ func TestSubPathEscapingThroughALink(t *testing.T) {
 	}
 	c := &pod.Spec.Containers[0]
 	c.VolumeMounts = []v1.VolumeMount{{Name: "scratch", MountPath: "/x", SubPath: "out"}}
-	if _, err := u.makeMounts(pod, c, nil, nil); err == nil || err.Error() != `failed to prepare subPath for volumeMount "scratch" of container "app"` {
+	if _, _, err := u.makeMounts(pod, c, nil, nil, nil); err == nil || err.Error() != `failed to prepare subPath for volumeMount "scratch" of container "app"` {
 		t.Errorf("subPath through a link out of the volume: error %v", err)
 	}
 	c.VolumeMounts = []v1.VolumeMount{{Name: "scratch", MountPath: "/x", SubPath: "in"}}
-	if _, err := u.makeMounts(pod, c, nil, nil); err != nil {
+	if _, _, err := u.makeMounts(pod, c, nil, nil, nil); err != nil {
 		t.Errorf("subPath through a link inside the volume: %v", err)
 	}
 }
@@ -408,7 +435,7 @@ func TestSubPathDirectoryMode(t *testing.T) {
 			}
 			c := &pod.Spec.Containers[0]
 			c.VolumeMounts = []v1.VolumeMount{{Name: "scratch", MountPath: "/test-volume", SubPath: "test-sub"}}
-			mounts, err := u.makeMounts(pod, c, nil, []string{"10.88.0.7"})
+			mounts, _, err := u.makeMounts(pod, c, nil, []string{"10.88.0.7"}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

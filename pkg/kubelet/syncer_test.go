@@ -248,7 +248,8 @@ func TestCrashLoopAndImagePullStatus(t *testing.T) {
 		wantMsg    string
 	}{
 		{"crash loop", "exitCode=1", "CrashLoopBackOff", "back-off 10s restarting failed container=app pod=bad_default(uid-bad)"},
-		{"image pull", "pullError=ErrImagePull", "ImagePullBackOff", `Back-off pulling image "nginx:1.25"`},
+		// The back-off's message says what failed the pull that started it (since v1.33).
+		{"image pull", "pullError=ErrImagePull", "ImagePullBackOff", `Back-off pulling image "nginx:1.25": ErrImagePull: pull image "nginx:1.25": ErrImagePull (scripted by annotation minikubelet.io/behavior.app)`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -191,6 +191,8 @@ func volumePlugin(vol *v1.Volume) string {
 		return pluginProjected
 	case vol.PersistentVolumeClaim != nil, vol.CSI != nil, vol.Ephemeral != nil:
 		return "csi"
+	case vol.Image != nil:
+		return "image" // only without the ImageVolume gate: otherwise the runtime mounts it
 	case vol.NFS != nil:
 		return "nfs"
 	case vol.ISCSI != nil:
@@ -212,6 +214,10 @@ func (k *Kubelet) setUpVolume(ctx context.Context, pod *v1.Pod, vol *v1.Volume) 
 	fsGroup := podFSGroup(pod)
 	dir := volumeHostPath(pod, vol)
 	switch {
+	case vol.Image != nil && k.imageVolume:
+		// Upstream's image plugin sets up nothing: the runtime mounts the image, which the
+		// runtime manager pulls before it starts a container.
+		return nil
 	case vol.HostPath != nil:
 		if k.volumes.has(pod.UID, vol.Name) {
 			return nil

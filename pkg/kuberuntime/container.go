@@ -24,6 +24,9 @@ type ContainerOptions struct {
 	// Mounts are its volumes and the pod's /etc/hosts, /etc/hostname and /etc/resolv.conf,
 	// bound from the node's filesystem. The manager adds the termination message file.
 	Mounts []cri.Mount
+	// ImageMounts are its image volumes (of the ImageVolumes it was given), which the
+	// runtime mounts.
+	ImageMounts []cri.ImageMount
 	// PodContainerDir is the node directory that holds the container's termination
 	// message files (/var/lib/kubelet/pods/<uid>/containers/<name>); "" for none.
 	PodContainerDir string
@@ -41,11 +44,11 @@ const podContainerDirMode fs.FileMode = 0o750
 // args with $(VAR) references expanded, the termination message file, the security
 // context and the terminal settings. An error is a configuration error of the pod (the
 // container waits with CreateContainerConfigError and the error as its message).
-func (m *Manager) generateContainerConfig(ctx context.Context, c *v1.Container, pod *v1.Pod, restartCount int, image string, kind containerKind, podIPs []string) (*cri.ContainerConfig, error) {
+func (m *Manager) generateContainerConfig(ctx context.Context, c *v1.Container, pod *v1.Pod, restartCount int, image string, kind containerKind, podIPs []string, imageVolumes ImageVolumes) (*cri.ContainerConfig, error) {
 	opts := &ContainerOptions{}
 	if m.cfg.RunContainerOptions != nil {
 		var err error
-		if opts, err = m.cfg.RunContainerOptions(ctx, pod, c, podIPs); err != nil {
+		if opts, err = m.cfg.RunContainerOptions(ctx, pod, c, podIPs, imageVolumes); err != nil {
 			return nil, err
 		}
 	}
@@ -71,6 +74,7 @@ func (m *Manager) generateContainerConfig(ctx context.Context, c *v1.Container, 
 		WorkingDir:  c.WorkingDir,
 		Envs:        opts.Envs,
 		Mounts:      m.makeMounts(ctx, pod, c, restartCount, opts),
+		ImageMounts: opts.ImageMounts,
 		Stdin:       c.Stdin,
 		StdinOnce:   c.StdinOnce,
 		TTY:         c.TTY,

@@ -176,7 +176,7 @@ func newStubManager(t *testing.T, rt *stubRuntime, nodeFS *vfs.View, logs map[st
 			return out, nil
 		}}
 	if opts != nil {
-		cfg.RunContainerOptions = func(_ context.Context, pod *v1.Pod, c *v1.Container, _ []string) (*ContainerOptions, error) {
+		cfg.RunContainerOptions = func(_ context.Context, pod *v1.Pod, c *v1.Container, _ []string, _ ImageVolumes) (*ContainerOptions, error) {
 			return opts(pod, c)
 		}
 	}
@@ -207,7 +207,7 @@ func TestGenerateContainerConfig(t *testing.T) {
 		Stdin: true, StdinOnce: true, TTY: true,
 		TerminationMessagePath: "/dev/termination-log", TerminationMessagePolicy: v1.TerminationMessageFallbackToLogsOnError,
 	}
-	config, err := m.generateContainerConfig(context.Background(), c, pod, 2, "busybox:latest", kindApp, []string{"10.88.0.7"})
+	config, err := m.generateContainerConfig(context.Background(), c, pod, 2, "busybox:latest", kindApp, []string{"10.88.0.7"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -240,7 +240,7 @@ func TestGenerateContainerConfig(t *testing.T) {
 	}
 
 	// A second instance gets a file of its own.
-	again, err := m.generateContainerConfig(context.Background(), c, pod, 3, "busybox:latest", kindApp, nil)
+	again, err := m.generateContainerConfig(context.Background(), c, pod, 3, "busybox:latest", kindApp, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -262,7 +262,7 @@ func TestGenerateContainerConfigError(t *testing.T) {
 		return nil, errors.New(`configmap "absent" not found`)
 	})
 	pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns", UID: "u"}}
-	if _, err := m.generateContainerConfig(context.Background(), &v1.Container{Name: "app"}, pod, 0, "busybox", kindApp, nil); err == nil || err.Error() != `configmap "absent" not found` {
+	if _, err := m.generateContainerConfig(context.Background(), &v1.Container{Name: "app"}, pod, 0, "busybox", kindApp, nil, nil); err == nil || err.Error() != `configmap "absent" not found` {
 		t.Errorf("error = %v, want the kubelet's", err)
 	}
 }

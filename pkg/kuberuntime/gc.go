@@ -91,6 +91,7 @@ func (m *Manager) GarbageCollect(ctx context.Context, state PodStateProvider, al
 		// upstream's evictPodLogsDirectories: the logs of a removed pod go with it
 		m.logs.forget(state.ShouldPodContentBeRemoved)
 	}
+	m.gcPrevPullErrors()
 	sandboxes, err := m.runtime.ListPodSandbox(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("list sandboxes for garbage collection: %w", err)

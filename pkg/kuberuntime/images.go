@@ -30,11 +30,14 @@ func applyDefaultImageTag(image string) (string, error) {
 
 // pullPolicy is the container's policy, defaulted as the API server does: Always for a
 // :latest (or untagged) image, IfNotPresent otherwise.
-func pullPolicy(c *v1.Container) v1.PullPolicy {
-	if c.ImagePullPolicy != "" {
-		return c.ImagePullPolicy
+func pullPolicy(c *v1.Container) v1.PullPolicy { return defaultPullPolicy(c.ImagePullPolicy, c.Image) }
+
+// defaultPullPolicy is policy, or when it is empty the API server's default for image
+// (SetDefaults_Container and SetDefaults_Volume for an image volume alike).
+func defaultPullPolicy(policy v1.PullPolicy, image string) v1.PullPolicy {
+	if policy != "" {
+		return policy
 	}
-	image := c.Image
 	if strings.Contains(image, "@") {
 		return v1.PullIfNotPresent
 	}
@@ -70,57 +73,83 @@ func shouldPullImage(policy v1.PullPolicy, present bool) bool {
 	}
 }
 
-// imageBackOffKey is the image pull back-off key: the pod UID plus the image, as upstream.
-func imageBackOffKey(pod *v1.Pod, c *v1.Container) string { return string(pod.UID) + "_" + c.Image }
+// imageBackOffKey is the image pull back-off key: the pod UID plus the image as the pod
+// names it, as upstream (a container and an image volume of one image share it).
+func imageBackOffKey(pod *v1.Pod, image string) string { return string(pod.UID) + "_" + image }
 
-// ensureImageExists makes sure the container's image is present according to its pull
-// policy, with a per pod-and-image back-off after a failed pull (10s doubling to 5m): the
-// first failure answers ErrImagePull, a sync within the back-off ImagePullBackOff. It returns
-// the image name the runtime knows the image by (the name with its default tag), a message
-// and one of the Err* sentinels, and records the kubelet's Pulling/Pulled/Failed/BackOff
-// events.
-func (m *Manager) ensureImageExists(ctx context.Context, ref *v1.ObjectReference, pod *v1.Pod, c *v1.Container, sandboxConfig *cri.PodSandboxConfig) (string, string, error) {
-	image, err := applyDefaultImageTag(c.Image)
+// imagePull is what ensureImageExists pulls: an image as the pod names it (a container's
+// image or an image volume's reference), its pull policy, and the annotations that tell the
+// runtime what the pull is for.
+type imagePull struct {
+	image       string
+	policy      v1.PullPolicy
+	annotations map[string]string
+}
+
+// containerPull is the pull of c's image; the container name tells the runtime whose
+// scripted pull behaviour applies.
+func containerPull(c *v1.Container) imagePull {
+	return imagePull{image: c.Image, policy: pullPolicy(c), annotations: map[string]string{cri.ContainerNameLabel: c.Name}}
+}
+
+// ensureImageExists is the kubelet's EnsureImageExists: it makes sure the image is present
+// according to the pull policy, with a per pod-and-image back-off after a failed pull (10s
+// doubling to 5m): the first failure answers ErrImagePull, a sync within the back-off
+// ImagePullBackOff, whose message carries the failure that started it. It returns the image
+// name the runtime knows the image by (the name with its default tag), a message and one of
+// the Err* sentinels, and records the kubelet's Pulling/Pulled/Failed/BackOff events on ref
+// (the container, or the pod for an image volume).
+func (m *Manager) ensureImageExists(ctx context.Context, ref *v1.ObjectReference, pod *v1.Pod, pull imagePull, sandboxConfig *cri.PodSandboxConfig) (string, string, error) {
+	requested := pull.image
+	image, err := applyDefaultImageTag(requested)
 	if err != nil {
-		msg := fmt.Sprintf("Failed to apply default image tag %q: %v", c.Image, err)
+		msg := fmt.Sprintf("Failed to apply default image tag %q: %v", requested, err)
 		m.recorder.Eventf(ref, v1.EventTypeWarning, "InspectFailed", "%s", msg)
 		return "", msg, ErrInvalidImageName
 	}
-	// The container name tells the runtime whose scripted pull behaviour applies.
-	spec := cri.ImageSpec{Image: image, Annotations: map[string]string{cri.ContainerNameLabel: c.Name}}
+	spec := cri.ImageSpec{Image: image, Annotations: pull.annotations}
 	img, err := m.images.ImageStatus(ctx, spec)
 	if err != nil && !isNotFound(err) {
-		msg := fmt.Sprintf("Failed to inspect image %q: %v", c.Image, err)
+		msg := fmt.Sprintf("Failed to inspect image %q: %v", requested, err)
 		m.recorder.Eventf(ref, v1.EventTypeWarning, "InspectFailed", "%s", msg)
 		return "", msg, ErrImageInspect
 	}
 	present := err == nil && img != nil && img.ID != ""
-	if !shouldPullImage(pullPolicy(c), present) {
+	if !shouldPullImage(pull.policy, present) {
 		if present {
-			m.recorder.Eventf(ref, v1.EventTypeNormal, "Pulled", "Container image %q already present on machine", c.Image)
+			m.recorder.Eventf(ref, v1.EventTypeNormal, "Pulled", "Container image %q already present on machine", requested)
 			return image, "", nil
 		}
-		msg := fmt.Sprintf("Container image %q is not present with pull policy of Never", c.Image)
+		msg := fmt.Sprintf("Container image %q is not present with pull policy of Never", requested)
 		m.recorder.Eventf(ref, v1.EventTypeWarning, "ErrImageNeverPull", "%s", msg)
 		return "", msg, ErrImageNeverPull
 	}
 
-	key := imageBackOffKey(pod, c)
+	key := imageBackOffKey(pod, requested)
 	if m.imageBackOff.IsInBackOffSinceUpdate(key, m.clock.Now()) {
-		msg := fmt.Sprintf("Back-off pulling image %q", c.Image)
+		msg := fmt.Sprintf("Back-off pulling image %q", requested)
 		m.recorder.Eventf(ref, v1.EventTypeNormal, "BackOff", "%s", msg)
+		// The waiting message tells why the back-off began (upstream since v1.33).
+		if prev, ok := m.prevPullErr[key]; ok {
+			msg += ": " + prev
+		}
 		return "", msg, ErrImagePullBackOff
 	}
-	m.recorder.Eventf(ref, v1.EventTypeNormal, "Pulling", "Pulling image %q", c.Image)
+	delete(m.prevPullErr, key)
+	m.recorder.Eventf(ref, v1.EventTypeNormal, "Pulling", "Pulling image %q", requested)
 	start := m.clock.Now()
 	if m.cfg.PullCredentials != nil {
 		spec.Auth = credentialFor(image, m.cfg.PullCredentials(ctx, pod))
 	}
 	_, err = m.images.PullImage(ctx, spec, sandboxConfig)
 	if err != nil {
-		m.recorder.Eventf(ref, v1.EventTypeWarning, "Failed", "Failed to pull image %q: %v", c.Image, err)
+		m.recorder.Eventf(ref, v1.EventTypeWarning, "Failed", "Failed to pull image %q: %v", requested, err)
 		m.imageBackOff.Next(key, m.clock.Now())
-		msg, reason := evalPullErr(c.Image, err)
+		msg, reason := evalPullErr(requested, err)
+		if m.prevPullErr == nil {
+			m.prevPullErr = map[string]string{}
+		}
+		m.prevPullErr[key] = fmt.Sprintf("%s: %s", reason, msg)
 		return "", msg, reason
 	}
 	// Pulls are not queued here, so the pull time and the time including waiting are equal.
@@ -130,9 +159,19 @@ func (m *Manager) ensureImageExists(ctx context.Context, ref *v1.ObjectReference
 	if img, err := m.images.ImageStatus(ctx, spec); err == nil && img != nil {
 		size = img.Size
 	}
-	m.recorder.Eventf(ref, v1.EventTypeNormal, "Pulled", "Successfully pulled image %q in %v (%v including waiting). Image size: %v bytes.", c.Image, d, d, size)
+	m.recorder.Eventf(ref, v1.EventTypeNormal, "Pulled", "Successfully pulled image %q in %v (%v including waiting). Image size: %v bytes.", requested, d, d, size)
 	m.imageBackOff.GC()
 	return image, "", nil
+}
+
+// gcPrevPullErrors forgets the failures of pulls whose back-off is gone (after the image
+// back-off's GC), so pods removed during a back-off leave nothing behind.
+func (m *Manager) gcPrevPullErrors() {
+	for key := range m.prevPullErr {
+		if _, ok := m.imageBackOff.ExpiryAfterUpdate(key); !ok {
+			delete(m.prevPullErr, key)
+		}
+	}
 }
 
 // credentialFor picks the credential whose server is the image's registry, as the

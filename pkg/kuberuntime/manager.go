@@ -78,10 +78,16 @@ type Config struct {
 	// SyncPod resets every container of a pod whose status says AllContainersRestarting.
 	RestartAllContainers bool
 	// RunContainerOptions resolves a container's environment and mounts (the kubelet's
-	// GenerateRunContainerOptions), given the pod's IPs. An error is a configuration error:
-	// the container waits with CreateContainerConfigError and the error as its message.
-	// Called from the pod's sync (it may wait for the API server). Nil: none.
-	RunContainerOptions func(ctx context.Context, pod *v1.Pod, c *v1.Container, podIPs []string) (*ContainerOptions, error)
+	// GenerateRunContainerOptions), given the pod's IPs and the image volumes the container
+	// mounts (nil: none), which it mounts as ContainerOptions.ImageMounts. An error is a
+	// configuration error: the container waits with CreateContainerConfigError and the
+	// error as its message. Called from the pod's sync (it may wait for the API server).
+	// Nil: none.
+	RunContainerOptions func(ctx context.Context, pod *v1.Pod, c *v1.Container, podIPs []string, imageVolumes ImageVolumes) (*ContainerOptions, error)
+	// ImageVolume is the ImageVolume gate: a pod's image volumes are pulled before its
+	// containers start, and mounted by the runtime in the containers that mount them; the
+	// image_volume_* metrics are registered.
+	ImageVolume bool
 	// MemoryCapacity is the node's memory in bytes: a Burstable container's
 	// oom_score_adj is 1000 less its request's thousandths of it.
 	MemoryCapacity int64
@@ -139,6 +145,9 @@ type Manager struct {
 	metrics      *runtimeMetrics
 	messages     messageCache // exited containers' termination messages
 	logs         keptLogs     // restart counts of containers removed with their logs kept
+	// prevPullErr is, by image back-off key, the failure that started the back-off
+	// ("ErrImagePull: <message>"), for the ImagePullBackOff message.
+	prevPullErr map[string]string
 }
 
 // NewManager validates cfg, fills defaults and returns a Manager.
@@ -188,7 +197,7 @@ func NewManager(cfg Config) (*Manager, error) {
 		recorder:     cfg.Recorder,
 		backOff:      NewBackoff(cfg.Clock, cfg.ContainerBackOff, cfg.MaxContainerBackOff),
 		imageBackOff: NewBackoff(cfg.Clock, cfg.ImageBackOff, cfg.MaxImageBackOff),
-		metrics:      newRuntimeMetrics(cfg.Registry),
+		metrics:      newRuntimeMetrics(cfg.Registry, cfg.ImageVolume),
 	}, nil
 }
 
@@ -314,7 +323,14 @@ func (m *Manager) SyncPod(ctx context.Context, pod *v1.Pod, podStatus *container
 	}
 
 	sandboxConfig := m.generatePodSandboxConfig(pod, changes.Attempt)
+	// The pod's image volumes are pulled once, before the first container this sync starts
+	// (upstream's lazyStart), so that none starts without the volumes it mounts.
+	var volumePulls imageVolumePulls
+	volumesPulled := false
 	start := func(kind containerKind, c *v1.Container) error {
+		if !volumesPulled {
+			volumePulls, volumesPulled = m.pullImageVolumes(ctx, pod, sandboxConfig), true
+		}
 		r := result.add(StartContainer, c.Name)
 		if inBackOff, until, msg, err := m.doBackOff(pod, c, podStatus); inBackOff {
 			r.Fail(err, msg)
@@ -323,10 +339,18 @@ func (m *Manager) SyncPod(ctx context.Context, pod *v1.Pod, podStatus *container
 			return err
 		}
 		m.metrics.startedContainers.WithLabelValues(kind.metricLabel()).Inc()
-		if msg, err := m.startContainer(ctx, sandboxID, sandboxConfig, c, kind, pod, podStatus, podIPs); err != nil {
+		// Failed late, as upstream, so the container shows the volume's pull failure.
+		imageVolumes, err := m.containerImageVolumes(volumePulls, pod, c, r)
+		if err != nil {
+			logger.V(4).Info("Container start failed in pod: an image volume is not pulled", "container", c.Name, "pod", klog.KObj(pod), "err", err)
+			return err
+		}
+		msg, err := m.startContainer(ctx, sandboxID, sandboxConfig, c, kind, pod, podStatus, podIPs, imageVolumes)
+		m.countImageVolumeMounts(err, msg, c, imageVolumes)
+		if err != nil {
 			r.Fail(err, msg)
 			if err == ErrImagePullBackOff {
-				r.BackOffUntil, _ = m.imageBackOff.ExpiryAfterUpdate(imageBackOffKey(pod, c))
+				r.BackOffUntil, _ = m.imageBackOff.ExpiryAfterUpdate(imageBackOffKey(pod, c.Image))
 				logger.V(4).Info("Container start failed in pod", "container", c.Name, "pod", klog.KObj(pod), "containerMessage", msg, "err", err)
 			} else {
 				logger.V(2).Info("Container start failed in pod", "containerType", kind.annotation(), "container", c.Name, "pod", klog.KObj(pod), "err", err, "containerMessage", msg)
@@ -429,7 +453,7 @@ func (m *Manager) doBackOff(pod *v1.Pod, c *v1.Container, podStatus *container.P
 
 // startContainer pulls the image, creates and starts one container, and returns a message
 // with one of the Err* sentinels on failure.
-func (m *Manager) startContainer(ctx context.Context, sandboxID string, sandboxConfig *cri.PodSandboxConfig, c *v1.Container, kind containerKind, pod *v1.Pod, podStatus *container.PodStatus, podIPs []string) (string, error) {
+func (m *Manager) startContainer(ctx context.Context, sandboxID string, sandboxConfig *cri.PodSandboxConfig, c *v1.Container, kind containerKind, pod *v1.Pod, podStatus *container.PodStatus, podIPs []string, imageVolumes ImageVolumes) (string, error) {
 	ref := events.ContainerRef(pod, c.Name)
 	// A bad behaviour script is a configuration error of the pod: it is reported before any
 	// pull, naming the annotation, instead of surfacing later as a pull or create failure
@@ -438,7 +462,7 @@ func (m *Manager) startContainer(ctx context.Context, sandboxID string, sandboxC
 		m.recorder.Eventf(ref, v1.EventTypeWarning, "Failed", "Error: %s", msg)
 		return msg, err
 	}
-	image, msg, err := m.ensureImageExists(ctx, ref, pod, c, sandboxConfig)
+	image, msg, err := m.ensureImageExists(ctx, ref, pod, containerPull(c), sandboxConfig)
 	if err != nil {
 		m.recorder.Eventf(ref, v1.EventTypeWarning, "Failed", "Error: %v", err)
 		return msg, err
@@ -452,7 +476,7 @@ func (m *Manager) startContainer(ctx context.Context, sandboxID string, sandboxC
 		restartCount = s.RestartCount + 1
 	}
 	// The pod IPs feed the downward API (status.podIP) and /etc/hosts.
-	config, err := m.generateContainerConfig(ctx, c, pod, restartCount, image, kind, podIPs)
+	config, err := m.generateContainerConfig(ctx, c, pod, restartCount, image, kind, podIPs, imageVolumes)
 	if err != nil {
 		m.recorder.Eventf(ref, v1.EventTypeWarning, "Failed", "Error: %v", err)
 		return err.Error(), ErrCreateContainerConfig

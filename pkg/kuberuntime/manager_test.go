@@ -356,7 +356,8 @@ func TestImagePullFailureBacksOff(t *testing.T) {
 		if r == nil || r.Error != w.reason {
 			t.Fatalf("sync %d: start result %+v, want %v", i, r, w.reason)
 		}
-		if w.reason == ErrImagePullBackOff && r.Message != `Back-off pulling image "registry.example/app:1.0"` {
+		// The back-off's message carries the failure that started it (upstream since v1.33).
+		if want := `Back-off pulling image "registry.example/app:1.0": ErrImagePull: pull image "registry.example/app:1.0": ErrImagePull (scripted by annotation minikubelet.io/behavior.app)`; w.reason == ErrImagePullBackOff && r.Message != want {
 			t.Errorf("sync %d: message %q", i, r.Message)
 		}
 		switch w.reason {

@@ -21,9 +21,13 @@ type runtimeMetrics struct {
 	startedContainers   *prometheus.CounterVec
 	restartedContainers prometheus.Counter
 	resizeDuration      *prometheus.HistogramVec
+	// Image volumes (countImageVolumeMounts).
+	imageVolumesRequested  prometheus.Counter
+	imageVolumeMounts      prometheus.Counter
+	imageVolumeMountErrors prometheus.Counter
 }
 
-func newRuntimeMetrics(reg *metrics.Registry) *runtimeMetrics {
+func newRuntimeMetrics(reg *metrics.Registry, imageVolume bool) *runtimeMetrics {
 	name := func(n string) string { return n }
 	if reg != nil {
 		name = reg.Name
@@ -48,9 +52,22 @@ func newRuntimeMetrics(reg *metrics.Registry) *runtimeMetrics {
 			Name: name(metrics.PodResizeDuration), Help: "Duration in milliseconds to actuate a pod resize",
 			Buckets: []float64{10, 50, 100, 500, 1000, 2000, 5000, 10000, 20000, 30000, 60000, 120000, 300000, 600000},
 		}, []string{"success"}),
+		imageVolumesRequested: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: name(metrics.ImageVolumeRequested), Help: "Number of requested image volumes.",
+		}),
+		imageVolumeMounts: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: name(metrics.ImageVolumeMountedSucceed), Help: "Number of successful image volume mounts.",
+		}),
+		imageVolumeMountErrors: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: name(metrics.ImageVolumeMountedErrors), Help: "Number of failed image volume mounts.",
+		}),
 	}
 	if reg != nil {
 		reg.MustRegister(m.runningPods, m.runningContainers, m.startedPods, m.startedContainers, m.restartedContainers, m.resizeDuration)
+	}
+	if reg != nil && imageVolume {
+		// Registered with the gate, as upstream (always, in v1.37: it is locked on).
+		reg.MustRegister(m.imageVolumesRequested, m.imageVolumeMounts, m.imageVolumeMountErrors)
 	}
 	return m
 }

@@ -49,6 +49,10 @@ const (
 	HousekeepingDuration       = "housekeeping_duration_seconds"
 	NodeStatusUpdateDuration   = "node_status_update_duration_seconds" // simulator only
 	PodStatusSyncDuration      = "pod_status_sync_duration_seconds"
+	// Image volumes, as upstream's (alpha) names.
+	ImageVolumeRequested      = "image_volume_requested_total"
+	ImageVolumeMountedSucceed = "image_volume_mounted_succeed_total"
+	ImageVolumeMountedErrors  = "image_volume_mounted_errors_total"
 )
 
 // Registry is the daemon's private Prometheus registry plus the name prefix every component

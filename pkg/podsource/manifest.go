@@ -305,8 +305,17 @@ func applyAPIDefaults(pod *v1.Pod) {
 		spec.PreemptionPolicy = &pp
 	}
 	for i := range spec.Volumes {
-		if spec.Volumes[i].VolumeSource == (v1.VolumeSource{}) {
-			spec.Volumes[i].EmptyDir = &v1.EmptyDirVolumeSource{}
+		vol := &spec.Volumes[i]
+		if vol.VolumeSource == (v1.VolumeSource{}) {
+			vol.EmptyDir = &v1.EmptyDirVolumeSource{}
+		}
+		// An image volume's pullPolicy defaults as a container's imagePullPolicy
+		// (SetDefaults_Volume, with the ImageVolume gate, locked on in v1.37).
+		if vol.Image != nil && vol.Image.PullPolicy == "" {
+			vol.Image.PullPolicy = v1.PullIfNotPresent
+			if imageTag(vol.Image.Reference) == "latest" {
+				vol.Image.PullPolicy = v1.PullAlways
+			}
 		}
 	}
 	for i := range spec.InitContainers {

@@ -199,6 +199,14 @@ func TestParseManifestRejects(t *testing.T) {
 		{"app restart rule operator", podYAML("p", "    restartPolicy: Never\n    restartPolicyRules: [{action: Restart, exitCodes: {operator: Is, values: [42]}}]\n"), ReasonInvalid, `spec.containers[0].restartPolicyRules[0].exitCodes.operator: Unsupported value: "Is": supported values: "In", "NotIn"`, true},
 		{"request over limit", podYAML("p", "    resources: {requests: {cpu: 2}, limits: {cpu: 1}}\n"), ReasonInvalid, "must be less than or equal to cpu limit of 1", true},
 		{"mount of unknown volume", podYAML("p", "    volumeMounts: [{name: data, mountPath: /data}]\n"), ReasonInvalid, `spec.containers[0].volumeMounts[0].name: Not found: "data"`, true},
+		// Image volumes and subPaths, as the API server validates them.
+		{"image volume without a reference", podYAML("p", "  volumes: [{name: v, image: {pullPolicy: Always}}]\n"), ReasonInvalid, "spec.volumes[0].image.reference: Required value", true},
+		{"image volume pull policy", podYAML("p", "  volumes: [{name: v, image: {reference: 'kitten:1.8', pullPolicy: Sometimes}}]\n"), ReasonInvalid, `spec.volumes[0].image.pullPolicy: Unsupported value: "Sometimes": supported values: "Always", "IfNotPresent", "Never"`, true},
+		{"image volume with another source", podYAML("p", "  volumes: [{name: v, emptyDir: {}, image: {reference: 'kitten:1.8'}}]\n"), ReasonInvalid, "spec.volumes[0].image: Forbidden: may not specify more than 1 volume type", true},
+		{"image volume with bind mount options", podYAML("p", "    volumeMounts: [{name: v, mountPath: /v, bindMountOptions: [noexec]}]\n  volumes: [{name: v, image: {reference: 'kitten:1.8'}}]\n"), ReasonInvalid, `spec.containers[0].volumeMounts[0].bindMountOptions: Invalid value: ["noexec"]: bindMountOptions may not be used with image volumes`, true},
+		{"absolute subPath", podYAML("p", "    volumeMounts: [{name: v, mountPath: /v, subPath: /etc}]\n  volumes: [{name: v, image: {reference: 'kitten:1.8'}}]\n"), ReasonInvalid, `spec.containers[0].volumeMounts.subPath: Invalid value: "/etc": must be a relative path`, true},
+		{"subPath going up", podYAML("p", "    volumeMounts: [{name: v, mountPath: /v, subPath: etc/../..}]\n  volumes: [{name: v, emptyDir: {}}]\n"), ReasonInvalid, `spec.containers[0].volumeMounts.subPath: Invalid value: "etc/../..": must not contain '..'`, true},
+		{"subPath and subPathExpr", podYAML("p", "    volumeMounts: [{name: v, mountPath: /v, subPath: a, subPathExpr: $(B)}]\n  volumes: [{name: v, emptyDir: {}}]\n"), ReasonInvalid, `spec.containers[0].volumeMounts[0].subPathExpr: Invalid value: "$(B)": subPathExpr and subPath are mutually exclusive`, true},
 		// The fields the simulator uses, checked with apimachinery's helpers and upstream's
 		// messages: each would otherwise become a negative duration, a wrapped amount or a
 		// name the API server refuses.
@@ -281,6 +289,27 @@ func TestParseManifestDefaults(t *testing.T) {
 		}
 		pods, _, err := ParseManifest([]byte(podYAML("p", "    imagePullPolicy: Never\n")), "/m/p", "n")
 		if err != nil || pods[0].Spec.Containers[0].ImagePullPolicy != v1.PullNever {
+			t.Errorf("explicit Never not kept: %v %v", err, pods)
+		}
+	})
+	t.Run("image volume pull policy", func(t *testing.T) {
+		for ref, want := range map[string]v1.PullPolicy{
+			"registry.k8s.io/e2e-test-images/kitten":                                         v1.PullAlways,
+			"registry.k8s.io/e2e-test-images/kitten:latest":                                  v1.PullAlways,
+			"registry.k8s.io/e2e-test-images/kitten:1.8":                                     v1.PullIfNotPresent,
+			"kitten@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef": v1.PullIfNotPresent,
+		} {
+			data := podYAML("p", "    volumeMounts: [{name: v, mountPath: /volume, subPath: etc}]\n  volumes: [{name: v, image: {reference: '"+ref+"'}}]\n")
+			pods, _, err := ParseManifest([]byte(data), "/m/p", "n")
+			if err != nil {
+				t.Fatalf("%s: %v", ref, err)
+			}
+			if got := pods[0].Spec.Volumes[0].Image.PullPolicy; got != want {
+				t.Errorf("reference %s: pullPolicy %s, want %s", ref, got, want)
+			}
+		}
+		data := podYAML("p", "  volumes: [{name: v, image: {reference: 'kitten:1.8', pullPolicy: Never}}]\n")
+		if pods, _, err := ParseManifest([]byte(data), "/m/p", "n"); err != nil || pods[0].Spec.Volumes[0].Image.PullPolicy != v1.PullNever {
 			t.Errorf("explicit Never not kept: %v %v", err, pods)
 		}
 	})

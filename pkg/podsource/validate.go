@@ -3,6 +3,7 @@ package podsource
 import (
 	"fmt"
 	"math"
+	"path"
 	"sort"
 	"strings"
 
@@ -20,8 +21,9 @@ import (
 // (ValidateObjectMeta for name, namespace, labels and annotations; IsDNS1123Label,
 // IsQualifiedName, IsValidLabelValue, IsValidPortNum, IsEnvVarName for the rest):
 // metadata, containers (name, image, uniqueness, pull policy, ports, env, resources,
-// probes, mounts, restartPolicy), volumes, hostname, node selector, tolerations, readiness
-// gates and the pod's restart and DNS policies and deadlines. A value the simulator would
+// probes, mounts and their subPaths, restartPolicy), volumes (names; an image volume's
+// source), hostname, node selector, tolerations, readiness gates and the pod's restart
+// and DNS policies and deadlines. A value the simulator would
 // turn into a negative duration or an overflowing amount is refused here, not met later.
 // The behaviour annotations of the fake runtime are validated by the runtime, not here.
 func validatePod(pod *v1.Pod) field.ErrorList {
@@ -30,8 +32,11 @@ func validatePod(pod *v1.Pod) field.ErrorList {
 	specPath := field.NewPath("spec")
 
 	volumes := map[string]bool{}
-	for i, vol := range spec.Volumes {
-		p := specPath.Child("volumes").Index(i).Child("name")
+	var imageVolumes map[string]bool // made for the first one: most pods have none
+	for i := range spec.Volumes {
+		vol := &spec.Volumes[i]
+		vp := specPath.Child("volumes").Index(i)
+		p := vp.Child("name")
 		switch {
 		case vol.Name == "":
 			errs = append(errs, field.Required(p, ""))
@@ -43,6 +48,13 @@ func validatePod(pod *v1.Pod) field.ErrorList {
 			}
 		}
 		volumes[vol.Name] = true
+		if vol.Image != nil {
+			if imageVolumes == nil {
+				imageVolumes = map[string]bool{}
+			}
+			imageVolumes[vol.Name] = true
+			errs = append(errs, validateImageVolume(vol, vp)...)
+		}
 	}
 
 	if len(spec.Containers) == 0 {
@@ -51,10 +63,10 @@ func validatePod(pod *v1.Pod) field.ErrorList {
 	// Names are unique across init and app containers: they key the container statuses.
 	names := map[string]bool{}
 	for i := range spec.InitContainers {
-		errs = append(errs, validateContainer(&spec.InitContainers[i], specPath.Child("initContainers").Index(i), true, volumes, names)...)
+		errs = append(errs, validateContainer(&spec.InitContainers[i], specPath.Child("initContainers").Index(i), true, volumes, imageVolumes, names)...)
 	}
 	for i := range spec.Containers {
-		errs = append(errs, validateContainer(&spec.Containers[i], specPath.Child("containers").Index(i), false, volumes, names)...)
+		errs = append(errs, validateContainer(&spec.Containers[i], specPath.Child("containers").Index(i), false, volumes, imageVolumes, names)...)
 	}
 
 	switch spec.RestartPolicy {
@@ -131,7 +143,7 @@ func validateToleration(t *v1.Toleration, p *field.Path) field.ErrorList {
 	return errs
 }
 
-func validateContainer(c *v1.Container, p *field.Path, isInit bool, volumes, names map[string]bool) field.ErrorList {
+func validateContainer(c *v1.Container, p *field.Path, isInit bool, volumes, imageVolumes, names map[string]bool) field.ErrorList {
 	var errs field.ErrorList
 	switch {
 	case c.Name == "":
@@ -238,6 +250,60 @@ func validateContainer(c *v1.Container, p *field.Path, isInit bool, volumes, nam
 		if m.MountPath == "" {
 			errs = append(errs, field.Required(mp.Child("mountPath"), ""))
 		}
+		// As upstream's ValidateVolumeMounts, whose subPath errors name the list, not the
+		// mount ("volumeMounts.subPath").
+		if m.SubPath != "" {
+			errs = append(errs, validateLocalDescendingPath(m.SubPath, p.Child("volumeMounts").Child("subPath"))...)
+		}
+		if m.SubPathExpr != "" {
+			if m.SubPath != "" {
+				errs = append(errs, field.Invalid(mp.Child("subPathExpr"), m.SubPathExpr, "subPathExpr and subPath are mutually exclusive"))
+			}
+			errs = append(errs, validateLocalDescendingPath(m.SubPathExpr, p.Child("volumeMounts").Child("subPathExpr"))...)
+		}
+		if len(m.BindMountOptions) > 0 && imageVolumes[m.Name] {
+			errs = append(errs, field.Invalid(mp.Child("bindMountOptions"), m.BindMountOptions, "bindMountOptions may not be used with image volumes"))
+		}
+	}
+	return errs
+}
+
+// validateLocalDescendingPath is upstream's: a subPath is relative and never goes up.
+func validateLocalDescendingPath(target string, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if path.IsAbs(target) {
+		errs = append(errs, field.Invalid(p, target, "must be a relative path"))
+	}
+	for _, item := range strings.Split(target, "/") {
+		if item == ".." {
+			errs = append(errs, field.Invalid(p, target, "must not contain '..'"))
+			break // one error makes the point, as upstream
+		}
+	}
+	return errs
+}
+
+// validateImageVolume is upstream's validateVolumeSource for an image volume: the only
+// source of its volume, with a reference and a pull policy (defaulted before this runs).
+func validateImageVolume(vol *v1.Volume, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	ip := p.Child("image")
+	other := vol.VolumeSource
+	other.Image = nil
+	if other != (v1.VolumeSource{}) {
+		// Upstream checks the image source last: the other one was counted first.
+		return append(errs, field.Forbidden(ip, "may not specify more than 1 volume type"))
+	}
+	if vol.Image.Reference == "" {
+		errs = append(errs, field.Required(ip.Child("reference"), ""))
+	}
+	switch vol.Image.PullPolicy {
+	case v1.PullAlways, v1.PullIfNotPresent, v1.PullNever:
+	case "":
+		errs = append(errs, field.Required(ip.Child("pullPolicy"), ""))
+	default:
+		errs = append(errs, field.NotSupported(ip.Child("pullPolicy"), vol.Image.PullPolicy,
+			[]string{string(v1.PullAlways), string(v1.PullIfNotPresent), string(v1.PullNever)}))
 	}
 	return errs
 }

@@ -141,6 +141,7 @@ func TestFeatureGatesCommand(t *testing.T) {
 			"PodReadyToStartContainersCondition": "GA true true true true",
 			"KubeletFineGrainedAuthz":            "GA true true true true",
 			"ReduceDefaultCrashLoopBackOffDecay": "ALPHA false false false true",
+			"ImageVolume":                        "GA true true true true",
 		}},
 		{"file, then flag over it", []string{"feature-gates", "--config=" + path, "--feature-gates=EventedPLEG=false"}, map[string]string{
 			"EventedPLEG":          "ALPHA false false false true",
@@ -150,8 +151,8 @@ func TestFeatureGatesCommand(t *testing.T) {
 			"EventedPLEG": "ALPHA false false true true",
 		}},
 		{"a v1.37 gate the simulator does not model", []string{"feature-gates", "--feature-gates=PodLevelResources=false"}, map[string]string{
-			"PodLevelResources": "BETA true false false false",
-			"ImageVolume":       "GA true true true false",
+			"PodLevelResources":      "BETA true false false false",
+			"KubeletInUserNamespace": "BETA true false true false",
 		}},
 	}
 	for _, tt := range tests {

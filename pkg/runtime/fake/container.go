@@ -81,6 +81,14 @@ func (r *Runtime) CreateContainer(ctx context.Context, podSandboxID string, conf
 	if owner, ok := r.ctrNames[reserved]; ok {
 		return "", fmt.Errorf("create container %q: failed to reserve container name %q: name is reserved for %q", name, reserved, owner)
 	}
+	var volumes []imageVolumeMount
+	if len(config.ImageMounts) > 0 {
+		// As containerd, before the container's spec is made: its message is the
+		// container's CreateContainerError, as is.
+		if volumes, err = r.mountImageVolumesLocked(sb, config.ImageMounts); err != nil {
+			return "", err
+		}
+	}
 	labels := withDefaults(config.Labels, cri.ContainerNameLabel, name, cri.PodUIDLabel, sb.info.Metadata.UID,
 		cri.PodNameLabel, sb.info.Metadata.Name, cri.PodNamespaceLabel, sb.info.Metadata.Namespace)
 	id := r.newIDLocked()
@@ -105,8 +113,11 @@ func (r *Runtime) CreateContainer(ctx context.Context, podSandboxID string, conf
 	if beh != noBehavior {
 		c.beh = &beh
 	}
-	if err := r.setupMachineLocked(c, config, r.imageInfoLocked(img)); err != nil {
+	if err := r.setupMachineLocked(c, config, r.imageInfoLocked(img), volumes); err != nil {
 		return "", fmt.Errorf("create container %q: %w", name, err)
+	}
+	if len(volumes) > 0 {
+		r.keepImageMountsLocked(c, volumes)
 	}
 	if res := config.Resources; res != nil {
 		c.res = res // the runtime's now (cri.RuntimeService)
@@ -368,6 +379,7 @@ func (r *Runtime) removeContainerLocked(c *ctr, now int64) {
 	r.releaseStopWaitersLocked(c)
 	delete(r.containers, c.info.ID)
 	delete(r.ctrNames, c.reservedName())
+	delete(r.imageMounts, c)
 	_ = r.cgroups.Remove(c.cgroupPath()) // a container's cgroup has no children
 	r.nContainers--
 	sb := c.sb
@@ -476,7 +488,7 @@ func (r *Runtime) ContainerStatus(ctx context.Context, containerID string) (*cri
 	if !ok {
 		return nil, notFound("container", containerID)
 	}
-	return c.status(), nil
+	return r.statusLocked(c), nil
 }
 
 func (c *ctr) status() *cri.ContainerStatus {
@@ -498,6 +510,14 @@ func (c *ctr) status() *cri.ContainerStatus {
 		Mounts:       c.mounts,
 		Resources:    c.res,
 	}
+}
+
+// statusLocked is c's status with its image volumes (status, plus what only the runtime's
+// lock may read).
+func (r *Runtime) statusLocked(c *ctr) *cri.ContainerStatus {
+	st := c.status()
+	st.ImageMounts = r.imageMounts[c]
+	return st
 }
 
 // noBehavior is the behaviour of every container whose pod scripts none: shared, never

@@ -50,8 +50,10 @@ func (e *RegistryError) Error() string {
 func (e *RegistryError) Unwrap() error { return e.Err }
 
 // pullScript returns the pull delay and error for a pull. The kubelet names the container in
-// image.Annotations[cri.ContainerNameLabel]; a pull that names none gets the pod's pull
-// scripts for any container (the longest pullDelay, the first pullError by container name).
+// image.Annotations[cri.ContainerNameLabel]; a pull for an image volume
+// (cri.ImageVolumeAnnotation) gets the default behaviour, no container's script; a pull that
+// names neither gets the pod's pull scripts for any container (the longest pullDelay, the
+// first pullError by container name).
 func (r *Runtime) pullScript(image cri.ImageSpec, sandboxConfig *cri.PodSandboxConfig) (behavior.Behavior, string, error) {
 	var annotations map[string]string
 	if sandboxConfig != nil {
@@ -59,6 +61,9 @@ func (r *Runtime) pullScript(image cri.ImageSpec, sandboxConfig *cri.PodSandboxC
 	}
 	if name := image.Annotations[cri.ContainerNameLabel]; name != "" {
 		return r.behaviourFor(annotations, name)
+	}
+	if image.Annotations[cri.ImageVolumeAnnotation] != "" {
+		return r.defaultBeh, "", nil
 	}
 	all, err := behavior.ParseAll(annotations)
 	if err != nil {

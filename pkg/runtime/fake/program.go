@@ -36,9 +36,20 @@ const ExitCodeStartError int32 = 128
 // first runs in the container (machineLocked). A container whose program the simulator
 // does not know, or whose behaviour is scripted, may never run one: at 10,000 pods the
 // machines of such containers were an eighth of the node's heap.
-func (r *Runtime) setupMachineLocked(c *ctr, config *cri.ContainerConfig, img *imageInfo) error {
-	spec := &machineSpec{sec: config.Security, seed: r.rng.Uint64(), nodes: make([]*vfs.Node, len(config.Mounts))}
-	for i, m := range config.Mounts {
+// Image volumes (mountImageVolumesLocked) join the mounts, all ordered by depth as
+// containerd orders them, and bind the image trees they resolved.
+func (r *Runtime) setupMachineLocked(c *ctr, config *cri.ContainerConfig, img *imageInfo, volumes []imageVolumeMount) error {
+	mounts := config.Mounts
+	var nodes []*vfs.Node
+	if len(volumes) > 0 {
+		mounts, nodes = withImageVolumes(config.Mounts, volumes)
+	}
+	spec := &machineSpec{sec: config.Security, seed: r.rng.Uint64(), nodes: make([]*vfs.Node, len(mounts))}
+	for i, m := range mounts {
+		if nodes != nil && nodes[i] != nil {
+			spec.nodes[i] = nodes[i]
+			continue
+		}
 		if m.HostPath == "" || m.ContainerPath == "" {
 			return fmt.Errorf("mount %+v: host and container paths are required", m)
 		}
@@ -58,7 +69,7 @@ func (r *Runtime) setupMachineLocked(c *ctr, config *cri.ContainerConfig, img *i
 		img.tree.Freeze() // as NewView would now: the image's tree is the container's from here
 	}
 	c.spec = spec
-	c.mounts = config.Mounts
+	c.mounts = mounts
 	c.img = img
 	c.workDir = config.WorkingDir
 	if c.workDir == "" {
@@ -70,6 +81,41 @@ func (r *Runtime) setupMachineLocked(c *ctr, config *cri.ContainerConfig, img *i
 	c.argv = containerArgv(config.Command, config.Args, img)
 	c.stdin = config.Stdin
 	return nil
+}
+
+// withImageVolumes is a container's mounts with its image volumes among them, ordered by
+// depth (stable: the kubelet's order otherwise), and beside each mount the node it binds
+// (nil: a path of the node's filesystem, resolved as any mount).
+func withImageVolumes(mounts []cri.Mount, volumes []imageVolumeMount) ([]cri.Mount, []*vfs.Node) {
+	type bound struct {
+		m    cri.Mount
+		node *vfs.Node
+	}
+	all := make([]bound, 0, len(mounts)+len(volumes))
+	for _, m := range mounts {
+		all = append(all, bound{m: m})
+	}
+	for _, v := range volumes {
+		all = append(all, bound{m: v.mount, node: v.node})
+	}
+	slices.SortStableFunc(all, func(a, b bound) int { return mountDepth(a.m.ContainerPath) - mountDepth(b.m.ContainerPath) })
+	outMounts, outNodes := make([]cri.Mount, len(all)), make([]*vfs.Node, len(all))
+	for i, b := range all {
+		outMounts[i], outNodes[i] = b.m, b.node
+	}
+	return outMounts, outNodes
+}
+
+// keepImageMountsLocked records c's image volumes for its ContainerStatus.
+func (r *Runtime) keepImageMountsLocked(c *ctr, volumes []imageVolumeMount) {
+	out := make([]cri.ImageMount, len(volumes))
+	for i, v := range volumes {
+		out[i] = v.status
+	}
+	if r.imageMounts == nil {
+		r.imageMounts = map[*ctr][]cri.ImageMount{}
+	}
+	r.imageMounts[c] = out
 }
 
 // machineSpec is what a container's machine is made from, kept from its create.
@@ -257,7 +303,9 @@ func (r *Runtime) procMounts(mounts []cri.Mount, cgroup bool) []byte {
 	}
 	for _, m := range mounts {
 		typ, dev := "ext4", "/dev/vda1"
-		if t := r.fsTypeAt(m.HostPath); t != "" {
+		if strings.HasPrefix(m.HostPath, imageVolumeDir+"/") {
+			typ, dev = "overlay", "overlay" // an image volume: its snapshot, as containerd mounts it
+		} else if t := r.fsTypeAt(m.HostPath); t != "" {
 			typ, dev = t, t
 		}
 		if typ == "cgroup2" {

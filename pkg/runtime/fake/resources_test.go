@@ -11,8 +11,8 @@ import (
 	testclock "k8s.io/utils/clock/testing"
 
 	"github.com/minikubelet/minikubelet/pkg/cri"
-	"github.com/minikubelet/minikubelet/pkg/shell"
 	"github.com/minikubelet/minikubelet/pkg/runtime/fault"
+	"github.com/minikubelet/minikubelet/pkg/shell"
 )
 
 const resizeUID = "6f1c2a4e-0b7d-4c1e-9a55-3d2f8e1b7c90"

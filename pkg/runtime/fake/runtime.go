@@ -206,6 +206,9 @@ type Runtime struct {
 	compactAt    int // queue length that triggers the next compaction
 	seq          uint64
 	sub          *eventStream
+	// imageMounts are the image volumes of the containers that have some, as
+	// ContainerStatus reports them: kept here, not in every container.
+	imageMounts map[*ctr][]cri.ImageMount
 	// deferred runs once the lock is released: operation completions and wake-ups call
 	// other components, which must never run under the runtime's lock.
 	deferred    []func()
