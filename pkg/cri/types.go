@@ -197,14 +197,45 @@ type Mount struct {
 // SecurityContext is the part of CRI's LinuxContainerSecurityContext the simulator uses.
 type SecurityContext struct {
 	// RunAsUser and RunAsGroup are the process's ids (nil: the image's user, else root).
-	RunAsUser          *int64
-	RunAsGroup         *int64
+	RunAsUser  *int64
+	RunAsGroup *int64
+	// SupplementalGroups are the pod's fsGroup and supplementalGroups, which the process
+	// gets whatever the policy.
 	SupplementalGroups []int64
 	ReadonlyRootfs     bool
 	Privileged         bool
 	// NoNewPrivs is no_new_privs (allowPrivilegeEscalation: false): a setuid executable
 	// does not raise the process's effective user.
 	NoNewPrivs bool
+	// SupplementalGroupsPolicy says whether the groups the image's /etc/group gives the
+	// user are added (Merge, the default) or not (Strict).
+	SupplementalGroupsPolicy SupplementalGroupsPolicy
+}
+
+// SupplementalGroupsPolicy mirrors runtime.v1.SupplementalGroupsPolicy.
+type SupplementalGroupsPolicy uint8
+
+const (
+	// SupplementalGroupsMerge: the primary group, the groups of the image's /etc/group that
+	// list the user, and the kubelet's.
+	SupplementalGroupsMerge SupplementalGroupsPolicy = 0
+	// SupplementalGroupsStrict: the primary group and the kubelet's only.
+	SupplementalGroupsStrict SupplementalGroupsPolicy = 1
+)
+
+func (p SupplementalGroupsPolicy) String() string {
+	if p == SupplementalGroupsStrict {
+		return "Strict"
+	}
+	return "Merge"
+}
+
+// ContainerUser is who a container's first process runs as, as the runtime resolved it
+// when the container was created (CRI's ContainerUser.linux): its ids and every group it
+// has, the primary one included. Runtimes share one value between equal users: read only.
+type ContainerUser struct {
+	UID, GID           int64
+	SupplementalGroups []int64
 }
 
 // KeyValue is an environment variable (CRI's KeyValue).
@@ -320,6 +351,9 @@ type ContainerStatus struct {
 	// ContainerStatus.Resources.Linux: its cgroup's CPU and memory settings, as created
 	// or last updated); nil when the runtime does not know them.
 	Resources *ContainerResources
+	// User is who its process runs as (CRI's ContainerStatus.user); nil from a runtime
+	// that does not report it (one without the SupplementalGroupsPolicy feature).
+	User *ContainerUser
 }
 
 // Runtime condition types reported by Status.
@@ -339,6 +373,16 @@ type RuntimeCondition struct {
 // RuntimeStatus is the answer of Status.
 type RuntimeStatus struct {
 	Conditions []RuntimeCondition
+	// Features are what the runtime supports beyond the basics (CRI's RuntimeFeatures);
+	// nil from a runtime that reports none.
+	Features *RuntimeFeatures
+}
+
+// RuntimeFeatures mirrors runtime.v1.RuntimeFeatures.
+type RuntimeFeatures struct {
+	// SupplementalGroupsPolicy: the runtime honours SupplementalGroupsStrict and reports
+	// ContainerStatus.User.
+	SupplementalGroupsPolicy bool
 }
 
 // Condition returns the condition of the given type, or nil.

@@ -89,6 +89,13 @@ const (
 	// declare, with PodFeatureUnsupported.
 	// Upstream: GA and locked on in v1.37.
 	NodeDeclaredFeatures featuregate.Feature = "NodeDeclaredFeatures"
+
+	// SupplementalGroupsPolicy passes the pod's supplementalGroupsPolicy to the runtime
+	// (Strict: the image's /etc/group memberships are not added to the process's groups),
+	// reports each container's user in its status, publishes status.features, and refuses
+	// a Strict pod on a node whose runtime does not honour it.
+	// Upstream: GA and locked on since v1.35.
+	SupplementalGroupsPolicy featuregate.Feature = "SupplementalGroupsPolicy"
 )
 
 // modelled lists the gates above: Simulated answers from it.
@@ -107,6 +114,7 @@ var modelled = []featuregate.Feature{
 	InPlacePodVerticalScalingInitContainers,
 	PodObservedGenerationTracking,
 	NodeDeclaredFeatures,
+	SupplementalGroupsPolicy,
 }
 
 // Gates of v1.37 that change kubelet behaviour the simulator is to model next. They are
@@ -118,7 +126,6 @@ const (
 	RestartAllContainersOnContainerExits featuregate.Feature = "RestartAllContainersOnContainerExits"
 	ImageVolume                          featuregate.Feature = "ImageVolume"
 	UserNamespacesSupport                featuregate.Feature = "UserNamespacesSupport"
-	SupplementalGroupsPolicy             featuregate.Feature = "SupplementalGroupsPolicy"
 	EnvFiles                             featuregate.Feature = "EnvFiles"
 	KubeletPSI                           featuregate.Feature = "KubeletPSI"
 	ProcMountType                        featuregate.Feature = "ProcMountType"
@@ -127,7 +134,7 @@ const (
 // planned lists the gates above, so that a test checks each against the table.
 var planned = []featuregate.Feature{
 	PodLevelResources, RestartAllContainersOnContainerExits,
-	ImageVolume, UserNamespacesSupport, SupplementalGroupsPolicy,
+	ImageVolume, UserNamespacesSupport,
 	EnvFiles, KubeletPSI, ProcMountType,
 }
 

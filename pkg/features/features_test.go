@@ -35,6 +35,7 @@ func TestModelledGateSpecs(t *testing.T) {
 		{InPlacePodVerticalScalingInitContainers, featuregate.FeatureSpec{Default: true, PreRelease: featuregate.GA, LockToDefault: true, Version: version.MajorMinor(1, 37)}},
 		{PodObservedGenerationTracking, featuregate.FeatureSpec{Default: true, PreRelease: featuregate.GA, LockToDefault: true, Version: version.MajorMinor(1, 35)}},
 		{NodeDeclaredFeatures, featuregate.FeatureSpec{Default: true, PreRelease: featuregate.GA, LockToDefault: true, Version: version.MajorMinor(1, 37)}},
+		{SupplementalGroupsPolicy, featuregate.FeatureSpec{Default: true, PreRelease: featuregate.GA, LockToDefault: true, Version: version.MajorMinor(1, 35)}},
 	}
 	all := DefaultMutableFeatureGate.GetAll()
 	for _, tt := range tests {

@@ -22,6 +22,7 @@ import (
 	"github.com/minikubelet/minikubelet/pkg/allocation"
 	"github.com/minikubelet/minikubelet/pkg/cluster"
 	"github.com/minikubelet/minikubelet/pkg/config"
+	"github.com/minikubelet/minikubelet/pkg/cri"
 	"github.com/minikubelet/minikubelet/pkg/events"
 	"github.com/minikubelet/minikubelet/pkg/eviction"
 	"github.com/minikubelet/minikubelet/pkg/featuregate"
@@ -575,6 +576,9 @@ func NewRuntime(c *config.Config, clk clock.Clock, reg *metrics.Registry, option
 		PodsMemoryLimit:       podsMemoryLimit(c),
 		PodPidsLimit:          podPidsLimit(c),
 		CPUCapacityMilli:      c.Simulator.Machine.CPU.MilliValue(),
+		Features: &cri.RuntimeFeatures{
+			SupplementalGroupsPolicy: rc.Features.SupplementalGroupsPolicy,
+		},
 	}
 	// Validated by config.Load; a config built otherwise falls back to the default.
 	if q, err := resource.ParseQuantity(c.Kubelet.ContainerLogMaxSize); err == nil {
@@ -671,6 +675,11 @@ func (k *Kubelet) buildNodeInfo() error {
 		Name:        k.nodeName,
 		Labels:      k.nodeStatus.NodeLabels(),
 		Taints:      k.cfg.Kubelet.RegisterWithTaints,
+		// What the node status's features say (NodeFeatures): upstream reads the node.
+		SupplementalGroupsPolicy: func() bool {
+			f := k.state.Features()
+			return f != nil && f.SupplementalGroupsPolicy
+		},
 	}
 	sysctls, err := admission.NewSysctlAllowlist(k.cfg.Kubelet.AllowedUnsafeSysctls)
 	if err != nil {
@@ -771,6 +780,7 @@ func (k *Kubelet) buildNodeStatus(nodeIP string) error {
 		Images:                    k.rt,
 		Usage:                     k,
 		ShutdownErrors:            k.shutdownStatus,
+		RuntimeFeatures:           k.state.Features,
 		Recorder:                  k.events,
 		Registry:                  k.registry,
 		API:                       k.nodeAPI(),

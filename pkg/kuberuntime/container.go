@@ -56,6 +56,10 @@ func (m *Manager) generateContainerConfig(ctx context.Context, c *v1.Container, 
 	if err := verifyRunAsNonRoot(pod, c, uid, username); err != nil {
 		return nil, err
 	}
+	sec, err := securityContext(pod, c)
+	if err != nil {
+		return nil, err
+	}
 	command, args := expandCommandAndArgs(c, opts.Envs)
 	config := &cri.ContainerConfig{
 		Metadata: cri.ContainerMetadata{Name: c.Name, Attempt: uint32(restartCount)},
@@ -74,7 +78,7 @@ func (m *Manager) generateContainerConfig(ctx context.Context, c *v1.Container, 
 		Stdin:       c.Stdin,
 		StdinOnce:   c.StdinOnce,
 		TTY:         c.TTY,
-		Security:    securityContext(pod, c),
+		Security:    sec,
 	}
 	return config, nil
 }
@@ -137,8 +141,11 @@ func (m *Manager) createTerminationMessageFile(pod *v1.Pod, c *v1.Container, res
 // securityContext is the container's security context over the pod's, as the kubelet's
 // determineEffectiveSecurityContext: runAsUser and runAsGroup from the container, else the
 // pod (nil: the image's user); readOnlyRootFilesystem and privileged from the container; the
-// supplemental groups are the pod's fsGroup first, then its supplementalGroups.
-func securityContext(pod *v1.Pod, c *v1.Container) *cri.SecurityContext {
+// supplemental groups are the pod's fsGroup first, then its supplementalGroups, and the
+// pod's supplementalGroupsPolicy says whether the runtime adds the image's groups. A
+// policy the CRI has no value for fails with upstream's message (the container waits with
+// CreateContainerConfigError); the API server refuses such a pod first.
+func securityContext(pod *v1.Pod, c *v1.Container) (*cri.SecurityContext, error) {
 	sc := &cri.SecurityContext{}
 	if psc := pod.Spec.SecurityContext; psc != nil {
 		sc.RunAsUser = copyInt64(psc.RunAsUser)
@@ -147,6 +154,16 @@ func securityContext(pod *v1.Pod, c *v1.Container) *cri.SecurityContext {
 			sc.SupplementalGroups = append(sc.SupplementalGroups, *psc.FSGroup)
 		}
 		sc.SupplementalGroups = append(sc.SupplementalGroups, psc.SupplementalGroups...)
+		if p := psc.SupplementalGroupsPolicy; p != nil {
+			switch *p {
+			case v1.SupplementalGroupsPolicyMerge:
+				sc.SupplementalGroupsPolicy = cri.SupplementalGroupsMerge
+			case v1.SupplementalGroupsPolicyStrict:
+				sc.SupplementalGroupsPolicy = cri.SupplementalGroupsStrict
+			default:
+				return nil, fmt.Errorf("unsupported supplementalGroupsPolicy: %s", *p)
+			}
+		}
 	}
 	if csc := c.SecurityContext; csc != nil {
 		if csc.RunAsUser != nil {
@@ -166,7 +183,7 @@ func securityContext(pod *v1.Pod, c *v1.Container) *cri.SecurityContext {
 			sc.NoNewPrivs = true
 		}
 	}
-	return sc
+	return sc, nil
 }
 
 func copyInt64(p *int64) *int64 {

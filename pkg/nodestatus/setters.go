@@ -138,6 +138,25 @@ func DeclaredFeatures(features []string) Setter {
 	}
 }
 
+// NodeFeatures sets status.features from the runtime's features (upstream's NodeFeatures,
+// the SupplementalGroupsPolicy gate being GA): whether the runtime honours
+// supplementalGroupsPolicy Strict, which the scheduler and the kubelet's admission read.
+// Nothing while the runtime has reported none.
+func NodeFeatures(features func() *cri.RuntimeFeatures) Setter {
+	return func(_ context.Context, node *v1.Node) error {
+		if features == nil {
+			return nil
+		}
+		f := features()
+		if f == nil {
+			return nil
+		}
+		sgp := f.SupplementalGroupsPolicy
+		node.Status.Features = &v1.NodeFeatures{SupplementalGroupsPolicy: &sgp}
+		return nil
+	}
+}
+
 // DaemonEndpoints sets the kubelet endpoint port (read on every update, so a port bound
 // after construction is picked up).
 func DaemonEndpoints(port func() int32) Setter {

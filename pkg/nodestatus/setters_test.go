@@ -210,6 +210,32 @@ func TestVersionInfoDaemonEndpointsGoRuntime(t *testing.T) {
 	}
 }
 
+// TestNodeFeatures: status.features.supplementalGroupsPolicy is what the runtime last
+// reported; nothing before it reported features.
+func TestNodeFeatures(t *testing.T) {
+	yes, no := true, false
+	for _, tt := range []struct {
+		name     string
+		features func() *cri.RuntimeFeatures
+		want     *v1.NodeFeatures
+	}{
+		{"no runtime state", nil, nil},
+		{"no features reported yet", func() *cri.RuntimeFeatures { return nil }, nil},
+		{"a runtime with the policy", func() *cri.RuntimeFeatures { return &cri.RuntimeFeatures{SupplementalGroupsPolicy: true} }, &v1.NodeFeatures{SupplementalGroupsPolicy: &yes}},
+		{"a runtime without it", func() *cri.RuntimeFeatures { return &cri.RuntimeFeatures{} }, &v1.NodeFeatures{SupplementalGroupsPolicy: &no}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			node := &v1.Node{}
+			if err := NodeFeatures(tt.features)(context.Background(), node); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, node.Status.Features); diff != "" {
+				t.Errorf("status.features (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
 func TestImages(t *testing.T) {
 	images := []cri.Image{
 		{ID: "sha256:small", RepoTags: []string{"busybox:latest"}, Size: 10},

@@ -228,6 +228,9 @@ func TestParseManifestRejects(t *testing.T) {
 		{"probe with two handlers", podYAML("p", "    readinessProbe: {exec: {command: [\"true\"]}, tcpSocket: {port: 80}}\n"), ReasonInvalid, "spec.containers[0].readinessProbe: Forbidden: may not specify more than 1 handler type", true},
 		{"liveness success threshold", podYAML("p", "    livenessProbe: {tcpSocket: {port: 80}, successThreshold: 2}\n"), ReasonInvalid, "spec.containers[0].livenessProbe.successThreshold: Invalid value: 2: must be 1", true},
 		{"probe port", podYAML("p", "    startupProbe: {httpGet: {port: 0}}\n"), ReasonInvalid, "spec.containers[0].startupProbe.httpGet.port: Invalid value: 0: must be between 1 and 65535, inclusive", true},
+		{"supplemental groups policy", podYAML("p", "  securityContext: {supplementalGroupsPolicy: Loose}\n"), ReasonInvalid, `spec.securityContext.supplementalGroupsPolicy: Unsupported value: "Loose": supported values: "Merge", "Strict"`, true},
+		{"supplemental group", podYAML("p", "  securityContext: {supplementalGroups: [5, -1]}\n"), ReasonInvalid, "spec.securityContext.supplementalGroups[1]: Invalid value: -1: must be between 0 and 2147483647, inclusive", true},
+		{"pod runAsUser", podYAML("p", "  securityContext: {runAsUser: 4294967296}\n"), ReasonInvalid, "spec.securityContext.runAsUser: Invalid value: 4294967296: must be between 0 and 2147483647, inclusive", true},
 		{"readiness probe grace", podYAML("p", "    readinessProbe: {tcpSocket: {port: 80}, terminationGracePeriodSeconds: 5}\n"), ReasonInvalid, "spec.containers[0].readinessProbe.terminationGracePeriodSeconds: Invalid value: 5: must not be set for readinessProbes", true},
 	}
 	for _, tt := range tests {

@@ -94,6 +94,46 @@ func validatePod(pod *v1.Pod) field.ErrorList {
 	for i := range spec.Tolerations {
 		errs = append(errs, validateToleration(&spec.Tolerations[i], specPath.Child("tolerations").Index(i))...)
 	}
+	errs = append(errs, validatePodSecurityContext(spec.SecurityContext, specPath.Child("securityContext"))...)
+	return errs
+}
+
+// validatePodSecurityContext is upstream's validatePodSpecSecurityContext for the fields the
+// runtime reads: the user and group ids, and the supplemental groups policy, which the CRI
+// has two values for.
+func validatePodSecurityContext(sc *v1.PodSecurityContext, p *field.Path) field.ErrorList {
+	if sc == nil {
+		return nil
+	}
+	var errs field.ErrorList
+	if sc.FSGroup != nil {
+		for _, msg := range validation.IsValidGroupID(*sc.FSGroup) {
+			errs = append(errs, field.Invalid(p.Child("fsGroup"), *sc.FSGroup, msg))
+		}
+	}
+	if sc.RunAsUser != nil {
+		for _, msg := range validation.IsValidUserID(*sc.RunAsUser) {
+			errs = append(errs, field.Invalid(p.Child("runAsUser"), *sc.RunAsUser, msg))
+		}
+	}
+	if sc.RunAsGroup != nil {
+		for _, msg := range validation.IsValidGroupID(*sc.RunAsGroup) {
+			errs = append(errs, field.Invalid(p.Child("runAsGroup"), *sc.RunAsGroup, msg))
+		}
+	}
+	for i, gid := range sc.SupplementalGroups {
+		for _, msg := range validation.IsValidGroupID(gid) {
+			errs = append(errs, field.Invalid(p.Child("supplementalGroups").Index(i), gid, msg))
+		}
+	}
+	if policy := sc.SupplementalGroupsPolicy; policy != nil {
+		switch *policy {
+		case v1.SupplementalGroupsPolicyMerge, v1.SupplementalGroupsPolicyStrict:
+		default:
+			errs = append(errs, field.NotSupported(p.Child("supplementalGroupsPolicy"), *policy,
+				[]string{string(v1.SupplementalGroupsPolicyMerge), string(v1.SupplementalGroupsPolicyStrict)}))
+		}
+	}
 	return errs
 }
 

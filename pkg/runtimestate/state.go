@@ -73,6 +73,8 @@ type State struct {
 	networkError error
 	runtimeError error
 	healthChecks []healthCheck
+	// features are the runtime's, from its last ready Status (nil until then).
+	features *cri.RuntimeFeatures
 }
 
 // New validates cfg, fills defaults and returns a State whose runtime status has not yet
@@ -127,7 +129,7 @@ func (s *State) AddReportOnlyHealthCheck(name string, f func() (bool, error)) {
 
 // UpdateRuntimeUp is one poll of the runtime (upstream updateRuntimeUp): it asks Status()
 // and records the network and runtime conditions; only a runtime that reports
-// RuntimeReady refreshes the last successful sync. A failed Status() call keeps the
+// RuntimeReady refreshes the last successful sync and its features. A failed Status() call keeps the
 // previous state and is returned. It waits while Status() waits (a hung runtime; run it as a
 // task, as the poll loop does), so readers never depend on it. Calls must not overlap.
 func (s *State) UpdateRuntimeUp(ctx context.Context) error {
@@ -162,9 +164,15 @@ func (s *State) UpdateRuntimeUp(ctx context.Context) error {
 		logger.V(2).Info("Container runtime is ready again")
 	}
 	s.runtimeError = nil
+	s.features = st.Features
 	s.lastSync = s.clock.Now()
 	return nil
 }
+
+// Features are the runtime's features as its last ready Status reported them (upstream's
+// runtimeState.runtimeFeatures): nil before the runtime was first ready, or from a runtime
+// that reports none. Read only.
+func (s *State) Features() *cri.RuntimeFeatures { return s.features }
 
 func (s *State) setNetwork(err error) {
 	s.networkError = err

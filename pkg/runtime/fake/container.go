@@ -473,10 +473,11 @@ func (r *Runtime) ContainerStatus(ctx context.Context, containerID string) (*cri
 	if !ok {
 		return nil, notFound("container", containerID)
 	}
-	return c.status(), nil
+	return r.containerStatusLocked(c), nil
 }
 
-func (c *ctr) status() *cri.ContainerStatus {
+// containerStatusLocked is c's status now.
+func (r *Runtime) containerStatusLocked(c *ctr) *cri.ContainerStatus {
 	return &cri.ContainerStatus{
 		ID:           c.info.ID,
 		PodSandboxID: c.info.PodSandboxID,
@@ -494,6 +495,7 @@ func (c *ctr) status() *cri.ContainerStatus {
 		Annotations:  c.info.Annotations,
 		Mounts:       c.mounts,
 		Resources:    c.res,
+		User:         r.containerUserLocked(c),
 	}
 }
 

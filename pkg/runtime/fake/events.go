@@ -38,7 +38,7 @@ func (r *Runtime) changedLocked(typ cri.ContainerEventType, id string, sb *sandb
 		ContainersStatuses: make([]*cri.ContainerStatus, len(sb.containers)),
 	}
 	for i, c := range sb.containers {
-		ev.ContainersStatuses[i] = c.status()
+		ev.ContainersStatuses[i] = r.containerStatusLocked(c)
 	}
 	waiting := len(s.buf) - s.head
 	if waiting >= r.eventBufSize {

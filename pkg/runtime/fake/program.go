@@ -36,7 +36,7 @@ const ExitCodeStartError int32 = 128
 // does not know, or whose behaviour is scripted, may never run one: at 10,000 pods the
 // machines of such containers were an eighth of the node's heap.
 func (r *Runtime) setupMachineLocked(c *ctr, config *cri.ContainerConfig, img *imageInfo) error {
-	spec := &machineSpec{sec: config.Security, seed: r.rng.Uint64(), nodes: make([]*vfs.Node, len(config.Mounts))}
+	spec := &machineSpec{sec: r.internSecurityLocked(config.Security), seed: r.rng.Uint64(), nodes: make([]*vfs.Node, len(config.Mounts))}
 	for i, m := range config.Mounts {
 		if m.HostPath == "" || m.ContainerPath == "" {
 			return fmt.Errorf("mount %+v: host and container paths are required", m)
@@ -103,7 +103,7 @@ func (r *Runtime) machineLocked(c *ctr) *shell.Machine {
 	for i, m := range c.mounts {
 		view.BindNode(m.ContainerPath, s.nodes[i], m.Readonly)
 	}
-	id := identity(s.sec, c.img.user, view)
+	id := r.identityLocked(s.sec, c.img)
 	r.procLocked(c, view, s, id, cgroup != nil)
 	c.proc = &proc{id: id}
 	c.mem = r.mem.NewGroup(c.memLimit, s.oomAdj, func() { r.oomKilledLocked(c) })
@@ -333,91 +333,6 @@ func homeOf(fs *vfs.View, uid int64) string {
 		return "/root"
 	}
 	return "/"
-}
-
-// identity is who the container's processes run as: the security context's ids, else the
-// image's user (a number, or a name looked up in its /etc/passwd), else root.
-func identity(sc *cri.SecurityContext, imageUser string, fs *vfs.View) shell.Identity {
-	var id shell.Identity
-	user, group, _ := strings.Cut(imageUser, ":")
-	if user != "" {
-		if n, err := strconv.ParseInt(user, 10, 64); err == nil {
-			id.UID = n
-			id.GID = n
-			if g, ok := passwdGroup(fs, n, ""); ok {
-				id.GID = g
-			}
-		} else if uid, ok := passwdUID(fs, user); ok {
-			id.UID = uid
-			id.GID, _ = passwdGroup(fs, uid, user)
-		}
-	}
-	if group != "" {
-		if n, err := strconv.ParseInt(group, 10, 64); err == nil {
-			id.GID = n
-		}
-	}
-	if sc != nil {
-		if sc.RunAsUser != nil {
-			id.UID = *sc.RunAsUser
-			if sc.RunAsGroup == nil {
-				id.GID = 0
-				if g, ok := passwdGroup(fs, id.UID, ""); ok {
-					id.GID = g
-				}
-			}
-		}
-		if sc.RunAsGroup != nil {
-			id.GID = *sc.RunAsGroup
-		}
-		id.Groups = append(id.Groups, sc.SupplementalGroups...)
-		id.Privileged = sc.Privileged
-		id.NoNewPrivs = sc.NoNewPrivs
-	}
-	return id
-}
-
-// passwd reads /etc/passwd entries: name, uid, gid.
-func passwd(fs *vfs.View, f func(name string, uid, gid int64) bool) {
-	data, err := fs.ReadFile("/etc/passwd")
-	if err != nil {
-		return
-	}
-	for _, line := range strings.Split(string(data), "\n") {
-		fields := strings.Split(line, ":")
-		if len(fields) < 4 {
-			continue
-		}
-		uid, err1 := strconv.ParseInt(fields[2], 10, 64)
-		gid, err2 := strconv.ParseInt(fields[3], 10, 64)
-		if err1 == nil && err2 == nil && f(fields[0], uid, gid) {
-			return
-		}
-	}
-}
-
-func passwdUID(fs *vfs.View, name string) (int64, bool) {
-	var uid int64
-	found := false
-	passwd(fs, func(n string, u, _ int64) bool {
-		if n == name {
-			uid, found = u, true
-		}
-		return found
-	})
-	return uid, found
-}
-
-func passwdGroup(fs *vfs.View, uid int64, name string) (int64, bool) {
-	var gid int64
-	found := false
-	passwd(fs, func(n string, u, g int64) bool {
-		if u == uid && (name == "" || n == name) {
-			gid, found = g, true
-		}
-		return found
-	})
-	return gid, found
 }
 
 // runsProgram reports whether c's process is a simulated program (rather than a
@@ -682,6 +597,7 @@ type imageInfo struct {
 	user       string
 	stopSignal string // what a stop sends first ("SIGQUIT"); "" is SIGTERM
 	tree       *vfs.Node
+	accounts   *accounts // its /etc/passwd and /etc/group, read when first needed (accountsLocked)
 }
 
 // stopSignal is the signal a stop sends c's main process first: its image's STOPSIGNAL,

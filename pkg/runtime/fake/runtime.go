@@ -120,7 +120,15 @@ type Config struct {
 	// cgroup's limit: the node's allocatable memory when the kubelet enforces it), in
 	// bytes; past it the OOM killer kills a container by its oom_score_adj. 0: no limit.
 	PodsMemoryLimit int64
+	// Features are what Status reports the runtime supports, and what it does: nil is
+	// DefaultFeatures (containerd 2.1's). Without SupplementalGroupsPolicy, as containerd
+	// 1.7, the Strict policy is ignored and container statuses report no user.
+	Features *cri.RuntimeFeatures
 }
+
+// DefaultFeatures are the features of a runtime whose Config gives none: those of
+// containerd 2.1, which the kubelet v1.37 is tested with.
+var DefaultFeatures = cri.RuntimeFeatures{SupplementalGroupsPolicy: true}
 
 // ProgramSlice is how long one step of the runtime loop steps programs at most when
 // Config.ProgramCPU is set: what is left waits for its next step, after the loops due
@@ -229,6 +237,12 @@ type Runtime struct {
 	network     *simnet.Network
 	podNet      netip.Prefix
 	cgroups     *cgroupfs.Tree
+	features    cri.RuntimeFeatures
+	// One value for each distinct security context and container user (user.go): the
+	// containers of a template share them.
+	securities  map[string]*cri.SecurityContext
+	users       map[string]*cri.ContainerUser
+	usersBySpec map[userKey]*cri.ContainerUser
 
 	// Lines servers' handlers wrote from other goroutines, by container, for the next lock.
 	detachedMu sync.Mutex
@@ -466,6 +480,10 @@ func New(cfg Config) (*Runtime, error) {
 		podPids:      cfg.PodPidsLimit,
 		budget:       cfg.ProgramCPU,
 		network:      cfg.Network,
+		features:     DefaultFeatures,
+	}
+	if cfg.Features != nil {
+		r.features = *cfg.Features
 	}
 	if r.network == nil {
 		r.network = simnet.New()

@@ -1,0 +1,93 @@
+package kubelet
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	v1 "k8s.io/api/core/v1"
+)
+
+// containerLog is what the pod's first container printed, line by line.
+func (h *harness) containerLog(full string) string {
+	h.t.Helper()
+	p := h.pod(full)
+	if p == nil || len(p.Status.ContainerStatuses) == 0 {
+		return ""
+	}
+	lines, err := h.k.Runtime().ContainerLog(strings.TrimPrefix(p.Status.ContainerStatuses[0].ContainerID, "fake://"), 0, 0)
+	if err != nil {
+		return ""
+	}
+	var b strings.Builder
+	for _, l := range lines {
+		b.WriteString(l.Text + "\n")
+	}
+	return b.String()
+}
+
+// TestSupplementalGroupsPolicy follows the upstream e2e specs ("SupplementalGroupsPolicy
+// [LinuxOnly]"): agnhost's user-defined-in-image (1000) is a member of
+// group-defined-in-image (50000) in the image's /etc/group. Merge (or no policy) adds that
+// group, Strict does not; the container status reports the process's user, as `id` prints
+// it; the node says its runtime honours the policy. On a node whose runtime does not, a
+// Strict pod is refused as upstream refuses it, and a Merge pod runs without a user in its
+// status.
+func TestSupplementalGroupsPolicy(t *testing.T) {
+	user := func(groups ...int64) *v1.ContainerUser {
+		return &v1.ContainerUser{Linux: &v1.LinuxContainerUser{UID: 1000, GID: 1000, SupplementalGroups: groups}}
+	}
+	tests := []struct {
+		name        string
+		policy      string // "" : none
+		unsupported bool   // runtime.features.supplementalGroupsPolicy: false
+		wantLog     string
+		wantUser    *v1.ContainerUser
+		wantReason  string // a rejection
+	}{
+		{name: "no policy merges", wantLog: "1000 50000 60000\n", wantUser: user(1000, 50000, 60000)},
+		{name: "Merge", policy: "Merge", wantLog: "1000 50000 60000\n", wantUser: user(1000, 50000, 60000)},
+		{name: "Strict", policy: "Strict", wantLog: "1000 60000\n", wantUser: user(1000, 60000)},
+		{name: "Strict on a runtime without the feature is refused", policy: "Strict", unsupported: true, wantReason: "SupplementalGroupsPolicyNotSupported"},
+		{name: "Merge on a runtime without the feature reports no user", policy: "Merge", unsupported: true, wantLog: "1000 50000 60000\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			cfg, gate := loadConfig(t, dir)
+			cfg.Simulator.Runtime.Features.SupplementalGroupsPolicy = !tt.unsupported
+			h := newHarnessWithConfig(t, dir, cfg, gate)
+			sc := "  securityContext:\n    runAsUser: 1000\n    supplementalGroups: [60000]\n"
+			if tt.policy != "" {
+				sc += "    supplementalGroupsPolicy: " + tt.policy + "\n"
+			}
+			h.write("p.yaml", podManifest("p", "registry.k8s.io/e2e-test-images/agnhost:2.66.1",
+				"    command: [sh, -c, 'id -G']\n  restartPolicy: Never\n"+sc))
+			full := "p-" + testNode
+			if tt.wantReason != "" {
+				h.until(30, "the rejection", func() bool { return h.phase(full) == v1.PodFailed }, h.describe)
+				p := h.pod(full)
+				if p.Status.Reason != tt.wantReason || p.Status.Message != "Pod was rejected: SupplementalGroupsPolicy=Strict is not supported in this node" {
+					t.Errorf("status reason %q message %q", p.Status.Reason, p.Status.Message)
+				}
+				if e := findEvent(h, tt.wantReason, full); e == nil || e.Type != v1.EventTypeWarning {
+					t.Errorf("no Warning event %s: %+v", tt.wantReason, e)
+				}
+				return
+			}
+			h.until(60, "Succeeded", func() bool { return h.phase(full) == v1.PodSucceeded }, h.describe)
+			if got := h.containerLog(full); got != tt.wantLog {
+				t.Errorf("id -G printed %q, want %q", got, tt.wantLog)
+			}
+			if diff := cmp.Diff(tt.wantUser, h.pod(full).Status.ContainerStatuses[0].User); diff != "" {
+				t.Errorf("status user (-want +got):\n%s", diff)
+			}
+			h.round(10 * time.Second) // a node status update
+			features := h.k.nodeStatus.GetNode().Status.Features
+			if features == nil || features.SupplementalGroupsPolicy == nil || *features.SupplementalGroupsPolicy == tt.unsupported {
+				t.Errorf("node status.features = %+v, want supplementalGroupsPolicy %v", features, !tt.unsupported)
+			}
+		})
+	}
+}
