@@ -96,6 +96,12 @@ const (
 	// a Strict pod on a node whose runtime does not honour it.
 	// Upstream: GA and locked on since v1.35.
 	SupplementalGroupsPolicy featuregate.Feature = "SupplementalGroupsPolicy"
+
+	// EnvFiles sets an env var from a key of a KEY='value' file in one of the pod's
+	// emptyDir volumes (valueFrom.fileKeyRef), written there by an init container; off,
+	// such a variable is set empty.
+	// Upstream: beta (default on) since v1.35.
+	EnvFiles featuregate.Feature = "EnvFiles"
 )
 
 // modelled lists the gates above: Simulated answers from it.
@@ -115,6 +121,7 @@ var modelled = []featuregate.Feature{
 	PodObservedGenerationTracking,
 	NodeDeclaredFeatures,
 	SupplementalGroupsPolicy,
+	EnvFiles,
 }
 
 // Gates of v1.37 that change kubelet behaviour the simulator is to model next. They are
@@ -126,7 +133,6 @@ const (
 	RestartAllContainersOnContainerExits featuregate.Feature = "RestartAllContainersOnContainerExits"
 	ImageVolume                          featuregate.Feature = "ImageVolume"
 	UserNamespacesSupport                featuregate.Feature = "UserNamespacesSupport"
-	EnvFiles                             featuregate.Feature = "EnvFiles"
 	KubeletPSI                           featuregate.Feature = "KubeletPSI"
 	ProcMountType                        featuregate.Feature = "ProcMountType"
 )
@@ -135,7 +141,7 @@ const (
 var planned = []featuregate.Feature{
 	PodLevelResources, RestartAllContainersOnContainerExits,
 	ImageVolume, UserNamespacesSupport,
-	EnvFiles, KubeletPSI, ProcMountType,
+	KubeletPSI, ProcMountType,
 }
 
 // Simulated reports whether the simulator models a gate: set, it changes what a node does.

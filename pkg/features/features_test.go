@@ -36,6 +36,7 @@ func TestModelledGateSpecs(t *testing.T) {
 		{PodObservedGenerationTracking, featuregate.FeatureSpec{Default: true, PreRelease: featuregate.GA, LockToDefault: true, Version: version.MajorMinor(1, 35)}},
 		{NodeDeclaredFeatures, featuregate.FeatureSpec{Default: true, PreRelease: featuregate.GA, LockToDefault: true, Version: version.MajorMinor(1, 37)}},
 		{SupplementalGroupsPolicy, featuregate.FeatureSpec{Default: true, PreRelease: featuregate.GA, LockToDefault: true, Version: version.MajorMinor(1, 35)}},
+		{EnvFiles, featuregate.FeatureSpec{Default: true, PreRelease: featuregate.Beta, Version: version.MajorMinor(1, 35)}},
 	}
 	all := DefaultMutableFeatureGate.GetAll()
 	for _, tt := range tests {
@@ -307,7 +308,7 @@ func TestUnsimulatedGates(t *testing.T) {
 			}
 		})
 	}
-	if Simulated(EnvFiles) || !Simulated(EventedPLEG) {
-		t.Error("Simulated: want EventedPLEG modelled and EnvFiles not")
+	if Simulated(KubeletPSI) || !Simulated(EventedPLEG) {
+		t.Error("Simulated: want EventedPLEG modelled and KubeletPSI not")
 	}
 }

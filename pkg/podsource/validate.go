@@ -3,6 +3,7 @@ package podsource
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -30,7 +31,9 @@ func validatePod(pod *v1.Pod) field.ErrorList {
 	specPath := field.NewPath("spec")
 
 	volumes := map[string]bool{}
+	volumeSources := make(map[string]*v1.VolumeSource, len(spec.Volumes))
 	for i, vol := range spec.Volumes {
+		volumeSources[vol.Name] = &spec.Volumes[i].VolumeSource
 		p := specPath.Child("volumes").Index(i).Child("name")
 		switch {
 		case vol.Name == "":
@@ -51,10 +54,10 @@ func validatePod(pod *v1.Pod) field.ErrorList {
 	// Names are unique across init and app containers: they key the container statuses.
 	names := map[string]bool{}
 	for i := range spec.InitContainers {
-		errs = append(errs, validateContainer(&spec.InitContainers[i], specPath.Child("initContainers").Index(i), true, volumes, names)...)
+		errs = append(errs, validateContainer(&spec.InitContainers[i], specPath.Child("initContainers").Index(i), true, volumes, names, volumeSources)...)
 	}
 	for i := range spec.Containers {
-		errs = append(errs, validateContainer(&spec.Containers[i], specPath.Child("containers").Index(i), false, volumes, names)...)
+		errs = append(errs, validateContainer(&spec.Containers[i], specPath.Child("containers").Index(i), false, volumes, names, volumeSources)...)
 	}
 
 	switch spec.RestartPolicy {
@@ -171,7 +174,66 @@ func validateToleration(t *v1.Toleration, p *field.Path) field.ErrorList {
 	return errs
 }
 
-func validateContainer(c *v1.Container, p *field.Path, isInit bool, volumes, names map[string]bool) field.ErrorList {
+// validateEnvValueFrom is upstream's validateEnvVarValueFrom with EnvFiles on: exactly one
+// source, and not beside a value; a fileKeyRef's key, volume name and path, and its
+// volume an emptyDir of the pod (validateFileKeyRefVolumes), since only an emptyDir is a
+// directory of the pod's own that a container can write the file into.
+func validateEnvValueFrom(e *v1.EnvVar, p *field.Path, volumes map[string]*v1.VolumeSource) field.ErrorList {
+	src := e.ValueFrom
+	if src == nil {
+		return nil
+	}
+	var errs field.ErrorList
+	n := 0
+	for _, set := range []bool{src.FieldRef != nil, src.ResourceFieldRef != nil, src.ConfigMapKeyRef != nil, src.SecretKeyRef != nil, src.FileKeyRef != nil} {
+		if set {
+			n++
+		}
+	}
+	if f := src.FileKeyRef; f != nil {
+		fp := p.Child("fileKeyRef")
+		if f.Key == "" {
+			errs = append(errs, field.Required(fp.Child("key"), ""))
+		} else {
+			for _, msg := range validation.IsRelaxedEnvVarName(f.Key) {
+				errs = append(errs, field.Invalid(fp.Child("key"), f.Key, msg))
+			}
+		}
+		if f.VolumeName == "" {
+			errs = append(errs, field.Required(fp.Child("volumeName"), ""))
+		} else {
+			for _, msg := range validation.IsDNS1123Label(f.VolumeName) {
+				errs = append(errs, field.Invalid(fp.Child("volumeName"), f.VolumeName, msg))
+			}
+		}
+		if f.Path == "" {
+			errs = append(errs, field.Required(fp.Child("path"), ""))
+		} else if slices.Contains(strings.Split(f.Path, "/"), "..") {
+			errs = append(errs, field.Invalid(fp.Child("path"), f.Path, "must not contain '..'"))
+		}
+	}
+	switch {
+	case n == 0:
+		errs = append(errs, field.Invalid(p, "", "must specify one of: `fieldRef`, `resourceFieldRef`, `configMapKeyRef`, `secretKeyRef` or `fileKeyRef`"))
+	case e.Value != "":
+		errs = append(errs, field.Invalid(p, "", "may not be specified when `value` is not empty"))
+	case n > 1:
+		errs = append(errs, field.Invalid(p, "", "may not have more than one field specified at a time"))
+	}
+	if f := src.FileKeyRef; f != nil {
+		// After the pod's other checks upstream (validateFileKeyRefVolumes), here beside them.
+		vp := p.Child("fileKeyRef", "volumeName")
+		switch vol, ok := volumes[f.VolumeName]; {
+		case !ok:
+			errs = append(errs, field.NotFound(vp, f.VolumeName))
+		case vol.EmptyDir == nil:
+			errs = append(errs, field.Invalid(vp, f.VolumeName, "referenced volume must be of type emptyDir"))
+		}
+	}
+	return errs
+}
+
+func validateContainer(c *v1.Container, p *field.Path, isInit bool, volumes, names map[string]bool, volumeSources map[string]*v1.VolumeSource) field.ErrorList {
 	var errs field.ErrorList
 	switch {
 	case c.Name == "":
@@ -240,6 +302,7 @@ func validateContainer(c *v1.Container, p *field.Path, isInit bool, volumes, nam
 		for _, msg := range validation.IsEnvVarName(e.Name) {
 			errs = append(errs, field.Invalid(ep, e.Name, msg))
 		}
+		errs = append(errs, validateEnvValueFrom(&e, p.Child("env").Index(i).Child("valueFrom"), volumeSources)...)
 	}
 
 	rp := p.Child("resources")
