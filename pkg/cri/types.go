@@ -210,6 +210,12 @@ type SecurityContext struct {
 	// SupplementalGroupsPolicy says whether the groups the image's /etc/group gives the
 	// user are added (Merge, the default) or not (Strict).
 	SupplementalGroupsPolicy SupplementalGroupsPolicy
+	// MaskedPaths are hidden from the process (a file reads as /dev/null, a directory as an
+	// empty read-only tmpfs) and ReadonlyPaths made read-only: the kubelet's defaults, or
+	// empty lists with procMount: Unmasked. nil: the runtime's defaults. A privileged
+	// container gets neither. Shared by the kubelet's requests: read only.
+	MaskedPaths   []string
+	ReadonlyPaths []string
 }
 
 // SupplementalGroupsPolicy mirrors runtime.v1.SupplementalGroupsPolicy.

@@ -102,6 +102,11 @@ const (
 	// such a variable is set empty.
 	// Upstream: beta (default on) since v1.35.
 	EnvFiles featuregate.Feature = "EnvFiles"
+
+	// ProcMountType passes a container's procMount to the runtime: Default masks and makes
+	// read-only the kubelet's list of /proc paths, Unmasked (with hostUsers: false) none.
+	// Upstream: GA and locked on since v1.36.
+	ProcMountType featuregate.Feature = "ProcMountType"
 )
 
 // modelled lists the gates above: Simulated answers from it.
@@ -122,6 +127,7 @@ var modelled = []featuregate.Feature{
 	NodeDeclaredFeatures,
 	SupplementalGroupsPolicy,
 	EnvFiles,
+	ProcMountType,
 }
 
 // Gates of v1.37 that change kubelet behaviour the simulator is to model next. They are
@@ -134,14 +140,13 @@ const (
 	ImageVolume                          featuregate.Feature = "ImageVolume"
 	UserNamespacesSupport                featuregate.Feature = "UserNamespacesSupport"
 	KubeletPSI                           featuregate.Feature = "KubeletPSI"
-	ProcMountType                        featuregate.Feature = "ProcMountType"
 )
 
 // planned lists the gates above, so that a test checks each against the table.
 var planned = []featuregate.Feature{
 	PodLevelResources, RestartAllContainersOnContainerExits,
 	ImageVolume, UserNamespacesSupport,
-	KubeletPSI, ProcMountType,
+	KubeletPSI,
 }
 
 // Simulated reports whether the simulator models a gate: set, it changes what a node does.

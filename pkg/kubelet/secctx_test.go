@@ -91,3 +91,35 @@ func TestSupplementalGroupsPolicy(t *testing.T) {
 		})
 	}
 }
+
+// TestProcMount follows upstream's ProcMount node e2e specs: by default a container's /proc
+// has the kubelet's masked and read-only paths (`mount | grep /proc` lists more than one
+// line, some read-only) and /proc/keys and /proc/interrupts (the kubelet masks it,
+// containerd's defaults do not) read empty; with procMount: Unmasked (in a pod with
+// hostUsers: false) only /proc itself is mounted and /proc/keys has the kernel's keys.
+func TestProcMount(t *testing.T) {
+	tests := []struct {
+		name, extra string
+		check       string // a shell test that must pass in the container
+	}{
+		{"Default", "    securityContext: {procMount: Default}\n",
+			`m=$(mount | grep /proc); test $(echo "$m" | wc -l) -gt 1 && echo "$m" | grep -q "(ro" && test -z "$(cat /proc/keys)" && test -z "$(cat /proc/interrupts)"`},
+		{"Unmasked", "    securityContext: {procMount: Unmasked}\n  hostUsers: false\n",
+			`m=$(mount | grep /proc); test $(echo "$m" | wc -l) -eq 1 && ! echo "$m" | grep -q "(ro" && grep -q keyring /proc/keys`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHarness(t)
+			h.write("p.yaml", podManifest("p", "registry.k8s.io/e2e-test-images/busybox:1.37.0-2",
+				"    command: [sh, -c, '"+tt.check+"']\n"+tt.extra+"  restartPolicy: Never\n"))
+			full := "p-" + testNode
+			h.until(60, "a terminated container", func() bool {
+				p := h.phase(full)
+				return p == v1.PodSucceeded || p == v1.PodFailed
+			}, h.describe)
+			if p := h.phase(full); p != v1.PodSucceeded {
+				t.Errorf("phase %s: the check failed: %s", p, h.containerLog(full))
+			}
+		})
+	}
+}

@@ -183,7 +183,34 @@ func securityContext(pod *v1.Pod, c *v1.Container) (*cri.SecurityContext, error)
 			sc.NoNewPrivs = true
 		}
 	}
+	sc.MaskedPaths, sc.ReadonlyPaths = procPaths(c)
 	return sc, nil
+}
+
+// defaultMaskedPaths and defaultReadonlyPaths are the kubelet's (pkg/securitycontext): what
+// a container's /proc and /sys hide and make read-only unless its procMount is Unmasked.
+// Upstream adds /sys/devices/system/cpu/cpu<N>/thermal_throttle for each such directory on
+// the node; a simulated node has none. Shared by every request: never changed.
+var (
+	defaultMaskedPaths = []string{
+		"/proc/asound", "/proc/acpi", "/proc/interrupts", "/proc/kcore", "/proc/keys", "/proc/latency_stats",
+		"/proc/timer_list", "/proc/timer_stats", "/proc/sched_debug", "/proc/scsi", "/sys/firmware",
+		"/sys/devices/virtual/powercap",
+	}
+	defaultReadonlyPaths = []string{"/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger"}
+	unmaskedPaths        = []string{}
+)
+
+// procPaths are the masked and read-only paths the kubelet asks for c (upstream's
+// ConvertToRuntimeMaskedPaths and ConvertToRuntimeReadonlyPaths, ProcMountType GA): none
+// (empty, not nil, lists) for procMount Unmasked, which the API server allows only with
+// hostUsers: false; the defaults otherwise. A privileged container gets them too: the
+// runtime drops them.
+func procPaths(c *v1.Container) (masked, readonly []string) {
+	if csc := c.SecurityContext; csc != nil && csc.ProcMount != nil && *csc.ProcMount == v1.UnmaskedProcMount {
+		return unmaskedPaths, unmaskedPaths
+	}
+	return defaultMaskedPaths, defaultReadonlyPaths
 }
 
 func copyInt64(p *int64) *int64 {

@@ -76,6 +76,7 @@ func TestSecurityContext(t *testing.T) {
 	i := func(v int64) *int64 { return &v }
 	b := func(v bool) *bool { return &v }
 	policy := func(p v1.SupplementalGroupsPolicy) *v1.SupplementalGroupsPolicy { return &p }
+	procMount := func(p v1.ProcMountType) *v1.ProcMountType { return &p }
 	tests := []struct {
 		name    string
 		pod     *v1.PodSecurityContext
@@ -95,6 +96,9 @@ func TestSecurityContext(t *testing.T) {
 			want: &cri.SecurityContext{SupplementalGroups: []int64{60000}, SupplementalGroupsPolicy: cri.SupplementalGroupsStrict}},
 		{name: "a policy the CRI lacks", pod: &v1.PodSecurityContext{SupplementalGroupsPolicy: policy("Loose")},
 			wantErr: "unsupported supplementalGroupsPolicy: Loose"},
+		{name: "procMount Default", c: &v1.SecurityContext{ProcMount: procMount(v1.DefaultProcMount)}, want: &cri.SecurityContext{}},
+		{name: "procMount Unmasked: empty lists", c: &v1.SecurityContext{ProcMount: procMount(v1.UnmaskedProcMount)},
+			want: &cri.SecurityContext{MaskedPaths: []string{}, ReadonlyPaths: []string{}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -105,6 +109,10 @@ func TestSecurityContext(t *testing.T) {
 					t.Fatalf("error = %v, want %q", err, tt.wantErr)
 				}
 				return
+			}
+			if tt.want.MaskedPaths == nil {
+				// Every container but an unmasked one gets the kubelet's defaults.
+				tt.want.MaskedPaths, tt.want.ReadonlyPaths = defaultMaskedPaths, defaultReadonlyPaths
 			}
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("security context (-want +got):\n%s", diff)
@@ -242,7 +250,7 @@ func TestGenerateContainerConfig(t *testing.T) {
 		// Parents first (depth), otherwise in the kubelet's order, the file last.
 		Mounts: []cri.Mount{mounts[1], mounts[2], term, mounts[0]},
 		Stdin:  true, StdinOnce: true, TTY: true,
-		Security: &cri.SecurityContext{},
+		Security: &cri.SecurityContext{MaskedPaths: defaultMaskedPaths, ReadonlyPaths: defaultReadonlyPaths},
 		// A BestEffort pod's container: the OOM killer's first choice.
 		Resources: &cri.ContainerResources{CPUShares: 2, OomScoreAdj: 1000}, // a BestEffort container: the minimum shares
 	}

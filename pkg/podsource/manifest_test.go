@@ -235,6 +235,11 @@ func TestParseManifestRejects(t *testing.T) {
 		{"fileKeyRef key with '='", podYAML("p", "    env: [{name: A, valueFrom: {fileKeyRef: {volumeName: config, path: a.env, key: 'A=B'}}}]\n  volumes: [{name: config, emptyDir: {}}]\n"), ReasonInvalid, `spec.containers[0].env[0].valueFrom.fileKeyRef.key: Invalid value: "A=B": a valid environment variable name must consist only of printable ASCII characters other than '='`, true},
 		{"fileKeyRef beside a value", podYAML("p", "    env: [{name: A, value: x, valueFrom: {fileKeyRef: {volumeName: config, path: a.env, key: A}}}]\n  volumes: [{name: config, emptyDir: {}}]\n"), ReasonInvalid, "spec.containers[0].env[0].valueFrom: Invalid value: \"\": may not be specified when `value` is not empty", true},
 		{"valueFrom without a source", podYAML("p", "    env: [{name: A, valueFrom: {}}]\n"), ReasonInvalid, "spec.containers[0].env[0].valueFrom: Invalid value: \"\": must specify one of: `fieldRef`, `resourceFieldRef`, `configMapKeyRef`, `secretKeyRef` or `fileKeyRef`", true},
+		{"procMount Unmasked without a user namespace", podYAML("p", "    securityContext: {procMount: Unmasked}\n"), ReasonInvalid, "spec.containers[0].securityContext.procMount: Invalid value: \"Unmasked\": `hostUsers` must be false to use `Unmasked`", true},
+		{"procMount Unmasked with hostUsers true", podYAML("p", "    securityContext: {procMount: Unmasked}\n  hostUsers: true\n"), ReasonInvalid, "spec.containers[0].securityContext.procMount: Invalid value: \"Unmasked\": `hostUsers` must be false to use `Unmasked`", true},
+		{"procMount value", podYAML("p", "    securityContext: {procMount: Open}\n"), ReasonInvalid, `spec.containers[0].securityContext.procMount: Unsupported value: "Open": supported values: "Default", "Unmasked"`, true},
+		{"init container procMount", podYAML("p", "  initContainers:\n  - name: i\n    image: busybox:1\n    securityContext: {procMount: Unmasked}\n"), ReasonInvalid, "spec.initContainers[0].securityContext.procMount: Invalid value: \"Unmasked\": `hostUsers` must be false to use `Unmasked`", true},
+		{"container runAsGroup", podYAML("p", "    securityContext: {runAsGroup: -2}\n"), ReasonInvalid, "spec.containers[0].securityContext.runAsGroup: Invalid value: -2: must be between 0 and 2147483647, inclusive", true},
 		{"supplemental groups policy", podYAML("p", "  securityContext: {supplementalGroupsPolicy: Loose}\n"), ReasonInvalid, `spec.securityContext.supplementalGroupsPolicy: Unsupported value: "Loose": supported values: "Merge", "Strict"`, true},
 		{"supplemental group", podYAML("p", "  securityContext: {supplementalGroups: [5, -1]}\n"), ReasonInvalid, "spec.securityContext.supplementalGroups[1]: Invalid value: -1: must be between 0 and 2147483647, inclusive", true},
 		{"pod runAsUser", podYAML("p", "  securityContext: {runAsUser: 4294967296}\n"), ReasonInvalid, "spec.securityContext.runAsUser: Invalid value: 4294967296: must be between 0 and 2147483647, inclusive", true},
@@ -398,6 +403,8 @@ func TestParseManifestAcceptsSecurityFields(t *testing.T) {
 		"    env: [{name: A, valueFrom: {fileKeyRef: {volumeName: config, path: sub/a.env, key: A, optional: true}}}]\n  volumes: [{name: config, emptyDir: {}}]\n",
 		"  initContainers:\n  - name: i\n    image: busybox:1\n    env: [{name: A, valueFrom: {fileKeyRef: {volumeName: config, path: a.env, key: A}}}]\n  volumes: [{name: config, emptyDir: {}}]\n",
 		"  securityContext: {runAsUser: 1000, supplementalGroups: [60000], supplementalGroupsPolicy: Strict}\n",
+		"    securityContext: {procMount: Unmasked}\n  hostUsers: false\n",
+		"    securityContext: {procMount: Default}\n",
 	} {
 		pods, _, err := ParseManifest([]byte(podYAML("p", extra)), "/etc/kubernetes/manifests/p.yaml", "node")
 		if err != nil || len(pods) != 1 {

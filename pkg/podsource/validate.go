@@ -53,11 +53,13 @@ func validatePod(pod *v1.Pod) field.ErrorList {
 	}
 	// Names are unique across init and app containers: they key the container statuses.
 	names := map[string]bool{}
+	// Unset is true: the pod shares the node's user namespace.
+	hostUsers := spec.HostUsers == nil || *spec.HostUsers
 	for i := range spec.InitContainers {
-		errs = append(errs, validateContainer(&spec.InitContainers[i], specPath.Child("initContainers").Index(i), true, volumes, names, volumeSources)...)
+		errs = append(errs, validateContainer(&spec.InitContainers[i], specPath.Child("initContainers").Index(i), true, volumes, names, volumeSources, hostUsers)...)
 	}
 	for i := range spec.Containers {
-		errs = append(errs, validateContainer(&spec.Containers[i], specPath.Child("containers").Index(i), false, volumes, names, volumeSources)...)
+		errs = append(errs, validateContainer(&spec.Containers[i], specPath.Child("containers").Index(i), false, volumes, names, volumeSources, hostUsers)...)
 	}
 
 	switch spec.RestartPolicy {
@@ -98,6 +100,37 @@ func validatePod(pod *v1.Pod) field.ErrorList {
 		errs = append(errs, validateToleration(&spec.Tolerations[i], specPath.Child("tolerations").Index(i))...)
 	}
 	errs = append(errs, validatePodSecurityContext(spec.SecurityContext, specPath.Child("securityContext"))...)
+	return errs
+}
+
+// validateContainerSecurityContext is upstream's ValidateSecurityContext for the fields the
+// runtime reads: the user and group ids, and procMount, whose Unmasked needs the pod in a
+// user namespace of its own (hostUsers: false): only there is /proc safe to show whole.
+func validateContainerSecurityContext(sc *v1.SecurityContext, p *field.Path, hostUsers bool) field.ErrorList {
+	if sc == nil {
+		return nil
+	}
+	var errs field.ErrorList
+	if sc.RunAsUser != nil {
+		for _, msg := range validation.IsValidUserID(*sc.RunAsUser) {
+			errs = append(errs, field.Invalid(p.Child("runAsUser"), *sc.RunAsUser, msg))
+		}
+	}
+	if sc.RunAsGroup != nil {
+		for _, msg := range validation.IsValidGroupID(*sc.RunAsGroup) {
+			errs = append(errs, field.Invalid(p.Child("runAsGroup"), *sc.RunAsGroup, msg))
+		}
+	}
+	if pm := sc.ProcMount; pm != nil {
+		switch *pm {
+		case v1.DefaultProcMount, v1.UnmaskedProcMount:
+		default:
+			errs = append(errs, field.NotSupported(p.Child("procMount"), *pm, []string{string(v1.DefaultProcMount), string(v1.UnmaskedProcMount)}))
+		}
+		if hostUsers && *pm == v1.UnmaskedProcMount {
+			errs = append(errs, field.Invalid(p.Child("procMount"), *pm, "`hostUsers` must be false to use `Unmasked`"))
+		}
+	}
 	return errs
 }
 
@@ -233,7 +266,7 @@ func validateEnvValueFrom(e *v1.EnvVar, p *field.Path, volumes map[string]*v1.Vo
 	return errs
 }
 
-func validateContainer(c *v1.Container, p *field.Path, isInit bool, volumes, names map[string]bool, volumeSources map[string]*v1.VolumeSource) field.ErrorList {
+func validateContainer(c *v1.Container, p *field.Path, isInit bool, volumes, names map[string]bool, volumeSources map[string]*v1.VolumeSource, hostUsers bool) field.ErrorList {
 	var errs field.ErrorList
 	switch {
 	case c.Name == "":
@@ -304,6 +337,8 @@ func validateContainer(c *v1.Container, p *field.Path, isInit bool, volumes, nam
 		}
 		errs = append(errs, validateEnvValueFrom(&e, p.Child("env").Index(i).Child("valueFrom"), volumeSources)...)
 	}
+
+	errs = append(errs, validateContainerSecurityContext(c.SecurityContext, p.Child("securityContext"), hostUsers)...)
 
 	rp := p.Child("resources")
 	for _, kind := range []struct {

@@ -104,7 +104,7 @@ func (r *Runtime) machineLocked(c *ctr) *shell.Machine {
 		view.BindNode(m.ContainerPath, s.nodes[i], m.Readonly)
 	}
 	id := r.identityLocked(s.sec, c.img)
-	r.procLocked(c, view, s, id, cgroup != nil)
+	r.procLocked(c, view, s.sec)
 	c.proc = &proc{id: id}
 	c.mem = r.mem.NewGroup(c.memLimit, s.oomAdj, func() { r.oomKilledLocked(c) })
 	c.env = mergeEnv(c.img.env, c.sb.hostname, c.envs, homeOf(view, c.id.UID))
@@ -132,29 +132,6 @@ func cpuSlice(limit int64) int {
 		return shell.DefaultSlice
 	}
 	return max(int(int64(shell.DefaultSlice)*limit/1000), 100)
-}
-
-// procLocked gives the container its /proc: a mounts file listing its root and mounts
-// with their filesystem types (tmpfs where the kubelet mounted one), as programs such as
-// agnhost mounttest read it, the sandbox's /proc/sys, read-only but for a privileged
-// container, as runc mounts it, and its main process's status and oom_score_adj, as
-// /proc/1 and /proc/self (the e2e suite reads both: it runs as the main process's
-// child, which has the same CPUs and score). None is on the node's disk: procfs is the
-// kernel's, and /proc/mounts is written when it is read, as the kernel writes it.
-func (r *Runtime) procLocked(c *ctr, view *vfs.View, s *machineSpec, id shell.Identity, cgroup bool) {
-	mounts := c.mounts
-	proc := vfs.NewDir(0o555)
-	proc.Add("mounts", vfs.NewGenerated(func() []byte { return r.procMounts(mounts, cgroup) }, 0o444))
-	pid1 := vfs.NewDir(0o555)
-	// Made when read, as the kernel's: most containers' never are.
-	cpus, adj := r.nodeCPUs(), s.oomAdj
-	pid1.Add("status", vfs.NewGenerated(func() []byte { return procStatus(comm(c.argv), id, cpus) }, 0o444))
-	pid1.Add("oom_score_adj", vfs.NewGenerated(func() []byte { return []byte(strconv.FormatInt(adj, 10) + "\n") }, 0o644))
-	proc.Add("1", pid1)
-	proc.Add("self", pid1)
-	view.BindNode("/proc", proc, true)
-	privileged := s.sec != nil && s.sec.Privileged
-	view.BindNode("/proc/sys", c.sb.sysctlRoot(), !privileged)
 }
 
 // DefaultNodeCPUs is how many CPUs a node has when Config.CPUCapacityMilli says none.
@@ -223,32 +200,6 @@ func cpuList(n int) string {
 		return "0"
 	}
 	return "0-" + strconv.Itoa(n-1)
-}
-
-// procMounts is /proc/mounts of a container with mounts, and with its cgroup at
-// /sys/fs/cgroup when cgroup.
-func (r *Runtime) procMounts(mounts []cri.Mount, cgroup bool) []byte {
-	var b strings.Builder
-	b.WriteString("overlay / overlay rw,relatime 0 0\n")
-	if cgroup {
-		// runc mounts it from source "cgroup", read-only unless privileged.
-		b.WriteString("cgroup " + CgroupRoot + " cgroup2 ro,nosuid,nodev,noexec,relatime 0 0\n")
-	}
-	for _, m := range mounts {
-		typ, dev := "ext4", "/dev/vda1"
-		if info, err := r.nodeFS.Stat(m.HostPath); err == nil && info.FSType != "" {
-			typ, dev = info.FSType, info.FSType
-		}
-		if typ == "cgroup2" {
-			dev = "cgroup" // the node's hierarchy, bound by a hostPath volume
-		}
-		opts := "rw,relatime"
-		if m.Readonly {
-			opts = "ro,relatime"
-		}
-		fmt.Fprintf(&b, "%s %s %s %s 0 0\n", dev, mountEscaper.Replace(m.ContainerPath), typ, opts)
-	}
-	return []byte(b.String())
 }
 
 // mountEscaper escapes a path in /proc/mounts as the kernel does.

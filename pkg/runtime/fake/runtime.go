@@ -243,6 +243,7 @@ type Runtime struct {
 	securities  map[string]*cri.SecurityContext
 	users       map[string]*cri.ContainerUser
 	usersBySpec map[userKey]*cri.ContainerUser
+	procTrees   map[string]*procTree // by masked and read-only paths (proc.go)
 
 	// Lines servers' handlers wrote from other goroutines, by container, for the next lock.
 	detachedMu sync.Mutex

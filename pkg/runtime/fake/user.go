@@ -270,6 +270,16 @@ func (r *Runtime) internSecurityLocked(sc *cri.SecurityContext) *cri.SecurityCon
 	flag(sc.Privileged)
 	flag(sc.NoNewPrivs)
 	b = append(b, byte('0'+sc.SupplementalGroupsPolicy))
+	for _, paths := range [][]string{sc.MaskedPaths, sc.ReadonlyPaths} {
+		if paths == nil { // the runtime's defaults, unlike an empty list
+			b = append(b, ";-"...)
+			continue
+		}
+		b = append(b, ';')
+		for _, p := range paths {
+			b = append(append(b, p...), 0)
+		}
+	}
 	if shared, ok := r.securities[string(b)]; ok {
 		return shared
 	}

@@ -1,0 +1,97 @@
+package fake
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/minikubelet/minikubelet/pkg/cri"
+)
+
+// kubeletMasked and kubeletReadonly are the lists the kubelet sends by default
+// (securitycontext.ConvertToRuntimeMaskedPaths on a node without thermal_throttle files).
+var (
+	kubeletMasked = []string{"/proc/asound", "/proc/acpi", "/proc/interrupts", "/proc/kcore", "/proc/keys", "/proc/latency_stats",
+		"/proc/timer_list", "/proc/timer_stats", "/proc/sched_debug", "/proc/scsi", "/sys/firmware", "/sys/devices/virtual/powercap"}
+	kubeletReadonly = []string{"/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger"}
+)
+
+// TestMaskedProcPaths: what a container sees of /proc by its masked and read-only paths,
+// as upstream's ProcMount node e2e specs look at it (`mount | grep /proc`: more than one
+// line and some read-only by default, one line and none read-only when unmasked), and what
+// the masked files read: nothing, as /dev/null bound over them; their content unmasked.
+// Containers with equal lists share one /proc.
+func TestMaskedProcPaths(t *testing.T) {
+	tests := []struct {
+		name               string
+		sec                *cri.SecurityContext
+		wantLines, wantRO  int
+		wantKeys, wantACPI string
+		sysWritable        bool
+	}{
+		{name: "the kubelet's defaults", sec: &cri.SecurityContext{MaskedPaths: kubeletMasked, ReadonlyPaths: kubeletReadonly},
+			wantLines: 12, wantRO: 7, wantKeys: "", wantACPI: ""},
+		{name: "Unmasked", sec: &cri.SecurityContext{MaskedPaths: []string{}, ReadonlyPaths: []string{}},
+			wantLines: 1, wantRO: 0, wantKeys: "keyring", wantACPI: "wakeup", sysWritable: true},
+		{name: "privileged: containerd drops the lists", sec: &cri.SecurityContext{Privileged: true, MaskedPaths: kubeletMasked, ReadonlyPaths: kubeletReadonly},
+			wantLines: 1, wantRO: 0, wantKeys: "keyring", wantACPI: "wakeup", sysWritable: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r, clk := newRuntime(t, Config{})
+			ctx := context.Background()
+			const image = "registry.k8s.io/e2e-test-images/busybox:1.37.0-2"
+			if _, err := r.PullImage(ctx, cri.ImageSpec{Image: image}, nil); err != nil {
+				t.Fatal(err)
+			}
+			var ids []string
+			for _, uid := range []string{"a", "b"} {
+				sb, cfg := runPod(t, r, uid, nil)
+				cc := containerConfig("main", "", image)
+				cc.Command = []string{"sleep", "infinity"}
+				cc.Security = tt.sec
+				id, err := r.CreateContainer(ctx, sb, cc, cfg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := r.StartContainer(ctx, id); err != nil {
+					t.Fatal(err)
+				}
+				ids = append(ids, id)
+			}
+			exec := func(cmd string) string {
+				t.Helper()
+				var resp *cri.ExecSyncResponse
+				if err := await(t, r, clk, time.Minute, func(ctx context.Context) error {
+					var err error
+					resp, err = r.ExecSync(ctx, ids[0], []string{"sh", "-c", cmd}, 0)
+					return err
+				}); err != nil {
+					t.Fatal(err)
+				}
+				return string(resp.Stdout) + string(resp.Stderr)
+			}
+			mounts := strings.TrimSuffix(exec("mount | grep /proc"), "\n")
+			if lines := strings.Split(mounts, "\n"); len(lines) != tt.wantLines || strings.Count(mounts, "(ro") != tt.wantRO {
+				t.Errorf("mount | grep /proc: %d lines, %d read-only, want %d and %d:\n%s", len(lines), strings.Count(mounts, "(ro"), tt.wantLines, tt.wantRO, mounts)
+			}
+			if got := exec("cat /proc/keys"); !strings.Contains(got, tt.wantKeys) || tt.wantKeys == "" && got != "" {
+				t.Errorf("cat /proc/keys = %q, want %q in it", got, tt.wantKeys)
+			}
+			if got := exec("ls /proc/acpi"); strings.TrimSpace(got) != tt.wantACPI {
+				t.Errorf("ls /proc/acpi = %q, want %q", got, tt.wantACPI)
+			}
+			if got := exec("grep -c Uid /proc/self/status; cat /proc/1/oom_score_adj"); got != "1\n0\n" {
+				t.Errorf("the process's own files: %q", got)
+			}
+			werr := exec("echo 1 > /proc/sys/kernel/shm_rmid_forced && echo written")
+			if written := werr == "written\n"; written != tt.sysWritable {
+				t.Errorf("writing /proc/sys: %q, want written %v", werr, tt.sysWritable)
+			}
+			if n := len(r.procTrees); n != 1 {
+				t.Errorf("%d /proc trees for two containers with equal lists, want 1", n)
+			}
+		})
+	}
+}
