@@ -123,4 +123,8 @@ type RuntimeFeatures struct {
 	// containerd 1.7: Strict is ignored (the kubelet refuses such pods) and no user is
 	// reported. Default true.
 	SupplementalGroupsPolicy bool `json:"supplementalGroupsPolicy"`
+	// UserNamespaces: the runtime's handlers run pods in user namespaces of their own
+	// (hostUsers: false; containerd 2.0 and later on Linux 6.3 and later), as each node's
+	// status.runtimeHandlers says. Off: such pods' sandboxes are not created. Default true.
+	UserNamespaces bool `json:"userNamespaces"`
 }

@@ -102,6 +102,31 @@ type PodSandboxConfig struct {
 	// CgroupParent is the pod's cgroup the kubelet made, its containers' cgroups are
 	// made under (LinuxPodSandboxConfig.CgroupParent): "/kubepods/burstable/pod<uid>".
 	CgroupParent string
+	// UserNamespace is the pod's user namespace (NamespaceOption.UsernsOptions), which its
+	// containers share; nil: the node's (NamespaceMode NODE).
+	UserNamespace *UserNamespace
+}
+
+// NamespaceMode mirrors runtime.v1.NamespaceMode.
+type NamespaceMode int32
+
+const (
+	NamespaceModePod       NamespaceMode = 0
+	NamespaceModeContainer NamespaceMode = 1
+	NamespaceModeNode      NamespaceMode = 2
+	NamespaceModeTarget    NamespaceMode = 3
+)
+
+// UserNamespace mirrors runtime.v1.UserNamespace: with Mode POD, the pod's own, whose IDs
+// map to the host's as UIDs and GIDs say.
+type UserNamespace struct {
+	Mode       NamespaceMode
+	UIDs, GIDs []IDMapping
+}
+
+// IDMapping maps Length IDs from ContainerID in the namespace to HostID on the node.
+type IDMapping struct {
+	HostID, ContainerID, Length uint32
 }
 
 // PodSandbox is one entry of ListPodSandbox. Times are unix nanoseconds, as in CRI.
@@ -379,9 +404,19 @@ type RuntimeCondition struct {
 // RuntimeStatus is the answer of Status.
 type RuntimeStatus struct {
 	Conditions []RuntimeCondition
+	// Handlers are the runtime's handlers (its runtime classes; "" is the default) and
+	// what each supports; none from a runtime that reports none.
+	Handlers []RuntimeHandler
 	// Features are what the runtime supports beyond the basics (CRI's RuntimeFeatures);
 	// nil from a runtime that reports none.
 	Features *RuntimeFeatures
+}
+
+// RuntimeHandler mirrors runtime.v1.RuntimeHandler and its features.
+type RuntimeHandler struct {
+	Name                    string
+	RecursiveReadOnlyMounts bool
+	UserNamespaces          bool
 }
 
 // RuntimeFeatures mirrors runtime.v1.RuntimeFeatures.

@@ -107,6 +107,12 @@ const (
 	// read-only the kubelet's list of /proc paths, Unmasked (with hostUsers: false) none.
 	// Upstream: GA and locked on since v1.36.
 	ProcMountType featuregate.Feature = "ProcMountType"
+
+	// UserNamespacesSupport runs a pod with hostUsers: false in a user namespace of its
+	// own: the kubelet allocates it a range of userNamespaces.idsPerPod host IDs and passes
+	// the mappings to the runtime; the node lists which runtime handlers support them.
+	// Upstream: GA and locked on since v1.36.
+	UserNamespacesSupport featuregate.Feature = "UserNamespacesSupport"
 )
 
 // modelled lists the gates above: Simulated answers from it.
@@ -128,6 +134,7 @@ var modelled = []featuregate.Feature{
 	SupplementalGroupsPolicy,
 	EnvFiles,
 	ProcMountType,
+	UserNamespacesSupport,
 }
 
 // Gates of v1.37 that change kubelet behaviour the simulator is to model next. They are
@@ -138,15 +145,13 @@ const (
 	PodLevelResources                    featuregate.Feature = "PodLevelResources"
 	RestartAllContainersOnContainerExits featuregate.Feature = "RestartAllContainersOnContainerExits"
 	ImageVolume                          featuregate.Feature = "ImageVolume"
-	UserNamespacesSupport                featuregate.Feature = "UserNamespacesSupport"
 	KubeletPSI                           featuregate.Feature = "KubeletPSI"
 )
 
 // planned lists the gates above, so that a test checks each against the table.
 var planned = []featuregate.Feature{
 	PodLevelResources, RestartAllContainersOnContainerExits,
-	ImageVolume, UserNamespacesSupport,
-	KubeletPSI,
+	ImageVolume, KubeletPSI,
 }
 
 // Simulated reports whether the simulator models a gate: set, it changes what a node does.

@@ -38,6 +38,7 @@ func TestModelledGateSpecs(t *testing.T) {
 		{SupplementalGroupsPolicy, featuregate.FeatureSpec{Default: true, PreRelease: featuregate.GA, LockToDefault: true, Version: version.MajorMinor(1, 35)}},
 		{EnvFiles, featuregate.FeatureSpec{Default: true, PreRelease: featuregate.Beta, Version: version.MajorMinor(1, 35)}},
 		{ProcMountType, featuregate.FeatureSpec{Default: true, PreRelease: featuregate.GA, LockToDefault: true, Version: version.MajorMinor(1, 36)}},
+		{UserNamespacesSupport, featuregate.FeatureSpec{Default: true, PreRelease: featuregate.GA, LockToDefault: true, Version: version.MajorMinor(1, 36)}},
 	}
 	all := DefaultMutableFeatureGate.GetAll()
 	for _, tt := range tests {

@@ -49,6 +49,7 @@ import (
 	"github.com/minikubelet/minikubelet/pkg/stats"
 	"github.com/minikubelet/minikubelet/pkg/statuscache"
 	"github.com/minikubelet/minikubelet/pkg/syncloop"
+	"github.com/minikubelet/minikubelet/pkg/userns"
 	"github.com/minikubelet/minikubelet/pkg/vfs"
 )
 
@@ -191,6 +192,7 @@ type Kubelet struct {
 	declared *declaredFeatures
 
 	nodeInfo         admission.NodeInfo
+	userns           *userns.Manager // pods' user namespaces (hostUsers: false)
 	sysctls          *admission.SysctlAllowlist
 	admissionMetrics *admission.Metrics
 
@@ -393,6 +395,19 @@ func New(cfg Config) (*Kubelet, error) {
 		Probes:  k.prober,
 		Resize:  resize,
 	})
+	// UserNamespacesSupport is GA and locked: every node has the manager, as upstream's,
+	// and its checks of userNamespaces.idsPerPod against maxPods.
+	if k.userns, err = userns.New(klog.Background(), userns.Config{
+		IDsPerPod: c.Kubelet.UserNamespacesIDsPerPod(),
+		MaxPods:   int(c.Kubelet.MaxPods),
+		NodeFS:    k.nodeFS,
+		PodDir:    podDir,
+		PodsDir:   podsDir,
+		Seed:      uint64(c.Simulator.Runtime.Seed),
+		Supports:  k.handlerSupportsUserNamespaces,
+	}); err != nil {
+		return nil, fmt.Errorf("create user namespace manager: %w", err)
+	}
 	maxBackOff, initialBackOff := crashLoopBackOff(cfg.Gate, &k.cfg.Kubelet)
 	if k.runtimeMgr, err = kuberuntime.NewManager(kuberuntime.Config{
 		Runtime:             k.rt,
@@ -409,6 +424,7 @@ func New(cfg Config) (*Kubelet, error) {
 		// Resolved when a container is created: the objects come after the node status
 		// manager, which makes the API caller.
 		RunContainerOptions: k.runContainerOptions,
+		UserNamespace:       k.podUserNamespace,
 		NodeFS:              k.nodeFS,
 		MemoryCapacity:      c.Simulator.Machine.Memory.Value(),
 		ContainerLogTail:    k.containerLogTail,
@@ -578,6 +594,11 @@ func NewRuntime(c *config.Config, clk clock.Clock, reg *metrics.Registry, option
 		CPUCapacityMilli:      c.Simulator.Machine.CPU.MilliValue(),
 		Features: &cri.RuntimeFeatures{
 			SupplementalGroupsPolicy: rc.Features.SupplementalGroupsPolicy,
+		},
+		// containerd's default handler and runc's, as fake.DefaultHandlers.
+		Handlers: []cri.RuntimeHandler{
+			{Name: "", UserNamespaces: rc.Features.UserNamespaces},
+			{Name: "runc", UserNamespaces: rc.Features.UserNamespaces},
 		},
 	}
 	// Validated by config.Load; a config built otherwise falls back to the default.
@@ -781,6 +802,7 @@ func (k *Kubelet) buildNodeStatus(nodeIP string) error {
 		Usage:                     k,
 		ShutdownErrors:            k.shutdownStatus,
 		RuntimeFeatures:           k.state.Features,
+		RuntimeHandlers:           k.state.Handlers,
 		Recorder:                  k.events,
 		Registry:                  k.registry,
 		API:                       k.nodeAPI(),

@@ -7,6 +7,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
+	kubeletv1beta1 "k8s.io/kubelet/config/v1beta1"
+	clocktesting "k8s.io/utils/clock/testing"
 )
 
 // containerLog is what the pod's first container printed, line by line.
@@ -122,4 +124,99 @@ func TestProcMount(t *testing.T) {
 			}
 		})
 	}
+}
+
+// counter reads an unlabelled counter; name is without the metrics prefix.
+func counter(t *testing.T, h *harness, name string) float64 {
+	t.Helper()
+	name = h.k.Registry().Name(name)
+	mfs, err := h.k.Registry().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() == name && len(mf.GetMetric()) == 1 {
+			return mf.GetMetric()[0].GetCounter().GetValue()
+		}
+	}
+	t.Fatalf("counter %s not found", name)
+	return 0
+}
+
+// TestUserNamespaces follows upstream's HostUsers specs: pods with hostUsers: false each get
+// a range of 65536 IDs of their own, as /proc/self/uid_map shows; a pod in the node's
+// namespace reads the identity map of every ID; the started_user_namespaced_pods counters
+// count the pods and the failed starts (a command that is not there); the node lists its
+// runtime's handlers with user namespaces; a pod's range is released once it terminated. On a
+// node whose runtime lacks them, the sandbox is not made, with upstream's event.
+func TestUserNamespaces(t *testing.T) {
+	const uidMapPod = "    command: [cat, /proc/self/uid_map]\n  restartPolicy: Never\n"
+	t.Run("ranges, metrics, release", func(t *testing.T) {
+		h := newHarness(t)
+		for _, name := range []string{"a", "b"} {
+			h.write(name+".yaml", podManifest(name, "registry.k8s.io/e2e-test-images/busybox:1.37.0-2", uidMapPod+"  hostUsers: false\n"))
+		}
+		h.write("host.yaml", podManifest("host", "registry.k8s.io/e2e-test-images/busybox:1.37.0-2", uidMapPod+"  hostUsers: true\n"))
+		h.write("bogus.yaml", podManifest("bogus", "registry.k8s.io/e2e-test-images/busybox:1.37.0-2", "    command: [bogus]\n  restartPolicy: Never\n  hostUsers: false\n"))
+		for _, name := range []string{"a", "b", "host"} {
+			full := name + "-" + testNode
+			h.until(60, full+" Succeeded", func() bool { return h.phase(full) == v1.PodSucceeded }, h.describe)
+		}
+		logA, logB, logHost := h.containerLog("a-"+testNode), h.containerLog("b-"+testNode), h.containerLog("host-"+testNode)
+		for _, l := range []string{logA, logB} {
+			f := strings.Fields(l)
+			if len(f) != 3 || f[0] != "0" || f[2] != "65536" || f[1] == "0" {
+				t.Errorf("uid_map %q: want 0 mapped for 65536 IDs from a host ID of its own", l)
+			}
+		}
+		if logA == logB {
+			t.Errorf("two pods with the same user namespace: %q", logA)
+		}
+		if logHost != "         0          0 4294967295\n" {
+			t.Errorf("the node's namespace: uid_map %q", logHost)
+		}
+		h.until(30, "the bogus pod's failure", func() bool { return findEvent(h, "Failed", "bogus-"+testNode) != nil }, h.describe)
+		if got := counter(t, h, "started_user_namespaced_pods_total"); got != 3 {
+			t.Errorf("started_user_namespaced_pods_total = %v, want 3 (a, b, bogus)", got)
+		}
+		if got := counter(t, h, "started_user_namespaced_pods_errors_total"); got != 1 {
+			t.Errorf("started_user_namespaced_pods_errors_total = %v, want 1 (bogus)", got)
+		}
+		h.round(10 * time.Second)
+		handlers := h.k.nodeStatus.GetNode().Status.RuntimeHandlers
+		if len(handlers) != 2 || handlers[0].Name != "" || !*handlers[0].Features.UserNamespaces {
+			t.Errorf("status.runtimeHandlers %+v, want containerd's with user namespaces", handlers)
+		}
+		// Each pod's range is released once it terminated (SyncTerminatedPod), before its
+		// manifest goes.
+		h.until(60, "the ranges released", func() bool { return h.k.userns.InUse() == 0 }, h.describe)
+	})
+	t.Run("a runtime without user namespaces", func(t *testing.T) {
+		dir := t.TempDir()
+		cfg, gate := loadConfig(t, dir)
+		cfg.Simulator.Runtime.Features.UserNamespaces = false
+		h := newHarnessWithConfig(t, dir, cfg, gate)
+		h.write("a.yaml", podManifest("a", "registry.k8s.io/e2e-test-images/busybox:1.37.0-2", uidMapPod+"  hostUsers: false\n"))
+		full := "a-" + testNode
+		h.until(30, "FailedCreatePodSandBox", func() bool { return findEvent(h, "FailedCreatePodSandBox", full) != nil }, h.describe)
+		if e := findEvent(h, "FailedCreatePodSandBox", full); e.Message != "Failed to create pod sandbox: can't set `spec.hostUsers: false`, runtime does not support user namespaces" {
+			t.Errorf("event message %q", e.Message)
+		}
+		if p := h.phase(full); p != v1.PodPending {
+			t.Errorf("phase %s, want Pending", p)
+		}
+		if got := counter(t, h, "started_user_namespaced_pods_errors_total"); got < 1 {
+			t.Errorf("started_user_namespaced_pods_errors_total = %v, want the failure counted", got)
+		}
+	})
+	t.Run("idsPerPod too big for maxPods", func(t *testing.T) {
+		dir := t.TempDir()
+		cfg, gate := loadConfig(t, dir)
+		n := int64(1) << 31
+		cfg.Kubelet.UserNamespaces = &kubeletv1beta1.UserNamespaces{IDsPerPod: &n}
+		_, err := New(Config{Config: cfg, Gate: gate, Clock: clocktesting.NewFakeClock(epoch)})
+		if err == nil || err.Error() != "create user namespace manager: kubelet user assigned IDs are not enough to support 110 pods" {
+			t.Errorf("New: %v", err)
+		}
+	})
 }

@@ -131,6 +131,9 @@ type Config struct {
 	// RuntimeFeatures are the runtime's features as last reported (runtimestate.State's
 	// Features), for status.features; nil: none.
 	RuntimeFeatures func() *cri.RuntimeFeatures
+	// RuntimeHandlers are the runtime's handlers as last reported (runtimestate.State's
+	// Handlers), for status.runtimeHandlers; nil: none.
+	RuntimeHandlers func() []cri.RuntimeHandler
 	// Recorder receives the node events; nil drops them.
 	Recorder events.Recorder
 	// Registry receives node_status_reports_total and node_status_update_duration_seconds;
@@ -332,6 +335,7 @@ func (m *Manager) defaultSetters() []Setter {
 		DaemonEndpoints(m.getKubeletPort),
 		Images(c.NodeStatusMaxImages, m.cachedImages),
 		GoRuntime(c.OperatingSystem, c.Architecture),
+		RuntimeHandlers(c.RuntimeHandlers),
 		NodeFeatures(c.RuntimeFeatures),
 		MemoryPressureCondition(now, m.pressureFunc(v1.NodeMemoryPressure), m.recordNodeStatusEvent),
 		DiskPressureCondition(now, m.pressureFunc(v1.NodeDiskPressure), m.recordNodeStatusEvent),

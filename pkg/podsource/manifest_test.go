@@ -240,6 +240,10 @@ func TestParseManifestRejects(t *testing.T) {
 		{"procMount value", podYAML("p", "    securityContext: {procMount: Open}\n"), ReasonInvalid, `spec.containers[0].securityContext.procMount: Unsupported value: "Open": supported values: "Default", "Unmasked"`, true},
 		{"init container procMount", podYAML("p", "  initContainers:\n  - name: i\n    image: busybox:1\n    securityContext: {procMount: Unmasked}\n"), ReasonInvalid, "spec.initContainers[0].securityContext.procMount: Invalid value: \"Unmasked\": `hostUsers` must be false to use `Unmasked`", true},
 		{"container runAsGroup", podYAML("p", "    securityContext: {runAsGroup: -2}\n"), ReasonInvalid, "spec.containers[0].securityContext.runAsGroup: Invalid value: -2: must be between 0 and 2147483647, inclusive", true},
+		{"hostUsers false with the host network", podYAML("p", "  hostUsers: false\n  hostNetwork: true\n"), ReasonInvalid, "spec.hostNetwork: Forbidden: when `hostUsers` is false", true},
+		{"hostUsers false with the host PID namespace", podYAML("p", "  hostUsers: false\n  hostPID: true\n"), ReasonInvalid, "spec.HostPID: Forbidden: when `hostUsers` is false", true},
+		{"hostUsers false with the host IPC namespace", podYAML("p", "  hostUsers: false\n  hostIPC: true\n"), ReasonInvalid, "spec.HostIPC: Forbidden: when `hostUsers` is false", true},
+		{"hostUsers false with a raw block device", podYAML("p", "    volumeDevices: [{name: disk, devicePath: /dev/xvda}]\n  hostUsers: false\n  volumes: [{name: disk, persistentVolumeClaim: {claimName: c}}]\n"), ReasonInvalid, "spec.containers[0].volumeDevices: Forbidden: when `hostUsers` is false", true},
 		{"supplemental groups policy", podYAML("p", "  securityContext: {supplementalGroupsPolicy: Loose}\n"), ReasonInvalid, `spec.securityContext.supplementalGroupsPolicy: Unsupported value: "Loose": supported values: "Merge", "Strict"`, true},
 		{"supplemental group", podYAML("p", "  securityContext: {supplementalGroups: [5, -1]}\n"), ReasonInvalid, "spec.securityContext.supplementalGroups[1]: Invalid value: -1: must be between 0 and 2147483647, inclusive", true},
 		{"pod runAsUser", podYAML("p", "  securityContext: {runAsUser: 4294967296}\n"), ReasonInvalid, "spec.securityContext.runAsUser: Invalid value: 4294967296: must be between 0 and 2147483647, inclusive", true},
@@ -405,6 +409,7 @@ func TestParseManifestAcceptsSecurityFields(t *testing.T) {
 		"  securityContext: {runAsUser: 1000, supplementalGroups: [60000], supplementalGroupsPolicy: Strict}\n",
 		"    securityContext: {procMount: Unmasked}\n  hostUsers: false\n",
 		"    securityContext: {procMount: Default}\n",
+		"  hostUsers: true\n  hostNetwork: true\n  hostPID: true\n",
 	} {
 		pods, _, err := ParseManifest([]byte(podYAML("p", extra)), "/etc/kubernetes/manifests/p.yaml", "node")
 		if err != nil || len(pods) != 1 {

@@ -100,6 +100,39 @@ func validatePod(pod *v1.Pod) field.ErrorList {
 		errs = append(errs, validateToleration(&spec.Tolerations[i], specPath.Child("tolerations").Index(i))...)
 	}
 	errs = append(errs, validatePodSecurityContext(spec.SecurityContext, specPath.Child("securityContext"))...)
+	errs = append(errs, validateHostUsers(spec, specPath)...)
+	return errs
+}
+
+// validateHostUsers is upstream's validateHostUsers: a pod in a user namespace of its own
+// (hostUsers: false) may not share the node's network (UserNamespacesHostNetworkSupport is
+// alpha, off), PID or IPC namespaces, nor use raw block volumes (volumeDevices), which
+// cannot be mapped into it. The field paths are upstream's, "HostPID" and "HostIPC" as it
+// writes them.
+func validateHostUsers(spec *v1.PodSpec, p *field.Path) field.ErrorList {
+	if spec.HostUsers == nil || *spec.HostUsers {
+		return nil
+	}
+	var errs field.ErrorList
+	if spec.HostNetwork {
+		errs = append(errs, field.Forbidden(p.Child("hostNetwork"), "when `hostUsers` is false"))
+	}
+	if spec.HostPID {
+		errs = append(errs, field.Forbidden(p.Child("HostPID"), "when `hostUsers` is false"))
+	}
+	if spec.HostIPC {
+		errs = append(errs, field.Forbidden(p.Child("HostIPC"), "when `hostUsers` is false"))
+	}
+	for _, kind := range []struct {
+		name string
+		list []v1.Container
+	}{{"initContainers", spec.InitContainers}, {"containers", spec.Containers}} {
+		for i := range kind.list {
+			if len(kind.list[i].VolumeDevices) > 0 {
+				errs = append(errs, field.Forbidden(p.Child(kind.name).Index(i).Child("volumeDevices"), "when `hostUsers` is false"))
+			}
+		}
+	}
 	return errs
 }
 

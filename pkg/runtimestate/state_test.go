@@ -326,12 +326,13 @@ func TestSyncErrorsLeaveOutReportOnlyChecks(t *testing.T) {
 	}
 }
 
-// TestFeaturesFromReadyStatus: the features are those of the last Status that reported the
+// TestFeaturesFromReadyStatus: the features (and handlers) are those of the last Status that reported the
 // runtime ready (upstream sets them only past the RuntimeReady check); a failed call or a
 // not-ready runtime keeps the previous ones.
 func TestFeaturesFromReadyStatus(t *testing.T) {
 	withFeatures := func(st *cri.RuntimeStatus, sgp bool) *cri.RuntimeStatus {
 		st.Features = &cri.RuntimeFeatures{SupplementalGroupsPolicy: sgp}
+		st.Handlers = []cri.RuntimeHandler{{Name: "", UserNamespaces: sgp}}
 		return st
 	}
 	notReady := &cri.RuntimeStatus{Conditions: []cri.RuntimeCondition{{Type: cri.RuntimeReady, Status: false}}}
@@ -359,6 +360,10 @@ func TestFeaturesFromReadyStatus(t *testing.T) {
 		got := s.Features()
 		if (got == nil) != (step.want == nil) || got != nil && *got != *step.want {
 			t.Errorf("%s: Features() = %+v, want %+v", step.name, got, step.want)
+		}
+		// The handlers come with the features, from the same ready status.
+		if hs := s.Handlers(); (len(hs) == 0) != (got == nil) || len(hs) == 1 && hs[0].UserNamespaces != got.SupplementalGroupsPolicy {
+			t.Errorf("%s: Handlers() = %+v with features %+v", step.name, hs, got)
 		}
 	}
 }

@@ -268,7 +268,7 @@ func (r *Runtime) streamRefusalLocked() (*faultState, error) {
 }
 
 // Status reports RuntimeReady and NetworkReady, true unless a notReady fault holds one down,
-// and the runtime's features (Config.Features).
+// and the runtime's handlers and features (Config.Handlers and Features).
 // A RuntimeReady fault reports reason RuntimeNotReady; a NetworkReady one reports
 // NetworkPluginNotReady with containerd's "cni plugin not initialized" message, unless the
 // fault gives a message.
@@ -283,7 +283,7 @@ func (r *Runtime) Status(ctx context.Context) (*cri.RuntimeStatus, error) {
 	st := &cri.RuntimeStatus{Conditions: []cri.RuntimeCondition{
 		{Type: cri.RuntimeReady, Status: true},
 		{Type: cri.NetworkReady, Status: true},
-	}, Features: &features}
+	}, Handlers: slices.Clone(r.handlers), Features: &features}
 	if r.nFaults.Load() == 0 {
 		return st, nil
 	}

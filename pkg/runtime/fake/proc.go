@@ -61,7 +61,11 @@ type procTree struct {
 // read-only unless privileged or left out of the read-only paths, as runc mounts them.
 func (r *Runtime) procLocked(c *ctr, view *vfs.View, sec *cri.SecurityContext) {
 	t := r.procTreeLocked(sec)
-	view.SetContext(c)
+	if ns := r.userns[c.sb]; ns != nil {
+		view.SetContext(&usernsContainer{ctr: c, ns: ns})
+	} else {
+		view.SetContext(c)
+	}
 	view.BindNode("/proc", t.root, true)
 	view.BindNode("/proc/sys", c.sb.sysctlRoot(), !t.sysWritable)
 }
@@ -101,26 +105,40 @@ func (r *Runtime) newProcTree(masked, readonly []string) *procTree {
 	t := &procTree{sysWritable: !slices.Contains(readonly, "/proc/sys")}
 	root := vfs.NewDir(0o555)
 	root.Add("mounts", vfs.NewGenerated(func(ctx any) []byte {
-		c, ok := ctx.(*ctr)
-		if !ok {
+		c, _ := procContainer(ctx)
+		if c == nil {
 			return nil
 		}
 		return r.procMounts(c, t)
 	}, 0o444))
 	pid1 := vfs.NewDir(0o555)
 	pid1.Add("status", vfs.NewGenerated(func(ctx any) []byte {
-		c, ok := ctx.(*ctr)
-		if !ok || c.proc == nil {
+		c, _ := procContainer(ctx)
+		if c == nil || c.proc == nil {
 			return nil
 		}
 		return procStatus(comm(c.argv), c.proc.id, r.nodeCPUs())
 	}, 0o444))
 	pid1.Add("oom_score_adj", vfs.NewGenerated(func(ctx any) []byte {
-		c, ok := ctx.(*ctr)
-		if !ok || c.mem == nil {
+		c, _ := procContainer(ctx)
+		if c == nil || c.mem == nil {
 			return nil
 		}
 		return []byte(strconv.FormatInt(c.mem.OOMScoreAdj(), 10) + "\n")
+	}, 0o644))
+	// The pod's user namespace, as the process's ID maps show it (the e2e specs read
+	// /proc/self/uid_map): the node's identity map, or the pod's range.
+	pid1.Add("uid_map", vfs.NewGenerated(func(ctx any) []byte {
+		if _, ns := procContainer(ctx); ns != nil {
+			return idMap(ns.UIDs)
+		}
+		return idMap(nil)
+	}, 0o644))
+	pid1.Add("gid_map", vfs.NewGenerated(func(ctx any) []byte {
+		if _, ns := procContainer(ctx); ns != nil {
+			return idMap(ns.GIDs)
+		}
+		return idMap(nil)
 	}, 0o644))
 	root.Add("1", pid1)
 	root.Add("self", pid1)
@@ -218,4 +236,48 @@ func kernelProcEntry(name string) string {
 		}
 	}
 	return ""
+}
+
+// supportsUserNamespaces: the default handler supports user namespaces.
+func (r *Runtime) supportsUserNamespaces() bool {
+	for _, h := range r.handlers {
+		if h.Name == "" {
+			return h.UserNamespaces
+		}
+	}
+	return false
+}
+
+// usernsContainer is the context of the view of a container whose pod has a user
+// namespace of its own: its /proc/self/uid_map and gid_map are the namespace's. Made only
+// for such containers; the others' context is the container itself.
+type usernsContainer struct {
+	*ctr
+	ns *cri.UserNamespace
+}
+
+// procContainer is the container a view's context stands for, and its pod's user
+// namespace (nil: the node's).
+func procContainer(ctx any) (*ctr, *cri.UserNamespace) {
+	switch c := ctx.(type) {
+	case *ctr:
+		return c, nil
+	case *usernsContainer:
+		return c.ctr, c.ns
+	}
+	return nil, nil
+}
+
+// idMap is /proc/<pid>/uid_map or gid_map: one "ID-inside ID-outside length" line per
+// mapping, each number right-aligned in 10 columns as the kernel prints them; in the
+// node's namespace the identity of every 32-bit ID.
+func idMap(ms []cri.IDMapping) []byte {
+	if ms == nil {
+		return []byte(fmt.Sprintf("%10d %10d %10d\n", 0, 0, uint64(1)<<32-1))
+	}
+	var b strings.Builder
+	for _, m := range ms {
+		fmt.Fprintf(&b, "%10d %10d %10d\n", m.ContainerID, m.HostID, m.Length)
+	}
+	return []byte(b.String())
 }

@@ -2,6 +2,7 @@ package fake
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -91,6 +92,85 @@ func TestMaskedProcPaths(t *testing.T) {
 			}
 			if n := len(r.procTrees); n != 1 {
 				t.Errorf("%d /proc trees for two containers with equal lists, want 1", n)
+			}
+		})
+	}
+}
+
+// TestUserNamespaceMaps: a container of a sandbox with a user namespace of its own reads
+// the pod's range in /proc/self/uid_map and gid_map, one in the node's namespace the
+// identity map of every ID (what upstream's HostUsers specs look for: 65536, and
+// 4294967295); a runtime whose handler lacks user namespaces refuses such a sandbox, and
+// Status reports its handlers.
+func TestUserNamespaceMaps(t *testing.T) {
+	ns := &cri.UserNamespace{Mode: cri.NamespaceModePod,
+		UIDs: []cri.IDMapping{{HostID: 1 << 30, ContainerID: 0, Length: 65536}},
+		GIDs: []cri.IDMapping{{HostID: 1 << 30, ContainerID: 0, Length: 65536}}}
+	tests := []struct {
+		name     string
+		ns       *cri.UserNamespace
+		handlers []cri.RuntimeHandler
+		want     string
+		wantErr  string
+	}{
+		{name: "the node's namespace", want: "         0          0 4294967295\n"},
+		{name: "NODE mode is the node's", ns: &cri.UserNamespace{Mode: cri.NamespaceModeNode}, want: "         0          0 4294967295\n"},
+		{name: "the pod's", ns: ns, want: "         0 1073741824      65536\n"},
+		{name: "a runtime without user namespaces", ns: ns, handlers: []cri.RuntimeHandler{{Name: ""}}, wantErr: "run pod sandbox: user namespaces are not supported by the runtime"},
+		{name: "no mappings", ns: &cri.UserNamespace{Mode: cri.NamespaceModePod}, wantErr: "run pod sandbox: user namespace: a pod-level user namespace needs UID and GID mappings, got 0 and 0"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r, clk := newRuntime(t, Config{Handlers: tt.handlers})
+			ctx := context.Background()
+			st, err := r.Status(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			wantHandlers := DefaultHandlers
+			if tt.handlers != nil {
+				wantHandlers = tt.handlers
+			}
+			if !slices.Equal(st.Handlers, wantHandlers) {
+				t.Errorf("Status handlers %+v, want %+v", st.Handlers, wantHandlers)
+			}
+			cfg := sandboxConfig("u", nil)
+			cfg.UserNamespace = tt.ns
+			sb, err := r.RunPodSandbox(ctx, cfg)
+			if tt.wantErr != "" {
+				if err == nil || err.Error() != tt.wantErr {
+					t.Fatalf("RunPodSandbox: %v, want %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			const image = "registry.k8s.io/e2e-test-images/busybox:1.37.0-2"
+			if _, err := r.PullImage(ctx, cri.ImageSpec{Image: image}, nil); err != nil {
+				t.Fatal(err)
+			}
+			cc := containerConfig("main", "", image)
+			cc.Command = []string{"sh", "-c", "cat /proc/self/uid_map /proc/self/gid_map; id -u"}
+			id, err := r.CreateContainer(ctx, sb, cc, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := r.StartContainer(ctx, id); err != nil {
+				t.Fatal(err)
+			}
+			run(t, r, clk, time.Second)
+			if got, want := logText(t, r, id), "0s stdout "+strings.TrimSuffix(tt.want, "\n")+"\n0s stdout "+strings.TrimSuffix(tt.want, "\n")+"\n0s stdout 0\n"; got != want {
+				t.Errorf("the container printed\n%s\nwant\n%s", got, want)
+			}
+			if err := r.StopPodSandbox(ctx, sb); err != nil {
+				t.Fatal(err)
+			}
+			if err := r.RemovePodSandbox(ctx, sb); err != nil {
+				t.Fatal(err)
+			}
+			if len(r.userns) != 0 {
+				t.Errorf("%d user namespaces kept after the sandbox went", len(r.userns))
 			}
 		})
 	}

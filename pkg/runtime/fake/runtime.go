@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/netip"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -124,11 +125,20 @@ type Config struct {
 	// DefaultFeatures (containerd 2.1's). Without SupplementalGroupsPolicy, as containerd
 	// 1.7, the Strict policy is ignored and container statuses report no user.
 	Features *cri.RuntimeFeatures
+	// Handlers are the runtime's handlers Status reports, and what they support: nil is
+	// DefaultHandlers. A sandbox with a user namespace of its own needs the default
+	// handler ("") to support them.
+	Handlers []cri.RuntimeHandler
 }
 
 // DefaultFeatures are the features of a runtime whose Config gives none: those of
 // containerd 2.1, which the kubelet v1.37 is tested with.
 var DefaultFeatures = cri.RuntimeFeatures{SupplementalGroupsPolicy: true}
+
+// DefaultHandlers are containerd's default handler and runc's, both with user namespaces
+// (containerd 2.0 and later on Linux 6.3 and later). Recursive read-only mounts are not
+// modelled: the simulated filesystem has no sub-mounts.
+var DefaultHandlers = []cri.RuntimeHandler{{Name: "", UserNamespaces: true}, {Name: "runc", UserNamespaces: true}}
 
 // ProgramSlice is how long one step of the runtime loop steps programs at most when
 // Config.ProgramCPU is set: what is left waits for its next step, after the loops due
@@ -244,6 +254,8 @@ type Runtime struct {
 	users       map[string]*cri.ContainerUser
 	usersBySpec map[userKey]*cri.ContainerUser
 	procTrees   map[string]*procTree // by masked and read-only paths (proc.go)
+	handlers    []cri.RuntimeHandler
+	userns      map[*sandbox]*cri.UserNamespace // the sandboxes with a user namespace of their own
 
 	// Lines servers' handlers wrote from other goroutines, by container, for the next lock.
 	detachedMu sync.Mutex
@@ -485,6 +497,10 @@ func New(cfg Config) (*Runtime, error) {
 	}
 	if cfg.Features != nil {
 		r.features = *cfg.Features
+	}
+	r.handlers = DefaultHandlers
+	if cfg.Handlers != nil {
+		r.handlers = slices.Clone(cfg.Handlers)
 	}
 	if r.network == nil {
 		r.network = simnet.New()

@@ -238,7 +238,8 @@ func (r *Runtime) internUserLocked(id shell.Identity) *cri.ContainerUser {
 // internSecurityLocked returns the runtime's one security context equal to sc (nil stays
 // nil), which the container keeps: a template's containers ask for the same one, and
 // 20,000 copies of it were 1.2 MB of a big node's heap. The first one asked for becomes the
-// shared one (the runtime owns what it is given: cri.RuntimeService).
+// shared one (the runtime owns what it is given: cri.RuntimeService). The key names every
+// field: one added to cri.SecurityContext must be added to it.
 func (r *Runtime) internSecurityLocked(sc *cri.SecurityContext) *cri.SecurityContext {
 	if sc == nil {
 		return nil

@@ -2,6 +2,7 @@ package fake
 
 import (
 	"context"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -125,5 +126,40 @@ func TestContainerUsersShared(t *testing.T) {
 	}
 	if secs[0] != secs[1] {
 		t.Errorf("security contexts %p and %p, want one shared value", secs[0], secs[1])
+	}
+}
+
+// TestInternSecurityDistinguishesEveryField: two security contexts that differ in any one
+// field are kept apart (a field left out of the key would give a container another's), and
+// a nil list (the runtime's defaults) is not an empty one (procMount: Unmasked).
+func TestInternSecurityDistinguishesEveryField(t *testing.T) {
+	r, _ := newRuntime(t, Config{})
+	base := r.internSecurityLocked(&cri.SecurityContext{})
+	typ := reflect.TypeOf(cri.SecurityContext{})
+	for i := 0; i < typ.NumField(); i++ {
+		f := typ.Field(i)
+		t.Run(f.Name, func(t *testing.T) {
+			sc := &cri.SecurityContext{}
+			v := reflect.ValueOf(sc).Elem().Field(i)
+			switch v.Kind() {
+			case reflect.Pointer:
+				v.Set(reflect.New(f.Type.Elem()))
+			case reflect.Slice:
+				if f.Type.Elem().Kind() == reflect.String {
+					v.Set(reflect.MakeSlice(f.Type, 0, 0)) // a path list: empty is not nil
+				} else {
+					v.Set(reflect.MakeSlice(f.Type, 1, 1)) // a group list: one group, 0
+				}
+			case reflect.Bool:
+				v.SetBool(true)
+			case reflect.Uint8:
+				v.SetUint(1)
+			default:
+				t.Fatalf("field %s of kind %s: teach this test its non-zero value", f.Name, v.Kind())
+			}
+			if got := r.internSecurityLocked(sc); got == base {
+				t.Errorf("a context with %s set is interned as the empty one", f.Name)
+			}
+		})
 	}
 }
