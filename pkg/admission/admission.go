@@ -28,6 +28,9 @@ type NodeInfo struct {
 	Name   string
 	Labels map[string]string
 	Taints []v1.Taint
+	// SupplementalGroupsPolicy says whether the node's status.features.supplementalGroupsPolicy
+	// is true now (its runtime honours Strict); nil: it is not. Only read by AdmitPredicates.
+	SupplementalGroupsPolicy func() bool
 }
 
 // Result is the outcome of Admit. A rejected pod gets phase Failed with Reason and Message.

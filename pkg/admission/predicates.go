@@ -30,7 +30,9 @@ func AdmitPredicates(pod *v1.Pod, admittedPods []*v1.Pod, node NodeInfo) Result 
 }
 
 // AdmitPredicates decides as upstream's predicate admit handler does. First the checks
-// preemption cannot help: the operating system (AdmitOS). Then the general predicates, in
+// preemption cannot help: the operating system (AdmitOS), then supplementalGroupsPolicy
+// Strict on a node whose runtime does not honour it (AdmitSupplementalGroupsPolicy, with
+// node.SupplementalGroupsPolicy). Then the general predicates, in
 // upstream's order: resources fit (Fits: pods, cpu, memory, ephemeral-storage, other
 // resources), NodeAffinity (nodeSelector and required node affinity), NodeName, NodePorts
 // (the pod's host ports against those the counted pods bind), and TaintToleration (the
@@ -42,6 +44,10 @@ func AdmitPredicates(pod *v1.Pod, admittedPods []*v1.Pod, node NodeInfo) Result 
 // admit a critical pod; here the resource failure is reported.
 func (u *Usage) AdmitPredicates(pod *v1.Pod, node NodeInfo) Result {
 	if res := AdmitOS(pod, node.Labels[v1.LabelOSStable]); !res.Admit {
+		return res
+	}
+	supports := node.SupplementalGroupsPolicy != nil && node.SupplementalGroupsPolicy()
+	if res := AdmitSupplementalGroupsPolicy(pod, supports); !res.Admit {
 		return res
 	}
 	short := u.Fits(pod, node)
@@ -108,8 +114,8 @@ func untoleratedNoExecuteTaint(taints []v1.Taint, tolerations []v1.Toleration) (
 	return v1.Taint{}, false
 }
 
-// SupplementalGroupsPolicy rejection (upstream's predicate admit handler, before the
-// general predicates; the gate is GA in v1.37).
+// SupplementalGroupsPolicy rejection (upstream's predicate admit handler, after the
+// operating system checks and before the general predicates; the gate is GA in v1.37).
 const ReasonSupplementalGroupsPolicy = "SupplementalGroupsPolicyNotSupported"
 
 // MessageSupplementalGroupsPolicy is upstream's message for ReasonSupplementalGroupsPolicy.

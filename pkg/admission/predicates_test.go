@@ -67,6 +67,10 @@ func TestAdmitPredicates(t *testing.T) {
 	web := func(name string, opts ...podOpt) *v1.Pod {
 		return mkPod(name, append([]podOpt{tolerateDB}, opts...)...)
 	}
+	strict := func(p *v1.Pod) {
+		policy := v1.SupplementalGroupsPolicyStrict
+		p.Spec.SecurityContext = &v1.PodSecurityContext{SupplementalGroupsPolicy: &policy}
+	}
 	hog := web("hog", app(rl("cpu", "1800m")))
 	port80 := web("port80", ports(hp(80, "", "")))
 	critical := int32(kubetypes.SystemCriticalPriority)
@@ -84,6 +88,15 @@ func TestAdmitPredicates(t *testing.T) {
 		{"OS field", web("new", podOS("windows")), nil,
 			"PodOSNotSupported", "Failed to admit pod as the OS field doesn't match node OS"},
 		{"the OS is checked before resources", web("new", podOS("windows"), app(rl("cpu", "1"))), []*v1.Pod{hog}, "PodOSNotSupported", ""},
+
+		{"Strict on a node whose runtime lacks it", web("new", strict), nil,
+			"SupplementalGroupsPolicyNotSupported", "SupplementalGroupsPolicy=Strict is not supported in this node"},
+		{"the OS is checked before the policy", web("new", strict, podOS("windows")), nil, "PodOSNotSupported", ""},
+		{"the policy is checked before resources", web("new", strict, app(rl("cpu", "500m"))), []*v1.Pod{hog}, "SupplementalGroupsPolicyNotSupported", ""},
+		{"Merge needs nothing of the runtime", web("new", func(p *v1.Pod) {
+			merge := v1.SupplementalGroupsPolicyMerge
+			p.Spec.SecurityContext = &v1.PodSecurityContext{SupplementalGroupsPolicy: &merge}
+		}), nil, "", ""},
 
 		{"resources", web("new", app(rl("cpu", "500m"))), []*v1.Pod{hog},
 			"OutOfcpu", "Node didn't have enough resource: cpu, requested: 500, used: 1800, capacity: 2000"},
@@ -132,6 +145,13 @@ func TestAdmitPredicates(t *testing.T) {
 			}
 		})
 	}
+	t.Run("Strict on a node whose runtime honours it", func(t *testing.T) {
+		supporting := node
+		supporting.SupplementalGroupsPolicy = func() bool { return true }
+		if got := AdmitPredicates(web("new", strict), nil, supporting); !got.Admit {
+			t.Errorf("AdmitPredicates = %+v, want admitted", got)
+		}
+	})
 }
 
 // TestHostPortConflicts follows the scheduler's NodePorts plugin (HostPortInfo.CheckConflict).

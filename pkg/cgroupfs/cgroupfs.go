@@ -371,7 +371,7 @@ func (g *group) memoryMax() string {
 
 // memoryCurrent renders memory.current: g's usage function's answer, else its children's
 // sum. The functions run outside the tree's lock (they take the runtime's).
-func (g *group) memoryCurrent() []byte {
+func (g *group) memoryCurrent(any) []byte {
 	var fns []func() int64
 	g.t.mu.Lock()
 	if g.usage != nil {

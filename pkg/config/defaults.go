@@ -291,6 +291,7 @@ func NewSimulatorConfiguration() *SimulatorConfiguration {
 			InitContainerDuration: metav1.Duration{Duration: DefaultInitContainerDuration},
 			StatusPollPeriod:      metav1.Duration{Duration: DefaultRuntimeStatusPollPeriod},
 			ProgramCPU:            resource.MustParse(DefaultProgramCPU),
+			Features:              RuntimeFeatures{SupplementalGroupsPolicy: true, UserNamespaces: true},
 		},
 	}
 }

@@ -110,4 +110,21 @@ type RuntimeConfiguration struct {
 	// of machine.cpu), whatever the real machine gives it. Not used by simulate, whose
 	// clock is virtual. Default 500m.
 	ProgramCPU resource.Quantity `json:"programCPU"`
+	// Features are what the runtime supports beyond the basics, which its Status reports
+	// (CRI RuntimeFeatures) and the node's status.features shows: containerd 2.1's by
+	// default. Turn one off to run the node as on an older runtime.
+	Features RuntimeFeatures `json:"features"`
+}
+
+// RuntimeFeatures are the optional features of the in-memory runtime.
+type RuntimeFeatures struct {
+	// SupplementalGroupsPolicy: the runtime honours supplementalGroupsPolicy Strict and
+	// reports each container's user in its status (containerd 2.0 and later). Off, as
+	// containerd 1.7: Strict is ignored (the kubelet refuses such pods) and no user is
+	// reported. Default true.
+	SupplementalGroupsPolicy bool `json:"supplementalGroupsPolicy"`
+	// UserNamespaces: the runtime's handlers run pods in user namespaces of their own
+	// (hostUsers: false; containerd 2.0 and later on Linux 6.3 and later), as each node's
+	// status.runtimeHandlers says. Off: such pods' sandboxes are not created. Default true.
+	UserNamespaces bool `json:"userNamespaces"`
 }

@@ -127,6 +127,9 @@ type ContainerStatus struct {
 	// (CRI ContainerStatus.Resources: the runtime's, read-only), nil when it reports none:
 	// what an in-place resize has actuated. ResourcesFromCRI converts them.
 	Resources *cri.ContainerResources
+	// User is who the container's process runs as, as the runtime reports it (CRI
+	// ContainerStatus.User: the runtime's, shared and read-only); nil when it reports none.
+	User *cri.ContainerUser
 }
 
 // ContainerResources are a container's applied resources, converted back from its cgroup

@@ -102,6 +102,31 @@ type PodSandboxConfig struct {
 	// CgroupParent is the pod's cgroup the kubelet made, its containers' cgroups are
 	// made under (LinuxPodSandboxConfig.CgroupParent): "/kubepods/burstable/pod<uid>".
 	CgroupParent string
+	// UserNamespace is the pod's user namespace (NamespaceOption.UsernsOptions), which its
+	// containers share; nil: the node's (NamespaceMode NODE).
+	UserNamespace *UserNamespace
+}
+
+// NamespaceMode mirrors runtime.v1.NamespaceMode.
+type NamespaceMode int32
+
+const (
+	NamespaceModePod       NamespaceMode = 0
+	NamespaceModeContainer NamespaceMode = 1
+	NamespaceModeNode      NamespaceMode = 2
+	NamespaceModeTarget    NamespaceMode = 3
+)
+
+// UserNamespace mirrors runtime.v1.UserNamespace: with Mode POD, the pod's own, whose IDs
+// map to the host's as UIDs and GIDs say.
+type UserNamespace struct {
+	Mode       NamespaceMode
+	UIDs, GIDs []IDMapping
+}
+
+// IDMapping maps Length IDs from ContainerID in the namespace to HostID on the node.
+type IDMapping struct {
+	HostID, ContainerID, Length uint32
 }
 
 // PodSandbox is one entry of ListPodSandbox. Times are unix nanoseconds, as in CRI.
@@ -222,14 +247,51 @@ const ImageVolumeAnnotation = "minikubelet.io/image-volume"
 // SecurityContext is the part of CRI's LinuxContainerSecurityContext the simulator uses.
 type SecurityContext struct {
 	// RunAsUser and RunAsGroup are the process's ids (nil: the image's user, else root).
-	RunAsUser          *int64
-	RunAsGroup         *int64
+	RunAsUser  *int64
+	RunAsGroup *int64
+	// SupplementalGroups are the pod's fsGroup and supplementalGroups, which the process
+	// gets whatever the policy.
 	SupplementalGroups []int64
 	ReadonlyRootfs     bool
 	Privileged         bool
 	// NoNewPrivs is no_new_privs (allowPrivilegeEscalation: false): a setuid executable
 	// does not raise the process's effective user.
 	NoNewPrivs bool
+	// SupplementalGroupsPolicy says whether the groups the image's /etc/group gives the
+	// user are added (Merge, the default) or not (Strict).
+	SupplementalGroupsPolicy SupplementalGroupsPolicy
+	// MaskedPaths are hidden from the process (a file reads as /dev/null, a directory as an
+	// empty read-only tmpfs) and ReadonlyPaths made read-only: the kubelet's defaults, or
+	// empty lists with procMount: Unmasked. nil: the runtime's defaults. A privileged
+	// container gets neither. Shared by the kubelet's requests: read only.
+	MaskedPaths   []string
+	ReadonlyPaths []string
+}
+
+// SupplementalGroupsPolicy mirrors runtime.v1.SupplementalGroupsPolicy.
+type SupplementalGroupsPolicy uint8
+
+const (
+	// SupplementalGroupsMerge: the primary group, the groups of the image's /etc/group that
+	// list the user, and the kubelet's.
+	SupplementalGroupsMerge SupplementalGroupsPolicy = 0
+	// SupplementalGroupsStrict: the primary group and the kubelet's only.
+	SupplementalGroupsStrict SupplementalGroupsPolicy = 1
+)
+
+func (p SupplementalGroupsPolicy) String() string {
+	if p == SupplementalGroupsStrict {
+		return "Strict"
+	}
+	return "Merge"
+}
+
+// ContainerUser is who a container's first process runs as, as the runtime resolved it
+// when the container was created (CRI's ContainerUser.linux): its ids and every group it
+// has, the primary one included. Runtimes share one value between equal users: read only.
+type ContainerUser struct {
+	UID, GID           int64
+	SupplementalGroups []int64
 }
 
 // KeyValue is an environment variable (CRI's KeyValue).
@@ -368,6 +430,9 @@ type ContainerStatus struct {
 	// ContainerStatus.Resources.Linux: its cgroup's CPU and memory settings, as created
 	// or last updated); nil when the runtime does not know them.
 	Resources *ContainerResources
+	// User is who its process runs as (CRI's ContainerStatus.user); nil from a runtime
+	// that does not report it (one without the SupplementalGroupsPolicy feature).
+	User *ContainerUser
 }
 
 // Runtime condition types reported by Status.
@@ -387,6 +452,26 @@ type RuntimeCondition struct {
 // RuntimeStatus is the answer of Status.
 type RuntimeStatus struct {
 	Conditions []RuntimeCondition
+	// Handlers are the runtime's handlers (its runtime classes; "" is the default) and
+	// what each supports; none from a runtime that reports none.
+	Handlers []RuntimeHandler
+	// Features are what the runtime supports beyond the basics (CRI's RuntimeFeatures);
+	// nil from a runtime that reports none.
+	Features *RuntimeFeatures
+}
+
+// RuntimeHandler mirrors runtime.v1.RuntimeHandler and its features.
+type RuntimeHandler struct {
+	Name                    string
+	RecursiveReadOnlyMounts bool
+	UserNamespaces          bool
+}
+
+// RuntimeFeatures mirrors runtime.v1.RuntimeFeatures.
+type RuntimeFeatures struct {
+	// SupplementalGroupsPolicy: the runtime honours SupplementalGroupsStrict and reports
+	// ContainerStatus.User.
+	SupplementalGroupsPolicy bool
 }
 
 // Condition returns the condition of the given type, or nil.

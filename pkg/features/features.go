@@ -112,6 +112,30 @@ const (
 	// the volume (a subPath inside it too); the image_volume_* metrics count the mounts.
 	// Upstream: beta (default on) since v1.35, GA and locked on in v1.36.
 	ImageVolume featuregate.Feature = "ImageVolume"
+
+	// SupplementalGroupsPolicy passes the pod's supplementalGroupsPolicy to the runtime
+	// (Strict: the image's /etc/group memberships are not added to the process's groups),
+	// reports each container's user in its status, publishes status.features, and refuses
+	// a Strict pod on a node whose runtime does not honour it.
+	// Upstream: GA and locked on since v1.35.
+	SupplementalGroupsPolicy featuregate.Feature = "SupplementalGroupsPolicy"
+
+	// EnvFiles sets an env var from a key of a KEY='value' file in one of the pod's
+	// emptyDir volumes (valueFrom.fileKeyRef), written there by an init container; off,
+	// such a variable is set empty.
+	// Upstream: beta (default on) since v1.35.
+	EnvFiles featuregate.Feature = "EnvFiles"
+
+	// ProcMountType passes a container's procMount to the runtime: Default masks and makes
+	// read-only the kubelet's list of /proc paths, Unmasked (with hostUsers: false) none.
+	// Upstream: GA and locked on since v1.36.
+	ProcMountType featuregate.Feature = "ProcMountType"
+
+	// UserNamespacesSupport runs a pod with hostUsers: false in a user namespace of its
+	// own: the kubelet allocates it a range of userNamespaces.idsPerPod host IDs and passes
+	// the mappings to the runtime; the node lists which runtime handlers support them.
+	// Upstream: GA and locked on since v1.36.
+	UserNamespacesSupport featuregate.Feature = "UserNamespacesSupport"
 )
 
 // modelled lists the gates above: Simulated answers from it.
@@ -133,6 +157,10 @@ var modelled = []featuregate.Feature{
 	NodeDeclaredFeatures,
 	KubeletPSI,
 	ImageVolume,
+	SupplementalGroupsPolicy,
+	EnvFiles,
+	ProcMountType,
+	UserNamespacesSupport,
 }
 
 // Gates of v1.37 that change kubelet behaviour the simulator is to model next. They are
@@ -140,18 +168,12 @@ var modelled = []featuregate.Feature{
 // component takes their value (then move the name to modelled, with a comment saying what
 // it changes). Stages: see the table (`minikubelet feature-gates` lists them).
 const (
-	PodLevelResources        featuregate.Feature = "PodLevelResources"
-	UserNamespacesSupport    featuregate.Feature = "UserNamespacesSupport"
-	SupplementalGroupsPolicy featuregate.Feature = "SupplementalGroupsPolicy"
-	EnvFiles                 featuregate.Feature = "EnvFiles"
-	ProcMountType            featuregate.Feature = "ProcMountType"
+	PodLevelResources featuregate.Feature = "PodLevelResources"
 )
 
 // planned lists the gates above, so that a test checks each against the table.
 var planned = []featuregate.Feature{
 	PodLevelResources,
-	UserNamespacesSupport, SupplementalGroupsPolicy,
-	EnvFiles, ProcMountType,
 }
 
 // Simulated reports whether the simulator models a gate: set, it changes what a node does.

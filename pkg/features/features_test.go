@@ -38,6 +38,10 @@ func TestModelledGateSpecs(t *testing.T) {
 		{NodeDeclaredFeatures, featuregate.FeatureSpec{Default: true, PreRelease: featuregate.GA, LockToDefault: true, Version: version.MajorMinor(1, 37)}},
 		{KubeletPSI, featuregate.FeatureSpec{Default: true, PreRelease: featuregate.GA, LockToDefault: true, Version: version.MajorMinor(1, 36)}},
 		{ImageVolume, featuregate.FeatureSpec{Default: true, PreRelease: featuregate.GA, LockToDefault: true, Version: version.MajorMinor(1, 36)}},
+		{SupplementalGroupsPolicy, featuregate.FeatureSpec{Default: true, PreRelease: featuregate.GA, LockToDefault: true, Version: version.MajorMinor(1, 35)}},
+		{EnvFiles, featuregate.FeatureSpec{Default: true, PreRelease: featuregate.Beta, Version: version.MajorMinor(1, 35)}},
+		{ProcMountType, featuregate.FeatureSpec{Default: true, PreRelease: featuregate.GA, LockToDefault: true, Version: version.MajorMinor(1, 36)}},
+		{UserNamespacesSupport, featuregate.FeatureSpec{Default: true, PreRelease: featuregate.GA, LockToDefault: true, Version: version.MajorMinor(1, 36)}},
 	}
 	all := DefaultMutableFeatureGate.GetAll()
 	for _, tt := range tests {
@@ -309,7 +313,7 @@ func TestUnsimulatedGates(t *testing.T) {
 			}
 		})
 	}
-	if Simulated(EnvFiles) || !Simulated(EventedPLEG) {
-		t.Error("Simulated: want EventedPLEG modelled and EnvFiles not")
+	if Simulated(PodLevelResources) || !Simulated(EventedPLEG) {
+		t.Error("Simulated: want EventedPLEG modelled and PodLevelResources not")
 	}
 }

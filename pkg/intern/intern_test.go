@@ -3,12 +3,15 @@ package intern
 import (
 	"fmt"
 	"reflect"
+	"slices"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/minikubelet/minikubelet/pkg/cri"
 )
 
 func same[M any](a, b M) bool {
@@ -114,6 +117,47 @@ func TestTablesAreBounded(t *testing.T) {
 	if held := stringMapsCount(); int64(held) > MaxStringMaps {
 		t.Errorf("%d string maps held, bound %d", held, MaxStringMaps)
 	}
+	for i := int64(0); i < MaxContainerUsers+10; i++ {
+		ContainerUser(&cri.ContainerUser{UID: i})
+	}
+	if held := containerUsersCount(); int64(held) > MaxContainerUsers {
+		t.Errorf("%d container users held, bound %d", held, MaxContainerUsers)
+	}
+}
+
+// TestContainerUser: equal users share one API value; any difference in the ids or the
+// groups (their order too: it is the kernel's) makes another.
+func TestContainerUser(t *testing.T) {
+	if ContainerUser(nil) != nil {
+		t.Fatal("nil became a user")
+	}
+	first := ContainerUser(&cri.ContainerUser{UID: 1000, GID: 1000, SupplementalGroups: []int64{1000, 50000, 60000}})
+	want := &v1.ContainerUser{Linux: &v1.LinuxContainerUser{UID: 1000, GID: 1000, SupplementalGroups: []int64{1000, 50000, 60000}}}
+	if !reflect.DeepEqual(first, want) {
+		t.Fatalf("ContainerUser = %+v, want %+v", first.Linux, want.Linux)
+	}
+	for _, c := range []struct {
+		name  string
+		u     cri.ContainerUser
+		share bool
+	}{
+		{"equal", cri.ContainerUser{UID: 1000, GID: 1000, SupplementalGroups: []int64{1000, 50000, 60000}}, true},
+		{"another uid", cri.ContainerUser{UID: 1001, GID: 1000, SupplementalGroups: []int64{1000, 50000, 60000}}, false},
+		{"another gid", cri.ContainerUser{UID: 1000, GID: 0, SupplementalGroups: []int64{1000, 50000, 60000}}, false},
+		{"a group fewer", cri.ContainerUser{UID: 1000, GID: 1000, SupplementalGroups: []int64{1000, 60000}}, false},
+		{"groups reordered", cri.ContainerUser{UID: 1000, GID: 1000, SupplementalGroups: []int64{1000, 60000, 50000}}, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			u := c.u
+			got := ContainerUser(&u)
+			if (got == first) != c.share {
+				t.Errorf("shared with the first: %v, want %v", got == first, c.share)
+			}
+			if got.Linux.UID != u.UID || got.Linux.GID != u.GID || !slices.Equal(got.Linux.SupplementalGroups, u.SupplementalGroups) {
+				t.Errorf("ContainerUser(%+v) = %+v", u, got.Linux)
+			}
+		})
+	}
 }
 
 func TestPodResources(t *testing.T) {
@@ -153,6 +197,8 @@ func emptyTables() {
 	stringMapsHeld.Store(0)
 	specParts.Clear()
 	specPartsHeld.Store(0)
+	containerUsers.Clear()
+	containerUsersHeld.Store(0)
 }
 
 func TestPodSpec(t *testing.T) {

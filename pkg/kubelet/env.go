@@ -16,6 +16,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/minikubelet/minikubelet/pkg/cri"
+	"github.com/minikubelet/minikubelet/pkg/features"
 	"github.com/minikubelet/minikubelet/pkg/kuberuntime"
 )
 
@@ -49,7 +50,8 @@ func (l *envList) lookup(key string) (string, bool) {
 // makeEnvironmentVariables is the container's environment as the kubelet makes it
 // (makeEnvironmentVariables): the envFrom ConfigMaps and Secrets (keys sorted, with the
 // prefix), then env in order (values with $(VAR) references to the variables before them
-// expanded; the downward API's fields and resources; ConfigMap and Secret keys). PATH,
+// expanded; the downward API's fields and resources; ConfigMap and Secret keys; keys of
+// env files in the pod's emptyDir volumes, with EnvFiles: fileKeyValue). PATH,
 // HOSTNAME and HOME are the runtime's to add, as on a node (the image's PATH, the
 // sandbox's hostname, the user's home). A ConfigMap, Secret or key that is
 // missing and not optional is an error with upstream's message: the container waits with
@@ -163,6 +165,18 @@ func (k *Kubelet) makeEnvironmentVariables(ctx context.Context, pod *v1.Pod, c *
 				return nil, fmt.Errorf("couldn't find key %v in Secret %v/%v", ref.Key, pod.Namespace, ref.Name)
 			}
 			value = string(v)
+		case src.FileKeyRef != nil:
+			if !k.gate.Enabled(features.EnvFiles) {
+				break // as upstream with the gate off: the variable is set, empty
+			}
+			v, skip, err := k.fileKeyValue(ctx, pod, src.FileKeyRef)
+			if err != nil {
+				return nil, err
+			}
+			if skip {
+				continue
+			}
+			value = v
 		}
 		env.set(e.Name, value)
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/minikubelet/minikubelet/pkg/cluster"
 	"github.com/minikubelet/minikubelet/pkg/cri"
 	"github.com/minikubelet/minikubelet/pkg/events"
+	"github.com/minikubelet/minikubelet/pkg/features"
 	"github.com/minikubelet/minikubelet/pkg/vfs"
 )
 
@@ -41,6 +42,7 @@ func newUnitKubelet(t *testing.T, standalone bool, objs ...runtime.Object) *unit
 		nodeName: testNode,
 		hostIP:   "10.0.0.1",
 		nodeFS:   nodeFS,
+		gate:     features.NewFeatureGate(),
 		events:   events.NewStore(clk, testNode, 0),
 		dns:      &dnsConfigurer{clusterDNS: []string{"10.96.0.10"}, clusterDomain: "cluster.local", resolvConf: nodeResolvPath, nodeName: testNode, nodeIP: "10.0.0.1"},
 		nodeInfo: admission.NodeInfo{Allocatable: v1.ResourceList{

@@ -252,8 +252,8 @@ func (k *Kubelet) SyncTerminatingRuntimePod(ctx context.Context, runningPod *con
 	return k.syncer.SyncTerminatingRuntimePod(ctx, runningPod)
 }
 
-// SyncTerminatedPod writes the pod's terminal status and tears its volumes down (upstream
-// waits there for the volume manager to unmount them).
+// SyncTerminatedPod writes the pod's terminal status, tears its volumes down (upstream
+// waits there for the volume manager to unmount them) and releases its user namespace.
 func (k *Kubelet) SyncTerminatedPod(ctx context.Context, pod *v1.Pod, podStatus *container.PodStatus) error {
 	if err := k.syncer.SyncTerminatedPod(ctx, pod, podStatus); err != nil {
 		return err
@@ -263,5 +263,7 @@ func (k *Kubelet) SyncTerminatedPod(ctx context.Context, pod *v1.Pod, podStatus 
 		k.resizeMetrics.observe(k.alloc, k.pods)
 	}
 	k.unmountVolumes(ctx, pod.UID)
+	// Its user namespace's range is free for another pod (upstream releases it here).
+	k.userns.Release(klog.FromContext(ctx), pod.UID)
 	return nil
 }

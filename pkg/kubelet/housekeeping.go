@@ -100,6 +100,10 @@ func (k *Kubelet) HandlePodCleanups(ctx context.Context) error {
 		_, working := workingPods[uid]
 		return desired[uid] || working || inRuntime[uid]
 	})
+	// And the user namespaces of the pods neither a source nor the runtime has (upstream's
+	// CleanupOrphanedPodUsernsAllocations): only pods with one are looked at.
+	logger.V(3).Info("Clean up orphaned pod user namespace allocations")
+	k.userns.CleanupOrphans(logger, func(uid types.UID) bool { return desired[uid] || inRuntime[uid] })
 	k.objects.prune(allPods)
 
 	k.runtimeMgr.ContainerBackOff().GC()

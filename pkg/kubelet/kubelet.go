@@ -22,6 +22,7 @@ import (
 	"github.com/minikubelet/minikubelet/pkg/allocation"
 	"github.com/minikubelet/minikubelet/pkg/cluster"
 	"github.com/minikubelet/minikubelet/pkg/config"
+	"github.com/minikubelet/minikubelet/pkg/cri"
 	"github.com/minikubelet/minikubelet/pkg/events"
 	"github.com/minikubelet/minikubelet/pkg/eviction"
 	"github.com/minikubelet/minikubelet/pkg/featuregate"
@@ -48,6 +49,7 @@ import (
 	"github.com/minikubelet/minikubelet/pkg/stats"
 	"github.com/minikubelet/minikubelet/pkg/statuscache"
 	"github.com/minikubelet/minikubelet/pkg/syncloop"
+	"github.com/minikubelet/minikubelet/pkg/userns"
 	"github.com/minikubelet/minikubelet/pkg/vfs"
 )
 
@@ -193,6 +195,7 @@ type Kubelet struct {
 	imageVolume bool
 
 	nodeInfo         admission.NodeInfo
+	userns           *userns.Manager // pods' user namespaces (hostUsers: false)
 	sysctls          *admission.SysctlAllowlist
 	admissionMetrics *admission.Metrics
 
@@ -400,6 +403,19 @@ func New(cfg Config) (*Kubelet, error) {
 		Probes:  k.prober,
 		Resize:  resize,
 	})
+	// UserNamespacesSupport is GA and locked: every node has the manager, as upstream's,
+	// and its checks of userNamespaces.idsPerPod against maxPods.
+	if k.userns, err = userns.New(klog.Background(), userns.Config{
+		IDsPerPod: c.Kubelet.UserNamespacesIDsPerPod(),
+		MaxPods:   int(c.Kubelet.MaxPods),
+		NodeFS:    k.nodeFS,
+		PodDir:    podDir,
+		PodsDir:   podsDir,
+		Seed:      uint64(c.Simulator.Runtime.Seed),
+		Supports:  k.handlerSupportsUserNamespaces,
+	}); err != nil {
+		return nil, fmt.Errorf("create user namespace manager: %w", err)
+	}
 	maxBackOff, initialBackOff := crashLoopBackOff(cfg.Gate, &k.cfg.Kubelet)
 	k.imageVolume = cfg.Gate.Enabled(features.ImageVolume)
 	if k.runtimeMgr, err = kuberuntime.NewManager(kuberuntime.Config{
@@ -418,6 +434,7 @@ func New(cfg Config) (*Kubelet, error) {
 		// manager, which makes the API caller.
 		RunContainerOptions: k.runContainerOptions,
 		ImageVolume:         k.imageVolume,
+		UserNamespace:       k.podUserNamespace,
 		NodeFS:              k.nodeFS,
 		MemoryCapacity:      c.Simulator.Machine.Memory.Value(),
 		ContainerLogTail:    k.containerLogTail,
@@ -590,6 +607,14 @@ func NewRuntime(c *config.Config, clk clock.Clock, reg *metrics.Registry, option
 		PodsMemoryLimit:       podsMemoryLimit(c),
 		PodPidsLimit:          podPidsLimit(c),
 		CPUCapacityMilli:      c.Simulator.Machine.CPU.MilliValue(),
+		Features: &cri.RuntimeFeatures{
+			SupplementalGroupsPolicy: rc.Features.SupplementalGroupsPolicy,
+		},
+		// containerd's default handler and runc's, as fake.DefaultHandlers.
+		Handlers: []cri.RuntimeHandler{
+			{Name: "", UserNamespaces: rc.Features.UserNamespaces},
+			{Name: "runc", UserNamespaces: rc.Features.UserNamespaces},
+		},
 	}
 	// Validated by config.Load; a config built otherwise falls back to the default.
 	if q, err := resource.ParseQuantity(c.Kubelet.ContainerLogMaxSize); err == nil {
@@ -686,6 +711,11 @@ func (k *Kubelet) buildNodeInfo() error {
 		Name:        k.nodeName,
 		Labels:      k.nodeStatus.NodeLabels(),
 		Taints:      k.cfg.Kubelet.RegisterWithTaints,
+		// What the node status's features say (NodeFeatures): upstream reads the node.
+		SupplementalGroupsPolicy: func() bool {
+			f := k.state.Features()
+			return f != nil && f.SupplementalGroupsPolicy
+		},
 	}
 	sysctls, err := admission.NewSysctlAllowlist(k.cfg.Kubelet.AllowedUnsafeSysctls)
 	if err != nil {
@@ -786,6 +816,8 @@ func (k *Kubelet) buildNodeStatus(nodeIP string) error {
 		Images:                    k.rt,
 		Usage:                     k,
 		ShutdownErrors:            k.shutdownStatus,
+		RuntimeFeatures:           k.state.Features,
+		RuntimeHandlers:           k.state.Handlers,
 		Recorder:                  k.events,
 		Registry:                  k.registry,
 		API:                       k.nodeAPI(),

@@ -59,6 +59,10 @@ func (m *Manager) generateContainerConfig(ctx context.Context, c *v1.Container, 
 	if err := verifyRunAsNonRoot(pod, c, uid, username); err != nil {
 		return nil, err
 	}
+	sec, err := securityContext(pod, c)
+	if err != nil {
+		return nil, err
+	}
 	command, args := expandCommandAndArgs(c, opts.Envs)
 	config := &cri.ContainerConfig{
 		Metadata: cri.ContainerMetadata{Name: c.Name, Attempt: uint32(restartCount)},
@@ -78,7 +82,7 @@ func (m *Manager) generateContainerConfig(ctx context.Context, c *v1.Container, 
 		Stdin:       c.Stdin,
 		StdinOnce:   c.StdinOnce,
 		TTY:         c.TTY,
-		Security:    securityContext(pod, c),
+		Security:    sec,
 	}
 	return config, nil
 }
@@ -141,8 +145,11 @@ func (m *Manager) createTerminationMessageFile(pod *v1.Pod, c *v1.Container, res
 // securityContext is the container's security context over the pod's, as the kubelet's
 // determineEffectiveSecurityContext: runAsUser and runAsGroup from the container, else the
 // pod (nil: the image's user); readOnlyRootFilesystem and privileged from the container; the
-// supplemental groups are the pod's fsGroup first, then its supplementalGroups.
-func securityContext(pod *v1.Pod, c *v1.Container) *cri.SecurityContext {
+// supplemental groups are the pod's fsGroup first, then its supplementalGroups, and the
+// pod's supplementalGroupsPolicy says whether the runtime adds the image's groups. A
+// policy the CRI has no value for fails with upstream's message (the container waits with
+// CreateContainerConfigError); the API server refuses such a pod first.
+func securityContext(pod *v1.Pod, c *v1.Container) (*cri.SecurityContext, error) {
 	sc := &cri.SecurityContext{}
 	if psc := pod.Spec.SecurityContext; psc != nil {
 		sc.RunAsUser = copyInt64(psc.RunAsUser)
@@ -151,6 +158,16 @@ func securityContext(pod *v1.Pod, c *v1.Container) *cri.SecurityContext {
 			sc.SupplementalGroups = append(sc.SupplementalGroups, *psc.FSGroup)
 		}
 		sc.SupplementalGroups = append(sc.SupplementalGroups, psc.SupplementalGroups...)
+		if p := psc.SupplementalGroupsPolicy; p != nil {
+			switch *p {
+			case v1.SupplementalGroupsPolicyMerge:
+				sc.SupplementalGroupsPolicy = cri.SupplementalGroupsMerge
+			case v1.SupplementalGroupsPolicyStrict:
+				sc.SupplementalGroupsPolicy = cri.SupplementalGroupsStrict
+			default:
+				return nil, fmt.Errorf("unsupported supplementalGroupsPolicy: %s", *p)
+			}
+		}
 	}
 	if csc := c.SecurityContext; csc != nil {
 		if csc.RunAsUser != nil {
@@ -170,7 +187,34 @@ func securityContext(pod *v1.Pod, c *v1.Container) *cri.SecurityContext {
 			sc.NoNewPrivs = true
 		}
 	}
-	return sc
+	sc.MaskedPaths, sc.ReadonlyPaths = procPaths(c)
+	return sc, nil
+}
+
+// defaultMaskedPaths and defaultReadonlyPaths are the kubelet's (pkg/securitycontext): what
+// a container's /proc and /sys hide and make read-only unless its procMount is Unmasked.
+// Upstream adds /sys/devices/system/cpu/cpu<N>/thermal_throttle for each such directory on
+// the node; a simulated node has none. Shared by every request: never changed.
+var (
+	defaultMaskedPaths = []string{
+		"/proc/asound", "/proc/acpi", "/proc/interrupts", "/proc/kcore", "/proc/keys", "/proc/latency_stats",
+		"/proc/timer_list", "/proc/timer_stats", "/proc/sched_debug", "/proc/scsi", "/sys/firmware",
+		"/sys/devices/virtual/powercap",
+	}
+	defaultReadonlyPaths = []string{"/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger"}
+	unmaskedPaths        = []string{}
+)
+
+// procPaths are the masked and read-only paths the kubelet asks for c (upstream's
+// ConvertToRuntimeMaskedPaths and ConvertToRuntimeReadonlyPaths, ProcMountType GA): none
+// (empty, not nil, lists) for procMount Unmasked, which the API server allows only with
+// hostUsers: false; the defaults otherwise. A privileged container gets them too: the
+// runtime drops them.
+func procPaths(c *v1.Container) (masked, readonly []string) {
+	if csc := c.SecurityContext; csc != nil && csc.ProcMount != nil && *csc.ProcMount == v1.UnmaskedProcMount {
+		return unmaskedPaths, unmaskedPaths
+	}
+	return defaultMaskedPaths, defaultReadonlyPaths
 }
 
 func copyInt64(p *int64) *int64 {

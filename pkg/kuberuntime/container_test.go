@@ -71,15 +71,18 @@ func TestExpandCommandAndArgs(t *testing.T) {
 }
 
 // TestSecurityContext: the container's settings over the pod's; fsGroup then the pod's
-// supplemental groups.
+// supplemental groups; the pod's supplementalGroupsPolicy.
 func TestSecurityContext(t *testing.T) {
 	i := func(v int64) *int64 { return &v }
 	b := func(v bool) *bool { return &v }
+	policy := func(p v1.SupplementalGroupsPolicy) *v1.SupplementalGroupsPolicy { return &p }
+	procMount := func(p v1.ProcMountType) *v1.ProcMountType { return &p }
 	tests := []struct {
-		name string
-		pod  *v1.PodSecurityContext
-		c    *v1.SecurityContext
-		want *cri.SecurityContext
+		name    string
+		pod     *v1.PodSecurityContext
+		c       *v1.SecurityContext
+		want    *cri.SecurityContext
+		wantErr string
 	}{
 		{name: "none", want: &cri.SecurityContext{}},
 		{name: "the pod's", pod: &v1.PodSecurityContext{RunAsUser: i(1000), RunAsGroup: i(3000), FSGroup: i(2000), SupplementalGroups: []int64{4000, 5000}},
@@ -87,11 +90,30 @@ func TestSecurityContext(t *testing.T) {
 		{name: "the container's win", pod: &v1.PodSecurityContext{RunAsUser: i(1000), RunAsGroup: i(3000)},
 			c:    &v1.SecurityContext{RunAsUser: i(0), ReadOnlyRootFilesystem: b(true), Privileged: b(true)},
 			want: &cri.SecurityContext{RunAsUser: i(0), RunAsGroup: i(3000), ReadonlyRootfs: true, Privileged: true}},
+		{name: "Merge", pod: &v1.PodSecurityContext{SupplementalGroupsPolicy: policy(v1.SupplementalGroupsPolicyMerge)},
+			want: &cri.SecurityContext{SupplementalGroupsPolicy: cri.SupplementalGroupsMerge}},
+		{name: "Strict", pod: &v1.PodSecurityContext{SupplementalGroups: []int64{60000}, SupplementalGroupsPolicy: policy(v1.SupplementalGroupsPolicyStrict)},
+			want: &cri.SecurityContext{SupplementalGroups: []int64{60000}, SupplementalGroupsPolicy: cri.SupplementalGroupsStrict}},
+		{name: "a policy the CRI lacks", pod: &v1.PodSecurityContext{SupplementalGroupsPolicy: policy("Loose")},
+			wantErr: "unsupported supplementalGroupsPolicy: Loose"},
+		{name: "procMount Default", c: &v1.SecurityContext{ProcMount: procMount(v1.DefaultProcMount)}, want: &cri.SecurityContext{}},
+		{name: "procMount Unmasked: empty lists", c: &v1.SecurityContext{ProcMount: procMount(v1.UnmaskedProcMount)},
+			want: &cri.SecurityContext{MaskedPaths: []string{}, ReadonlyPaths: []string{}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			pod := &v1.Pod{Spec: v1.PodSpec{SecurityContext: tt.pod}}
-			got := securityContext(pod, &v1.Container{SecurityContext: tt.c})
+			got, err := securityContext(pod, &v1.Container{SecurityContext: tt.c})
+			if tt.wantErr != "" || err != nil {
+				if err == nil || err.Error() != tt.wantErr {
+					t.Fatalf("error = %v, want %q", err, tt.wantErr)
+				}
+				return
+			}
+			if tt.want.MaskedPaths == nil {
+				// Every container but an unmasked one gets the kubelet's defaults.
+				tt.want.MaskedPaths, tt.want.ReadonlyPaths = defaultMaskedPaths, defaultReadonlyPaths
+			}
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("security context (-want +got):\n%s", diff)
 			}
@@ -228,7 +250,7 @@ func TestGenerateContainerConfig(t *testing.T) {
 		// Parents first (depth), otherwise in the kubelet's order, the file last.
 		Mounts: []cri.Mount{mounts[1], mounts[2], term, mounts[0]},
 		Stdin:  true, StdinOnce: true, TTY: true,
-		Security: &cri.SecurityContext{},
+		Security: &cri.SecurityContext{MaskedPaths: defaultMaskedPaths, ReadonlyPaths: defaultReadonlyPaths},
 		// A BestEffort pod's container: the OOM killer's first choice.
 		Resources: &cri.ContainerResources{CPUShares: 2, OomScoreAdj: 1000}, // a BestEffort container: the minimum shares
 	}

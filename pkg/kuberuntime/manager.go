@@ -62,6 +62,7 @@ type Config struct {
 	// Recorder receives the kubelet's container events. Nil drops them.
 	Recorder events.Recorder
 	// Registry receives running_pods, running_containers, started_pods_total,
+	// started_user_namespaced_pods_total, started_user_namespaced_pods_errors_total,
 	// started_containers_total and restarted_containers_total. Nil keeps them unregistered.
 	Registry *metrics.Registry
 	// Liveness and Startup are the probe results: a running container whose liveness or
@@ -126,6 +127,10 @@ type Config struct {
 	// MemoryUsage is the memory a pod and each of its containers use, checked before a
 	// memory limit is lowered. Nil: not checked.
 	MemoryUsage func(ctx context.Context, pod *v1.Pod) (podBytes int64, containers map[string]int64, err error)
+	// UserNamespace is the user namespace of the pod's sandbox (the kubelet's
+	// GetOrCreateUserNamespaceMappings): nil for the node's. An error fails the sandbox's
+	// creation (its config cannot be made). Nil: every pod is in the node's.
+	UserNamespace func(ctx context.Context, pod *v1.Pod) (*cri.UserNamespace, error)
 	// Crash-loop and image pull back-off bounds; zero means the kubelet's defaults.
 	ContainerBackOff, MaxContainerBackOff time.Duration
 	ImageBackOff, MaxImageBackOff         time.Duration
@@ -302,8 +307,26 @@ func (m *Manager) SyncPod(ctx context.Context, pod *v1.Pod, podStatus *container
 	sandboxID := changes.SandboxID
 	if changes.CreateSandbox {
 		m.metrics.startedPods.Inc()
+		if pod.Spec.HostUsers != nil && !*pod.Spec.HostUsers {
+			// As upstream: a pod in a user namespace of its own whose sandbox is made
+			// here, and an error if anything of this sync failed (most often a container
+			// that could not be created in the namespace).
+			m.metrics.startedUserNamespacedPods.Inc()
+			defer func() {
+				if result.Error() != nil {
+					m.metrics.startedUserNamespacedPodsErrors.Inc()
+				}
+			}()
+		}
 		r := result.add(CreatePodSandbox, FormatPod(pod))
-		id, err := m.runtime.RunPodSandbox(ctx, m.generatePodSandboxConfig(pod, changes.Attempt))
+		config, err := m.generatePodSandboxConfig(ctx, pod, changes.Attempt)
+		if err != nil {
+			logger.Error(err, "Failed to generate sandbox config for pod", "pod", klog.KObj(pod))
+			r.Fail(ErrCreatePodSandbox, fmt.Sprintf("Failed to generate sandbox config for pod %q: %v", FormatPod(pod), err))
+			m.recorder.Eventf(podRef(pod), v1.EventTypeWarning, "FailedCreatePodSandBox", "Failed to create pod sandbox: %v", err)
+			return result
+		}
+		id, err := m.runtime.RunPodSandbox(ctx, config)
 		if err != nil {
 			r.Fail(ErrCreatePodSandbox, fmt.Sprintf("Failed to create pod sandbox for pod %q: %v", FormatPod(pod), err))
 			m.recorder.Eventf(podRef(pod), v1.EventTypeWarning, "FailedCreatePodSandBox", "Failed to create pod sandbox: %v", err)
@@ -322,7 +345,13 @@ func (m *Manager) SyncPod(ctx context.Context, pod *v1.Pod, podStatus *container
 		}
 	}
 
-	sandboxConfig := m.generatePodSandboxConfig(pod, changes.Attempt)
+	// The containers' requests carry the sandbox's config, as upstream's; its user namespace
+	// was allocated when the sandbox was made (this reads it again).
+	sandboxConfig, err := m.generatePodSandboxConfig(ctx, pod, changes.Attempt)
+	if err != nil {
+		result.Fail(fmt.Errorf("generate the sandbox config of pod %q: %w", FormatPod(pod), err))
+		return result
+	}
 	// The pod's image volumes are pulled once, before the first container this sync starts
 	// (upstream's lazyStart), so that none starts without the volumes it mounts.
 	var volumePulls imageVolumePulls
@@ -401,8 +430,9 @@ func (m *Manager) SyncPod(ctx context.Context, pod *v1.Pod, podStatus *container
 }
 
 // generatePodSandboxConfig is the RunPodSandbox request: identity, hostname, labels and the
-// pod's annotations (the fake runtime reads container behaviour from them).
-func (m *Manager) generatePodSandboxConfig(pod *v1.Pod, attempt uint32) *cri.PodSandboxConfig {
+// pod's annotations (the fake runtime reads container behaviour from them), its sysctls and
+// its user namespace. An error is a user namespace that cannot be had.
+func (m *Manager) generatePodSandboxConfig(ctx context.Context, pod *v1.Pod, attempt uint32) (*cri.PodSandboxConfig, error) {
 	hostname := ""
 	if !pod.Spec.HostNetwork {
 		hostname = container.PodHostname(pod)
@@ -423,7 +453,14 @@ func (m *Manager) generatePodSandboxConfig(pod *v1.Pod, attempt uint32) *cri.Pod
 			cfg.Sysctls[admission.NormalizeSysctl(s.Name)] = s.Value
 		}
 	}
-	return cfg
+	if m.cfg.UserNamespace != nil && pod.Spec.HostUsers != nil && !*pod.Spec.HostUsers {
+		ns, err := m.cfg.UserNamespace(ctx, pod)
+		if err != nil {
+			return nil, err
+		}
+		cfg.UserNamespace = ns
+	}
+	return cfg, nil
 }
 
 // doBackOff reports whether the container is still in crash-loop back-off, counted from

@@ -15,12 +15,14 @@ var containerStates = []container.State{
 }
 
 type runtimeMetrics struct {
-	runningPods         prometheus.Gauge
-	runningContainers   *prometheus.GaugeVec
-	startedPods         prometheus.Counter
-	startedContainers   *prometheus.CounterVec
-	restartedContainers prometheus.Counter
-	resizeDuration      *prometheus.HistogramVec
+	runningPods       prometheus.Gauge
+	runningContainers *prometheus.GaugeVec
+	startedPods       prometheus.Counter
+	// Pods with hostUsers: false whose sandbox was made, and those of them whose sync failed.
+	startedUserNamespacedPods, startedUserNamespacedPodsErrors prometheus.Counter
+	startedContainers                                          *prometheus.CounterVec
+	restartedContainers                                        prometheus.Counter
+	resizeDuration                                             *prometheus.HistogramVec
 	// Image volumes (countImageVolumeMounts).
 	imageVolumesRequested  prometheus.Counter
 	imageVolumeMounts      prometheus.Counter
@@ -41,6 +43,12 @@ func newRuntimeMetrics(reg *metrics.Registry, imageVolume bool) *runtimeMetrics 
 		}, []string{"container_state"}),
 		startedPods: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: name(metrics.StartedPods), Help: "Cumulative number of pods started",
+		}),
+		startedUserNamespacedPods: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: name(metrics.StartedUserNamespacedPods), Help: "Cumulative number of pods with user namespaces started. This metric will only be collected on Linux.",
+		}),
+		startedUserNamespacedPodsErrors: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: name(metrics.StartedUserNamespacedPodsErrors), Help: "Cumulative number of errors when starting pods with user namespaces. This metric will only be collected on Linux.",
 		}),
 		startedContainers: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: name(metrics.StartedContainers), Help: "Cumulative number of containers started",
@@ -63,7 +71,8 @@ func newRuntimeMetrics(reg *metrics.Registry, imageVolume bool) *runtimeMetrics 
 		}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.runningPods, m.runningContainers, m.startedPods, m.startedContainers, m.restartedContainers, m.resizeDuration)
+		reg.MustRegister(m.runningPods, m.runningContainers, m.startedPods, m.startedUserNamespacedPods, m.startedUserNamespacedPodsErrors,
+			m.startedContainers, m.restartedContainers, m.resizeDuration)
 	}
 	if reg != nil && imageVolume {
 		// Registered with the gate, as upstream (always, in v1.37: it is locked on).

@@ -141,6 +141,9 @@ func (g *Group) Used() int64 { return g.used }
 // Peak is the most g's processes held at once (memory.peak).
 func (g *Group) Peak() int64 { return g.peak }
 
+// OOMScoreAdj is the oom_score_adj g was made with (its container's, by QoS class).
+func (g *Group) OOMScoreAdj() int64 { return g.adj }
+
 // Limit is g's limit (0: none).
 func (g *Group) Limit() int64 { return g.limit }
 

@@ -36,9 +36,12 @@ const (
 	FeatureEnabled            = "kubernetes_feature_enabled"          // never prefixed, as upstream
 	SyncLoopIterations        = "sync_loop_iterations_total"          // simulator only
 	StartedPods               = "started_pods_total"
-	StartedContainers         = "started_containers_total"
-	ContainersRestarted       = "restarted_containers_total" // simulator only
-	PodAdmissionRejections    = "admission_rejections_total" // by reason, as upstream (since v1.32)
+	// Pods with hostUsers: false started, and their failed starts (UserNamespacesSupport).
+	StartedUserNamespacedPods       = "started_user_namespaced_pods_total"
+	StartedUserNamespacedPodsErrors = "started_user_namespaced_pods_errors_total"
+	StartedContainers               = "started_containers_total"
+	ContainersRestarted             = "restarted_containers_total" // simulator only
+	PodAdmissionRejections          = "admission_rejections_total" // by reason, as upstream (since v1.32)
 	// In-place pod resize, as upstream's (alpha) names.
 	ContainerRequestedResizes  = "container_requested_resizes_total"
 	PodResizeDuration          = "pod_resize_duration_milliseconds"

@@ -128,6 +128,12 @@ type Config struct {
 	Usage UsageProvider
 	// ShutdownErrors is an extra Ready error source (graceful node shutdown); may be nil.
 	ShutdownErrors func() error
+	// RuntimeFeatures are the runtime's features as last reported (runtimestate.State's
+	// Features), for status.features; nil: none.
+	RuntimeFeatures func() *cri.RuntimeFeatures
+	// RuntimeHandlers are the runtime's handlers as last reported (runtimestate.State's
+	// Handlers), for status.runtimeHandlers; nil: none.
+	RuntimeHandlers func() []cri.RuntimeHandler
 	// Recorder receives the node events; nil drops them.
 	Recorder events.Recorder
 	// Registry receives node_status_reports_total and node_status_update_duration_seconds;
@@ -329,6 +335,8 @@ func (m *Manager) defaultSetters() []Setter {
 		DaemonEndpoints(m.getKubeletPort),
 		Images(c.NodeStatusMaxImages, m.cachedImages),
 		GoRuntime(c.OperatingSystem, c.Architecture),
+		RuntimeHandlers(c.RuntimeHandlers),
+		NodeFeatures(c.RuntimeFeatures),
 		MemoryPressureCondition(now, m.pressureFunc(v1.NodeMemoryPressure), m.recordNodeStatusEvent),
 		DiskPressureCondition(now, m.pressureFunc(v1.NodeDiskPressure), m.recordNodeStatusEvent),
 		PIDPressureCondition(now, m.pressureFunc(v1.NodePIDPressure), m.recordNodeStatusEvent),

@@ -138,6 +138,47 @@ func DeclaredFeatures(features []string) Setter {
 	}
 }
 
+// RuntimeHandlers sets status.runtimeHandlers from the runtime's handlers (upstream's
+// RuntimeHandlers, whose gates UserNamespacesSupport and RecursiveReadOnlyMounts are GA):
+// which ones run pods in user namespaces of their own (hostUsers: false) and keep
+// recursive read-only mounts. An empty list while the runtime has reported none.
+func RuntimeHandlers(handlers func() []cri.RuntimeHandler) Setter {
+	return func(_ context.Context, node *v1.Node) error {
+		var hs []cri.RuntimeHandler
+		if handlers != nil {
+			hs = handlers()
+		}
+		node.Status.RuntimeHandlers = make([]v1.NodeRuntimeHandler, len(hs))
+		for i, h := range hs {
+			rro, userns := h.RecursiveReadOnlyMounts, h.UserNamespaces
+			node.Status.RuntimeHandlers[i] = v1.NodeRuntimeHandler{
+				Name:     h.Name,
+				Features: &v1.NodeRuntimeHandlerFeatures{RecursiveReadOnlyMounts: &rro, UserNamespaces: &userns},
+			}
+		}
+		return nil
+	}
+}
+
+// NodeFeatures sets status.features from the runtime's features (upstream's NodeFeatures,
+// the SupplementalGroupsPolicy gate being GA): whether the runtime honours
+// supplementalGroupsPolicy Strict, which the scheduler and the kubelet's admission read.
+// Nothing while the runtime has reported none.
+func NodeFeatures(features func() *cri.RuntimeFeatures) Setter {
+	return func(_ context.Context, node *v1.Node) error {
+		if features == nil {
+			return nil
+		}
+		f := features()
+		if f == nil {
+			return nil
+		}
+		sgp := f.SupplementalGroupsPolicy
+		node.Status.Features = &v1.NodeFeatures{SupplementalGroupsPolicy: &sgp}
+		return nil
+	}
+}
+
 // DaemonEndpoints sets the kubelet endpoint port (read on every update, so a port bound
 // after construction is picked up).
 func DaemonEndpoints(port func() int32) Setter {

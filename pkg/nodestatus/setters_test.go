@@ -210,6 +210,63 @@ func TestVersionInfoDaemonEndpointsGoRuntime(t *testing.T) {
 	}
 }
 
+// TestNodeFeatures: status.features.supplementalGroupsPolicy is what the runtime last
+// reported; nothing before it reported features.
+func TestNodeFeatures(t *testing.T) {
+	yes, no := true, false
+	for _, tt := range []struct {
+		name     string
+		features func() *cri.RuntimeFeatures
+		want     *v1.NodeFeatures
+	}{
+		{"no runtime state", nil, nil},
+		{"no features reported yet", func() *cri.RuntimeFeatures { return nil }, nil},
+		{"a runtime with the policy", func() *cri.RuntimeFeatures { return &cri.RuntimeFeatures{SupplementalGroupsPolicy: true} }, &v1.NodeFeatures{SupplementalGroupsPolicy: &yes}},
+		{"a runtime without it", func() *cri.RuntimeFeatures { return &cri.RuntimeFeatures{} }, &v1.NodeFeatures{SupplementalGroupsPolicy: &no}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			node := &v1.Node{}
+			if err := NodeFeatures(tt.features)(context.Background(), node); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, node.Status.Features); diff != "" {
+				t.Errorf("status.features (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestRuntimeHandlers: status.runtimeHandlers lists the runtime's handlers and what each
+// supports; an empty list before any was reported.
+func TestRuntimeHandlers(t *testing.T) {
+	yes, no := true, false
+	for _, tt := range []struct {
+		name     string
+		handlers func() []cri.RuntimeHandler
+		want     []v1.NodeRuntimeHandler
+	}{
+		{"none reported", func() []cri.RuntimeHandler { return nil }, []v1.NodeRuntimeHandler{}},
+		{"containerd's", func() []cri.RuntimeHandler {
+			return []cri.RuntimeHandler{{Name: "", UserNamespaces: true}, {Name: "runc", UserNamespaces: true}}
+		}, []v1.NodeRuntimeHandler{
+			{Name: "", Features: &v1.NodeRuntimeHandlerFeatures{RecursiveReadOnlyMounts: &no, UserNamespaces: &yes}},
+			{Name: "runc", Features: &v1.NodeRuntimeHandlerFeatures{RecursiveReadOnlyMounts: &no, UserNamespaces: &yes}},
+		}},
+		{"without user namespaces", func() []cri.RuntimeHandler { return []cri.RuntimeHandler{{Name: ""}} },
+			[]v1.NodeRuntimeHandler{{Name: "", Features: &v1.NodeRuntimeHandlerFeatures{RecursiveReadOnlyMounts: &no, UserNamespaces: &no}}}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			node := &v1.Node{}
+			if err := RuntimeHandlers(tt.handlers)(context.Background(), node); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, node.Status.RuntimeHandlers); diff != "" {
+				t.Errorf("status.runtimeHandlers (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
 func TestImages(t *testing.T) {
 	images := []cri.Image{
 		{ID: "sha256:small", RepoTags: []string{"busybox:latest"}, Size: 10},

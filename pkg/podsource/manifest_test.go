@@ -236,6 +236,25 @@ func TestParseManifestRejects(t *testing.T) {
 		{"probe with two handlers", podYAML("p", "    readinessProbe: {exec: {command: [\"true\"]}, tcpSocket: {port: 80}}\n"), ReasonInvalid, "spec.containers[0].readinessProbe: Forbidden: may not specify more than 1 handler type", true},
 		{"liveness success threshold", podYAML("p", "    livenessProbe: {tcpSocket: {port: 80}, successThreshold: 2}\n"), ReasonInvalid, "spec.containers[0].livenessProbe.successThreshold: Invalid value: 2: must be 1", true},
 		{"probe port", podYAML("p", "    startupProbe: {httpGet: {port: 0}}\n"), ReasonInvalid, "spec.containers[0].startupProbe.httpGet.port: Invalid value: 0: must be between 1 and 65535, inclusive", true},
+		{"fileKeyRef to a volume that is not there", podYAML("p", "    env: [{name: A, valueFrom: {fileKeyRef: {volumeName: config, path: a.env, key: A}}}]\n"), ReasonInvalid, `spec.containers[0].env[0].valueFrom.fileKeyRef.volumeName: Not found: "config"`, true},
+		{"fileKeyRef to a hostPath volume", podYAML("p", "    env: [{name: A, valueFrom: {fileKeyRef: {volumeName: config, path: a.env, key: A}}}]\n  volumes: [{name: config, hostPath: {path: /tmp}}]\n"), ReasonInvalid, `spec.containers[0].env[0].valueFrom.fileKeyRef.volumeName: Invalid value: "config": referenced volume must be of type emptyDir`, true},
+		{"fileKeyRef path with ..", podYAML("p", "    env: [{name: A, valueFrom: {fileKeyRef: {volumeName: config, path: ../a.env, key: A}}}]\n  volumes: [{name: config, emptyDir: {}}]\n"), ReasonInvalid, `spec.containers[0].env[0].valueFrom.fileKeyRef.path: Invalid value: "../a.env": must not contain '..'`, true},
+		{"fileKeyRef without a key", podYAML("p", "    env: [{name: A, valueFrom: {fileKeyRef: {volumeName: config, path: a.env}}}]\n  volumes: [{name: config, emptyDir: {}}]\n"), ReasonInvalid, "spec.containers[0].env[0].valueFrom.fileKeyRef.key: Required value", true},
+		{"fileKeyRef key with '='", podYAML("p", "    env: [{name: A, valueFrom: {fileKeyRef: {volumeName: config, path: a.env, key: 'A=B'}}}]\n  volumes: [{name: config, emptyDir: {}}]\n"), ReasonInvalid, `spec.containers[0].env[0].valueFrom.fileKeyRef.key: Invalid value: "A=B": a valid environment variable name must consist only of printable ASCII characters other than '='`, true},
+		{"fileKeyRef beside a value", podYAML("p", "    env: [{name: A, value: x, valueFrom: {fileKeyRef: {volumeName: config, path: a.env, key: A}}}]\n  volumes: [{name: config, emptyDir: {}}]\n"), ReasonInvalid, "spec.containers[0].env[0].valueFrom: Invalid value: \"\": may not be specified when `value` is not empty", true},
+		{"valueFrom without a source", podYAML("p", "    env: [{name: A, valueFrom: {}}]\n"), ReasonInvalid, "spec.containers[0].env[0].valueFrom: Invalid value: \"\": must specify one of: `fieldRef`, `resourceFieldRef`, `configMapKeyRef`, `secretKeyRef` or `fileKeyRef`", true},
+		{"procMount Unmasked without a user namespace", podYAML("p", "    securityContext: {procMount: Unmasked}\n"), ReasonInvalid, "spec.containers[0].securityContext.procMount: Invalid value: \"Unmasked\": `hostUsers` must be false to use `Unmasked`", true},
+		{"procMount Unmasked with hostUsers true", podYAML("p", "    securityContext: {procMount: Unmasked}\n  hostUsers: true\n"), ReasonInvalid, "spec.containers[0].securityContext.procMount: Invalid value: \"Unmasked\": `hostUsers` must be false to use `Unmasked`", true},
+		{"procMount value", podYAML("p", "    securityContext: {procMount: Open}\n"), ReasonInvalid, `spec.containers[0].securityContext.procMount: Unsupported value: "Open": supported values: "Default", "Unmasked"`, true},
+		{"init container procMount", podYAML("p", "  initContainers:\n  - name: i\n    image: busybox:1\n    securityContext: {procMount: Unmasked}\n"), ReasonInvalid, "spec.initContainers[0].securityContext.procMount: Invalid value: \"Unmasked\": `hostUsers` must be false to use `Unmasked`", true},
+		{"container runAsGroup", podYAML("p", "    securityContext: {runAsGroup: -2}\n"), ReasonInvalid, "spec.containers[0].securityContext.runAsGroup: Invalid value: -2: must be between 0 and 2147483647, inclusive", true},
+		{"hostUsers false with the host network", podYAML("p", "  hostUsers: false\n  hostNetwork: true\n"), ReasonInvalid, "spec.hostNetwork: Forbidden: when `hostUsers` is false", true},
+		{"hostUsers false with the host PID namespace", podYAML("p", "  hostUsers: false\n  hostPID: true\n"), ReasonInvalid, "spec.HostPID: Forbidden: when `hostUsers` is false", true},
+		{"hostUsers false with the host IPC namespace", podYAML("p", "  hostUsers: false\n  hostIPC: true\n"), ReasonInvalid, "spec.HostIPC: Forbidden: when `hostUsers` is false", true},
+		{"hostUsers false with a raw block device", podYAML("p", "    volumeDevices: [{name: disk, devicePath: /dev/xvda}]\n  hostUsers: false\n  volumes: [{name: disk, persistentVolumeClaim: {claimName: c}}]\n"), ReasonInvalid, "spec.containers[0].volumeDevices: Forbidden: when `hostUsers` is false", true},
+		{"supplemental groups policy", podYAML("p", "  securityContext: {supplementalGroupsPolicy: Loose}\n"), ReasonInvalid, `spec.securityContext.supplementalGroupsPolicy: Unsupported value: "Loose": supported values: "Merge", "Strict"`, true},
+		{"supplemental group", podYAML("p", "  securityContext: {supplementalGroups: [5, -1]}\n"), ReasonInvalid, "spec.securityContext.supplementalGroups[1]: Invalid value: -1: must be between 0 and 2147483647, inclusive", true},
+		{"pod runAsUser", podYAML("p", "  securityContext: {runAsUser: 4294967296}\n"), ReasonInvalid, "spec.securityContext.runAsUser: Invalid value: 4294967296: must be between 0 and 2147483647, inclusive", true},
 		{"readiness probe grace", podYAML("p", "    readinessProbe: {tcpSocket: {port: 80}, terminationGracePeriodSeconds: 5}\n"), ReasonInvalid, "spec.containers[0].readinessProbe.terminationGracePeriodSeconds: Invalid value: 5: must not be set for readinessProbes", true},
 	}
 	for _, tt := range tests {
@@ -402,6 +421,24 @@ func TestParseManifestAcceptsRestartRules(t *testing.T) {
 		"    restartPolicy: OnFailure\n",
 		"    restartPolicy: Always\n    restartPolicyRules: [{action: RestartAllContainers, exitCodes: {operator: NotIn, values: [0]}}]\n",
 		"  initContainers:\n  - name: i\n    image: busybox:1\n    restartPolicy: OnFailure\n",
+	} {
+		pods, _, err := ParseManifest([]byte(podYAML("p", extra)), "/etc/kubernetes/manifests/p.yaml", "node")
+		if err != nil || len(pods) != 1 {
+			t.Errorf("%q: %v", extra, err)
+		}
+	}
+}
+
+// TestParseManifestAcceptsSecurityFields: what the upstream e2e specs of EnvFiles,
+// SupplementalGroupsPolicy, user namespaces and procMount send passes validation.
+func TestParseManifestAcceptsSecurityFields(t *testing.T) {
+	for _, extra := range []string{
+		"    env: [{name: A, valueFrom: {fileKeyRef: {volumeName: config, path: sub/a.env, key: A, optional: true}}}]\n  volumes: [{name: config, emptyDir: {}}]\n",
+		"  initContainers:\n  - name: i\n    image: busybox:1\n    env: [{name: A, valueFrom: {fileKeyRef: {volumeName: config, path: a.env, key: A}}}]\n  volumes: [{name: config, emptyDir: {}}]\n",
+		"  securityContext: {runAsUser: 1000, supplementalGroups: [60000], supplementalGroupsPolicy: Strict}\n",
+		"    securityContext: {procMount: Unmasked}\n  hostUsers: false\n",
+		"    securityContext: {procMount: Default}\n",
+		"  hostUsers: true\n  hostNetwork: true\n  hostPID: true\n",
 	} {
 		pods, _, err := ParseManifest([]byte(podYAML("p", extra)), "/etc/kubernetes/manifests/p.yaml", "node")
 		if err != nil || len(pods) != 1 {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 
@@ -33,8 +34,10 @@ func validatePod(pod *v1.Pod) field.ErrorList {
 
 	volumes := map[string]bool{}
 	var imageVolumes map[string]bool // made for the first one: most pods have none
+	volumeSources := make(map[string]*v1.VolumeSource, len(spec.Volumes))
 	for i := range spec.Volumes {
 		vol := &spec.Volumes[i]
+		volumeSources[vol.Name] = &vol.VolumeSource
 		vp := specPath.Child("volumes").Index(i)
 		p := vp.Child("name")
 		switch {
@@ -62,11 +65,13 @@ func validatePod(pod *v1.Pod) field.ErrorList {
 	}
 	// Names are unique across init and app containers: they key the container statuses.
 	names := map[string]bool{}
+	// Unset is true: the pod shares the node's user namespace.
+	hostUsers := spec.HostUsers == nil || *spec.HostUsers
 	for i := range spec.InitContainers {
-		errs = append(errs, validateContainer(&spec.InitContainers[i], specPath.Child("initContainers").Index(i), true, volumes, imageVolumes, names)...)
+		errs = append(errs, validateContainer(&spec.InitContainers[i], specPath.Child("initContainers").Index(i), true, volumes, imageVolumes, names, volumeSources, hostUsers)...)
 	}
 	for i := range spec.Containers {
-		errs = append(errs, validateContainer(&spec.Containers[i], specPath.Child("containers").Index(i), false, volumes, imageVolumes, names)...)
+		errs = append(errs, validateContainer(&spec.Containers[i], specPath.Child("containers").Index(i), false, volumes, imageVolumes, names, volumeSources, hostUsers)...)
 	}
 
 	switch spec.RestartPolicy {
@@ -106,6 +111,110 @@ func validatePod(pod *v1.Pod) field.ErrorList {
 	for i := range spec.Tolerations {
 		errs = append(errs, validateToleration(&spec.Tolerations[i], specPath.Child("tolerations").Index(i))...)
 	}
+	errs = append(errs, validatePodSecurityContext(spec.SecurityContext, specPath.Child("securityContext"))...)
+	errs = append(errs, validateHostUsers(spec, specPath)...)
+	return errs
+}
+
+// validateHostUsers is upstream's validateHostUsers: a pod in a user namespace of its own
+// (hostUsers: false) may not share the node's network (UserNamespacesHostNetworkSupport is
+// alpha, off), PID or IPC namespaces, nor use raw block volumes (volumeDevices), which
+// cannot be mapped into it. The field paths are upstream's, "HostPID" and "HostIPC" as it
+// writes them.
+func validateHostUsers(spec *v1.PodSpec, p *field.Path) field.ErrorList {
+	if spec.HostUsers == nil || *spec.HostUsers {
+		return nil
+	}
+	var errs field.ErrorList
+	if spec.HostNetwork {
+		errs = append(errs, field.Forbidden(p.Child("hostNetwork"), "when `hostUsers` is false"))
+	}
+	if spec.HostPID {
+		errs = append(errs, field.Forbidden(p.Child("HostPID"), "when `hostUsers` is false"))
+	}
+	if spec.HostIPC {
+		errs = append(errs, field.Forbidden(p.Child("HostIPC"), "when `hostUsers` is false"))
+	}
+	for _, kind := range []struct {
+		name string
+		list []v1.Container
+	}{{"initContainers", spec.InitContainers}, {"containers", spec.Containers}} {
+		for i := range kind.list {
+			if len(kind.list[i].VolumeDevices) > 0 {
+				errs = append(errs, field.Forbidden(p.Child(kind.name).Index(i).Child("volumeDevices"), "when `hostUsers` is false"))
+			}
+		}
+	}
+	return errs
+}
+
+// validateContainerSecurityContext is upstream's ValidateSecurityContext for the fields the
+// runtime reads: the user and group ids, and procMount, whose Unmasked needs the pod in a
+// user namespace of its own (hostUsers: false): only there is /proc safe to show whole.
+func validateContainerSecurityContext(sc *v1.SecurityContext, p *field.Path, hostUsers bool) field.ErrorList {
+	if sc == nil {
+		return nil
+	}
+	var errs field.ErrorList
+	if sc.RunAsUser != nil {
+		for _, msg := range validation.IsValidUserID(*sc.RunAsUser) {
+			errs = append(errs, field.Invalid(p.Child("runAsUser"), *sc.RunAsUser, msg))
+		}
+	}
+	if sc.RunAsGroup != nil {
+		for _, msg := range validation.IsValidGroupID(*sc.RunAsGroup) {
+			errs = append(errs, field.Invalid(p.Child("runAsGroup"), *sc.RunAsGroup, msg))
+		}
+	}
+	if pm := sc.ProcMount; pm != nil {
+		switch *pm {
+		case v1.DefaultProcMount, v1.UnmaskedProcMount:
+		default:
+			errs = append(errs, field.NotSupported(p.Child("procMount"), *pm, []string{string(v1.DefaultProcMount), string(v1.UnmaskedProcMount)}))
+		}
+		if hostUsers && *pm == v1.UnmaskedProcMount {
+			errs = append(errs, field.Invalid(p.Child("procMount"), *pm, "`hostUsers` must be false to use `Unmasked`"))
+		}
+	}
+	return errs
+}
+
+// validatePodSecurityContext is upstream's validatePodSpecSecurityContext for the fields the
+// runtime reads: the user and group ids, and the supplemental groups policy, which the CRI
+// has two values for.
+func validatePodSecurityContext(sc *v1.PodSecurityContext, p *field.Path) field.ErrorList {
+	if sc == nil {
+		return nil
+	}
+	var errs field.ErrorList
+	if sc.FSGroup != nil {
+		for _, msg := range validation.IsValidGroupID(*sc.FSGroup) {
+			errs = append(errs, field.Invalid(p.Child("fsGroup"), *sc.FSGroup, msg))
+		}
+	}
+	if sc.RunAsUser != nil {
+		for _, msg := range validation.IsValidUserID(*sc.RunAsUser) {
+			errs = append(errs, field.Invalid(p.Child("runAsUser"), *sc.RunAsUser, msg))
+		}
+	}
+	if sc.RunAsGroup != nil {
+		for _, msg := range validation.IsValidGroupID(*sc.RunAsGroup) {
+			errs = append(errs, field.Invalid(p.Child("runAsGroup"), *sc.RunAsGroup, msg))
+		}
+	}
+	for i, gid := range sc.SupplementalGroups {
+		for _, msg := range validation.IsValidGroupID(gid) {
+			errs = append(errs, field.Invalid(p.Child("supplementalGroups").Index(i), gid, msg))
+		}
+	}
+	if policy := sc.SupplementalGroupsPolicy; policy != nil {
+		switch *policy {
+		case v1.SupplementalGroupsPolicyMerge, v1.SupplementalGroupsPolicyStrict:
+		default:
+			errs = append(errs, field.NotSupported(p.Child("supplementalGroupsPolicy"), *policy,
+				[]string{string(v1.SupplementalGroupsPolicyMerge), string(v1.SupplementalGroupsPolicyStrict)}))
+		}
+	}
 	return errs
 }
 
@@ -143,7 +252,66 @@ func validateToleration(t *v1.Toleration, p *field.Path) field.ErrorList {
 	return errs
 }
 
-func validateContainer(c *v1.Container, p *field.Path, isInit bool, volumes, imageVolumes, names map[string]bool) field.ErrorList {
+// validateEnvValueFrom is upstream's validateEnvVarValueFrom with EnvFiles on: exactly one
+// source, and not beside a value; a fileKeyRef's key, volume name and path, and its
+// volume an emptyDir of the pod (validateFileKeyRefVolumes), since only an emptyDir is a
+// directory of the pod's own that a container can write the file into.
+func validateEnvValueFrom(e *v1.EnvVar, p *field.Path, volumes map[string]*v1.VolumeSource) field.ErrorList {
+	src := e.ValueFrom
+	if src == nil {
+		return nil
+	}
+	var errs field.ErrorList
+	n := 0
+	for _, set := range []bool{src.FieldRef != nil, src.ResourceFieldRef != nil, src.ConfigMapKeyRef != nil, src.SecretKeyRef != nil, src.FileKeyRef != nil} {
+		if set {
+			n++
+		}
+	}
+	if f := src.FileKeyRef; f != nil {
+		fp := p.Child("fileKeyRef")
+		if f.Key == "" {
+			errs = append(errs, field.Required(fp.Child("key"), ""))
+		} else {
+			for _, msg := range validation.IsRelaxedEnvVarName(f.Key) {
+				errs = append(errs, field.Invalid(fp.Child("key"), f.Key, msg))
+			}
+		}
+		if f.VolumeName == "" {
+			errs = append(errs, field.Required(fp.Child("volumeName"), ""))
+		} else {
+			for _, msg := range validation.IsDNS1123Label(f.VolumeName) {
+				errs = append(errs, field.Invalid(fp.Child("volumeName"), f.VolumeName, msg))
+			}
+		}
+		if f.Path == "" {
+			errs = append(errs, field.Required(fp.Child("path"), ""))
+		} else if slices.Contains(strings.Split(f.Path, "/"), "..") {
+			errs = append(errs, field.Invalid(fp.Child("path"), f.Path, "must not contain '..'"))
+		}
+	}
+	switch {
+	case n == 0:
+		errs = append(errs, field.Invalid(p, "", "must specify one of: `fieldRef`, `resourceFieldRef`, `configMapKeyRef`, `secretKeyRef` or `fileKeyRef`"))
+	case e.Value != "":
+		errs = append(errs, field.Invalid(p, "", "may not be specified when `value` is not empty"))
+	case n > 1:
+		errs = append(errs, field.Invalid(p, "", "may not have more than one field specified at a time"))
+	}
+	if f := src.FileKeyRef; f != nil {
+		// After the pod's other checks upstream (validateFileKeyRefVolumes), here beside them.
+		vp := p.Child("fileKeyRef", "volumeName")
+		switch vol, ok := volumes[f.VolumeName]; {
+		case !ok:
+			errs = append(errs, field.NotFound(vp, f.VolumeName))
+		case vol.EmptyDir == nil:
+			errs = append(errs, field.Invalid(vp, f.VolumeName, "referenced volume must be of type emptyDir"))
+		}
+	}
+	return errs
+}
+
+func validateContainer(c *v1.Container, p *field.Path, isInit bool, volumes, imageVolumes, names map[string]bool, volumeSources map[string]*v1.VolumeSource, hostUsers bool) field.ErrorList {
 	var errs field.ErrorList
 	switch {
 	case c.Name == "":
@@ -212,7 +380,10 @@ func validateContainer(c *v1.Container, p *field.Path, isInit bool, volumes, ima
 		for _, msg := range validation.IsEnvVarName(e.Name) {
 			errs = append(errs, field.Invalid(ep, e.Name, msg))
 		}
+		errs = append(errs, validateEnvValueFrom(&e, p.Child("env").Index(i).Child("valueFrom"), volumeSources)...)
 	}
+
+	errs = append(errs, validateContainerSecurityContext(c.SecurityContext, p.Child("securityContext"), hostUsers)...)
 
 	rp := p.Child("resources")
 	for _, kind := range []struct {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/minikubelet/minikubelet/pkg/container"
 	"github.com/minikubelet/minikubelet/pkg/cri"
+	"github.com/minikubelet/minikubelet/pkg/intern"
 	"github.com/minikubelet/minikubelet/pkg/kubetypes"
 )
 
@@ -421,6 +422,7 @@ func (g *Generator) convertToAPIContainerStatuses(pod *v1.Pod, podStatus *contai
 		if old, ok := oldStatuses[c.Name]; ok {
 			if old.State.Terminated != nil {
 				st = old.DeepCopy()
+				st.User = old.User // shared (intern.ContainerUser), never changed
 			} else {
 				st.RestartCount = old.RestartCount
 				st.LastTerminationState = old.LastTerminationState
@@ -487,6 +489,9 @@ func (g *Generator) convertToAPIContainerStatuses(pod *v1.Pod, podStatus *contai
 		}
 		st := convert(cs, oldPtr)
 		if seen[cs.Name] == 0 {
+			// Who the process runs as, as the runtime reports it (SupplementalGroupsPolicy,
+			// GA): shared between equal users, so that 20,000 containers hold one value.
+			st.User = intern.ContainerUser(cs.User)
 			if g.cfg.Features.InPlacePodVerticalScaling {
 				if spec := specByName(containers, cs.Name); spec != nil {
 					// what is applied; allocatedResources: what the spec (the allocated

@@ -103,9 +103,10 @@ func copyStatus(s *v1.PodStatus) v1.PodStatus {
 	return c
 }
 
-// copyContainerStatuses deep-copies statuses but for their resource lists, which the copy
-// shares (nil stays nil). Each is copied through a value on the stack with its lists
-// unset, not a copied slice: statuses are read at every sync of every pod.
+// copyContainerStatuses deep-copies statuses but for their resource lists and users, which
+// the copy shares (nil stays nil; a user is intern.ContainerUser's, never changed). Each is
+// copied through a value on the stack with those unset, not a copied slice: statuses are
+// read at every sync of every pod.
 func copyContainerStatuses(statuses []v1.ContainerStatus) []v1.ContainerStatus {
 	if statuses == nil {
 		return nil
@@ -113,9 +114,9 @@ func copyContainerStatuses(statuses []v1.ContainerStatus) []v1.ContainerStatus {
 	out := make([]v1.ContainerStatus, len(statuses))
 	for i := range statuses {
 		tmp := statuses[i]
-		tmp.Resources, tmp.AllocatedResources = nil, nil
+		tmp.Resources, tmp.AllocatedResources, tmp.User = nil, nil, nil
 		tmp.DeepCopyInto(&out[i])
-		out[i].Resources, out[i].AllocatedResources = statuses[i].Resources, statuses[i].AllocatedResources
+		out[i].Resources, out[i].AllocatedResources, out[i].User = statuses[i].Resources, statuses[i].AllocatedResources, statuses[i].User
 	}
 	return out
 }

@@ -73,6 +73,9 @@ type State struct {
 	networkError error
 	runtimeError error
 	healthChecks []healthCheck
+	// features and handlers are the runtime's, from its last ready Status (none until then).
+	features *cri.RuntimeFeatures
+	handlers []cri.RuntimeHandler
 }
 
 // New validates cfg, fills defaults and returns a State whose runtime status has not yet
@@ -127,7 +130,7 @@ func (s *State) AddReportOnlyHealthCheck(name string, f func() (bool, error)) {
 
 // UpdateRuntimeUp is one poll of the runtime (upstream updateRuntimeUp): it asks Status()
 // and records the network and runtime conditions; only a runtime that reports
-// RuntimeReady refreshes the last successful sync. A failed Status() call keeps the
+// RuntimeReady refreshes the last successful sync, its handlers and features. A failed Status() call keeps the
 // previous state and is returned. It waits while Status() waits (a hung runtime; run it as a
 // task, as the poll loop does), so readers never depend on it. Calls must not overlap.
 func (s *State) UpdateRuntimeUp(ctx context.Context) error {
@@ -162,9 +165,20 @@ func (s *State) UpdateRuntimeUp(ctx context.Context) error {
 		logger.V(2).Info("Container runtime is ready again")
 	}
 	s.runtimeError = nil
+	s.features = st.Features
+	s.handlers = st.Handlers
 	s.lastSync = s.clock.Now()
 	return nil
 }
+
+// Handlers are the runtime's handlers as its last ready Status reported them (upstream's
+// runtimeState.runtimeHandlers): none before the runtime was first ready. Read only.
+func (s *State) Handlers() []cri.RuntimeHandler { return s.handlers }
+
+// Features are the runtime's features as its last ready Status reported them (upstream's
+// runtimeState.runtimeFeatures): nil before the runtime was first ready, or from a runtime
+// that reports none. Read only.
+func (s *State) Features() *cri.RuntimeFeatures { return s.features }
 
 func (s *State) setNetwork(err error) {
 	s.networkError = err

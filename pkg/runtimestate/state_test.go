@@ -325,3 +325,45 @@ func TestSyncErrorsLeaveOutReportOnlyChecks(t *testing.T) {
 		})
 	}
 }
+
+// TestFeaturesFromReadyStatus: the features (and handlers) are those of the last Status that reported the
+// runtime ready (upstream sets them only past the RuntimeReady check); a failed call or a
+// not-ready runtime keeps the previous ones.
+func TestFeaturesFromReadyStatus(t *testing.T) {
+	withFeatures := func(st *cri.RuntimeStatus, sgp bool) *cri.RuntimeStatus {
+		st.Features = &cri.RuntimeFeatures{SupplementalGroupsPolicy: sgp}
+		st.Handlers = []cri.RuntimeHandler{{Name: "", UserNamespaces: sgp}}
+		return st
+	}
+	notReady := &cri.RuntimeStatus{Conditions: []cri.RuntimeCondition{{Type: cri.RuntimeReady, Status: false}}}
+	steps := []struct {
+		name   string
+		status *cri.RuntimeStatus
+		err    error
+		want   *cri.RuntimeFeatures // nil: none known
+	}{
+		{name: "a runtime without features", status: ready(), want: nil},
+		{name: "ready with the policy", status: withFeatures(ready(), true), want: &cri.RuntimeFeatures{SupplementalGroupsPolicy: true}},
+		{name: "a failed call keeps them", err: errors.New("rpc error"), want: &cri.RuntimeFeatures{SupplementalGroupsPolicy: true}},
+		{name: "not ready keeps them", status: withFeatures(notReady, false), want: &cri.RuntimeFeatures{SupplementalGroupsPolicy: true}},
+		{name: "ready without the policy", status: withFeatures(ready(), false), want: &cri.RuntimeFeatures{}},
+	}
+	rt := &fakeRuntime{}
+	s, clk := newState(t, rt)
+	if s.Features() != nil {
+		t.Fatalf("features %+v before the first check", s.Features())
+	}
+	for _, step := range steps {
+		rt.set(step.status, step.err)
+		clk.Step(time.Second)
+		_ = s.UpdateRuntimeUp(context.Background())
+		got := s.Features()
+		if (got == nil) != (step.want == nil) || got != nil && *got != *step.want {
+			t.Errorf("%s: Features() = %+v, want %+v", step.name, got, step.want)
+		}
+		// The handlers come with the features, from the same ready status.
+		if hs := s.Handlers(); (len(hs) == 0) != (got == nil) || len(hs) == 1 && hs[0].UserNamespaces != got.SupplementalGroupsPolicy {
+			t.Errorf("%s: Handlers() = %+v with features %+v", step.name, hs, got)
+		}
+	}
+}

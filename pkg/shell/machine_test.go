@@ -313,3 +313,29 @@ func TestRunawayPrograms(t *testing.T) {
 		r.m.KillAll()
 	})
 }
+
+// TestWriteToAnotherProcessStreams: a second process (a hook, an exec) writing to
+// /proc/1/fd/1 and /proc/1/fd/2 writes to the main process's stdout and stderr (the
+// container's log); a process that is not there, or has exited, has no such file.
+func TestWriteToAnotherProcessStreams(t *testing.T) {
+	r := start(t, newTestFS(t), "sh", "-c", "sleep 100")
+	r.until(time.Second)
+	hook := &output{m: r.m}
+	done := false
+	if _, err := r.m.Start(Spec{Argv: []string{"sh", "-c", "echo to-log >> /proc/1/fd/1; echo to-err > /proc/1/fd/2; echo x > /proc/9/fd/1"},
+		Env: []string{"PATH=/bin"}, Stdout: hook, Stderr: hook, OnExit: func(int) { done = true }}); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 100 && !done; i++ {
+		r.m.Step(r.now)
+	}
+	if got := r.out.buf.String(); got != "to-log\n" {
+		t.Errorf("the main process's stdout got %q, want the hook's line", got)
+	}
+	if got := r.err.buf.String(); got != "to-err\n" {
+		t.Errorf("the main process's stderr got %q", got)
+	}
+	if got := hook.buf.String(); !strings.Contains(got, "can't create /proc/9/fd/1") {
+		t.Errorf("writing to a process that is not there: %q, want an error", got)
+	}
+}

@@ -158,6 +158,19 @@ func (s *shell) device(name string) (*fd, bool) {
 	case "/dev/stderr", "/proc/self/fd/2", "/dev/fd/2":
 		return s.p.fds[2].dup(), true
 	}
+	// Another process's standard streams, /proc/<pid>/fd/<0-2>: a hook or an exec writing
+	// to /proc/1/fd/1 writes to the container's log, as the main process's stdout.
+	if rest, ok := strings.CutPrefix(name, "/proc/"); ok {
+		if pid, n, ok := strings.Cut(rest, "/fd/"); ok {
+			pidN, err1 := strconv.Atoi(pid)
+			fdN, err2 := strconv.Atoi(n)
+			if err1 == nil && err2 == nil && fdN >= 0 && fdN < len(s.p.fds) {
+				if p := s.p.m.find(pidN); p != nil && !p.exited && p.fds[fdN] != nil {
+					return p.fds[fdN].dup(), true
+				}
+			}
+		}
+	}
 	return nil, false
 }
 

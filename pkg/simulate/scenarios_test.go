@@ -82,7 +82,8 @@ func runFile(t testing.TB, path string) (*Result, []byte) {
 func TestShippedScenarios(t *testing.T) {
 	want := []string{"static-pod-lifecycle", "pleg-unhealthy", "relist-slow", "event-channel-full",
 		"evented-fallback", "crashloop-backoff", "feature-gate-precedence", "memory-pressure", "graceful-shutdown", "pleg-relist-hang",
-		"eviction-memory-leak", "eviction-soft-threshold", "eviction-disk-pressure", "cpu-throttling", "in-place-resize", "image-volume"}
+		"eviction-memory-leak", "eviction-soft-threshold", "eviction-disk-pressure", "cpu-throttling", "in-place-resize", "image-volume",
+		"supplemental-groups", "env-files", "proc-mount", "user-namespaces"}
 	seen := map[string]bool{}
 	for _, path := range scenarioFiles(t) {
 		name := strings.TrimSuffix(filepath.Base(path), ".yaml")

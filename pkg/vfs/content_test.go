@@ -502,7 +502,7 @@ func TestOpen(t *testing.T) {
 	v.Symlink("/d/f", "/link")
 	v.Symlink("/loop", "/loop")
 	gen := 0
-	v.BindNode("/proc/gen", NewGenerated(func() []byte { gen++; return []byte(fmt.Sprint("made ", gen)) }, 0o444), true)
+	v.BindNode("/proc/gen", NewGenerated(func(any) []byte { gen++; return []byte(fmt.Sprint("made ", gen)) }, 0o444), true)
 	for _, tc := range []struct {
 		path, want string
 		err        error
@@ -625,7 +625,7 @@ func TestDirBytes(t *testing.T) {
 	v := NewView(node, nil, false)
 	v.Bind("/mnt/vol", node, "/vol", false)
 	v.Bind("/mnt/vol/sub/other", node, "/other", false)
-	v.BindNode("/mnt/vol/gen", NewGenerated(func() []byte { return []byte("generated") }, 0o444), true)
+	v.BindNode("/mnt/vol/gen", NewGenerated(func(any) []byte { return []byte("generated") }, 0o444), true)
 	v.WriteFile("/top", []byte("top"), 0o644, false, 0, 0)
 	want := int64(5 + 1<<30 + 100)
 	for _, tc := range []struct {

@@ -29,11 +29,11 @@ type Node struct {
 
 // extra is what only some nodes have. Its fields are read through Node (nil: none).
 type extra struct {
-	target  string        // a symbolic link's target
-	program string        // what a simulated executable runs (see Info.Program)
-	fstype  string        // the filesystem mounted here ("tmpfs"), "" for its parent's
-	fssize  int64         // that filesystem's size in bytes (a tmpfs's size=), 0: unset
-	gen     func() []byte // a file of the kernel's (/proc/mounts): its content when read
+	target  string               // a symbolic link's target
+	program string               // what a simulated executable runs (see Info.Program)
+	fstype  string               // the filesystem mounted here ("tmpfs"), "" for its parent's
+	fssize  int64                // that filesystem's size in bytes (a tmpfs's size=), 0: unset
+	gen     func(ctx any) []byte // a file of the kernel's (/proc/mounts): its content when read
 }
 
 func (n *Node) linkTarget() string {
@@ -43,7 +43,7 @@ func (n *Node) linkTarget() string {
 	return n.target
 }
 
-func (n *Node) generator() func() []byte {
+func (n *Node) generator() func(ctx any) []byte {
 	if n.extra == nil {
 		return nil
 	}
@@ -159,7 +159,13 @@ type View struct {
 	// tmpfs, when set, is told how much the files written through v on a tmpfs mount
 	// grew or shrank (SetTmpfsAccount).
 	tmpfs func(delta int64)
+	// ctx is what generated files read through v are given (SetContext).
+	ctx any
 }
+
+// SetContext sets what the generators of the files read through v are given (whose
+// /proc this is). Call it before v is used.
+func (v *View) SetContext(ctx any) { v.ctx = ctx }
 
 // SetTmpfsAccount makes f learn, under the disk's lock, by how much each write or removal
 // through v changes the files of a tmpfs mounted in v (a memory-backed emptyDir): their
@@ -279,7 +285,10 @@ func NewFile(data []byte, perm fs.FileMode) *Node {
 // NewGenerated is a file whose content gen makes when it is read (outside the
 // filesystem's lock, so gen may read it), as the kernel makes a /proc file's: nothing is
 // kept until then, and stat says size 0. Writing it replaces gen with what was written.
-func NewGenerated(gen func() []byte, perm fs.FileMode) *Node {
+// gen is given the context of the view the file is read through (View.SetContext; nil
+// without one): one tree of such files can serve every container, as one procfs shows each
+// process its own /proc/self.
+func NewGenerated(gen func(ctx any) []byte, perm fs.FileMode) *Node {
 	return &Node{mode: perm.Perm(), extra: &extra{gen: gen}}
 }
 
@@ -713,7 +722,7 @@ func (v *View) ReadFile(p string) ([]byte, error) {
 		return nil, err
 	}
 	if gen != nil {
-		return gen(), nil // outside the lock: a generator may read the filesystem
+		return gen(v.ctx), nil // outside the lock: a generator may read the filesystem
 	}
 	return c.bytes(), nil // outside the lock too: a snapshot is read without it
 }
@@ -728,13 +737,13 @@ func (v *View) Open(p string) (*Reader, error) {
 		return nil, err
 	}
 	if gen != nil {
-		c = literalContent(gen())
+		c = literalContent(gen(v.ctx))
 	}
 	return &Reader{c: c}, nil
 }
 
 // snapshot is p's content as it is now, or its generator.
-func (v *View) snapshot(p string) (content, func() []byte, error) {
+func (v *View) snapshot(p string) (content, func(ctx any) []byte, error) {
 	v.disk.mu.Lock()
 	defer v.disk.mu.Unlock()
 	l, err := v.resolve(p, true)

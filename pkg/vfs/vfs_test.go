@@ -3,6 +3,7 @@ package vfs
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"path"
 	"slices"
@@ -245,7 +246,7 @@ func TestGeneratedFile(t *testing.T) {
 	v := New(nil)
 	mustWrite(t, v, "/data/x", "1")
 	proc := NewDir(0o555)
-	proc.Add("count", NewGenerated(func() []byte {
+	proc.Add("count", NewGenerated(func(any) []byte {
 		entries, _ := v.ReadDirNames("/data")
 		return []byte(strings.Join(entries, ",") + "\n")
 	}, 0o644))
@@ -265,6 +266,35 @@ func TestGeneratedFile(t *testing.T) {
 	}
 	if got := read(v, "/proc/count"); got != "w" {
 		t.Errorf("read %q after a write, want w", got)
+	}
+}
+
+// One generated file serves every view it is bound in, each reading what its own context
+// makes (one /proc tree for every container); a view without a context gives nil.
+func TestGeneratedFileByContext(t *testing.T) {
+	node := New(nil)
+	proc := NewDir(0o555)
+	proc.Add("whoami", NewGenerated(func(ctx any) []byte {
+		name, _ := ctx.(string)
+		return []byte("I am " + name)
+	}, 0o444))
+	proc.Freeze()
+	for _, tc := range []struct{ ctx, want string }{{"a", "I am a"}, {"b", "I am b"}, {"", "I am "}} {
+		v := NewView(node, nil, false)
+		if tc.ctx != "" {
+			v.SetContext(tc.ctx)
+		}
+		v.BindNode("/proc", proc, true)
+		if got := read(v, "/proc/whoami"); got != tc.want {
+			t.Errorf("context %q: read %q, want %q", tc.ctx, got, tc.want)
+		}
+		r, err := v.Open("/proc/whoami")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := io.ReadAll(r); string(got) != tc.want {
+			t.Errorf("context %q: Open reads %q, want %q", tc.ctx, got, tc.want)
+		}
 	}
 }
 

@@ -491,7 +491,8 @@ func (r *Runtime) ContainerStatus(ctx context.Context, containerID string) (*cri
 	return r.statusLocked(c), nil
 }
 
-func (c *ctr) status() *cri.ContainerStatus {
+// containerStatusLocked is c's status now.
+func (r *Runtime) containerStatusLocked(c *ctr) *cri.ContainerStatus {
 	return &cri.ContainerStatus{
 		ID:           c.info.ID,
 		PodSandboxID: c.info.PodSandboxID,
@@ -509,13 +510,14 @@ func (c *ctr) status() *cri.ContainerStatus {
 		Annotations:  c.info.Annotations,
 		Mounts:       c.mounts,
 		Resources:    c.res,
+		User:         r.containerUserLocked(c),
 	}
 }
 
 // statusLocked is c's status with its image volumes (status, plus what only the runtime's
 // lock may read).
 func (r *Runtime) statusLocked(c *ctr) *cri.ContainerStatus {
-	st := c.status()
+	st := r.containerStatusLocked(c)
 	st.ImageMounts = r.imageMounts[c]
 	return st
 }

@@ -267,7 +267,8 @@ func (r *Runtime) streamRefusalLocked() (*faultState, error) {
 	return nil, nil
 }
 
-// Status reports RuntimeReady and NetworkReady, true unless a notReady fault holds one down.
+// Status reports RuntimeReady and NetworkReady, true unless a notReady fault holds one down,
+// and the runtime's handlers and features (Config.Handlers and Features).
 // A RuntimeReady fault reports reason RuntimeNotReady; a NetworkReady one reports
 // NetworkPluginNotReady with containerd's "cni plugin not initialized" message, unless the
 // fault gives a message.
@@ -278,10 +279,11 @@ func (r *Runtime) Status(ctx context.Context) (*cri.RuntimeStatus, error) {
 	if err := r.inject(ctx, methodStatus, one); err != nil {
 		return nil, err
 	}
+	features := r.features
 	st := &cri.RuntimeStatus{Conditions: []cri.RuntimeCondition{
 		{Type: cri.RuntimeReady, Status: true},
 		{Type: cri.NetworkReady, Status: true},
-	}}
+	}, Handlers: slices.Clone(r.handlers), Features: &features}
 	if r.nFaults.Load() == 0 {
 		return st, nil
 	}

@@ -231,7 +231,7 @@ func (r *Runtime) GetPodStatus(ctx context.Context, uid types.UID, name, namespa
 	for _, sb := range entries {
 		for _, c := range sb.containers {
 			if ofPod(c.info.Labels) {
-				statuses = append(statuses, view.ContainerStatusFromCRI(c.status()))
+				statuses = append(statuses, view.ContainerStatusFromCRI(r.containerStatusLocked(c)))
 			}
 		}
 	}

@@ -44,7 +44,7 @@ func (r *Runtime) setupMachineLocked(c *ctr, config *cri.ContainerConfig, img *i
 	if len(volumes) > 0 {
 		mounts, nodes = withImageVolumes(config.Mounts, volumes)
 	}
-	spec := &machineSpec{sec: config.Security, seed: r.rng.Uint64(), nodes: make([]*vfs.Node, len(mounts))}
+	spec := &machineSpec{sec: r.internSecurityLocked(config.Security), seed: r.rng.Uint64(), nodes: make([]*vfs.Node, len(mounts))}
 	for i, m := range mounts {
 		if nodes != nil && nodes[i] != nil {
 			spec.nodes[i] = nodes[i]
@@ -150,8 +150,8 @@ func (r *Runtime) machineLocked(c *ctr) *shell.Machine {
 	for i, m := range c.mounts {
 		view.BindNode(m.ContainerPath, s.nodes[i], m.Readonly)
 	}
-	id := identity(s.sec, c.img.user, view)
-	r.procLocked(c, view, s, id, cgroup != nil)
+	id := r.identityLocked(s.sec, c.img)
+	r.procLocked(c, view, s.sec)
 	c.proc = &proc{id: id}
 	c.mem = r.mem.NewGroup(c.memLimit, s.oomAdj, func() { r.oomKilledLocked(c) })
 	c.env = mergeEnv(c.img.env, c.sb.hostname, c.envs, homeOf(view, c.id.UID))
@@ -179,49 +179,6 @@ func cpuSlice(limit int64) int {
 		return shell.DefaultSlice
 	}
 	return max(int(int64(shell.DefaultSlice)*limit/1000), 100)
-}
-
-// procLocked gives the container its /proc: a mounts file listing its root and mounts
-// with their filesystem types (tmpfs where the kubelet mounted one), as programs such as
-// agnhost mounttest read it, the sandbox's /proc/sys, read-only but for a privileged
-// container, as runc mounts it, and its main process's status and oom_score_adj, as
-// /proc/1 and /proc/self (the e2e suite reads both: it runs as the main process's
-// child, which has the same CPUs and score). None is on the node's disk: procfs is the
-// kernel's, and /proc/mounts is written when it is read, as the kernel writes it.
-func (r *Runtime) procLocked(c *ctr, view *vfs.View, s *machineSpec, id shell.Identity, cgroup bool) {
-	mounts := c.mounts
-	proc := vfs.NewDir(0o555)
-	proc.Add("mounts", vfs.NewGenerated(func() []byte { return r.procMounts(mounts, cgroup) }, 0o444))
-	pid1 := r.pid1Locked(comm(c.argv), id, r.nodeCPUs(), s.oomAdj)
-	proc.Add("1", pid1)
-	proc.Add("self", pid1)
-	view.BindNode("/proc", proc, true)
-	privileged := s.sec != nil && s.sec.Privileged
-	view.BindNode("/proc/sys", c.sb.sysctlRoot(), !privileged)
-}
-
-// maxPid1Dirs bounds the shared /proc/1 directories a runtime keeps (pid1Locked).
-const maxPid1Dirs = 1024
-
-// pid1Locked is a container's /proc/1 (its main process's status and oom_score_adj),
-// shared, frozen, by every container whose process reads alike: 10,000 pods of one
-// template have one, where one of each cost a container 600 bytes. Its files read as
-// the kernel's do, size 0 in a listing.
-func (r *Runtime) pid1Locked(name string, id shell.Identity, cpus int, adj int64) *vfs.Node {
-	status := procStatus(name, id, cpus)
-	oomAdj := []byte(strconv.FormatInt(adj, 10) + "\n")
-	key := string(status) + string(oomAdj)
-	if d := r.pid1Dirs[key]; d != nil {
-		return d
-	}
-	d := vfs.NewDir(0o555)
-	d.Add("status", vfs.NewGenerated(func() []byte { return status }, 0o444))
-	d.Add("oom_score_adj", vfs.NewGenerated(func() []byte { return oomAdj }, 0o644))
-	d.Freeze()
-	if len(r.pid1Dirs) < maxPid1Dirs {
-		r.pid1Dirs[key] = d
-	}
-	return d
 }
 
 // DefaultNodeCPUs is how many CPUs a node has when Config.CPUCapacityMilli says none.
@@ -290,34 +247,6 @@ func cpuList(n int) string {
 		return "0"
 	}
 	return "0-" + strconv.Itoa(n-1)
-}
-
-// procMounts is /proc/mounts of a container with mounts, and with its cgroup at
-// /sys/fs/cgroup when cgroup.
-func (r *Runtime) procMounts(mounts []cri.Mount, cgroup bool) []byte {
-	var b strings.Builder
-	b.WriteString("overlay / overlay rw,relatime 0 0\n")
-	if cgroup {
-		// runc mounts it from source "cgroup", read-only unless privileged.
-		b.WriteString("cgroup " + CgroupRoot + " cgroup2 ro,nosuid,nodev,noexec,relatime 0 0\n")
-	}
-	for _, m := range mounts {
-		typ, dev := "ext4", "/dev/vda1"
-		if strings.HasPrefix(m.HostPath, imageVolumeDir+"/") {
-			typ, dev = "overlay", "overlay" // an image volume: its snapshot, as containerd mounts it
-		} else if t := r.fsTypeAt(m.HostPath); t != "" {
-			typ, dev = t, t
-		}
-		if typ == "cgroup2" {
-			dev = "cgroup" // the node's hierarchy, bound by a hostPath volume
-		}
-		opts := "rw,relatime"
-		if m.Readonly {
-			opts = "ro,relatime"
-		}
-		fmt.Fprintf(&b, "%s %s %s %s 0 0\n", dev, mountEscaper.Replace(m.ContainerPath), typ, opts)
-	}
-	return []byte(b.String())
 }
 
 // fsTypeAt is the type of the filesystem that holds node path p: the one mounted at p or
@@ -416,91 +345,6 @@ func homeOf(fs *vfs.View, uid int64) string {
 		return "/root"
 	}
 	return "/"
-}
-
-// identity is who the container's processes run as: the security context's ids, else the
-// image's user (a number, or a name looked up in its /etc/passwd), else root.
-func identity(sc *cri.SecurityContext, imageUser string, fs *vfs.View) shell.Identity {
-	var id shell.Identity
-	user, group, _ := strings.Cut(imageUser, ":")
-	if user != "" {
-		if n, err := strconv.ParseInt(user, 10, 64); err == nil {
-			id.UID = n
-			id.GID = n
-			if g, ok := passwdGroup(fs, n, ""); ok {
-				id.GID = g
-			}
-		} else if uid, ok := passwdUID(fs, user); ok {
-			id.UID = uid
-			id.GID, _ = passwdGroup(fs, uid, user)
-		}
-	}
-	if group != "" {
-		if n, err := strconv.ParseInt(group, 10, 64); err == nil {
-			id.GID = n
-		}
-	}
-	if sc != nil {
-		if sc.RunAsUser != nil {
-			id.UID = *sc.RunAsUser
-			if sc.RunAsGroup == nil {
-				id.GID = 0
-				if g, ok := passwdGroup(fs, id.UID, ""); ok {
-					id.GID = g
-				}
-			}
-		}
-		if sc.RunAsGroup != nil {
-			id.GID = *sc.RunAsGroup
-		}
-		id.Groups = append(id.Groups, sc.SupplementalGroups...)
-		id.Privileged = sc.Privileged
-		id.NoNewPrivs = sc.NoNewPrivs
-	}
-	return id
-}
-
-// passwd reads /etc/passwd entries: name, uid, gid.
-func passwd(fs *vfs.View, f func(name string, uid, gid int64) bool) {
-	data, err := fs.ReadFile("/etc/passwd")
-	if err != nil {
-		return
-	}
-	for _, line := range strings.Split(string(data), "\n") {
-		fields := strings.Split(line, ":")
-		if len(fields) < 4 {
-			continue
-		}
-		uid, err1 := strconv.ParseInt(fields[2], 10, 64)
-		gid, err2 := strconv.ParseInt(fields[3], 10, 64)
-		if err1 == nil && err2 == nil && f(fields[0], uid, gid) {
-			return
-		}
-	}
-}
-
-func passwdUID(fs *vfs.View, name string) (int64, bool) {
-	var uid int64
-	found := false
-	passwd(fs, func(n string, u, _ int64) bool {
-		if n == name {
-			uid, found = u, true
-		}
-		return found
-	})
-	return uid, found
-}
-
-func passwdGroup(fs *vfs.View, uid int64, name string) (int64, bool) {
-	var gid int64
-	found := false
-	passwd(fs, func(n string, u, g int64) bool {
-		if u == uid && (name == "" || n == name) {
-			gid, found = g, true
-		}
-		return found
-	})
-	return gid, found
 }
 
 // runsProgram reports whether c's process is a simulated program (rather than a
@@ -765,6 +609,7 @@ type imageInfo struct {
 	user       string
 	stopSignal string // what a stop sends first ("SIGQUIT"); "" is SIGTERM
 	tree       *vfs.Node
+	accounts   *accounts // its /etc/passwd and /etc/group, read when first needed (accountsLocked)
 }
 
 // stopSignal is the signal a stop sends c's main process first: its image's STOPSIGNAL,

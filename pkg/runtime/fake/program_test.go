@@ -180,11 +180,24 @@ func TestProcMounts(t *testing.T) {
 		t.Fatal(err)
 	}
 	run(t, r, clk, 2*time.Second)
+	// Without lists from the kubelet, containerd's default masked and read-only paths (of
+	// those the simulated kernel has), mounted after the rest.
 	want := "1s stdout overlay / overlay rw,relatime 0 0\n" +
+		"1s stdout proc /proc proc rw,nosuid,nodev,noexec,relatime 0 0\n" +
 		"1s stdout cgroup /sys/fs/cgroup cgroup2 ro,nosuid,nodev,noexec,relatime 0 0\n" +
 		"1s stdout tmpfs /cache tmpfs rw,relatime 0 0\n" +
 		"1s stdout /dev/vda1 /etc/my\\040config ext4 ro,relatime 0 0\n" +
-		"1s stdout tmpfs /sub tmpfs rw,relatime 0 0\n"
+		"1s stdout tmpfs /sub tmpfs rw,relatime 0 0\n" +
+		"1s stdout proc /proc/bus proc ro,nosuid,nodev,noexec,relatime 0 0\n" +
+		"1s stdout proc /proc/fs proc ro,nosuid,nodev,noexec,relatime 0 0\n" +
+		"1s stdout proc /proc/irq proc ro,nosuid,nodev,noexec,relatime 0 0\n" +
+		"1s stdout proc /proc/sys proc ro,nosuid,nodev,noexec,relatime 0 0\n" +
+		"1s stdout proc /proc/sysrq-trigger proc ro,nosuid,nodev,noexec,relatime 0 0\n" +
+		"1s stdout tmpfs /proc/acpi tmpfs ro,relatime 0 0\n" +
+		"1s stdout tmpfs /proc/kcore tmpfs rw,nosuid,size=65536k,mode=755 0 0\n" +
+		"1s stdout tmpfs /proc/keys tmpfs rw,nosuid,size=65536k,mode=755 0 0\n" +
+		"1s stdout tmpfs /proc/timer_list tmpfs rw,nosuid,size=65536k,mode=755 0 0\n" +
+		"1s stdout tmpfs /proc/scsi tmpfs ro,relatime 0 0\n"
 	if got := logText(t, r, id); got != want {
 		t.Errorf("log:\n%s\nwant:\n%s", got, want)
 	}

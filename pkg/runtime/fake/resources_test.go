@@ -12,7 +12,6 @@ import (
 
 	"github.com/minikubelet/minikubelet/pkg/cri"
 	"github.com/minikubelet/minikubelet/pkg/runtime/fault"
-	"github.com/minikubelet/minikubelet/pkg/shell"
 )
 
 const resizeUID = "6f1c2a4e-0b7d-4c1e-9a55-3d2f8e1b7c90"
@@ -219,32 +218,5 @@ func TestDefaultCgroupParent(t *testing.T) {
 	}
 	if _, ok := r.CgroupFS().Get("/kubepods/besteffort/podu1"); ok {
 		t.Error("the runtime's pod cgroup outlived its sandbox")
-	}
-}
-
-// TestPid1Shared: containers whose main process reads alike share one frozen /proc/1; a
-// different user, CPU count or oom_score_adj reads otherwise, and gets its own.
-func TestPid1Shared(t *testing.T) {
-	r, _ := newRuntime(t, Config{})
-	root := shell.Identity{UID: 0, GID: 0}
-	first := r.pid1Locked("sleep", root, 2, 936)
-	tests := []struct {
-		name  string
-		id    shell.Identity
-		cpus  int
-		adj   int64
-		share bool
-	}{
-		{"alike", root, 2, 936, true},
-		{"another user", shell.Identity{UID: 1000, GID: 1000}, 2, 936, false},
-		{"another oom_score_adj", root, 2, -997, false},
-		{"more CPUs", root, 4, 936, false},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := r.pid1Locked("sleep", tt.id, tt.cpus, tt.adj); (got == first) != tt.share {
-				t.Errorf("shared with the first: %t, want %t", got == first, tt.share)
-			}
-		})
 	}
 }

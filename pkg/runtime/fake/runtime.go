@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/netip"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -120,7 +121,24 @@ type Config struct {
 	// cgroup's limit: the node's allocatable memory when the kubelet enforces it), in
 	// bytes; past it the OOM killer kills a container by its oom_score_adj. 0: no limit.
 	PodsMemoryLimit int64
+	// Features are what Status reports the runtime supports, and what it does: nil is
+	// DefaultFeatures (containerd 2.1's). Without SupplementalGroupsPolicy, as containerd
+	// 1.7, the Strict policy is ignored and container statuses report no user.
+	Features *cri.RuntimeFeatures
+	// Handlers are the runtime's handlers Status reports, and what they support: nil is
+	// DefaultHandlers. A sandbox with a user namespace of its own needs the default
+	// handler ("") to support them.
+	Handlers []cri.RuntimeHandler
 }
+
+// DefaultFeatures are the features of a runtime whose Config gives none: those of
+// containerd 2.1, which the kubelet v1.37 is tested with.
+var DefaultFeatures = cri.RuntimeFeatures{SupplementalGroupsPolicy: true}
+
+// DefaultHandlers are containerd's default handler and runc's, both with user namespaces
+// (containerd 2.0 and later on Linux 6.3 and later). Recursive read-only mounts are not
+// modelled: the simulated filesystem has no sub-mounts.
+var DefaultHandlers = []cri.RuntimeHandler{{Name: "", UserNamespaces: true}, {Name: "runc", UserNamespaces: true}}
 
 // ProgramSlice is how long one step of the runtime loop steps programs at most when
 // Config.ProgramCPU is set: what is left waits for its next step, after the loops due
@@ -234,6 +252,15 @@ type Runtime struct {
 	network     *simnet.Network
 	podNet      netip.Prefix
 	cgroups     *cgroupfs.Tree
+	features    cri.RuntimeFeatures
+	// One value for each distinct security context and container user (user.go): the
+	// containers of a template share them.
+	securities  map[string]*cri.SecurityContext
+	users       map[string]*cri.ContainerUser
+	usersBySpec map[userKey]*cri.ContainerUser
+	procTrees   map[string]*procTree // by masked and read-only paths (proc.go)
+	handlers    []cri.RuntimeHandler
+	userns      map[*sandbox]*cri.UserNamespace // the sandboxes with a user namespace of their own
 
 	// Lines servers' handlers wrote from other goroutines, by container, for the next lock.
 	detachedMu sync.Mutex
@@ -477,6 +504,14 @@ func New(cfg Config) (*Runtime, error) {
 		podPids:      cfg.PodPidsLimit,
 		budget:       cfg.ProgramCPU,
 		network:      cfg.Network,
+		features:     DefaultFeatures,
+	}
+	if cfg.Features != nil {
+		r.features = *cfg.Features
+	}
+	r.handlers = DefaultHandlers
+	if cfg.Handlers != nil {
+		r.handlers = slices.Clone(cfg.Handlers)
 	}
 	if r.network == nil {
 		r.network = simnet.New()

@@ -133,6 +133,18 @@ func (r *Runtime) RunPodSandbox(ctx context.Context, config *cri.PodSandboxConfi
 	if md.Name == "" || md.Namespace == "" || md.UID == "" {
 		return "", fmt.Errorf("run pod sandbox: metadata name, namespace and uid are required, got name=%q namespace=%q uid=%q", md.Name, md.Namespace, md.UID)
 	}
+	userns := config.UserNamespace
+	if userns != nil && userns.Mode != cri.NamespaceModePod {
+		userns = nil // the node's: what the runtime does without one
+	}
+	if userns != nil {
+		if !r.supportsUserNamespaces() {
+			return "", fmt.Errorf("run pod sandbox: user namespaces are not supported by the runtime")
+		}
+		if len(userns.UIDs) == 0 || len(userns.GIDs) == 0 {
+			return "", fmt.Errorf("run pod sandbox: user namespace: a pod-level user namespace needs UID and GID mappings, got %d and %d", len(userns.UIDs), len(userns.GIDs))
+		}
+	}
 	if err := r.inject(ctx, methodRunPodSandbox, one); err != nil {
 		return "", err
 	}
@@ -176,6 +188,13 @@ func (r *Runtime) RunPodSandbox(ctx context.Context, config *cri.PodSandboxConfi
 	}
 	sb.pod = pe
 	pe.sandboxes = append(pe.sandboxes, sb)
+	if userns != nil {
+		// Kept beside the sandbox, not in it: most pods have none.
+		if r.userns == nil {
+			r.userns = map[*sandbox]*cri.UserNamespace{}
+		}
+		r.userns[sb] = userns
+	}
 	r.sandboxes[id] = sb
 	r.sandboxNames[name] = id
 	r.logger.V(4).Info("Created pod sandbox", "podSandboxID", id, "pod", md.Namespace+"/"+md.Name, "podUID", md.UID)
@@ -243,6 +262,7 @@ func (r *Runtime) RemovePodSandbox(ctx context.Context, podSandboxID string) err
 	}
 	delete(r.sandboxes, sb.info.ID)
 	delete(r.sandboxNames, sb.name)
+	delete(r.userns, sb)
 	pe := sb.pod
 	pe.sandboxes = slices.DeleteFunc(pe.sandboxes, func(s *sandbox) bool { return s == sb })
 	if len(pe.sandboxes) == 0 {

@@ -275,6 +275,7 @@ func ContainerStatusFromCRI(s *cri.ContainerStatus) container.ContainerStatus {
 		RestartCount: int(s.Metadata.Attempt),
 		Hash:         hashAnnotation(s.Annotations),
 		Resources:    s.Resources,
+		User:         s.User,
 	}
 }
 
