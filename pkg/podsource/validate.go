@@ -155,17 +155,7 @@ func validateContainerSecurityContext(sc *v1.SecurityContext, p *field.Path, hos
 	if sc == nil {
 		return nil
 	}
-	var errs field.ErrorList
-	if sc.RunAsUser != nil {
-		for _, msg := range validation.IsValidUserID(*sc.RunAsUser) {
-			errs = append(errs, field.Invalid(p.Child("runAsUser"), *sc.RunAsUser, msg))
-		}
-	}
-	if sc.RunAsGroup != nil {
-		for _, msg := range validation.IsValidGroupID(*sc.RunAsGroup) {
-			errs = append(errs, field.Invalid(p.Child("runAsGroup"), *sc.RunAsGroup, msg))
-		}
-	}
+	errs := validateRunAs(sc.RunAsUser, sc.RunAsGroup, p)
 	if pm := sc.ProcMount; pm != nil {
 		switch *pm {
 		case v1.DefaultProcMount, v1.UnmaskedProcMount:
@@ -174,6 +164,23 @@ func validateContainerSecurityContext(sc *v1.SecurityContext, p *field.Path, hos
 		}
 		if hostUsers && *pm == v1.UnmaskedProcMount {
 			errs = append(errs, field.Invalid(p.Child("procMount"), *pm, "`hostUsers` must be false to use `Unmasked`"))
+		}
+	}
+	return errs
+}
+
+// validateRunAs checks a security context's runAsUser and runAsGroup, the pod's and a
+// container's alike.
+func validateRunAs(user, group *int64, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if user != nil {
+		for _, msg := range validation.IsValidUserID(*user) {
+			errs = append(errs, field.Invalid(p.Child("runAsUser"), *user, msg))
+		}
+	}
+	if group != nil {
+		for _, msg := range validation.IsValidGroupID(*group) {
+			errs = append(errs, field.Invalid(p.Child("runAsGroup"), *group, msg))
 		}
 	}
 	return errs
@@ -192,16 +199,7 @@ func validatePodSecurityContext(sc *v1.PodSecurityContext, p *field.Path) field.
 			errs = append(errs, field.Invalid(p.Child("fsGroup"), *sc.FSGroup, msg))
 		}
 	}
-	if sc.RunAsUser != nil {
-		for _, msg := range validation.IsValidUserID(*sc.RunAsUser) {
-			errs = append(errs, field.Invalid(p.Child("runAsUser"), *sc.RunAsUser, msg))
-		}
-	}
-	if sc.RunAsGroup != nil {
-		for _, msg := range validation.IsValidGroupID(*sc.RunAsGroup) {
-			errs = append(errs, field.Invalid(p.Child("runAsGroup"), *sc.RunAsGroup, msg))
-		}
-	}
+	errs = append(errs, validateRunAs(sc.RunAsUser, sc.RunAsGroup, p)...)
 	for i, gid := range sc.SupplementalGroups {
 		for _, msg := range validation.IsValidGroupID(gid) {
 			errs = append(errs, field.Invalid(p.Child("supplementalGroups").Index(i), gid, msg))
