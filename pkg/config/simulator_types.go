@@ -71,18 +71,21 @@ type PLEGConfiguration struct {
 	ChannelCapacity int `json:"channelCapacity"`
 }
 
-// EventedPLEGConfiguration tunes the evented PLEG and the generic PLEG running beside it.
+// EventedPLEGConfiguration tunes the evented PLEG. v1.37's uses MaxRetries only; the other
+// fields tune the v1.30-v1.36 design (the kubelet's LegacyEventedPLEG option), kept for an
+// emulated older kubelet.
 type EventedPLEGConfiguration struct {
-	// RelistPeriod is the period of the generic PLEG while the evented one is in charge.
+	// RelistPeriod is the period of the generic PLEG while v1.30's evented one is in charge.
 	// Default 300s.
 	RelistPeriod metav1.Duration `json:"relistPeriod"`
 	// RelistThreshold is the health threshold of that generic PLEG. Default 10m.
 	RelistThreshold metav1.Duration `json:"relistThreshold"`
-	// MaxRetries is how many event stream failures are tolerated before falling back to
-	// the generic PLEG at pleg.relistPeriod / pleg.relistThreshold. Default 5.
+	// MaxRetries is how many event stream failures are tolerated: v1.37's evented PLEG then
+	// disables its container-exit fast path; v1.30's fell back to the generic PLEG at
+	// pleg.relistPeriod / pleg.relistThreshold. Default 5.
 	MaxRetries int `json:"maxRetries"`
-	// GlobalCacheUpdatePeriod is how often the pod status cache's global timestamp is
-	// bumped so that pod workers waiting for newer data are not stuck. Default 5s.
+	// GlobalCacheUpdatePeriod is how often v1.30's evented PLEG bumps the pod status cache's
+	// global timestamp so that pod workers waiting for newer data are not stuck. Default 5s.
 	GlobalCacheUpdatePeriod metav1.Duration `json:"globalCacheUpdatePeriod"`
 }
 

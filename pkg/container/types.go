@@ -2,6 +2,7 @@ package container
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"time"
 
@@ -197,6 +198,15 @@ type PodLister interface {
 	GetPods(ctx context.Context, all bool) ([]*Pod, error)
 }
 
+// ErrPodNotFound is GetPod's error when the runtime has no sandbox or container of the pod.
+var ErrPodNotFound = errors.New("pod not found")
+
+// PodGetter lists one pod's sandboxes and containers (the PLEG's per-pod relist, upstream's
+// runtime GetPod). A pod the runtime has nothing of is ErrPodNotFound.
+type PodGetter interface {
+	GetPod(ctx context.Context, uid types.UID) (*Pod, error)
+}
+
 // PodStatusGetter reads one pod's detailed status from the runtime.
 type PodStatusGetter interface {
 	GetPodStatus(ctx context.Context, uid types.UID, name, namespace string) (*PodStatus, error)
@@ -214,6 +224,12 @@ type Cache interface {
 	// notify once, outside the cache's lock, when a Set or UpdateTime reaches minTime: the
 	// pod workers' way to wait for fresh data without blocking.
 	NotifyWhenNewer(uid types.UID, minTime time.Time, notify func()) bool
+	// SetObservedTime records that a per-pod relist confirmed the cached status at timestamp
+	// without changing it, and wakes the pod's waiters that it satisfies.
+	SetObservedTime(uid types.UID, timestamp time.Time)
+	// ClearObservedTime forgets the pod's observed time: a relist of the pod was just asked
+	// for because its runtime state changed, so the last observation is stale.
+	ClearObservedTime(uid types.UID)
 	Delete(uid types.UID)
 	// UpdateTime bumps the global timestamp: every pod's data is at least this fresh.
 	UpdateTime(t time.Time)

@@ -111,11 +111,22 @@ func (k *Kubelet) buildStatusSync() {
 	k.statusSync = s
 }
 
-// statusChanged is the status manager's change hook: the API sync runs at once.
-func (k *Kubelet) statusChanged() {
+// statusChanged is the status manager's change hook: the API sync runs at once, and the
+// status watcher (simulate's timeline) sees the status.
+func (k *Kubelet) statusChanged(pod *v1.Pod, status *v1.PodStatus) {
 	if k.statusSync != nil {
 		k.statusSync.periodic.Trigger()
 	}
+	if k.statusWatcher != nil {
+		k.statusWatcher(pod, status)
+	}
+}
+
+// WatchPodStatuses has f called with every pod status the status manager stores, at the
+// moment it does, from the loop being stepped (so f must not block nor call back into the
+// node). One watcher: simulate's timeline.
+func (k *Kubelet) WatchPodStatuses(f func(pod *v1.Pod, status *v1.PodStatus)) {
+	k.statusWatcher = f
 }
 
 func (s *apiStatusSync) loop() runner.Loop {

@@ -58,10 +58,15 @@ func newHarness(t *testing.T, flags ...string) *harness {
 	return newHarnessWithConfig(t, dir, cfg, gate)
 }
 
-func newHarnessWithConfig(t *testing.T, dir string, cfg *config.Config, gate featuregate.FeatureGate) *harness {
+// newHarnessWithConfig builds the kubelet from cfg; mods set the Config's internal options.
+func newHarnessWithConfig(t *testing.T, dir string, cfg *config.Config, gate featuregate.FeatureGate, mods ...func(*Config)) *harness {
 	t.Helper()
 	clk := clocktesting.NewFakeClock(epoch)
-	k, err := New(Config{Config: cfg, Gate: gate, Clock: clk})
+	kc := Config{Config: cfg, Gate: gate, Clock: clk}
+	for _, m := range mods {
+		m(&kc)
+	}
+	k, err := New(kc)
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}

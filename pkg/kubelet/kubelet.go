@@ -101,6 +101,13 @@ type Config struct {
 	// InlineAPICalls runs API calls on the loops' goroutines instead of goroutines of their
 	// own: for tests with an in-memory fake clientset, so that they stay deterministic.
 	InlineAPICalls bool
+	// LegacyEventedPLEG selects v1.30-v1.36's EventedPLEG when the EventedPLEG gate is on:
+	// the event stream writes the cache and sends the pod lifecycle events, the generic PLEG
+	// relists every eventedPLEG.relistPeriod as a safety net and takes over after
+	// eventedPLEG.maxRetries failed streams, and there is no on-demand pod relist. Off (v1.37):
+	// the EventedPLEG only asks the generic PLEG to relist a pod whose container stopped. For
+	// an emulated older kubelet; no flag sets it.
+	LegacyEventedPLEG bool
 	// Recorder, if set, is the flight recorder (--record): it is told what comes into the
 	// node from outside. The caller opens and closes it.
 	Recorder *record.Recorder
@@ -139,8 +146,9 @@ type Kubelet struct {
 	kubeClient                   kubernetes.Interface
 	heartbeatClient, eventClient kubernetes.Interface // KubeClient unless set
 	inlineAPI                    bool
-	statusSync                   *apiStatusSync  // cluster mode: pod statuses to the API server; nil standalone
-	apiCaller                    *cluster.Caller // runs API calls off the loops' goroutines; nil standalone
+	statusSync                   *apiStatusSync               // cluster mode: pod statuses to the API server; nil standalone
+	statusWatcher                func(*v1.Pod, *v1.PodStatus) // WatchPodStatuses
+	apiCaller                    *cluster.Caller              // runs API calls off the loops' goroutines; nil standalone
 	probeResults                 probeResults
 	probeRegistry                *metrics.Registry // prober_* metrics, served on /metrics/probes
 	stateRegistry                *metrics.Registry // kube-state-metrics' names on /metrics/state; nil in cluster mode
@@ -148,7 +156,9 @@ type Kubelet struct {
 	resourceReg                  *metrics.Registry // /metrics/resource
 	cadvisorReg                  *metrics.Registry // /metrics/cadvisor
 	genericPLEG                  *pleg.GenericPLEG
-	eventedPLEG                  *pleg.EventedPLEG // nil with the EventedPLEG gate off
+	eventedPLEG                  *pleg.EventedPLEG       // v1.37's; nil with the EventedPLEG gate off or legacy
+	legacyEventedPLEG            *pleg.LegacyEventedPLEG // v1.30's; nil unless the gate is on and cfg.LegacyEventedPLEG
+	legacyPLEG                   bool                    // cfg.LegacyEventedPLEG
 	state                        *runtimestate.State
 	nodeStatus                   *nodestatus.Manager
 	eviction                     *eviction.Manager
@@ -333,7 +343,10 @@ func New(cfg Config) (*Kubelet, error) {
 	if k.dns, err = newDNSConfigurer(c, k.nodeName, k.hostIP); err != nil {
 		return nil, err
 	}
-	k.cache = statuscache.New(statuscache.Config{EventedPLEG: evented})
+	k.legacyPLEG = cfg.LegacyEventedPLEG
+	// Upstream's cache keeps dropping writes older than the cached one with the gate on; only
+	// v1.30's answered an unknown pod at once (its event stream wrote the cache).
+	k.cache = statuscache.New(statuscache.Config{EventedPLEG: evented, UnknownPodFresh: evented && cfg.LegacyEventedPLEG})
 	restartAll := cfg.Gate.Enabled(features.RestartAllContainersOnContainerExits)
 	if k.status, err = podstatus.NewManager(podstatus.ManagerConfig{Clock: cfg.Clock, OnChange: k.statusChanged,
 		ContainerRestartRules: cfg.Gate.Enabled(features.ContainerRestartRules), RestartAllContainers: restartAll}); err != nil {
@@ -469,6 +482,7 @@ func New(cfg Config) (*Kubelet, error) {
 		// After a restart of all containers, the pod is synced again at once.
 		RestartAllContainers: restartAll,
 		Requeue:              k.requeuePod,
+		RequestRelist:        k.requestPodRelist,
 	}); err != nil {
 		return nil, fmt.Errorf("create pod syncer: %w", err)
 	}
@@ -497,11 +511,12 @@ func New(cfg Config) (*Kubelet, error) {
 	// As upstream, the PLEG health checks feed RuntimeErrors, hence both the sync loop
 	// back-off and the node's Ready condition ("PLEG is not healthy: ...").
 	k.state.AddHealthCheck(k.genericPLEG.Name(), k.genericPLEG.Healthy)
-	if k.eventedPLEG != nil {
-		// Unlike upstream, the evented check (a full event channel) does not stop the sync
-		// loop: the loop is what drains the channel, so upstream's node stays NotReady for
-		// good once a burst fills it (docs/differences.md).
-		k.state.AddReportOnlyHealthCheck(k.eventedPLEG.Name(), k.eventedPLEG.Healthy)
+	if k.legacyEventedPLEG != nil {
+		// Unlike upstream, v1.30's evented check (a full event channel) does not stop the
+		// sync loop: the loop is what drains the channel, so upstream's node stays NotReady
+		// for good once a burst fills it (docs/differences.md). v1.37's EventedPLEG has no
+		// health check.
+		k.state.AddReportOnlyHealthCheck(k.legacyEventedPLEG.Name(), k.legacyEventedPLEG.Healthy)
 	}
 
 	if err := k.buildNodeStatus(nodeIP); err != nil {
@@ -725,14 +740,18 @@ func (k *Kubelet) buildNodeInfo() error {
 	return nil
 }
 
-// buildPLEG wires the PLEG the EventedPLEG gate asks for. Off: one generic PLEG relisting
-// at pleg.relistPeriod with pleg.relistThreshold. On: as upstream, the generic PLEG relists
-// at the evented cadence (eventedPLEG.relistPeriod/relistThreshold, 300s/10m) beside the
+// buildPLEG wires the PLEGs. v1.37: the generic PLEG relists at pleg.relistPeriod with
+// pleg.relistThreshold whatever the EventedPLEG gate, with on-demand pod relists
+// (PLEGOnDemandRelist, GA and locked); with the gate on, the EventedPLEG watches the CRI
+// event stream and asks it to relist a pod whose container stopped. With
+// cfg.LegacyEventedPLEG and the gate on, v1.30's pair instead: the generic PLEG relists at
+// the evented cadence (eventedPLEG.relistPeriod/relistThreshold, 300s/10m) beside the
 // evented PLEG, which restores pleg.* on the generic one if it falls back.
 func (k *Kubelet) buildPLEG(evented bool) error {
 	sc := &k.cfg.Simulator
+	legacy := evented && k.legacyPLEG
 	period, threshold := sc.PLEG.RelistPeriod.Duration, sc.PLEG.RelistThreshold.Duration
-	if evented {
+	if legacy {
 		period, threshold = sc.EventedPLEG.RelistPeriod.Duration, sc.EventedPLEG.RelistThreshold.Duration
 	}
 	var err error
@@ -744,28 +763,45 @@ func (k *Kubelet) buildPLEG(evented bool) error {
 		RelistThreshold: threshold,
 		ChannelCapacity: sc.PLEG.ChannelCapacity,
 		Registry:        k.registry,
-		EventedPLEG:     evented,
+		OnDemandRelist:  !k.legacyPLEG,
+		LegacyEvented:   legacy,
 		Notify:          k.wakeSyncLoop,
 	}); err != nil {
 		return fmt.Errorf("create generic PLEG: %w", err)
 	}
-	if !evented {
-		return nil
-	}
-	if k.eventedPLEG, err = pleg.NewEventedPLEG(pleg.EventedConfig{
-		Generic:                 k.genericPLEG,
-		Runtime:                 k.rt,
-		MaxRetries:              sc.EventedPLEG.MaxRetries,
-		GlobalCacheUpdatePeriod: sc.EventedPLEG.GlobalCacheUpdatePeriod.Duration,
-		EventedRelistPeriod:     sc.EventedPLEG.RelistPeriod.Duration,
-		EventedRelistThreshold:  sc.EventedPLEG.RelistThreshold.Duration,
-		GenericRelistPeriod:     sc.PLEG.RelistPeriod.Duration,
-		GenericRelistThreshold:  sc.PLEG.RelistThreshold.Duration,
-		AdjustRunningContainers: k.runtimeMgr.AdjustRunningContainers,
-	}); err != nil {
-		return fmt.Errorf("create evented PLEG: %w", err)
+	switch {
+	case legacy:
+		if k.legacyEventedPLEG, err = pleg.NewLegacyEventedPLEG(pleg.LegacyEventedConfig{
+			Generic:                 k.genericPLEG,
+			Runtime:                 k.rt,
+			MaxRetries:              sc.EventedPLEG.MaxRetries,
+			GlobalCacheUpdatePeriod: sc.EventedPLEG.GlobalCacheUpdatePeriod.Duration,
+			EventedRelistPeriod:     sc.EventedPLEG.RelistPeriod.Duration,
+			EventedRelistThreshold:  sc.EventedPLEG.RelistThreshold.Duration,
+			GenericRelistPeriod:     sc.PLEG.RelistPeriod.Duration,
+			GenericRelistThreshold:  sc.PLEG.RelistThreshold.Duration,
+			AdjustRunningContainers: k.runtimeMgr.AdjustRunningContainers,
+		}); err != nil {
+			return fmt.Errorf("create evented PLEG: %w", err)
+		}
+	case evented:
+		if k.eventedPLEG, err = pleg.NewEventedPLEG(pleg.EventedConfig{
+			Generic:    k.genericPLEG,
+			Runtime:    k.rt,
+			MaxRetries: sc.EventedPLEG.MaxRetries,
+		}); err != nil {
+			return fmt.Errorf("create evented PLEG: %w", err)
+		}
 	}
 	return nil
+}
+
+// requestPodRelist is upstream's RequestPodRelist: the generic PLEG relists the pod soon
+// (after a sync that changed the runtime).
+func (k *Kubelet) requestPodRelist(ctx context.Context, uid types.UID) {
+	if k.genericPLEG != nil {
+		k.genericPLEG.RequestRelist(ctx, uid)
+	}
 }
 
 func (k *Kubelet) buildNodeStatus(nodeIP string) error {
@@ -960,19 +996,39 @@ func (k *Kubelet) SyncLoop() *syncloop.SyncLoop { return k.syncLoop }
 // PodWorkers are the pod workers.
 func (k *Kubelet) PodWorkers() *podworkers.PodWorkers { return k.podWorkers }
 
-// PLEG is the PLEG in use: the evented one with the EventedPLEG gate, else the generic one.
+// PLEG is the source of pod lifecycle events: the generic PLEG, or v1.30's evented one when
+// it is selected (LegacyEventedPLEG).
 func (k *Kubelet) PLEG() pleg.Interface {
-	if k.eventedPLEG != nil {
-		return k.eventedPLEG
+	if k.legacyEventedPLEG != nil {
+		return k.legacyEventedPLEG
 	}
 	return k.genericPLEG
 }
 
-// GenericPLEG is the relisting PLEG (always present; with the gate on it relists slowly).
+// GenericPLEG is the relisting PLEG (always present; it relists slowly only beside v1.30's
+// evented PLEG).
 func (k *Kubelet) GenericPLEG() *pleg.GenericPLEG { return k.genericPLEG }
 
-// EventedPLEG is the evented PLEG, or nil with the EventedPLEG gate off.
+// EventedPLEG is v1.37's evented PLEG (the CRI event watcher), or nil with the EventedPLEG
+// gate off or LegacyEventedPLEG.
 func (k *Kubelet) EventedPLEG() *pleg.EventedPLEG { return k.eventedPLEG }
+
+// LegacyEventedPLEG is v1.30's evented PLEG, or nil unless the gate is on and
+// LegacyEventedPLEG selected it.
+func (k *Kubelet) LegacyEventedPLEG() *pleg.LegacyEventedPLEG { return k.legacyEventedPLEG }
+
+// PLEGActiveType is pleg_active's type: TypeEvented while container exits come from the
+// event stream (v1.37: the fast path is on; v1.30: the evented PLEG is in charge), else
+// TypeGeneric; "" with the EventedPLEG gate off.
+func (k *Kubelet) PLEGActiveType() string {
+	switch {
+	case k.eventedPLEG != nil:
+		return k.eventedPLEG.ActiveType()
+	case k.legacyEventedPLEG != nil:
+		return k.legacyEventedPLEG.ActiveType()
+	}
+	return ""
+}
 
 // StatusCache is the pod status cache the PLEG writes.
 func (k *Kubelet) StatusCache() *statuscache.Cache { return k.cache }

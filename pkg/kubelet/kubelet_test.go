@@ -15,6 +15,7 @@ import (
 	"github.com/minikubelet/minikubelet/pkg/cri"
 	"github.com/minikubelet/minikubelet/pkg/features"
 	"github.com/minikubelet/minikubelet/pkg/kubetypes"
+	"github.com/minikubelet/minikubelet/pkg/pleg"
 )
 
 // TestPodLifecycle follows one static pod through the config paths end to end, through
@@ -341,32 +342,46 @@ func TestPodReadyToStartContainersGate(t *testing.T) {
 	}
 }
 
-// TestPLEGWiring: the EventedPLEG gate picks the PLEG in use, its cadence and the health
-// checks runtime state consults.
+// TestPLEGWiring: the EventedPLEG gate and the LegacyEventedPLEG option pick the PLEGs,
+// the generic cadence and the health checks runtime state consults. v1.37 keeps the generic
+// PLEG at pleg.* with the gate on; only v1.30's evented PLEG (legacy) slows it to 300s.
 func TestPLEGWiring(t *testing.T) {
 	tests := []struct {
 		name          string
 		flags         []string
-		evented       bool
+		legacy        bool
+		evented       bool // v1.37's watcher built
+		legacyBuilt   bool // v1.30's evented PLEG built
 		period, thres time.Duration
 	}{
-		{"generic with config defaults", nil, false, time.Second, 3 * time.Minute},
-		{"generic with flags", []string{"--relist-period=2s", "--relist-threshold=7s"}, false, 2 * time.Second, 7 * time.Second},
-		{"evented", []string{"--feature-gates=EventedPLEG=true", "--relist-threshold=7s"}, true, 300 * time.Second, 10 * time.Minute},
+		{"generic with config defaults", nil, false, false, false, time.Second, 3 * time.Minute},
+		{"generic with flags", []string{"--relist-period=2s", "--relist-threshold=7s"}, false, false, false, 2 * time.Second, 7 * time.Second},
+		{"evented: the generic cadence stays", []string{"--feature-gates=EventedPLEG=true", "--relist-threshold=7s"}, false, true, false, time.Second, 7 * time.Second},
+		{"legacy evented", []string{"--feature-gates=EventedPLEG=true", "--relist-threshold=7s"}, true, false, true, 300 * time.Second, 10 * time.Minute},
+		{"legacy option without the gate: generic", nil, true, false, false, time.Second, 3 * time.Minute},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			h := newHarness(t, tt.flags...)
+			dir := t.TempDir()
+			cfg, gate := loadConfig(t, dir, tt.flags...)
+			h := newHarnessWithConfig(t, dir, cfg, gate, func(c *Config) { c.LegacyEventedPLEG = tt.legacy })
 			k := h.k
 			if got := k.EventedPLEG() != nil; got != tt.evented {
 				t.Fatalf("evented PLEG built = %v, want %v", got, tt.evented)
 			}
-			if tt.evented {
-				if k.PLEG() != k.EventedPLEG() {
-					t.Error("PLEG() is not the evented PLEG with the gate on")
+			if got := k.LegacyEventedPLEG() != nil; got != tt.legacyBuilt {
+				t.Fatalf("legacy evented PLEG built = %v, want %v", got, tt.legacyBuilt)
+			}
+			if tt.legacyBuilt {
+				if k.PLEG() != k.LegacyEventedPLEG() {
+					t.Error("PLEG() is not v1.30's evented PLEG")
 				}
 			} else if k.PLEG() != k.GenericPLEG() {
-				t.Error("PLEG() is not the generic PLEG with the gate off")
+				t.Error("PLEG() is not the generic PLEG")
+			}
+			wantActive := map[bool]string{true: pleg.TypeEvented, false: ""}[tt.evented || tt.legacyBuilt]
+			if got := k.PLEGActiveType(); got != wantActive {
+				t.Errorf("PLEGActiveType = %q, want %q", got, wantActive)
 			}
 			if d := k.GenericPLEG().RelistDuration(); d.RelistPeriod != tt.period || d.RelistThreshold != tt.thres {
 				t.Errorf("generic relist cadence = %+v, want %v/%v", d, tt.period, tt.thres)
@@ -378,13 +393,6 @@ func TestPLEGWiring(t *testing.T) {
 			err := k.RuntimeState().RuntimeErrors()
 			if err == nil || !strings.Contains(err.Error(), "PLEG is not healthy: pleg has yet to be successful") {
 				t.Errorf("RuntimeErrors = %v, want the PLEG check", err)
-			}
-			if tt.evented {
-				// With the event stream in charge the generic PLEG relists at its slow cadence,
-				// and falling back restores the configured one.
-				if d := k.GenericPLEG().RelistDuration(); d.RelistPeriod != 300*time.Second {
-					t.Errorf("evented cadence = %+v", d)
-				}
 			}
 			// The first relist (or the evented PLEG's first check) and the runtime status
 			// loop that consults it.

@@ -31,21 +31,29 @@ func (k *Kubelet) Loops() []runner.Loop {
 	if k.fileSource != nil {
 		loops = append(loops, runner.Loop{Name: "file-source", Due: k.fileSource.Due, Step: k.fileSource.Step, Wake: k.fileSource.Wake()})
 	}
+	loops = append(loops, runner.Loop{Name: "config-merger", Due: k.merger.Due, Step: k.merger.Step})
+	if k.statusSync != nil {
+		// Ahead of the PLEG and the pod workers: upstream's status manager sends a status
+		// the moment a sync sets it, while the sync goes on (killing containers takes its
+		// time there). Here a whole sync, the relist after it and the next sync can fall in
+		// one instant; after them, the API server would only see the last status (a pod's
+		// AllContainersRestarting True never reached it).
+		loops = append(loops, k.statusSync.loop())
+	}
 	loops = append(loops,
-		runner.Loop{Name: "config-merger", Due: k.merger.Due, Step: k.merger.Step},
 		runner.Loop{Name: "pleg", Due: k.genericPLEG.Due, Step: k.genericPLEG.Step, Wake: k.genericPLEG.Wake(), Stop: k.genericPLEG.Stop},
 	)
-	if k.eventedPLEG != nil {
+	switch {
+	case k.eventedPLEG != nil:
 		loops = append(loops, runner.Loop{Name: "evented-pleg", Due: k.eventedPLEG.Due, Step: k.eventedPLEG.Step, Wake: k.eventedPLEG.Wake(), Stop: k.eventedPLEG.Stop})
+	case k.legacyEventedPLEG != nil:
+		loops = append(loops, runner.Loop{Name: "evented-pleg", Due: k.legacyEventedPLEG.Due, Step: k.legacyEventedPLEG.Step, Wake: k.legacyEventedPLEG.Wake(), Stop: k.legacyEventedPLEG.Stop})
 	}
 	loops = append(loops,
 		runner.Loop{Name: "sync-loop", Due: k.syncLoop.Due, Step: k.syncLoop.Step, Wake: k.syncLoop.Wake(), Stop: k.syncLoop.Stop},
 		runner.Loop{Name: "pod-workers", Due: k.podWorkers.Due, Step: k.podWorkers.Step, Wake: k.podWorkers.Wake(), Stop: k.podWorkers.Stop},
 		runner.Loop{Name: "prober", Due: k.prober.Due, Step: k.prober.Step, Wake: k.prober.Wake(), Stop: k.prober.Stop},
 	)
-	if k.statusSync != nil {
-		loops = append(loops, k.statusSync.loop())
-	}
 	loops = append(loops,
 		runner.Loop{Name: "container-deletor", Due: k.deletor.Due, Step: k.deletor.Step, Wake: k.deletor.wake, Stop: k.deletor.Stop},
 		k.gc.Loop("container-gc"),
@@ -81,8 +89,11 @@ func (k *Kubelet) Start(ctx context.Context) {
 		if k.fileSource != nil {
 			klog.FromContext(ctx).Info("Adding static pod path", "path", k.fileSource.Path())
 		}
-		if k.eventedPLEG != nil {
+		switch {
+		case k.eventedPLEG != nil:
 			k.eventedPLEG.Activate(ctx)
+		case k.legacyEventedPLEG != nil:
+			k.legacyEventedPLEG.Activate(ctx)
 		}
 	})
 }

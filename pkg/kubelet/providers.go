@@ -125,8 +125,8 @@ func (k *Kubelet) plegHealthy() (bool, error) {
 	if ok, err := k.genericPLEG.Healthy(); !ok {
 		return ok, err
 	}
-	if k.eventedPLEG != nil {
-		return k.eventedPLEG.Healthy()
+	if k.legacyEventedPLEG != nil {
+		return k.legacyEventedPLEG.Healthy() // v1.30 only: v1.37's EventedPLEG has no check
 	}
 	return true, nil
 }

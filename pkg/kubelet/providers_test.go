@@ -150,24 +150,44 @@ func TestProbeMetricsEndpoint(t *testing.T) {
 	}
 }
 
-// TestEventedPLEGMovesRunningContainers: with the evented PLEG, running_containers follows
-// the container events (upstream's updateRunningContainerMetric) although the generic relist
-// runs only every 300s; running_pods waits for that relist, as in v1.30.
-func TestEventedPLEGMovesRunningContainers(t *testing.T) {
-	h := newHarness(t, "--feature-gates=EventedPLEG=true")
-	h.round(time.Second) // the first relist: an empty node
-	h.write("web.yaml", podManifest("web", "nginx", ""))
-	h.until(10, "web Running", func() bool { return h.phase("web-"+testNode) == v1.PodRunning }, h.describe)
-	if got := gauge(t, h, "running_containers", "running"); got != 1 {
-		t.Errorf("running_containers{running} = %v after the container started, want 1 from its events", got)
+// TestEventedPLEGRunningGauges: v1.30's evented PLEG moves running_containers with the
+// container events (upstream's updateRunningContainerMetric) although the generic relist runs
+// only every 300s, and leaves running_pods to that relist. v1.37's only asks for relists:
+// both gauges come from the generic relist, every second, as without the gate.
+func TestEventedPLEGRunningGauges(t *testing.T) {
+	tests := []struct {
+		name   string
+		legacy bool
+		// wantPods is running_pods once web runs; settle is how long after the container
+		// stopped running_containers{running} reads 0.
+		wantPods float64
+		settle   time.Duration
+	}{
+		{"v1.30 (legacy)", true, 0, 0},
+		{"v1.37", false, 1, time.Second},
 	}
-	if got := gauge(t, h, "running_pods", ""); got != 0 {
-		t.Errorf("running_pods = %v before the next relist, want 0 (v1.30's evented PLEG never moves it)", got)
-	}
-	h.remove("web.yaml")
-	h.until(10, "web's container stopped", func() bool { return h.runningContainers() == 0 }, h.describe)
-	if got := gauge(t, h, "running_containers", "running"); got != 0 {
-		t.Errorf("running_containers{running} = %v after the container stopped, want 0", got)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			cfg, gate := loadConfig(t, dir, "--feature-gates=EventedPLEG=true")
+			h := newHarnessWithConfig(t, dir, cfg, gate, func(c *Config) { c.LegacyEventedPLEG = tt.legacy })
+			h.round(time.Second) // the first relist: an empty node
+			h.write("web.yaml", podManifest("web", "nginx", ""))
+			h.until(10, "web Running", func() bool { return h.phase("web-"+testNode) == v1.PodRunning }, h.describe)
+			h.round(tt.settle)
+			if got := gauge(t, h, "running_containers", "running"); got != 1 {
+				t.Errorf("running_containers{running} = %v after the container started, want 1", got)
+			}
+			if got := gauge(t, h, "running_pods", ""); got != tt.wantPods {
+				t.Errorf("running_pods = %v, want %v", got, tt.wantPods)
+			}
+			h.remove("web.yaml")
+			h.until(10, "web's container stopped", func() bool { return h.runningContainers() == 0 }, h.describe)
+			h.round(tt.settle)
+			if got := gauge(t, h, "running_containers", "running"); got != 0 {
+				t.Errorf("running_containers{running} = %v %v after the container stopped, want 0", got, tt.settle)
+			}
+		})
 	}
 }
 

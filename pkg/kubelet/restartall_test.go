@@ -132,16 +132,21 @@ func TestRestartAllContainers(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			h := newClusterHarness(t, fake.NewSimpleClientset())
+			client := fake.NewSimpleClientset(tc.pod.DeepCopy())
+			// What a user watching the pod sees: every status the node patches. The whole
+			// reset can happen within one instant of the clock (the exit, the kills and the
+			// relist after the sync), so sampling the node between rounds could miss it.
+			w, err := client.CoreV1().Pods(tc.pod.Namespace).Watch(context.Background(), metav1.ListOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer w.Stop()
+			h := newClusterHarness(t, client)
 			h.k.UpdateAPIPods(context.Background(), []*v1.Pod{tc.pod})
 			name := tc.pod.Name
-			var restarting []v1.PodCondition // AllContainersRestarting as each round saw it
+			var restarting []v1.PodCondition // AllContainersRestarting as each patch changed it
 			var waitingReasons []string      // the removed containers' waiting states
-			observe := func() *v1.Pod {
-				p := h.pod(name)
-				if p == nil {
-					return nil
-				}
+			seen := func(p *v1.Pod) {
 				if c := condition(p, v1.AllContainersRestarting); c != nil && (len(restarting) == 0 || restarting[len(restarting)-1].Status != c.Status) {
 					restarting = append(restarting, *c)
 				}
@@ -150,7 +155,20 @@ func TestRestartAllContainers(t *testing.T) {
 						waitingReasons = append(waitingReasons, cs.Name+": "+w.Message)
 					}
 				}
-				return p
+			}
+			observe := func() *v1.Pod {
+				for {
+					select {
+					case ev := <-w.ResultChan():
+						if p, ok := ev.Object.(*v1.Pod); ok {
+							seen(p)
+						}
+						continue
+					default:
+					}
+					break
+				}
+				return h.pod(name)
 			}
 			status := func(p *v1.Pod, c string) *v1.ContainerStatus {
 				for _, list := range [][]v1.ContainerStatus{p.Status.InitContainerStatuses, p.Status.ContainerStatuses} {

@@ -330,21 +330,17 @@ spec:
 	}
 }
 
-// TestRunWithEventedPLEG: with the EventedPLEG gate the daemon runs pods through the
-// event stream (the generic PLEG relists only every 300s) and exports which PLEG is active.
+// TestRunWithEventedPLEG: with the EventedPLEG gate the daemon runs pods with the CRI event
+// watcher on (v1.37) and stops it with the rest; its goroutines do not outlive the daemon.
 func TestRunWithEventedPLEG(t *testing.T) {
 	base := runtime.NumGoroutine()
 	dir := t.TempDir()
 	cfg, gate := loadConfig(t, dir, "--feature-gates=EventedPLEG=true")
-	// Each step of a starting pod (sandbox, then container) waits for the next global cache
-	// bump, as in the kubelet (docs/pleg.md): two bumps of the 5s default plus the pull
-	// could take 10s. Newer kubelets' 1s keeps this real-clock test short and its margin wide.
-	cfg.Simulator.EventedPLEG.GlobalCacheUpdatePeriod.Duration = time.Second
 	d := startDaemon(t, dir, cfg, gate)
 	d.write("web.yaml", podManifest("web", "nginx", ""))
 	d.waitFor(10*time.Second, "web Running", func() bool { return d.countPhase(v1.PodRunning) == 1 }, d.summary)
-	if !d.k.EventedPLEG().InUse() {
-		t.Error("the evented PLEG is not in use")
+	if !d.k.EventedPLEG().Watching() {
+		t.Error("the evented PLEG is not watching")
 	}
 	if err := d.stop(); err != nil {
 		t.Fatalf("Run = %v", err)

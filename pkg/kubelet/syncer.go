@@ -67,6 +67,8 @@ type SyncerConfig struct {
 	// one is known (the pod workers' UpdatePod): after a restart of all containers removed
 	// them, so they start again without waiting for the resync. Nil: none.
 	Requeue func(pod *v1.Pod)
+	// RequestRelist asks the PLEG to relist the pod (v1.37's post-sync relist). Nil: none.
+	RequestRelist func(ctx context.Context, uid types.UID)
 }
 
 // Probes is what the sync functions tell the prober manager (upstream's probeManager calls).
@@ -93,6 +95,7 @@ type Syncer struct {
 
 	restartAll bool // the RestartAllContainersOnContainerExits gate
 	requeue    func(pod *v1.Pod)
+	relist     func(ctx context.Context, uid types.UID)
 
 	firstSeen map[types.UID]time.Time
 	observed  map[types.UID]bool
@@ -132,7 +135,7 @@ func NewSyncer(cfg SyncerConfig) (*Syncer, error) {
 	return &Syncer{
 		runtime: cfg.Runtime, status: cfg.Status, gen: cfg.Generator, reasons: cfg.Reasons,
 		clock: cfg.Clock, recorder: cfg.Recorder, start: start, probes: cfg.Probes, prepare: cfg.Prepare, after: cfg.AfterSync,
-		requeue: cfg.Requeue, restartAll: cfg.RestartAllContainers,
+		requeue: cfg.Requeue, restartAll: cfg.RestartAllContainers, relist: cfg.RequestRelist,
 		firstSeen: map[types.UID]time.Time{}, observed: map[types.UID]bool{},
 	}, nil
 }
@@ -248,6 +251,12 @@ func (s *Syncer) SyncPod(ctx context.Context, updateType kubetypes.SyncPodType, 
 	// since v1.33 the error carries the earliest crash-loop back-off's end, when the pod
 	// worker syncs the pod again (plus its jitter), so the container restarts then.
 	err := result.Error()
+	if err == nil && len(result.SyncResults) > 0 && s.relist != nil {
+		// v1.37's postSync (kubernetes#137362): the sync changed the runtime, so the PLEG
+		// relists this pod now instead of at its next relist, and the pod worker's wait for
+		// data newer than this sync ends in milliseconds.
+		s.relist(ctx, pod.UID)
+	}
 	if until, ok := result.CrashLoopBackOffUntil(); ok && err != nil {
 		err = &podworkers.BackOffError{Until: until, Err: err}
 	}

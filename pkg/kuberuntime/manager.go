@@ -47,6 +47,7 @@ const (
 // RuntimeView is the kubelet-level reading of the runtime (pkg/runtime/view implements it).
 type RuntimeView interface {
 	container.PodLister
+	container.PodGetter
 	container.PodStatusGetter
 }
 
@@ -232,6 +233,12 @@ func (m *Manager) GetPods(ctx context.Context, all bool) ([]*container.Pod, erro
 // listing: upstream reads its runtime cache there, and only the relist sets the gauges).
 func (m *Manager) ListPods(ctx context.Context, all bool) ([]*container.Pod, error) {
 	return m.view.GetPods(ctx, all)
+}
+
+// GetPod lists one pod's sandboxes and containers (the PLEG's per-pod relist). It leaves the
+// running gauges alone: upstream sets them from the global relist only.
+func (m *Manager) GetPod(ctx context.Context, uid types.UID) (*container.Pod, error) {
+	return m.view.GetPod(ctx, uid)
 }
 
 // GetPodStatus reads one pod's status from the runtime.

@@ -16,9 +16,10 @@ import (
 const (
 	PLEGRelistDuration        = "pleg_relist_duration_seconds"
 	PLEGRelistInterval        = "pleg_relist_interval_seconds"
+	PLEGPodRelistDuration     = "pleg_pod_relist_duration_seconds" // the per-pod relist (v1.37)
 	PLEGDiscardEvents         = "pleg_discard_events"
 	PLEGLastSeen              = "pleg_last_seen_seconds"
-	PLEGActive                = "pleg_active" // simulator only: 1 for the PLEG in charge
+	PLEGActive                = "pleg_active" // simulator only: 1 for the path in charge of fast exits
 	EventedPLEGConnErr        = "evented_pleg_connection_error_count"
 	EventedPLEGConn           = "evented_pleg_connection_success_count"
 	EventedPLEGConnLatency    = "evented_pleg_connection_latency_seconds"

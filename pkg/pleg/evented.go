@@ -9,12 +9,9 @@ import (
 
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
-	"k8s.io/utils/clock"
 
-	"github.com/minikubelet/minikubelet/pkg/container"
 	"github.com/minikubelet/minikubelet/pkg/cri"
 	"github.com/minikubelet/minikubelet/pkg/runner"
-	"github.com/minikubelet/minikubelet/pkg/runtime/view"
 	"github.com/minikubelet/minikubelet/pkg/task"
 )
 
@@ -25,63 +22,44 @@ type EventStreamer interface {
 	GetContainerEvents(ctx context.Context, notify func()) (cri.ContainerEventStream, error)
 }
 
-// errStreamClosed stands for a stream that ended without an error: for the kubelet's CRI
-// client that is an EOF, which counts as a failure like any other.
-var errStreamClosed = errors.New("container event stream closed")
-
 // EventedConfig configures an EventedPLEG. Zero values take the kubelet's defaults.
 type EventedConfig struct {
-	// Generic is the relisting PLEG the evented one slows down, forces relists on and falls
-	// back to. Its channel, cache, clock and metrics are shared. Required.
+	// Generic is the PLEG asked to relist a pod whose container stopped; its clock and
+	// metrics are shared. Required.
 	Generic *GenericPLEG
 	// Runtime provides the event stream. Required.
 	Runtime EventStreamer
-	// MaxRetries is how many failed streams are tolerated before falling back; 5 by default.
+	// MaxRetries is how many failed streams are tolerated before the watcher gives up;
+	// eventedPlegMaxStreamRetries (5) by default.
 	MaxRetries int
-	// GlobalCacheUpdatePeriod is how often the cache's global time is bumped; 5s by default.
-	GlobalCacheUpdatePeriod time.Duration
-	// EventedRelistPeriod and EventedRelistThreshold are the generic PLEG's cadence while
-	// the stream is in charge: 300s and 10m by default.
-	EventedRelistPeriod    time.Duration
-	EventedRelistThreshold time.Duration
-	// GenericRelistPeriod and GenericRelistThreshold are restored on fallback: 1s and 3m.
-	GenericRelistPeriod    time.Duration
-	GenericRelistThreshold time.Duration
-	// AdjustRunningContainers adds deltas (by container state) to running_containers as
-	// events arrive, as upstream's updateRunningContainerMetric. Optional.
-	AdjustRunningContainers func(deltas map[container.State]int)
 }
 
-// EventedPLEG turns the runtime's container events into pod lifecycle events, with the
-// generic PLEG relisting slowly as a safety net. After MaxRetries failed streams it stops
-// and hands over to the generic PLEG at its normal cadence.
+// EventedPLEG is v1.37's EventedPLEG (kubernetes#139262): only a CRI event watcher. On a
+// CONTAINER_STOPPED event it asks the generic PLEG to relist the pod at once, the fast path
+// for container exits; the generic PLEG stays the only writer of the cache and the only
+// source of pod lifecycle events, relisting every second as without the gate. After
+// MaxRetries failed streams it gives up for good and the exits are found by the relist. It
+// has no health check and changes nothing of the generic PLEG.
 //
 // It is a loop of the node's loop table: Step connects the stream (as a task, since a
-// connection can be held up by the runtime), handles every event that has arrived, reconnects
-// after a broken stream, and bumps the cache's global time every GlobalCacheUpdatePeriod.
+// connection can be held up by the runtime), handles every event that has arrived and
+// reconnects after a broken stream.
 type EventedPLEG struct {
-	adjustRunning   func(map[container.State]int)
-	generic         *GenericPLEG
-	runtime         EventStreamer
-	cache           container.Cache
-	clock           clock.PassiveClock
-	eventCh         chan *PodLifecycleEvent
-	metrics         *plegMetrics
-	maxRetries      int
-	globalPeriod    time.Duration
-	eventedDuration RelistDuration
-	genericDuration RelistDuration
-	wake            *runner.Signal
+	generic    *GenericPLEG
+	runtime    EventStreamer
+	metrics    *plegMetrics
+	maxRetries int
+	wake       *runner.Signal
 
-	// The state below is the node's owner's, its one caller. inUse is published for tests
-	// and tools that look in; arrived is set by the stream's callback, wherever the runtime
+	// The state below is the node's owner's, its one caller; watching is published for tests
+	// and tools that look in, arrived is set by the stream's callback wherever the runtime
 	// calls it from.
-	inUse    atomic.Bool
+	watching atomic.Bool
 	attempts int
+	lastErr  error
 	stream   cri.ContainerEventStream
 	connect  *task.Task  // a connection attempt in flight
 	arrived  atomic.Bool // the stream notified: events arrived or it broke
-	nextBump time.Time   // when the global cache time is bumped next
 }
 
 // NewEventedPLEG validates cfg, fills its defaults and returns a stopped EventedPLEG.
@@ -98,94 +76,39 @@ func NewEventedPLEG(cfg EventedConfig) (*EventedPLEG, error) {
 	if cfg.MaxRetries < 0 {
 		return nil, fmt.Errorf("evented pleg config: maxRetries must be positive, got %d", cfg.MaxRetries)
 	}
-	if cfg.GlobalCacheUpdatePeriod == 0 {
-		cfg.GlobalCacheUpdatePeriod = DefaultGlobalCacheUpdatePeriod
-	}
-	if cfg.GlobalCacheUpdatePeriod < 0 {
-		return nil, fmt.Errorf("evented pleg config: globalCacheUpdatePeriod must be positive, got %v", cfg.GlobalCacheUpdatePeriod)
-	}
-	evented := RelistDuration{orDefault(cfg.EventedRelistPeriod, DefaultEventedRelistPeriod), orDefault(cfg.EventedRelistThreshold, DefaultEventedRelistThreshold)}
-	generic := RelistDuration{orDefault(cfg.GenericRelistPeriod, DefaultRelistPeriod), orDefault(cfg.GenericRelistThreshold, DefaultRelistThreshold)}
-	if err := validateDuration(evented); err != nil {
-		return nil, fmt.Errorf("evented pleg config: evented %w", err)
-	}
-	if err := validateDuration(generic); err != nil {
-		return nil, fmt.Errorf("evented pleg config: generic %w", err)
-	}
-	g := cfg.Generic
 	return &EventedPLEG{
-		generic:         g,
-		runtime:         cfg.Runtime,
-		cache:           g.cache,
-		clock:           g.clock,
-		eventCh:         g.eventCh,
-		metrics:         g.metrics,
-		maxRetries:      cfg.MaxRetries,
-		adjustRunning:   cfg.AdjustRunningContainers,
-		globalPeriod:    cfg.GlobalCacheUpdatePeriod,
-		eventedDuration: evented,
-		genericDuration: generic,
-		wake:            runner.NewSignal(),
+		generic:    cfg.Generic,
+		runtime:    cfg.Runtime,
+		metrics:    cfg.Generic.metrics,
+		maxRetries: cfg.MaxRetries,
+		wake:       runner.NewSignal(),
 	}, nil
 }
 
-func orDefault(d, def time.Duration) time.Duration {
-	if d == 0 {
-		return def
-	}
-	return d
-}
+// Watching reports whether the watcher is on: started and not given up.
+func (e *EventedPLEG) Watching() bool { return e.watching.Load() }
 
-// Name is the health check's name, as the kubelet registers it.
-func (e *EventedPLEG) Name() string { return "EventedPLEG" }
-
-// Watch returns the event channel, the same as the generic PLEG's.
-func (e *EventedPLEG) Watch() chan *PodLifecycleEvent { return e.eventCh }
-
-// Update changes the generic PLEG's cadence.
-func (e *EventedPLEG) Update(d RelistDuration) { e.generic.Update(d) }
-
-// InUse reports whether the event stream is in charge.
-func (e *EventedPLEG) InUse() bool {
-	return e.inUse.Load()
-}
-
-// ActiveType is TypeEvented while the event stream is in charge, else TypeGeneric.
+// ActiveType is TypeEvented while the container-exit fast path is on, else TypeGeneric
+// (pleg_active: the relist alone finds exits).
 func (e *EventedPLEG) ActiveType() string { return e.metrics.activeType() }
 
-// Healthy is upstream's check: unhealthy only when the event channel is full; otherwise it
-// sets pleg_last_seen_seconds to now. (Upstream quirk kept on purpose: with the gate on,
-// this check keeps pleg_last_seen_seconds fresh even if relisting has stalled.)
-func (e *EventedPLEG) Healthy() (bool, error) {
-	if n := len(e.eventCh); n == cap(e.eventCh) {
-		return false, fmt.Errorf("EventedPLEG: pleg event channel capacity is full with %v events", n)
-	}
-	e.metrics.lastSeen.Set(float64(e.clock.Now().Unix()))
-	return true, nil
-}
-
-// Activate puts the event stream in charge: the generic PLEG slows to the evented cadence
-// and the switch is logged and exported; the loop then connects the stream. It reports false
-// when the stream was already in charge. The kubelet calls it at start (upstream's Start).
+// Activate starts watching (upstream's Start, once); the loop then connects the stream. It
+// reports false when it was already started. The kubelet calls it at start.
 func (e *EventedPLEG) Activate(ctx context.Context) bool {
-	if e.inUse.Load() {
+	if e.watching.Load() || e.attempts >= e.maxRetries {
 		return false
 	}
-	e.inUse.Store(true)
-	e.attempts = 0
-	e.nextBump = e.clock.Now().Add(e.globalPeriod)
-	e.generic.eventedInUse.Store(true)
-	e.generic.Update(e.eventedDuration)
+	e.watching.Store(true)
 	e.metrics.switchTo(klog.FromContext(ctx), TypeEvented, "EventedPLEG started")
 	e.wake.Notify()
 	return true
 }
 
-// Due is when the evented loop next has work: now to connect, to reconnect, to handle events
-// that arrived or to go on with a connection attempt that got its answer; else the next
-// global cache bump; zero once it fell back (or before Activate).
+// Due is now when there is work: connecting, handling events that arrived or a broken
+// stream, going on with a connection attempt that got its answer; zero otherwise (waiting
+// for events, or given up).
 func (e *EventedPLEG) Due(now time.Time) time.Time {
-	if !e.inUse.Load() {
+	if !e.watching.Load() {
 		return time.Time{}
 	}
 	switch {
@@ -196,22 +119,17 @@ func (e *EventedPLEG) Due(now time.Time) time.Time {
 	case e.stream == nil, e.arrived.Load():
 		return now
 	}
-	return e.nextBump
+	return time.Time{}
 }
 
 // Wake is notified when events arrive, the stream breaks or a connection attempt ends.
 func (e *EventedPLEG) Wake() *runner.Signal { return e.wake }
 
-// Step does what is due: the global cache bump, a connection attempt (or its resumption),
-// and every event that has arrived (or the broken stream's error).
+// Step does what is due: a connection attempt (or its resumption), and every event that has
+// arrived (or the broken stream's error).
 func (e *EventedPLEG) Step(ctx context.Context) {
-	now := e.clock.Now()
-	if !e.inUse.Load() {
+	if !e.watching.Load() {
 		return
-	}
-	if !now.Before(e.nextBump) {
-		e.nextBump = now.Add(e.globalPeriod)
-		e.UpdateGlobalCache()
 	}
 	t, stream := e.connect, e.stream
 	if t == nil && stream == nil {
@@ -219,7 +137,6 @@ func (e *EventedPLEG) Step(ctx context.Context) {
 		e.connect = t
 	}
 	e.arrived.Store(false)
-
 	if t != nil {
 		if !t.Resume() {
 			t.Waiting().OnDone(e.wake.Notify)
@@ -238,18 +155,17 @@ func (e *EventedPLEG) connectStream(ctx context.Context) {
 	s, err := e.runtime.GetContainerEvents(ctx, e.notify)
 	if err != nil {
 		if !interrupted(ctx, err) {
-			e.HandleStreamError(ctx, err)
+			e.streamFailed(ctx, err)
 		}
 		return
 	}
-	if !e.inUse.Load() {
+	if !e.watching.Load() {
 		s.Close()
 		return
 	}
 	e.stream = s
-	// Counted when the connection is established, as upstream's
-	// connectionEstablishedCallback.
-	e.ConnectionEstablished()
+	// Counted when the connection is established, as upstream's callback.
+	e.metrics.conn.Inc()
 }
 
 // notify is the stream's callback: remember and wake the loop.
@@ -271,76 +187,57 @@ func (e *EventedPLEG) drain(ctx context.Context, s cri.ContainerEventStream) {
 				e.stream = nil
 			}
 			s.Close()
-			e.HandleStreamError(ctx, err)
+			e.streamFailed(ctx, err)
 		}
 		return
 	}
 }
 
-// Stop disconnects the stream and abandons a connection attempt; the stream is then no
-// longer in use. It leaves the generic PLEG's cadence alone, as upstream. Idempotent.
+// streamFailed counts one failed or ended stream; after MaxRetries it gives up with
+// upstream's error log, and the next Step does nothing. Unlike v1.30 it forces no relist:
+// the generic PLEG relists every second regardless.
+func (e *EventedPLEG) streamFailed(ctx context.Context, err error) {
+	logger := klog.FromContext(ctx)
+	e.metrics.connErr.Inc()
+	e.attempts++
+	e.lastErr = err
+	logger.V(4).Info("Evented PLEG: failed to get container events, retrying", "err", err)
+	if e.attempts < e.maxRetries {
+		return
+	}
+	logger.Error(e.lastErr, "Evented PLEG: disabling container-termination fast path after exhausting event stream retries", "retries", e.attempts)
+	e.disable(ctx, "event stream retries exhausted")
+}
+
+func (e *EventedPLEG) disable(ctx context.Context, reason string) {
+	if !e.watching.Load() {
+		return
+	}
+	e.watching.Store(false)
+	if s := e.stream; s != nil {
+		e.stream = nil
+		s.Close()
+	}
+	e.metrics.switchTo(klog.FromContext(ctx), TypeGeneric, reason)
+}
+
+// Stop disconnects the stream and abandons a connection attempt (daemon shutdown).
+// Idempotent.
 func (e *EventedPLEG) Stop() {
 	t, s := e.connect, e.stream
 	e.connect, e.stream = nil, nil
-	e.inUse.Store(false)
+	e.watching.Store(false)
 	if t != nil {
 		t.Stop()
 	}
 	if s != nil {
 		s.Close()
 	}
-	e.generic.eventedInUse.Store(false)
 }
 
-// ConnectionEstablished counts a stream connection in evented_pleg_connection_success_count.
-func (e *EventedPLEG) ConnectionEstablished() { e.metrics.conn.Inc() }
-
-// HandleStreamError handles one failed or ended stream: it counts the error, forces a
-// relist so no change is missed, and after MaxRetries failures falls back to the generic
-// PLEG. It reports whether it fell back (the caller must then stop reconnecting).
-func (e *EventedPLEG) HandleStreamError(ctx context.Context, err error) bool {
-	logger := klog.FromContext(ctx)
-	e.metrics.connErr.Inc()
-	e.attempts++
-	attempts, inUse := e.attempts, e.inUse.Load()
-	e.generic.Restart() // relist at once: events may have been lost
-	if v := logger.V(4); v.Enabled() {
-		// upstream's message, trailing ": " included
-		v.Info("Evented PLEG: Failed to get container events, retrying: ", "err", err, "attempt", attempts, "maxRetries", e.maxRetries)
-	}
-	if attempts < e.maxRetries || !inUse {
-		return false
-	}
-	e.fallback(ctx)
-	return true
-}
-
-// fallback stops using the stream and restores the generic PLEG's normal cadence at once,
-// as upstream's Stop, Update and Start of the generic PLEG.
-func (e *EventedPLEG) fallback(ctx context.Context) {
-	if !e.inUse.Load() {
-		return
-	}
-	e.inUse.Store(false)
-	s := e.stream
-	e.stream = nil
-	if s != nil {
-		s.Close()
-	}
-	klog.FromContext(ctx).V(4).Info("Fall back to Generic PLEG relisting since Evented PLEG is not working")
-	// The generic PLEG is in charge at its normal cadence before InUse reports false to
-	// anyone, so whoever sees the switch sees all of it.
-	e.generic.eventedInUse.Store(false)
-	e.generic.Update(e.genericDuration)
-	e.generic.Restart()
-	e.metrics.switchTo(klog.FromContext(ctx), TypeGeneric, "Fall back to Generic PLEG relisting since Evented PLEG is not working")
-}
-
-// UpdateGlobalCache bumps the cache's global time to now, so pod workers waiting for newer
-// data cannot stay stuck if an event was lost. Step calls it every GlobalCacheUpdatePeriod.
-func (e *EventedPLEG) UpdateGlobalCache() { e.cache.UpdateTime(e.clock.Now()) }
-
-// HandleEvent turns one container event into a cache update and pod lifecycle events.
+// HandleEvent handles one container event: its latency is observed, and a
+// CONTAINER_STOPPED event asks the generic PLEG to relist the pod. Every other event is
+// ignored: the relist finds starts, creations and removals.
 func (e *EventedPLEG) HandleEvent(ctx context.Context, ev *cri.ContainerEventResponse) {
 	logger := klog.FromContext(ctx)
 	// A sandbox deleted before the runtime built the event leaves no pod to attach it to;
@@ -349,105 +246,13 @@ func (e *EventedPLEG) HandleEvent(ctx context.Context, ev *cri.ContainerEventRes
 		logger.Error(nil, "Evented PLEG: received ContainerEventResponse with nil PodSandboxStatus or PodSandboxStatus.Metadata", "containerEventResponse", ev)
 		return
 	}
+	e.metrics.connLatency.Observe(e.generic.clock.Since(time.Unix(0, ev.CreatedAt)).Seconds())
+	if ev.ContainerEventType != cri.ContainerStoppedEvent {
+		return
+	}
 	pid := types.UID(ev.PodSandboxStatus.Metadata.UID)
-	eventTime := time.Unix(0, ev.CreatedAt)
-	status := podStatusFromEvent(ev, eventTime)
+	e.generic.RequestRelist(ctx, pid)
 	if v := logger.V(4); v.Enabled() {
-		v.Info("Evented PLEG: Generated pod status from the received event", "podUID", pid)
+		v.Info("Evented PLEG: requested pod relist after container termination", "podUID", pid, "containerID", ev.ContainerID, "eventType", ev.ContainerEventType)
 	}
-	status.IPs = podIPs(e.cache, pid, status)
-	e.updateRunningContainers(status)
-	e.metrics.connLatency.Observe(e.clock.Since(eventTime).Seconds())
-
-	send := false
-	if ev.ContainerEventType == cri.ContainerDeletedEvent {
-		for _, s := range status.SandboxStatuses {
-			if s.ID == ev.ContainerID {
-				// The runtime removed the sandbox: the kubelet forgets the pod too.
-				e.cache.Delete(pid)
-			}
-		}
-		send = true
-	} else {
-		send = e.cache.Set(pid, status, nil, eventTime)
-	}
-	if !send {
-		return
-	}
-	var msg string
-	switch ev.ContainerEventType {
-	case cri.ContainerStoppedEvent:
-		e.send(logger, &PodLifecycleEvent{ID: pid, Type: ContainerDied, Data: ev.ContainerID})
-		msg = "Received Container Stopped Event"
-	case cri.ContainerCreatedEvent:
-		// Only the status changes; the generic PLEG ignores creation too.
-		msg = "Received Container Created Event"
-	case cri.ContainerStartedEvent:
-		e.send(logger, &PodLifecycleEvent{ID: pid, Type: ContainerStarted, Data: ev.ContainerID})
-		msg = "Received Container Started Event"
-	case cri.ContainerDeletedEvent:
-		// Died then Removed, like the generic PLEG for a container that vanished.
-		e.send(logger, &PodLifecycleEvent{ID: pid, Type: ContainerDied, Data: ev.ContainerID})
-		e.send(logger, &PodLifecycleEvent{ID: pid, Type: ContainerRemoved, Data: ev.ContainerID})
-		msg = "Received Container Deleted Event"
-	}
-	if v := logger.V(4); v.Enabled() && msg != "" {
-		v.Info(msg, "podUID", pid, "containerID", ev.ContainerID, "eventType", ev.ContainerEventType)
-	}
-}
-
-// updateRunningContainers moves running_containers by the difference between the cached
-// status's container states and the event's, as upstream does for every event (all of the
-// event's containers on a cache miss). running_pods is left to the relist: upstream's
-// evented update looks for the sandbox among the containers, never finds it running, and
-// so never moves the gauge.
-func (e *EventedPLEG) updateRunningContainers(status *container.PodStatus) {
-	if e.adjustRunning == nil {
-		return
-	}
-	deltas := map[container.State]int{}
-	for _, c := range status.ContainerStatuses {
-		deltas[c.State]++
-	}
-	if cached, _ := e.cache.Get(status.ID); cached != nil && len(cached.SandboxStatuses) > 0 {
-		for _, c := range cached.ContainerStatuses {
-			deltas[c.State]--
-		}
-	}
-	e.adjustRunning(deltas)
-}
-
-func (e *EventedPLEG) send(logger klog.Logger, ev *PodLifecycleEvent) {
-	select {
-	case e.eventCh <- ev:
-		e.generic.sent()
-	default:
-		e.metrics.discard()
-		logger.Error(nil, "Evented PLEG: Event channel is full, discarded pod lifecycle event")
-	}
-}
-
-// podStatusFromEvent builds the pod status an event carries (the kubelet's
-// GeneratePodStatus): the sandbox and the containers, newest first, ordered as a status
-// read from the runtime is.
-func podStatusFromEvent(ev *cri.ContainerEventResponse, at time.Time) *container.PodStatus {
-	sb := ev.PodSandboxStatus
-	st := &container.PodStatus{
-		ID:              types.UID(sb.Metadata.UID),
-		Name:            sb.Metadata.Name,
-		Namespace:       sb.Metadata.Namespace,
-		SandboxStatuses: []*cri.PodSandboxStatus{sb},
-		TimeStamp:       at,
-	}
-	if sb.IP != "" {
-		st.IPs = []string{sb.IP}
-	}
-	statuses := make([]container.ContainerStatus, 0, len(ev.ContainersStatuses))
-	for _, c := range ev.ContainersStatuses {
-		if c != nil {
-			statuses = append(statuses, view.ContainerStatusFromCRI(c))
-		}
-	}
-	st.ContainerStatuses = view.NewestFirst(statuses)
-	return st
 }

@@ -52,9 +52,10 @@ func newFakeNode(t *testing.T, evented bool, mods ...func(*fake.Config)) *fakeNo
 	if _, err := rt.PullImage(context.Background(), cri.ImageSpec{Image: benchImage}, nil); err != nil {
 		t.Fatal(err)
 	}
-	n := &fakeNode{t: t, rt: rt, clk: clk, cache: statuscache.New(statuscache.Config{EventedPLEG: evented}), reg: metrics.NewRegistry("")}
+	n := &fakeNode{t: t, rt: rt, clk: clk, cache: statuscache.New(statuscache.Config{EventedPLEG: evented, UnknownPodFresh: evented}), reg: metrics.NewRegistry("")}
 	n.lister = &listing{Runtime: rt}
-	n.g, err = NewGenericPLEG(Config{Runtime: n.lister, Cache: n.cache, Clock: clk, Registry: n.reg, EventedPLEG: evented})
+	// PLEGOnDemandRelist is GA in v1.37; v1.30, whose EventedPLEG the legacy mode is, had none.
+	n.g, err = NewGenericPLEG(Config{Runtime: n.lister, Cache: n.cache, Clock: clk, Registry: n.reg, LegacyEvented: evented, OnDemandRelist: !evented})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,9 +93,9 @@ func (n *fakeNode) loops() []runner.Loop {
 	return []runner.Loop{n.runtimeLoop(), genericLoop(n.g)}
 }
 
-func (n *fakeNode) evented() *EventedPLEG {
+func (n *fakeNode) evented() *LegacyEventedPLEG {
 	n.t.Helper()
-	e, err := NewEventedPLEG(EventedConfig{Generic: n.g, Runtime: n.rt})
+	e, err := NewLegacyEventedPLEG(LegacyEventedConfig{Generic: n.g, Runtime: n.rt})
 	if err != nil {
 		n.t.Fatal(err)
 	}
@@ -208,7 +209,7 @@ func TestGenericPLEGOverFakeRuntimeListingFault(t *testing.T) {
 
 // The fake runtime refuses the stream 5 times: the evented PLEG gives up and the generic
 // PLEG takes over at 1s.
-func TestEventedPLEGOverFakeRuntimeFallsBack(t *testing.T) {
+func TestLegacyEventedPLEGOverFakeRuntimeFallsBack(t *testing.T) {
 	n := newFakeNode(t, true)
 	if _, err := n.rt.AddFault(fault.Spec{Method: "GetContainerEvents", Type: fault.StreamError, Count: 5}); err != nil {
 		t.Fatal(err)
@@ -243,7 +244,7 @@ func TestEventedPLEGOverFakeRuntimeFallsBack(t *testing.T) {
 
 // Every event comes from the fake runtime's stream (the generic loop is not in the table),
 // delivered at the virtual instant it happens.
-func TestEventedPLEGOverFakeRuntimeStream(t *testing.T) {
+func TestLegacyEventedPLEGOverFakeRuntimeStream(t *testing.T) {
 	n := newFakeNode(t, true)
 	e := n.evented()
 	e.Activate(context.Background())
@@ -294,7 +295,7 @@ func TestEventedPLEGOverFakeRuntimeStream(t *testing.T) {
 // A reader too slow for the runtime's event buffer loses its stream and the events in it:
 // the evented PLEG reconnects and the relist it forces finds the changes the lost events
 // carried, though the generic cadence is 300s.
-func TestEventedPLEGOverFakeRuntimeSlowReaderCatchesUp(t *testing.T) {
+func TestLegacyEventedPLEGOverFakeRuntimeSlowReaderCatchesUp(t *testing.T) {
 	n := newFakeNode(t, true, func(c *fake.Config) { c.EventBufferSize = 2 })
 	e := n.evented()
 	e.Activate(context.Background())
@@ -326,7 +327,7 @@ func TestEventedPLEGOverFakeRuntimeSlowReaderCatchesUp(t *testing.T) {
 
 // A streamError fault breaks the connected stream: the evented PLEG counts it, relists and
 // reconnects at once; events flow again.
-func TestEventedPLEGOverFakeRuntimeStreamFault(t *testing.T) {
+func TestLegacyEventedPLEGOverFakeRuntimeStreamFault(t *testing.T) {
 	n := newFakeNode(t, true)
 	e := n.evented()
 	e.Activate(context.Background())

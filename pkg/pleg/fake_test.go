@@ -28,6 +28,8 @@ type scriptedRuntime struct {
 	pods      []*container.Pod
 	listErr   error
 	listCalls int
+	// getPodCalls counts GetPod: the per-pod relists that reached the runtime.
+	getPodCalls int
 	// hold, when set, makes GetPods wait for it (a slow or hung runtime): in a task the
 	// listing is then a pending operation, and it answers once the test completes hold
 	// (with an error: the listing fails with it).
@@ -78,6 +80,34 @@ func (f *scriptedRuntime) GetPods(ctx context.Context, all bool) ([]*container.P
 		out = append(out, &cp)
 	}
 	return out, nil
+}
+
+// GetPod returns a copy of the one pod, with GetPods' hold and listing error, and counts the
+// call; container.ErrPodNotFound when the script has no such pod.
+func (f *scriptedRuntime) GetPod(ctx context.Context, uid types.UID) (*container.Pod, error) {
+	f.mu.Lock()
+	f.getPodCalls++
+	hold := f.hold
+	f.mu.Unlock()
+	if hold != nil {
+		if err := task.Await(ctx, hold); err != nil {
+			return nil, err
+		}
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.listErr != nil {
+		return nil, f.listErr
+	}
+	for _, p := range f.pods {
+		if p.ID == uid {
+			cp := *p
+			cp.Containers = copyContainers(p.Containers)
+			cp.Sandboxes = copyContainers(p.Sandboxes)
+			return &cp, nil
+		}
+	}
+	return nil, container.ErrPodNotFound
 }
 
 func copyContainers(cs []*container.Container) []*container.Container {
@@ -154,7 +184,7 @@ func newFixture(t *testing.T, mod func(*Config)) *fixture {
 	if mod != nil {
 		mod(&cfg)
 	}
-	f.cache = statuscache.New(statuscache.Config{EventedPLEG: cfg.EventedPLEG})
+	f.cache = statuscache.New(statuscache.Config{EventedPLEG: cfg.LegacyEvented, UnknownPodFresh: cfg.LegacyEvented})
 	cfg.Cache = f.cache
 	g, err := NewGenericPLEG(cfg)
 	if err != nil {
@@ -236,7 +266,7 @@ func genericLoop(g *GenericPLEG) runner.Loop {
 }
 
 // eventedLoop is the evented PLEG's entry in a loop table.
-func eventedLoop(e *EventedPLEG) runner.Loop {
+func eventedLoop(e *LegacyEventedPLEG) runner.Loop {
 	return runner.Loop{Name: "evented-pleg", Due: e.Due, Step: e.Step, Wake: e.Wake()}
 }
 
@@ -258,6 +288,8 @@ func (nopCache) Get(uid types.UID) (*container.PodStatus, error) {
 func (nopCache) Set(types.UID, *container.PodStatus, error, time.Time) bool { return true }
 func (nopCache) NotifyWhenNewer(types.UID, time.Time, func()) bool          { return true }
 func (nopCache) Delete(types.UID)                                           {}
+func (nopCache) SetObservedTime(types.UID, time.Time)                       {}
+func (nopCache) ClearObservedTime(types.UID)                                {}
 func (nopCache) UpdateTime(time.Time)                                       {}
 
 func ptr(t time.Time) *time.Time { return &t }

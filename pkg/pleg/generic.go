@@ -18,12 +18,14 @@ import (
 	"github.com/minikubelet/minikubelet/pkg/task"
 )
 
-// Runtime is what the generic PLEG reads: the pod listing and one pod's status. Listed pods
+// Runtime is what the generic PLEG reads: the pod listing, one pod's listing (the per-pod
+// relist) and one pod's status. Listed pods
 // must not be modified once returned; a runtime may return the same *container.Pod again
 // for a pod that did not change (the fake runtime does), and the PLEG then skips comparing
 // its containers.
 type Runtime interface {
 	container.PodLister
+	container.PodGetter
 	container.PodStatusGetter
 }
 
@@ -35,31 +37,45 @@ type Config struct {
 	Cache container.Cache
 	// Clock drives the relist. Required.
 	Clock clock.Clock
-	// RelistPeriod defaults to 1s, RelistThreshold to 3m (the wiring passes 300s/10m when
-	// EventedPLEG is on).
+	// RelistPeriod defaults to 1s, RelistThreshold to 3m (the wiring passes 300s/10m under
+	// v1.30's EventedPLEG, LegacyEvented).
 	RelistPeriod    time.Duration
 	RelistThreshold time.Duration
 	// ChannelCapacity is the event channel's buffer; 1000 by default.
 	ChannelCapacity int
 	// Registry receives the PLEG metrics; a private one is made when nil.
 	Registry *metrics.Registry
-	// EventedPLEG is the feature gate: the cache then keeps the newest write, and a relist
-	// whose write the cache dropped neither advances the pod's record nor sends its events.
-	EventedPLEG bool
+	// OnDemandRelist is the PLEGOnDemandRelist gate (GA and locked on in v1.37): RequestRelist
+	// then queues a relist of one pod, which Step runs between global relists. Off,
+	// RequestRelist does nothing, as before v1.36.
+	OnDemandRelist bool
+	// RelistRequestCapacity bounds the queue of pod relist requests; 200 by default, as
+	// upstream. A request that does not fit is dropped (the next global relist covers it).
+	RelistRequestCapacity int
+	// LegacyEvented is v1.30's EventedPLEG gate, with LegacyEventedPLEG beside this PLEG: the
+	// cache then keeps the newest write, and a relist whose write the cache dropped neither
+	// advances the pod's record nor sends its events. v1.37's EventedPLEG leaves the
+	// generic PLEG as it is and needs nothing here.
+	LegacyEvented bool
 	// Notify is called after an event was put on the channel, so the reader (the sync
 	// loop's Wake) looks at it. Optional.
 	Notify func()
 }
 
 // GenericPLEG finds container changes by relisting the runtime periodically and comparing
-// each listing with the previous one.
+// each listing with the previous one. It is the only writer of the pod status cache and the
+// only source of pod lifecycle events (v1.37): besides the global relist it relists single
+// pods on request (RequestRelist: after a sync that changed the runtime, or a container exit
+// the EventedPLEG saw), so those changes are seen in milliseconds rather than at the next
+// relist.
 //
 // It assumes a container is not created, terminated and removed within one relist period:
 // such a container goes unseen, as upstream. It is a loop of the node's loop table: Due says
 // when the next relist starts (relistPeriod after the end of the last, as upstream's
 // wait.Until), and Step runs it as a task, so a relist held up by a slow or hung runtime
 // waits without blocking anything and ends when the runtime answers (or the call's
-// deadline passes).
+// deadline passes). Step dispatches as upstream's workerLoopIteration: a due global relist
+// first, then one queued pod relist; one runs at a time.
 type GenericPLEG struct {
 	runtime     Runtime
 	cache       container.Cache
@@ -68,9 +84,19 @@ type GenericPLEG struct {
 	metrics     *plegMetrics
 	eventedGate bool
 	notify      func()
-	// eventedInUse is set by the EventedPLEG while it is in charge; the cache write then
-	// takes the status's own timestamp.
+	// eventedInUse is set by the LegacyEventedPLEG while it is in charge; the cache write
+	// then takes the status's own timestamp.
 	eventedInUse atomic.Bool
+
+	onDemand bool
+	// requests is the bounded queue of pod relists: RequestRelist may be called from any
+	// goroutine (a sync task, the event stream), Step drains it on the owner.
+	requests chan relistRequest
+	// relistSeq numbers the global relists as they start; servedSeq is the number of the
+	// last one that listed the runtime. A request made before that one started is served.
+	relistSeq, servedSeq atomic.Uint64
+	// podRun is the pod relist in flight (a task, as the global relist).
+	podRun *task.Task
 
 	period    atomic.Int64 // time.Duration
 	threshold atomic.Int64 // time.Duration
@@ -112,11 +138,17 @@ func NewGenericPLEG(cfg Config) (*GenericPLEG, error) {
 	if cfg.ChannelCapacity == 0 {
 		cfg.ChannelCapacity = DefaultChannelCapacity
 	}
+	if cfg.RelistRequestCapacity == 0 {
+		cfg.RelistRequestCapacity = DefaultRelistRequestCapacity
+	}
 	if err := validateDuration(RelistDuration{cfg.RelistPeriod, cfg.RelistThreshold}); err != nil {
 		return nil, fmt.Errorf("pleg config: %w", err)
 	}
 	if cfg.ChannelCapacity < 0 {
 		return nil, fmt.Errorf("pleg config: channelCapacity must not be negative, got %d", cfg.ChannelCapacity)
+	}
+	if cfg.RelistRequestCapacity < 0 {
+		return nil, fmt.Errorf("pleg config: relistRequestCapacity must not be negative, got %d", cfg.RelistRequestCapacity)
 	}
 	if cfg.Registry == nil {
 		cfg.Registry = metrics.NewRegistry("")
@@ -127,9 +159,11 @@ func NewGenericPLEG(cfg Config) (*GenericPLEG, error) {
 		clock:       cfg.Clock,
 		eventCh:     make(chan *PodLifecycleEvent, cfg.ChannelCapacity),
 		metrics:     newMetrics(cfg.Registry),
-		eventedGate: cfg.EventedPLEG,
+		eventedGate: cfg.LegacyEvented,
 		notify:      cfg.Notify,
 		records:     make(map[types.UID]*podRecord),
+		onDemand:    cfg.OnDemandRelist,
+		requests:    make(chan relistRequest, cfg.RelistRequestCapacity),
 	}
 	g.loop = runner.NewPeriodic(cfg.Clock, g.relistPeriod, g.Relist)
 	g.Update(RelistDuration{cfg.RelistPeriod, cfg.RelistThreshold})
@@ -179,19 +213,134 @@ func (g *GenericPLEG) RelistDuration() RelistDuration {
 
 func (g *GenericPLEG) relistPeriod() time.Duration { return time.Duration(g.period.Load()) }
 
-// Due is when the PLEG loop next has work: the next relist, or now when the relist in flight
-// can go on; zero while it waits for the runtime.
-func (g *GenericPLEG) Due(now time.Time) time.Time { return g.loop.Due(now) }
+// Due is when the PLEG loop next has work: now when the relist in flight (global or of one
+// pod) can go on or a pod relist is queued, else the next global relist; zero while a
+// relist waits for the runtime.
+func (g *GenericPLEG) Due(now time.Time) time.Time {
+	if t := g.podRun; t != nil {
+		if t.Ready() {
+			return now
+		}
+		return time.Time{}
+	}
+	due := g.loop.Due(now)
+	if !g.loop.Running() && len(g.requests) > 0 {
+		return now
+	}
+	return due
+}
 
 // Wake is notified when the relist in flight can go on or a relist was asked for.
 func (g *GenericPLEG) Wake() *runner.Signal { return g.loop.Wake() }
 
-// Step starts the relist that is due, or resumes the one in flight, and returns as soon as
-// it finishes or has to wait for the runtime.
-func (g *GenericPLEG) Step(ctx context.Context) { g.loop.Step(ctx) }
+// Step is upstream's workerLoopIteration, one unit of work at a time: it goes on with the
+// relist in flight, else starts the global relist if it is due, else the next queued pod
+// relist. It returns as soon as that work finishes or has to wait for the runtime.
+func (g *GenericPLEG) Step(ctx context.Context) {
+	if g.podRun != nil {
+		g.resumePodRun()
+		return
+	}
+	now := g.clock.Now()
+	if due := g.loop.Due(now); g.loop.Running() || (!due.IsZero() && !due.After(now)) {
+		g.loop.Step(ctx)
+		return
+	}
+	for {
+		select {
+		case req := <-g.requests:
+			if g.servedSeq.Load() > req.seq {
+				// A global relist that started after the request listed the runtime: served.
+				continue
+			}
+			g.podRun = task.New(ctx, func(ctx context.Context) { g.relistPod(ctx, req.uid) })
+			g.resumePodRun()
+		default:
+		}
+		return
+	}
+}
+
+func (g *GenericPLEG) resumePodRun() {
+	if !g.podRun.Resume() {
+		g.podRun.Waiting().OnDone(g.loop.Wake().Notify)
+		return
+	}
+	g.podRun = nil
+}
 
 // Stop abandons the relist in flight, if any (daemon shutdown). Idempotent.
-func (g *GenericPLEG) Stop() { g.loop.Stop() }
+func (g *GenericPLEG) Stop() {
+	g.loop.Stop()
+	if t := g.podRun; t != nil {
+		g.podRun = nil
+		t.Stop()
+	}
+}
+
+// relistRequest is one queued pod relist.
+type relistRequest struct {
+	uid types.UID
+	// seq is the number of the last global relist started when the request was made.
+	// Upstream compares the request's wall-clock time with the last relist's start; a count
+	// orders them exactly, which simulate mode's virtual clock (many steps at one instant)
+	// needs.
+	seq uint64
+}
+
+// RequestRelist queues a relist of one pod (upstream's RequestRelist, PLEGOnDemandRelist):
+// the kubelet asks for it after a sync that changed the runtime, the EventedPLEG after a
+// container exit. A full queue drops the request with an error log; the next global relist
+// covers the pod. Safe for concurrent use; a no-op with OnDemandRelist off.
+func (g *GenericPLEG) RequestRelist(ctx context.Context, uid types.UID) {
+	if !g.onDemand {
+		return
+	}
+	select {
+	case g.requests <- relistRequest{uid: uid, seq: g.relistSeq.Load()}:
+		// The pod changed since it was last observed (that is why the relist was asked for):
+		// a pod worker must wait for this relist, not count the older observation.
+		g.cache.ClearObservedTime(uid)
+		g.loop.Wake().Notify()
+	default:
+		klog.FromContext(ctx).Error(nil, "Relist request channel full; dropping relist request", "podUID", uid)
+	}
+}
+
+// QueuedRelists is how many pod relists wait in the queue.
+func (g *GenericPLEG) QueuedRelists() int { return len(g.requests) }
+
+// relistPod is upstream's relistPod: list the one pod, compare it with its record as a
+// global relist would (the same events, cache write and reinspection), and mark its cache
+// entry observed now even if nothing changed, since no global timestamp covers it. A pod the
+// runtime no longer has is left to the next global relist, as upstream (GetPod fails).
+func (g *GenericPLEG) relistPod(ctx context.Context, uid types.UID) {
+	logger := klog.FromContext(ctx)
+	if v := logger.V(5); v.Enabled() {
+		v.Info("GenericPLEG: Relisting Pod", "podUID", uid)
+	}
+	timestamp := g.clock.Now()
+	defer func() { g.metrics.podRelist.Observe(g.clock.Since(timestamp).Seconds()) }()
+	pod, err := g.runtime.GetPod(ctx, uid)
+	if err != nil {
+		if interrupted(ctx, err) {
+			logger.V(4).Info("GenericPLEG: Pod relist interrupted", "podUID", uid, "err", err)
+			return
+		}
+		logger.Error(err, "GenericPLEG: Unable to retrieve pod", "podUID", uid)
+		return
+	}
+	r := g.records[uid]
+	if r == nil {
+		// Not listed by a global relist yet: a record like setCurrent's, which the next
+		// global relist finds in g.order (listed or not).
+		r = &podRecord{uid: uid}
+		g.records[uid] = r
+		g.order = append(g.order, r)
+	}
+	g.inspect(ctx, logger, r, pod)
+	g.cache.SetObservedTime(uid, timestamp)
+}
 
 // DiscardedEvents is how many events were dropped because the channel was full (by this
 // PLEG and the evented one sharing its channel): pleg_discard_events' value.
@@ -459,6 +608,7 @@ func (g *GenericPLEG) Relist(ctx context.Context) {
 	}
 	timestamp := g.clock.Now()
 	defer func() { g.metrics.relistDuration.Observe(g.clock.Since(timestamp).Seconds()) }()
+	seq := g.relistSeq.Add(1)
 
 	pods, err := g.runtime.GetPods(ctx, true)
 	if err != nil {
@@ -472,6 +622,7 @@ func (g *GenericPLEG) Relist(ctx context.Context) {
 		return
 	}
 	g.setRelistTime(timestamp)
+	g.servedSeq.Store(seq)
 
 	g.setCurrent(pods)
 	died := false

@@ -433,7 +433,7 @@ func TestMetricNamesWithKubeletPrefix(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := NewEventedPLEG(EventedConfig{Generic: g, Runtime: &scriptedStream{}}); err != nil {
+	if _, err := NewLegacyEventedPLEG(LegacyEventedConfig{Generic: g, Runtime: &scriptedStream{}}); err != nil {
 		t.Fatal(err)
 	}
 	g.Relist(context.Background())
@@ -456,6 +456,7 @@ func TestMetricNamesWithKubeletPrefix(t *testing.T) {
 		"kubelet_pleg_active", // simulator only
 		"kubelet_pleg_discard_events",
 		"kubelet_pleg_last_seen_seconds",
+		"kubelet_pleg_pod_relist_duration_seconds", // v1.37's per-pod relist
 		"kubelet_pleg_relist_duration_seconds",
 		"kubelet_pleg_relist_interval_seconds",
 	}

@@ -21,6 +21,7 @@ const (
 type plegMetrics struct {
 	relistDuration prometheus.Histogram
 	relistInterval prometheus.Histogram
+	podRelist      prometheus.Histogram
 	discardEvents  prometheus.Counter
 	discarded      atomic.Uint64 // discardEvents' value, for readers without a scrape
 	lastSeen       prometheus.Gauge
@@ -41,6 +42,10 @@ func newMetrics(reg *metrics.Registry) *plegMetrics {
 		}),
 		relistInterval: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name: reg.Name(metrics.PLEGRelistInterval), Help: "[ALPHA] Interval in seconds between relisting in PLEG.",
+			Buckets: prometheus.DefBuckets,
+		}),
+		podRelist: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: reg.Name(metrics.PLEGPodRelistDuration), Help: "[ALPHA] Duration in seconds for relisting a single pod in PLEG.",
 			Buckets: prometheus.DefBuckets,
 		}),
 		discardEvents: prometheus.NewCounter(prometheus.CounterOpts{
@@ -67,7 +72,7 @@ func newMetrics(reg *metrics.Registry) *plegMetrics {
 			Help: "Which PLEG is in charge of pod lifecycle events: 1 for the active type, 0 for the other (simulator only).",
 		}, []string{"type"}),
 	}
-	reg.MustRegister(m.relistDuration, m.relistInterval, m.discardEvents, m.lastSeen,
+	reg.MustRegister(m.relistDuration, m.relistInterval, m.podRelist, m.discardEvents, m.lastSeen,
 		m.conn, m.connErr, m.connLatency, m.active)
 	m.active.WithLabelValues(TypeGeneric).Set(1)
 	m.active.WithLabelValues(TypeEvented).Set(0)

@@ -45,18 +45,24 @@ type RelistDuration struct {
 // Defaults, as the kubelet's.
 const (
 	DefaultChannelCapacity = 1000
-	DefaultRelistPeriod    = time.Second
-	DefaultRelistThreshold = 3 * time.Minute
-	// With EventedPLEG in use the generic PLEG only relists as a safety net.
+	// DefaultRelistRequestCapacity is upstream's bound on queued pod relists.
+	DefaultRelistRequestCapacity = 200
+	DefaultRelistPeriod          = time.Second
+	DefaultRelistThreshold       = 3 * time.Minute
+	// DefaultMaxStreamRetries is upstream's eventedPlegMaxStreamRetries.
+	DefaultMaxStreamRetries = 5
+	// Beside v1.30's evented PLEG (LegacyEventedPLEG) the generic PLEG only relists as a
+	// safety net.
 	DefaultEventedRelistPeriod    = 300 * time.Second
 	DefaultEventedRelistThreshold = 10 * time.Minute
-	DefaultMaxStreamRetries       = 5
-	// Older kubelets bump the cache every 5s, newer ones every 1s; either unsticks waiters in seconds.
+	// v1.30's evented PLEG bumps the cache every 5s, later ones every 1s; either unsticks
+	// waiters in seconds.
 	DefaultGlobalCacheUpdatePeriod = 5 * time.Second
 )
 
-// Interface is what the kubelet uses of a PLEG. Both GenericPLEG and EventedPLEG implement
-// it. Their loops (Due/Step/Wake) are entries of the node's loop table.
+// Interface is what the kubelet uses of a source of pod lifecycle events: GenericPLEG, or
+// v1.30's LegacyEventedPLEG. (v1.37's EventedPLEG is not one: it only asks the generic PLEG
+// to relist.) Their loops (Due/Step/Wake) are entries of the node's loop table.
 type Interface interface {
 	// Watch is the channel events are sent to (one subscriber).
 	Watch() chan *PodLifecycleEvent
@@ -75,7 +81,7 @@ type HealthChecker interface {
 
 var (
 	_ Interface     = (*GenericPLEG)(nil)
-	_ Interface     = (*EventedPLEG)(nil)
+	_ Interface     = (*LegacyEventedPLEG)(nil)
 	_ HealthChecker = (*GenericPLEG)(nil)
-	_ HealthChecker = (*EventedPLEG)(nil)
+	_ HealthChecker = (*LegacyEventedPLEG)(nil)
 )

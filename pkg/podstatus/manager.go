@@ -21,9 +21,11 @@ import (
 type ManagerConfig struct {
 	// Clock stamps StartTime and condition transition times. Required.
 	Clock clock.PassiveClock
-	// OnChange, when set, is called (and must not block) after a pod's status was set: the
-	// API status sync of cluster mode wakes on it.
-	OnChange func()
+	// OnChange, when set, is called (and must not block) after a pod's status was set, with
+	// the pod and the stored status (never changed, only replaced): the API status sync of
+	// cluster mode wakes on it, and simulate's timeline records each status a sync sets
+	// (several can fall in one instant of the virtual clock).
+	OnChange func(pod *v1.Pod, status *v1.PodStatus)
 	// ContainerRestartRules is the gate: a container its own restartPolicy or
 	// restartPolicyRules restart may come back after it terminated.
 	ContainerRestartRules bool
@@ -39,7 +41,7 @@ type ManagerConfig struct {
 // a stored status is never changed, only replaced, so a pointer to one may be read anywhere.
 type Manager struct {
 	clock        clock.PassiveClock
-	onChange     func()
+	onChange     func(pod *v1.Pod, status *v1.PodStatus)
 	restartGates container.RestartGates
 
 	pods    map[types.UID]*statusEntry
@@ -83,7 +85,7 @@ func (m *Manager) GetPodPhase(uid types.UID) (v1.PodPhase, bool) {
 // move a terminated container of a non-restarting pod back to running or waiting.
 func (m *Manager) SetPodStatus(pod *v1.Pod, status v1.PodStatus) {
 	if m.set(pod, copyStatus(&status)) && m.onChange != nil {
-		m.onChange()
+		m.onChange(pod, &m.pods[pod.UID].status)
 	}
 }
 

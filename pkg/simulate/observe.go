@@ -57,6 +57,7 @@ func newObserver(s *simulation) *observer {
 // kubeletStarted resets what is known about the (new) kubelet's state.
 func (o *observer) kubeletStarted(k *kubelet.Kubelet) {
 	o.k = k
+	k.WatchPodStatuses(o.podStatusSet)
 	o.podVersion = 0
 	o.pods = map[types.UID]podSummary{}
 	o.conditions = map[v1.NodeConditionType]condSummary{}
@@ -111,8 +112,8 @@ func (o *observer) observeNode(now time.Time) {
 }
 
 func (o *observer) observePLEG(now time.Time) {
-	if e := o.k.EventedPLEG(); e != nil {
-		if t := e.ActiveType(); t != o.plegType {
+	if t := o.k.PLEGActiveType(); t != "" {
+		if t != o.plegType {
 			if o.plegType != "" || t != "" {
 				o.line(now, "pleg", "active="+t)
 			}
@@ -123,6 +124,24 @@ func (o *observer) observePLEG(now time.Time) {
 		o.line(now, "pleg", fmt.Sprintf("discarded %d events (event channel full), %d in all", n-o.discarded, n))
 		o.discarded = n
 	}
+}
+
+// podStatusSet is the status manager's hook: a pod's status, at the instant it is stored.
+// A sync, the relist after it and the next sync can fall in one instant, so a settled look
+// alone would miss a status between them (a pod's Pending before its Running).
+func (o *observer) podStatusSet(pod *v1.Pod, st *v1.PodStatus) {
+	c := summarize(pod, st)
+	p, ok := o.pods[pod.UID]
+	now := o.s.clock.Now()
+	switch {
+	case !ok || p.phase != c.phase:
+		o.line(now, "pod "+c.name, "phase="+string(c.phase)+containersText(c.containers))
+	case p.containers != c.containers:
+		o.line(now, "pod "+c.name, strings.TrimPrefix(containersText(c.containers), " "))
+	default:
+		return
+	}
+	o.pods[pod.UID] = c
 }
 
 func (o *observer) observePods(now time.Time) {

@@ -79,7 +79,7 @@ func runSoak(t *testing.T, p soakPlan) {
 		t.Fatalf("seed %d: %v", p.seed, err)
 	}
 	defer s.stopKubelet()
-	settle := soakSettle(s.cfg, s.k.EventedPLEG() != nil)
+	settle := soakSettle(s.cfg, s.k.LegacyEventedPLEG() != nil)
 	sc.Duration = Duration{p.faultTime + settle}
 	start := time.Now()
 	if err := s.run(ctx); err != nil {
@@ -128,8 +128,8 @@ func soakSettle(cfg *config.Config, evented bool) time.Duration {
 	// The pod worker's next sync: a resync (syncFrequency with 0.5 jitter) or, after an
 	// error, the worker back-off (10s with 0.5 jitter), whichever is longer.
 	d += max(kc.SyncFrequency.Duration*3/2, podworkers.DefaultBackOffPeriod*3/2)
-	// The PLEG sees the result: the next relist (while the event stream is in charge, the
-	// slow one, which is what finds the events a stream break lost).
+	// The PLEG sees the result: the next relist (while v1.30's event stream is in charge,
+	// the slow one, which is what finds the events a stream break lost; v1.37 keeps 1s).
 	relist := cfg.Simulator.PLEG.RelistPeriod.Duration
 	if evented {
 		relist = cfg.Simulator.EventedPLEG.RelistPeriod.Duration
@@ -383,7 +383,7 @@ func soakProblems(ctx context.Context, s *simulation, want map[string]string) []
 	if ok, err := s.k.GenericPLEG().Healthy(); !ok {
 		out = append(out, soakProblem{text: fmt.Sprintf("generic PLEG unhealthy: %v", err)})
 	}
-	if e := s.k.EventedPLEG(); e != nil {
+	if e := s.k.LegacyEventedPLEG(); e != nil {
 		if ok, err := e.Healthy(); !ok {
 			out = append(out, soakProblem{text: fmt.Sprintf("evented PLEG unhealthy: %v", err)})
 		}

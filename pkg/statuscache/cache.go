@@ -11,12 +11,15 @@ import (
 
 // Config configures a Cache.
 type Config struct {
-	// EventedPLEG makes Set drop a write older than the cached one. Two writers (the generic
-	// and the evented PLEG) compute their timestamps independently, so a late relist must not
-	// overwrite a newer event; with only the generic PLEG every write wins, as upstream. It
-	// also makes GetNewerThan answer at once, with an empty status, for a pod the cache does
-	// not hold (upstream's behaviour with the gate on).
+	// EventedPLEG makes Set drop a write older than the cached one, as upstream's cache does
+	// with the gate on (v1.30's two writers, the generic and the evented PLEG, computed their
+	// timestamps independently, so a late relist must not overwrite a newer event); with the
+	// gate off every write wins.
 	EventedPLEG bool
+	// UnknownPodFresh makes GetNewerThan answer at once, with an empty status, for a pod the
+	// cache does not hold: v1.30's behaviour with EventedPLEG on, when the event stream wrote
+	// the cache. v1.37's cache has no such case (only the generic PLEG writes it).
+	UnknownPodFresh bool
 }
 
 // Cache implements container.Cache: every pod's latest status with the time it was read, a
@@ -24,7 +27,7 @@ type Config struct {
 // pod's data passes a given time. The zero value is not usable; use New. Not safe for
 // concurrent use: the PLEGs write it and the pod workers read it, all on the node's owner.
 type Cache struct {
-	evented bool
+	evented, unknownFresh bool
 
 	pods map[types.UID]*data
 	// timestamp is the global freshness; valid only when hasTimestamp (it starts unset, so
@@ -40,6 +43,9 @@ type data struct {
 	status   *container.PodStatus
 	err      error
 	modified time.Time
+	// observed is when a per-pod relist last read the pod (SetObservedTime; the global
+	// timestamp does that for every pod at once). Zero until one does.
+	observed time.Time
 }
 
 type waiter struct {
@@ -50,9 +56,10 @@ type waiter struct {
 // New returns an empty cache.
 func New(cfg Config) *Cache {
 	return &Cache{
-		evented: cfg.EventedPLEG,
-		pods:    make(map[types.UID]*data),
-		waiters: make(map[types.UID][]*waiter),
+		evented:      cfg.EventedPLEG,
+		unknownFresh: cfg.UnknownPodFresh,
+		pods:         make(map[types.UID]*data),
+		waiters:      make(map[types.UID][]*waiter),
 	}
 }
 
@@ -88,9 +95,37 @@ func (c *Cache) Set(uid types.UID, status *container.PodStatus, err error, times
 	return true
 }
 
+// SetObservedTime records that a per-pod relist read the pod at timestamp and left the
+// cache current (a relist that does not move the global timestamp), and wakes the pod's
+// waiters whose minimum time is not after it, as upstream.
+//
+// Unlike the modification time, an observed time counts as fresh for a waiter whose
+// minimum time equals it. Upstream's relist reads the runtime nanoseconds after the sync
+// that asked for it ended; on the virtual clock both happen at one instant, and a strict
+// check would leave the pod worker waiting for the next global relist, which is what the
+// post-sync relist exists to avoid. A relist at that instant runs after the sync: the PLEG
+// precedes the pod workers in the loop table, and a sync step runs to its end or to a wait
+// that ends later.
+func (c *Cache) SetObservedTime(uid types.UID, timestamp time.Time) {
+	if d, ok := c.pods[uid]; ok {
+		d.observed = timestamp
+	}
+	run(c.notify(uid, timestamp, nil))
+}
+
 func run(fns []func()) {
 	for _, f := range fns {
 		f()
+	}
+}
+
+// ClearObservedTime forgets the pod's observed time (the PLEG calls it when it queues a
+// relist of the pod). An observation at the instant a sync ended counts as newer than that
+// sync only until the next relist request: a second sync at that instant (a requeue) asked
+// for one, and must wait for it rather than read the observation it made stale.
+func (c *Cache) ClearObservedTime(uid types.UID) {
+	if d, ok := c.pods[uid]; ok {
+		d.observed = time.Time{}
 	}
 }
 
@@ -120,8 +155,8 @@ func (c *Cache) UpdateTime(t time.Time) {
 }
 
 // NotifyWhenNewer implements container.Cache. The check is strict (data modified after
-// minTime) while waking is inclusive (a write at minTime wakes), as upstream; in EventedPLEG
-// mode an unknown pod counts as fresh at once (upstream's behaviour with the gate on).
+// minTime) while waking is inclusive (a write at minTime wakes), as upstream; with
+// UnknownPodFresh an unknown pod counts as fresh at once (v1.30's behaviour with EventedPLEG).
 func (c *Cache) NotifyWhenNewer(uid types.UID, minTime time.Time, notify func()) bool {
 	if c.getIfNewerThan(uid, minTime) != nil {
 		return true
@@ -169,11 +204,11 @@ func (c *Cache) getIfNewerThan(uid types.UID, minTime time.Time) *data {
 	globalNewer := c.hasTimestamp && c.timestamp.After(minTime)
 	d, ok := c.pods[uid]
 	switch {
-	case ok && (d.modified.After(minTime) || globalNewer):
+	case ok && (d.modified.After(minTime) || (!d.observed.IsZero() && !d.observed.Before(minTime)) || globalNewer):
 		return d
-	case !ok && (globalNewer || c.evented):
-		// With EventedPLEG a pod whose container creation failed gets no runtime event, so
-		// upstream answers an unknown pod at once rather than leave its worker waiting for
+	case !ok && (globalNewer || c.unknownFresh):
+		// With v1.30's EventedPLEG a pod whose container creation failed gets no runtime
+		// event, so upstream answers an unknown pod at once rather than leave its worker waiting for
 		// the next global time bump.
 		return c.get(uid)
 	}

@@ -78,13 +78,15 @@ func TestDelete(t *testing.T) {
 
 func TestGetIfNewerThan(t *testing.T) {
 	tests := []struct {
-		name     string
-		evented  bool
-		setAt    *time.Time // nil: pod not cached
-		globalAt *time.Time // nil: global timestamp never set
-		minTime  time.Time
-		wantOK   bool
-		wantName string
+		name       string
+		evented    bool       // v1.30's EventedPLEG cache: UnknownPodFresh
+		setAt      *time.Time // nil: pod not cached
+		observedAt *time.Time // nil: no per-pod relist confirmed it
+		clear      bool       // a relist request cleared the observation
+		globalAt   *time.Time // nil: global timestamp never set
+		minTime    time.Time
+		wantOK     bool
+		wantName   string
 	}{
 		{name: "nothing cached", minTime: t0, wantOK: false},
 		// Upstream with the EventedPLEG gate: a pod with no runtime event is answered at
@@ -92,6 +94,14 @@ func TestGetIfNewerThan(t *testing.T) {
 		{name: "evented: unknown pod answered at once", evented: true, minTime: t0, wantOK: true},
 		{name: "evented: stale entry still waits", evented: true, setAt: ptr(t0.Add(-time.Hour)), minTime: t0, wantOK: false},
 		{name: "evented: stale entry, global newer", evented: true, setAt: ptr(t0.Add(-time.Hour)), globalAt: ptr(t0.Add(time.Second)), minTime: t0, wantOK: true, wantName: "x"},
+		{name: "stale entry observed after minTime", setAt: ptr(t0.Add(-time.Hour)), observedAt: ptr(t0.Add(time.Second)), minTime: t0, wantOK: true, wantName: "x"},
+		// Inclusive, unlike a write: the pod relist at the sync's instant ran after it.
+		{name: "stale entry observed at minTime is fresh", setAt: ptr(t0.Add(-time.Hour)), observedAt: ptr(t0), minTime: t0, wantOK: true, wantName: "x"},
+		{name: "stale entry observed before minTime waits", setAt: ptr(t0.Add(-time.Hour)), observedAt: ptr(t0.Add(-time.Nanosecond)), minTime: t0, wantOK: false},
+		// Only a cached pod can be observed: a per-pod relist of a pod the cache does not hold
+		// leaves it waiting for the global timestamp.
+		{name: "missing pod observed after minTime", observedAt: ptr(t0.Add(time.Second)), minTime: t0, wantOK: false},
+		{name: "observation cleared by a relist request waits", setAt: ptr(t0.Add(-time.Hour)), observedAt: ptr(t0), clear: true, minTime: t0, wantOK: false},
 		{name: "modified after minTime", setAt: ptr(t0.Add(time.Second)), minTime: t0, wantOK: true, wantName: "x"},
 		{name: "modified at minTime is not newer", setAt: ptr(t0), minTime: t0, wantOK: false},
 		{name: "stale entry, global newer", setAt: ptr(t0.Add(-time.Hour)), globalAt: ptr(t0.Add(time.Second)), minTime: t0, wantOK: true, wantName: "x"},
@@ -100,9 +110,15 @@ func TestGetIfNewerThan(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c := New(Config{EventedPLEG: tt.evented})
+			c := New(Config{EventedPLEG: tt.evented, UnknownPodFresh: tt.evented})
 			if tt.setAt != nil {
 				c.Set(uid, status("x"), nil, *tt.setAt)
+			}
+			if tt.observedAt != nil {
+				c.SetObservedTime(uid, *tt.observedAt)
+			}
+			if tt.clear {
+				c.ClearObservedTime(uid)
 			}
 			if tt.globalAt != nil {
 				c.UpdateTime(*tt.globalAt)
@@ -152,6 +168,9 @@ func TestNotifyWhenNewerWakeups(t *testing.T) {
 		{"UpdateTime after minTime wakes", func(c *Cache) { c.UpdateTime(minTime.Add(time.Second)) }, true},
 		{"UpdateTime before minTime does not wake", func(c *Cache) { c.UpdateTime(minTime.Add(-time.Second)) }, false},
 		{"Delete does not wake", func(c *Cache) { c.Delete(uid) }, false},
+		{"SetObservedTime at minTime wakes (a per-pod relist)", func(c *Cache) { c.SetObservedTime(uid, minTime) }, true},
+		{"SetObservedTime before minTime does not wake", func(c *Cache) { c.SetObservedTime(uid, minTime.Add(-time.Second)) }, false},
+		{"SetObservedTime of another pod does not wake", func(c *Cache) { c.SetObservedTime("other", minTime.Add(time.Second)) }, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

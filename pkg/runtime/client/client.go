@@ -264,6 +264,12 @@ func (c *Client) GetPods(ctx context.Context, all bool) ([]*container.Pod, error
 	return pods, err
 }
 
+// GetPod lists one pod's sandboxes and containers with the pod UID filter, as upstream's
+// GetPod (the PLEG's pod relist): two CRI calls, each bounded and counted on its own.
+func (c *Client) GetPod(ctx context.Context, uid types.UID) (*container.Pod, error) {
+	return c.view.GetPod(ctx, uid)
+}
+
 // GetPodStatus lists the pod's sandboxes and containers and asks each one's status, as
 // upstream does, each call bounded and counted on its own.
 func (c *Client) GetPodStatus(ctx context.Context, uid types.UID, name, namespace string) (*container.PodStatus, error) {

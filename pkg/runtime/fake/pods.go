@@ -13,6 +13,12 @@ import (
 	"github.com/minikubelet/minikubelet/pkg/runtime/view"
 )
 
+// GetPod lists one pod as view.View.GetPod does over this runtime, faults included: the
+// view's UID filter reads the runtime's per-pod index, so it costs the pod, not the node.
+func (r *Runtime) GetPod(ctx context.Context, uid types.UID) (*container.Pod, error) {
+	return r.view.GetPod(ctx, uid)
+}
+
 // GetPods lists pods as view.View.GetPods would over this runtime: the ListPodSandbox faults
 // apply first, then the ListContainers faults, with the same errors, and with all=false only
 // ready sandboxes and running containers are listed. Pods come in the order of their first

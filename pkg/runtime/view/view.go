@@ -78,6 +78,26 @@ func (v *View) GetPods(ctx context.Context, all bool) ([]*container.Pod, error) 
 	return BuildPods(sandboxes, containers), nil
 }
 
+// GetPod lists one pod's sandboxes and containers (in any state) with the pod UID label
+// filter, as upstream's GetPod; container.ErrPodNotFound when the runtime has none.
+func (v *View) GetPod(ctx context.Context, uid types.UID) (*container.Pod, error) {
+	selector := map[string]string{cri.PodUIDLabel: string(uid)}
+	sandboxes, err := v.rs.ListPodSandbox(ctx, &cri.PodSandboxFilter{LabelSelector: selector})
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", listSandboxesAction, err)
+	}
+	containers, err := v.rs.ListContainers(ctx, &cri.ContainerFilter{LabelSelector: selector})
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", listContainersAction, err)
+	}
+	for _, p := range BuildPods(sandboxes, containers) {
+		if p.ID == uid {
+			return p, nil
+		}
+	}
+	return nil, fmt.Errorf("get pod %s: %w", uid, container.ErrPodNotFound)
+}
+
 // BuildPods groups listed sandboxes (by metadata UID) and containers (by the pod UID label;
 // containers without it were not made by a kubelet and are skipped) into pods. It allocates a
 // fixed number of slices plus one index map, however many pods there are.
