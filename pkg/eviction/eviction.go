@@ -136,6 +136,9 @@ type Config struct {
 	NodeRef  *v1.ObjectReference
 	// Registry gets evictions{eviction_signal}. Nil: none.
 	Registry *metrics.Registry
+	// PodObservedGenerationTracking is the gate of that name: the DisruptionTarget
+	// condition carries the pod's generation (upstream v1.37, where it is GA and locked on).
+	PodObservedGenerationTracking bool
 }
 
 // Manager is the eviction manager: one entry of the loop table (Due, Step).
@@ -340,13 +343,7 @@ func (m *Manager) reclaimNodeLevel(ctx context.Context, t Threshold) bool {
 func (m *Manager) evict(ctx context.Context, pod *v1.Pod, grace int64, message, signal string, now time.Time) bool {
 	logger := klog.FromContext(ctx)
 	m.cfg.Recorder.Eventf(events.PodRef(pod), v1.EventTypeWarning, Reason, "%s", message)
-	op, err := m.cfg.KillPod(pod, grace, func(st *v1.PodStatus) {
-		st.Phase = v1.PodFailed
-		st.Reason = Reason
-		st.Message = message
-		setCondition(st, v1.PodCondition{Type: v1.DisruptionTarget, Status: v1.ConditionTrue,
-			Reason: ConditionReason, Message: message, LastTransitionTime: metav1.NewTime(now)})
-	})
+	op, err := m.cfg.KillPod(pod, grace, m.evictedStatus(pod, message, now))
 	if err != nil {
 		logger.Error(err, "Eviction manager: pod failed to evict", "pod", klog.KObj(pod))
 		return false
@@ -440,6 +437,26 @@ func contains(list []Threshold, t Threshold) bool {
 		}
 	}
 	return false
+}
+
+// evictedStatus is the status an eviction gives pod, as upstream's evictPod
+// (eviction_manager.go:651-656): Failed, reason Evicted, and the DisruptionTarget
+// condition, whose observedGeneration is the pod's generation as
+// CalculatePodConditionObservedGeneration gives it (v1.37).
+func (m *Manager) evictedStatus(pod *v1.Pod, message string, now time.Time) func(*v1.PodStatus) {
+	return func(st *v1.PodStatus) {
+		st.Phase = v1.PodFailed
+		st.Reason = Reason
+		st.Message = message
+		setCondition(st, v1.PodCondition{
+			Type:               v1.DisruptionTarget,
+			ObservedGeneration: podstatus.ConditionObservedGeneration(st, pod.Generation, v1.DisruptionTarget, m.cfg.PodObservedGenerationTracking),
+			Status:             v1.ConditionTrue,
+			Reason:             ConditionReason,
+			Message:            message,
+			LastTransitionTime: metav1.NewTime(now),
+		})
+	}
 }
 
 func setCondition(st *v1.PodStatus, c v1.PodCondition) {

@@ -429,3 +429,37 @@ func TestRankByPodRequests(t *testing.T) {
 		t.Errorf("message %q, want it to contain %q", got, want)
 	}
 }
+
+// TestEvictedStatusObservedGeneration: an evicted pod's DisruptionTarget condition carries
+// its generation, as v1.37's evictPod (eviction_manager.go:651-656) writes it with
+// CalculatePodConditionObservedGeneration.
+func TestEvictedStatusObservedGeneration(t *testing.T) {
+	tests := []struct {
+		name       string
+		tracking   bool
+		generation int64
+		in         []v1.PodCondition
+		want       int64
+	}{
+		{"gate on: the pod's generation", true, 3, nil, 3},
+		{"gate on, an older value is replaced", true, 3, []v1.PodCondition{{Type: v1.DisruptionTarget, Status: v1.ConditionTrue, ObservedGeneration: 1}}, 3},
+		{"gate off: none", false, 3, nil, 0},
+		{"gate off, a condition that had one keeps tracking", false, 3, []v1.PodCondition{{Type: v1.DisruptionTarget, Status: v1.ConditionTrue, ObservedGeneration: 1}}, 3},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t, hardMemory("100Mi"))
+			e.m.cfg.PodObservedGenerationTracking = tt.tracking
+			p := pod("web", "", 0, false)
+			p.Generation = tt.generation
+			st := v1.PodStatus{Phase: v1.PodRunning, Conditions: tt.in}
+			e.m.evictedStatus(p, "low", e.clk.Now())(&st)
+			if st.Phase != v1.PodFailed || st.Reason != Reason || st.Message != "low" || len(st.Conditions) != 1 {
+				t.Fatalf("status = %+v", st)
+			}
+			if c := st.Conditions[0]; c.Type != v1.DisruptionTarget || c.Reason != ConditionReason || c.ObservedGeneration != tt.want {
+				t.Errorf("condition = %+v, want DisruptionTarget %s observedGeneration %d", c, ConditionReason, tt.want)
+			}
+		})
+	}
+}
