@@ -84,30 +84,42 @@ func couldNotParse(path, reason string, err error) *FileError {
 // returned and the error is a *FileError naming path. warnings lists what the decoder
 // ignored. Safe for concurrent use.
 func ParseManifest(data []byte, path, nodeName string) (pods []*v1.Pod, warnings []string, err error) {
-	pods, warnings, ferr := parseManifest(data, path, path, nodeName)
-	if ferr != nil {
-		return nil, warnings, ferr
+	m := parseManifest(data, path, path, nodeName)
+	if m.ferr != nil {
+		return nil, m.warnings, m.ferr
 	}
-	return pods, warnings, nil
+	return m.pods, m.warnings, nil
+}
+
+// parsedManifest is what parseManifest makes of a file.
+type parsedManifest struct {
+	pods     []*v1.Pod
+	warnings []string // what the decoder ignored
+	// priorityWarning is upstream's warning about the priority the file asks for, or "".
+	priorityWarning string
+	ferr            *FileError
 }
 
 // uidPath is the path the pod's UID hashes (normally path).
-func parseManifest(data []byte, path, uidPath, nodeName string) ([]*v1.Pod, []string, *FileError) {
+func parseManifest(data []byte, path, uidPath, nodeName string) parsedManifest {
+	refuse := func(ferr *FileError) parsedManifest { return parsedManifest{ferr: ferr} }
 	j, more, err := firstDocument(data)
 	if err != nil {
-		return nil, nil, couldNotParse(path, ReasonDecode, err)
+		return refuse(couldNotParse(path, ReasonDecode, err))
 	}
 	pod, warnings, ferr := decodeDocument(j, path)
 	if ferr != nil {
-		return nil, nil, ferr
+		return refuse(ferr)
 	}
 	if more {
 		warnings = append(warnings, "documents after the first are ignored: the kubelet reads one pod per file")
 	}
 	// Upstream refuses a nameless pod before defaulting; "-node" would be a confusing name.
 	if pod.Name == "" {
-		return nil, nil, &FileError{Path: path, Reason: ReasonInvalid, Err: errors.New("invalid pod: name is needed for the pod")}
+		return refuse(&FileError{Path: path, Reason: ReasonInvalid, Err: errors.New("invalid pod: name is needed for the pod")})
 	}
+	// As written in the file: upstream has no Priority admission to resolve a class first.
+	priorityWarning := staticPodPriorityWarning(&pod.Spec)
 	applyAPIDefaults(pod)
 	applyStaticPodDefaults(pod, uidPath, nodeName)
 	if errs := validatePod(pod); len(errs) > 0 {
@@ -115,11 +127,18 @@ func parseManifest(data []byte, path, uidPath, nodeName string) ([]*v1.Pod, []st
 		if len(validation.IsDNS1123Subdomain(pod.Name)) == 0 && len(validation.IsDNS1123Label(pod.Namespace)) == 0 {
 			ref = events.PodRef(pod) // an event about a pod needs a usable name and namespace
 		}
-		return nil, nil, &FileError{Path: path, Reason: ReasonInvalid, Pod: ref, Err: fmt.Errorf("invalid pod: %v", errs)}
+		return refuse(&FileError{Path: path, Reason: ReasonInvalid, Pod: ref, Err: fmt.Errorf("invalid pod: %v", errs)})
+	}
+	// After validation, as upstream's tryDecodeSinglePod (config/common.go:157-163).
+	switch resource, err := apiObjectReference(pod); {
+	case err != nil:
+		return refuse(&FileError{Path: path, Reason: ReasonInvalid, Pod: events.PodRef(pod), Err: err})
+	case resource != "":
+		return refuse(&FileError{Path: path, Reason: ReasonInvalid, Pod: events.PodRef(pod), Err: fmt.Errorf("static pods may not reference %s", resource)})
 	}
 	// Final from here: pods of one template share their containers, tolerations and resource lists.
 	intern.PodSpec(pod)
-	return []*v1.Pod{pod}, warnings, nil
+	return parsedManifest{pods: []*v1.Pod{pod}, warnings: warnings, priorityWarning: priorityWarning}
 }
 
 // firstDocument converts data to JSON as the kubelet does (apimachinery's yaml.ToJSON: JSON
