@@ -3,11 +3,11 @@ package podsource
 import (
 	"bufio"
 	"bytes"
-	"crypto/md5"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
@@ -252,20 +252,29 @@ func jsonKind(t []byte) string {
 	}
 }
 
-// applyStaticPodDefaults does what the kubelet's applyDefaults (config/common.go) does for a
-// file source. The UID hashes the pod as decoded and defaulted by the API (before the
-// name suffix), then the node and the file path, so the same file on the same node keeps
-// its UID across restarts and any edit gives a new UID (the kubelet then replaces the pod).
-// Upstream hashes the internal type with spew; this hashes the v1 JSON, so UIDs differ from a
-// real kubelet's but have the same stability.
+// staticPodUID is the UID of a static pod read from path on nodeName (see
+// applyStaticPodDefaults).
+func staticPodUID(pod *v1.Pod, path, nodeName string) types.UID {
+	h := fnv.New128a()
+	b, _ := json.Marshal(pod) // a decoded v1.Pod always marshals
+	h.Write(b)
+	fmt.Fprintf(h, "host:%s", nodeName)
+	fmt.Fprintf(h, "file:%s", path)
+	return types.UID(hex.EncodeToString(h.Sum(nil)))
+}
+
+// applyStaticPodDefaults does what the kubelet's applyDefaults (config/common.go:67-80)
+// does for a file source. The UID is FNV-128a, as kubelet v1.37's (v1.30 used md5), of the
+// pod as decoded and defaulted by the API (before the name suffix), then "host:<node>" and
+// "file:<path>", as 32 lower-case hex digits: the same file on the same node keeps its UID
+// across restarts and any edit gives a new UID (the kubelet then replaces the pod).
+// Upstream writes the pod into the hash as k8s.io/utils/dump.ForHash prints its internal
+// (k8s.io/kubernetes/pkg/apis/core) type, which this module does not have; the pod's v1
+// JSON stands in for those bytes, so UIDs differ from a real kubelet's but have the same
+// stability, while the hash, the bytes after the pod and the encoding are upstream's.
 func applyStaticPodDefaults(pod *v1.Pod, path, nodeName string) {
 	if pod.UID == "" {
-		h := md5.New()
-		b, _ := json.Marshal(pod) // a decoded v1.Pod always marshals
-		h.Write(b)
-		fmt.Fprintf(h, "host:%s", nodeName)
-		fmt.Fprintf(h, "file:%s", path)
-		pod.UID = types.UID(hex.EncodeToString(h.Sum(nil)))
+		pod.UID = staticPodUID(pod, path, nodeName)
 	}
 	pod.Name = pod.Name + "-" + strings.ToLower(nodeName)
 	if pod.Namespace == "" {

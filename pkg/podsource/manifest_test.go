@@ -537,3 +537,56 @@ func TestStaticPodPriorityWarning(t *testing.T) {
 		})
 	}
 }
+
+// TestStaticPodUID: the UID is kubelet v1.37's FNV-128a (config/common.go:67-80) of the
+// pod's bytes, then "host:<node>" (the node name as given, not lower-cased) and
+// "file:<path>", hex-encoded (32 lower-case digits).
+//
+// How the expected values were derived, independently of Go's hash/fnv: FNV-1a with 128
+// bits, offset basis 0x6c62272e07bb014262b821756295c58d, prime 2^88 + 2^8 + 0x3b, and for
+// each byte h = (h XOR byte) * prime mod 2^128, written out big-endian: a dozen lines of
+// Python (int arithmetic). That code gives the published FNV-1a/128 vectors for "a"
+// (d228cb696f1a8caf78912b704e4a8964) and "foobar" (343e1662793c64bf6f0d3597ba446f18),
+// and the values below for these bytes:
+//   - the empty pod: `{"metadata":{},"spec":{"containers":null},"status":{}}` (what
+//     encoding/json writes for v1.Pod{}) + "host:node1" + "file:/m/p.yaml";
+//   - podYAML("web", "") read from /etc/kubernetes/manifests/web.yaml on "Node-1": the
+//     pod as the API would default it, marshalled before the name suffix:
+//     {"kind":"Pod","apiVersion":"v1","metadata":{"name":"web"},"spec":{"containers":
+//     [{"name":"app","image":"busybox:1.36","resources":{},"terminationMessagePath":
+//     "/dev/termination-log","terminationMessagePolicy":"File","imagePullPolicy":
+//     "IfNotPresent"}],"restartPolicy":"Always","terminationGracePeriodSeconds":30,
+//     "dnsPolicy":"ClusterFirst","securityContext":{},"schedulerName":
+//     "default-scheduler","priority":0,"enableServiceLinks":true,"preemptionPolicy":
+//     "PreemptLowerPriority"},"status":{}}, then "host:Node-1" and
+//     "file:/etc/kubernetes/manifests/web.yaml".
+//
+// Upstream writes the internal pod type's dump where this writes the v1 JSON, so a real
+// kubelet gives the same file another UID (see applyStaticPodDefaults).
+func TestStaticPodUID(t *testing.T) {
+	tests := []struct {
+		name string
+		uid  func(t *testing.T) string
+		want string
+	}{
+		{"empty pod", func(*testing.T) string { return string(staticPodUID(&v1.Pod{}, "/m/p.yaml", "node1")) },
+			"6a506284b2f020ce4256bb75713c452d"},
+		{"manifest", func(t *testing.T) string {
+			pods, _, err := ParseManifest([]byte(podYAML("web", "")), "/etc/kubernetes/manifests/web.yaml", "Node-1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if h := pods[0].Annotations[kubetypes.ConfigHashAnnotationKey]; h != string(pods[0].UID) {
+				t.Errorf("config.hash %q, want the UID %q", h, pods[0].UID)
+			}
+			return string(pods[0].UID)
+		}, "e7f0ad5e219dc5fe528e42da28db3f1f"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := tt.uid(t); got != tt.want {
+				t.Errorf("UID = %s, want %s", got, tt.want)
+			}
+		})
+	}
+}
