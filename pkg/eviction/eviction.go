@@ -27,7 +27,7 @@ import (
 	"github.com/minikubelet/minikubelet/pkg/task"
 )
 
-// Upstream's constants and messages (pkg/kubelet/eviction, v1.30).
+// Upstream's constants and messages (pkg/kubelet/eviction, v1.37).
 const (
 	// DefaultMonitoringPeriod is evictionMonitoringPeriod: how often synchronize runs.
 	DefaultMonitoringPeriod = 10 * time.Second

@@ -21,7 +21,7 @@ import (
 	"github.com/minikubelet/minikubelet/pkg/task"
 )
 
-// Reasons and messages, as upstream pkg/kubelet/nodeshutdown (v1.30).
+// Reasons and messages, as upstream pkg/kubelet/nodeshutdown (v1.37).
 const (
 	// PodReason and PodMessage go into the status of every pod the shutdown terminates.
 	PodReason  = "Terminated"
