@@ -18,6 +18,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/minikubelet/minikubelet/pkg/admission"
+	"github.com/minikubelet/minikubelet/pkg/container"
 	"github.com/minikubelet/minikubelet/pkg/events"
 	evictionapi "github.com/minikubelet/minikubelet/pkg/eviction/api"
 	"github.com/minikubelet/minikubelet/pkg/kubetypes"
@@ -26,7 +27,7 @@ import (
 	"github.com/minikubelet/minikubelet/pkg/task"
 )
 
-// Upstream's constants and messages (pkg/kubelet/eviction, v1.30).
+// Upstream's constants and messages (pkg/kubelet/eviction, v1.37).
 const (
 	// DefaultMonitoringPeriod is evictionMonitoringPeriod: how often synchronize runs.
 	DefaultMonitoringPeriod = 10 * time.Second
@@ -136,6 +137,9 @@ type Config struct {
 	NodeRef  *v1.ObjectReference
 	// Registry gets evictions{eviction_signal}. Nil: none.
 	Registry *metrics.Registry
+	// PodObservedGenerationTracking is the gate of that name: the DisruptionTarget
+	// condition carries the pod's generation (upstream v1.37, where it is GA and locked on).
+	PodObservedGenerationTracking bool
 }
 
 // Manager is the eviction manager: one entry of the loop table (Due, Step).
@@ -340,13 +344,7 @@ func (m *Manager) reclaimNodeLevel(ctx context.Context, t Threshold) bool {
 func (m *Manager) evict(ctx context.Context, pod *v1.Pod, grace int64, message, signal string, now time.Time) bool {
 	logger := klog.FromContext(ctx)
 	m.cfg.Recorder.Eventf(events.PodRef(pod), v1.EventTypeWarning, Reason, "%s", message)
-	op, err := m.cfg.KillPod(pod, grace, func(st *v1.PodStatus) {
-		st.Phase = v1.PodFailed
-		st.Reason = Reason
-		st.Message = message
-		setCondition(st, v1.PodCondition{Type: v1.DisruptionTarget, Status: v1.ConditionTrue,
-			Reason: ConditionReason, Message: message, LastTransitionTime: metav1.NewTime(now)})
-	})
+	op, err := m.cfg.KillPod(pod, grace, m.evictedStatus(pod, message, now))
 	if err != nil {
 		logger.Error(err, "Eviction manager: pod failed to evict", "pod", klog.KObj(pod))
 		return false
@@ -367,10 +365,8 @@ func (m *Manager) localStorageEviction(ctx context.Context, now time.Time) bool 
 	pods := m.cfg.ActivePods()
 	limited := false
 	for _, pod := range pods {
-		for _, c := range pod.Spec.Containers {
-			if _, ok := c.Resources.Limits[v1.ResourceEphemeralStorage]; ok {
-				limited = true
-			}
+		if _, ok := podEphemeralStorageLimit(pod); ok {
+			limited = true
 		}
 		for _, vol := range pod.Spec.Volumes {
 			if vol.EmptyDir != nil && vol.EmptyDir.SizeLimit != nil {
@@ -401,7 +397,9 @@ func (m *Manager) localStorageEviction(ctx context.Context, now time.Time) bool 
 
 // ephemeralStorageExceeded returns the eviction message and metric signal of a pod over
 // its ephemeral-storage limits, or "": an emptyDir past its sizeLimit first, then the
-// pod's total, then a container's, as upstream checks them.
+// pod's total, then a container's, as upstream v1.37 checks them
+// (eviction_manager.go:539-633): the pod's total as soon as its limit exists, and a
+// container's for app containers and sidecars alike.
 func ephemeralStorageExceeded(pod *v1.Pod, u PodUsage) (string, string) {
 	for _, vol := range pod.Spec.Volumes {
 		if vol.EmptyDir == nil || vol.EmptyDir.SizeLimit == nil || vol.EmptyDir.SizeLimit.Sign() != 1 {
@@ -411,19 +409,26 @@ func ephemeralStorageExceeded(pod *v1.Pod, u PodUsage) (string, string) {
 			return fmt.Sprintf(emptyDirMessageFmt, vol.Name, vol.EmptyDir.SizeLimit.String()), signalEmptyDirFsLimit
 		}
 	}
-	podLimit := resource.NewQuantity(0, resource.BinarySI)
+	podLimit, ok := podEphemeralStorageLimit(pod)
+	if !ok {
+		return "", "" // no container has a limit, so none has one to exceed either
+	}
+	if u.DiskBytes > podLimit.Value() {
+		return fmt.Sprintf(podEphemeralStorageMessageFmt, podLimit.String()), signalEphemeralPodFsLimit
+	}
 	limits := map[string]resource.Quantity{}
 	for _, c := range pod.Spec.Containers {
-		if q, ok := c.Resources.Limits[v1.ResourceEphemeralStorage]; ok {
-			podLimit.Add(q)
+		if q, ok := c.Resources.Limits[v1.ResourceEphemeralStorage]; ok && q.Value() != 0 {
 			limits[c.Name] = q
 		}
 	}
-	if len(limits) == 0 {
-		return "", ""
-	}
-	if len(limits) == len(pod.Spec.Containers) && u.DiskBytes > podLimit.Value() {
-		return fmt.Sprintf(podEphemeralStorageMessageFmt, podLimit.String()), signalEphemeralPodFsLimit
+	for i := range pod.Spec.InitContainers {
+		// Upstream asks podutil.IsRestartableInitContainer, which no longer looks at the
+		// SidecarContainers gate (GA since v1.33).
+		c := &pod.Spec.InitContainers[i]
+		if q, ok := c.Resources.Limits[v1.ResourceEphemeralStorage]; ok && q.Value() != 0 && container.IsRestartableInitContainer(c, true) {
+			limits[c.Name] = q
+		}
 	}
 	for _, cu := range u.Containers {
 		if limit, ok := limits[cu.Name]; ok && cu.DiskBytes > limit.Value() {
@@ -433,6 +438,76 @@ func ephemeralStorageExceeded(pod *v1.Pod, u PodUsage) (string, string) {
 	return "", ""
 }
 
+// podEphemeralStorageLimit is the pod's ephemeral-storage limit as upstream's
+// resourcehelper.PodLimits gives it to the eviction manager (component-helpers
+// resource/helpers.go:388-447): the app containers' and sidecars' limits summed, or, when
+// greater, the largest of an init container's own limit plus those of the sidecars started
+// before it (a sidecar's step counts the sidecars so far), with the pod overhead's added to
+// a non-zero limit. Pod-level resources do not cover ephemeral storage. ok is false when
+// no container sets the limit.
+func podEphemeralStorageLimit(pod *v1.Pod) (resource.Quantity, bool) {
+	var sum, sidecars, initPeak optionalQuantity
+	for _, c := range pod.Spec.Containers {
+		sum.add(c.Resources.Limits)
+	}
+	for i := range pod.Spec.InitContainers {
+		c := &pod.Spec.InitContainers[i]
+		var step optionalQuantity
+		if container.IsRestartableInitContainer(c, true) {
+			sum.add(c.Resources.Limits)
+			sidecars.add(c.Resources.Limits)
+			step = sidecars.copy()
+		} else {
+			step.add(c.Resources.Limits)
+			if sidecars.set {
+				step.addQuantity(sidecars.q)
+			}
+		}
+		initPeak.max(step)
+	}
+	sum.max(initPeak)
+	if !sum.set {
+		return resource.Quantity{}, false
+	}
+	if o, ok := pod.Spec.Overhead[v1.ResourceEphemeralStorage]; ok && !sum.q.IsZero() {
+		sum.q.Add(o)
+	}
+	return sum.q, true
+}
+
+// optionalQuantity is one entry of upstream's resource lists: absent differs from zero,
+// and the first quantity added gives the sum its format, as addResourceList does.
+type optionalQuantity struct {
+	q   resource.Quantity
+	set bool
+}
+
+// add adds list's ephemeral-storage quantity, if it has one.
+func (o *optionalQuantity) add(list v1.ResourceList) {
+	if q, ok := list[v1.ResourceEphemeralStorage]; ok {
+		o.addQuantity(q)
+	}
+}
+
+func (o *optionalQuantity) addQuantity(q resource.Quantity) {
+	if !o.set {
+		o.q, o.set = q.DeepCopy(), true
+		return
+	}
+	o.q.Add(q)
+}
+
+func (o optionalQuantity) copy() optionalQuantity {
+	return optionalQuantity{q: o.q.DeepCopy(), set: o.set}
+}
+
+// max keeps the greater of o and other, as upstream's maxResourceList.
+func (o *optionalQuantity) max(other optionalQuantity) {
+	if other.set && (!o.set || other.q.Cmp(o.q) > 0) {
+		*o = other.copy()
+	}
+}
+
 func contains(list []Threshold, t Threshold) bool {
 	for _, x := range list {
 		if x == t {
@@ -440,6 +515,26 @@ func contains(list []Threshold, t Threshold) bool {
 		}
 	}
 	return false
+}
+
+// evictedStatus is the status an eviction gives pod, as upstream's evictPod
+// (eviction_manager.go:651-656): Failed, reason Evicted, and the DisruptionTarget
+// condition, whose observedGeneration is the pod's generation as
+// CalculatePodConditionObservedGeneration gives it (v1.37).
+func (m *Manager) evictedStatus(pod *v1.Pod, message string, now time.Time) func(*v1.PodStatus) {
+	return func(st *v1.PodStatus) {
+		st.Phase = v1.PodFailed
+		st.Reason = Reason
+		st.Message = message
+		setCondition(st, v1.PodCondition{
+			Type:               v1.DisruptionTarget,
+			ObservedGeneration: podstatus.ConditionObservedGeneration(st, pod.Generation, v1.DisruptionTarget, m.cfg.PodObservedGenerationTracking),
+			Status:             v1.ConditionTrue,
+			Reason:             ConditionReason,
+			Message:            message,
+			LastTransitionTime: metav1.NewTime(now),
+		})
+	}
 }
 
 func setCondition(st *v1.PodStatus, c v1.PodCondition) {

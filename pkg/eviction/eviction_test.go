@@ -288,7 +288,9 @@ func TestEphemeralStorageLimits(t *testing.T) {
 	e := newEnv(t, hardMemory("100Mi"))
 	whole := pod("whole", "", 0, false)
 	whole.Spec.Containers[0].Resources.Limits = v1.ResourceList{v1.ResourceEphemeralStorage: resource.MustParse("1Gi")}
+	// Within the pod's total (1Gi + 500Mi), one container over its own limit.
 	part := pod("part", "", 0, false)
+	part.Spec.Containers[0].Resources.Limits = v1.ResourceList{v1.ResourceEphemeralStorage: resource.MustParse("1Gi")}
 	part.Spec.Containers = append(part.Spec.Containers, v1.Container{Name: "log", Image: "log",
 		Resources: v1.ResourceRequirements{Limits: v1.ResourceList{v1.ResourceEphemeralStorage: resource.MustParse("500Mi")}}})
 	within := pod("within", "", 0, false)
@@ -329,6 +331,80 @@ func TestEphemeralStorageLimits(t *testing.T) {
 		if got := testutil.ToFloat64(e.m.evictions.WithLabelValues(signal)); got != n {
 			t.Errorf("evictions{%s} = %v, want %v", signal, got, n)
 		}
+	}
+}
+
+// TestEphemeralStorageExceeded: which limit a pod's usage breaks, as kubelet v1.37 checks
+// them (eviction_manager.go:539-633): the pod's total is PodLimits' (sidecars included,
+// init containers' peak, overhead) and applies once any container has a limit; a
+// container's own limit counts for app containers and sidecars.
+func TestEphemeralStorageExceeded(t *testing.T) {
+	limits := func(q string) v1.ResourceRequirements {
+		return v1.ResourceRequirements{Limits: v1.ResourceList{v1.ResourceEphemeralStorage: resource.MustParse(q)}}
+	}
+	always := v1.ContainerRestartPolicyAlways
+	sidecar := func(name, q string) v1.Container {
+		c := v1.Container{Name: name, RestartPolicy: &always}
+		if q != "" {
+			c.Resources = limits(q)
+		}
+		return c
+	}
+	initc := func(name, q string) v1.Container { return v1.Container{Name: name, Resources: limits(q)} }
+	app := func(name, q string) v1.Container {
+		c := v1.Container{Name: name}
+		if q != "" {
+			c.Resources = limits(q)
+		}
+		return c
+	}
+	use := func(total int64, containers ...ContainerUsage) PodUsage {
+		return PodUsage{DiskBytes: total, Containers: containers}
+	}
+	tests := []struct {
+		name       string
+		containers []v1.Container
+		init       []v1.Container
+		overhead   string
+		usage      PodUsage
+		wantMsg    string
+		wantSignal string
+	}{
+		{name: "no limits", containers: []v1.Container{app("app", "")}, usage: use(10 << 30)},
+		{name: "one of two app containers limited: the pod check applies",
+			containers: []v1.Container{app("app", ""), app("log", "500Mi")}, usage: use(700*mi, ContainerUsage{Name: "app", DiskBytes: 600 * mi}, ContainerUsage{Name: "log", DiskBytes: 100 * mi}),
+			wantMsg: "Pod ephemeral local storage usage exceeds the total limit of containers 500Mi. ", wantSignal: signalEphemeralPodFsLimit},
+		{name: "only a sidecar limited: the pod check applies",
+			containers: []v1.Container{app("app", "")}, init: []v1.Container{sidecar("proxy", "200Mi")}, usage: use(300 * mi),
+			wantMsg: "Pod ephemeral local storage usage exceeds the total limit of containers 200Mi. ", wantSignal: signalEphemeralPodFsLimit},
+		{name: "a sidecar's limit adds to the pod's total",
+			containers: []v1.Container{app("app", "1Gi")}, init: []v1.Container{sidecar("proxy", "512Mi")}, usage: use(1200 * mi),
+		},
+		{name: "a sidecar over its own limit",
+			containers: []v1.Container{app("app", "1Gi")}, init: []v1.Container{sidecar("proxy", "100Mi")}, usage: use(300*mi, ContainerUsage{Name: "app", DiskBytes: 100 * mi}, ContainerUsage{Name: "proxy", DiskBytes: 200 * mi}),
+			wantMsg: `Container proxy exceeded its local ephemeral storage limit "100Mi". `, wantSignal: signalEphemeralContainerFsLimit},
+		{name: "a regular init container's own limit is not checked",
+			containers: []v1.Container{app("app", "1Gi")}, init: []v1.Container{initc("setup", "100Mi")}, usage: use(300*mi, ContainerUsage{Name: "setup", DiskBytes: 200 * mi})},
+		{name: "a regular init container's limit above the rest sets the pod's",
+			containers: []v1.Container{app("app", "100Mi")}, init: []v1.Container{sidecar("proxy", "100Mi"), initc("setup", "1Gi")}, usage: use(1200 * mi),
+			wantMsg: "Pod ephemeral local storage usage exceeds the total limit of containers 1124Mi. ", wantSignal: signalEphemeralPodFsLimit},
+		{name: "the overhead adds to the pod's limit",
+			containers: []v1.Container{app("app", "1Gi")}, overhead: "100Mi", usage: use(1200 * mi),
+			wantMsg: "Pod ephemeral local storage usage exceeds the total limit of containers 1124Mi. ", wantSignal: signalEphemeralPodFsLimit},
+		{name: "a zero container limit is no container limit",
+			containers: []v1.Container{app("app", "1Gi"), app("log", "0")}, usage: use(100*mi, ContainerUsage{Name: "log", DiskBytes: 100 * mi})},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := &v1.Pod{Spec: v1.PodSpec{Containers: tt.containers, InitContainers: tt.init}}
+			if tt.overhead != "" {
+				p.Spec.Overhead = v1.ResourceList{v1.ResourceEphemeralStorage: resource.MustParse(tt.overhead)}
+			}
+			msg, signal := ephemeralStorageExceeded(p, tt.usage)
+			if msg != tt.wantMsg || signal != tt.wantSignal {
+				t.Errorf("ephemeralStorageExceeded = %q, %q; want %q, %q", msg, signal, tt.wantMsg, tt.wantSignal)
+			}
+		})
 	}
 }
 
@@ -427,5 +503,39 @@ func TestRankByPodRequests(t *testing.T) {
 	setupUse := PodUsage{MemoryWorkingSetBytes: 500 * mi, Containers: []ContainerUsage{{Name: "setup", MemoryWorkingSetBytes: 500 * mi}}}
 	if got, want := Message(v1.ResourceMemory, withInit, setupUse, th, obs), "Container setup was using 500Mi, request is 400Mi"; !strings.Contains(got, want) {
 		t.Errorf("message %q, want it to contain %q", got, want)
+	}
+}
+
+// TestEvictedStatusObservedGeneration: an evicted pod's DisruptionTarget condition carries
+// its generation, as v1.37's evictPod (eviction_manager.go:651-656) writes it with
+// CalculatePodConditionObservedGeneration.
+func TestEvictedStatusObservedGeneration(t *testing.T) {
+	tests := []struct {
+		name       string
+		tracking   bool
+		generation int64
+		in         []v1.PodCondition
+		want       int64
+	}{
+		{"gate on: the pod's generation", true, 3, nil, 3},
+		{"gate on, an older value is replaced", true, 3, []v1.PodCondition{{Type: v1.DisruptionTarget, Status: v1.ConditionTrue, ObservedGeneration: 1}}, 3},
+		{"gate off: none", false, 3, nil, 0},
+		{"gate off, a condition that had one keeps tracking", false, 3, []v1.PodCondition{{Type: v1.DisruptionTarget, Status: v1.ConditionTrue, ObservedGeneration: 1}}, 3},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t, hardMemory("100Mi"))
+			e.m.cfg.PodObservedGenerationTracking = tt.tracking
+			p := pod("web", "", 0, false)
+			p.Generation = tt.generation
+			st := v1.PodStatus{Phase: v1.PodRunning, Conditions: tt.in}
+			e.m.evictedStatus(p, "low", e.clk.Now())(&st)
+			if st.Phase != v1.PodFailed || st.Reason != Reason || st.Message != "low" || len(st.Conditions) != 1 {
+				t.Fatalf("status = %+v", st)
+			}
+			if c := st.Conditions[0]; c.Type != v1.DisruptionTarget || c.Reason != ConditionReason || c.ObservedGeneration != tt.want {
+				t.Errorf("condition = %+v, want DisruptionTarget %s observedGeneration %d", c, ConditionReason, tt.want)
+			}
+		})
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/minikubelet/minikubelet/pkg/events"
 	"github.com/minikubelet/minikubelet/pkg/eviction"
 	evictionapi "github.com/minikubelet/minikubelet/pkg/eviction/api"
+	"github.com/minikubelet/minikubelet/pkg/features"
 )
 
 // buildEviction makes the eviction manager: the evictionHard thresholds over the node's
@@ -36,6 +37,8 @@ func (k *Kubelet) buildEviction() error {
 		Recorder:                 k.events,
 		NodeRef:                  events.NodeRef(k.nodeName),
 		Registry:                 k.registry,
+		// The DisruptionTarget condition's observedGeneration.
+		PodObservedGenerationTracking: k.gate.Enabled(features.PodObservedGenerationTracking),
 	})
 	if err != nil {
 		return fmt.Errorf("create eviction manager: %w", err)

@@ -545,6 +545,7 @@ func New(cfg Config) (*Kubelet, error) {
 		Recorder:                        k.events,
 		NodeName:                        k.nodeName,
 		SyncNodeStatus:                  k.syncNodeStatusNow,
+		PodObservedGenerationTracking:   cfg.Gate.Enabled(features.PodObservedGenerationTracking),
 	}); err != nil {
 		return nil, fmt.Errorf("create node shutdown manager: %w", err)
 	}

@@ -587,8 +587,9 @@ func downwardAPIPayload(pod *v1.Pod, items []v1.DownwardAPIVolumeFile, defaultMo
 
 // projectedPayload is upstream's projected collectData: the sources' files together. A
 // service account token is requested for the pod (mode 0600 when the pod has an fsGroup or
-// its containers share a user, who then owns it). ClusterTrustBundle sources are left out:
-// their projection is alpha and off by default in v1.30.
+// its containers share a user, who then owns it). ClusterTrustBundle and PodCertificate
+// sources are left out: not modelled, though kubelet v1.37 writes both
+// (ClusterTrustBundleProjection and PodCertificateRequest are GA there).
 func (k *Kubelet) projectedPayload(ctx context.Context, pod *v1.Pod, src *v1.ProjectedVolumeSource) (map[string]fileProjection, error) {
 	defaultMode := fileMode(src.DefaultMode)
 	payload := map[string]fileProjection{}

@@ -587,7 +587,7 @@ func findBinaries(binDir string) (map[string]string, error) {
 		if m == "etcd" {
 			hints = append(hints, "etcd: not in --bin-dir or PATH; install it (Debian and Ubuntu: apt-get install etcd-server)")
 		} else {
-			hints = append(hints, m+": not in --bin-dir, PATH or ./_output/bin; build it with `make controlplane` (k8s.io/kubernetes v1.30) or pass --bin-dir")
+			hints = append(hints, m+": not in --bin-dir, PATH or ./_output/bin; build it with `make controlplane` (k8s.io/kubernetes v1.37.2) or pass --bin-dir")
 		}
 	}
 	return nil, errors.New("missing programs:\n  " + strings.Join(hints, "\n  "))

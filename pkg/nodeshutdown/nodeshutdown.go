@@ -16,11 +16,12 @@ import (
 
 	"github.com/minikubelet/minikubelet/pkg/admission"
 	"github.com/minikubelet/minikubelet/pkg/events"
+	"github.com/minikubelet/minikubelet/pkg/podstatus"
 	"github.com/minikubelet/minikubelet/pkg/runner"
 	"github.com/minikubelet/minikubelet/pkg/task"
 )
 
-// Reasons and messages, as upstream pkg/kubelet/nodeshutdown (v1.30).
+// Reasons and messages, as upstream pkg/kubelet/nodeshutdown (v1.37).
 const (
 	// PodReason and PodMessage go into the status of every pod the shutdown terminates.
 	PodReason  = "Terminated"
@@ -82,6 +83,9 @@ type Config struct {
 	// Logger logs the manager's configuration and the kills' outcomes. Default:
 	// klog.Background(). Step logs through klog.FromContext(ctx).
 	Logger klog.Logger
+	// PodObservedGenerationTracking is the gate of that name: the DisruptionTarget
+	// condition carries the pod's generation (upstream v1.37, where it is GA and locked on).
+	PodObservedGenerationTracking bool
 }
 
 // Group is one priority group of a shutdown: the pods whose priority is at least Priority
@@ -377,7 +381,7 @@ func (m *Manager) nextGroup(ctx context.Context) bool {
 // kill requests one pod's termination and, once it completes, takes the pod out of its
 // group.
 func (m *Manager) kill(phase int, pod *v1.Pod, grace int64) {
-	op, err := m.cfg.KillPod(pod, grace, m.podStatusFunc)
+	op, err := m.cfg.KillPod(pod, grace, func(status *v1.PodStatus) { m.podStatusFunc(pod, status) })
 	if err != nil {
 		if m.phase == phase {
 			delete(m.pending, pod.UID)
@@ -404,10 +408,12 @@ func (m *Manager) kill(phase int, pod *v1.Pod, grace int64) {
 	})
 }
 
-// podStatusFunc is the status a shutdown gives a pod it terminates, as upstream: Failed
-// (unless it already Succeeded), reason Terminated, and the DisruptionTarget condition
-// (upstream behind PodDisruptionConditions, beta and on in v1.30, GA in v1.31).
-func (m *Manager) podStatusFunc(status *v1.PodStatus) {
+// podStatusFunc is the status a shutdown gives pod when it terminates it, as upstream
+// (nodeshutdown_manager.go:162-172): Failed (unless it already Succeeded), reason
+// Terminated, and the DisruptionTarget condition (always written since
+// PodDisruptionConditions went GA in v1.31), whose observedGeneration is the pod's
+// generation as upstream's CalculatePodConditionObservedGeneration gives it.
+func (m *Manager) podStatusFunc(pod *v1.Pod, status *v1.PodStatus) {
 	if status.Phase != v1.PodSucceeded {
 		status.Phase = v1.PodFailed
 	}
@@ -415,6 +421,7 @@ func (m *Manager) podStatusFunc(status *v1.PodStatus) {
 	status.Message = PodMessage
 	updatePodCondition(status, v1.PodCondition{
 		Type:               v1.DisruptionTarget,
+		ObservedGeneration: podstatus.ConditionObservedGeneration(status, pod.Generation, v1.DisruptionTarget, m.cfg.PodObservedGenerationTracking),
 		Status:             v1.ConditionTrue,
 		Reason:             v1.PodReasonTerminationByKubelet,
 		Message:            PodMessage,

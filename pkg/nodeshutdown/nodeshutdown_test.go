@@ -640,7 +640,7 @@ func TestPodStatusFunc(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s := tt.in
-			m.podStatusFunc(&s)
+			m.podStatusFunc(&v1.Pod{}, &s)
 			if s.Phase != tt.wantPhase || s.Reason != PodReason || s.Message != PodMessage || len(s.Conditions) != tt.wantConds {
 				t.Fatalf("status = %+v", s)
 			}
@@ -648,6 +648,44 @@ func TestPodStatusFunc(t *testing.T) {
 				if c.Type == v1.DisruptionTarget && (c.Reason != v1.PodReasonTerminationByKubelet || !c.LastTransitionTime.Equal(&tt.wantLTT)) {
 					t.Errorf("DisruptionTarget = %+v, want reason TerminationByKubelet at %v", c, tt.wantLTT)
 				}
+			}
+		})
+	}
+}
+
+// TestPodStatusFuncObservedGeneration: the DisruptionTarget condition carries the pod's
+// generation, as v1.37's shutdown manager (nodeshutdown_manager.go:166-172) writes it with
+// CalculatePodConditionObservedGeneration.
+func TestPodStatusFuncObservedGeneration(t *testing.T) {
+	tests := []struct {
+		name       string
+		tracking   bool
+		generation int64
+		in         []v1.PodCondition
+		want       int64
+	}{
+		{"gate on: the pod's generation", true, 4, nil, 4},
+		{"gate on, first generation", true, 1, nil, 1},
+		{"gate on, an older value is replaced", true, 4, []v1.PodCondition{{Type: v1.DisruptionTarget, Status: v1.ConditionTrue, ObservedGeneration: 2}}, 4},
+		{"gate off: none", false, 4, nil, 0},
+		{"gate off, a condition that had one keeps tracking", false, 4, []v1.PodCondition{{Type: v1.DisruptionTarget, Status: v1.ConditionFalse, ObservedGeneration: 2}}, 4},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m, err := NewManager(Config{Clock: testingclock.NewFakeClock(t0), PodObservedGenerationTracking: tt.tracking})
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := v1.PodStatus{Phase: v1.PodRunning, Conditions: tt.in}
+			m.podStatusFunc(&v1.Pod{ObjectMeta: metav1.ObjectMeta{Generation: tt.generation}}, &s)
+			var got []int64
+			for _, c := range s.Conditions {
+				if c.Type == v1.DisruptionTarget {
+					got = append(got, c.ObservedGeneration)
+				}
+			}
+			if len(got) != 1 || got[0] != tt.want {
+				t.Errorf("DisruptionTarget observedGeneration = %v, want [%d]", got, tt.want)
 			}
 		})
 	}

@@ -123,8 +123,10 @@ type FileSource struct {
 	firstSeen map[types.UID]metav1.Time
 	reported  map[string]string // refused path -> what was last reported about it (once per change)
 	notes     map[string]bool   // odd things logged once while they last (a subdirectory, ignored fields)
-	curNotes  map[string]bool   // the notes of the list in progress
-	missing   bool              // the path did not exist at the last list
+	// priorityWarned holds the static pod priority warnings already logged.
+	priorityWarned map[string]bool
+	curNotes       map[string]bool // the notes of the list in progress
+	missing        bool            // the path did not exist at the last list
 	// parsed caches each good file's pods by path and content, so a re-list (every
 	// CheckFrequency, and after every file event) parses only the files that changed:
 	// parsing is most of a re-list's cost. Entries of files not listed again are dropped.
@@ -185,11 +187,12 @@ func NewFileSource(cfg Config) (*FileSource, error) {
 			Name: name,
 			Help: "Static pod manifest files refused, by reason; a bad file counts once per distinct content.",
 		}, []string{"reason"}),
-		firstSeen: map[types.UID]metav1.Time{},
-		reported:  map[string]string{},
-		notes:     map[string]bool{},
-		parsed:    map[string]*parsedFile{},
-		wake:      runner.NewSignal(),
+		firstSeen:      map[types.UID]metav1.Time{},
+		reported:       map[string]string{},
+		notes:          map[string]bool{},
+		priorityWarned: map[string]bool{},
+		parsed:         map[string]*parsedFile{},
+		wake:           runner.NewSignal(),
 	}
 	if cfg.Registry != nil {
 		cfg.Registry.MustRegister(s.errorsTotal)
@@ -449,6 +452,12 @@ func (s *FileSource) readFile(logger klog.Logger, file manifestFile) (pods []*v1
 	// the file's times again, so the next list reads it again.
 	pf.confirmed = pf.key == key && pf.stamp == st
 	pf.stamp, pf.key = st, key
+	if w := pf.priorityWarning; w != "" && !s.priorityWarned[w] {
+		// Once per warning and node, as upstream's staticPodWarningCache (the warnings
+		// name no pod): the first pod that earns it is the one logged.
+		s.priorityWarned[w] = true
+		logger.Info(w, "pod", klog.KObj(pf.pods[0]))
+	}
 	if len(pf.warnings) > 0 {
 		s.noteOnce(logger, key, path, "Manifest file has fields the kubelet ignores", errors.New(strings.Join(pf.warnings, "; ")))
 	}
@@ -464,9 +473,10 @@ type parsedFile struct {
 	// pods are handed out as they are, shared with every list's caller, who must not modify
 	// them (the merger copies what it changes). ListOnce gives a pod its creation time
 	// before it is first handed out, and never changes it after.
-	pods     []*v1.Pod
-	warnings []string
-	ferr     *FileError // not cached: a refused file is parsed again at each list
+	pods            []*v1.Pod
+	warnings        []string
+	priorityWarning string
+	ferr            *FileError // not cached: a refused file is parsed again at each list
 }
 
 // fileStamp is what a stat says of a file's identity and last change.
@@ -499,9 +509,9 @@ func (s *FileSource) parse(data []byte, path string) *parsedFile {
 			uidPath = filepath.Join(s.cfg.UIDRoot, rel)
 		}
 	}
-	pods, warnings, ferr := parseManifest(data, path, uidPath, s.cfg.NodeName)
-	pf := &parsedFile{sum: sum, pods: pods, warnings: warnings, ferr: ferr}
-	if ferr == nil {
+	m := parseManifest(data, path, uidPath, s.cfg.NodeName)
+	pf := &parsedFile{sum: sum, pods: m.pods, warnings: m.warnings, priorityWarning: m.priorityWarning, ferr: m.ferr}
+	if pf.ferr == nil {
 		s.curParsed[path] = pf
 	}
 	return pf

@@ -162,6 +162,9 @@ func TestListOnceReportsBadFiles(t *testing.T) {
 			f.write(t, "0first.yaml", podYAML("good", ""))
 			return f.write(t, "bad.yaml", strings.Replace(podYAML("good", ""), "busybox:1.36", "nginx:1", 1))
 		}, ReasonDuplicate, "already defined by", EventFailedValidation, "Pod"},
+		{"references a ConfigMap", func(t *testing.T, f *fixture) string {
+			return f.write(t, "bad.yaml", podYAML("p", "    envFrom: [{configMapRef: {name: settings}}]\n"))
+		}, ReasonInvalid, "static pods may not reference configmaps", EventFailedValidation, "Pod"},
 		{"over 10MB", func(t *testing.T, f *fixture) string {
 			p := f.write(t, "bad.yaml", "")
 			if err := os.Truncate(p, MaxManifestSize+1); err != nil { // sparse: no 10MB written
@@ -652,5 +655,37 @@ func TestRelistPushesOnlyChangedSnapshots(t *testing.T) {
 				t.Errorf("%s: pushed %q, want %q", st.name, got, st.wantPods)
 			}
 		}
+	}
+}
+
+// TestStaticPodPriorityWarningLoggedOnce: kubelet v1.37 logs each static pod priority
+// warning once (config/common.go:165-169, its cache keyed by the message), with the pod
+// that first earned it.
+func TestStaticPodPriorityWarningLoggedOnce(t *testing.T) {
+	f := newFixture(t, nil)
+	f.write(t, "a.yaml", podYAML("a", "  priority: 100\n"))
+	f.write(t, "b.yaml", podYAML("b", "  priority: 200\n"))
+	f.write(t, "c.yaml", podYAML("c", "  priorityClassName: system-node-critical\n"))
+	f.write(t, "d.yaml", podYAML("d", "  priorityClassName: system-node-critical\n  priority: 2000001000\n"))
+	pods, errs, logs := f.listLogged(t)
+	if len(errs) != 0 || len(pods) != 4 {
+		t.Fatalf("pods %s, errors %v: a warning refuses nothing", podNames(pods), errs)
+	}
+	want := []string{
+		`"level"=0 "msg"="Static pod has priority without priorityClassName. Mirror pod creation may fail if the default priority class doesn't match the given priority." "pod"={"name"="a-node1" "namespace"="default"}`,
+		`"level"=0 "msg"="Static pod has priorityClassName and nil priority. Kubelet will not use priorityClassName, and mirror pod creation may fail." "pod"={"name"="c-node1" "namespace"="default"}`,
+	}
+	var got []string
+	for _, line := range strings.Split(logs, "\n") {
+		if strings.Contains(line, "Static pod has") {
+			got = append(got, line)
+		}
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("warnings logged:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	f.write(t, "e.yaml", podYAML("e", "  priority: 300\n"))
+	if _, _, logs := f.listLogged(t); strings.Contains(logs, "Static pod has") {
+		t.Errorf("a warning already logged was logged again: %q", logs)
 	}
 }

@@ -3,11 +3,11 @@ package podsource
 import (
 	"bufio"
 	"bytes"
-	"crypto/md5"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
@@ -84,30 +84,42 @@ func couldNotParse(path, reason string, err error) *FileError {
 // returned and the error is a *FileError naming path. warnings lists what the decoder
 // ignored. Safe for concurrent use.
 func ParseManifest(data []byte, path, nodeName string) (pods []*v1.Pod, warnings []string, err error) {
-	pods, warnings, ferr := parseManifest(data, path, path, nodeName)
-	if ferr != nil {
-		return nil, warnings, ferr
+	m := parseManifest(data, path, path, nodeName)
+	if m.ferr != nil {
+		return nil, m.warnings, m.ferr
 	}
-	return pods, warnings, nil
+	return m.pods, m.warnings, nil
+}
+
+// parsedManifest is what parseManifest makes of a file.
+type parsedManifest struct {
+	pods     []*v1.Pod
+	warnings []string // what the decoder ignored
+	// priorityWarning is upstream's warning about the priority the file asks for, or "".
+	priorityWarning string
+	ferr            *FileError
 }
 
 // uidPath is the path the pod's UID hashes (normally path).
-func parseManifest(data []byte, path, uidPath, nodeName string) ([]*v1.Pod, []string, *FileError) {
+func parseManifest(data []byte, path, uidPath, nodeName string) parsedManifest {
+	refuse := func(ferr *FileError) parsedManifest { return parsedManifest{ferr: ferr} }
 	j, more, err := firstDocument(data)
 	if err != nil {
-		return nil, nil, couldNotParse(path, ReasonDecode, err)
+		return refuse(couldNotParse(path, ReasonDecode, err))
 	}
 	pod, warnings, ferr := decodeDocument(j, path)
 	if ferr != nil {
-		return nil, nil, ferr
+		return refuse(ferr)
 	}
 	if more {
 		warnings = append(warnings, "documents after the first are ignored: the kubelet reads one pod per file")
 	}
 	// Upstream refuses a nameless pod before defaulting; "-node" would be a confusing name.
 	if pod.Name == "" {
-		return nil, nil, &FileError{Path: path, Reason: ReasonInvalid, Err: errors.New("invalid pod: name is needed for the pod")}
+		return refuse(&FileError{Path: path, Reason: ReasonInvalid, Err: errors.New("invalid pod: name is needed for the pod")})
 	}
+	// As written in the file: upstream has no Priority admission to resolve a class first.
+	priorityWarning := staticPodPriorityWarning(&pod.Spec)
 	applyAPIDefaults(pod)
 	applyStaticPodDefaults(pod, uidPath, nodeName)
 	if errs := validatePod(pod); len(errs) > 0 {
@@ -115,11 +127,18 @@ func parseManifest(data []byte, path, uidPath, nodeName string) ([]*v1.Pod, []st
 		if len(validation.IsDNS1123Subdomain(pod.Name)) == 0 && len(validation.IsDNS1123Label(pod.Namespace)) == 0 {
 			ref = events.PodRef(pod) // an event about a pod needs a usable name and namespace
 		}
-		return nil, nil, &FileError{Path: path, Reason: ReasonInvalid, Pod: ref, Err: fmt.Errorf("invalid pod: %v", errs)}
+		return refuse(&FileError{Path: path, Reason: ReasonInvalid, Pod: ref, Err: fmt.Errorf("invalid pod: %v", errs)})
+	}
+	// After validation, as upstream's tryDecodeSinglePod (config/common.go:157-163).
+	switch resource, err := apiObjectReference(pod); {
+	case err != nil:
+		return refuse(&FileError{Path: path, Reason: ReasonInvalid, Pod: events.PodRef(pod), Err: err})
+	case resource != "":
+		return refuse(&FileError{Path: path, Reason: ReasonInvalid, Pod: events.PodRef(pod), Err: fmt.Errorf("static pods may not reference %s", resource)})
 	}
 	// Final from here: pods of one template share their containers, tolerations and resource lists.
 	intern.PodSpec(pod)
-	return []*v1.Pod{pod}, warnings, nil
+	return parsedManifest{pods: []*v1.Pod{pod}, warnings: warnings, priorityWarning: priorityWarning}
 }
 
 // firstDocument converts data to JSON as the kubelet does (apimachinery's yaml.ToJSON: JSON
@@ -233,20 +252,29 @@ func jsonKind(t []byte) string {
 	}
 }
 
-// applyStaticPodDefaults does what the kubelet's applyDefaults (config/common.go) does for a
-// file source. The UID hashes the pod as decoded and defaulted by the API (before the
-// name suffix), then the node and the file path, so the same file on the same node keeps
-// its UID across restarts and any edit gives a new UID (the kubelet then replaces the pod).
-// Upstream hashes the internal type with spew; this hashes the v1 JSON, so UIDs differ from a
-// real kubelet's but have the same stability.
+// staticPodUID is the UID of a static pod read from path on nodeName (see
+// applyStaticPodDefaults).
+func staticPodUID(pod *v1.Pod, path, nodeName string) types.UID {
+	h := fnv.New128a()
+	b, _ := json.Marshal(pod) // a decoded v1.Pod always marshals
+	h.Write(b)
+	fmt.Fprintf(h, "host:%s", nodeName)
+	fmt.Fprintf(h, "file:%s", path)
+	return types.UID(hex.EncodeToString(h.Sum(nil)))
+}
+
+// applyStaticPodDefaults does what the kubelet's applyDefaults (config/common.go:67-80)
+// does for a file source. The UID is FNV-128a, as kubelet v1.37's (v1.30 used md5), of the
+// pod as decoded and defaulted by the API (before the name suffix), then "host:<node>" and
+// "file:<path>", as 32 lower-case hex digits: the same file on the same node keeps its UID
+// across restarts and any edit gives a new UID (the kubelet then replaces the pod).
+// Upstream writes the pod into the hash as k8s.io/utils/dump.ForHash prints its internal
+// (k8s.io/kubernetes/pkg/apis/core) type, which this module does not have; the pod's v1
+// JSON stands in for those bytes, so UIDs differ from a real kubelet's but have the same
+// stability, while the hash, the bytes after the pod and the encoding are upstream's.
 func applyStaticPodDefaults(pod *v1.Pod, path, nodeName string) {
 	if pod.UID == "" {
-		h := md5.New()
-		b, _ := json.Marshal(pod) // a decoded v1.Pod always marshals
-		h.Write(b)
-		fmt.Fprintf(h, "host:%s", nodeName)
-		fmt.Fprintf(h, "file:%s", path)
-		pod.UID = types.UID(hex.EncodeToString(h.Sum(nil)))
+		pod.UID = staticPodUID(pod, path, nodeName)
 	}
 	pod.Name = pod.Name + "-" + strings.ToLower(nodeName)
 	if pod.Namespace == "" {

@@ -446,3 +446,147 @@ func TestParseManifestAcceptsSecurityFields(t *testing.T) {
 		}
 	}
 }
+
+// TestParseManifestRefusesAPIObjectReferences: kubelet v1.37 refuses a static pod that
+// references an API object when it reads the file, with HasAPIObjectReference's words
+// (pkg/api/pod/util.go:1989-2059, config/common.go:157-163); validation errors come first.
+func TestParseManifestRefusesAPIObjectReferences(t *testing.T) {
+	const path = "/etc/kubernetes/manifests/p.yaml"
+	container := func(extra string) string { return podYAML("p", extra) }
+	volume := func(v string) string {
+		return podYAML("p", "  volumes: [{name: v, "+v+"}]\n")
+	}
+	tests := []struct {
+		name string
+		data string
+		want string // "" = accepted
+	}{
+		{"service account", container("  serviceAccountName: builder\n"), "serviceaccounts"},
+		{"deprecated serviceAccount", container("  serviceAccount: builder\n"), "serviceaccounts"},
+		{"image pull secret", container("  imagePullSecrets: [{name: registry}]\n"), "secrets"},
+		{"envFrom secret", container("    envFrom: [{secretRef: {name: creds}}]\n"), "secrets"},
+		{"env secretKeyRef", container("    env: [{name: A, valueFrom: {secretKeyRef: {name: creds, key: a}}}]\n"), "secrets"},
+		{"init container's secretKeyRef", container("  initContainers: [{name: i, image: busybox:1, env: [{name: A, valueFrom: {secretKeyRef: {name: creds, key: a}}}]}]\n"), "secrets"},
+		{"envFrom configMap", container("    envFrom: [{configMapRef: {name: settings}}]\n"), "configmaps"},
+		{"env configMapKeyRef", container("    env: [{name: A, valueFrom: {configMapKeyRef: {name: settings, key: a}}}]\n"), "configmaps"},
+		{"secrets before configmaps", container("    envFrom: [{configMapRef: {name: settings}}, {secretRef: {name: creds}}]\n"), "secrets"},
+		{"resource claim", container("  resourceClaims: [{name: gpu, resourceClaimName: gpu-claim}]\n"), "resourceclaims"},
+		{"configMap volume", volume("configMap: {name: settings}"), "configmaps"},
+		{"secret volume", volume("secret: {secretName: creds}"), "secrets"},
+		{"projected configMap", volume("projected: {sources: [{configMap: {name: settings}}]}"), "configmaps"},
+		{"projected secret", volume("projected: {sources: [{secret: {name: creds}}]}"), "secrets"},
+		{"projected token", volume("projected: {sources: [{serviceAccountToken: {path: token}}]}"), "serviceaccounts (via projected volumes)"},
+		{"projected clusterTrustBundle", volume("projected: {sources: [{clusterTrustBundle: {name: b, path: ca.pem}}]}"), "clustertrustbundles"},
+		{"persistentVolumeClaim", volume("persistentVolumeClaim: {claimName: data}"), "persistentvolumeclaims"},
+		{"csi", volume("csi: {driver: example.com}"), "csidrivers (via CSI volumes)"},
+		{"csi with a secret", volume("csi: {driver: example.com, nodePublishSecretRef: {name: creds}}"), "secrets"},
+		{"nfs", volume("nfs: {server: nfs.local, path: /srv}"), ""},
+		{"emptyDir", volume("emptyDir: {}"), ""},
+		{"hostPath", volume("hostPath: {path: /srv}"), ""},
+		{"projected downwardAPI", volume("projected: {sources: [{downwardAPI: {items: [{path: name, fieldRef: {fieldPath: metadata.name}}]}}]}"), ""},
+		{"env fieldRef", container("    env: [{name: A, valueFrom: {fieldRef: {fieldPath: metadata.name}}}]\n"), ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			pods, _, err := ParseManifest([]byte(tt.data), path, "node")
+			if tt.want == "" {
+				if err != nil || len(pods) != 1 {
+					t.Fatalf("ParseManifest = %d pods, %v; want the pod", len(pods), err)
+				}
+				return
+			}
+			var ferr *FileError
+			if !errors.As(err, &ferr) {
+				t.Fatalf("error %v, want a *FileError", err)
+			}
+			if want := path + ": static pods may not reference " + tt.want; err.Error() != want {
+				t.Errorf("error = %q, want %q", err, want)
+			}
+			if ferr.Reason != ReasonInvalid || ferr.Pod == nil || ferr.Pod.Name != "p-node" || pods != nil {
+				t.Errorf("reason %s, pod %+v, %d pods; want %s about p-node, no pods", ferr.Reason, ferr.Pod, len(pods), ReasonInvalid)
+			}
+		})
+	}
+	// A pod both invalid and referencing a Secret is refused for being invalid.
+	_, _, err := ParseManifest([]byte(podYAML("p", "    envFrom: [{secretRef: {name: creds}}]\n  - name: app\n    image: nginx:1\n")), path, "node")
+	if err == nil || !strings.Contains(err.Error(), "invalid pod: ") {
+		t.Errorf("error = %v, want the validation error first", err)
+	}
+}
+
+func TestStaticPodPriorityWarning(t *testing.T) {
+	p := func(v int32) *int32 { return &v }
+	tests := []struct {
+		name     string
+		priority *int32
+		class    string
+		want     string
+	}{
+		{"neither", nil, "", ""},
+		{"system-node-critical by both", p(2000001000), "system-node-critical", ""},
+		{"class only", nil, "system-node-critical", "Static pod has priorityClassName and nil priority. Kubelet will not use priorityClassName, and mirror pod creation may fail."},
+		{"priority only", p(2000001000), "", "Static pod has priority without priorityClassName. Mirror pod creation may fail if the default priority class doesn't match the given priority."},
+		{"another class", p(2000000000), "system-cluster-critical", "Static pod has a priority other than 2000001000 or a priorityClassName other than system-node-critical. Mirror pod may be attempted to be evicted from the node ineffectively."},
+		{"another value", p(5), "system-node-critical", "Static pod has a priority other than 2000001000 or a priorityClassName other than system-node-critical. Mirror pod may be attempted to be evicted from the node ineffectively."},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := staticPodPriorityWarning(&v1.PodSpec{Priority: tt.priority, PriorityClassName: tt.class}); got != tt.want {
+				t.Errorf("warning = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestStaticPodUID: the UID is kubelet v1.37's FNV-128a (config/common.go:67-80) of the
+// pod's bytes, then "host:<node>" (the node name as given, not lower-cased) and
+// "file:<path>", hex-encoded (32 lower-case digits).
+//
+// How the expected values were derived, independently of Go's hash/fnv: FNV-1a with 128
+// bits, offset basis 0x6c62272e07bb014262b821756295c58d, prime 2^88 + 2^8 + 0x3b, and for
+// each byte h = (h XOR byte) * prime mod 2^128, written out big-endian: a dozen lines of
+// Python (int arithmetic). That code gives the published FNV-1a/128 vectors for "a"
+// (d228cb696f1a8caf78912b704e4a8964) and "foobar" (343e1662793c64bf6f0d3597ba446f18),
+// and the values below for these bytes:
+//   - the empty pod: `{"metadata":{},"spec":{"containers":null},"status":{}}` (what
+//     encoding/json writes for v1.Pod{}) + "host:node1" + "file:/m/p.yaml";
+//   - podYAML("web", "") read from /etc/kubernetes/manifests/web.yaml on "Node-1": the
+//     pod as the API would default it, marshalled before the name suffix:
+//     {"kind":"Pod","apiVersion":"v1","metadata":{"name":"web"},"spec":{"containers":
+//     [{"name":"app","image":"busybox:1.36","resources":{},"terminationMessagePath":
+//     "/dev/termination-log","terminationMessagePolicy":"File","imagePullPolicy":
+//     "IfNotPresent"}],"restartPolicy":"Always","terminationGracePeriodSeconds":30,
+//     "dnsPolicy":"ClusterFirst","securityContext":{},"schedulerName":
+//     "default-scheduler","priority":0,"enableServiceLinks":true,"preemptionPolicy":
+//     "PreemptLowerPriority"},"status":{}}, then "host:Node-1" and
+//     "file:/etc/kubernetes/manifests/web.yaml".
+//
+// Upstream writes the internal pod type's dump where this writes the v1 JSON, so a real
+// kubelet gives the same file another UID (see applyStaticPodDefaults).
+func TestStaticPodUID(t *testing.T) {
+	tests := []struct {
+		name string
+		uid  func(t *testing.T) string
+		want string
+	}{
+		{"empty pod", func(*testing.T) string { return string(staticPodUID(&v1.Pod{}, "/m/p.yaml", "node1")) },
+			"6a506284b2f020ce4256bb75713c452d"},
+		{"manifest", func(t *testing.T) string {
+			pods, _, err := ParseManifest([]byte(podYAML("web", "")), "/etc/kubernetes/manifests/web.yaml", "Node-1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if h := pods[0].Annotations[kubetypes.ConfigHashAnnotationKey]; h != string(pods[0].UID) {
+				t.Errorf("config.hash %q, want the UID %q", h, pods[0].UID)
+			}
+			return string(pods[0].UID)
+		}, "e7f0ad5e219dc5fe528e42da28db3f1f"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := tt.uid(t); got != tt.want {
+				t.Errorf("UID = %s, want %s", got, tt.want)
+			}
+		})
+	}
+}

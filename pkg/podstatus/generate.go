@@ -600,8 +600,12 @@ func hasAnyRegularContainerStarted(spec *v1.PodSpec, statuses []v1.ContainerStat
 	return false
 }
 
-// getPhase computes the pod phase from container statuses (upstream getPhase, v1.30).
-// With the ContainerRestartRules gate on, whether a stopped container is restarting
+// getPhase computes the pod phase from container statuses (upstream getPhase). The
+// restart rules below are v1.37's; pending init containers still count as v1.30 counted
+// them: any pending init container, regular or sidecar, keeps the pod Pending until a
+// regular container has started (v1.37 keeps it Pending for a pending regular init
+// container whatever the containers did, and for a pending sidecar until a regular
+// container is active in the runtime). With the ContainerRestartRules gate on, whether a stopped container is restarting
 // follows its own restartPolicy and rules (ContainerShouldRestart on its last exit code)
 // instead of the pod's restartPolicy; with RestartAllContainersOnContainerExits too, one
 // removed by a restart of all containers is restarting.

@@ -58,6 +58,9 @@ const (
 	EventProbeWarning = "ProbeWarning"
 )
 
+// probeUnknown is upstream's probe.Unknown, the result of a probe that could not run.
+const probeUnknown = "unknown"
+
 // StatusGetter gives the pod status the kubelet last generated (the status manager).
 type StatusGetter interface {
 	GetPodStatus(uid types.UID) (v1.PodStatus, bool)
@@ -574,9 +577,9 @@ func (w *worker) doProbe(ctx context.Context) bool {
 		if errors.Is(err, task.ErrStopped) || ctx.Err() != nil {
 			return true // the worker is going away
 		}
-		m.total.WithLabelValues(w.probeType.String(), "unknown", w.container.Name, w.pod.Name, w.pod.Namespace, string(w.pod.UID)).Inc()
-		m.duration.WithLabelValues(w.probeType.String(), w.container.Name, w.pod.Name, w.pod.Namespace).Observe(m.cfg.Clock.Since(start).Seconds())
-		return true // a prober error: the result is thrown away, as upstream
+		// A prober error: the result is thrown away before it is counted, as upstream
+		// (worker.go:349-352), so the unknown series does not move.
+		return true
 	}
 	switch result {
 	case results.Success:
@@ -595,8 +598,10 @@ func (w *worker) doProbe(ctx context.Context) bool {
 		return true // the threshold is not reached: keep the previous result
 	}
 	w.results.Set(id, result, w.pod.UID)
-	if (w.probeType == Liveness || w.probeType == Startup) && result == results.Failure {
-		// The container will be restarted: stop probing until a new container ID shows.
+	if (w.probeType == Liveness && result == results.Failure) || w.probeType == Startup {
+		// A failed liveness probe restarts the container, and a startup probe's threshold,
+		// either way, has settled the container's start: stop probing until a new container
+		// ID shows (upstream worker.go:381, kubernetes#117153).
 		w.onHold, w.resultRun = true, 0
 	}
 	return true
@@ -621,8 +626,10 @@ func (w *worker) probe(ctx context.Context, status v1.PodStatus, sinceStart time
 	pass, output, err := w.run(ctx, status, sinceStart)
 	if err != nil {
 		if !errors.Is(err, task.ErrStopped) && ctx.Err() == nil {
-			klog.V(1).ErrorS(err, "Probe errored", "probeType", w.probeType, "pod", klog.KObj(w.pod), "podUID", w.pod.UID, "containerName", w.container.Name)
-			w.event("%s probe errored: %v", w.probeType, err)
+			// Upstream's prober.probe (prober.go:107-108): a probe that errored has the
+			// unknown result, which the log and the event say.
+			klog.V(1).InfoS("Probe errored", "probeType", w.probeType, "pod", klog.KObj(w.pod), "podUID", w.pod.UID, "containerName", w.container.Name, "probeResult", probeUnknown, "err", err)
+			w.event("%s probe errored and resulted in %s state: %s", w.probeType, probeUnknown, err)
 		}
 		return results.Failure, err
 	}

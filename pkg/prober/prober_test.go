@@ -237,11 +237,89 @@ func TestInitialValues(t *testing.T) {
 			t.Errorf("result = %s, want %s", got, c.want)
 		}
 	}
-	if msgs := e.eventMessages(EventUnhealthy); len(msgs) != 1 || msgs[0] != "Startup probe errored: runtime unavailable" {
+	if msgs := e.eventMessages(EventUnhealthy); len(msgs) != 1 || msgs[0] != "Startup probe errored and resulted in unknown state: runtime unavailable" {
 		t.Errorf("Unhealthy events %q, want the startup probe's error", msgs)
 	}
-	if got := testutil.ToFloat64(e.m.total.WithLabelValues("Startup", "unknown", "c", "p", "default", "uid-p")); got != 1 {
-		t.Errorf("prober_probe_total{result=unknown} = %v, want 1", got)
+}
+
+// TestErroredProbe: a probe that could not run records upstream v1.37's event
+// (prober.go:107-108) and leaves the result and the metrics alone: the worker throws the
+// result away before counting it (worker.go:349-352).
+func TestErroredProbe(t *testing.T) {
+	tests := []struct {
+		name      string
+		probe     func(*v1.Probe) *v1.Pod
+		results   func(*env) *results.Manager
+		wantEvent string
+		// wantResult is the worker's initial value, which an error keeps.
+		wantResult string
+	}{
+		{"liveness", func(p *v1.Probe) *v1.Pod { return pod("", p, nil, nil) }, func(e *env) *results.Manager { return e.live },
+			"Liveness probe errored and resulted in unknown state: runtime unavailable", "Success"},
+		{"readiness", func(p *v1.Probe) *v1.Pod { return pod("", nil, p, nil) }, func(e *env) *results.Manager { return e.ready },
+			"Readiness probe errored and resulted in unknown state: runtime unavailable", "Failure"},
+		{"startup", func(p *v1.Probe) *v1.Pod { return pod("", nil, nil, p) }, func(e *env) *results.Manager { return e.startup },
+			"Startup probe errored and resulted in unknown state: runtime unavailable", "UNKNOWN"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t, false)
+			p := tt.probe(execProbe(10, 1))
+			e.running(p, "c1", 0, tt.name != "startup")
+			e.exec.err = errors.New("runtime unavailable")
+			e.m.AddPod(p)
+			e.run(25 * time.Second) // probes at 0, 10 and 20s
+			if len(e.exec.calls) != 3 {
+				t.Errorf("exec calls %q, want 3", e.exec.calls)
+			}
+			// The store aggregates the three into one event.
+			if msgs := e.eventMessages(EventUnhealthy); len(msgs) != 1 || msgs[0] != tt.wantEvent {
+				t.Errorf("Unhealthy events %q, want [%q]", msgs, tt.wantEvent)
+			}
+			if got := e.result(tt.results(e), "c1"); got != tt.wantResult {
+				t.Errorf("result = %s, want %s (the initial value)", got, tt.wantResult)
+			}
+			if n := testutil.CollectAndCount(e.m.total); n != 0 {
+				t.Errorf("prober_probe_total has %d series, want none for errored probes", n)
+			}
+			if n := testutil.CollectAndCount(e.m.duration); n != 0 {
+				t.Errorf("prober_probe_duration_seconds has %d series, want none for errored probes", n)
+			}
+		})
+	}
+}
+
+// TestStartupProbeHoldsOnceSettled: once a startup probe's result reached its threshold,
+// success or failure, the worker stops probing until the container is replaced, as v1.37's
+// worker (worker.go:381); here the status keeps saying the container has not started.
+func TestStartupProbeHoldsOnceSettled(t *testing.T) {
+	tests := []struct {
+		name       string
+		script     string
+		wantResult string
+	}{
+		{"success", "", "Success"},
+		{"failure", "startupFailFor=1h", "Failure"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t, false)
+			p := pod(tt.script, nil, nil, execProbe(5, 1))
+			e.running(p, "c1", 0, false)
+			e.m.AddPod(p)
+			e.run(30 * time.Second)
+			if len(e.exec.calls) != 1 {
+				t.Errorf("exec calls %q, want one probe and then none until a new container", e.exec.calls)
+			}
+			if got := e.result(e.startup, "c1"); got != tt.wantResult {
+				t.Errorf("startup = %s, want %s", got, tt.wantResult)
+			}
+			e.running(p, "c2", 0, false) // a new container resumes the probe
+			e.run(10 * time.Second)
+			if len(e.exec.calls) != 2 || e.exec.calls[1] != "c2: check" {
+				t.Errorf("exec calls %q, want one more for the new container", e.exec.calls)
+			}
+		})
 	}
 }
 
@@ -383,7 +461,7 @@ func TestNetworkProbeOutputs(t *testing.T) {
 		{"grpc failure", v1.ProbeHandler{GRPC: &v1.GRPCAction{Port: 9090}}, "livenessFailAfter=0s",
 			`Liveness probe failed: service unhealthy (responded with "NOT_SERVING")`},
 		{"named port missing", v1.ProbeHandler{TCPSocket: &v1.TCPSocketAction{Port: intstr.FromString("grpc")}}, "",
-			"Liveness probe errored: couldn't find port: grpc in c"},
+			"Liveness probe errored and resulted in unknown state: couldn't find port: grpc in c"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -14,9 +14,9 @@ import (
 func newClusterCommand(o options) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "cluster",
-		Short: "Create, list and delete a local Kubernetes v1.30 cluster whose nodes are minikubelet nodes",
+		Short: "Create, list and delete a local Kubernetes v1.37 cluster whose nodes are minikubelet nodes",
 		Long: `A whole cluster on this machine, on 127.0.0.1: etcd (from PATH), kube-apiserver,
-kube-controller-manager and kube-scheduler v1.30 (from --bin-dir, PATH or ./_output/bin, which
+kube-controller-manager and kube-scheduler v1.37 (from --bin-dir, PATH or ./_output/bin, which
 make controlplane fills), with a CA and certificates of their own, and minikubelet nodes that
 join by TLS bootstrap with a bootstrap token, each with its own system:node:<name> identity.
 State lives in the user's cache directory (minikubelet/clusters/<name>), nothing in /etc or

@@ -302,7 +302,7 @@ func newNode(ctx context.Context, cfg *config.Config, multi bool, rest *restclie
 }
 
 // kubeRESTConfig is the API client configuration of --kubeconfig, with the kubeAPIQPS and
-// kubeAPIBurst of the configuration (v1.30 defaults 50 and 100). An unreadable or invalid
+// kubeAPIBurst of the configuration (kubelet v1.37 defaults 50 and 100). An unreadable or invalid
 // kubeconfig is an error naming the file.
 func kubeRESTConfig(cfg *config.Config) (*restclient.Config, error) {
 	restCfg, err := clientcmd.BuildConfigFromFlags("", cfg.Kubeconfig)
