@@ -109,8 +109,11 @@ func (p *Pod) FindContainerByID(id ContainerID) *Container {
 
 // ContainerStatus is the detailed status of one container.
 type ContainerStatus struct {
-	ID           ContainerID
-	Name         string
+	ID   ContainerID
+	Name string
+	// PodSandboxID is the sandbox the container runs in (the CRI's listing has it): a
+	// container of the pod's active sandbox is one of upstream's ActiveContainerStatuses.
+	PodSandboxID string
 	State        State
 	CreatedAt    time.Time
 	StartedAt    time.Time
@@ -177,6 +180,38 @@ type PodStatus struct {
 	SandboxStatuses []*cri.PodSandboxStatus
 	// TimeStamp is when the status was read (EventedPLEG: the event time).
 	TimeStamp time.Time
+}
+
+// ActiveSandboxID is the pod's active sandbox: the newest, if it is ready (upstream's
+// getPodStatus), else "".
+func (s *PodStatus) ActiveSandboxID() string {
+	if s == nil || len(s.SandboxStatuses) == 0 || s.SandboxStatuses[0].State != cri.SandboxReady {
+		return ""
+	}
+	return s.SandboxStatuses[0].ID
+}
+
+// HasAnyActiveRegularContainerStarted says whether a regular (not init) container of spec
+// is among the containers of the pod's active sandbox, in any state: upstream's helper of
+// the same name, which getPhase asks whether the pod has initialized (a sidecar restarting
+// after that does not put the pod back to Pending). Containers of an older sandbox do not
+// count: after a sandbox change the pod initializes again.
+func HasAnyActiveRegularContainerStarted(spec *v1.PodSpec, s *PodStatus) bool {
+	active := s.ActiveSandboxID()
+	if active == "" {
+		return false
+	}
+	for _, cs := range s.ContainerStatuses {
+		if cs.PodSandboxID != active {
+			continue
+		}
+		for i := range spec.Containers {
+			if spec.Containers[i].Name == cs.Name {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // FindContainerStatusByName returns the newest status of the named container, or nil.

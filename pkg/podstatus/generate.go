@@ -130,7 +130,7 @@ func (g *Generator) Generate(pod *v1.Pod, podStatus *container.PodStatus, old v1
 	s := g.convertStatusToAPIStatus(pod, podStatus, old)
 
 	all := append(append([]v1.ContainerStatus{}, s.ContainerStatuses...), s.InitContainerStatuses...)
-	s.Phase = getPhase(pod, all, podIsTerminal, sidecars, g.restartGates())
+	s.Phase = getPhase(pod, all, podIsTerminal, container.HasAnyActiveRegularContainerStarted(&pod.Spec, podStatus), sidecars, g.restartGates())
 
 	// A terminal phase from the status manager or the source wins over a recomputed one.
 	// The status manager's wins even over a different terminal phase: it was decided when
@@ -585,8 +585,10 @@ func findStatus(statuses []v1.ContainerStatus, name string) (v1.ContainerStatus,
 	return v1.ContainerStatus{}, false
 }
 
-// hasAnyRegularContainerStarted: an app container running or terminated means the pod was
-// initialized, even while a sidecar restarts.
+// hasAnyRegularContainerStarted: an app container running or terminated in the API
+// statuses means the pod was initialized, even while a sidecar restarts (upstream's
+// kubecontainer.HasAnyRegularContainerStarted, which the Initialized condition asks; the
+// phase asks the runtime's active sandbox instead).
 func hasAnyRegularContainerStarted(spec *v1.PodSpec, statuses []v1.ContainerStatus) bool {
 	names := make(map[string]struct{}, len(spec.Containers))
 	for _, c := range spec.Containers {
@@ -600,19 +602,19 @@ func hasAnyRegularContainerStarted(spec *v1.PodSpec, statuses []v1.ContainerStat
 	return false
 }
 
-// getPhase computes the pod phase from container statuses (upstream getPhase). The
-// restart rules below are v1.37's; pending init containers still count as v1.30 counted
-// them: any pending init container, regular or sidecar, keeps the pod Pending until a
-// regular container has started (v1.37 keeps it Pending for a pending regular init
-// container whatever the containers did, and for a pending sidecar until a regular
-// container is active in the runtime). With the ContainerRestartRules gate on, whether a stopped container is restarting
-// follows its own restartPolicy and rules (ContainerShouldRestart on its last exit code)
-// instead of the pod's restartPolicy; with RestartAllContainersOnContainerExits too, one
-// removed by a restart of all containers is restarting.
-func getPhase(pod *v1.Pod, info []v1.ContainerStatus, podIsTerminal, sidecars bool, gates container.RestartGates) v1.PodPhase {
+// getPhase computes the pod phase from container statuses, as v1.37's getPhase: a pending
+// regular init container keeps the pod Pending whatever its other containers did, a
+// pending sidecar only until the pod has initialized (podHasInitialized: a regular
+// container is in the pod's active sandbox, container.HasAnyActiveRegularContainerStarted),
+// so a sidecar restarting later does not put a running pod back to Pending. With the
+// ContainerRestartRules gate on, whether a stopped container is restarting follows its own
+// restartPolicy and rules (ContainerShouldRestart on its last exit code) instead of the
+// pod's restartPolicy; with RestartAllContainersOnContainerExits too, one removed by a
+// restart of all containers is restarting.
+func getPhase(pod *v1.Pod, info []v1.ContainerStatus, podIsTerminal, podHasInitialized, sidecars bool, gates container.RestartGates) v1.PodPhase {
 	spec := pod.Spec
 	restartRules := gates.ContainerRestartRules
-	pendingInitialization, failedInitialization, failedInitializationNotRestartable := 0, 0, 0
+	pendingRegularInit, pendingSidecars, failedInitialization, failedInitializationNotRestartable := 0, 0, 0, 0
 	// notRestartable reports whether a container that terminated so stays stopped.
 	notRestartable := func(c *v1.Container, t *v1.ContainerStateTerminated) bool {
 		if gates.RestartAllContainers && t.Reason == RestartingAllContainers {
@@ -627,12 +629,12 @@ func getPhase(pod *v1.Pod, info []v1.ContainerStatus, podIsTerminal, sidecars bo
 		}
 		cs, ok := findStatus(info, c.Name)
 		if !ok {
-			pendingInitialization++
+			pendingRegularInit++
 			continue
 		}
 		switch {
 		case cs.State.Running != nil:
-			pendingInitialization++
+			pendingRegularInit++
 		case cs.State.Terminated != nil:
 			if code := cs.State.Terminated.ExitCode; code != 0 {
 				failedInitialization++
@@ -649,10 +651,10 @@ func getPhase(pod *v1.Pod, info []v1.ContainerStatus, podIsTerminal, sidecars bo
 					}
 				}
 			} else {
-				pendingInitialization++
+				pendingRegularInit++
 			}
 		default:
-			pendingInitialization++
+			pendingRegularInit++
 		}
 	}
 
@@ -670,18 +672,18 @@ func getPhase(pod *v1.Pod, info []v1.ContainerStatus, podIsTerminal, sidecars bo
 		switch {
 		case cs.State.Running != nil:
 			if cs.Started == nil || !*cs.Started {
-				pendingInitialization++
+				pendingSidecars++
 			}
 			running++
 		case cs.State.Terminated != nil:
 			// a stopped sidecar does not decide the phase
 		case cs.State.Waiting != nil:
 			if cs.LastTerminationState.Terminated == nil {
-				pendingInitialization++
+				pendingSidecars++
 				waiting++
 			}
 		default:
-			pendingInitialization++
+			pendingSidecars++
 			unknown++
 		}
 	}
@@ -726,7 +728,7 @@ func getPhase(pod *v1.Pod, info []v1.ContainerStatus, podIsTerminal, sidecars bo
 		return v1.PodFailed
 	}
 	switch {
-	case pendingInitialization > 0 && !hasAnyRegularContainerStarted(&spec, info):
+	case pendingRegularInit > 0 || (pendingSidecars > 0 && !podHasInitialized):
 		return v1.PodPending
 	case waiting > 0:
 		return v1.PodPending

@@ -57,6 +57,7 @@ func ctr(name string, state container.State, attempt, exitCode, n int) *containe
 	s := &container.ContainerStatus{
 		ID:           container.ContainerID{Type: container.RuntimeType, ID: fmt.Sprintf("%s-%d", name, attempt)},
 		Name:         name,
+		PodSandboxID: "sb", // runtime's sandbox
 		State:        state,
 		CreatedAt:    t0.Add(time.Duration(n) * time.Second),
 		Image:        "nginx:1.25",

@@ -176,10 +176,10 @@ func TestGetPhaseRestartingAllContainers(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := getPhase(tc.pod, tc.info, false, true, container.RestartGates{ContainerRestartRules: true, RestartAllContainers: true}); got != tc.want {
+			if got := getPhase(tc.pod, tc.info, false, hasAnyRegularContainerStarted(&tc.pod.Spec, tc.info), true, container.RestartGates{ContainerRestartRules: true, RestartAllContainers: true}); got != tc.want {
 				t.Errorf("phase = %s, want %s", got, tc.want)
 			}
-			if got := getPhase(tc.pod, tc.info, false, true, container.RestartGates{ContainerRestartRules: true}); got != tc.wantOff {
+			if got := getPhase(tc.pod, tc.info, false, hasAnyRegularContainerStarted(&tc.pod.Spec, tc.info), true, container.RestartGates{ContainerRestartRules: true}); got != tc.wantOff {
 				t.Errorf("gate off: phase = %s, want %s", got, tc.wantOff)
 			}
 		})

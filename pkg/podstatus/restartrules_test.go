@@ -148,10 +148,10 @@ func TestGetPhaseWithContainerRestartRules(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := getPhase(tc.pod, tc.info, tc.terminal, true, container.RestartGates{ContainerRestartRules: true}); got != tc.want {
+			if got := getPhase(tc.pod, tc.info, tc.terminal, hasAnyRegularContainerStarted(&tc.pod.Spec, tc.info), true, container.RestartGates{ContainerRestartRules: true}); got != tc.want {
 				t.Errorf("gate on: phase = %s, want %s", got, tc.want)
 			}
-			if got := getPhase(tc.pod, tc.info, tc.terminal, true, container.RestartGates{}); got != tc.wantOff {
+			if got := getPhase(tc.pod, tc.info, tc.terminal, hasAnyRegularContainerStarted(&tc.pod.Spec, tc.info), true, container.RestartGates{}); got != tc.wantOff {
 				t.Errorf("gate off: phase = %s, want %s", got, tc.wantOff)
 			}
 		})

@@ -283,6 +283,7 @@ func ContainerStatusFromCRI(s *cri.ContainerStatus) container.ContainerStatus {
 	return container.ContainerStatus{
 		ID:           container.ContainerID{Type: container.RuntimeType, ID: s.ID},
 		Name:         s.Metadata.Name,
+		PodSandboxID: s.PodSandboxID,
 		State:        container.StateFromCRI(s.State),
 		CreatedAt:    unixNano(s.CreatedAt),
 		StartedAt:    unixNano(s.StartedAt),
