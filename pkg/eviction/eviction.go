@@ -317,7 +317,7 @@ func (m *Manager) synchronize(ctx context.Context, now time.Time) {
 		if t.Soft && pod.Spec.TerminationGracePeriodSeconds != nil && *pod.Spec.TerminationGracePeriodSeconds < podGrace {
 			podGrace = *pod.Spec.TerminationGracePeriodSeconds
 		}
-		if m.evict(ctx, pod, podGrace, Message(res, pod, usage[pod.UID], t, o), string(t.Signal), now) {
+		if m.evict(ctx, pod, podGrace, Message(res, pod, usage[pod.UID], t, o), string(t.Signal), true, now) {
 			return // one pod per pass
 		}
 	}
@@ -340,11 +340,13 @@ func (m *Manager) reclaimNodeLevel(ctx context.Context, t Threshold) bool {
 }
 
 // evict kills pod with the Evicted status, event and metric, and waits for its cleanup
-// before the next eviction. It reports whether the kill was started.
-func (m *Manager) evict(ctx context.Context, pod *v1.Pod, grace int64, message, signal string, now time.Time) bool {
+// before the next eviction. disruption gives the status the DisruptionTarget condition: a
+// node-pressure eviction does, a local-storage limit eviction does not (upstream passes it
+// no condition). It reports whether the kill was started.
+func (m *Manager) evict(ctx context.Context, pod *v1.Pod, grace int64, message, signal string, disruption bool, now time.Time) bool {
 	logger := klog.FromContext(ctx)
 	m.cfg.Recorder.Eventf(events.PodRef(pod), v1.EventTypeWarning, Reason, "%s", message)
-	op, err := m.cfg.KillPod(pod, grace, m.evictedStatus(pod, message, now))
+	op, err := m.cfg.KillPod(pod, grace, m.evictedStatus(pod, message, disruption, now))
 	if err != nil {
 		logger.Error(err, "Eviction manager: pod failed to evict", "pod", klog.KObj(pod))
 		return false
@@ -389,7 +391,7 @@ func (m *Manager) localStorageEviction(ctx context.Context, now time.Time) bool 
 			continue
 		}
 		if msg, signal := ephemeralStorageExceeded(pod, u); msg != "" {
-			evicted = m.evict(ctx, pod, 0, msg, signal, now) || evicted
+			evicted = m.evict(ctx, pod, 0, msg, signal, false, now) || evicted
 		}
 	}
 	return evicted
@@ -518,15 +520,18 @@ func contains(list []Threshold, t Threshold) bool {
 }
 
 // evictedStatus is the status an eviction gives pod, as upstream's evictPod
-// (eviction_manager.go:651-656): Failed, reason Evicted, and the DisruptionTarget
-// condition, whose observedGeneration is the pod's generation as
+// (eviction_manager.go:651-656): Failed, reason Evicted, and with disruption the
+// DisruptionTarget condition, whose observedGeneration is the pod's generation as
 // CalculatePodConditionObservedGeneration gives it (v1.37).
-func (m *Manager) evictedStatus(pod *v1.Pod, message string, now time.Time) func(*v1.PodStatus) {
+func (m *Manager) evictedStatus(pod *v1.Pod, message string, disruption bool, now time.Time) func(*v1.PodStatus) {
 	return func(st *v1.PodStatus) {
 		st.Phase = v1.PodFailed
 		st.Reason = Reason
 		st.Message = message
-		setCondition(st, v1.PodCondition{
+		if !disruption {
+			return
+		}
+		updateCondition(st, v1.PodCondition{
 			Type:               v1.DisruptionTarget,
 			ObservedGeneration: podstatus.ConditionObservedGeneration(st, pod.Generation, v1.DisruptionTarget, m.cfg.PodObservedGenerationTracking),
 			Status:             v1.ConditionTrue,
@@ -537,9 +542,14 @@ func (m *Manager) evictedStatus(pod *v1.Pod, message string, now time.Time) func
 	}
 }
 
-func setCondition(st *v1.PodStatus, c v1.PodCondition) {
+// updateCondition sets c in st as upstream's podutil.UpdatePodCondition: a condition
+// already there with the same status keeps its transition time.
+func updateCondition(st *v1.PodStatus, c v1.PodCondition) {
 	for i := range st.Conditions {
 		if st.Conditions[i].Type == c.Type {
+			if st.Conditions[i].Status == c.Status {
+				c.LastTransitionTime = st.Conditions[i].LastTransitionTime
+			}
 			st.Conditions[i] = c
 			return
 		}

@@ -529,12 +529,60 @@ func TestEvictedStatusObservedGeneration(t *testing.T) {
 			p := pod("web", "", 0, false)
 			p.Generation = tt.generation
 			st := v1.PodStatus{Phase: v1.PodRunning, Conditions: tt.in}
-			e.m.evictedStatus(p, "low", e.clk.Now())(&st)
+			e.m.evictedStatus(p, "low", true, e.clk.Now())(&st)
 			if st.Phase != v1.PodFailed || st.Reason != Reason || st.Message != "low" || len(st.Conditions) != 1 {
 				t.Fatalf("status = %+v", st)
 			}
 			if c := st.Conditions[0]; c.Type != v1.DisruptionTarget || c.Reason != ConditionReason || c.ObservedGeneration != tt.want {
 				t.Errorf("condition = %+v, want DisruptionTarget %s observedGeneration %d", c, ConditionReason, tt.want)
+			}
+		})
+	}
+}
+
+// TestEvictedStatusCondition: a node-pressure eviction sets DisruptionTarget, keeping the
+// transition time of one already True (upstream's UpdatePodCondition); a local-storage
+// limit eviction sets none, as upstream passes it no condition.
+func TestEvictedStatusCondition(t *testing.T) {
+	earlier := metav1.NewTime(time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC))
+	tests := []struct {
+		name       string
+		disruption bool
+		in         []v1.PodCondition
+		wantCond   bool
+		wantSince  *metav1.Time // the transition time kept; nil: now
+	}{
+		{"node pressure", true, nil, true, nil},
+		{"node pressure, already a disruption target", true, []v1.PodCondition{{Type: v1.DisruptionTarget, Status: v1.ConditionTrue, LastTransitionTime: earlier}}, true, &earlier},
+		{"node pressure, False before", true, []v1.PodCondition{{Type: v1.DisruptionTarget, Status: v1.ConditionFalse, LastTransitionTime: earlier}}, true, nil},
+		{"local storage limit", false, nil, false, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t, hardMemory("100Mi"))
+			st := v1.PodStatus{Phase: v1.PodRunning, Conditions: tt.in}
+			e.m.evictedStatus(pod("web", "", 0, false), "over", tt.disruption, e.clk.Now())(&st)
+			if st.Phase != v1.PodFailed || st.Reason != Reason || st.Message != "over" {
+				t.Fatalf("status = %+v, want Failed Evicted", st)
+			}
+			var c *v1.PodCondition
+			for i := range st.Conditions {
+				if st.Conditions[i].Type == v1.DisruptionTarget {
+					c = &st.Conditions[i]
+				}
+			}
+			if (c != nil) != tt.wantCond {
+				t.Fatalf("DisruptionTarget = %+v, want present %v", c, tt.wantCond)
+			}
+			if c == nil {
+				return
+			}
+			want := metav1.NewTime(e.clk.Now())
+			if tt.wantSince != nil {
+				want = *tt.wantSince
+			}
+			if c.Status != v1.ConditionTrue || !c.LastTransitionTime.Equal(&want) {
+				t.Errorf("condition = %+v, want True since %v", c, want)
 			}
 		})
 	}
