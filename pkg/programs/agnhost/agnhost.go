@@ -14,9 +14,9 @@ import (
 	"github.com/minikubelet/minikubelet/pkg/shell"
 )
 
-// Version is what `agnhost --version` reports: the agnhost of Kubernetes v1.30's e2e
-// images (test/utils/image/manifest.go).
-const Version = "2.47"
+// Version is what `agnhost --version` reports: the agnhost of Kubernetes v1.37's e2e
+// images (test/utils/image/manifest.go: Agnhost 2.66.1).
+const Version = "2.66.1"
 
 // subcommand is one agnhost subcommand: its cobra command, built afresh for each run
 // (flags bind to the run's own variables), or nil when it is not simulated.
@@ -25,7 +25,7 @@ type subcommand struct {
 	build      func(r *run) *cobra.Command
 }
 
-// subcommands are agnhost 2.47's, in its registration order, with their upstream Use
+// subcommands are agnhost 2.66.1's, in its registration order, with their upstream Use
 // and Short (the root's help lists them). Those without a build function are not
 // simulated (guestbook, nettest, webhook...): they wait to be stopped.
 var subcommands = []subcommand{
@@ -37,6 +37,7 @@ var subcommands = []subcommand{
 	{"etc-hosts", "Prints the host's /etc/hosts file", newEtcHosts},
 	{"entrypoint-tester", "Prints the args it's passed and exits", newEntrypointTester},
 	{"fake-gitserver", "Fakes a git server", nil},
+	{"fake-registry-server", "Starts a fake registry server for testing", nil},
 	{"guestbook", "Creates a HTTP server with various endpoints representing a guestbook app", nil},
 	{"inclusterclient", "Periodically poll the Kubernetes \"/healthz\" endpoint", nil},
 	{"liveness", "Starts a server that is alive for 10 seconds", newLiveness},
@@ -57,6 +58,13 @@ var subcommands = []subcommand{
 	{"webhook", "Starts a HTTP server, useful for testing MutatingAdmissionWebhook and ValidatingAdmissionWebhook", nil},
 	{"test-service-account-issuer-discovery", "Tests the ServiceAccountIssuerDiscovery feature", nil},
 	{"grpc-health-checking", "Starts a simple grpc health checking endpoint", newGrpcHealthChecking},
+	{"h2c-server", "Starts a simple HTTP/2 cleartext (h2c) server", nil},
+	{"stress", "Lightweight compute resource stress utlity", nil},
+	{"podcertificatesigner", "Sign PodCertificateRequests addressed to a given signer", nil},
+	{"mtlsclient", "Client is configured to build mTLS with server", nil},
+	{"mtlsserver", "Server is configured to build mTLS with client and echo client's spiffe identity", nil},
+	{"nonewprivs", "Prints the UID of the running process", nil},
+	{"external-metrics", "Starts an external metrics server for testing", nil},
 }
 
 func (s subcommand) name() string { return strings.Fields(s.use)[0] }

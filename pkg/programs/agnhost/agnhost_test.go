@@ -306,7 +306,7 @@ func TestAgnhost(t *testing.T) {
 		{
 			name: "--version",
 			argv: []string{"/agnhost", "--version"},
-			want: result{Stdout: "app version 2.47\n", Exited: true},
+			want: result{Stdout: "app version 2.66.1\n", Exited: true},
 		},
 		{
 			name: "logs-generator without its flags",
