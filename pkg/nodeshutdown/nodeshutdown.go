@@ -339,6 +339,9 @@ func (m *Manager) groupOver(ctx context.Context) bool {
 		g := m.plan[m.phase]
 		klog.FromContext(ctx).Info("Shutdown manager pod killing time out",
 			"gracePeriod", g.ShutdownGracePeriodSeconds, "priority", g.Priority, "pods", podRefs(m.pending))
+	} else if m.phase >= 0 && m.phase < len(m.plan) {
+		g := m.plan[m.phase]
+		klog.FromContext(ctx).V(1).Info("Done waiting for all pods in group to terminate", "gracePeriod", g.ShutdownGracePeriodSeconds, "priority", g.Priority)
 	}
 	m.pending = nil
 	return true
