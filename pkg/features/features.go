@@ -136,6 +136,15 @@ const (
 	// the mappings to the runtime; the node lists which runtime handlers support them.
 	// Upstream: GA and locked on since v1.36.
 	UserNamespacesSupport featuregate.Feature = "UserNamespacesSupport"
+
+	// ChangeContainerStatusOnKubeletRestart, on, brings back what a kubelet restart did to
+	// the containers it found running before v1.35: each starts again from its probes'
+	// initial results, not started until its startup probe passes and not ready until its
+	// readiness probe does. Off (the default), such a container keeps started from the
+	// status it had (the API server's copy) and, until its readiness probe has a result, is
+	// as ready as its pod was, so a kubelet restart does not flap readiness.
+	// Upstream: GA (default on) since v1.0; deprecated, default off since v1.35.
+	ChangeContainerStatusOnKubeletRestart featuregate.Feature = "ChangeContainerStatusOnKubeletRestart"
 )
 
 // modelled lists the gates above: Simulated answers from it.
@@ -161,6 +170,7 @@ var modelled = []featuregate.Feature{
 	EnvFiles,
 	ProcMountType,
 	UserNamespacesSupport,
+	ChangeContainerStatusOnKubeletRestart,
 }
 
 // Gates of v1.37 that change kubelet behaviour the simulator is to model next. They are

@@ -42,6 +42,7 @@ func TestModelledGateSpecs(t *testing.T) {
 		{EnvFiles, featuregate.FeatureSpec{Default: true, PreRelease: featuregate.Beta, Version: version.MajorMinor(1, 35)}},
 		{ProcMountType, featuregate.FeatureSpec{Default: true, PreRelease: featuregate.GA, LockToDefault: true, Version: version.MajorMinor(1, 36)}},
 		{UserNamespacesSupport, featuregate.FeatureSpec{Default: true, PreRelease: featuregate.GA, LockToDefault: true, Version: version.MajorMinor(1, 36)}},
+		{ChangeContainerStatusOnKubeletRestart, featuregate.FeatureSpec{Default: false, PreRelease: featuregate.Deprecated, Version: version.MajorMinor(1, 35)}},
 	}
 	all := DefaultMutableFeatureGate.GetAll()
 	for _, tt := range tests {
@@ -315,5 +316,40 @@ func TestUnsimulatedGates(t *testing.T) {
 	}
 	if Simulated(PodLevelResources) || !Simulated(EventedPLEG) {
 		t.Error("Simulated: want EventedPLEG modelled and PodLevelResources not")
+	}
+}
+
+// TestChangeContainerStatusOnKubeletRestartByRelease: the gate is on (GA since v1.0) up to
+// v1.34, so an emulated v1.34 node flaps readiness on a kubelet restart as v1.30 did, and
+// deprecated and off from v1.35; never locked, so either value can be set.
+func TestChangeContainerStatusOnKubeletRestartByRelease(t *testing.T) {
+	tests := []struct {
+		emulate string
+		want    bool
+		stage   string // the spec's PreRelease: "" is GA
+	}{
+		{"1.34", true, ""},
+		{"1.35", false, "DEPRECATED"},
+		{"1.37", false, "DEPRECATED"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.emulate, func(t *testing.T) {
+			g := NewFeatureGate()
+			if err := g.SetEmulationVersion(version.MustParse(tt.emulate)); err != nil {
+				t.Fatal(err)
+			}
+			if got := g.Enabled(ChangeContainerStatusOnKubeletRestart); got != tt.want {
+				t.Errorf("Enabled = %t, want %t", got, tt.want)
+			}
+			if got := string(g.GetAll()[ChangeContainerStatusOnKubeletRestart].PreRelease); got != tt.stage {
+				t.Errorf("stage %q, want %q", got, tt.stage)
+			}
+			if err := g.SetFromMap(map[string]bool{string(ChangeContainerStatusOnKubeletRestart): !tt.want}); err != nil {
+				t.Errorf("setting it to %t: %v", !tt.want, err)
+			}
+			if got := g.Enabled(ChangeContainerStatusOnKubeletRestart); got != !tt.want {
+				t.Errorf("Enabled = %t after setting %t", got, !tt.want)
+			}
+		})
 	}
 }

@@ -364,19 +364,23 @@ func New(cfg Config) (*Kubelet, error) {
 		startup:   results.NewManager(wakeSyncLoop),
 	}
 	k.probeRegistry = metrics.NewRegistry("")
+	// What a kubelet restart does to the containers it finds running: the prober and the
+	// status generator must agree on it.
+	changeOnRestart := cfg.Gate.Enabled(features.ChangeContainerStatusOnKubeletRestart)
 	if k.prober, err = prober.NewManager(prober.Config{
-		ContainerRestartRules: cfg.Gate.Enabled(features.ContainerRestartRules),
-		RestartAllContainers:  restartAll,
-		Clock:                 cfg.Clock,
-		Status:                k.status,
-		Runtime:               k.rt,
-		Liveness:              k.probeResults.liveness,
-		Readiness:             k.probeResults.readiness,
-		Startup:               k.probeResults.startup,
-		Recorder:              k.events,
-		Registry:              k.probeRegistry,
-		Seed:                  c.Simulator.Runtime.Seed,
-		Network:               cfg.Runtime.Network(),
+		ContainerRestartRules:                 cfg.Gate.Enabled(features.ContainerRestartRules),
+		RestartAllContainers:                  restartAll,
+		ChangeContainerStatusOnKubeletRestart: changeOnRestart,
+		Clock:                                 cfg.Clock,
+		Status:                                k.status,
+		Runtime:                               k.rt,
+		Liveness:                              k.probeResults.liveness,
+		Readiness:                             k.probeResults.readiness,
+		Startup:                               k.probeResults.startup,
+		Recorder:                              k.events,
+		Registry:                              k.probeRegistry,
+		Seed:                                  c.Simulator.Runtime.Seed,
+		Network:                               cfg.Runtime.Network(),
 	}); err != nil {
 		return nil, fmt.Errorf("create prober manager: %w", err)
 	}
@@ -410,6 +414,8 @@ func New(cfg Config) (*Kubelet, error) {
 			// The pod's status.resources and allocatedResources.
 			InPlacePodLevelResourcesVerticalScaling: podLevelResize,
 			PodObservedGenerationTracking:           cfg.Gate.Enabled(features.PodObservedGenerationTracking),
+			// Whether a running container's status keeps the previous one's started.
+			ChangeContainerStatusOnKubeletRestart: changeOnRestart,
 		},
 		Reasons: k.reasons,
 		HostIP:  hostIP(nodeIP),

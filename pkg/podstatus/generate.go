@@ -73,6 +73,11 @@ type Features struct {
 	// PodObservedGenerationTracking: the status and the kubelet's conditions carry the
 	// generation of the spec they were made from.
 	PodObservedGenerationTracking bool
+	// ChangeContainerStatusOnKubeletRestart (deprecated, off by default since v1.35): on,
+	// started is the prober's alone, as in v1.30; off, a running container's status keeps
+	// the previous status's started for the prober to go by, which is what lets a
+	// restarted kubelet keep a started container started.
+	ChangeContainerStatusOnKubeletRestart bool
 }
 
 // GeneratorConfig configures a Generator.
@@ -488,6 +493,13 @@ func (g *Generator) convertToAPIContainerStatuses(pod *v1.Pod, podStatus *contai
 			oldPtr = &old
 		}
 		st := convert(cs, oldPtr)
+		if !g.cfg.Features.ChangeContainerStatusOnKubeletRestart && cs.State == container.ContainerStateRunning &&
+			oldPtr != nil && oldPtr.Started != nil {
+			// Upstream kubelet_pods.go:2692-2698: the old status's word on a running
+			// container; after a restart it is the API server's copy (pod.Status).
+			started := *oldPtr.Started
+			st.Started = &started
+		}
 		if seen[cs.Name] == 0 {
 			// Who the process runs as, as the runtime reports it (SupplementalGroupsPolicy,
 			// GA): shared between equal users, so that 20,000 containers hold one value.

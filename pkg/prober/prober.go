@@ -80,9 +80,17 @@ type Config struct {
 	// ContainerRestartRules): the worker of a terminated container of a pod restarting all
 	// its containers keeps waiting for the next instance.
 	RestartAllContainers bool
-	Clock                clock.PassiveClock
-	Status               StatusGetter
-	Runtime              ExecRunner
+	// ChangeContainerStatusOnKubeletRestart is the deprecated gate (off by default since
+	// v1.35). On, a restarted kubelet takes every container from the probes' initial
+	// results again, as v1.30 did: not started until its startup probe passes, not ready
+	// until its readiness probe does. Off, a container that was running before the kubelet
+	// started keeps started from its previous status and, until its readiness probe has a
+	// result, is as ready as its pod was, so a kubelet restart does not flap readiness.
+	ChangeContainerStatusOnKubeletRestart bool
+
+	Clock   clock.PassiveClock
+	Status  StatusGetter
+	Runtime ExecRunner
 	// Liveness, Readiness and Startup receive the results; required.
 	Liveness, Readiness, Startup *results.Manager
 	Recorder                     events.Recorder
@@ -373,10 +381,14 @@ func (m *Manager) removeWorker(w *worker) {
 // upstream's prober manager does when the kubelet generates a pod status: without a startup
 // probe a running container is started; once started, without a readiness probe it is ready,
 // with one it is ready once the probe succeeded. A regular init container is ready once it
-// exited 0.
+// exited 0. With ChangeContainerStatusOnKubeletRestart off, a container that was running
+// before the kubelet started is also started when its status (the previous one, which the
+// generator carried over) says so, and ready as its pod was until its readiness probe has a
+// result (prober_manager.go:287-337).
 func (m *Manager) UpdatePodStatus(pod *v1.Pod, s *v1.PodStatus) {
 	for i := range s.ContainerStatuses {
-		m.updateContainer(pod, &s.ContainerStatuses[i])
+		cs := &s.ContainerStatuses[i]
+		m.updateContainer(pod, cs, containerSpec(pod.Spec.Containers, cs.Name))
 	}
 	for i := range s.InitContainerStatuses {
 		cs := &s.InitContainerStatuses[i]
@@ -386,22 +398,13 @@ func (m *Manager) UpdatePodStatus(pod *v1.Pod, s *v1.PodStatus) {
 			cs.Ready = cs.State.Terminated != nil && cs.State.Terminated.ExitCode == 0
 			continue
 		}
-		m.updateContainer(pod, cs)
+		m.updateContainer(pod, cs, containerSpec(pod.Spec.InitContainers, cs.Name))
 	}
 }
 
-func (m *Manager) updateContainer(pod *v1.Pod, cs *v1.ContainerStatus) {
+func (m *Manager) updateContainer(pod *v1.Pod, cs *v1.ContainerStatus, spec *v1.Container) {
 	id := container.ParseContainerID(cs.ContainerID).ID
-	started := false
-	switch {
-	case cs.State.Running == nil:
-	default:
-		if r, ok := m.cfg.Startup.Get(id); ok {
-			started = r == results.Success
-		} else {
-			started = !m.hasWorker(pod.UID, cs.Name, Startup) // no startup probe: started
-		}
-	}
+	started := m.isContainerStarted(pod, cs, id)
 	cs.Started = &started
 	if !started {
 		cs.Ready = false
@@ -411,10 +414,86 @@ func (m *Manager) updateContainer(pod *v1.Pod, cs *v1.ContainerStatus) {
 		cs.Ready = true
 		return
 	}
-	cs.Ready = !m.hasWorker(pod.UID, cs.Name, Readiness) // no readiness probe: ready
-	if !cs.Ready {
+	ready := !m.hasWorker(pod.UID, cs.Name, Readiness) // no readiness probe: ready
+	if !ready {
 		m.triggerManual(pod.UID, cs.Name, Readiness)
 	}
+	if !m.cfg.ChangeContainerStatusOnKubeletRestart && spec != nil {
+		ready = m.readyAfterKubeletRestart(pod, cs, spec, id, ready)
+	}
+	cs.Ready = ready
+}
+
+// isContainerStarted is upstream's (prober_manager.go:287-308): a running container is
+// started once its startup probe succeeded; before the probe has a result, with
+// ChangeContainerStatusOnKubeletRestart off, when the status it is given says so (the
+// previous status's, carried over for a running container); else when it has no startup
+// probe.
+func (m *Manager) isContainerStarted(pod *v1.Pod, cs *v1.ContainerStatus, id string) bool {
+	if cs.State.Running == nil {
+		return false
+	}
+	if r, ok := m.cfg.Startup.Get(id); ok {
+		return r == results.Success
+	}
+	if !m.cfg.ChangeContainerStatusOnKubeletRestart && cs.Started != nil && *cs.Started {
+		return true
+	}
+	return !m.hasWorker(pod.UID, cs.Name, Startup)
+}
+
+// readyAfterKubeletRestart is upstream's setReadyStateOnKubeletRestart
+// (prober_manager.go:310-337), for a started container that is not ready by its probe: one
+// running since before the kubelet started whose readiness probe has no result yet is ready,
+// unless it has a readiness probe and its pod was not Ready. "Was" is the pod's own status,
+// the API server's copy: a static pod's says nothing, so its containers with readiness
+// probes wait for the probe as after v1.30's restart.
+func (m *Manager) readyAfterKubeletRestart(pod *v1.Pod, cs *v1.ContainerStatus, spec *v1.Container, id string, ready bool) bool {
+	if !m.runningBeforeStart(cs) {
+		return ready
+	}
+	if !ready {
+		if _, ok := m.cfg.Readiness.Get(id); !ok {
+			ready = true
+		}
+	}
+	if spec.ReadinessProbe != nil && !podReady(pod) {
+		ready = false
+	}
+	return ready
+}
+
+// kubeletRestartGrace is how long before the kubelet's start a container must have started
+// to count as one a restarted kubelet found running, not one it started itself (upstream's
+// kubeletRestartGracePeriod, prober_manager.go:455-462).
+const kubeletRestartGrace = 10 * time.Second
+
+// runningBeforeStart reports whether the container runs since before the kubelet's start
+// (less the grace): the kubelet restarted over it.
+func (m *Manager) runningBeforeStart(cs *v1.ContainerStatus) bool {
+	if cs.State.Running == nil {
+		return false
+	}
+	t := cs.State.Running.StartedAt.Time
+	return !t.IsZero() && t.Before(m.start.Add(-kubeletRestartGrace))
+}
+
+func podReady(pod *v1.Pod) bool {
+	for _, c := range pod.Status.Conditions {
+		if c.Type == v1.PodReady {
+			return c.Status == v1.ConditionTrue
+		}
+	}
+	return false
+}
+
+func containerSpec(containers []v1.Container, name string) *v1.Container {
+	for i := range containers {
+		if containers[i].Name == name {
+			return &containers[i]
+		}
+	}
+	return nil
 }
 
 func (m *Manager) hasWorker(uid types.UID, name string, t ProbeType) bool {
@@ -533,7 +612,7 @@ func (w *worker) doProbe(ctx context.Context) bool {
 			w.results.Remove(w.containerID)
 		}
 		w.containerID = id
-		w.results.Set(id, w.initial, w.pod.UID)
+		w.setInitial(&c)
 		w.onHold = false
 	}
 	if w.onHold {
@@ -605,6 +684,25 @@ func (w *worker) doProbe(ctx context.Context) bool {
 		w.onHold, w.resultRun = true, 0
 	}
 	return true
+}
+
+// setInitial records the initial result for a container the worker has not seen before
+// (upstream worker.go:257-284). With ChangeContainerStatusOnKubeletRestart off, a container
+// running since before the kubelet started gets none: a readiness probe's Failure would turn
+// a ready container unready until the probe ran, a restart's flap. A sidecar's startup probe
+// is then seeded Success when the status says it started, so that the pod's next containers
+// are not held back waiting for a probe that will not run again (kubernetes#136910).
+func (w *worker) setInitial(c *v1.ContainerStatus) {
+	if w.m.cfg.ChangeContainerStatusOnKubeletRestart {
+		w.results.Set(w.containerID, w.initial, w.pod.UID)
+		return
+	}
+	if w.probeType == Startup && isSidecar(w.pod, w.container.Name) && c.Started != nil && *c.Started {
+		w.results.Set(w.containerID, results.Success, w.pod.UID)
+	}
+	if !w.m.runningBeforeStart(c) {
+		w.results.Set(w.containerID, w.initial, w.pod.UID)
+	}
 }
 
 func containerStatus(statuses []v1.ContainerStatus, name string) (v1.ContainerStatus, bool) {

@@ -83,7 +83,7 @@ func TestShippedScenarios(t *testing.T) {
 	want := []string{"static-pod-lifecycle", "pleg-unhealthy", "relist-slow", "event-channel-full",
 		"evented-fallback", "crashloop-backoff", "feature-gate-precedence", "memory-pressure", "graceful-shutdown", "pleg-relist-hang",
 		"eviction-memory-leak", "eviction-soft-threshold", "eviction-disk-pressure", "cpu-throttling", "in-place-resize", "image-volume",
-		"supplemental-groups", "env-files", "proc-mount", "user-namespaces"}
+		"supplemental-groups", "env-files", "proc-mount", "user-namespaces", "kubelet-restart-readiness", "kubelet-restart-readiness-v130"}
 	seen := map[string]bool{}
 	for _, path := range scenarioFiles(t) {
 		name := strings.TrimSuffix(filepath.Base(path), ".yaml")
