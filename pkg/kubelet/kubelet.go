@@ -73,6 +73,11 @@ type Config struct {
 	// Runtime is the container runtime. Default NewRuntime(Config, Clock, Registry) over
 	// NodeFS.
 	Runtime *fake.Runtime
+	// KeepRuntime leaves the Runtime's containers running when the kubelet stops: a
+	// kubelet restart (simulate's restartKubelet) finds them as a restarted kubelet finds
+	// the containers its runtime kept. The caller closes the runtime. Without it, Stop
+	// ends the node: the containers' programs with it.
+	KeepRuntime bool
 	// NodeFS is the node's filesystem: the kubelet writes pods' volumes and files there and
 	// the runtime binds containers' mounts from it, so both must share it. Default: the
 	// Runtime's when one is given, else a new one.
@@ -210,6 +215,7 @@ type Kubelet struct {
 	admissionMetrics *admission.Metrics
 
 	startOnce, stopOnce sync.Once
+	keepRuntime         bool // Config.KeepRuntime
 	life                lifecycle
 	recorder            *record.Recorder             // nil: no recording
 	owner               atomic.Pointer[runner.Owner] // the daemon's owner of the table, once Run started
@@ -313,6 +319,7 @@ func New(cfg Config) (*Kubelet, error) {
 		registry:         cfg.Registry,
 		events:           cfg.Events,
 		runtime:          cfg.Runtime,
+		keepRuntime:      cfg.KeepRuntime,
 		pods:             newPodManager(),
 		reasons:          podstatus.NewReasonCache(),
 		listener:         cfg.Listener,

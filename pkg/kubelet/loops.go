@@ -108,8 +108,11 @@ func (k *Kubelet) Stop() {
 		if k.apiCaller != nil {
 			k.apiCaller.Stop() // API calls still in flight end now
 		}
-		// The node goes with its kubelet: the simulated processes' coroutines end.
-		k.runtime.Close()
+		// The node goes with its kubelet (the simulated processes' coroutines end), unless
+		// the runtime outlives it: a kubelet restart keeps the containers running.
+		if !k.keepRuntime {
+			k.runtime.Close()
+		}
 	})
 }
 

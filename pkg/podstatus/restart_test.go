@@ -86,7 +86,6 @@ func TestStartedCarriedOver(t *testing.T) {
 	}
 }
 
-
 // noExec is a runtime without exec: the probes here are httpGet ones.
 type noExec struct{}
 

@@ -118,7 +118,7 @@ func Run(ctx context.Context, sc *Scenario, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer s.stopKubelet()
+	defer s.close()
 	if opts.Metrics != nil || opts.Rules != nil {
 		interval := DefaultScrapeInterval
 		if opts.Metrics != nil && opts.Metrics.Interval != 0 {
@@ -247,6 +247,7 @@ func newSimulation(ctx context.Context, sc *Scenario, dir string, start time.Tim
 	s.events.Subscribe(func(e v1.Event) { s.seen = append(s.seen, e) })
 	s.gate = gate
 	if err := s.startKubelet(ctx); err != nil {
+		s.runtime.Close() // no kubelet to hand the node to
 		return nil, err
 	}
 	return s, nil
@@ -272,6 +273,8 @@ func (s *simulation) startKubelet(ctx context.Context) error {
 		Registry: s.kReg,
 		Events:   s.events,
 		Runtime:  s.runtime,
+		// A kubelet restart is a new process on the same runtime: its containers go on.
+		KeepRuntime: true,
 		// Every run has its own temporary manifest directory; UIDs hash this path instead.
 		ManifestUIDRoot: ManifestUIDRoot,
 	}
@@ -295,6 +298,13 @@ func (s *simulation) startKubelet(ctx context.Context) error {
 	s.running = true
 	s.obs.kubeletStarted(k)
 	return nil
+}
+
+// close ends the run: the kubelet, then the node (the runtime's containers and their
+// programs).
+func (s *simulation) close() {
+	s.stopKubelet()
+	s.runtime.Close()
 }
 
 // stopKubelet stops the kubelet's loops; the runtime goes on (its containers keep running).

@@ -154,7 +154,8 @@ steps:
 }
 
 // TestRestartKubelet checks that a restarted kubelet finds the pods the runtime still runs
-// and does not restart their containers.
+// and does not restart their containers, also those whose programs go on running (a shell
+// loop, probed by exec): the restart must not end their processes.
 func TestRestartKubelet(t *testing.T) {
 	sc, err := Parse([]byte(`
 name: restart
@@ -189,6 +190,16 @@ manifests:
     kind: Pod
     metadata: {name: web}
     spec: {containers: [{name: c, image: nginx}]}
+  ticker.yaml: |
+    apiVersion: v1
+    kind: Pod
+    metadata: {name: ticker}
+    spec:
+      containers:
+      - name: c
+        image: busybox:1.36
+        command: [sh, -c, "while true; do echo tick; sleep 5; done"]
+        livenessProbe: {exec: {command: ["true"]}, periodSeconds: 10}
 steps:
 - at: 30s
   restartKubelet: true
@@ -198,7 +209,10 @@ steps:
     pod: {name: web-node, phase: Running, ready: true, restarts: 0}
 - at: 1m30s
   expect:
-    metric: {name: running_containers, labels: {container_state: running}, value: 1}
+    pod: {name: ticker-node, phase: Running, ready: true, restarts: 0}
+- at: 1m30s
+  expect:
+    metric: {name: running_containers, labels: {container_state: running}, value: 2}
 `))
 	if err != nil {
 		t.Fatal(err)
