@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/util/version"
 )
@@ -51,6 +52,15 @@ type featureGate struct {
 	mu sync.Mutex
 	// closed is set by Close and AddFlag and makes registration and OverrideDefault fail.
 	closed bool
+
+	// enabledGauge is the kubernetes_feature_enabled gauge AddMetrics built for the snapshot
+	// enabledGaugeState, shared by every registry given while that snapshot stands: one gate
+	// serves every node of a process, and a gauge per registry cost each node ~100 KiB (a
+	// series per known feature). A new snapshot gets a new gauge, so a registry never sees
+	// series of features a later snapshot no longer knows. Guarded by enabledGaugeMu.
+	enabledGaugeMu    sync.Mutex
+	enabledGaugeState *gateState
+	enabledGauge      *prometheus.GaugeVec
 }
 
 var (
