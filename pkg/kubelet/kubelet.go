@@ -459,6 +459,7 @@ func New(cfg Config) (*Kubelet, error) {
 		// Resolved when a container is created: the objects come after the node status
 		// manager, which makes the API caller.
 		RunContainerOptions: k.runContainerOptions,
+		OnPodSandboxReady:   k.onPodSandboxReady,
 		ImageVolume:         k.imageVolume,
 		UserNamespace:       k.podUserNamespace,
 		NodeFS:              k.nodeFS,

@@ -3,6 +3,7 @@ package kubelet
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -339,6 +340,74 @@ func TestPodReadyToStartContainersGate(t *testing.T) {
 	_, err := config.Load([]string{"--feature-gates=PodReadyToStartContainersCondition=false"}, features.NewFeatureGate(), nil)
 	if err == nil || !strings.Contains(err.Error(), "feature is locked to true") {
 		t.Errorf("turning the locked gate off: %v, want the locked-gate error", err)
+	}
+}
+
+// TestPodReadyToStartContainersBeforePull: as v1.37's OnPodSandboxReady, the condition is
+// True as soon as the new sandbox is ready, while the image is still being pulled (the
+// container waits ContainerCreating), not only once the container started.
+func TestPodReadyToStartContainersBeforePull(t *testing.T) {
+	h := newHarness(t)
+	h.write("slow.yaml", `apiVersion: v1
+kind: Pod
+metadata:
+  name: slow
+  annotations: {minikubelet.io/behavior.app: "pullDelay=30s"}
+spec:
+  containers:
+  - {name: app, image: nginx:1.27, imagePullPolicy: Always}
+`)
+	name := "slow-" + testNode
+	h.until(10, "slow has a status", func() bool { return h.pod(name) != nil && len(h.pod(name).Status.ContainerStatuses) > 0 }, h.describe)
+	p := h.pod(name)
+	if w := p.Status.ContainerStatuses[0].State.Waiting; w == nil || w.Reason != "ContainerCreating" {
+		t.Fatalf("app state = %+v, want waiting ContainerCreating during the 30s pull", p.Status.ContainerStatuses[0].State)
+	}
+	if c := condition(p, v1.PodReadyToStartContainers); c == nil || c.Status != v1.ConditionTrue {
+		t.Errorf("PodReadyToStartContainers during the pull = %+v, want True (the sandbox is ready)", c)
+	}
+	h.until(40, "slow Running", func() bool { return h.phase(name) == v1.PodRunning }, h.describe)
+	if c := condition(h.pod(name), v1.PodReadyToStartContainers); c == nil || c.Status != v1.ConditionTrue {
+		t.Errorf("PodReadyToStartContainers once running = %+v, want True", c)
+	}
+
+	// A pull that fails after the sandbox was made leaves the condition True: the waiting
+	// reason written right after the failed sync must not take it back (every status
+	// stored is read, not only those between rounds).
+	var flips []v1.ConditionStatus
+	h.k.WatchPodStatuses(func(pod *v1.Pod, st *v1.PodStatus) {
+		if pod.Name != "bad-"+testNode {
+			return
+		}
+		for _, c := range st.Conditions {
+			if c.Type == v1.PodReadyToStartContainers && (len(flips) == 0 || flips[len(flips)-1] != c.Status) {
+				flips = append(flips, c.Status)
+			}
+		}
+	})
+	h.write("bad.yaml", `apiVersion: v1
+kind: Pod
+metadata:
+  name: bad
+  annotations: {minikubelet.io/behavior.app: "pullError=ErrImagePull"}
+spec:
+  containers:
+  - {name: app, image: nginx:1.27, imagePullPolicy: Always}
+`)
+	bad := "bad-" + testNode
+	h.until(10, "bad waits with ErrImagePull or ImagePullBackOff", func() bool {
+		p := h.pod(bad)
+		if p == nil || len(p.Status.ContainerStatuses) == 0 || p.Status.ContainerStatuses[0].State.Waiting == nil {
+			return false
+		}
+		r := p.Status.ContainerStatuses[0].State.Waiting.Reason
+		return r == "ErrImagePull" || r == "ImagePullBackOff"
+	}, h.describe)
+	if c := condition(h.pod(bad), v1.PodReadyToStartContainers); c == nil || c.Status != v1.ConditionTrue {
+		t.Errorf("PodReadyToStartContainers after the failed pull = %+v, want True", c)
+	}
+	if !slices.Equal(flips, []v1.ConditionStatus{v1.ConditionFalse, v1.ConditionTrue}) {
+		t.Errorf("PodReadyToStartContainers went %v, want False, True", flips)
 	}
 }
 

@@ -245,7 +245,13 @@ func (s *Syncer) SyncPod(ctx context.Context, updateType kubetypes.SyncPodType, 
 		// writes it only at the pod's next sync, up to a back-off later; the runtime state did
 		// not change, so this status is the one that sync would write.
 		old, _ = s.previousStatus(pod)
-		s.status.SetPodStatus(pod, s.generate(ctx, pod, podStatus, old, false))
+		st := s.generate(ctx, pod, podStatus, old, false)
+		if createdSandbox(result) {
+			// podStatus predates the sandbox this sync made; the OnPodSandboxReady callback
+			// already set PodReadyToStartContainers True, which the next sync keeps.
+			keepCondition(&st, &old, v1.PodReadyToStartContainers)
+		}
+		s.status.SetPodStatus(pod, st)
 	}
 	// A container in back-off fails the sync ("Error syncing pod, skipping"); as upstream
 	// since v1.33 the error carries the earliest crash-loop back-off's end, when the pod
@@ -385,5 +391,31 @@ func truncateTerminationMessages(pod *v1.Pod, status *v1.PodStatus) {
 			cut(&list[i].State.Terminated)
 			cut(&list[i].LastTerminationState.Terminated)
 		}
+	}
+}
+
+// createdSandbox says whether the sync made the pod a new sandbox.
+func createdSandbox(result kuberuntime.PodSyncResult) bool {
+	for _, r := range result.SyncResults {
+		if r.Action == kuberuntime.CreatePodSandbox && r.Error == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// keepCondition gives st the condition of type t that old has, if it has one.
+func keepCondition(st, old *v1.PodStatus, t v1.PodConditionType) {
+	for _, c := range old.Conditions {
+		if c.Type != t {
+			continue
+		}
+		for i := range st.Conditions {
+			if st.Conditions[i].Type == t {
+				st.Conditions[i] = c
+				return
+			}
+		}
+		return
 	}
 }

@@ -86,6 +86,11 @@ type Config struct {
 	// error as its message. Called from the pod's sync (it may wait for the API server).
 	// Nil: none.
 	RunContainerOptions func(ctx context.Context, pod *v1.Pod, c *v1.Container, podIPs []string, imageVolumes ImageVolumes) (*ContainerOptions, error)
+	// OnPodSandboxReady is called once SyncPod made a sandbox and it is ready (its network
+	// set up, the volumes mounted before SyncPod), before any image is pulled: upstream's
+	// runtimeHelper.OnPodSandboxReady (v1.37, kubernetes#134460), with which the kubelet
+	// sets PodReadyToStartContainers at once rather than after the pulls. Nil: none.
+	OnPodSandboxReady func(ctx context.Context, pod *v1.Pod)
 	// ImageVolume is the ImageVolume gate: a pod's image volumes are pulled before its
 	// containers start, and mounted by the runtime in the containers that mount them; the
 	// image_volume_* metrics are registered.
@@ -349,6 +354,10 @@ func (m *Manager) SyncPod(ctx context.Context, pod *v1.Pod, podStatus *container
 		}
 		if !pod.Spec.HostNetwork && st != nil && st.IP != "" {
 			podIPs = []string{st.IP}
+		}
+		if m.cfg.OnPodSandboxReady != nil {
+			logger.V(4).Info("Pod sandbox and network ready, invoking callback", "pod", klog.KObj(pod), "podIPs", podIPs)
+			m.cfg.OnPodSandboxReady(ctx, pod)
 		}
 	}
 
