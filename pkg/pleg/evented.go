@@ -12,7 +12,6 @@ import (
 
 	"github.com/minikubelet/minikubelet/pkg/cri"
 	"github.com/minikubelet/minikubelet/pkg/runner"
-	"github.com/minikubelet/minikubelet/pkg/task"
 )
 
 // EventStreamer is the runtime's CRI container event stream.
@@ -57,9 +56,7 @@ type EventedPLEG struct {
 	watching atomic.Bool
 	attempts int
 	lastErr  error
-	stream   cri.ContainerEventStream
-	connect  *task.Task  // a connection attempt in flight
-	arrived  atomic.Bool // the stream notified: events arrived or it broke
+	events   eventStream
 }
 
 // NewEventedPLEG validates cfg, fills its defaults and returns a stopped EventedPLEG.
@@ -76,13 +73,16 @@ func NewEventedPLEG(cfg EventedConfig) (*EventedPLEG, error) {
 	if cfg.MaxRetries < 0 {
 		return nil, fmt.Errorf("evented pleg config: maxRetries must be positive, got %d", cfg.MaxRetries)
 	}
-	return &EventedPLEG{
+	e := &EventedPLEG{
 		generic:    cfg.Generic,
 		runtime:    cfg.Runtime,
 		metrics:    cfg.Generic.metrics,
 		maxRetries: cfg.MaxRetries,
 		wake:       runner.NewSignal(),
-	}, nil
+	}
+	e.events = eventStream{runtime: cfg.Runtime, wake: e.wake, wanted: e.watching.Load,
+		handle: e.HandleEvent, failed: e.streamFailed, connected: e.metrics.conn.Inc}
+	return e, nil
 }
 
 // Watching reports whether the watcher is on: started and not given up.
@@ -111,12 +111,7 @@ func (e *EventedPLEG) Due(now time.Time) time.Time {
 	if !e.watching.Load() {
 		return time.Time{}
 	}
-	switch {
-	case e.connect != nil:
-		if e.connect.Ready() {
-			return now
-		}
-	case e.stream == nil, e.arrived.Load():
+	if e.events.due() {
 		return now
 	}
 	return time.Time{}
@@ -131,66 +126,7 @@ func (e *EventedPLEG) Step(ctx context.Context) {
 	if !e.watching.Load() {
 		return
 	}
-	t, stream := e.connect, e.stream
-	if t == nil && stream == nil {
-		t = task.New(ctx, e.connectStream)
-		e.connect = t
-	}
-	e.arrived.Store(false)
-	if t != nil {
-		if !t.Resume() {
-			t.Waiting().OnDone(e.wake.Notify)
-			return
-		}
-		e.connect = nil
-		stream = e.stream
-	}
-	if stream != nil {
-		e.drain(ctx, stream)
-	}
-}
-
-// connectStream is one connection attempt (the body of a task).
-func (e *EventedPLEG) connectStream(ctx context.Context) {
-	s, err := e.runtime.GetContainerEvents(ctx, e.notify)
-	if err != nil {
-		if !interrupted(ctx, err) {
-			e.streamFailed(ctx, err)
-		}
-		return
-	}
-	if !e.watching.Load() {
-		s.Close()
-		return
-	}
-	e.stream = s
-	// Counted when the connection is established, as upstream's callback.
-	e.metrics.conn.Inc()
-}
-
-// notify is the stream's callback: remember and wake the loop.
-func (e *EventedPLEG) notify() {
-	e.arrived.Store(true)
-	e.wake.Notify()
-}
-
-// drain handles every event that has arrived; a broken stream is dropped and counted.
-func (e *EventedPLEG) drain(ctx context.Context, s cri.ContainerEventStream) {
-	for {
-		ev, ok, err := s.Recv()
-		if ok {
-			e.HandleEvent(ctx, ev)
-			continue
-		}
-		if err != nil {
-			if e.stream == s {
-				e.stream = nil
-			}
-			s.Close()
-			e.streamFailed(ctx, err)
-		}
-		return
-	}
+	e.events.step(ctx)
 }
 
 // streamFailed counts one failed or ended stream; after MaxRetries it gives up with
@@ -214,25 +150,15 @@ func (e *EventedPLEG) disable(ctx context.Context, reason string) {
 		return
 	}
 	e.watching.Store(false)
-	if s := e.stream; s != nil {
-		e.stream = nil
-		s.Close()
-	}
+	e.events.closeStream()
 	e.metrics.switchTo(klog.FromContext(ctx), TypeGeneric, reason)
 }
 
 // Stop disconnects the stream and abandons a connection attempt (daemon shutdown).
 // Idempotent.
 func (e *EventedPLEG) Stop() {
-	t, s := e.connect, e.stream
-	e.connect, e.stream = nil, nil
 	e.watching.Store(false)
-	if t != nil {
-		t.Stop()
-	}
-	if s != nil {
-		s.Close()
-	}
+	e.events.stop()
 }
 
 // HandleEvent handles one container event: its latency is observed, and a

@@ -15,7 +15,6 @@ import (
 	"github.com/minikubelet/minikubelet/pkg/cri"
 	"github.com/minikubelet/minikubelet/pkg/runner"
 	"github.com/minikubelet/minikubelet/pkg/runtime/view"
-	"github.com/minikubelet/minikubelet/pkg/task"
 )
 
 // LegacyEventedConfig configures a LegacyEventedPLEG. Zero values take the kubelet's defaults.
@@ -65,14 +64,11 @@ type LegacyEventedPLEG struct {
 	wake            *runner.Signal
 
 	// The state below is the node's owner's, its one caller. inUse is published for tests
-	// and tools that look in; arrived is set by the stream's callback, wherever the runtime
-	// calls it from.
+	// and tools that look in.
 	inUse    atomic.Bool
 	attempts int
-	stream   cri.ContainerEventStream
-	connect  *task.Task  // a connection attempt in flight
-	arrived  atomic.Bool // the stream notified: events arrived or it broke
-	nextBump time.Time   // when the global cache time is bumped next
+	events   eventStream
+	nextBump time.Time // when the global cache time is bumped next
 }
 
 // NewLegacyEventedPLEG validates cfg, fills its defaults and returns a stopped EventedPLEG.
@@ -104,7 +100,7 @@ func NewLegacyEventedPLEG(cfg LegacyEventedConfig) (*LegacyEventedPLEG, error) {
 		return nil, fmt.Errorf("evented pleg config: generic %w", err)
 	}
 	g := cfg.Generic
-	return &LegacyEventedPLEG{
+	e := &LegacyEventedPLEG{
 		generic:         g,
 		runtime:         cfg.Runtime,
 		cache:           g.cache,
@@ -117,7 +113,11 @@ func NewLegacyEventedPLEG(cfg LegacyEventedConfig) (*LegacyEventedPLEG, error) {
 		eventedDuration: evented,
 		genericDuration: generic,
 		wake:            runner.NewSignal(),
-	}, nil
+	}
+	e.events = eventStream{runtime: cfg.Runtime, wake: e.wake, wanted: e.inUse.Load,
+		handle: e.HandleEvent, connected: e.ConnectionEstablished,
+		failed: func(ctx context.Context, err error) { e.HandleStreamError(ctx, err) }}
+	return e, nil
 }
 
 func orDefault(d, def time.Duration) time.Duration {
@@ -179,12 +179,7 @@ func (e *LegacyEventedPLEG) Due(now time.Time) time.Time {
 	if !e.inUse.Load() {
 		return time.Time{}
 	}
-	switch {
-	case e.connect != nil:
-		if e.connect.Ready() {
-			return now
-		}
-	case e.stream == nil, e.arrived.Load():
+	if e.events.due() {
 		return now
 	}
 	return e.nextBump
@@ -204,82 +199,14 @@ func (e *LegacyEventedPLEG) Step(ctx context.Context) {
 		e.nextBump = now.Add(e.globalPeriod)
 		e.UpdateGlobalCache()
 	}
-	t, stream := e.connect, e.stream
-	if t == nil && stream == nil {
-		t = task.New(ctx, e.connectStream)
-		e.connect = t
-	}
-	e.arrived.Store(false)
-
-	if t != nil {
-		if !t.Resume() {
-			t.Waiting().OnDone(e.wake.Notify)
-			return
-		}
-		e.connect = nil
-		stream = e.stream
-	}
-	if stream != nil {
-		e.drain(ctx, stream)
-	}
-}
-
-// connectStream is one connection attempt (the body of a task).
-func (e *LegacyEventedPLEG) connectStream(ctx context.Context) {
-	s, err := e.runtime.GetContainerEvents(ctx, e.notify)
-	if err != nil {
-		if !interrupted(ctx, err) {
-			e.HandleStreamError(ctx, err)
-		}
-		return
-	}
-	if !e.inUse.Load() {
-		s.Close()
-		return
-	}
-	e.stream = s
-	// Counted when the connection is established, as upstream's
-	// connectionEstablishedCallback.
-	e.ConnectionEstablished()
-}
-
-// notify is the stream's callback: remember and wake the loop.
-func (e *LegacyEventedPLEG) notify() {
-	e.arrived.Store(true)
-	e.wake.Notify()
-}
-
-// drain handles every event that has arrived; a broken stream is dropped and counted.
-func (e *LegacyEventedPLEG) drain(ctx context.Context, s cri.ContainerEventStream) {
-	for {
-		ev, ok, err := s.Recv()
-		if ok {
-			e.HandleEvent(ctx, ev)
-			continue
-		}
-		if err != nil {
-			if e.stream == s {
-				e.stream = nil
-			}
-			s.Close()
-			e.HandleStreamError(ctx, err)
-		}
-		return
-	}
+	e.events.step(ctx)
 }
 
 // Stop disconnects the stream and abandons a connection attempt; the stream is then no
 // longer in use. It leaves the generic PLEG's cadence alone, as upstream. Idempotent.
 func (e *LegacyEventedPLEG) Stop() {
-	t, s := e.connect, e.stream
-	e.connect, e.stream = nil, nil
 	e.inUse.Store(false)
-	if t != nil {
-		t.Stop()
-	}
-	if s != nil {
-		s.Close()
-	}
+	e.events.stop()
 	e.generic.eventedInUse.Store(false)
 }
 
@@ -313,11 +240,7 @@ func (e *LegacyEventedPLEG) fallback(ctx context.Context) {
 		return
 	}
 	e.inUse.Store(false)
-	s := e.stream
-	e.stream = nil
-	if s != nil {
-		s.Close()
-	}
+	e.events.closeStream()
 	klog.FromContext(ctx).V(4).Info("Fall back to Generic PLEG relisting since Evented PLEG is not working")
 	// The generic PLEG is in charge at its normal cadence before InUse reports false to
 	// anyone, so whoever sees the switch sees all of it.
