@@ -271,7 +271,8 @@ func (s *shell) read(argv []string) int {
 		args = args[1:]
 	}
 names:
-	if len(args) == 0 {
+	named := len(args) > 0
+	if !named {
 		args = []string{"REPLY"}
 	}
 	line, err := s.p.ReadLine(fdn)
@@ -279,7 +280,7 @@ names:
 		more, e := s.p.ReadLine(fdn)
 		line, err = line[:len(line)-1]+more, e
 	}
-	fields := expand.ReadFields(s.cfg(), line, len(args), raw)
+	fields := readFields(s.ifs(), line, len(args), raw, named)
 	for i, name := range args {
 		v := ""
 		if i < len(fields) {
@@ -520,47 +521,87 @@ func (s *shell) typeBuiltin(argv []string) int {
 	return status
 }
 
-// kill [-s SIG | -SIG | -l] PID...
+// ashSignals is busybox's signal names by number, as its kill -l lists them.
+var ashSignals = [...]string{1: "HUP", "INT", "QUIT", "ILL", "TRAP", "ABRT", "BUS", "FPE", "KILL", "USR1",
+	"SEGV", "USR2", "PIPE", "ALRM", "TERM", "STKFLT", "CHLD", "CONT", "STOP", "TSTP", "TTIN", "TTOU", "URG",
+	"XCPU", "XFSZ", "VTALRM", "PROF", "WINCH", "POLL", "PWR", "SYS"}
+
+// killSignal is the signal a kill argument names: a number, or a name with or without
+// SIG, in any case.
+func killSignal(name string) (int, bool) {
+	if n, ok := parseSignal(name); ok {
+		return n, true
+	}
+	name = strings.TrimPrefix(strings.ToUpper(name), "SIG")
+	for n, s := range ashSignals {
+		if s != "" && s == name {
+			return n, true
+		}
+	}
+	return 0, false
+}
+
+// kill [-l [SIG...]] [-s SIG | -SIG] PID...: ash runs busybox's kill applet as its
+// builtin, so the messages are the applet's, prefixed with the shell's name ("sh: invalid
+// number '$'").
 func (s *shell) kill(argv []string) int {
 	args := argv[1:]
 	sig := SIGTERM
-	if len(args) > 0 && args[0] == "-l" {
-		for n := 1; n <= 31; n++ {
-			if name := signalName(n); name != strconv.Itoa(n) {
-				fmt.Fprintf(s.p.Stdout(), "%d) SIG%s\n", n, name)
+	if len(args) > 0 && len(args[0]) > 1 && args[0][0] == '-' {
+		switch a := args[0][1:]; {
+		case a == "l":
+			if len(args) == 1 {
+				for n := 1; n < len(ashSignals); n++ {
+					fmt.Fprintf(s.p.Stdout(), "%2d) %s\n", n, ashSignals[n])
+				}
+				return 0
 			}
+			for _, name := range args[1:] {
+				if n, err := strconv.Atoi(name); err == nil {
+					if n &= 0x7f; n > 0 && n < len(ashSignals) {
+						fmt.Fprintln(s.p.Stdout(), ashSignals[n])
+					} else {
+						fmt.Fprintln(s.p.Stdout(), n)
+					}
+					continue
+				}
+				n, ok := killSignal(name)
+				if !ok {
+					s.errorf("unknown signal '%s'", name)
+					return 1
+				}
+				fmt.Fprintln(s.p.Stdout(), n)
+			}
+			return 0
+		case a == "-":
+			args = args[1:]
+		default:
+			if a == "s" && len(args) > 1 {
+				args = args[1:]
+				a = args[0]
+			}
+			n, ok := killSignal(a)
+			if !ok {
+				s.errorf("bad signal name '%s'", a)
+				return 1
+			}
+			sig, args = n, args[1:]
 		}
-		return 0
-	}
-	if len(args) > 1 && args[0] == "-s" {
-		n, ok := parseSignal(args[1])
-		if !ok {
-			s.errorf("kill: invalid signal '%s'", args[1])
-			return 1
-		}
-		sig, args = n, args[2:]
-	} else if len(args) > 0 && strings.HasPrefix(args[0], "-") && len(args[0]) > 1 {
-		n, ok := parseSignal(args[0][1:])
-		if !ok {
-			s.errorf("kill: invalid signal '%s'", args[0][1:])
-			return 1
-		}
-		sig, args = n, args[1:]
 	}
 	if len(args) == 0 {
-		s.errorf("kill: usage: kill [-s sigspec | -signum | -sigspec] pid | jobspec ... or kill -l [sigspec]")
-		return 2
+		s.errorf("you need to specify whom to kill")
+		return 1
 	}
 	status := 0
 	for _, a := range args {
-		pid, err := strconv.Atoi(strings.TrimPrefix(a, "%"))
+		pid, err := strconv.Atoi(strings.TrimPrefix(strings.TrimSpace(a), "%"))
 		if err != nil {
-			s.errorf("kill: invalid number '%s'", a)
+			s.errorf("invalid number '%s'", a)
 			status = 1
 			continue
 		}
 		if err := s.p.Kill(pid, sig); err != nil {
-			s.errorf("kill: %v", err)
+			s.errorf("%v", err)
 			status = 1
 		}
 	}

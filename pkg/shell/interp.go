@@ -927,12 +927,43 @@ func (s *shell) fields(words ...*syntax.Word) ([]string, bool) {
 	if s.noglob {
 		cfg.ReadDir2 = nil
 	}
-	out, err := expand.Fields(cfg, words...)
-	if err != nil {
-		s.expandError(err)
-		return nil, false
+	ifs := s.ifs()
+	if !nonWhiteIFS(ifs) {
+		out, err := expand.Fields(cfg, words...)
+		if err != nil {
+			s.expandError(err)
+			return nil, false
+		}
+		return out, true
+	}
+	// Word by word, so that expansions run in order (split.go).
+	var out []string
+	for _, w := range words {
+		ws := []*syntax.Word{w}
+		if splittable(w) {
+			var err error
+			if ws, err = s.splitWord(cfg, ifs, w); err != nil {
+				s.expandError(err)
+				return nil, false
+			}
+		}
+		f, err := expand.Fields(cfg, ws...)
+		if err != nil {
+			s.expandError(err)
+			return nil, false
+		}
+		out = append(out, f...)
 	}
 	return out, true
+}
+
+// ifs is $IFS: space, tab and newline when it is unset.
+func (s *shell) ifs() string {
+	v, ok := s.vars.lookup("IFS")
+	if !ok || !v.IsSet() {
+		return " \t\n"
+	}
+	return v.String()
 }
 
 // literalFields is the fields of words that are plain text, nothing to expand: what most
