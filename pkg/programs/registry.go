@@ -46,6 +46,8 @@ func init() {
 		"nice":      {run: runNice, usage: "[-n ADJUST] [PROG ARGS]"},
 		"nohup":     {run: runNohup, usage: "PROG ARGS"},
 		"nproc":     {run: runNproc, usage: "[--all] [--ignore=N]"},
+		"od":        {run: runOd, usage: "[-abcdfhilovxs] [-t TYPE] [-A RADIX] [-N SIZE] [-j SKIP] [-S MINSTR] [-w WIDTH] [FILE]..."},
+		"paste":     {run: runPaste, usage: "[-d LIST] [-s] [FILE]..."},
 		"pidof":     {run: runPidof, usage: "[-s] [-o PID] [NAME]..."},
 		"printenv":  {run: runPrintenv, usage: "[VARIABLE]..."},
 		"printf":    {run: runPrintf, usage: "FORMAT [ARG]..."},
