@@ -75,6 +75,10 @@ bench-density: controlplane
 	KUBE_BIN_DIR=$(CURDIR)/_output/bin MINIKUBELET_DENSITY_NODES=$${NODES:-100} MINIKUBELET_DENSITY_PODS=$${PODS:-30} MINIKUBELET_DENSITY_STEADY=$${STEADY:-60s} MINIKUBELET_DENSITY_PROFILE=$(PROFILE) \
 	  $(GO) test -count=1 -v -timeout 30m -run '^TestDensity$$' ./test/cluster/ | grep -E '^\s*(\||---|ok|FAIL|density_test)'
 
+## difftest: the shell and applets against Debian's busybox, byte for byte (test/difftest; needs busybox)
+difftest:
+	MINIKUBELET_REQUIRE_TOOLS=1 $(GO) test -count=1 -run '^TestBusybox$$' ./test/difftest/
+
 ## e2e: the monitoring end to end: the daemon, a real Prometheus with the shipped rules, an injected hang (Debian prometheus)
 e2e:
 	MINIKUBELET_E2E=1 MINIKUBELET_REQUIRE_TOOLS=1 $(GO) test -count=1 -v -run 'TestLivePrometheus' ./test/e2e/
