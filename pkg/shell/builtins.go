@@ -210,9 +210,9 @@ func (s *shell) set(argv []string) int {
 		}
 		for _, c := range a[1:] {
 			switch c {
-			case 'e', 'u', 'x', 'f':
+			case 'e', 'u', 'x', 'f', 'C':
 				s.setFlag(c, on)
-			case 'v', 'm', 'C', 'a', 'b', 'h', 'n':
+			case 'v', 'm', 'a', 'b', 'h', 'n':
 			default:
 				s.errorf("set: illegal option -%c", c)
 				return 2
@@ -231,13 +231,12 @@ func (s *shell) shift(argv []string) int {
 		v, err := strconv.Atoi(argv[1])
 		if err != nil || v < 0 {
 			s.errorf("shift: Illegal number: %s", argv[1])
-			return 2
+			panic(exitPanic(2)) // a special builtin's error ends a non-interactive shell
 		}
 		n = v
 	}
 	if n > len(s.params) {
-		s.errorf("shift: can't shift that many")
-		return 2
+		return 1 // ash's: no message
 	}
 	s.setParams(s.params[n:])
 	return 0
@@ -470,7 +469,7 @@ func (s *shell) command(argv []string) int {
 					fmt.Fprintf(s.p.Stdout(), "%s is %s\n", name, w)
 				}
 			} else {
-				status = 1
+				status = 127 // ash's: as if it were run
 			}
 		}
 		return status
@@ -490,7 +489,7 @@ func (s *shell) what(name string) (string, bool) {
 	if _, ok := s.funcs[name]; ok {
 		return "a function", true
 	}
-	if _, ok := builtins[name]; ok {
+	if _, ok := builtins[name]; ok || appletBuiltins[name] {
 		return "a shell builtin", true
 	}
 	if strings.Contains(name, "/") {
@@ -507,6 +506,10 @@ func (s *shell) what(name string) (string, bool) {
 	}
 	return "", false
 }
+
+// appletBuiltins are the applets busybox's ash runs as its own builtins (the machine runs
+// them as programs, found on PATH): command -v and type name them as builtins.
+var appletBuiltins = map[string]bool{"echo": true, "printf": true, "test": true, "[": true, "[[": true}
 
 func (s *shell) typeBuiltin(argv []string) int {
 	status := 0

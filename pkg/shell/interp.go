@@ -47,6 +47,8 @@ type shell struct {
 	breakN, contN int
 	returning     bool
 	inCond        int // inside an if/while condition or && ||: errexit does not apply
+	shortCircuit  bool // the && or || list just run stopped before its last command
+	noclobber     bool // set -C: > does not overwrite an existing file
 	depth         int
 	jobs          []*Proc
 	lastBG        int
@@ -169,6 +171,8 @@ func (s *shell) setFlag(c rune, on bool) {
 		s.xtrace = on
 	case 'f':
 		s.noglob = on
+	case 'C':
+		s.noclobber = on
 	}
 }
 
@@ -182,7 +186,9 @@ func (s *shell) setOption(name string, on bool) bool {
 		s.xtrace = on
 	case "noglob":
 		s.noglob = on
-	case "pipefail", "posix", "noclobber", "monitor", "vi", "emacs", "allexport", "notify", "ignoreeof", "verbose":
+	case "noclobber":
+		s.noclobber = on
+	case "pipefail", "posix", "monitor", "vi", "emacs", "allexport", "notify", "ignoreeof", "verbose":
 	default:
 		return false
 	}
@@ -353,8 +359,11 @@ func (s *shell) stmt(st *syntax.Stmt) {
 		s.status = boolStatus(s.status != 0)
 	}
 	s.leave(fi)
+	// A list that failed before its last command does not end the shell under set -e.
+	short := s.shortCircuit
+	s.shortCircuit = false
 	s.runTraps()
-	if s.errexit && s.status != 0 && s.inCond == 0 && !st.Negated && !s.stopped() {
+	if s.errexit && s.status != 0 && s.inCond == 0 && !st.Negated && !short && !s.stopped() {
 		panic(exitPanic(s.status))
 	}
 }
@@ -462,6 +471,7 @@ func (s *shell) binary(c *syntax.BinaryCmd) {
 			s.stmt(c.X)
 			s.inCond--
 			if s.stopped() || (s.status == 0) != (c.Op == syntax.AndStmt) {
+				s.shortCircuit = !s.stopped()
 				s.leave(fi)
 				return
 			}
@@ -990,8 +1000,16 @@ func literalFields(words []*syntax.Word) ([]string, bool) {
 func (s *shell) expandError(err error) {
 	var ue expand.UnsetParameterError
 	if errors.As(err, &ue) {
-		s.errorf("%s: parameter not set", ue.Node.Param.Value)
+		msg := ue.Message // ${NAME?message}
+		if msg == "" || msg == "unbound variable" { // set -u's, in mvdan's words
+			msg = "parameter not set"
+		}
+		s.errorf("%s: %s", ue.Node.Param.Value, msg)
 		panic(exitPanic(2)) // a non-interactive shell exits on an unset variable under -u
+	}
+	if err.Error() == "division by zero" {
+		s.errorf("divide by zero") // ash's words; an arithmetic error ends the shell
+		panic(exitPanic(2))
 	}
 	var re readonlyError
 	if errors.As(err, &re) {
@@ -1017,6 +1035,9 @@ func (s *shell) call(ce *syntax.CallExpr) {
 		return
 	}
 	if len(fields) == 0 {
+		if s.xtrace && len(ce.Assigns) > 0 {
+			s.traceAssigns(ce.Assigns)
+		}
 		for _, as := range ce.Assigns {
 			if !s.assignExpr(as, false) {
 				panic(exitPanic(s.status)) // a failed assignment ends a non-interactive shell
@@ -1044,6 +1065,19 @@ func (s *shell) call(ce *syntax.CallExpr) {
 	s.frames[fi].saved = saved
 	defer s.endCall(fi)
 	s.run(fields)
+}
+
+// traceAssigns prints set -x's line for assignments without a command: "+ y=2".
+func (s *shell) traceAssigns(assigns []*syntax.Assign) {
+	words := make([]string, 0, len(assigns))
+	for _, as := range assigns {
+		v := ""
+		if as.Value != nil {
+			v, _ = expand.Literal(s.cfg(), as.Value)
+		}
+		words = append(words, as.Name.Value+"="+v)
+	}
+	fmt.Fprintf(s.p.Stderr(), "+ %s\n", strings.Join(words, " "))
 }
 
 // endCall ends call's frame i, its assignments undone (also when a command exits, for the

@@ -6,6 +6,8 @@ import (
 
 	"mvdan.cc/sh/v3/expand"
 	"mvdan.cc/sh/v3/syntax"
+
+	"github.com/minikubelet/minikubelet/pkg/vfs"
 )
 
 // redirect applies a statement's redirections to the shell's process. restore puts the
@@ -81,6 +83,9 @@ func (s *shell) open(r *syntax.Redirect) (*fd, error) {
 				return nil, err
 			}
 		}
+		if r.Op == syntax.DashHdoc {
+			body = stripTabs(body)
+		}
 		return &fd{kind: fdBytes, data: []byte(body), refs: 1}, nil
 	}
 	word, err := expand.Literal(s.cfg(), r.Word)
@@ -113,9 +118,34 @@ func (s *shell) open(r *syntax.Redirect) (*fd, error) {
 		return s.openRead(word)
 	case syntax.AppOut, syntax.AppAll:
 		return s.openFile(word, true, true)
-	default: // >, >|, &>
+	case syntax.RdrOut:
+		if s.noclobber {
+			if info, err := s.p.FS().Stat(s.p.Abs(word)); err == nil && info.Mode.IsRegular() {
+				return nil, redirError{"can't create " + word + ": File exists"}
+			}
+		}
+		return s.openFile(word, false, true)
+	default: // >|, &>
 		return s.openFile(word, false, true)
 	}
+}
+
+// stripTabs is a <<- here-document's body: the leading tabs of its lines removed.
+func stripTabs(body string) string {
+	lines := strings.SplitAfter(body, "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimLeft(l, "\t")
+	}
+	return strings.Join(lines, "")
+}
+
+// redirErrno is how ash words a redirection's failure: its own words for a missing file or
+// directory (errmsg), strerror otherwise.
+func redirErrno(err error, missing string) string {
+	if e := vfs.ErrnoOf(err); e == vfs.ENOENT || e == vfs.ENOTDIR {
+		return missing
+	}
+	return err.Error()
 }
 
 func quotedDelimiter(w *syntax.Word) bool {
@@ -182,7 +212,7 @@ func (s *shell) openRead(name string) (*fd, error) {
 	// The file is read where it lies, not copied: "< big" of a 4 GB file costs a reader.
 	r, err := s.p.FS().Open(abs)
 	if err != nil {
-		return nil, redirError{"can't open '" + name + "': " + err.Error()}
+		return nil, redirError{"can't open " + name + ": " + redirErrno(err, "no such file")}
 	}
 	return &fd{kind: fdReader, file: r, refs: 1}, nil
 }
@@ -196,7 +226,7 @@ func (s *shell) openFile(name string, appending, create bool) (*fd, error) {
 	}
 	id := s.p.Identity()
 	if err := s.p.FS().WriteFile(abs, nil, 0o644, appending, id.UID, id.GID); err != nil {
-		return nil, redirError{"can't create " + name + ": " + err.Error()}
+		return nil, redirError{"can't create " + name + ": " + redirErrno(err, "nonexistent directory")}
 	}
 	return &fd{kind: fdFile, fs: s.p.FS(), path: abs, refs: 1}, nil
 }

@@ -1,0 +1,33 @@
+package shell
+
+import "testing"
+
+// What test/difftest found different from busybox's ash, each as busybox 1.35 prints it.
+func TestAshBehaviours(t *testing.T) {
+	tests := []struct {
+		name, script, stdout, stderr string
+		status                       int
+	}{
+		{name: "set -e spares a list stopped early", script: `set -e; false && echo no; echo still`, stdout: "still\n"},
+		{name: "set -e ends at a list's last command", script: `set -e; true && false; echo no`, status: 1},
+		{name: "<<- strips leading tabs", script: "cat <<-EOT\n\ttabbed\n\t\ttwice\n\tEOT\n", stdout: "tabbed\ntwice\n"},
+		{name: "${x:?message}", script: `unset u; echo "${u:?is missing}"; echo not reached`, stderr: "sh: u: is missing\n", status: 2},
+		{name: "set -u", script: `set -u; echo $nope; echo not reached`, stderr: "sh: nope: parameter not set\n", status: 2},
+		{name: "set -x traces assignments", script: `set -x; y=2`, stderr: "+ y=2\n"},
+		{name: "shift past the end", script: `set -- a; shift 2; echo $?`, stdout: "1\n"},
+		{name: "shift a non-number", script: `shift x; echo not reached`, stderr: "sh: shift: Illegal number: x\n", status: 2},
+		{name: "set -C", script: `set -C; echo a > /tmp/nc; echo b > /tmp/nc; echo $?; echo c >| /tmp/nc; cat /tmp/nc`, stdout: "1\nc\n", stderr: "sh: can't create /tmp/nc: File exists\n"},
+		{name: "divide by zero", script: `echo $((1/0)); echo not reached`, stderr: "sh: divide by zero\n", status: 2},
+		{name: "input from a missing file", script: `cat < /nope; echo $?`, stdout: "1\n", stderr: "sh: can't open /nope: no such file\n"},
+		{name: "output to a missing directory", script: `echo x > /nope/f; echo $?`, stdout: "1\n", stderr: "sh: can't create /nope/f: nonexistent directory\n"},
+		{name: "command -v", script: `command -v echo; command -v cat; command -v nosuch; echo $?`, stdout: "echo\n/bin/cat\n127\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			stdout, stderr, status := runScript(t, tt.script)
+			if stdout != tt.stdout || stderr != tt.stderr || status != tt.status {
+				t.Errorf("got stdout %q stderr %q status %d, want %q %q %d", stdout, stderr, status, tt.stdout, tt.stderr, tt.status)
+			}
+		})
+	}
+}
