@@ -94,7 +94,7 @@ func TestBigFileApplets(t *testing.T) {
 			v.Truncate("/tmp/z", 64<<20)
 		}), stdout: "67108864\n"},
 		{name: "a directory", argv: []string{"sh", "-c", "cat < /tmp"}, setup: withShell(nil),
-			stderr: "sh: can't open '/tmp': Is a directory\n", status: 1},
+			stderr: "sh: can't open /tmp: Is a directory\n", status: 1},
 	})
 }
 

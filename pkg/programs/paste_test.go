@@ -3,6 +3,9 @@ package programs
 import (
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/minikubelet/minikubelet/pkg/vfs"
 )
 
 // paste and od print what busybox 1.35's print for the same input (checked by hand, and by
@@ -37,5 +40,19 @@ func TestOd(t *testing.T) {
 		{name: "octal bytes", argv: []string{"od", "-b"}, stdin: "abc", stdout: "0000000 141 142 143\n0000003\n"},
 		{name: "skip and count", argv: []string{"od", "-j2", "-N3", "-c"}, stdin: "abcdef", stdout: "0000002   c   d   e\n0000005\n"},
 		{name: "missing file", argv: []string{"od", "/nosuch"}, stderr: "od: /nosuch: No such file or directory\n", status: 1},
+	})
+}
+
+// ash runs test, [ and printf as its builtins: their errors are prefixed with the shell's
+// name, as busybox's (test/difftest's shell/test-bad-int).
+func TestAshBuiltinErrors(t *testing.T) {
+	runCases(t, []tc{
+		{name: "in a shell", argv: []string{"sh", "-c", `[ abc -eq 1 ]; [ 1 -eq 1 ; printf '%d\n' abc; echo $?`},
+			setup: func(v *vfs.View, _ func(time.Time)) {
+				v.WriteFile("/bin/sh", nil, 0o755, false, 0, 0)
+				v.SetProgram("/bin/sh", "sh")
+			},
+			stdout: "0\n1\n", stderr: "sh: abc: bad number\nsh: missing ]\nsh: invalid number 'abc'\n"},
+		{name: "as programs", argv: []string{"[", "1", "-eq", "1"}, stderr: "[: missing ]\n", status: 2},
 	})
 }

@@ -132,7 +132,11 @@ func (c *cmd) exit(status int) {
 // errorf prints "applet: message" on stderr (bb_error_msg).
 func (c *cmd) errorf(format string, a ...any) {
 	c.out.Flush()
-	fmt.Fprintf(c.p.Stderr(), c.name+": "+format+"\n", a...)
+	prefix := c.name
+	if b := c.p.BuiltinOf(); b != "" { // ash's builtin echo, printf, test: "sh: ..."
+		prefix = b
+	}
+	fmt.Fprintf(c.p.Stderr(), prefix+": "+format+"\n", a...)
 }
 
 // perror prints "applet: message: strerror" (bb_perror_msg); an empty message prints

@@ -1154,8 +1154,11 @@ func (s *shell) run(argv []string) {
 		if prog := s.p.m.program(name); prog != nil && s.inPath(name) {
 			s.frames[fi].i = runInPlace
 			s.p.parker = s
+			if appletBuiltins[name] {
+				s.p.builtinOf = s.name
+			}
 			s.status = s.p.runInPlace(prog, argv, s.environ())
-			s.p.parker = nil
+			s.p.parker, s.p.builtinOf = nil, ""
 			s.leave(fi)
 			return
 		}

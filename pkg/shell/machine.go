@@ -234,6 +234,9 @@ type Proc struct {
 	// after the applet if the applet parks. inPlace counts the no-fork applets running.
 	parker  parker
 	inPlace int
+	// builtinOf is the name of the shell running the program in place as one of its own
+	// builtins (ash's echo, printf, test, [), which prefixes the program's errors.
+	builtinOf string
 }
 
 // parker is a program that can give up its coroutine while a no-fork applet it runs
@@ -899,6 +902,11 @@ func (p *Proc) PPID() int {
 
 // Args is the program's argv.
 func (p *Proc) Args() []string { return p.argv }
+
+// BuiltinOf is the name of the shell that runs the program as its builtin, as ash runs
+// echo, printf, test and [ ("sh"): its errors are prefixed with it, not the program's
+// name. Empty when the program runs as itself.
+func (p *Proc) BuiltinOf() string { return p.builtinOf }
 
 // Environ is p's environment, NAME=value.
 func (p *Proc) Environ() []string { return p.env }
