@@ -46,7 +46,7 @@ type shell struct {
 
 	breakN, contN int
 	returning     bool
-	inCond        int // inside an if/while condition or && ||: errexit does not apply
+	inCond        int  // inside an if/while condition or && ||: errexit does not apply
 	shortCircuit  bool // the && or || list just run stopped before its last command
 	noclobber     bool // set -C: > does not overwrite an existing file
 	depth         int
@@ -1000,7 +1000,7 @@ func literalFields(words []*syntax.Word) ([]string, bool) {
 func (s *shell) expandError(err error) {
 	var ue expand.UnsetParameterError
 	if errors.As(err, &ue) {
-		msg := ue.Message // ${NAME?message}
+		msg := ue.Message                           // ${NAME?message}
 		if msg == "" || msg == "unbound variable" { // set -u's, in mvdan's words
 			msg = "parameter not set"
 		}
