@@ -1000,8 +1000,10 @@ func literalFields(words []*syntax.Word) ([]string, bool) {
 func (s *shell) expandError(err error) {
 	var ue expand.UnsetParameterError
 	if errors.As(err, &ue) {
-		msg := ue.Message                           // ${NAME?message}
-		if msg == "" || msg == "unbound variable" { // set -u's, in mvdan's words
+		// ${NAME?message} says message; set -u's error (mvdan's "unbound variable") and a
+		// bare ${NAME?} are ash's "parameter not set".
+		msg := ue.Message
+		if msg == "" || msg == "unbound variable" {
 			msg = "parameter not set"
 		}
 		s.errorf("%s: %s", ue.Node.Param.Value, msg)
