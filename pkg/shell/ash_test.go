@@ -20,6 +20,9 @@ func TestAshBehaviours(t *testing.T) {
 		{name: "divide by zero", script: `echo $((1/0)); echo not reached`, stderr: "sh: divide by zero\n", status: 2},
 		{name: "input from a missing file", script: `cat < /nope; echo $?`, stdout: "1\n", stderr: "sh: can't open /nope: no such file\n"},
 		{name: "output to a missing directory", script: `echo x > /nope/f; echo $?`, stdout: "1\n", stderr: "sh: can't create /nope/f: nonexistent directory\n"},
+		{name: "break outside a loop", script: `break; echo $?`, stdout: "0\n"},
+		{name: "break more loops than there are", script: `for i in 1 2; do for j in a b; do echo $i$j; break 5; done; done; echo end`, stdout: "1a\nend\n"},
+		{name: "continue in a while", script: `i=0; while [ $i -lt 3 ]; do i=$((i+1)); [ $i = 2 ] && continue; echo $i; done`, stdout: "1\n3\n"},
 		{name: "command -v", script: `command -v echo; command -v cat; command -v nosuch; echo $?`, stdout: "echo\n/bin/cat\n127\n"},
 	}
 	for _, tt := range tests {

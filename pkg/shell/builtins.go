@@ -135,7 +135,7 @@ func (s *shell) brk(argv []string) int {
 	if !ok {
 		return 2
 	}
-	s.breakN = n
+	s.breakN = min(n, s.loopDepth())
 	return 0
 }
 
@@ -144,8 +144,23 @@ func (s *shell) cont(argv []string) int {
 	if !ok {
 		return 2
 	}
-	s.contN = n
+	s.contN = min(n, s.loopDepth())
 	return 0
+}
+
+// loopDepth is how many loops enclose the running command, within its function: break
+// and continue outside a loop do nothing, and break 5 in two loops ends both, as in ash.
+func (s *shell) loopDepth() int {
+	n := 0
+	for i := len(s.frames) - 1; i >= 0; i-- {
+		switch s.frames[i].kind {
+		case frameWhile, frameFor:
+			n++
+		case frameFunc:
+			return n
+		}
+	}
+	return n
 }
 
 func (s *shell) unset(argv []string) int {
