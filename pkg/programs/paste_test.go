@@ -56,3 +56,12 @@ func TestAshBuiltinErrors(t *testing.T) {
 		{name: "as programs", argv: []string{"[", "1", "-eq", "1"}, stderr: "[: missing ]\n", status: 2},
 	})
 }
+
+// sort -V orders numbers in versions by value; -m merges sorted files (difftest's
+// more/sort-version, more/sort-merge-dup).
+func TestSortVersionAndMerge(t *testing.T) {
+	runCases(t, []tc{
+		{name: "version", argv: []string{"sort", "-V"}, stdin: "v1.10\nv1.2\nv1.9\n", stdout: "v1.2\nv1.9\nv1.10\n"},
+		{name: "merge", argv: []string{"sort", "-m", "/x", "/y"}, files: map[string]string{"/x": "a\nb\n", "/y": "a\nc\n"}, stdout: "a\na\nb\nc\n"},
+	})
+}

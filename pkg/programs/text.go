@@ -836,7 +836,8 @@ type sortKey struct {
 
 func runSort(c *cmd) int {
 	c.errStatus = 2 // as GNU sort: 1 is "not sorted" (-c)
-	o, args := c.getopt("nrugMcszbdfit:k:o:T:S:hV", nil)
+	// -m merges sorted files: sorting them all gives the same lines.
+	o, args := c.getopt("nrugMcszbdfit:k:o:T:S:hVm", nil)
 	fail := c.die
 	sep := byte(0)
 	if o.has('t') {
@@ -1097,8 +1098,53 @@ func compareSortKeys(x, y, flags string) int {
 	case strings.Contains(flags, "M"):
 		mx, my := monthOf(x), monthOf(y)
 		return mx - my
+	case strings.Contains(flags, "V"):
+		return versionCompare(x, y)
 	}
 	return strings.Compare(x, y)
+}
+
+// versionCompare orders x and y as strverscmp does (sort -V): runs of digits by their
+// numbers, the rest byte by byte ("v1.9" before "v1.10"). Runs with leading zeros are
+// compared by value too, not as strverscmp's fractions ("02" sorts before "2" there).
+func versionCompare(x, y string) int {
+	isDigit := func(b byte) bool { return b >= '0' && b <= '9' }
+	i, j := 0, 0
+	for i < len(x) && j < len(y) {
+		if isDigit(x[i]) && isDigit(y[j]) {
+			a, b := i, j
+			for i < len(x) && isDigit(x[i]) {
+				i++
+			}
+			for j < len(y) && isDigit(y[j]) {
+				j++
+			}
+			nx, ny := strings.TrimLeft(x[a:i], "0"), strings.TrimLeft(y[b:j], "0")
+			if len(nx) != len(ny) {
+				return cmpInt(len(nx), len(ny))
+			}
+			if c := strings.Compare(nx, ny); c != 0 {
+				return c
+			}
+			continue
+		}
+		if x[i] != y[j] {
+			return cmpInt(int(x[i]), int(y[j]))
+		}
+		i++
+		j++
+	}
+	return cmpInt(len(x)-i, len(y)-j)
+}
+
+func cmpInt(a, b int) int {
+	switch {
+	case a > b:
+		return 1
+	case a < b:
+		return -1
+	}
+	return 0
 }
 
 func cmpFloat(a, b float64) int {
