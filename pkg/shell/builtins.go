@@ -428,7 +428,17 @@ func (s *shell) exec(argv []string) int {
 		panic(exitPanic(status))
 	}
 	s.p.argv, s.p.env = resolved, s.environ()
-	panic(exitPanic(prog(s.p)))
+	if s.inProcess || s.p.inPlace > 0 {
+		// A subshell in its parent's process: the program runs in its place and the
+		// subshell ends with it.
+		panic(exitPanic(prog(s.p)))
+	}
+	// The shell unwinds and its process runs prog from the top, as execve replaces the
+	// image: nothing of the shell (its variables, its script, the children it waited
+	// for) stays behind a server it execs, and no EXIT trap runs.
+	s.release()
+	s.p.releaseTransient()
+	panic(execPanic{prog})
 }
 
 // source FILE: runs FILE's commands in this shell.

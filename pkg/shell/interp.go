@@ -59,8 +59,11 @@ type shell struct {
 	started       int64         // for $SECONDS
 	sourcing      []string      // files being sourced (return ends one)
 	keepRedirs    bool          // exec without a command: its redirections stay
-	extraEnv      []string      // inherited NAME=value entries whose names are no identifiers
-	ecfg          *expand.Config
+	// inProcess: a subshell run in its parent's process (( ... ), $(...)): an exec there
+	// replaces only the subshell, so the program runs in its place on the Go stack.
+	inProcess bool
+	extraEnv  []string // inherited NAME=value entries whose names are no identifiers
+	ecfg      *expand.Config
 
 	// Memory (memory.go): what the positional parameters and the variables saved by
 	// local and prefix assignments hold, what the shell inherited from its parent (shared
@@ -564,6 +567,7 @@ func (s *shell) runForked(st *syntax.Stmt) (status int) {
 		st = s.frames[fi].node.(*syntax.Stmt)
 	} else {
 		s.traps = nil
+		s.inProcess = false // a forked child: an exec replaces it
 		s.frames[fi].node = st
 	}
 	defer func() {
@@ -582,6 +586,7 @@ func (s *shell) runForked(st *syntax.Stmt) (status int) {
 // runSub runs f as a subshell's body: exit ends only the subshell, its EXIT trap runs.
 func (s *shell) runSub(f func(*shell)) (status int) {
 	s.traps = nil
+	s.inProcess = true
 	defer func() {
 		if r := recover(); r != nil {
 			status = exitedWith(r)

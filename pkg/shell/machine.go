@@ -215,8 +215,10 @@ type Proc struct {
 	slice     int
 	sliceStep uint64 // the Step whose slice p is using
 
-	exited  bool
-	status  int
+	exited bool
+	status int
+	// reaped: its parent waited for it and took its status (wait(2)); a zombie until then.
+	reaped  bool
 	pending []int // signals delivered, not yet handled
 	// traps are the signals the program handles itself (a shell's trap); others kill it.
 	traps   map[int]bool
@@ -348,6 +350,13 @@ func (p *Proc) runProgram(prog Program) {
 			if _, ok := r.(parkPanic); ok {
 				return // parked: p.prog goes on when p wakes
 			}
+			if e, ok := r.(execPanic); ok {
+				// exec: the new program runs next, on a fresh stack.
+				p.prog, p.parker = e.prog, nil
+				// The PATH searches were the shell's; a server it execs makes none.
+				p.m.looked = nil
+				return
+			}
 			if r != nil {
 				if _, ok := r.(errKilled); ok {
 					status = 128 + p.killSig
@@ -370,6 +379,10 @@ func (p *Proc) runProgram(prog Program) {
 
 // exitPanic unwinds a program that exits from deep inside (the shell's exit builtin).
 type exitPanic int
+
+// execPanic unwinds a program that replaces itself with prog (the shell's exec builtin):
+// runProgram makes prog the process's program, which runs next from the top.
+type execPanic struct{ prog Program }
 
 // exitedWith is the status of an exit unwinding, r being what recover returned; any other
 // panic (a kill, a park, a crash) unwinds on.
@@ -413,9 +426,11 @@ func (m *Machine) resolve(argv []string, pathVar, dir string) (Program, []string
 	if err != nil {
 		return nil, nil, vfs.Info{}, &ExecError{Name: name, Err: err}
 	}
-	if line, ok := strings.CutPrefix(string(data), "#!"); ok {
-		line, _, _ = strings.Cut(line, "\n")
-		fields := strings.Fields(line)
+	if rest, ok := bytes.CutPrefix(data, []byte("#!")); ok {
+		// Only the first line is copied: the interpreter's arguments must not keep the
+		// whole script alive for as long as the program runs.
+		first, _, _ := bytes.Cut(rest, []byte("\n"))
+		fields := strings.Fields(string(first))
 		if len(fields) > 0 && !strings.HasPrefix(name, fields[0]) {
 			interp := append(fields[:1:1], fields[1:]...)
 			prog, iargv, iinfo, err := m.resolve(append(interp, append([]string{file}, argv[1:]...)...), pathVar, dir)
@@ -627,10 +642,10 @@ func (m *Machine) Step(now int64) int64 {
 			}
 		}
 	}
-	// Forget exited processes nobody waits for.
+	// Forget exited processes their parent waited for, or that no parent will.
 	live := m.procs[:0]
 	for _, p := range m.procs {
-		if !p.exited || p.parent != nil && !p.parent.exited {
+		if !p.exited || !p.reaped && p.parent != nil && !p.parent.exited {
 			live = append(live, p)
 		}
 	}
@@ -825,6 +840,7 @@ func (p *Proc) parkWaiting(children []*Proc, then func(p *Proc, status int) int)
 		case len(children) > 0:
 			status = children[len(children)-1].status
 		}
+		reap(children)
 		return then(p, status)
 	})
 }
@@ -1000,10 +1016,21 @@ func (p *Proc) Wait(children ...*Proc) int {
 			return 128 + SIGTERM
 		}
 	}
+	reap(children)
 	if len(children) == 0 {
 		return 0
 	}
 	return children[len(children)-1].status
+}
+
+// reap marks the children a wait has collected: the machine forgets them (no zombie stays
+// behind a loop that runs a command at every turn).
+func reap(children []*Proc) {
+	for _, c := range children {
+		if c.exited {
+			c.reaped = true
+		}
+	}
 }
 
 func allExited(ps []*Proc) bool {
@@ -1102,6 +1129,7 @@ func (p *Proc) waitAll(children []*Proc) int {
 		p.suspend(waitingFor)
 		p.interrupted = false
 	}
+	reap(children)
 	if len(children) == 0 {
 		return 0
 	}

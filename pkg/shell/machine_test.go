@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/minikubelet/minikubelet/pkg/memcg"
 	"github.com/minikubelet/minikubelet/pkg/vfs"
 )
 
@@ -260,6 +261,67 @@ func TestSleepLoopOnVirtualClock(t *testing.T) {
 	if r.m.Busy() {
 		t.Error("a sleeping loop is reported busy")
 	}
+}
+
+// TestWaitedChildrenAreReaped: a child the shell waited for is forgotten, as wait(2) reaps
+// it; one nobody waited for stays a zombie while its parent lives. A loop that runs a
+// command at every turn holds no more processes at its hundredth turn than at its first.
+func TestWaitedChildrenAreReaped(t *testing.T) {
+	for _, tt := range []struct {
+		name, script string
+		procs        int // after 100 s: the shell and the zombies
+	}{
+		{"foreground command", "while true; do /bin/echo x >/dev/null; sleep 1; done", 1},
+		{"pipeline", "while true; do /bin/echo x | /bin/cat >/dev/null; sleep 1; done", 1},
+		{"command substitution", "while true; do x=$(/bin/echo x); sleep 1; done", 1},
+		{"background job waited for", "while true; do /bin/echo x >/dev/null & wait; sleep 1; done", 1},
+		{"background job never waited for", "/bin/echo x >/dev/null & /bin/echo y >/dev/null & while true; do sleep 1; done", 3},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r := start(t, newTestFS(t), "sh", "-c", tt.script)
+			r.until(100 * time.Second)
+			if got := len(r.m.procs); got != tt.procs || r.m.Running() != 1 {
+				t.Errorf("after 100 s: %d processes (%d running), want %d (1 running)", got, r.m.Running(), tt.procs)
+			}
+		})
+	}
+}
+
+// TestExecReplacesTheShell: exec gives the process to the program, as execve does: the
+// shell's EXIT trap does not run, and the memory its variables held is given back; in a
+// subshell of the same process ( ( ), $( ) ), exec replaces only the subshell.
+func TestExecReplacesTheShell(t *testing.T) {
+	for _, tt := range []struct {
+		name, script, stdout string
+	}{
+		{"no EXIT trap", "trap 'echo trap' EXIT; exec /bin/echo replaced", "replaced\n"},
+		{"subshell", "(exec /bin/echo sub); echo after", "sub\nafter\n"},
+		{"command substitution", "x=$(exec /bin/echo a); echo $x", "a\n"},
+		{"redirection stays", "exec /bin/echo hidden >/o; echo never", ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r := start(t, newTestFS(t), "sh", "-c", tt.script)
+			r.until(time.Minute)
+			if r.out.buf.String() != tt.stdout || !r.exited || r.status != 0 {
+				t.Errorf("stdout %q, exited %v with %d; want %q and 0", r.out.buf.String(), r.exited, r.status, tt.stdout)
+			}
+		})
+	}
+
+	t.Run("memory given back", func(t *testing.T) {
+		workers := NewWorkers()
+		t.Cleanup(workers.Close)
+		g := memcg.NewRoot(0).NewGroup(0, 0, nil)
+		m := NewMachine(Config{FS: newTestFS(t), Programs: func(n string) Program { return testPrograms[n] }, Workers: workers, Memory: g})
+		script := "big=$(/bin/echo " + strings.Repeat("x", 100000) + "); exec /bin/sleep 100"
+		if _, err := m.Start(Spec{Argv: []string{"sh", "-c", script}, Env: []string{"PATH=/bin"}, Stdout: &discard{}, Stderr: &discard{}}); err != nil {
+			t.Fatal(err)
+		}
+		m.Step(0)
+		if g.Peak() < 100000 || g.Used() > 10000 {
+			t.Errorf("the shell's variable: peak %d B, %d B still charged once it exec'd sleep; want a peak over 100000 and all but a little given back", g.Peak(), g.Used())
+		}
+	})
 }
 
 func TestSignals(t *testing.T) {
