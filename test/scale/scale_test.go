@@ -30,12 +30,13 @@ var (
 	podCounts  = flag.String("pods", "1000", "comma-separated pod counts to run")
 	plegs      = flag.String("pleg", "generic,evented", "comma-separated PLEGs to run: generic, evented")
 	capacity   = flag.Int("channel-capacity", 0, "pleg.channelCapacity; 0 keeps the default (1000)")
+	programCPU = flag.String("program-cpu", "", "the daemon's --program-cpu (the CPU the containers' programs get together); empty keeps its default")
 	settle     = flag.Duration("settle", 100*time.Second, "wait after every pod runs before measuring the steady state: past the first resync of the pods (syncFrequency 1m + up to 30s jitter), which all come at once")
 	steady     = flag.Duration("steady", time.Minute, "how long the steady-state CPU use is measured (a multiple of fileCheckFrequency, 20s)")
 	startMax   = flag.Duration("start-timeout", 3*time.Minute, "how long the pods may take to all run")
 	containers = flag.Int("containers", 2, "containers per pod")
 	command    = flag.String("command", "while true; do echo tick; sleep 5; done", "the shell script every container runs (sh -c): the workload whose cost is measured; empty: the image's own command")
-	image      = flag.String("image", "busybox:1.36", "the containers' image (one the catalogue does not know, with -command '', runs until stopped without a simulated program)")
+	image      = flag.String("image", "busybox:1.36", "the containers' image, or a comma-separated list: container j of a pod gets image j mod the list's length (\"nginx:1.27,redis:7.2\" with -command '' runs both images' own entrypoints; one the catalogue does not know, with -command '', runs until stopped without a simulated program)")
 	addLater   = flag.Bool("add-while-running", false, "write the manifests once the daemon runs (fsnotify picks them up) instead of before it starts")
 	report     = flag.String("report", "", "also write the results to this file as JSON (make bench reads it)")
 	profile    = flag.String("profile", "", "write the daemon's CPU profile over the steady window and its heap profile after it (pprof) into this directory")
@@ -140,7 +141,8 @@ func podManifest(i, c int) string {
 		if j > 0 {
 			name = fmt.Sprintf("side-%d", j)
 		}
-		fmt.Fprintf(&b, "  - name: %s\n    image: %s\n", name, *image)
+		images := strings.Split(*image, ",")
+		fmt.Fprintf(&b, "  - name: %s\n    image: %s\n", name, strings.TrimSpace(images[j%len(images)]))
 		if *command != "" {
 			fmt.Fprintf(&b, "    command: [sh, -c, %q]\n", *command)
 		}
@@ -181,6 +183,9 @@ func measure(t *testing.T, n int, evented bool) result {
 	args := []string{"--config", filepath.Join(dir, "config.yaml"), "--read-only-port=0", "--port=0", "--metrics-prefix=kubelet_"}
 	if evented {
 		args = append(args, "--feature-gates=EventedPLEG=true")
+	}
+	if *programCPU != "" {
+		args = append(args, "--program-cpu="+*programCPU)
 	}
 	r := result{PLEG: "generic", Pods: n, Containers: *containers, SteadySeconds: steady.Seconds()}
 	if evented {
