@@ -63,6 +63,10 @@ func (k *Kubelet) Loops() []runner.Loop {
 		runner.Loop{Name: "eviction", Due: k.eviction.Due, Step: k.eviction.Step},
 		runner.Loop{Name: "node-shutdown", Due: k.shutdown.Due, Step: func(ctx context.Context) { k.shutdown.Step(ctx) }, Wake: k.shutdown.Wake(), Stop: k.shutdown.Stop},
 		k.lifecycleLoop(),
+		// Last: the containers' programs run on what the kubelet's loops leave (on the real
+		// clock with a program CPU budget; inert otherwise), as a node's pods do not take the
+		// kubelet's reserved CPU.
+		runner.Loop{Name: "programs", Due: k.runtime.ProgramsDue, Step: k.runtime.StepPrograms, Wake: k.runtime.Wake()},
 	)
 	return loops
 }

@@ -165,11 +165,20 @@ func TestProgramCPUBudget(t *testing.T) {
 		used0 += time.Duration(cpuOf(t, r, id).UsageCoreNanoSeconds)
 	}
 	for fc.Now().Sub(start) < 10*time.Second {
-		due := r.Due(fc.Now())
-		if due.After(fc.Now()) {
-			fc.SetTime(due)
+		// As the node's table steps them: the runtime loop first, the programs loop last.
+		due, programs := r.Due(fc.Now()), r.ProgramsDue(fc.Now())
+		next := due
+		if next.IsZero() || !programs.IsZero() && programs.Before(next) {
+			next = programs
 		}
-		r.Step(context.Background())
+		if next.After(fc.Now()) {
+			fc.SetTime(next)
+		}
+		if !due.IsZero() && !due.After(fc.Now()) {
+			r.Step(context.Background())
+		} else {
+			r.StepPrograms(context.Background())
+		}
 		steps++
 	}
 	used := -used0
@@ -189,6 +198,38 @@ func TestProgramCPUBudget(t *testing.T) {
 		t.Errorf("programs took %v of %v, want about a quarter (at most %v)", r.programTime, elapsed, max)
 	}
 	t.Logf("%d runtime steps over %v, programs took %v", steps, elapsed, r.programTime)
+}
+
+// TestProgramsWaitForTheKubelet: with a budget, programs due to run wait for the programs
+// loop, which comes after the kubelet's loops; the runtime's own loop runs them only once
+// they have waited ProgramMaxWait.
+func TestProgramsWaitForTheKubelet(t *testing.T) {
+	fc := testclock.NewFakeClock(epoch)
+	r, err := New(Config{Clock: fc, ProgramCPU: cpubudget.New(500), CPUCapacityMilli: 4000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	startCPU(t, r, "u-0", 0, 2, "while :; do :; done")
+	fc.Step(time.Second)
+	r.Step(context.Background()) // the wake moves to the run queue
+	if len(r.runq) == 0 {
+		t.Fatal("no program waits in the run queue")
+	}
+	if due := r.ProgramsDue(fc.Now()); due.After(fc.Now()) || due.IsZero() {
+		t.Errorf("programs loop due at %v, want now (%v)", due, fc.Now())
+	}
+	if due := r.Due(fc.Now()); due.Before(fc.Now().Add(ProgramMaxWait)) {
+		t.Errorf("runtime loop due at %v for the waiting programs, want %v after now", due.Sub(fc.Now()), ProgramMaxWait)
+	}
+	r.Step(context.Background())
+	if len(r.runq) == 0 {
+		t.Fatal("the runtime loop ran the programs before they waited ProgramMaxWait")
+	}
+	fc.Step(ProgramMaxWait)
+	r.Step(context.Background())
+	if len(r.runq) != 0 {
+		t.Errorf("%d program steps still wait after ProgramMaxWait: the runtime loop did not run them", len(r.runq))
+	}
 }
 
 // TestProcessesCount: the processes a pod's programs run are its pids cgroup's count and

@@ -145,6 +145,13 @@ var DefaultHandlers = []cri.RuntimeHandler{{Name: "", UserNamespaces: true}, {Na
 // meanwhile.
 const ProgramSlice = time.Millisecond
 
+// ProgramMaxWait is how long programs waiting to run wait at most for the kubelet's loops
+// (with Config.ProgramCPU, on the real clock): the programs loop comes last in the node's
+// table, so the kubelet's work goes first, as a node's kubelet runs on CPU its pods do not
+// take (system-reserved); past ProgramMaxWait the runtime's own loop runs a slice of them,
+// so a kubelet busy for seconds (10,000 pods starting) slows its programs, never stops them.
+const ProgramMaxWait = 100 * time.Millisecond
+
 // runProgramsLocked steps the programs waiting in the run queue, oldest first, for at most
 // ProgramSlice and while the process's budget lasts, measured on the runtime's clock (no
 // time passes on a fake one). Only the runtime loop's own step runs them: the kubelet's
@@ -153,6 +160,7 @@ func (r *Runtime) runProgramsLocked() {
 	if r.budget == nil {
 		return
 	}
+	r.programsRan = r.clk.Now()
 	var spent time.Duration
 	n := 0
 	for n < len(r.runq) && spent < ProgramSlice {
@@ -248,6 +256,9 @@ type Runtime struct {
 	budget      *cpubudget.Budget
 	runq        []transition  // programs' steps due, waiting for the budget (FIFO)
 	programTime time.Duration // what runProgramsLocked's steps took, on the runtime's clock
+	// programsRan is when runProgramsLocked last ran, or when the run queue last filled
+	// from empty: programs waiting past it plus ProgramMaxWait run in the runtime loop.
+	programsRan time.Time
 	oomQ        []*ctr        // containers the OOM killer killed, for reapOOMLocked
 	network     *simnet.Network
 	podNet      netip.Prefix
@@ -618,13 +629,39 @@ func (r *Runtime) NextTransition() (time.Time, bool) {
 // operations. Every API call does the same first.
 func (r *Runtime) Advance() {
 	now := r.lock()
+	if len(r.runq) > 0 && !r.clk.Now().Before(r.programsRan.Add(ProgramMaxWait)) {
+		r.runProgramsLocked() // they waited long enough for the kubelet's loops
+	}
+	r.unlock(now)
+}
+
+// ProgramsDue is the programs loop's next due time (Config.ProgramCPU): when the budget
+// lets the programs waiting to run go on, zero when none waits. The loop comes last in the
+// node's table: the kubelet's loops due at the same time go first.
+func (r *Runtime) ProgramsDue(now time.Time) time.Time {
+	r.mu.Lock()
+	waiting := len(r.runq) > 0
+	r.mu.Unlock()
+	if !waiting {
+		return time.Time{}
+	}
+	if ready := r.budget.ReadyAt(now); !ready.IsZero() {
+		return ready
+	}
+	return now
+}
+
+// StepPrograms is the programs loop's step: it steps the programs waiting to run for at
+// most ProgramSlice, while the budget lasts.
+func (r *Runtime) StepPrograms(context.Context) {
+	now := r.lock()
 	r.runProgramsLocked()
 	r.unlock(now)
 }
 
 // Due is the runtime loop's next due time: the earliest queued transition, or zero when the
 // queue is empty; with programs waiting to run (Config.ProgramCPU), at the latest when
-// the budget lets them.
+// they have waited ProgramMaxWait for the programs loop (and the budget lets them).
 func (r *Runtime) Due(now time.Time) time.Time {
 	// One lock for both: the owner asks at every turn of its loop.
 	r.mu.Lock()
@@ -635,11 +672,13 @@ func (r *Runtime) Due(now time.Time) time.Time {
 		t = time.Unix(0, r.queue[0].at)
 	}
 	waiting := len(r.runq) > 0
+	starved := r.programsRan.Add(ProgramMaxWait)
 	r.mu.Unlock()
 	if waiting {
+		// The programs loop runs them; this one only once they have waited too long.
 		ready := r.budget.ReadyAt(now)
-		if ready.IsZero() {
-			ready = now
+		if ready.IsZero() || ready.Before(starved) {
+			ready = starved
 		}
 		if !ok || ready.Before(t) {
 			return ready
@@ -678,6 +717,9 @@ func (r *Runtime) advanceLocked(now int64) {
 			if r.budget != nil {
 				// Programs run on what is left (runProgramsLocked): a step due waits in
 				// the run queue, not here, whoever's call made it due.
+				if len(r.runq) == 0 {
+					r.programsRan = r.clk.Now() // its wait for the kubelet's loops starts
+				}
 				r.runq = append(r.runq, t)
 				continue
 			}
