@@ -259,7 +259,7 @@ type Runtime struct {
 	// programsRan is when runProgramsLocked last ran, or when the run queue last filled
 	// from empty: programs waiting past it plus ProgramMaxWait run in the runtime loop.
 	programsRan time.Time
-	oomQ        []*ctr        // containers the OOM killer killed, for reapOOMLocked
+	oomQ        []*ctr // containers the OOM killer killed, for reapOOMLocked
 	network     *simnet.Network
 	podNet      netip.Prefix
 	cgroups     *cgroupfs.Tree
