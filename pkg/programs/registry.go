@@ -21,6 +21,7 @@ func init() {
 		"date":      {run: runDate, usage: "[OPTIONS] [+FMT] [[-s] TIME]"},
 		"dd":        {run: runDd, usage: "[if=FILE] [of=FILE] [ibs=N obs=N/bs=N] [count=N] [skip=N] [seek=N]\n\t[conv=notrunc|noerror|sync|fsync]\n\t[iflag=skip_bytes|fullblock|direct] [oflag=seek_bytes|append|direct]"},
 		"df":        {run: runDf, usage: "[-PkmhT] [-t TYPE] [FILESYSTEM]..."},
+		"diff":      {run: runDiff, usage: "[-abBdiNqrTstw] [-L LABEL] [-S FILE] [-U LINES] FILE1 FILE2"},
 		"dirname":   {run: runDirname, usage: "FILENAME"},
 		"du":        {run: runDu, usage: "[-aHLdclsxhmk] [FILE]..."},
 		"echo":      {run: runEcho, usage: "[-neE] [ARG]...", noHelp: true},
