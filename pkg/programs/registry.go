@@ -75,6 +75,7 @@ func init() {
 		"sysctl":    {run: runSysctl, usage: "-p [-enq] [FILE...] / [-enqaw] [KEY[=VALUE]]..."},
 		"tac":       {run: runTac, usage: "[FILE]..."},
 		"tail":      {run: runTail, usage: "[OPTIONS] [FILE]..."},
+		"tar":       {run: runTar, usage: "c|x|t [-zJjahmvokO] [-f TARFILE] [-C DIR] [-T FILE] [-X FILE] [LONGOPT]... [FILE]..."},
 		"tee":       {run: runTee, usage: "[-ai] [FILE]..."},
 		"test":      {run: runTest, usage: "EXPRESSION ]", noHelp: true},
 		"timeout":   {run: runTimeout, usage: "[-s SIG] [-k KILL_SECS] SECS PROG ARGS"},
