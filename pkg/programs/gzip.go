@@ -32,8 +32,12 @@ type unpackOpts struct {
 func runGzip(c *cmd) int {
 	o, args := c.getopt("cfkvqdtn123456789", map[string]byte{"stdout": 'c', "to-stdout": 'c', "force": 'f',
 		"verbose": 'v', "decompress": 'd', "uncompress": 'd', "test": 't', "quiet": 'q', "fast": '1', "best": '9', "no-name": 'n'})
-	u := unpackOpts{stdout: o.has('c'), force: o.has('f'), keep: o.has('k'), verbose: o.has('v'),
-		test: o.has('t'), decompress: o.has('d') || o.has('t')}
+	if o.has('d') || o.has('t') {
+		// busybox's gzip -d is gunzip, which parses the arguments again with its own
+		// options: "gzip --decompress" and "gzip -d -9" are errors.
+		return runGunzip(c)
+	}
+	u := unpackOpts{stdout: o.has('c'), force: o.has('f'), keep: o.has('k'), verbose: o.has('v')}
 	return c.bbunpack(args, u)
 }
 

@@ -36,7 +36,7 @@ func runTar(c *cmd) int {
 	o, files := c.getopt("txC:f:OopvkchjT:X:zJam", map[string]byte{"list": 't', "extract": 'x', "directory=": 'C',
 		"file=": 'f', "to-stdout": 'O', "same-permissions": 'p', "verbose": 'v', "keep-old": 'k', "create": 'c',
 		"dereference": 'h', "gzip": 'z', "touch": 'm', "no-same-owner": 'o', "auto-compress": 'a',
-		"overwrite": 1, "no-recursion": 2, "numeric-owner": 3, "no-same-permissions": 4})
+		"overwrite": 1, "no-recursion": 2, "numeric-owner": 3, "no-same-permissions": 4, "strip-components=": 5})
 	modes := 0
 	for _, b := range []byte{'c', 't', 'x'} {
 		if o.has(b) {
@@ -47,6 +47,9 @@ func runTar(c *cmd) int {
 		c.showUsage(1)
 	}
 	t := &tarRun{c: c, o: o, verbose: o.n['t'] + o.n['v'], archive: "-"}
+	if o.has(5) {
+		t.strip = c.positive(o.val(5))
+	}
 	if o.has('f') {
 		t.archive = o.val('f')
 	}
@@ -71,6 +74,7 @@ type tarRun struct {
 	base    string // -C's directory, absolute ("" for the working one)
 	warned  bool   // the leading '/' message is printed once
 	passed  map[string]bool
+	strip   int // --strip-components
 }
 
 // path is name as the process sees it after -C.
@@ -703,13 +707,30 @@ func (t *tarRun) extract(in *tarIn, e tarEntry) {
 	c := t.c
 	fsys := c.fs()
 	id := c.p.Identity()
-	p := t.path(e.name)
-	if i := strings.LastIndexByte(e.name, '/'); i >= 0 {
-		fsys.MkdirAll(t.path(e.name[:i]), 0o777&^umask, id.UID, id.GID)
-	}
 	hardLink := ""
 	if e.typ == '1' {
 		hardLink = e.link
+	}
+	// --strip-components: an entry with no more components than that is skipped.
+	for n := 0; n < t.strip; n++ {
+		i := strings.IndexByte(e.name, '/')
+		if i < 0 || i == len(e.name)-1 {
+			t.skipData(in, e.size)
+			return
+		}
+		e.name = e.name[i+1:]
+		if hardLink != "" {
+			j := strings.IndexByte(hardLink, '/')
+			if j < 0 || j == len(hardLink)-1 {
+				t.skipData(in, e.size)
+				return
+			}
+			hardLink = hardLink[j+1:]
+		}
+	}
+	p := t.path(e.name)
+	if i := strings.LastIndexByte(e.name, '/'); i >= 0 {
+		fsys.MkdirAll(t.path(e.name[:i]), 0o777&^umask, id.UID, id.GID)
 	}
 	if e.typ != '5' && !t.o.has('k') {
 		if hardLink != "" && hardLink == e.name {

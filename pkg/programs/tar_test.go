@@ -54,6 +54,8 @@ func TestTar(t *testing.T) {
 			stdout: "src/\nsrc/f\nsrc/sub/\nsrc/sub/g\n"},
 		{name: "create missing", argv: []string{"tar", "cf", "/b.tar", "/nosuch"},
 			stderr: "tar: /nosuch: No such file or directory\ntar: error exit delayed from previous errors\n", status: 1},
+		{name: "strip components", argv: []string{"tar", "xf", "/a.tar", "-C", "/out", "--strip-components=1", "d/f"},
+			files: map[string]string{"/a.tar": archive, "/out/": ""}, check: fileIs("/out/f", "hello\n")},
 		{name: "empty archive", argv: []string{"tar", "cf", "/b.tar"}, stderr: "tar: empty archive\n", status: 1},
 		{name: "not tar", argv: []string{"tar", "tf", "/src/f"}, files: files, stderr: "tar: invalid tar magic\n", status: 1},
 		{name: "missing archive", argv: []string{"tar", "tf", "/nosuch.tar"},
