@@ -702,6 +702,31 @@ func (t *tarRun) copyData(in *tarIn, size int64, write func([]byte) error) {
 	in.offset += size + pad
 }
 
+// mkdirs makes the directories an entry's name leads through, as busybox's
+// bb_make_directory: one that is there as something else is told, not fatal.
+func (t *tarRun) mkdirs(dir string) {
+	c := t.c
+	id := c.p.Identity()
+	for i := 0; i <= len(dir); i++ {
+		if i < len(dir) && dir[i] != '/' || i == 0 {
+			continue
+		}
+		part := dir[:i]
+		info, err := c.fs().Stat(t.path(part))
+		if err == nil {
+			if !info.Mode.IsDir() {
+				c.perror(vfs.EEXIST, "can't create directory '%s'", part)
+				return
+			}
+			continue
+		}
+		if err := c.fs().Mkdir(t.path(part), 0o777&^umask, id.UID, id.GID); err != nil {
+			c.perror(err, "can't create directory '%s'", part)
+			return
+		}
+	}
+}
+
 // extract makes an entry in the filesystem as busybox's data_extract_all.
 func (t *tarRun) extract(in *tarIn, e tarEntry) {
 	c := t.c
@@ -730,22 +755,22 @@ func (t *tarRun) extract(in *tarIn, e tarEntry) {
 	}
 	p := t.path(e.name)
 	if i := strings.LastIndexByte(e.name, '/'); i >= 0 {
-		fsys.MkdirAll(t.path(e.name[:i]), 0o777&^umask, id.UID, id.GID)
+		t.mkdirs(e.name[:i])
 	}
 	if e.typ != '5' && !t.o.has('k') {
 		if hardLink != "" && hardLink == e.name {
 			t.skipData(in, e.size)
 			return
 		}
-		if info, err := fsys.Lstat(p); err == nil {
-			if info.Mode.IsDir() {
-				c.perror(vfs.EISDIR, "can't remove old file %s", e.name)
-				c.exit(1)
-			}
-			if err := fsys.Remove(p, false); err != nil {
-				c.perror(err, "can't remove old file %s", e.name)
-				c.exit(1)
-			}
+		err := vfs.Errno(0)
+		if info, lerr := fsys.Lstat(p); lerr == nil && info.Mode.IsDir() {
+			err = vfs.EISDIR // unlink(2) of a directory
+		} else if rerr := fsys.Remove(p, false); rerr != nil {
+			err = vfs.ErrnoOf(rerr)
+		}
+		if err != 0 && err != vfs.ENOENT {
+			c.perror(err, "can't remove old file %s", e.name)
+			c.exit(1)
 		}
 	}
 	switch e.typ {
