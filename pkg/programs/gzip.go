@@ -236,7 +236,7 @@ func (c *cmd) gzip(r io.Reader, w *gzSink) {
 
 // gunzip unpacks the gzip members of r into w, as busybox's unpack_gz_stream: members
 // follow one another while the next two bytes are gzip's magic, and anything else after a
-// member ends the stream quietly. skipMagic is false when zcat read the first magic
+// member ends the stream quietly. withMagic is false when zcat read the first magic
 // already. It returns the bytes unpacked, the last member's time, and false (its message
 // printed) on corrupt input.
 func (c *cmd) gunzip(br *bufio.Reader, w *gzSink, withMagic bool) (int64, uint32, bool) {

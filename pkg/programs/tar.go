@@ -167,7 +167,7 @@ func (t *tarRun) create() int {
 	t.chdir()
 	var w io.Writer = out
 	var zw *gzip.Writer
-	if t.o.has('z') {
+	if t.o.has('z') || t.o.has('a') && out.file != "" && strings.HasSuffix(t.archive, "gz") {
 		zw = gzip.NewWriter(out)
 		zw.OS = 3
 		w = zw
