@@ -4,6 +4,7 @@ import (
 	"archive/tar"
 	"bufio"
 	"bytes"
+	"compress/bzip2"
 	"compress/gzip"
 	"fmt"
 	"io"
@@ -21,9 +22,10 @@ import (
 // busybox's); -t and -x read one a header at a time with busybox's checks and messages
 // ("invalid tar magic", "short read", "FILE: not found in archive"), listing names (-t),
 // names with modes, owners, sizes and times (-tv), extracting (-x) into the filesystem a
-// block at a time, or to stdout (-O). -z packs and unpacks with gzip; a gzip archive is
-// also recognised without it, as busybox's FEATURE_TAR_AUTODETECT does. The first
-// argument may lack its dash ("tar cf x.tar dir", "tar xvf -").
+// block at a time, or to stdout (-O). -z packs and unpacks with gzip, -j unpacks bzip2
+// (packing it, or xz with -J, needs a compressor the simulated image lacks); a gzip or
+// bzip2 archive is also recognised without them, as busybox's FEATURE_TAR_AUTODETECT
+// does. The first argument may lack its dash ("tar cf x.tar dir", "tar xvf -").
 func runTar(c *cmd) int {
 	if len(c.args) > 0 && c.args[0] != "" && c.args[0][0] != '-' {
 		// busybox moves the first argument's f to its end, so that "tar fx F" reads F.
@@ -171,6 +173,16 @@ func (t *tarRun) create() int {
 		zw = gzip.NewWriter(out)
 		zw.OS = 3
 		w = zw
+	}
+	for _, z := range []struct {
+		opt  byte
+		prog string
+	}{{'j', "bzip2"}, {'J', "xz"}} {
+		if t.o.has(z.opt) {
+			// busybox runs the image's compressor; the simulated image has neither.
+			c.perror(vfs.ENOENT, "can't execute '%s'", z.prog)
+			c.exit(1)
+		}
 	}
 	tw := tar.NewWriter(w)
 	failed := false
@@ -335,6 +347,11 @@ func (in *tarIn) gunzip() {
 	in.r = bufio.NewReaderSize(&gzErrReader{c: in.t.c, r: zr}, 32<<10)
 }
 
+// bunzip2 makes in read what its bzip2 stream unpacks to.
+func (in *tarIn) bunzip2() {
+	in.r = bufio.NewReaderSize(&gzErrReader{c: in.t.c, r: bzip2.NewReader(in.r)}, 32<<10)
+}
+
 // gzErrReader reports a broken gzip stream as busybox's unpacker does, then ends.
 type gzErrReader struct {
 	c    *cmd
@@ -420,8 +437,11 @@ func (t *tarRun) read() int {
 		_, in.file = r.(*vfs.Reader)
 	}
 	t.chdir()
-	if t.o.has('z') {
+	switch {
+	case t.o.has('z'):
 		in.gunzip()
+	case t.o.has('j'):
+		in.bunzip2()
 	}
 	t.passed = map[string]bool{}
 	status := 1 // an archive without a header is none
@@ -440,8 +460,8 @@ func (t *tarRun) read() int {
 			t.autodetect(in, block[:n])
 			continue
 		}
-		in.offset += 512
 		if block[0] == 0 && block[345] == 0 && longName == nil {
+			in.offset += 512
 			if end {
 				break
 			}
@@ -453,6 +473,7 @@ func (t *tarRun) read() int {
 			t.autodetect(in, block)
 			continue
 		}
+		in.offset += 512
 		sumU, sumS := 8*32, 8*32 // the checksum field counts as spaces
 		for i, b := range block {
 			if i >= 148 && i < 156 {
@@ -538,11 +559,19 @@ func (t *tarRun) read() int {
 // autodetect is what busybox does with a first block that is no tar header: a gzip'd
 // archive (in a file) is unpacked and read again; anything else is fatal.
 func (t *tarRun) autodetect(in *tarIn, data []byte) {
-	if in.offset == 0 && in.file && len(data) >= 2 && data[0] == 0x1f && data[1] == 0x8b {
-		in.r = bufio.NewReader(io.MultiReader(bytes.NewReader(append([]byte(nil), data...)), in.r))
-		in.file = false
-		in.gunzip()
-		return
+	if in.offset == 0 && in.file && len(data) >= 3 {
+		gz := data[0] == 0x1f && data[1] == 0x8b
+		bz := string(data[:3]) == "BZh"
+		if gz || bz {
+			in.r = bufio.NewReader(io.MultiReader(bytes.NewReader(append([]byte(nil), data...)), in.r))
+			in.file = false
+			if gz {
+				in.gunzip()
+			} else {
+				in.bunzip2()
+			}
+			return
+		}
 	}
 	if len(data) < 2 && in.offset == 0 && in.file {
 		t.c.die("short read")

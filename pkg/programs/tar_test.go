@@ -3,6 +3,7 @@ package programs
 import (
 	"archive/tar"
 	"bytes"
+	"encoding/base64"
 	"strings"
 	"testing"
 	"time"
@@ -37,6 +38,9 @@ func TestTar(t *testing.T) {
 		tar.Header{Name: "d/l", Typeflag: tar.TypeSymlink, Mode: 0o777, Linkname: "f", ModTime: when},
 		tar.Header{Name: strings.Repeat("x", 120), Typeflag: tar.TypeReg, Mode: 0o644, ModTime: when, Linkname: "long\n", Format: tar.FormatPAX},
 	)
+	// busybox's "tar cjf x.tbz f" of f holding "hi\n".
+	tbz, _ := base64.StdEncoding.DecodeString("QlpoOTFBWSZTWcfXSisAADJ7hMkQAEBAAG+AAADhYJ4AAACACCAAVEQaNAAA0GRNE9QaMQ0ZerrL" +
+		"BESiEgdTcTDxPCEqfFhdVYA2gBKrWaMbNVhpKSJLIVhZJ8oHQ6zhiBmxCPi7kinChIY+ulFY")
 	files := map[string]string{"/a.tar": archive, "/src/f": "data\n", "/src/sub/g": "g\n"}
 	runCases(t, []tc{
 		{name: "list", argv: []string{"tar", "tf", "/a.tar"}, files: files,
@@ -56,6 +60,12 @@ func TestTar(t *testing.T) {
 			stderr: "tar: /nosuch: No such file or directory\ntar: error exit delayed from previous errors\n", status: 1},
 		{name: "strip components", argv: []string{"tar", "xf", "/a.tar", "-C", "/out", "--strip-components=1", "d/f"},
 			files: map[string]string{"/a.tar": archive, "/out/": ""}, check: fileIs("/out/f", "hello\n")},
+		{name: "bzip2", argv: []string{"tar", "tjf", "/x.tbz"}, files: map[string]string{"/x.tbz": string(tbz)}, stdout: "f\n"},
+		{name: "bzip2 autodetected", argv: []string{"tar", "xOf", "/x.tbz"}, files: map[string]string{"/x.tbz": string(tbz)}, stdout: "hi\n"},
+		{name: "bzip2 packing", argv: []string{"tar", "cjf", "/x.tbz", "/src"}, files: files,
+			stderr: "tar: can't execute 'bzip2': No such file or directory\n", status: 1},
+		{name: "big gzip autodetected", argv: []string{"tar", "tf", "/big.tgz"}, files: map[string]string{"/big.tgz": gz(tarOf(
+			tar.Header{Name: "r", Typeflag: tar.TypeReg, Mode: 0o644, Linkname: noise(4096)}))}, stdout: "r\n"},
 		{name: "empty archive", argv: []string{"tar", "cf", "/b.tar"}, stderr: "tar: empty archive\n", status: 1},
 		{name: "not tar", argv: []string{"tar", "tf", "/src/f"}, files: files, stderr: "tar: invalid tar magic\n", status: 1},
 		{name: "missing archive", argv: []string{"tar", "tf", "/nosuch.tar"},
@@ -65,4 +75,15 @@ func TestTar(t *testing.T) {
 		{name: "gzip autodetected", argv: []string{"sh", "-c", "tar cf - /src/f | gzip > /c.tgz; tar tf /c.tgz"},
 			files: files, setup: withSh, stdout: "src/f\n", stderr: "tar: removing leading '/' from member names\n"},
 	})
+}
+
+// noise is n bytes that do not compress.
+func noise(n int) string {
+	b := make([]byte, n)
+	x := uint32(1)
+	for i := range b {
+		x = x*1664525 + 1013904223
+		b[i] = byte(x >> 24)
+	}
+	return string(b)
 }
