@@ -510,6 +510,9 @@ func (t *tarRun) read() int {
 				e.typ, e.size = '5', 0
 			}
 		case 'L', 'K':
+			if e.size < 0 || e.size > 0xfff {
+				c.die("bad archive")
+			}
 			data := t.readData(in, e.size)
 			s := cstr(data)
 			if e.typ == 'L' {
@@ -519,6 +522,11 @@ func (t *tarRun) read() int {
 			}
 			continue
 		case 'x', 'g':
+			if e.size < 0 || e.size > 0xfffff {
+				c.errorf("warning: skipping header '%c'", e.typ)
+				t.skipData(in, e.size)
+				continue
+			}
 			data := t.readData(in, e.size)
 			if e.typ == 'x' {
 				for _, rec := range paxRecords(data) {
@@ -579,12 +587,9 @@ func (t *tarRun) autodetect(in *tarIn, data []byte) {
 	t.c.die("invalid tar magic")
 }
 
-// readData reads an entry's data whole (a long name or pax records, which busybox bounds
-// too) and its padding.
+// readData reads an entry's data whole (a long name or pax records, which the caller
+// bounds as busybox does) and its padding.
 func (t *tarRun) readData(in *tarIn, size int64) []byte {
-	if size > 0xfffff {
-		t.c.die("bad archive")
-	}
 	data := make([]byte, size)
 	if _, err := io.ReadFull(in.r, data); err != nil {
 		t.c.die("short read")
@@ -710,6 +715,7 @@ func (t *tarRun) skipData(in *tarIn, size int64) {
 // copyData passes an entry's data to write (nil: drops it), a block at a time, and its
 // padding.
 func (t *tarRun) copyData(in *tarIn, size int64, write func([]byte) error) {
+	size = max(size, 0) // a negative base-256 size holds nothing
 	buf := make([]byte, 32<<10)
 	left := size
 	for left > 0 {
