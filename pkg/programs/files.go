@@ -8,6 +8,7 @@ import (
 	"path"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/minikubelet/minikubelet/pkg/vfs"
 )
@@ -142,16 +143,19 @@ func runTouch(c *cmd) int {
 	if len(args) == 0 {
 		c.showUsage(1)
 	}
+	var when *time.Time // the time to set, rather than now
 	if r := o.val('r'); r != "" {
-		if _, err := c.fs().Stat(c.abs(r)); err != nil {
+		info, err := c.fs().Stat(c.abs(r))
+		if err != nil {
 			c.perror(err, "can't stat '%s'", r)
 			c.exit(1)
 		}
+		when = &info.ModTime
 	}
 	for _, d := range []string{o.val('d'), o.val('t')} {
 		if d != "" {
-			// Parsed for its errors; the filesystem can only set a file's time to now.
-			c.parseDate(d, c.p.Now().UTC())
+			t := c.parseDate(d, c.p.Now().UTC())
+			when = &t
 		}
 	}
 	status := 0
@@ -167,6 +171,9 @@ func runTouch(c *cmd) int {
 			if _, lerr := c.fs().Lstat(p); lerr != nil {
 				err = c.fs().WriteFile(p, nil, 0o666&^umask, true, id.UID, id.GID)
 			}
+		}
+		if err == nil && when != nil {
+			err = c.fs().Chtimes(p, *when)
 		}
 		if err != nil {
 			c.perror(err, "%s", name)

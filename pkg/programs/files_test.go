@@ -98,6 +98,8 @@ func TestTouchRmMkdir(t *testing.T) {
 		{name: "touch missing dir", argv: []string{"touch", "/nope/x"}, stderr: "touch: /nope/x: No such file or directory\n", status: 1},
 		{name: "touch bad date", argv: []string{"touch", "-d", "x", "/tmp/a"}, stderr: "touch: invalid date 'x'\n", status: 1},
 		{name: "touch nothing", argv: []string{"touch"}, stderr: usage("touch"), status: 1},
+		{name: "touch -d sets the time", argv: []string{"sh", "-c", "touch -d '2020-01-02 03:04:05' /tmp/a; touch -r /tmp/a /tmp/b; stat -c %Y /tmp/a /tmp/b"},
+			setup: withSh, stdout: "1577934245\n1577934245\n"},
 		{name: "rm", argv: []string{"rm", "/d/a.txt", "/d/link"}, files: tree, check: checks(missing("/d/a.txt"), missing("/d/link"))},
 		{name: "rm missing", argv: []string{"rm", "/nope"}, stderr: "rm: can't remove '/nope': No such file or directory\n", status: 1},
 		{name: "rm -f missing", argv: []string{"rm", "-f", "/nope"}},

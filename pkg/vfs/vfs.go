@@ -1078,6 +1078,13 @@ func (v *View) Touch(p string) error {
 	return v.change(p, func(n *Node) { n.mtime = now })
 }
 
+// Chtimes sets p's modification time (following a symbolic link), as utimes(2) does:
+// tar restores an archive's times with it, touch -d sets a given one.
+func (v *View) Chtimes(p string, mtime time.Time) error {
+	t := mtime.UnixNano()
+	return v.change(p, func(n *Node) { n.mtime = t })
+}
+
 func (v *View) change(p string, f func(*Node)) error {
 	v.disk.mu.Lock()
 	defer v.disk.mu.Unlock()
