@@ -1082,10 +1082,18 @@ func (p *Proc) runInPlace(prog Program, argv, env []string) (status int) {
 	p.inPlace++
 	defer func() {
 		p.inPlace--
-		p.argv, p.env = savedArgv, savedEnv
+		p.env = savedEnv
 		if p.prog != nil {
-			return // parking: the panic unwinds on (recovering it costs a panic more)
+			// Parking: the panic unwinds on (recovering it costs a panic more). The
+			// process is still the applet (ps and pgrep see "sleep 10") until it wakes.
+			then := p.prog
+			p.prog = func(p *Proc) int {
+				p.argv = savedArgv
+				return then(p)
+			}
+			return
 		}
+		p.argv = savedArgv
 		if r := recover(); r != nil {
 			status = exitedWith(r)
 		}
