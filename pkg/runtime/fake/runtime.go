@@ -250,6 +250,7 @@ type Runtime struct {
 	programTime time.Duration // what runProgramsLocked's steps took, on the runtime's clock
 	oomQ        []*ctr        // containers the OOM killer killed, for reapOOMLocked
 	network     *simnet.Network
+	bootedAt    int64 // when the node booted: the runtime's start (its /proc/uptime)
 	podNet      netip.Prefix
 	cgroups     *cgroupfs.Tree
 	features    cri.RuntimeFeatures
@@ -506,6 +507,7 @@ func New(cfg Config) (*Runtime, error) {
 		network:      cfg.Network,
 		features:     DefaultFeatures,
 	}
+	r.bootedAt = r.now()
 	if cfg.Features != nil {
 		r.features = *cfg.Features
 	}
