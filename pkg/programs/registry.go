@@ -47,6 +47,7 @@ func init() {
 		"nice":      {run: runNice, usage: "[-n ADJUST] [PROG ARGS]"},
 		"nohup":     {run: runNohup, usage: "PROG ARGS"},
 		"nproc":     {run: runNproc, usage: "[--all] [--ignore=N]"},
+		"nslookup":  {run: runNslookup, usage: "[-type=QUERY_TYPE] [-debug] HOST [DNS_SERVER]"},
 		"od":        {run: runOd, usage: "[-abcdfhilovxs] [-t TYPE] [-A RADIX] [-N SIZE] [-j SKIP] [-S MINSTR] [-w WIDTH] [FILE]..."},
 		"paste":     {run: runPaste, usage: "[-d LIST] [-s] [FILE]..."},
 		"pgrep":     {run: runPgrep, usage: "[-flanovx] [-s SID|-P PPID|PATTERN]"},
