@@ -52,6 +52,7 @@ func init() {
 		"paste":     {run: runPaste, usage: "[-d LIST] [-s] [FILE]..."},
 		"pgrep":     {run: runPgrep, usage: "[-flanovx] [-s SID|-P PPID|PATTERN]"},
 		"pidof":     {run: runPidof, usage: "[-s] [-o PID] [NAME]..."},
+		"ping":      {run: runPing, usage: "[OPTIONS] HOST"},
 		"pkill":     {run: runPgrep, usage: "[-l|-SIGNAL] [-xfvnoe] [-s SID|-P PPID|PATTERN]"},
 		"printenv":  {run: runPrintenv, usage: "[VARIABLE]..."},
 		"printf":    {run: runPrintf, usage: "FORMAT [ARG]..."},
