@@ -44,6 +44,7 @@ func init() {
 		"mktemp":    {run: runMktemp, usage: "[-dt] [-p DIR] [TEMPLATE]"},
 		"mount":     {run: runMount, usage: "[OPTIONS] [-o OPT] DEVICE NODE"},
 		"mv":        {run: runMv, usage: "[-fin] SOURCE DEST\nor: mv [-fin] SOURCE... DIRECTORY"},
+		"netstat":   {run: runNetstat, usage: "[-ral] [-tuwx] [-enWp]"},
 		"nice":      {run: runNice, usage: "[-n ADJUST] [PROG ARGS]"},
 		"nohup":     {run: runNohup, usage: "PROG ARGS"},
 		"nproc":     {run: runNproc, usage: "[--all] [--ignore=N]"},

@@ -224,7 +224,8 @@ type Proc struct {
 	// interrupted is set when a signal ends a sleep early (a trapped signal).
 	interrupted bool
 	// cleanups run when the process exits (its listening sockets close).
-	cleanups []func()
+	cleanups  []func()
+	listening []Listener // what it listens on (netstat -p)
 
 	// held is what p's charges hold (memory.go), given back when it exits; transient the
 	// part of it the expansion under way has copied.
@@ -1039,7 +1040,7 @@ func (p *Proc) Procs() []ProcInfo {
 	var out []ProcInfo
 	for _, q := range p.m.procs {
 		if !q.exited {
-			out = append(out, ProcInfo{PID: q.pid, PPID: q.PPID(), Argv: q.argv, UID: q.id.UID})
+			out = append(out, ProcInfo{PID: q.pid, PPID: q.PPID(), Argv: q.argv, UID: q.id.UID, Listening: q.listening})
 		}
 	}
 	return out
@@ -1050,6 +1051,8 @@ type ProcInfo struct {
 	PID, PPID int
 	Argv      []string
 	UID       int64
+	// Listening are the ports it listens on.
+	Listening []Listener
 }
 
 // setFD installs f as descriptor n of p, closing what was there.
@@ -1191,7 +1194,14 @@ func (p *Proc) Listen(proto string, port int, h simnet.Handler) error {
 		return err
 	}
 	p.cleanups = append(p.cleanups, closeFn)
+	p.listening = append(p.listening, Listener{Proto: proto, Port: port})
 	return nil
+}
+
+// Listener is a port a process listens on (netstat -p).
+type Listener struct {
+	Proto string
+	Port  int
 }
 
 // HTTP sends an HTTP request to host:port (a pod IP, or localhost: the pod itself).

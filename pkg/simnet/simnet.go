@@ -397,3 +397,26 @@ func (n *Network) Reachable(from *Namespace, ip string) bool {
 	}
 	return false
 }
+
+// Port is a protocol and port something listens on.
+type Port struct {
+	Proto string
+	Port  int
+}
+
+// Listeners lists what listens in the namespace, by protocol then port.
+func (ns *Namespace) Listeners() []Port {
+	ns.mu.RLock()
+	out := make([]Port, 0, len(ns.listeners))
+	for k := range ns.listeners {
+		out = append(out, Port{k.proto, k.port})
+	}
+	ns.mu.RUnlock()
+	slices.SortFunc(out, func(a, b Port) int {
+		if a.Proto != b.Proto {
+			return strings.Compare(a.Proto, b.Proto)
+		}
+		return a.Port - b.Port
+	})
+	return out
+}
