@@ -296,6 +296,16 @@ func (n *Network) Exchange(from *Namespace, proto, host string, port int, payloa
 type dnsZone struct {
 	servers map[string]bool
 	records map[string][]string // by lower-case name, without the final dot
+	onMiss  func(name string)
+}
+
+// OnDNSMiss sets what is told of a name the DNS was asked and did not know (outside the
+// network's lock, on the asking goroutine: it must not block): the feed of the records
+// looks again, as a DNS server watching Services would have seen a new one.
+func (n *Network) OnDNSMiss(f func(name string)) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.dns.onMiss = f
 }
 
 // SetDNSServers makes the cluster DNS answer at ips (replacing those set before).
@@ -339,14 +349,24 @@ type DNSAnswer struct {
 // is lost).
 func (n *Network) QueryDNS(from *Namespace, server, name string, ptr bool) (a DNSAnswer, ok bool) {
 	name = strings.ToLower(strings.TrimSuffix(name, "."))
+	if !ptr {
+		n.mu.RLock()
+		isServer := n.dns.servers[server]
+		ips, found := n.dns.records[name]
+		miss := n.dns.onMiss
+		n.mu.RUnlock()
+		if !isServer {
+			return DNSAnswer{}, false
+		}
+		if !found && miss != nil && name != "" {
+			miss(name)
+		}
+		return DNSAnswer{Found: found, Addrs: append([]string(nil), ips...)}, true
+	}
 	n.mu.RLock()
 	defer n.mu.RUnlock()
 	if !n.dns.servers[server] {
 		return DNSAnswer{}, false
-	}
-	if !ptr {
-		ips, found := n.dns.records[name]
-		return DNSAnswer{Found: found, Addrs: append([]string(nil), ips...)}, true
 	}
 	ip, isReverse := reverseIP(name)
 	if !isReverse {
