@@ -41,15 +41,19 @@ type clusterDNSFeed struct {
 	names    map[string]bool // the records it set
 }
 
-// startClusterDNS makes the cluster DNS answer on network at the configured addresses and
-// feeds it; nothing standalone or without clusterDNS.
+// startClusterDNS makes the cluster DNS answer on network at the configured addresses
+// (clusterDNS; none: no DNS) and, in cluster mode, feeds it the Services; standalone there
+// are none, and it answers every name NXDOMAIN.
 func (k *Kubelet) startClusterDNS(network *simnet.Network) {
-	if k.kubeClient == nil || network == nil || k.dns == nil || len(k.dns.clusterDNS) == 0 || k.dns.clusterDomain == "" {
+	if network == nil || k.dns == nil || len(k.dns.clusterDNS) == 0 {
+		return
+	}
+	network.SetDNSServers(k.dns.clusterDNS...)
+	if k.kubeClient == nil || k.dns.clusterDomain == "" {
 		return
 	}
 	f := &clusterDNSFeed{client: k.kubeClient, caller: k.apiCaller, clock: k.clock, network: network,
 		suffix: ".svc." + strings.ToLower(strings.TrimSuffix(k.dns.clusterDomain, ".")), names: map[string]bool{}}
-	network.SetDNSServers(k.dns.clusterDNS...)
 	network.OnDNSMiss(f.miss)
 }
 
