@@ -539,6 +539,7 @@ func New(cfg Config) (*Kubelet, error) {
 	// Half a sync period: a change of a ConfigMap or Secret reaches the pods' volumes at
 	// their next periodic sync.
 	k.objects = newAPIObjects(k.kubeClient, k.apiCaller, k.clock, c.Kubelet.SyncFrequency.Duration/2)
+	k.startClusterDNS(cfg.Runtime.Network())
 	if k.recorder != nil {
 		k.objects.observe = k.recorder.APIObject
 	}

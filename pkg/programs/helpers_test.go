@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/minikubelet/minikubelet/pkg/shell"
+	"github.com/minikubelet/minikubelet/pkg/simnet"
 	"github.com/minikubelet/minikubelet/pkg/vfs"
 )
 
@@ -105,6 +106,10 @@ type tc struct {
 	elapsed time.Duration
 	// check looks at the filesystem afterwards.
 	check func(t *testing.T, v *vfs.View)
+	// network and ns are the network the machine reaches and its pod's namespace on it
+	// (nil: none).
+	network *simnet.Network
+	ns      *simnet.Namespace
 }
 
 type result struct {
@@ -121,7 +126,7 @@ func runCase(t *testing.T, c tc) (result, *vfs.View) {
 		c.setup(v, setClock)
 		setClock(epoch)
 	}
-	m := shell.NewMachine(shell.Config{FS: v, Programs: Lookup, Hostname: "pod-1", Seed: 1})
+	m := shell.NewMachine(shell.Config{FS: v, Programs: Lookup, Hostname: "pod-1", Seed: 1, Network: c.network, Net: c.ns})
 	var stdout, stderr bytes.Buffer
 	status := -1
 	env := c.env

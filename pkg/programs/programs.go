@@ -63,7 +63,7 @@ const banner = "BusyBox v1.36.1 (simulated) multi-call binary.\n"
 // waiting are the applets that mostly wait (for the clock or a child) and print little:
 // their output buffer is small, since a container's sleeping shell holds its sleep's
 // buffer for as long as it sleeps (8 KiB each would be 80 MB at 10,000 pods).
-var waiting = map[string]bool{"sleep": true, "usleep": true, "timeout": true, "nohup": true, "nice": true, "env": true, "xargs": true}
+var waiting = map[string]bool{"sleep": true, "watch": true, "usleep": true, "timeout": true, "nohup": true, "nice": true, "env": true, "xargs": true}
 
 // Output buffers are reused from one applet run to the next (a loop's echo runs every
 // turn): allocating 8 KiB per echo made most of a busy node's garbage.

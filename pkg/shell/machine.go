@@ -226,7 +226,8 @@ type Proc struct {
 	// interrupted is set when a signal ends a sleep early (a trapped signal).
 	interrupted bool
 	// cleanups run when the process exits (its listening sockets close).
-	cleanups []func()
+	cleanups  []func()
+	listening []Listener // what it listens on (netstat -p)
 
 	// held is what p's charges hold (memory.go), given back when it exits; transient the
 	// part of it the expansion under way has copied.
@@ -1066,7 +1067,7 @@ func (p *Proc) Procs() []ProcInfo {
 	var out []ProcInfo
 	for _, q := range p.m.procs {
 		if !q.exited {
-			out = append(out, ProcInfo{PID: q.pid, PPID: q.PPID(), Argv: q.argv, UID: q.id.UID})
+			out = append(out, ProcInfo{PID: q.pid, PPID: q.PPID(), Argv: q.argv, UID: q.id.UID, Listening: q.listening})
 		}
 	}
 	return out
@@ -1077,6 +1078,8 @@ type ProcInfo struct {
 	PID, PPID int
 	Argv      []string
 	UID       int64
+	// Listening are the ports it listens on.
+	Listening []Listener
 }
 
 // setFD installs f as descriptor n of p, closing what was there.
@@ -1109,10 +1112,18 @@ func (p *Proc) runInPlace(prog Program, argv, env []string) (status int) {
 	p.inPlace++
 	defer func() {
 		p.inPlace--
-		p.argv, p.env = savedArgv, savedEnv
+		p.env = savedEnv
 		if p.prog != nil {
-			return // parking: the panic unwinds on (recovering it costs a panic more)
+			// Parking: the panic unwinds on (recovering it costs a panic more). The
+			// process is still the applet (ps and pgrep see "sleep 10") until it wakes.
+			then := p.prog
+			p.prog = func(p *Proc) int {
+				p.argv = savedArgv
+				return then(p)
+			}
+			return
 		}
+		p.argv = savedArgv
 		if r := recover(); r != nil {
 			status = exitedWith(r)
 		}
@@ -1211,7 +1222,14 @@ func (p *Proc) Listen(proto string, port int, h simnet.Handler) error {
 		return err
 	}
 	p.cleanups = append(p.cleanups, closeFn)
+	p.listening = append(p.listening, Listener{Proto: proto, Port: port})
 	return nil
+}
+
+// Listener is a port a process listens on (netstat -p).
+type Listener struct {
+	Proto string
+	Port  int
 }
 
 // HTTP sends an HTTP request to host:port (a pod IP, or localhost: the pod itself).

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -97,6 +99,7 @@ var (
 type Network struct {
 	mu    sync.RWMutex
 	hosts map[string]*Namespace
+	dns   dnsZone
 }
 
 // New is an empty network.
@@ -284,4 +287,156 @@ func (n *Network) Exchange(from *Namespace, proto, host string, port int, payloa
 		return nil, dialError(proto, host, port, ErrRefused)
 	}
 	return h.Datagram(payload, now), nil
+}
+
+// The cluster's DNS, as the simulated network answers it: the addresses its server
+// answers at (a cluster's kube-dns Service), and the A records of the names it knows
+// (Services' fully qualified names). Nothing leaves the machine: a name it does not know
+// does not exist (NXDOMAIN), as no upstream resolver is reachable.
+type dnsZone struct {
+	servers map[string]bool
+	records map[string][]string // by lower-case name, without the final dot
+	onMiss  func(name string)
+}
+
+// OnDNSMiss sets what is told of a name the DNS was asked and did not know (outside the
+// network's lock, on the asking goroutine: it must not block): the feed of the records
+// looks again, as a DNS server watching Services would have seen a new one.
+func (n *Network) OnDNSMiss(f func(name string)) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.dns.onMiss = f
+}
+
+// SetDNSServers makes the cluster DNS answer at ips (replacing those set before).
+func (n *Network) SetDNSServers(ips ...string) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.dns.servers = map[string]bool{}
+	for _, ip := range ips {
+		n.dns.servers[ip] = true
+	}
+}
+
+// SetRecord makes the cluster DNS answer name (fully qualified, "my-svc.default.svc.
+// cluster.local") with ips; no ips removes it.
+func (n *Network) SetRecord(name string, ips ...string) {
+	name = strings.ToLower(strings.TrimSuffix(name, "."))
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.dns.records == nil {
+		n.dns.records = map[string][]string{}
+	}
+	if len(ips) == 0 {
+		delete(n.dns.records, name)
+		return
+	}
+	n.dns.records[name] = append([]string(nil), ips...)
+}
+
+// DNSAnswer is what a DNS server answered a query.
+type DNSAnswer struct {
+	// Found is false for NXDOMAIN.
+	Found bool
+	// Addrs are the A records (IPv4 addresses) of the name; a PTR query's names are in Names.
+	Addrs []string
+	Names []string
+}
+
+// QueryDNS asks the DNS server at server (an IP) from ns about name: its A records, or
+// with ptr, the names whose records hold the address name is the reverse of
+// ("10.0.96.10.in-addr.arpa"). ok is false when nothing answers DNS at server (the query
+// is lost).
+func (n *Network) QueryDNS(from *Namespace, server, name string, ptr bool) (a DNSAnswer, ok bool) {
+	name = strings.ToLower(strings.TrimSuffix(name, "."))
+	if !ptr {
+		n.mu.RLock()
+		isServer := n.dns.servers[server]
+		ips, found := n.dns.records[name]
+		miss := n.dns.onMiss
+		n.mu.RUnlock()
+		if !isServer {
+			return DNSAnswer{}, false
+		}
+		if !found && miss != nil && name != "" {
+			miss(name)
+		}
+		return DNSAnswer{Found: found, Addrs: append([]string(nil), ips...)}, true
+	}
+	n.mu.RLock()
+	defer n.mu.RUnlock()
+	if !n.dns.servers[server] {
+		return DNSAnswer{}, false
+	}
+	ip, isReverse := reverseIP(name)
+	if !isReverse {
+		return DNSAnswer{}, true
+	}
+	for rname, ips := range n.dns.records {
+		for _, addr := range ips {
+			if addr == ip {
+				a.Names = append(a.Names, rname)
+			}
+		}
+	}
+	sort.Strings(a.Names)
+	a.Found = len(a.Names) > 0
+	return a, true
+}
+
+// reverseIP is the IPv4 address an in-addr.arpa name stands for.
+func reverseIP(name string) (string, bool) {
+	rest, ok := strings.CutSuffix(name, ".in-addr.arpa")
+	parts := strings.Split(rest, ".")
+	if !ok || len(parts) != 4 {
+		return "", false
+	}
+	slices.Reverse(parts)
+	return strings.Join(parts, "."), true
+}
+
+// Reachable reports whether ip answers on the network from ns (a ping's echo request):
+// ns's own addresses and localhost, every pod's, the cluster DNS's, and the addresses the
+// DNS gives Services.
+func (n *Network) Reachable(from *Namespace, ip string) bool {
+	if strings.HasPrefix(ip, "127.") {
+		return from != nil
+	}
+	if _, ok := n.resolve(from, ip); ok {
+		return true
+	}
+	n.mu.RLock()
+	defer n.mu.RUnlock()
+	if n.dns.servers[ip] {
+		return true
+	}
+	for _, ips := range n.dns.records {
+		if slices.Contains(ips, ip) {
+			return true
+		}
+	}
+	return false
+}
+
+// Port is a protocol and port something listens on.
+type Port struct {
+	Proto string
+	Port  int
+}
+
+// Listeners lists what listens in the namespace, by protocol then port.
+func (ns *Namespace) Listeners() []Port {
+	ns.mu.RLock()
+	out := make([]Port, 0, len(ns.listeners))
+	for k := range ns.listeners {
+		out = append(out, Port{k.proto, k.port})
+	}
+	ns.mu.RUnlock()
+	slices.SortFunc(out, func(a, b Port) int {
+		if a.Proto != b.Proto {
+			return strings.Compare(a.Proto, b.Proto)
+		}
+		return a.Port - b.Port
+	})
+	return out
 }

@@ -50,8 +50,8 @@ const banner = "BusyBox v1.36.1 (simulated) multi-call binary.\n"
 // name is hostname and whose pod IP is podIP, as its C library finds it: an IP address
 // stands for itself; a name is looked up in /etc/hosts (an IPv4 address first, as busybox
 // prefers), and "localhost" and the host name resolve even without it (a pod's /etc/hosts
-// names both). No DNS is simulated: any other name (a Service's) does not resolve. Safe
-// for concurrent use (a vfs.View is), so servers' handlers call it too.
+// names both). Any other name (a Service's) is the cluster DNS's (ResolveDNS). Safe for
+// concurrent use (a vfs.View is), so servers' handlers call it too.
 func Resolve(fsys *vfs.View, hostname, podIP, host string) (string, bool) {
 	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
 	if a, err := netip.ParseAddr(host); err == nil {
@@ -92,9 +92,19 @@ func Resolve(fsys *vfs.View, hostname, podIP, host string) (string, bool) {
 	return "", false
 }
 
-// resolve is Resolve for p's container.
+// resolve is Resolve for p's container, then the cluster DNS its /etc/resolv.conf names
+// (a Service's name).
 func resolve(p *shell.Proc, host string) (string, bool) {
-	return Resolve(p.FS(), p.Hostname(), p.PodIP(), host)
+	if ip, ok := Resolve(p.FS(), p.Hostname(), p.PodIP(), host); ok {
+		return ip, true
+	}
+	return ResolveDNS(p, host)
+}
+
+// ResolveDNS resolves host through the cluster DNS named in p's /etc/resolv.conf (its
+// search list, then host itself).
+func ResolveDNS(p *shell.Proc, host string) (string, bool) {
+	return lookupDNS(p, strings.TrimSuffix(strings.TrimPrefix(host, "["), "]"))
 }
 
 // joinHostPort is ip:port, an IPv6 address in brackets.

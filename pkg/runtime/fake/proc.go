@@ -111,6 +111,15 @@ func (r *Runtime) newProcTree(masked, readonly []string) *procTree {
 		}
 		return r.procMounts(c, t)
 	}, 0o444))
+	// The node's uptime and load: it booted when the runtime started; the simulated
+	// kernel keeps no run queue, so its load is none.
+	root.Add("uptime", vfs.NewGenerated(func(any) []byte {
+		up := float64(r.now()-r.bootedAt) / 1e9
+		return fmt.Appendf(nil, "%.2f %.2f\n", up, up*float64(r.nodeCPUs()))
+	}, 0o444))
+	root.Add("loadavg", vfs.NewGenerated(func(any) []byte {
+		return []byte("0.00 0.00 0.00 1/1 1\n")
+	}, 0o444))
 	pid1 := vfs.NewDir(0o555)
 	pid1.Add("status", vfs.NewGenerated(func(ctx any) []byte {
 		c, _ := procContainer(ctx)

@@ -261,6 +261,7 @@ type Runtime struct {
 	programsRan time.Time
 	oomQ        []*ctr // containers the OOM killer killed, for reapOOMLocked
 	network     *simnet.Network
+	bootedAt    int64 // when the node booted: the runtime's start (its /proc/uptime)
 	podNet      netip.Prefix
 	cgroups     *cgroupfs.Tree
 	features    cri.RuntimeFeatures
@@ -517,6 +518,7 @@ func New(cfg Config) (*Runtime, error) {
 		network:      cfg.Network,
 		features:     DefaultFeatures,
 	}
+	r.bootedAt = r.now()
 	if cfg.Features != nil {
 		r.features = *cfg.Features
 	}
