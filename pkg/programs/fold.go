@@ -44,6 +44,8 @@ func runFold(c *cmd) int {
 	}
 	status := 0
 	var line []byte
+	held := int64(0)
+	defer func() { c.p.Charge(-held) }()
 	for _, name := range files {
 		r, err := c.open(name)
 		if err != nil {
@@ -72,6 +74,12 @@ func runFold(c *cmd) int {
 				}
 				col = adjust(col, b)
 				if col <= width || len(line) == 0 {
+					if len(line) == cap(line) && len(line) >= 64<<10 {
+						// Backspaces and carriage returns keep a line from being
+						// broken: it is held, as busybox's buffer grows to hold it.
+						c.p.Charge(int64(len(line)))
+						held += int64(len(line))
+					}
 					line = append(line, b)
 					break
 				}

@@ -25,12 +25,15 @@ func runRev(c *cmd) int {
 			c.tick()
 			// A line is held whole, as busybox's buffer grows to hold it.
 			line, err := br.ReadSlice('\n')
-			var full []byte
+			held := int64(0)
 			if err == bufio.ErrBufferFull {
-				full = append(full, line...)
+				// A line longer than the reader's buffer: held whole, and charged.
+				full := append([]byte(nil), line...)
 				for err == bufio.ErrBufferFull {
 					c.tick()
 					line, err = br.ReadSlice('\n')
+					c.p.Charge(int64(len(line)))
+					held += int64(len(line))
 					full = append(full, line...)
 				}
 				line = full
@@ -50,6 +53,7 @@ func runRev(c *cmd) int {
 				}
 				c.out.Write(line)
 			}
+			c.p.Charge(-held)
 			if err != nil { // the end, or a read error (a directory): fgets's NULL
 				break
 			}
