@@ -15,6 +15,10 @@ func runComm(c *cmd) int {
 	}
 	var readers [2]*bufio.Reader
 	for i, name := range files {
+		if name == "-" && i == 1 && files[0] == "-" {
+			readers[1] = readers[0] // one stdin, whose lines the two take in turn
+			continue
+		}
 		r, err := c.open(name)
 		if err != nil {
 			c.perror(err, "%s", name)
