@@ -1,9 +1,5 @@
 package programs
 
-import (
-	"io/fs"
-)
-
 // mkfifo [-m MODE] NAME...: busybox's coreutils/mkfifo.c. Named pipes, mode 0666 less
 // the umask, or MODE exactly (octal or symbolic, from a=rw). A bad MODE is not refused:
 // mkfifo(2) then fails with EINVAL for each name, as busybox passes it -1. The filesystem's
@@ -26,7 +22,7 @@ func runMkfifo(c *cmd) int {
 			status = 1
 			continue
 		}
-		if err := c.fs().Mkfifo(c.abs(name), fileMode(mode)&fs.ModePerm, id.UID, id.GID); err != nil {
+		if err := c.fs().Mkfifo(c.abs(name), fileMode(mode), id.UID, id.GID); err != nil {
 			c.perror(err, "%s", name)
 			status = 1
 		}

@@ -973,7 +973,7 @@ func (v *View) Symlink(target, p string) error {
 	return nil
 }
 
-// Mkfifo makes p a named pipe with permissions perm, owned by uid and gid, as mkfifo(2)
+// Mkfifo makes p a named pipe with permissions perm (and setuid, setgid, sticky), owned by uid and gid, as mkfifo(2)
 // does (EEXIST if p exists). It is a node of its type only: stat, ls and test see a fifo,
 // but it does not block, and what is written to it is kept as a file's content.
 func (v *View) Mkfifo(p string, perm fs.FileMode, uid, gid int64) error {
@@ -990,7 +990,8 @@ func (v *View) Mkfifo(p string, perm fs.FileMode, uid, gid int64) error {
 	if err != nil {
 		return err
 	}
-	dir.put(l.name, &Node{mode: fs.ModeNamedPipe | perm.Perm(), uid: uid, gid: inheritedGID(dir, gid), mtime: v.now()})
+	perm &= fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky
+	dir.put(l.name, &Node{mode: fs.ModeNamedPipe | perm, uid: uid, gid: inheritedGID(dir, gid), mtime: v.now()})
 	v.changed()
 	return nil
 }
