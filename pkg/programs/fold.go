@@ -3,6 +3,7 @@ package programs
 import (
 	"bufio"
 	"io"
+	"slices"
 	"strings"
 )
 
@@ -11,6 +12,7 @@ import (
 // backspace back one, a carriage return to the start (with -b every byte is a column);
 // -s breaks after the last blank that fits, when there is one. "-N" is "-w N" (SUSv2).
 func runFold(c *cmd) int {
+	c.args = slices.Clone(c.args) // rewritten, not the process's own
 	for i, a := range c.args {
 		if a == "--" {
 			break

@@ -1,7 +1,7 @@
 package programs
 
 import (
-	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -31,7 +31,9 @@ func runNl(c *cmd) int {
 	}
 	all := strings.HasPrefix(style, "a")
 	nonEmpty := strings.HasPrefix(style, "t")
-	empty := strings.Repeat(" ", width+len(sep))
+	// busybox makes the indent of an unnumbered line once (width may be 2^31-1): it is
+	// charged, and written a piece at a time.
+	c.p.Charge(int64(width + len(sep)))
 	if len(files) == 0 {
 		files = []string{"-"}
 	}
@@ -50,14 +52,31 @@ func runNl(c *cmd) int {
 				text = text[:i] // a C string
 			}
 			if all || nonEmpty && text != "" {
-				c.write(fmt.Sprintf("%*d", width, n) + sep)
+				num := strconv.FormatUint(uint64(n), 10)
+				c.spaces(width - len(num))
+				c.write(num + sep)
 				n += inc // unsigned: it wraps
 			} else {
-				c.write(empty)
+				c.spaces(width + len(sep))
 			}
 			c.write(text + "\n")
 			return true
 		})
 	}
 	return status
+}
+
+// blanks is what spaces writes from.
+var blanks = strings.Repeat(" ", 4096)
+
+// spaces writes n spaces (none when n <= 0), a piece at a time.
+func (c *cmd) spaces(n int) {
+	for n > 0 {
+		k := min(n, len(blanks))
+		c.write(blanks[:k])
+		n -= k
+		if n > 0 {
+			c.tick()
+		}
+	}
 }
