@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"io"
 	"strings"
+
+	"github.com/minikubelet/minikubelet/pkg/vfs"
 )
 
 // splitSuffixes are split -b's (FEATURE_SPLIT_FANCY).
@@ -103,7 +105,11 @@ func runSplit(c *cmd) int {
 					c.die("suffixes exhausted")
 				}
 				cur = string(name)
-				if err := c.writeFile(cur, nil, false); err != nil {
+				err := error(vfs.ENOENT) // open("") fails so
+				if cur != "" {
+					err = c.writeFile(cur, nil, false)
+				}
+				if err != nil {
 					c.perror(err, "can't open '%s'", cur)
 					c.exit(1)
 				}
