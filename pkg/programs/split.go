@@ -3,6 +3,7 @@ package programs
 import (
 	"bytes"
 	"io"
+	"math"
 	"strings"
 
 	"github.com/minikubelet/minikubelet/pkg/vfs"
@@ -34,7 +35,8 @@ func runSplit(c *cmd) int {
 	}
 	byBytes := o.has('b')
 	if byBytes {
-		cnt = int64(c.xatoull(lastArgOf(o, 'l', 'b'), splitSuffixes))
+		// Past 2^63-1 busybox's off_t goes negative; here it stays the largest.
+		cnt = int64(min(c.xatoull(lastArgOf(o, 'l', 'b'), splitSuffixes), math.MaxInt64))
 	}
 	prefix := "x"
 	in := io.Reader(nil)
