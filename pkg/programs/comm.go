@@ -21,7 +21,7 @@ func runComm(c *cmd) int {
 		}
 		r, err := c.open(name)
 		if err != nil {
-			c.perror(err, "%s", name)
+			c.errorf("%s: %s", name, errText(err)) // the name even when empty
 			c.exit(1)
 		}
 		readers[i] = bufio.NewReaderSize(r, 64<<10)

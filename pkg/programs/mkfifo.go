@@ -1,5 +1,7 @@
 package programs
 
+import "github.com/minikubelet/minikubelet/pkg/vfs"
+
 // mkfifo [-m MODE] NAME...: busybox's coreutils/mkfifo.c. Named pipes, mode 0666 less
 // the umask, or MODE exactly (octal or symbolic, from a=rw). A bad MODE is not refused:
 // mkfifo(2) then fails with EINVAL for each name, as busybox passes it -1. The filesystem's
@@ -22,8 +24,12 @@ func runMkfifo(c *cmd) int {
 			status = 1
 			continue
 		}
-		if err := c.fs().Mkfifo(c.abs(name), fileMode(mode), id.UID, id.GID); err != nil {
-			c.perror(err, "%s", name)
+		err := error(vfs.ENOENT) // mkfifo("")
+		if name != "" {
+			err = c.fs().Mkfifo(c.abs(name), fileMode(mode), id.UID, id.GID)
+		}
+		if err != nil {
+			c.errorf("%s: %s", name, errText(err)) // the name even when empty
 			status = 1
 		}
 	}

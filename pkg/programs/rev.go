@@ -16,7 +16,7 @@ func runRev(c *cmd) int {
 	for _, name := range files {
 		r, err := c.open(name)
 		if err != nil {
-			c.perror(err, "%s", name)
+			c.errorf("%s: %s", name, errText(err)) // the name even when empty
 			status = 1
 			continue
 		}

@@ -13,6 +13,7 @@ func TestRev(t *testing.T) {
 		{name: "nul ends the line", argv: []string{"rev"}, stdin: "ab\x00cd\nxy\n", stdout: "bayx\n"},
 		{name: "missing file", argv: []string{"rev", "/f", "/nosuch"}, files: map[string]string{"/f": "12\n"}, stdout: "21\n", stderr: "rev: /nosuch: No such file or directory\n", status: 1},
 		{name: "long line", argv: []string{"rev"}, stdin: strings.Repeat("ab", 100000) + "\nxy", stdout: strings.Repeat("ba", 100000) + "\nyx"},
+		{name: "empty name", argv: []string{"rev", ""}, stderr: "rev: : No such file or directory\n", status: 1},
 		{name: "directory", argv: []string{"rev", "/d"}, files: map[string]string{"/d/": ""}},
 	})
 }

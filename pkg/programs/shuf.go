@@ -52,7 +52,7 @@ func runShuf(c *cmd) int {
 		}
 		r, err := c.open(name)
 		if err != nil {
-			c.perror(err, "%s", name)
+			c.errorf("%s: %s", name, errText(err)) // the name even when empty
 			c.exit(1)
 		}
 		c.lines(c.p.Holding(r), func(line string) bool {

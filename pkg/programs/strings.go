@@ -24,20 +24,20 @@ func runStrings(c *cmd) int {
 		c.showUsage(1)
 	}
 	radixFmt := "%7" + radix + " "
-	nameFmt := "%s: "
-	if len(files) == 0 {
-		nameFmt, files = "{%s}: ", []string{""}
+	nameFmt, stdinOnly := "%s: ", len(files) == 0
+	if stdinOnly {
+		nameFmt, files = "{%s}: ", []string{"standard input"}
 	}
 	status := 0
 	var run []byte // the first n-1 characters of a run, until it is long enough
 	for _, name := range files {
 		var r io.Reader
-		if name == "" {
-			name, r = "standard input", c.stdin()
+		if stdinOnly {
+			r = c.stdin()
 		} else {
 			var err error
 			if r, err = c.open(name); err != nil {
-				c.perror(err, "%s", name)
+				c.errorf("%s: %s", name, errText(err)) // the name even when empty
 				status = 1
 				continue
 			}

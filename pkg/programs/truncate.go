@@ -23,6 +23,9 @@ func runTruncate(c *cmd) int {
 		c.tick()
 		p := c.abs(name)
 		info, err := c.fs().Stat(p)
+		if name == "" {
+			err = vfs.ENOENT // open("")
+		}
 		switch {
 		case err == nil && info.Mode.IsDir():
 			err = vfs.EISDIR
