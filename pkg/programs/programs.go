@@ -226,6 +226,9 @@ func (c *cmd) open(name string) (io.Reader, error) {
 	if name == "-" {
 		return c.stdin(), nil
 	}
+	if name == "" { // open("") is ENOENT, not the working directory
+		return nil, vfs.ENOENT
+	}
 	f, err := c.fs().Open(c.abs(name))
 	if err != nil {
 		if vfs.ErrnoOf(err) == vfs.EISDIR {
@@ -289,6 +292,9 @@ func (c *cmd) writeFile(name string, data []byte, appending bool) error {
 		c.out.Flush()
 		_, err := c.p.Stderr().Write(data)
 		return err
+	}
+	if name == "" {
+		return vfs.ENOENT
 	}
 	id := c.p.Identity()
 	return c.fs().WriteFile(c.abs(name), data, 0o666&^umask, appending, id.UID, id.GID)

@@ -973,6 +973,29 @@ func (v *View) Symlink(target, p string) error {
 	return nil
 }
 
+// Mkfifo makes p a named pipe with permissions perm (and setuid, setgid, sticky), owned by uid and gid, as mkfifo(2)
+// does (EEXIST if p exists). It is a node of its type only: stat, ls and test see a fifo,
+// but it does not block, and what is written to it is kept as a file's content.
+func (v *View) Mkfifo(p string, perm fs.FileMode, uid, gid int64) error {
+	v.disk.mu.Lock()
+	defer v.disk.mu.Unlock()
+	l, err := v.resolve(p, false)
+	if err != nil {
+		return err
+	}
+	if l.node != nil {
+		return EEXIST
+	}
+	dir, err := v.writable(l)
+	if err != nil {
+		return err
+	}
+	perm &= fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky
+	dir.put(l.name, &Node{mode: fs.ModeNamedPipe | perm, uid: uid, gid: inheritedGID(dir, gid), mtime: v.now()})
+	v.changed()
+	return nil
+}
+
 // Remove removes p (a file, link or empty directory; any directory when all).
 func (v *View) Remove(p string, all bool) error {
 	v.disk.mu.Lock()

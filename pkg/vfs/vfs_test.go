@@ -402,3 +402,23 @@ func TestEditBoundTree(t *testing.T) {
 		t.Errorf("a bind holds the directory after its removal, as a mount holds the inode: read %q", got)
 	}
 }
+
+func TestMkfifo(t *testing.T) {
+	v := New(nil)
+	mustWrite(t, v, "/d/f", "x")
+	if err := v.Mkfifo("/d/p", 0o640, 5, 6); err != nil {
+		t.Fatal(err)
+	}
+	info, err := v.Stat("/d/p")
+	if err != nil || info.Mode != fs.ModeNamedPipe|0o640 || info.UID != 5 || info.GID != 6 || info.Size != 0 {
+		t.Errorf("Stat = %+v, %v: want a fifo, 0640, 5:6", info, err)
+	}
+	for _, p := range []string{"/d/p", "/d/f"} {
+		if err := v.Mkfifo(p, 0o644, 0, 0); ErrnoOf(err) != EEXIST {
+			t.Errorf("Mkfifo(%s) over it = %v, want EEXIST", p, err)
+		}
+	}
+	if err := v.Mkfifo("/nodir/p", 0o644, 0, 0); ErrnoOf(err) != ENOENT {
+		t.Errorf("Mkfifo without its directory = %v, want ENOENT", err)
+	}
+}
