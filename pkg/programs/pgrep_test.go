@@ -2,16 +2,7 @@ package programs
 
 import (
 	"testing"
-	"time"
-
-	"github.com/minikubelet/minikubelet/pkg/vfs"
 )
-
-// withSh puts the shell at /bin/sh.
-func withSh(v *vfs.View, _ func(time.Time)) {
-	v.WriteFile("/bin/sh", nil, 0o755, false, 0, 0)
-	v.SetProgram("/bin/sh", "sh")
-}
 
 // sh is a case that runs script with sh -c (pid 1; its first child is pid 2).
 func sh(name, script, stdout, stderr string, status int) tc {
