@@ -43,7 +43,7 @@ test:
 soak:
 	$(GO) test -count=1 -timeout 30m -run '^TestFaultSoak$$' ./pkg/simulate/ -soak.seeds=$${SEEDS:-10}
 
-## bench: the scale bars in one table with the machine (10k-pod daemon twice: uncatalogued and looping programs, GETs, 1k burst, exit-to-sync, relist, simulate; ~10 min)
+## bench: the scale bars in one table with the machine (10k-pod daemon three times: uncatalogued, looping programs, nginx + redis entrypoints; GETs, 1k burst, exit-to-sync, relist, simulate; ~13 min)
 bench:
 	$(GO) run ./hack/benchtable $(if $(BENCH_OUT),-o $(BENCH_OUT))
 

@@ -40,7 +40,8 @@ func TestTableVerdicts(t *testing.T) {
 	}
 	var b bytes.Buffer
 	writeTable(&b, []scaleResult{{Pods: 10000, Containers: 2, RSS: 280 << 10, SteadyCPU: 6, PodsGet: 20, MetricsGet: 1, NodeGet: 1}},
-		[]scaleResult{{Pods: 10000, Containers: 1, RSS: 420 << 10, SteadyCPU: 4, Steady: 60, PodsGet: 30}}, res)
+		[]scaleResult{{Pods: 10000, Containers: 1, RSS: 420 << 10, SteadyCPU: 4, Steady: 60, PodsGet: 30}},
+		[]scaleResult{{Pods: 10000, Containers: 2, ToRunning: "12.5s", RSS: 390 << 10, SteadyCPU: 4.2, Steady: 60, PodsGet: 30}}, res)
 	out := b.String()
 	for _, want := range []string{
 		"| 7 | daemon, 10000 pods each running `sh -c 'while true; do echo tick; sleep 5; done'`: memory | RSS < 400 MiB | 420 MiB",
@@ -49,6 +50,9 @@ func TestTableVerdicts(t *testing.T) {
 		"| 6 | simulate: 1,000 pods for a virtual hour | < 30 s | 31.0 s | **no** |",
 		"channelCapacity 4000: 1.0 s, 0.50 s of CPU | yes |",
 		"| 4 | container exit to sync | evented p99 < 1 ms | not measured | - |",
+		"| 8 | daemon, 10000 pods of `nginx:1.27` + `redis:7.2` (their own entrypoints): all Running | < 10 s | 12.5s | **no** |",
+		"| 8 | same: memory | RSS < 400 MiB | 390 MiB (peak 0 MiB) | yes |",
+		"| 8 | same: CPU at steady state | < 5% of a core | 4.2% over 60 s | yes |",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("table lacks %q:\n%s", want, out)
@@ -83,7 +87,7 @@ func TestExitToSyncMedianOfRuns(t *testing.T) {
 				res[ex+"generic/pods=1000"] = append(res[ex+"generic/pods=1000"], map[string]float64{"p50-ms": 500, "p99-ms": 990, "due-p99-ms": 1000})
 			}
 			var b bytes.Buffer
-			writeTable(&b, nil, nil, res)
+			writeTable(&b, nil, nil, nil, res)
 			if !strings.Contains(b.String(), tt.want) {
 				t.Errorf("row 4 lacks %q:\n%s", tt.want, b.String())
 			}
