@@ -1157,7 +1157,7 @@ func (s *shell) run(argv []string) {
 		s.leave(fi)
 		return
 	}
-	if noFork[name] && len(s.p.traps) == 0 {
+	if noFork[name] && s.p.traps == 0 {
 		if prog := s.p.m.program(name); prog != nil && s.inPath(name) {
 			s.frames[fi].i = runInPlace
 			s.p.parker = s

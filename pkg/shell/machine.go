@@ -220,8 +220,9 @@ type Proc struct {
 	// reaped: its parent waited for it and took its status (wait(2)); a zombie until then.
 	reaped  bool
 	pending []int // signals delivered, not yet handled
-	// traps are the signals the program handles itself (a shell's trap); others kill it.
-	traps   map[int]bool
+	// traps are the signals the program handles itself (a shell's trap), bit sig-1 for
+	// signals 1 to 64; others kill it.
+	traps   uint64
 	killSig int // the signal killing it, carried out by the machine
 	// interrupted is set when a signal ends a sleep early (a trapped signal).
 	interrupted bool
@@ -578,7 +579,7 @@ func (m *Machine) Signal(pid, sig int) {
 }
 
 func (p *Proc) deliver(sig int) {
-	if sig != SIGKILL && p.traps[sig] {
+	if sig != SIGKILL && p.traps&sigBit(sig) != 0 {
 		p.pending = append(p.pending, sig)
 		p.interrupted = true
 		return
@@ -864,7 +865,7 @@ func (p *Proc) ownProgramCanPark() bool {
 
 // parkable returns what p runs on when it wakes if it can park now, else nil.
 func (p *Proc) parkable(status int) Program {
-	if p.m.neverPark || p.killSig != 0 || len(p.traps) > 0 || len(p.pending) > 0 {
+	if p.m.neverPark || p.killSig != 0 || p.traps != 0 || len(p.pending) > 0 {
 		return nil
 	}
 	switch {
@@ -893,10 +894,19 @@ func (p *Proc) Pending() []int {
 
 // Trap makes p handle sig itself (true) or die of it (false).
 func (p *Proc) Trap(sig int, handle bool) {
-	if p.traps == nil {
-		p.traps = map[int]bool{}
+	if handle {
+		p.traps |= sigBit(sig)
+	} else {
+		p.traps &^= sigBit(sig)
 	}
-	p.traps[sig] = handle
+}
+
+// sigBit is signal sig's bit in a set of signals 1 to 64 (none for others).
+func sigBit(sig int) uint64 {
+	if sig < 1 || sig > 64 {
+		return 0
+	}
+	return 1 << (sig - 1)
 }
 
 func addNS(at int64, d time.Duration) int64 {
