@@ -77,7 +77,9 @@ bench-density: controlplane
 
 ## difftest: the shell and applets against Debian's busybox, byte for byte (test/difftest; needs busybox)
 difftest:
-	MINIKUBELET_REQUIRE_TOOLS=1 $(GO) test -count=1 -run '^TestBusybox$$' ./test/difftest/
+	@mkdir -p _output
+	MINIKUBELET_REQUIRE_TOOLS=1 $(GO) test -count=1 -run '^TestBusybox$$' ./test/difftest/ -args -summary=$(CURDIR)/_output/difftest.txt
+	@cat _output/difftest.txt
 
 ## e2e: the monitoring end to end: the daemon, a real Prometheus with the shipped rules, an injected hang (Debian prometheus)
 e2e:
