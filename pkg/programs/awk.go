@@ -3,11 +3,14 @@ package programs
 import (
 	"bufio"
 	"fmt"
+	"io"
 	"math"
 	"regexp"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/minikubelet/minikubelet/pkg/shell"
 )
 
 // awkKind is what an awk value is: a number, a string, or a string from input that looks
@@ -94,11 +97,41 @@ type awk struct {
 	fields  []string // $1..$NF
 	split   bool     // fields hold the split of record
 	inRange map[*awkRule]bool
-	outputs map[string]bool // files opened for > already
+	streams map[string]*awkStream // files and commands getline, print and printf opened
 	exiting bool
 	status  int
-	rng     func() float64
+	rnd     glibcRandom
+	seed    uint32
+
+	// The main input: the file being read (nil between files), the last ARGV operand
+	// looked at, and whether one was a file.
+	mainIn      *bufio.Reader
+	argInd      int
+	filesHappen bool
+
+	frame  []*awkCell // the parameters of the function running
+	depth  int
+	retval awkValue
 }
+
+// awkCell is a function's parameter: a scalar, or an array (the caller's, shared). An
+// untyped variable passed becomes the caller's array when the function uses it as one.
+type awkCell struct {
+	v      awkValue
+	arr    map[string]awkValue
+	global string
+	parent *awkCell
+}
+
+// awkStream is a file or command opened by name: read by getline, or written by print.
+type awkStream struct {
+	br    *bufio.Reader
+	child *shell.Proc
+	pipe  *shell.PipeEnd
+}
+
+// awkExit unwinds the program from exit, once END has run.
+type awkExit struct{}
 
 // Control flow of statements: next, exit, break and continue unwind to where they land.
 type awkFlow int
@@ -106,9 +139,10 @@ type awkFlow int
 const (
 	flowNone awkFlow = iota
 	flowNext
-	flowExit
 	flowBreak
 	flowContinue
+	flowReturn
+	flowNextfile
 )
 
 // awkRuntimeError ends the program with busybox's message.
@@ -140,7 +174,8 @@ func runAwk(c *cmd) int {
 		c.die("%s", err)
 	}
 	a := &awk{c: c, prog: prog, vars: map[string]awkValue{}, arrays: map[string]map[string]awkValue{},
-		inRange: map[*awkRule]bool{}, outputs: map[string]bool{}, rng: c.p.Rand().Float64}
+		inRange: map[*awkRule]bool{}, streams: map[string]*awkStream{}, seed: 1}
+	a.rnd.seed(1)
 	for k, v := range map[string]string{"FS": " ", "OFS": " ", "ORS": "\n", "RS": "\n", "SUBSEP": "\x1c",
 		"CONVFMT": "%.6g", "OFMT": "%.6g", "FILENAME": ""} {
 		a.vars[k] = awkStr(v)
@@ -163,10 +198,10 @@ func runAwk(c *cmd) int {
 	}
 	for _, v := range o.vals('v') {
 		if !a.assignArg(v) {
-			c.die("-v: not a variable assignment '%s'", v)
+			c.showUsage(1)
 		}
 	}
-	return a.run(args)
+	return a.run()
 }
 
 // awkUnescape processes the escapes of a -v value or -F separator ("\t": a tab; a lone
@@ -203,9 +238,13 @@ func (a *awk) assignArg(arg string) bool {
 	return true
 }
 
-func (a *awk) run(args []string) (status int) {
+func (a *awk) run() (status int) {
 	defer func() {
 		if r := recover(); r != nil {
+			if _, ok := r.(awkExit); ok {
+				status = a.status
+				return
+			}
 			e, ok := r.(*awkRuntimeError)
 			if !ok {
 				panic(r)
@@ -214,60 +253,84 @@ func (a *awk) run(args []string) (status int) {
 			status = 1
 		}
 	}()
-	if a.exec(a.prog.begin) == flowExit {
-		a.exiting = true
+	a.exec(a.prog.begin)
+	if len(a.prog.rules) > 0 || len(a.prog.end) > 0 {
+		a.mainLoop()
 	}
-	if !a.exiting && (len(a.prog.rules) > 0 || len(a.prog.end) > 0) {
-		a.mainLoop(args)
-	}
-	// An exit in BEGIN or in the rules still runs END; one in END ends there.
-	a.exec(a.prog.end)
+	a.exit()
 	return a.status
 }
 
-func (a *awk) mainLoop(args []string) {
-	files := 0
-	for i := 1; i < int(a.num(a.getVar("ARGC"))); i++ {
-		arg := a.str(a.arrays["ARGV"][strconv.Itoa(i)])
-		if arg == "" {
-			continue
-		}
-		if a.assignArg(arg) {
-			continue
-		}
-		files++
-		if !a.file(arg) {
-			return
+// exit ends the program as busybox's awk_exit: END runs (unless it is what exits), then
+// the commands of pipes are waited for.
+func (a *awk) exit() {
+	if !a.exiting {
+		a.exiting = true
+		a.exec(a.prog.end)
+	}
+	names := make([]string, 0, len(a.streams))
+	for name := range a.streams {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		if a.streams[name].child != nil {
+			a.close(name)
 		}
 	}
-	if files == 0 {
-		a.file("-")
+	panic(awkExit{})
+}
+
+func (a *awk) mainLoop() {
+	if a.mainIn == nil && !a.nextInput() {
+		return
+	}
+	for a.mainIn != nil {
+		a.vars["FNR"] = awkNum(0)
+		for {
+			rec, ok := a.readRecord(a.mainIn)
+			if !ok {
+				break
+			}
+			a.vars["NR"] = awkNum(a.num(a.vars["NR"]) + 1)
+			a.vars["FNR"] = awkNum(a.num(a.vars["FNR"]) + 1)
+			a.setRecord(rec)
+			if a.rules() == flowNextfile {
+				break
+			}
+		}
+		a.nextInput()
 	}
 }
 
-// file runs the rules on each record of name; false when exit ended the input.
-func (a *awk) file(name string) bool {
+// nextInput opens the next file operand (stdin when there is none), performing the
+// assignments before it, as busybox's next_input_file; false at the end.
+func (a *awk) nextInput() bool {
+	a.mainIn = nil
+	name := "-"
+	for {
+		if float64(a.argInd+1) >= a.num(a.getVar("ARGC")) {
+			if a.filesHappen {
+				return false
+			}
+			break
+		}
+		a.argInd++
+		arg := a.str(a.array("ARGV")[strconv.Itoa(a.argInd)])
+		if arg != "" && !a.assignArg(arg) {
+			name = arg
+			break
+		}
+	}
 	r, err := a.c.open(name)
 	if err != nil {
 		a.c.perror(err, "can't open '%s'", name)
 		a.c.exit(1)
 	}
+	a.filesHappen = true
 	a.vars["FILENAME"] = awkStr(name)
-	a.vars["FNR"] = awkNum(0)
-	br := bufio.NewReaderSize(r, 64<<10)
-	for {
-		rec, ok := a.readRecord(br)
-		if !ok {
-			return true
-		}
-		a.vars["NR"] = awkNum(a.num(a.vars["NR"]) + 1)
-		a.vars["FNR"] = awkNum(a.num(a.vars["FNR"]) + 1)
-		a.setRecord(rec)
-		if a.rules() == flowExit {
-			a.exiting = true
-			return false
-		}
-	}
+	a.mainIn = bufio.NewReaderSize(r, 64<<10)
+	return true
 }
 
 // readRecord reads one record: a line, or a paragraph when RS is empty, or up to RS's
@@ -328,8 +391,8 @@ func (a *awk) rules() awkFlow {
 		switch f := a.exec(r.action); f {
 		case flowNext:
 			return flowNone
-		case flowExit:
-			return flowExit
+		case flowNextfile:
+			return f
 		}
 	}
 	return flowNone
@@ -364,7 +427,7 @@ func (a *awk) stmt(s awkStmt) awkFlow {
 			switch f := a.stmt(s.body); f {
 			case flowBreak:
 				return flowNone
-			case flowNext, flowExit:
+			case flowNext, flowNextfile, flowReturn:
 				return f
 			}
 		}
@@ -376,7 +439,7 @@ func (a *awk) stmt(s awkStmt) awkFlow {
 			switch f := a.stmt(s.body); f {
 			case flowBreak:
 				return flowNone
-			case flowNext, flowExit:
+			case flowNext, flowNextfile, flowReturn:
 				return f
 			}
 			if s.post != nil {
@@ -406,29 +469,32 @@ func (a *awk) stmt(s awkStmt) awkFlow {
 			switch f := a.stmt(s.body); f {
 			case flowBreak:
 				return flowNone
-			case flowNext, flowExit:
+			case flowNext, flowNextfile, flowReturn:
 				return f
 			}
 		}
 	case sNext:
 		return flowNext
+	case sNextfile:
+		return flowNextfile
+	case sReturn:
+		a.retval = awkValue{}
+		if s.x != nil {
+			a.retval = a.eval(s.x)
+		}
+		return flowReturn
 	case sExit:
 		if s.x != nil {
 			a.status = int(a.num(a.eval(s.x)))
 		}
-		return flowExit
+		a.exit()
 	case sBreak:
 		return flowBreak
 	case sContinue:
 		return flowContinue
 	case sDelete:
 		if s.subs == nil {
-			n := int64(0)
-			for k, v := range a.arrays[s.arr] {
-				n += int64(len(k)+len(v.s)) + awkEntryBytes
-			}
-			a.c.p.Charge(-n)
-			a.arrays[s.arr] = map[string]awkValue{}
+			a.clearArray(a.array(s.arr))
 		} else {
 			arr, key := a.array(s.arr), a.subscript(s.subs)
 			if old, had := arr[key]; had {
@@ -465,25 +531,243 @@ func (a *awk) print(s sPrint) {
 		}
 		text += a.str(a.vars["ORS"])
 	}
-	var dest *string
-	if s.dest != nil {
-		d := a.str(a.eval(s.dest))
-		dest = &d
+	if s.dest == nil {
+		a.output(text, nil, false)
+		return
 	}
-	a.output(text, dest, s.append)
+	d := a.str(a.eval(s.dest))
+	if s.pipe {
+		a.pipeTo(d, text)
+		return
+	}
+	a.output(text, &d, s.append)
 }
 
 // output writes text to stdout, or to a file (truncated when first opened with >).
 func (a *awk) output(text string, dest *string, appending bool) {
-	if dest == nil || *dest == "-" {
+	if dest == nil {
 		a.c.write(text)
 		return
 	}
-	app := appending || a.outputs[*dest]
-	a.outputs[*dest] = true
-	if err := a.c.writeFile(*dest, []byte(text), app); err != nil {
-		panic(&awkRuntimeError{fmt.Sprintf("can't open '%s': %s", *dest, errText(err))})
+	st, open := a.streams[*dest]
+	if !open {
+		st = &awkStream{}
+		a.streams[*dest] = st
 	}
+	if st.child != nil {
+		a.c.out.Flush()
+		st.pipe.Write([]byte(text))
+		return
+	}
+	if err := a.c.writeFile(*dest, []byte(text), appending || open); err != nil {
+		a.c.perror(err, "can't open '%s'", *dest)
+		a.c.exit(1)
+	}
+}
+
+// pipeTo writes text to the command cmd, started (with sh -c) when first written to.
+func (a *awk) pipeTo(cmd, text string) {
+	st, open := a.streams[cmd]
+	if !open {
+		child, pipe, err := a.popen(cmd, true)
+		if err != nil {
+			a.c.perror(err, "popen")
+			a.c.exit(1)
+		}
+		st = &awkStream{child: child, pipe: pipe}
+		a.streams[cmd] = st
+	}
+	a.c.out.Flush()
+	if st.pipe != nil {
+		st.pipe.Write([]byte(text))
+	} else if st.br == nil {
+		a.output(text, &cmd, true)
+	}
+}
+
+func (a *awk) popen(cmd string, write bool) (*shell.Proc, *shell.PipeEnd, error) {
+	a.c.out.Flush()
+	return a.c.p.Popen(shell.Spec{Argv: []string{"/bin/sh", "-c", cmd}}, write)
+}
+
+// close closes the file or command name: a command's exit status (as pclose's wait
+// status), 0 for a file, -1 when nothing of that name is open.
+func (a *awk) close(name string) int {
+	st, ok := a.streams[name]
+	if !ok {
+		return -1
+	}
+	delete(a.streams, name)
+	if st.child == nil {
+		return 0
+	}
+	a.c.out.Flush()
+	st.pipe.Close()
+	status := a.c.p.Wait(st.child)
+	return status << 8
+}
+
+// getline reads a record as x says: 1, 0 at the end, -1 when the input cannot be opened.
+func (a *awk) getline(x aGetline) awkValue {
+	var br *bufio.Reader
+	if x.src == nil {
+		if a.mainIn == nil && !a.nextInput() {
+			return awkNum(-1)
+		}
+		br = a.mainIn
+	} else {
+		name := a.str(a.eval(x.src))
+		st, ok := a.streams[name]
+		if ok && st.br == nil && st.child == nil {
+			return awkNum(-1) // a file opened for output
+		}
+		if !ok {
+			st = &awkStream{}
+			if x.cmd {
+				child, pipe, err := a.popen(name, false)
+				if err != nil {
+					return awkNum(-1)
+				}
+				st.child, st.pipe, st.br = child, pipe, bufio.NewReaderSize(pipe, 4096)
+			} else {
+				var r io.Reader
+				var err error
+				if name == "-" {
+					r, err = a.c.open("./-") // a file named "-": busybox's fopen
+				} else {
+					r, err = a.c.open(name)
+				}
+				if err != nil {
+					return awkNum(-1)
+				}
+				st.br = bufio.NewReaderSize(r, 4096)
+			}
+			a.streams[name] = st
+		}
+		br = st.br
+		if br == nil {
+			return awkNum(-1)
+		}
+	}
+	rec, ok := a.readRecord(br)
+	if !ok {
+		return awkNum(0)
+	}
+	if x.lhs == nil {
+		a.setRecord(rec)
+	} else {
+		a.assign(x.lhs, awkInput(rec))
+	}
+	if x.src == nil {
+		a.vars["NR"] = awkNum(a.num(a.vars["NR"]) + 1)
+		a.vars["FNR"] = awkNum(a.num(a.vars["FNR"]) + 1)
+	}
+	return awkNum(1)
+}
+
+// clearArray deletes every element of arr, in place (a function's parameter shares it).
+func (a *awk) clearArray(arr map[string]awkValue) {
+	n := int64(0)
+	for k, v := range arr {
+		n += int64(len(k)+len(v.s)) + awkEntryBytes
+	}
+	a.c.p.Charge(-n)
+	clear(arr)
+}
+
+// param is the cell of a function's parameter name, nil for a global.
+func (a *awk) param(name string) *awkCell {
+	if name == "" || name[0] != 0 {
+		return nil
+	}
+	i, _ := strconv.Atoi(name[1:])
+	return a.frame[i]
+}
+
+func (a *awk) cellArray(c *awkCell) map[string]awkValue {
+	if c.arr == nil {
+		switch {
+		case c.global != "":
+			c.arr = a.array(c.global)
+		case c.parent != nil:
+			c.arr = a.cellArray(c.parent)
+		default:
+			c.arr = map[string]awkValue{}
+		}
+	}
+	return c.arr
+}
+
+// isArray reports whether name is an array now.
+func (a *awk) isArray(name string) bool {
+	if c := a.param(name); c != nil {
+		return c.arr != nil
+	}
+	_, ok := a.arrays[name]
+	return ok
+}
+
+// argCell is what a function's parameter gets for the variable name passed: its array by
+// reference, its value, or (untyped) a link that becomes its array when used as one.
+func (a *awk) argCell(name string) *awkCell {
+	if c := a.param(name); c != nil {
+		switch {
+		case c.arr != nil:
+			return &awkCell{arr: c.arr}
+		case c.v.kind == akUninit:
+			return &awkCell{parent: c}
+		}
+		return &awkCell{v: c.v}
+	}
+	if arr, ok := a.arrays[name]; ok {
+		return &awkCell{arr: arr}
+	}
+	if _, ok := a.vars[name]; !ok && name != "NF" {
+		return &awkCell{global: name}
+	}
+	return &awkCell{v: a.getVar(name)}
+}
+
+// awkMaxDepth bounds recursion, where busybox would run out of stack.
+const awkMaxDepth = 10000
+
+func (a *awk) callUser(x aUserCall) awkValue {
+	f := a.prog.funcs[x.name]
+	if f == nil {
+		panic(&awkRuntimeError{"Call to undefined function"})
+	}
+	frame := make([]*awkCell, f.nparams)
+	for i, arg := range x.args {
+		var cell *awkCell
+		if v, ok := arg.(aVar); ok {
+			cell = a.argCell(v.name)
+		} else {
+			cell = &awkCell{v: a.eval(arg)}
+		}
+		if i < len(frame) {
+			frame[i] = cell
+		}
+	}
+	for i := range frame {
+		if frame[i] == nil {
+			frame[i] = &awkCell{}
+		}
+	}
+	if a.depth >= awkMaxDepth {
+		panic(&awkRuntimeError{"Function nesting too deep"})
+	}
+	a.depth++
+	saved := a.frame
+	a.frame = frame
+	flow := a.exec(f.body)
+	a.frame = saved
+	a.depth--
+	v := a.retval
+	a.retval = awkValue{}
+	if flow != flowReturn {
+		v = awkValue{}
+	}
+	return v
 }
 
 // Values.
@@ -521,6 +805,9 @@ func (a *awk) truth(v awkValue) bool {
 }
 
 func (a *awk) getVar(name string) awkValue {
+	if c := a.param(name); c != nil {
+		return c.v
+	}
 	if name == "NF" {
 		a.splitRecord()
 		return awkNum(float64(len(a.fields)))
@@ -529,6 +816,13 @@ func (a *awk) getVar(name string) awkValue {
 }
 
 func (a *awk) setVar(name string, v awkValue) {
+	if c := a.param(name); c != nil {
+		if c.arr != nil {
+			panic(&awkRuntimeError{"Not an array"})
+		}
+		c.v = v
+		return
+	}
 	if _, isArr := a.arrays[name]; isArr {
 		panic(&awkRuntimeError{"Not an array"})
 	}
@@ -564,6 +858,9 @@ func (a *awk) hold(n int64, had bool, key string) {
 const awkEntryBytes = 48
 
 func (a *awk) array(name string) map[string]awkValue {
+	if c := a.param(name); c != nil {
+		return a.cellArray(c)
+	}
 	arr, ok := a.arrays[name]
 	if !ok {
 		arr = map[string]awkValue{}
@@ -689,10 +986,14 @@ func (a *awk) eval(x awkExpr) awkValue {
 	case aGroup:
 		return a.eval(x.x)
 	case aVar:
-		if _, isArr := a.arrays[x.name]; isArr {
+		if a.isArray(x.name) {
 			panic(&awkRuntimeError{"Not an array"})
 		}
 		return a.getVar(x.name)
+	case aGetline:
+		return a.getline(x)
+	case aUserCall:
+		return a.callUser(x)
 	case aField:
 		return a.field(int(a.num(a.eval(x.index))))
 	case aIndex:
@@ -827,8 +1128,8 @@ func (a *awk) call(x aCall) awkValue {
 			return awkNum(float64(len(a.record)))
 		}
 		if v, ok := x.args[0].(aVar); ok {
-			if arr, isArr := a.arrays[v.name]; isArr {
-				return awkNum(float64(len(arr)))
+			if a.isArray(v.name) {
+				return awkNum(float64(len(a.array(v.name))))
 			}
 		}
 		return awkNum(float64(len(a.str(arg(0)))))
@@ -872,12 +1173,16 @@ func (a *awk) call(x aCall) awkValue {
 		default:
 			parts = a.splitBy(s, a.str(a.vars["FS"]))
 		}
-		arr := map[string]awkValue{}
-		for i, p := range parts {
-			arr[strconv.Itoa(i+1)] = awkInput(p)
+		if a.param(name.name) == nil {
+			delete(a.vars, name.name)
 		}
-		delete(a.vars, name.name)
-		a.arrays[name.name] = arr
+		arr := a.array(name.name)
+		a.clearArray(arr)
+		for i, p := range parts {
+			k := strconv.Itoa(i + 1)
+			a.hold(int64(len(p)), false, k)
+			arr[k] = awkInput(p)
+		}
 		return awkNum(float64(len(parts)))
 	case "sub", "gsub":
 		need(2)
@@ -952,19 +1257,41 @@ func (a *awk) call(x aCall) awkValue {
 	case "atan2":
 		return awkNum(math.Atan2(a.num(arg(0)), a.num(arg(1))))
 	case "rand":
-		return awkNum(a.rng())
+		if len(x.args) > 0 {
+			panic(&awkRuntimeError{"Too many arguments"})
+		}
+		return awkNum(a.rnd.float())
 	case "srand":
-		return awkNum(0)
+		prev := a.seed
+		if len(x.args) > 0 {
+			a.seed = uint32(int64(a.num(arg(0))))
+		} else {
+			a.seed = uint32(a.c.p.Now().Unix())
+		}
+		a.rnd.seed(a.seed)
+		return awkNum(float64(prev))
 	case "system":
 		a.c.out.Flush()
-		return awkNum(float64(a.c.execute([]string{"/bin/sh", "-c", a.str(arg(0))}, nil)))
+		cmd := a.str(arg(0))
+		if cmd == "" {
+			return awkNum(0)
+		}
+		return awkNum(float64(a.c.execute([]string{"/bin/sh", "-c", cmd}, nil)))
 	case "close":
-		return awkNum(0)
+		return awkNum(float64(a.close(a.str(arg(0)))))
 	case "fflush":
 		a.c.out.Flush()
 		return awkNum(0)
 	}
 	panic(&awkRuntimeError{"Call to undefined function"})
+}
+
+// awkCInt is C's (int) of a double on amd64: out of range (or NaN) is INT_MIN.
+func awkCInt(d float64) int32 {
+	if d != d || d >= 1<<31 || d <= -(1<<31)-1 {
+		return math.MinInt32
+	}
+	return int32(d)
 }
 
 // awkSprintf formats vals as awk's printf: C's conversions, numbers or strings as each
@@ -985,7 +1312,7 @@ func awkSprintf(format string, vals []awkValue, convfmt string) string {
 			if v.n == math.Trunc(v.n) && math.Abs(v.n) < 1e16 {
 				return strconv.FormatInt(int64(v.n), 10)
 			}
-			return fmt.Sprintf("%.6g", v.n)
+			return awkFormatNum(v.n, convfmt)
 		case akUninit:
 			return ""
 		}
@@ -1005,64 +1332,52 @@ func awkSprintf(format string, vals []awkValue, convfmt string) string {
 			b.WriteByte(format[i])
 			continue
 		}
-		start := i
+		if i+1 < len(format) && format[i+1] == '%' {
+			b.WriteByte('%')
+			i++
+			continue
+		}
+		// The conversion is the first letter after '%'.
 		j := i + 1
-		spec := "%"
-		for j < len(format) && strings.IndexByte("-+ #0", format[j]) >= 0 {
-			spec += string(format[j])
-			j++
-		}
-		for j < len(format) && (format[j] >= '0' && format[j] <= '9' || format[j] == '.' || format[j] == '*') {
+		for j < len(format) && !(format[j] >= 'a' && format[j] <= 'z' || format[j] >= 'A' && format[j] <= 'Z') {
 			if format[j] == '*' {
-				v, _ := arg()
-				spec += strconv.Itoa(int(toNum(v)))
-			} else {
-				spec += string(format[j])
+				panic(&awkRuntimeError{"%*x formats are not supported"})
 			}
-			j++
-		}
-		for j < len(format) && strings.IndexByte("hlLqjzt", format[j]) >= 0 {
 			j++
 		}
 		if j >= len(format) {
 			b.WriteString(format[i:])
 			break
 		}
-		verb := format[j]
+		spec, verb := format[i:j], format[j]
 		i = j
-		switch verb {
-		case '%':
-			b.WriteByte('%')
-		case 'c':
-			v, _ := arg()
-			if v.kind == akNum {
-				fmt.Fprintf(&b, spec+"c", rune(int(v.n)))
-			} else if s := toStr(v); s != "" {
-				fmt.Fprintf(&b, spec+"s", s[:1])
+		v, _ := arg()
+		switch {
+		case verb == 'c':
+			var ch byte
+			if v.kind == akStr {
+				if v.s != "" {
+					ch = v.s[0]
+				}
 			} else {
-				fmt.Fprintf(&b, spec+"s", "")
+				ch = byte(awkCInt(toNum(v)))
 			}
-		case 'd', 'i':
-			v, _ := arg()
-			fmt.Fprintf(&b, spec+"d", int64(toNum(v)))
-		case 'o', 'x', 'X', 'u':
-			v, _ := arg()
-			vb := string(verb)
-			if verb == 'u' {
-				vb = "d"
-			}
-			fmt.Fprintf(&b, spec+vb, uint64(int64(toNum(v))))
-		case 'e', 'E', 'f', 'F', 'g', 'G':
-			v, _ := arg()
+			fmt.Fprintf(&b, spec+"s", string([]byte{ch}))
+		case verb == 's':
+			fmt.Fprintf(&b, spec+"s", toStr(v))
+		case verb == 'd' || verb == 'i':
+			fmt.Fprintf(&b, spec+"d", awkCInt(toNum(v)))
+		case verb == 'u':
+			fmt.Fprintf(&b, spec+"d", uint32(awkCInt(toNum(v))))
+		case verb == 'o' || verb == 'x' || verb == 'X':
+			fmt.Fprintf(&b, spec+string(verb), uint32(awkCInt(toNum(v))))
+		case strings.IndexByte("eEfFgG", verb) >= 0:
 			if !strings.Contains(spec, ".") && (verb == 'g' || verb == 'G') {
 				spec += ".6"
 			}
 			fmt.Fprintf(&b, spec+string(verb), toNum(v))
-		case 's':
-			v, _ := arg()
-			fmt.Fprintf(&b, spec+"s", toStr(v))
 		default:
-			b.WriteString(format[start : j+1])
+			panic(&awkRuntimeError{"Invalid format specifier"})
 		}
 	}
 	return b.String()

@@ -33,6 +33,7 @@ type awkTok struct {
 	s    string
 	n    float64
 	line int
+	call bool // a name right before '(': a call of a user function
 }
 
 var awkKeywords = map[string]bool{"BEGIN": true, "END": true, "if": true, "else": true, "while": true, "for": true,
@@ -123,7 +124,7 @@ func awkLex(src string) ([]awkTok, error) {
 			case awkBuiltins[w]:
 				kind = atBuiltin
 			}
-			toks = append(toks, awkTok{kind: kind, s: w, line: line})
+			toks = append(toks, awkTok{kind: kind, s: w, line: line, call: j < len(src) && src[j] == '('})
 			i = j
 		case ch == '"':
 			var b strings.Builder
@@ -253,12 +254,25 @@ type (
 		args []awkExpr
 	}
 	aGroup struct{ x awkExpr }
+	// aUserCall calls a function of the program.
+	aUserCall struct {
+		name string
+		args []awkExpr
+	}
+	// aGetline reads a record: from the main input (src nil), a file (src), or a
+	// command's output (cmd); into lhs, or $0 when nil.
+	aGetline struct {
+		src awkExpr
+		cmd bool
+		lhs awkExpr
+	}
 
 	sPrint struct {
 		args   []awkExpr
 		printf bool
 		dest   awkExpr
 		append bool
+		pipe   bool // dest is a command that reads the output
 	}
 	sExpr  struct{ x awkExpr }
 	sBlock struct{ body []awkStmt }
@@ -282,6 +296,8 @@ type (
 		body   awkStmt
 	}
 	sNext     struct{}
+	sNextfile struct{}
+	sReturn   struct{ x awkExpr }
 	sExit     struct{ x awkExpr }
 	sBreak    struct{}
 	sContinue struct{}
@@ -301,7 +317,19 @@ type awkRule struct {
 type awkProgram struct {
 	begin, end []awkStmt
 	rules      []*awkRule
+	funcs      map[string]*awkFunc
 }
+
+// awkFunc is a function of the program: its parameters (the locals among them) are
+// numbered, and named in its body by awkParam.
+type awkFunc struct {
+	name    string
+	nparams int
+	body    []awkStmt
+}
+
+// awkParam is how a function's body names its parameter i: a name no program can spell.
+func awkParam(i int) string { return "\x00" + strconv.Itoa(i) }
 
 type awkParser struct {
 	toks []awkTok
@@ -311,6 +339,8 @@ type awkParser struct {
 	// noIn makes 'in' a for-in, not a test (for's first clause).
 	noIn  bool
 	loops int
+	// params are the parameters of the function being parsed (nil outside one).
+	params map[string]int
 }
 
 func (p *awkParser) peek() awkTok { return p.toks[p.pos] }
@@ -372,7 +402,7 @@ func parseAwk(src string) (prog *awkProgram, err error) {
 			err = se
 		}
 	}()
-	prog = &awkProgram{}
+	prog = &awkProgram{funcs: map[string]*awkFunc{}}
 	for p.terminators(); p.peek().kind != atEOF; p.terminators() {
 		switch {
 		case p.is("BEGIN"):
@@ -384,7 +414,8 @@ func parseAwk(src string) (prog *awkProgram, err error) {
 			p.newlines()
 			prog.end = append(prog.end, p.block()...)
 		case p.is("function") || p.is("func"):
-			panic(&awkSyntaxError{p.peek().line, "Call to undefined function"})
+			p.next()
+			p.function(prog)
 		default:
 			r := &awkRule{}
 			if !p.is("{") {
@@ -403,6 +434,51 @@ func parseAwk(src string) (prog *awkProgram, err error) {
 		}
 	}
 	return prog, nil
+}
+
+// function parses a function definition after its keyword.
+func (p *awkParser) function(prog *awkProgram) {
+	name := p.next()
+	if name.kind != atName && !(name.kind == atBuiltin || name.kind == atKeyword) {
+		p.pos--
+		p.fail()
+	}
+	if name.kind != atName {
+		p.pos--
+		p.fail()
+	}
+	p.expect("(")
+	params := map[string]int{}
+	for !p.is(")") {
+		t := p.next()
+		if t.kind != atName {
+			p.pos--
+			p.fail()
+		}
+		params[t.s] = len(params)
+		p.newlines()
+		if p.is(",") {
+			p.next()
+			p.newlines()
+		} else if !p.is(")") {
+			p.fail()
+		}
+	}
+	p.next()
+	p.newlines()
+	f := &awkFunc{name: name.s, nparams: len(params)}
+	p.params = params
+	f.body = p.block()
+	p.params = nil
+	prog.funcs[name.s] = f
+}
+
+// name is how a variable is named: a parameter's number inside a function.
+func (p *awkParser) name(s string) string {
+	if i, ok := p.params[s]; ok {
+		return awkParam(i)
+	}
+	return s
 }
 
 func (p *awkParser) block() []awkStmt {
@@ -477,7 +553,7 @@ func (p *awkParser) stmt() awkStmt {
 		p.next()
 		p.expect("(")
 		if p.peek().kind == atName && p.toks[p.pos+1].kind == atKeyword && p.toks[p.pos+1].s == "in" {
-			v := p.next().s
+			v := p.name(p.next().s)
 			p.next()
 			arr := p.next()
 			if arr.kind != atName {
@@ -485,7 +561,7 @@ func (p *awkParser) stmt() awkStmt {
 			}
 			p.expect(")")
 			p.newlines()
-			return sForIn{v: v, arr: arr.s, body: p.loopBody()}
+			return sForIn{v: v, arr: p.name(arr.s), body: p.loopBody()}
 		}
 		var f sFor
 		if !p.is(";") {
@@ -517,6 +593,18 @@ func (p *awkParser) stmt() awkStmt {
 		p.next()
 		p.simpleEnd()
 		return sNext{}
+	case p.is("nextfile"):
+		p.next()
+		p.simpleEnd()
+		return sNextfile{}
+	case p.is("return"):
+		p.next()
+		var x awkExpr
+		if !(p.peek().kind == atNewline || p.is(";") || p.is("}") || p.peek().kind == atEOF) {
+			x = p.expr()
+		}
+		p.simpleEnd()
+		return sReturn{x}
 	case p.is("exit"):
 		p.next()
 		var x awkExpr
@@ -596,7 +684,9 @@ func (p *awkParser) simple() awkStmt {
 			pr.append = p.next().s == ">>"
 			pr.dest = p.concat()
 		case p.is("|"):
-			p.fail()
+			p.next()
+			pr.pipe = true
+			pr.dest = p.concat()
 		}
 		if pr.printf && len(pr.args) == 0 {
 			p.fail()
@@ -608,14 +698,12 @@ func (p *awkParser) simple() awkStmt {
 		if name.kind != atName {
 			p.fail()
 		}
-		d := sDelete{arr: name.s}
+		d := sDelete{arr: p.name(name.s)}
 		if p.is("[") {
 			p.next()
 			d.subs = p.exprList("]")
 		}
 		return d
-	case p.is("getline"):
-		p.fail()
 	}
 	return sExpr{p.expr()}
 }
@@ -703,7 +791,7 @@ func (p *awkParser) in() awkExpr {
 		if arr.kind != atName {
 			p.fail()
 		}
-		l = aIn{[]awkExpr{l}, arr.s}
+		l = aIn{[]awkExpr{l}, p.name(arr.s)}
 	}
 	return l
 }
@@ -751,10 +839,20 @@ func (p *awkParser) startsOperand() bool {
 
 func (p *awkParser) concat() awkExpr {
 	l := p.additive()
-	for p.startsOperand() && !(p.is("in")) {
-		l = aBinary{"concat", l, p.additive()}
+	for {
+		switch {
+		case p.is("|") && p.toks[p.pos+1].kind == atKeyword && p.toks[p.pos+1].s == "getline":
+			// cmd | getline [var]
+			p.next()
+			p.next()
+			l = aGetline{src: l, cmd: true, lhs: p.getlineTarget()}
+			continue
+		case p.startsOperand():
+			l = aBinary{"concat", l, p.additive()}
+			continue
+		}
+		return l
 	}
-	return l
 }
 
 func (p *awkParser) additive() awkExpr {
@@ -818,14 +916,34 @@ func (p *awkParser) primary() awkExpr {
 		}
 		return aRegex{re}
 	case atName:
+		if t.call {
+			p.next()
+			call := aUserCall{name: t.s}
+			p.newlines()
+			if !p.is(")") {
+				saveGT, saveIn := p.noGT, p.noIn
+				p.noGT, p.noIn = false, false
+				call.args = p.exprList(")")
+				p.noGT, p.noIn = saveGT, saveIn
+			} else {
+				p.next()
+			}
+			return call
+		}
 		if p.is("[") {
 			p.next()
-			return aIndex{t.s, p.exprList("]")}
+			return aIndex{p.name(t.s), p.exprList("]")}
 		}
-		if p.is("(") && p.toks[p.pos-1].kind == atName {
-			panic(&awkSyntaxError{t.line, "Call to undefined function"})
+		return aVar{p.name(t.s)}
+	case atKeyword:
+		if t.s == "getline" {
+			g := aGetline{lhs: p.getlineTarget()}
+			if p.is("<") {
+				p.next()
+				g.src = p.postfix()
+			}
+			return g
 		}
-		return aVar{t.s}
 	case atBuiltin:
 		call := aCall{name: t.s}
 		if p.is("(") {
@@ -865,7 +983,7 @@ func (p *awkParser) primary() awkExpr {
 				if arr.kind != atName {
 					p.fail()
 				}
-				return aIn{list, arr.s}
+				return aIn{list, p.name(arr.s)}
 			}
 			if len(list) > 1 {
 				p.fail()
@@ -884,6 +1002,19 @@ func (p *awkParser) primary() awkExpr {
 	}
 	p.pos--
 	p.fail()
+	return nil
+}
+
+// getlineTarget is the variable getline may name, or nil.
+func (p *awkParser) getlineTarget() awkExpr {
+	t := p.peek()
+	switch {
+	case t.kind == atName && !t.call:
+		return p.primary()
+	case p.is("$"):
+		p.next()
+		return aField{p.fieldOperand()}
+	}
 	return nil
 }
 
