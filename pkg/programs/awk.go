@@ -591,11 +591,11 @@ func (a *awk) popen(cmd string, write bool) (*shell.Proc, *shell.PipeEnd, error)
 }
 
 // close closes the file or command name: a command's exit status (as pclose's wait
-// status), 0 for a file, -1 when nothing of that name is open.
+// status), 0 for a file or nothing of that name.
 func (a *awk) close(name string) int {
 	st, ok := a.streams[name]
 	if !ok {
-		return -1
+		return 0 // busybox 1.36 does not say -1 for what it never opened
 	}
 	delete(a.streams, name)
 	if st.child == nil {
@@ -1135,21 +1135,18 @@ func (a *awk) call(x aCall) awkValue {
 		return awkNum(float64(len(a.str(arg(0)))))
 	case "substr":
 		need(2)
+		// As busybox: the start (less 1) and the length truncated to ints, the start
+		// clamped to the string, the length not shortened by a start before it.
 		s := a.str(arg(0))
-		start := math.Round(a.num(arg(1)))
-		n := math.Inf(1)
+		l := len(s)
+		i := int(awkCInt(a.num(arg(1)) - 1))
+		i = max(min(i, l), 0)
+		n := l - i
 		if len(x.args) > 2 {
-			n = math.Round(a.num(arg(2)))
+			n = int(awkCInt(a.num(arg(2))))
 		}
-		if start < 1 {
-			n += start - 1
-			start = 1
-		}
-		if start > float64(len(s)) || n <= 0 {
-			return awkStr("")
-		}
-		end := math.Min(float64(len(s)), start-1+n)
-		return awkStr(s[int(start)-1 : int(end)])
+		n = max(min(n, l-i), 0)
+		return awkStr(s[i : i+n])
 	case "index":
 		need(2)
 		return awkNum(float64(strings.Index(a.str(arg(0)), a.str(arg(1))) + 1))

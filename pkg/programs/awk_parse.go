@@ -359,9 +359,11 @@ func (p *awkParser) is(s string) bool {
 }
 
 func (p *awkParser) fail() {
+	// busybox names the end of the string when the token before the unexpected one was
+	// a newline (or the end).
 	t := p.peek()
 	msg := "Unexpected token"
-	if t.kind == atEOF || t.kind == atNewline {
+	if p.pos > 0 && (p.toks[p.pos-1].kind == atNewline || p.toks[p.pos-1].kind == atEOF) {
 		msg = "Unexpected end of string"
 	}
 	panic(&awkSyntaxError{t.line, msg})
