@@ -42,37 +42,155 @@ func awkInput(s string) awkValue {
 }
 
 func awkLooksNumeric(s string) (float64, bool) {
-	t := strings.Trim(s, " \t\n")
-	if t == "" {
+	n, end := awkStrtod(s)
+	if end == 0 {
 		return 0, false
 	}
-	n, ok := strtod(t)
+	// What follows the number may only be blanks (busybox's skip_spaces).
+	for rest := s[end:]; rest != ""; {
+		switch {
+		case rest[0] == ' ' || rest[0] == '\t':
+			rest = rest[1:]
+		case strings.HasPrefix(rest, "\\\n"):
+			rest = rest[2:]
+		default:
+			return 0, false
+		}
+	}
+	return n, true
+}
+
+// awkAtof is a string's number, as C's strtod reads its start.
+func awkAtof(s string) float64 {
+	n, _ := awkStrtod(s)
+	return n
+}
+
+// awkStrtod is C's strtod: the number s starts with (after white space: decimal, hex,
+// inf or nan) and how many bytes it took, 0 when none.
+func awkStrtod(s string) (float64, int) {
+	i := 0
+	for i < len(s) && (s[i] == ' ' || s[i] >= '\t' && s[i] <= '\r') {
+		i++
+	}
+	start := i
+	neg := false
+	if i < len(s) && (s[i] == '+' || s[i] == '-') {
+		neg = s[i] == '-'
+		i++
+	}
+	sign := func(v float64) float64 {
+		if neg {
+			return -v
+		}
+		return v
+	}
+	rest := strings.ToLower(s[i:min(len(s), i+8)])
+	switch {
+	case strings.HasPrefix(rest, "infinity"):
+		return sign(math.Inf(1)), i + 8
+	case strings.HasPrefix(rest, "inf"):
+		return sign(math.Inf(1)), i + 3
+	case strings.HasPrefix(rest, "nan"):
+		return sign(math.NaN()), i + 3
+	case strings.HasPrefix(rest, "0x"):
+		j := i + 2
+		v, digits := 0.0, 0
+		hex := func(c byte) (int, bool) {
+			switch {
+			case c >= '0' && c <= '9':
+				return int(c - '0'), true
+			case c >= 'a' && c <= 'f':
+				return int(c-'a') + 10, true
+			case c >= 'A' && c <= 'F':
+				return int(c-'A') + 10, true
+			}
+			return 0, false
+		}
+		for ; j < len(s); j++ {
+			d, ok := hex(s[j])
+			if !ok {
+				break
+			}
+			v = v*16 + float64(d)
+			digits++
+		}
+		if j < len(s) && s[j] == '.' {
+			scale := 1.0 / 16
+			k := j + 1
+			for ; k < len(s); k++ {
+				d, ok := hex(s[k])
+				if !ok {
+					break
+				}
+				v += float64(d) * scale
+				scale /= 16
+				digits++
+			}
+			if digits > 0 {
+				j = k
+			}
+		}
+		if digits == 0 {
+			return 0, i + 1 // the "0" before the x
+		}
+		if j < len(s) && (s[j] == 'p' || s[j] == 'P') {
+			k := j + 1
+			eneg := false
+			if k < len(s) && (s[k] == '+' || s[k] == '-') {
+				eneg = s[k] == '-'
+				k++
+			}
+			if k < len(s) && s[k] >= '0' && s[k] <= '9' {
+				e := 0
+				for ; k < len(s) && s[k] >= '0' && s[k] <= '9'; k++ {
+					if e < 100000 {
+						e = e*10 + int(s[k]-'0')
+					}
+				}
+				if eneg {
+					e = -e
+				}
+				v = math.Ldexp(v, e)
+				j = k
+			}
+		}
+		return sign(v), j
+	}
+	v, ok := strtod(s[start:])
 	if !ok {
-		return 0, false
+		return 0, 0
 	}
-	// The whole string must be the number.
-	rest := strings.TrimLeft(t, "+-")
-	end := 0
-	for end < len(rest) && (rest[end] >= '0' && rest[end] <= '9' || rest[end] == '.') {
-		end++
+	// strtod took the longest decimal prefix: find where it ended.
+	j := i
+	for j < len(s) && s[j] >= '0' && s[j] <= '9' {
+		j++
 	}
-	if end < len(rest) && (rest[end] == 'e' || rest[end] == 'E') {
-		e := end + 1
-		if e < len(rest) && (rest[e] == '+' || rest[e] == '-') {
-			e++
+	if j < len(s) && s[j] == '.' {
+		j++
+		for j < len(s) && s[j] >= '0' && s[j] <= '9' {
+			j++
 		}
-		for e < len(rest) && rest[e] >= '0' && rest[e] <= '9' {
-			e++
-		}
-		end = e
 	}
-	return n, end == len(rest) && len(t)-len(rest) <= 1
+	if j < len(s) && (s[j] == 'e' || s[j] == 'E') {
+		k := j + 1
+		if k < len(s) && (s[k] == '+' || s[k] == '-') {
+			k++
+		}
+		if k < len(s) && s[k] >= '0' && s[k] <= '9' {
+			for k < len(s) && s[k] >= '0' && s[k] <= '9' {
+				k++
+			}
+			j = k
+		}
+	}
+	return v, j
 }
 
 // awkFormatNum is a number as a string: an integer plainly, anything else with fmt
 // (CONVFMT or OFMT).
 func awkFormatNum(n float64, format string) string {
-	if n == math.Trunc(n) && math.Abs(n) < 1e16 {
+	if n == math.Trunc(n) && n >= -(1<<63) && n < 1<<63 {
 		return strconv.FormatInt(int64(n), 10)
 	}
 	if math.IsNaN(n) {
@@ -96,6 +214,7 @@ type awk struct {
 	record  string
 	fields  []string // $1..$NF
 	split   bool     // fields hold the split of record
+	recFS   string   // FS when record was set
 	inRange map[*awkRule]bool
 	streams map[string]*awkStream // files and commands getline, print and printf opened
 	exiting bool
@@ -324,7 +443,7 @@ func (a *awk) nextInput() bool {
 	}
 	r, err := a.c.open(name)
 	if err != nil {
-		a.c.perror(err, "can't open '%s'", name)
+		a.c.perror(err, "%s", name)
 		a.c.exit(1)
 	}
 	a.filesHappen = true
@@ -787,7 +906,7 @@ func (a *awk) num(v awkValue) float64 {
 	case akNum, akStrnum:
 		return v.n
 	case akStr:
-		return atof(v.s)
+		return awkAtof(v.s)
 	}
 	return 0
 }
@@ -879,16 +998,18 @@ func (a *awk) subscript(subs []awkExpr) string {
 
 // Records and fields.
 
+// setRecord makes rec $0; its fields are split (when needed) by FS as it is now.
 func (a *awk) setRecord(rec string) {
 	a.record = rec
 	a.split = false
+	a.recFS = a.str(a.vars["FS"])
 }
 
 func (a *awk) splitRecord() {
 	if a.split {
 		return
 	}
-	a.fields = a.splitBy(a.record, a.str(a.vars["FS"]))
+	a.fields = a.splitBy(a.record, a.recFS)
 	a.split = true
 }
 
@@ -946,6 +1067,24 @@ func (a *awk) setField(i int, v string) {
 }
 
 // Expressions.
+
+// place evaluates what an lvalue's subscripts or field number are, once: the lvalue it
+// returns names the same place without side effects. An element is created there, as
+// busybox's evaluation of the left side creates it before the right side runs.
+func (a *awk) place(lhs awkExpr) awkExpr {
+	switch l := lhs.(type) {
+	case aField:
+		return aField{aNum{a.num(a.eval(l.index))}}
+	case aIndex:
+		arr, key := a.array(l.name), a.subscript(l.subs)
+		if _, ok := arr[key]; !ok {
+			a.hold(0, false, key)
+			arr[key] = awkValue{}
+		}
+		return aIndex{l.name, []awkExpr{aStr{key}}}
+	}
+	return lhs
+}
 
 func (a *awk) assign(lhs awkExpr, v awkValue) awkValue {
 	switch l := lhs.(type) {
@@ -1005,13 +1144,14 @@ func (a *awk) eval(x awkExpr) awkValue {
 		}
 		return v
 	case aAssign:
+		lhs := a.place(x.lhs)
 		v := a.eval(x.rhs)
 		if x.op != "=" {
 			v = awkNum(a.arith(x.op[:1], a.num(a.eval(x.lhs)), a.num(v)))
 		} else if v.kind == akUninit {
 			v = awkValue{kind: akUninit}
 		}
-		return a.assign(x.lhs, v)
+		return a.assign(lhs, v)
 	case aCond:
 		if a.truth(a.eval(x.c)) {
 			return a.eval(x.a)
@@ -1027,12 +1167,13 @@ func (a *awk) eval(x awkExpr) awkValue {
 		}
 		return awkNum(a.num(v))
 	case aIncDec:
-		old := a.num(a.eval(x.lhs))
+		lhs := a.place(x.lhs)
+		old := a.num(a.eval(lhs))
 		n := old + 1
 		if x.op == "--" {
 			n = old - 1
 		}
-		a.assign(x.lhs, awkNum(n))
+		a.assign(lhs, awkNum(n))
 		if x.pre {
 			return awkNum(n)
 		}
@@ -1188,6 +1329,9 @@ func (a *awk) call(x aCall) awkValue {
 		var target awkExpr = aField{aNum{0}}
 		if len(x.args) > 2 {
 			target = x.args[2]
+			if isLvalue(target) {
+				target = a.place(target)
+			}
 		}
 		s := a.str(a.eval(target))
 		n := 0
@@ -1236,9 +1380,9 @@ func (a *awk) call(x aCall) awkValue {
 		}
 		return awkStr(awkSprintf(a.str(arg(0)), vals, a.str(a.vars["CONVFMT"])))
 	case "tolower":
-		return awkStr(strings.ToLower(a.str(arg(0))))
+		return awkStr(asciiCase(a.str(arg(0)), 'A', 'Z', 'a'-'A'))
 	case "toupper":
-		return awkStr(strings.ToUpper(a.str(arg(0))))
+		return awkStr(asciiCase(a.str(arg(0)), 'a', 'z', 'A'-'a'))
 	case "int":
 		return awkNum(math.Trunc(a.num(arg(0))))
 	case "sqrt":
@@ -1306,9 +1450,6 @@ func awkSprintf(format string, vals []awkValue, convfmt string) string {
 	toStr := func(v awkValue) string {
 		switch v.kind {
 		case akNum:
-			if v.n == math.Trunc(v.n) && math.Abs(v.n) < 1e16 {
-				return strconv.FormatInt(int64(v.n), 10)
-			}
 			return awkFormatNum(v.n, convfmt)
 		case akUninit:
 			return ""
@@ -1320,7 +1461,7 @@ func awkSprintf(format string, vals []awkValue, convfmt string) string {
 		case akNum, akStrnum:
 			return v.n
 		case akStr:
-			return atof(v.s)
+			return awkAtof(v.s)
 		}
 		return 0
 	}
@@ -1378,4 +1519,16 @@ func awkSprintf(format string, vals []awkValue, convfmt string) string {
 		}
 	}
 	return b.String()
+}
+
+// asciiCase changes the case of s's letters from lo to hi by delta, ASCII only (the C
+// locale's toupper and tolower).
+func asciiCase(s string, lo, hi byte, delta int) string {
+	b := []byte(s)
+	for i, c := range b {
+		if c >= lo && c <= hi {
+			b[i] = byte(int(c) + delta)
+		}
+	}
+	return string(b)
 }

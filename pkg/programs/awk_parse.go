@@ -88,6 +88,12 @@ func awkLex(src string) ([]awkTok, error) {
 			toks = append(toks, awkTok{kind: atNewline, line: line})
 			line++
 			i++
+		case ch == '0' && i+1 < len(src) && (src[i+1]|0x20 == 'x' || src[i+1] >= '0' && src[i+1] <= '9') && awkHexOct(src[i:]) > 0:
+			// 0x1f and 017: hex and octal integers, in the program only.
+			j := i + awkHexOct(src[i:])
+			v, _ := strconv.ParseUint(src[i:j], 0, 64)
+			toks = append(toks, awkTok{kind: atNumber, n: float64(v), s: src[i:j], line: line})
+			i = j
 		case ch >= '0' && ch <= '9' || ch == '.' && i+1 < len(src) && src[i+1] >= '0' && src[i+1] <= '9':
 			j := i
 			for j < len(src) && (src[j] >= '0' && src[j] <= '9' || src[j] == '.') {
@@ -898,6 +904,11 @@ func (p *awkParser) power() awkExpr {
 
 func (p *awkParser) postfix() awkExpr {
 	x := p.primary()
+	if f, ok := x.(aField); ok && (p.is("++") || p.is("--")) {
+		if _, lit := f.index.(aNum); lit {
+			p.fail() // busybox's lexer: $2++ is no lvalue
+		}
+	}
 	if (p.is("++") || p.is("--")) && isLvalue(x) {
 		return aIncDec{p.next().s, false, x}
 	}
@@ -1031,3 +1042,26 @@ func (p *awkParser) fieldOperand() awkExpr {
 }
 
 func (e *awkSyntaxError) Error() string { return fmt.Sprintf("cmd. line:%d: %s", e.line, e.msg) }
+
+// awkHexOct is the length of the hex or octal integer s starts with ("0x1f", "017"), as
+// busybox's lexer reads one with strtoull; 0 when s is a decimal number ("09", "00.5").
+func awkHexOct(s string) int {
+	if s[1]|0x20 == 'x' {
+		j := 2
+		for j < len(s) && (s[j] >= '0' && s[j] <= '9' || s[j]|0x20 >= 'a' && s[j]|0x20 <= 'f') {
+			j++
+		}
+		if j == 2 {
+			return 0
+		}
+		return j
+	}
+	j := 1
+	for j < len(s) && s[j] >= '0' && s[j] <= '7' {
+		j++
+	}
+	if j < len(s) && (s[j] >= '0' && s[j] <= '9' || s[j] == '.') {
+		return 0
+	}
+	return j
+}
