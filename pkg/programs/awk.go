@@ -1,7 +1,7 @@
 package programs
 
 import (
-	"bufio"
+	"bytes"
 	"fmt"
 	"io"
 	"math"
@@ -224,7 +224,7 @@ type awk struct {
 
 	// The main input: the file being read (nil between files), the last ARGV operand
 	// looked at, and whether one was a file.
-	mainIn      *bufio.Reader
+	mainIn      *awkReader
 	argInd      int
 	filesHappen bool
 
@@ -244,7 +244,7 @@ type awkCell struct {
 
 // awkStream is a file or command opened by name: read by getline, or written by print.
 type awkStream struct {
-	br    *bufio.Reader
+	br    *awkReader
 	child *shell.Proc
 	pipe  *shell.PipeEnd
 }
@@ -323,12 +323,8 @@ func runAwk(c *cmd) int {
 	return a.run()
 }
 
-// awkUnescape processes the escapes of a -v value or -F separator ("\t": a tab; a lone
-// "t" is a tab too for -F, as in other awks).
+// awkUnescape processes the escapes of a -v value or -F separator ("\t": a tab).
 func awkUnescape(s string) string {
-	if s == "t" {
-		return "\t"
-	}
 	var b strings.Builder
 	for i := 0; i < len(s); i++ {
 		if s[i] == '\\' && i+1 < len(s) {
@@ -448,37 +444,113 @@ func (a *awk) nextInput() bool {
 	}
 	a.filesHappen = true
 	a.vars["FILENAME"] = awkStr(name)
-	a.mainIn = bufio.NewReaderSize(r, 64<<10)
+	a.mainIn = &awkReader{r: r}
 	return true
 }
 
-// readRecord reads one record: a line, or a paragraph when RS is empty, or up to RS's
-// first character.
-func (a *awk) readRecord(br *bufio.Reader) (string, bool) {
-	a.c.tick()
-	rs := a.str(a.vars["RS"])
-	if rs == "" {
-		var lines []string
-		for {
-			line, err := br.ReadString('\n')
-			line = strings.TrimSuffix(line, "\n")
-			if line == "" && len(lines) == 0 && err == nil {
-				continue
-			}
-			if line == "" || err != nil {
-				if line != "" {
-					lines = append(lines, line)
-				}
-				return strings.Join(lines, "\n"), len(lines) > 0
-			}
-			lines = append(lines, line)
+// awkReader is an input read by records: what was read and not yet taken is
+// data[off:].
+type awkReader struct {
+	r    io.Reader
+	data []byte
+	off  int
+	buf  []byte // data[off:]
+	eof  bool
+}
+
+// fill reads more of the input: false at its end (or on an error, which ends it as
+// for busybox's reads).
+func (ar *awkReader) fill() bool {
+	if ar.eof {
+		return false
+	}
+	if ar.off > 0 {
+		n := copy(ar.data, ar.data[ar.off:])
+		ar.data, ar.off = ar.data[:n], 0
+	}
+	if cap(ar.data)-len(ar.data) < 4096 {
+		nb := make([]byte, len(ar.data), 2*cap(ar.data)+64<<10)
+		copy(nb, ar.data)
+		ar.data = nb
+	}
+	n, err := ar.r.Read(ar.data[len(ar.data):cap(ar.data)])
+	ar.data = ar.data[:len(ar.data)+n]
+	ar.buf = ar.data[ar.off:]
+	if err != nil && n == 0 {
+		ar.eof = true
+		return false
+	}
+	return true
+}
+
+// take returns the record buf[:end] and drops buf[:next].
+func (ar *awkReader) take(end, next int) string {
+	rec := string(ar.buf[:end])
+	ar.off += next
+	ar.buf = ar.data[ar.off:]
+	return rec
+}
+
+// awkSeparator is where the first non-empty match of re in b is (an empty one would
+// separate nothing, forever).
+func awkSeparator(re *regexp.Regexp, b []byte) []int {
+	for _, m := range re.FindAllIndex(b, -1) {
+		if m[1] > m[0] {
+			return m
 		}
 	}
-	rec, err := br.ReadString(rs[0])
-	if err != nil && rec == "" {
-		return "", false
+	return nil
+}
+
+// readRecord reads one record as RS says: up to its character, a paragraph when it is
+// empty, up to a match when it is longer (a regex), as busybox's awk_getline.
+func (a *awk) readRecord(ar *awkReader) (string, bool) {
+	a.c.tick()
+	rs := a.str(a.vars["RS"])
+	var re *regexp.Regexp
+	if len(rs) > 1 {
+		var err error
+		if re, err = compileRegex(rs, true, false); err != nil {
+			panic(&awkRuntimeError{err.Error()})
+		}
 	}
-	return strings.TrimSuffix(rec, rs[:1]), true
+	scanned := 0
+	for {
+		switch {
+		case rs == "":
+			skip := 0
+			for skip < len(ar.buf) && ar.buf[skip] == '\n' {
+				skip++
+			}
+			if skip > 0 {
+				ar.take(0, skip)
+			}
+			if i := bytes.Index(ar.buf, []byte("\n\n")); i >= 0 {
+				return ar.take(i, i+2), true
+			}
+		case re == nil:
+			if i := bytes.IndexByte(ar.buf[scanned:], rs[0]); i >= 0 {
+				return ar.take(scanned+i, scanned+i+1), true
+			}
+			scanned = len(ar.buf)
+		default:
+			// A match that reaches the end of what was read may go on: read more first.
+			if m := awkSeparator(re, ar.buf); m != nil && (m[1] < len(ar.buf) || ar.eof) {
+				return ar.take(m[0], m[1]), true
+			}
+		}
+		if !ar.fill() {
+			if len(ar.buf) == 0 {
+				return "", false
+			}
+			if re != nil {
+				if m := awkSeparator(re, ar.buf); m != nil {
+					return ar.take(m[0], m[1]), true
+				}
+			}
+			return ar.take(len(ar.buf), len(ar.buf)), true
+		}
+	}
 }
 
 func (a *awk) rules() awkFlow {
@@ -728,7 +800,7 @@ func (a *awk) close(name string) int {
 
 // getline reads a record as x says: 1, 0 at the end, -1 when the input cannot be opened.
 func (a *awk) getline(x aGetline) awkValue {
-	var br *bufio.Reader
+	var br *awkReader
 	if x.src == nil {
 		if a.mainIn == nil && !a.nextInput() {
 			return awkNum(-1)
@@ -747,7 +819,7 @@ func (a *awk) getline(x aGetline) awkValue {
 				if err != nil {
 					return awkNum(-1)
 				}
-				st.child, st.pipe, st.br = child, pipe, bufio.NewReaderSize(pipe, 4096)
+				st.child, st.pipe, st.br = child, pipe, &awkReader{r: pipe}
 			} else {
 				var r io.Reader
 				var err error
@@ -759,7 +831,7 @@ func (a *awk) getline(x aGetline) awkValue {
 				if err != nil {
 					return awkNum(-1)
 				}
-				st.br = bufio.NewReaderSize(r, 4096)
+				st.br = &awkReader{r: r}
 			}
 			a.streams[name] = st
 		}
@@ -1290,7 +1362,11 @@ func (a *awk) call(x aCall) awkValue {
 		return awkStr(s[i : i+n])
 	case "index":
 		need(2)
-		return awkNum(float64(strings.Index(a.str(arg(0)), a.str(arg(1))) + 1))
+		sub := a.str(arg(1))
+		if sub == "" {
+			return awkNum(0)
+		}
+		return awkNum(float64(strings.Index(a.str(arg(0)), sub) + 1))
 	case "split":
 		need(2)
 		s := a.str(arg(0))
