@@ -228,6 +228,7 @@ type awk struct {
 	argInd      int
 	filesHappen bool
 
+	line   int        // of the statement running, which runtime errors name
 	frame  []*awkCell // the parameters of the function running
 	depth  int
 	retval awkValue
@@ -264,8 +265,30 @@ const (
 	flowNextfile
 )
 
-// awkRuntimeError ends the program with busybox's message.
-type awkRuntimeError struct{ msg string }
+// awkRuntimeError ends the program with busybox's message (after the line, unless raw).
+type awkRuntimeError struct {
+	msg string
+	raw bool
+}
+
+// awkRegex compiles a dynamic regex, or ends the program as busybox's xregcomp.
+func awkRegex(pat string) *regexp.Regexp {
+	re, err := compileRegex(pat, true, false)
+	if err != nil {
+		panic(&awkRuntimeError{msg: awkRegexError(pat, err), raw: true})
+	}
+	return re
+}
+
+// awkRegexError is busybox's message for a bad regex: glibc's regcomp calls a '[' that
+// ends the pattern an invalid expression rather than an unmatched bracket.
+func awkRegexError(pat string, err error) string {
+	msg := err.Error()
+	if strings.HasSuffix(pat, "[") && strings.HasPrefix(msg, "Unmatched [") {
+		msg = "Invalid regular expression"
+	}
+	return fmt.Sprintf("bad regex '%s': %s", pat, msg)
+}
 
 func runAwk(c *cmd) int {
 	o, args := c.getopt("F:v:f:e:", nil)
@@ -364,7 +387,11 @@ func (a *awk) run() (status int) {
 			if !ok {
 				panic(r)
 			}
-			a.c.errorf("cmd. line:1: %s", e.msg)
+			if e.raw {
+				a.c.errorf("%s", e.msg)
+			} else {
+				a.c.errorf("cmd. line:%d: %s", a.line, e.msg)
+			}
 			status = 1
 		}
 	}()
@@ -509,10 +536,7 @@ func (a *awk) readRecord(ar *awkReader) (string, bool) {
 	rs := a.str(a.vars["RS"])
 	var re *regexp.Regexp
 	if len(rs) > 1 {
-		var err error
-		if re, err = compileRegex(rs, true, false); err != nil {
-			panic(&awkRuntimeError{err.Error()})
-		}
+		re = awkRegex(rs)
 	}
 	scanned := 0
 	for {
@@ -555,6 +579,7 @@ func (a *awk) readRecord(ar *awkReader) (string, bool) {
 
 func (a *awk) rules() awkFlow {
 	for _, r := range a.prog.rules {
+		a.line = r.line
 		matched := false
 		switch {
 		case r.pattern == nil:
@@ -601,6 +626,9 @@ func (a *awk) exec(body []awkStmt) awkFlow {
 func (a *awk) stmt(s awkStmt) awkFlow {
 	a.c.tick()
 	switch s := s.(type) {
+	case sLine:
+		a.line = s.line
+		return a.stmt(s.s)
 	case sExpr:
 		a.eval(s.x)
 	case sBlock:
@@ -699,6 +727,9 @@ func (a *awk) stmt(s awkStmt) awkFlow {
 
 func (a *awk) print(s sPrint) {
 	var text string
+	if s.printf && len(s.args) == 0 {
+		return // busybox prints nothing
+	}
 	if s.printf {
 		vals := make([]awkValue, len(s.args)-1)
 		for i, x := range s.args[1:] {
@@ -925,7 +956,7 @@ const awkMaxDepth = 10000
 func (a *awk) callUser(x aUserCall) awkValue {
 	f := a.prog.funcs[x.name]
 	if f == nil {
-		panic(&awkRuntimeError{"Call to undefined function"})
+		panic(&awkRuntimeError{msg: "Call to undefined function"})
 	}
 	frame := make([]*awkCell, f.nparams)
 	for i, arg := range x.args {
@@ -945,7 +976,7 @@ func (a *awk) callUser(x aUserCall) awkValue {
 		}
 	}
 	if a.depth >= awkMaxDepth {
-		panic(&awkRuntimeError{"Function nesting too deep"})
+		panic(&awkRuntimeError{msg: "Function nesting too deep"})
 	}
 	a.depth++
 	saved := a.frame
@@ -1008,20 +1039,14 @@ func (a *awk) getVar(name string) awkValue {
 
 func (a *awk) setVar(name string, v awkValue) {
 	if c := a.param(name); c != nil {
-		if c.arr != nil {
-			panic(&awkRuntimeError{"Not an array"})
-		}
 		c.v = v
 		return
-	}
-	if _, isArr := a.arrays[name]; isArr {
-		panic(&awkRuntimeError{"Not an array"})
 	}
 	if name == "NF" {
 		a.splitRecord()
 		n := int(a.num(v))
 		if n < 0 {
-			panic(&awkRuntimeError{"NF set to negative value"})
+			panic(&awkRuntimeError{msg: "NF set to negative value"})
 		}
 		for len(a.fields) < n {
 			a.fields = append(a.fields, "")
@@ -1096,11 +1121,7 @@ func (a *awk) splitBy(s, fs string) []string {
 	case len(fs) == 1 && fs != "\\":
 		return strings.Split(s, fs)
 	}
-	re, err := compileRegex(fs, true, false)
-	if err != nil {
-		panic(&awkRuntimeError{err.Error()})
-	}
-	return re.Split(s, -1)
+	return awkRegex(fs).Split(s, -1)
 }
 
 func (a *awk) rebuild() {
@@ -1110,7 +1131,7 @@ func (a *awk) rebuild() {
 
 func (a *awk) field(i int) awkValue {
 	if i < 0 {
-		panic(&awkRuntimeError{"Access to negative field"})
+		panic(&awkRuntimeError{msg: "Access to negative field"})
 	}
 	if i == 0 {
 		return awkInput(a.record)
@@ -1124,7 +1145,7 @@ func (a *awk) field(i int) awkValue {
 
 func (a *awk) setField(i int, v string) {
 	if i < 0 {
-		panic(&awkRuntimeError{"Access to negative field"})
+		panic(&awkRuntimeError{msg: "Access to negative field"})
 	}
 	if i == 0 {
 		a.setRecord(v)
@@ -1179,11 +1200,7 @@ func (a *awk) regexOf(x awkExpr) *regexp.Regexp {
 		return r.re
 	}
 	pat := a.str(a.eval(x))
-	re, err := compileRegex(pat, true, false)
-	if err != nil {
-		panic(&awkRuntimeError{err.Error()})
-	}
-	return re
+	return awkRegex(pat)
 }
 
 func (a *awk) eval(x awkExpr) awkValue {
@@ -1197,9 +1214,6 @@ func (a *awk) eval(x awkExpr) awkValue {
 	case aGroup:
 		return a.eval(x.x)
 	case aVar:
-		if a.isArray(x.name) {
-			panic(&awkRuntimeError{"Not an array"})
-		}
 		return a.getVar(x.name)
 	case aGetline:
 		return a.getline(x)
@@ -1271,7 +1285,7 @@ func (a *awk) eval(x awkExpr) awkValue {
 		}
 		return awkNum(a.arith(x.op, a.num(a.eval(x.l)), a.num(a.eval(x.r))))
 	}
-	panic(&awkRuntimeError{"Possible syntax error"})
+	panic(&awkRuntimeError{msg: "Possible syntax error"})
 }
 
 func (a *awk) arith(op string, l, r float64) float64 {
@@ -1284,12 +1298,12 @@ func (a *awk) arith(op string, l, r float64) float64 {
 		return l * r
 	case "/":
 		if r == 0 {
-			panic(&awkRuntimeError{"Division by zero"})
+			panic(&awkRuntimeError{msg: "Division by zero"})
 		}
 		return l / r
 	case "%":
 		if r == 0 {
-			panic(&awkRuntimeError{"Division by zero"})
+			panic(&awkRuntimeError{msg: "Division by zero"})
 		}
 		return math.Mod(l, r)
 	case "^":
@@ -1326,13 +1340,13 @@ func (a *awk) compare(op string, l, r awkValue) bool {
 func (a *awk) call(x aCall) awkValue {
 	arg := func(i int) awkValue {
 		if i >= len(x.args) {
-			panic(&awkRuntimeError{"Too few arguments"})
+			panic(&awkRuntimeError{msg: "Too few arguments"})
 		}
 		return a.eval(x.args[i])
 	}
 	need := func(n int) {
 		if len(x.args) < n {
-			panic(&awkRuntimeError{"Too few arguments"})
+			panic(&awkRuntimeError{msg: "Too few arguments"})
 		}
 	}
 	switch x.name {
@@ -1372,7 +1386,7 @@ func (a *awk) call(x aCall) awkValue {
 		s := a.str(arg(0))
 		name, ok := x.args[1].(aVar)
 		if !ok {
-			panic(&awkRuntimeError{"Not an array"})
+			panic(&awkRuntimeError{msg: "Not an array"})
 		}
 		var parts []string
 		switch {
@@ -1475,7 +1489,7 @@ func (a *awk) call(x aCall) awkValue {
 		return awkNum(math.Atan2(a.num(arg(0)), a.num(arg(1))))
 	case "rand":
 		if len(x.args) > 0 {
-			panic(&awkRuntimeError{"Too many arguments"})
+			panic(&awkRuntimeError{msg: "Too many arguments"})
 		}
 		return awkNum(a.rnd.float())
 	case "srand":
@@ -1500,7 +1514,7 @@ func (a *awk) call(x aCall) awkValue {
 		a.c.out.Flush()
 		return awkNum(0)
 	}
-	panic(&awkRuntimeError{"Call to undefined function"})
+	panic(&awkRuntimeError{msg: "Call to undefined function"})
 }
 
 // awkCInt is C's (int) of a double on amd64: out of range (or NaN) is INT_MIN.
@@ -1555,7 +1569,7 @@ func awkSprintf(format string, vals []awkValue, convfmt string) string {
 		j := i + 1
 		for j < len(format) && !(format[j] >= 'a' && format[j] <= 'z' || format[j] >= 'A' && format[j] <= 'Z') {
 			if format[j] == '*' {
-				panic(&awkRuntimeError{"%*x formats are not supported"})
+				panic(&awkRuntimeError{msg: "%*x formats are not supported"})
 			}
 			j++
 		}
@@ -1591,7 +1605,7 @@ func awkSprintf(format string, vals []awkValue, convfmt string) string {
 			}
 			fmt.Fprintf(&b, spec+string(verb), toNum(v))
 		default:
-			panic(&awkRuntimeError{"Invalid format specifier"})
+			panic(&awkRuntimeError{msg: "Invalid format specifier"})
 		}
 	}
 	return b.String()

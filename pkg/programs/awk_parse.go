@@ -301,7 +301,12 @@ type (
 		v, arr string
 		body   awkStmt
 	}
-	sNext     struct{}
+	sNext struct{}
+	// sLine is a statement and the line it is on, which runtime errors name.
+	sLine struct {
+		line int
+		s    awkStmt
+	}
 	sNextfile struct{}
 	sReturn   struct{ x awkExpr }
 	sExit     struct{ x awkExpr }
@@ -318,6 +323,7 @@ type awkRule struct {
 	pattern, pattern2 awkExpr
 	action            []awkStmt
 	hasAction         bool
+	line              int
 }
 
 type awkProgram struct {
@@ -425,7 +431,7 @@ func parseAwk(src string) (prog *awkProgram, err error) {
 			p.next()
 			p.function(prog)
 		default:
-			r := &awkRule{}
+			r := &awkRule{line: p.peek().line}
 			if !p.is("{") {
 				r.pattern = p.expr()
 				if p.is(",") {
@@ -513,7 +519,13 @@ func (p *awkParser) simpleEnd() {
 	}
 }
 
+// stmt parses a statement, which keeps its line.
 func (p *awkParser) stmt() awkStmt {
+	line := p.peek().line
+	return sLine{line, p.stmt0()}
+}
+
+func (p *awkParser) stmt0() awkStmt {
 	t := p.peek()
 	switch {
 	case p.is("{"):
@@ -696,9 +708,6 @@ func (p *awkParser) simple() awkStmt {
 			pr.pipe = true
 			pr.dest = p.concat()
 		}
-		if pr.printf && len(pr.args) == 0 {
-			p.fail()
-		}
 		return pr
 	case p.is("delete"):
 		p.next()
@@ -723,16 +732,16 @@ func (p *awkParser) endsPrint(i int) bool {
 }
 
 func (p *awkParser) exprList(end string) []awkExpr {
+	// Newlines may follow a comma only, as in busybox.
 	var list []awkExpr
 	for {
-		p.newlines()
 		list = append(list, p.expr())
-		p.newlines()
 		if p.is(end) {
 			p.next()
 			return list
 		}
 		p.expect(",")
+		p.newlines()
 	}
 }
 
@@ -808,6 +817,7 @@ func (p *awkParser) match() awkExpr {
 	l := p.compare()
 	for p.is("~") || p.is("!~") {
 		neg := p.next().s == "!~"
+		p.newlines()
 		l = aMatch{neg, l, p.compare()}
 	}
 	return l
@@ -820,10 +830,12 @@ func (p *awkParser) compare() awkExpr {
 		switch t.s {
 		case "<", "<=", "==", "!=", ">=":
 			p.next()
+			p.newlines()
 			return aBinary{t.s, l, p.concat()}
 		case ">":
 			if !p.noGT {
 				p.next()
+				p.newlines()
 				return aBinary{t.s, l, p.concat()}
 			}
 		}
@@ -867,6 +879,7 @@ func (p *awkParser) additive() awkExpr {
 	l := p.mul()
 	for p.is("+") || p.is("-") {
 		op := p.next().s
+		p.newlines()
 		l = aBinary{op, l, p.mul()}
 	}
 	return l
@@ -876,6 +889,7 @@ func (p *awkParser) mul() awkExpr {
 	l := p.unary()
 	for p.is("*") || p.is("/") || p.is("%") {
 		op := p.next().s
+		p.newlines()
 		l = aBinary{op, l, p.unary()}
 	}
 	return l
@@ -925,14 +939,13 @@ func (p *awkParser) primary() awkExpr {
 	case atRegex:
 		re, err := compileRegex(t.s, true, false)
 		if err != nil {
-			panic(&awkSyntaxError{t.line, err.Error()})
+			panic(&awkSyntaxError{-1, awkRegexError(t.s, err)})
 		}
 		return aRegex{re}
 	case atName:
 		if t.call {
 			p.next()
 			call := aUserCall{name: t.s}
-			p.newlines()
 			if !p.is(")") {
 				saveGT, saveIn := p.noGT, p.noIn
 				p.noGT, p.noIn = false, false
@@ -961,7 +974,6 @@ func (p *awkParser) primary() awkExpr {
 		call := aCall{name: t.s}
 		if p.is("(") {
 			p.next()
-			p.newlines()
 			if !p.is(")") {
 				saveGT, saveIn := p.noGT, p.noIn
 				p.noGT, p.noIn = false, false
@@ -981,13 +993,12 @@ func (p *awkParser) primary() awkExpr {
 		case "(":
 			saveGT, saveIn := p.noGT, p.noIn
 			p.noGT, p.noIn = false, false
-			p.newlines()
 			list := []awkExpr{p.expr()}
 			for p.is(",") {
 				p.next()
+				p.newlines()
 				list = append(list, p.expr())
 			}
-			p.newlines()
 			p.expect(")")
 			p.noGT, p.noIn = saveGT, saveIn
 			if p.is("in") && !p.noIn {
@@ -1041,7 +1052,12 @@ func (p *awkParser) fieldOperand() awkExpr {
 	return p.primary()
 }
 
-func (e *awkSyntaxError) Error() string { return fmt.Sprintf("cmd. line:%d: %s", e.line, e.msg) }
+func (e *awkSyntaxError) Error() string {
+	if e.line < 0 {
+		return e.msg // busybox's xregcomp: no line
+	}
+	return fmt.Sprintf("cmd. line:%d: %s", e.line, e.msg)
+}
 
 // awkHexOct is the length of the hex or octal integer s starts with ("0x1f", "017"), as
 // busybox's lexer reads one with strtoull; 0 when s is a decimal number ("09", "00.5").
