@@ -210,7 +210,7 @@ type awk struct {
 	c       *cmd
 	prog    *awkProgram
 	vars    map[string]awkValue
-	arrays  map[string]map[string]awkValue
+	arrays  map[string]*awkArray
 	record  string
 	fields  []string // $1..$NF
 	split   bool     // fields hold the split of record
@@ -238,7 +238,7 @@ type awk struct {
 // untyped variable passed becomes the caller's array when the function uses it as one.
 type awkCell struct {
 	v      awkValue
-	arr    map[string]awkValue
+	arr    *awkArray
 	global string
 	parent *awkCell
 }
@@ -315,7 +315,7 @@ func runAwk(c *cmd) int {
 	if err != nil {
 		c.die("%s", err)
 	}
-	a := &awk{c: c, prog: prog, vars: map[string]awkValue{}, arrays: map[string]map[string]awkValue{},
+	a := &awk{c: c, prog: prog, vars: map[string]awkValue{}, arrays: map[string]*awkArray{},
 		inRange: map[*awkRule]bool{}, streams: map[string]*awkStream{}, seed: 1}
 	a.rnd.seed(1)
 	for k, v := range map[string]string{"FS": " ", "OFS": " ", "ORS": "\n", "RS": "\n", "SUBSEP": "\x1c",
@@ -323,15 +323,16 @@ func runAwk(c *cmd) int {
 		a.vars[k] = awkStr(v)
 	}
 	a.vars["NR"], a.vars["FNR"], a.vars["NF"] = awkNum(0), awkNum(0), awkNum(0)
-	env := map[string]awkValue{}
+	env := newAwkArray()
 	for _, e := range c.environ() {
 		k, v, _ := strings.Cut(e, "=")
-		env[k] = awkInput(v)
+		env.set(k, awkInput(v))
 	}
 	a.arrays["ENVIRON"] = env
-	argv := map[string]awkValue{"0": awkStr("awk")}
+	argv := newAwkArray()
+	argv.set("0", awkStr("awk"))
 	for i, arg := range args {
-		argv[strconv.Itoa(i+1)] = awkInput(arg)
+		argv.set(strconv.Itoa(i+1), awkInput(arg))
 	}
 	a.arrays["ARGV"] = argv
 	a.vars["ARGC"] = awkNum(float64(len(args) + 1))
@@ -448,7 +449,10 @@ func (a *awk) mainLoop() {
 // nextInput opens the next file operand (stdin when there is none), performing the
 // assignments before it, as busybox's next_input_file; false at the end.
 func (a *awk) nextInput() bool {
-	a.mainIn = nil
+	if a.mainIn != nil {
+		a.mainIn.release()
+		a.mainIn = nil
+	}
 	name := "-"
 	for {
 		if float64(a.argInd+1) >= a.num(a.getVar("ARGC")) {
@@ -458,7 +462,7 @@ func (a *awk) nextInput() bool {
 			break
 		}
 		a.argInd++
-		arg := a.str(a.array("ARGV")[strconv.Itoa(a.argInd)])
+		arg := a.str(a.array("ARGV").m[strconv.Itoa(a.argInd)])
 		if arg != "" && !a.assignArg(arg) {
 			name = arg
 			break
@@ -471,13 +475,14 @@ func (a *awk) nextInput() bool {
 	}
 	a.filesHappen = true
 	a.vars["FILENAME"] = awkStr(name)
-	a.mainIn = &awkReader{r: r}
+	a.mainIn = &awkReader{p: a.c.p, r: r}
 	return true
 }
 
 // awkReader is an input read by records: what was read and not yet taken is
 // data[off:].
 type awkReader struct {
+	p    *shell.Proc // charged for the buffer
 	r    io.Reader
 	data []byte
 	off  int
@@ -496,7 +501,11 @@ func (ar *awkReader) fill() bool {
 		ar.data, ar.off = ar.data[:n], 0
 	}
 	if cap(ar.data)-len(ar.data) < 4096 {
-		nb := make([]byte, len(ar.data), 2*cap(ar.data)+64<<10)
+		// The buffer is memory the program holds (a record without end grows it until
+		// the container's limit).
+		size := 2*cap(ar.data) + 64<<10
+		ar.p.Charge(int64(size - cap(ar.data)))
+		nb := make([]byte, len(ar.data), size)
 		copy(nb, ar.data)
 		ar.data = nb
 	}
@@ -508,6 +517,12 @@ func (ar *awkReader) fill() bool {
 		return false
 	}
 	return true
+}
+
+// release gives back the buffer's memory.
+func (ar *awkReader) release() {
+	ar.p.Charge(-int64(cap(ar.data)))
+	ar.data, ar.buf, ar.off = nil, nil, 0
 }
 
 // take returns the record buf[:end] and drops buf[:next].
@@ -666,24 +681,9 @@ func (a *awk) stmt(s awkStmt) awkFlow {
 			}
 		}
 	case sForIn:
-		arr := a.array(s.arr)
-		keys := make([]string, 0, len(arr))
-		for k := range arr {
-			keys = append(keys, k)
-		}
-		// Go's maps have no order: iterate in a stable one (numbers numerically).
-		sort.Slice(keys, func(i, j int) bool {
-			ni, ei := strconv.ParseFloat(keys[i], 64)
-			nj, ej := strconv.ParseFloat(keys[j], 64)
-			if ei == nil && ej == nil {
-				return ni < nj
-			}
-			return keys[i] < keys[j]
-		})
-		for _, k := range keys {
-			if _, ok := arr[k]; !ok {
-				continue
-			}
+		// busybox walks the keys there were when the loop began, in its hash's order,
+		// deleted ones too.
+		for _, k := range a.array(s.arr).keys() {
 			a.setVar(s.v, awkInput(k))
 			switch f := a.stmt(s.body); f {
 			case flowBreak:
@@ -716,9 +716,9 @@ func (a *awk) stmt(s awkStmt) awkFlow {
 			a.clearArray(a.array(s.arr))
 		} else {
 			arr, key := a.array(s.arr), a.subscript(s.subs)
-			if old, had := arr[key]; had {
+			if old, had := arr.m[key]; had {
 				a.c.p.Charge(-int64(len(key)+len(old.s)) - awkEntryBytes)
-				delete(arr, key)
+				arr.del(key)
 			}
 		}
 	}
@@ -820,6 +820,9 @@ func (a *awk) close(name string) int {
 		return 0 // busybox 1.36 does not say -1 for what it never opened
 	}
 	delete(a.streams, name)
+	if st.br != nil {
+		st.br.release()
+	}
 	if st.child == nil {
 		return 0
 	}
@@ -850,7 +853,7 @@ func (a *awk) getline(x aGetline) awkValue {
 				if err != nil {
 					return awkNum(-1)
 				}
-				st.child, st.pipe, st.br = child, pipe, &awkReader{r: pipe}
+				st.child, st.pipe, st.br = child, pipe, &awkReader{p: a.c.p, r: pipe}
 			} else {
 				var r io.Reader
 				var err error
@@ -862,7 +865,7 @@ func (a *awk) getline(x aGetline) awkValue {
 				if err != nil {
 					return awkNum(-1)
 				}
-				st.br = &awkReader{r: r}
+				st.br = &awkReader{p: a.c.p, r: r}
 			}
 			a.streams[name] = st
 		}
@@ -888,13 +891,13 @@ func (a *awk) getline(x aGetline) awkValue {
 }
 
 // clearArray deletes every element of arr, in place (a function's parameter shares it).
-func (a *awk) clearArray(arr map[string]awkValue) {
+func (a *awk) clearArray(arr *awkArray) {
 	n := int64(0)
-	for k, v := range arr {
+	for k, v := range arr.m {
 		n += int64(len(k)+len(v.s)) + awkEntryBytes
 	}
 	a.c.p.Charge(-n)
-	clear(arr)
+	arr.clear()
 }
 
 // param is the cell of a function's parameter name, nil for a global.
@@ -906,7 +909,7 @@ func (a *awk) param(name string) *awkCell {
 	return a.frame[i]
 }
 
-func (a *awk) cellArray(c *awkCell) map[string]awkValue {
+func (a *awk) cellArray(c *awkCell) *awkArray {
 	if c.arr == nil {
 		switch {
 		case c.global != "":
@@ -914,7 +917,7 @@ func (a *awk) cellArray(c *awkCell) map[string]awkValue {
 		case c.parent != nil:
 			c.arr = a.cellArray(c.parent)
 		default:
-			c.arr = map[string]awkValue{}
+			c.arr = newAwkArray()
 		}
 	}
 	return c.arr
@@ -1073,13 +1076,13 @@ func (a *awk) hold(n int64, had bool, key string) {
 // awkEntryBytes is what a variable or array element costs beside its key and string.
 const awkEntryBytes = 48
 
-func (a *awk) array(name string) map[string]awkValue {
+func (a *awk) array(name string) *awkArray {
 	if c := a.param(name); c != nil {
 		return a.cellArray(c)
 	}
 	arr, ok := a.arrays[name]
 	if !ok {
-		arr = map[string]awkValue{}
+		arr = newAwkArray()
 		a.arrays[name] = arr
 	}
 	return arr
@@ -1170,9 +1173,9 @@ func (a *awk) place(lhs awkExpr) awkExpr {
 		return aField{aNum{a.num(a.eval(l.index))}}
 	case aIndex:
 		arr, key := a.array(l.name), a.subscript(l.subs)
-		if _, ok := arr[key]; !ok {
+		if _, ok := arr.m[key]; !ok {
 			a.hold(0, false, key)
-			arr[key] = awkValue{}
+			arr.set(key, awkValue{})
 		}
 		return aIndex{l.name, []awkExpr{aStr{key}}}
 	}
@@ -1188,9 +1191,9 @@ func (a *awk) assign(lhs awkExpr, v awkValue) awkValue {
 		return awkInput(a.str(v))
 	case aIndex:
 		arr, key := a.array(l.name), a.subscript(l.subs)
-		old, had := arr[key]
+		old, had := arr.m[key]
 		a.hold(int64(len(v.s)-len(old.s)), had, key)
-		arr[key] = v
+		arr.set(key, v)
 	}
 	return v
 }
@@ -1224,9 +1227,10 @@ func (a *awk) eval(x awkExpr) awkValue {
 	case aIndex:
 		arr := a.array(x.name)
 		k := a.subscript(x.subs)
-		v, ok := arr[k]
+		v, ok := arr.m[k]
 		if !ok {
-			arr[k] = v // referencing an element creates it
+			a.hold(0, false, k)
+			arr.set(k, v) // referencing an element creates it
 		}
 		return v
 	case aAssign:
@@ -1268,7 +1272,7 @@ func (a *awk) eval(x awkExpr) awkValue {
 		m := a.regexOf(x.r).MatchString(a.str(a.eval(x.l)))
 		return awkNum(float64(boolInt(m != x.neg)))
 	case aIn:
-		_, ok := a.array(x.arr)[a.subscript(x.subs)]
+		_, ok := a.array(x.arr).m[a.subscript(x.subs)]
 		return awkNum(float64(boolInt(ok)))
 	case aCall:
 		return a.call(x)
@@ -1356,7 +1360,7 @@ func (a *awk) call(x aCall) awkValue {
 		}
 		if v, ok := x.args[0].(aVar); ok {
 			if a.isArray(v.name) {
-				return awkNum(float64(len(a.array(v.name))))
+				return awkNum(float64(a.array(v.name).len()))
 			}
 		}
 		return awkNum(float64(len(a.str(arg(0)))))
@@ -1401,15 +1405,12 @@ func (a *awk) call(x aCall) awkValue {
 		default:
 			parts = a.splitBy(s, a.str(a.vars["FS"]))
 		}
-		if a.param(name.name) == nil {
-			delete(a.vars, name.name)
-		}
 		arr := a.array(name.name)
 		a.clearArray(arr)
 		for i, p := range parts {
 			k := strconv.Itoa(i + 1)
 			a.hold(int64(len(p)), false, k)
-			arr[k] = awkInput(p)
+			arr.set(k, awkInput(p))
 		}
 		return awkNum(float64(len(parts)))
 	case "sub", "gsub":

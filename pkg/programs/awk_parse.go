@@ -7,11 +7,12 @@ import (
 	"strings"
 )
 
-// awk here is the part of the language that manifests use: patterns (expressions,
-// regexes, ranges, BEGIN and END), print and printf (with > and >> to files), if, while,
-// do, for and for-in, next, exit, break, continue, delete, arrays, fields and the POSIX
-// built-in functions. User-defined functions and getline are not there: they are a
-// syntax error.
+// awk here is busybox's: patterns (expressions, regexes, ranges, BEGIN and END), print
+// and printf (with > and >> to files, | to commands), if, while, do, for and for-in,
+// next, nextfile, exit, break, continue, delete, arrays, fields, user-defined functions,
+// getline in all its forms (from the input, files and commands) and the POSIX built-in
+// functions; its parser's quirks (where newlines may be, $2++) and messages are
+// busybox's too.
 
 // awkTokKind is what a token of an awk program is.
 type awkTokKind int
