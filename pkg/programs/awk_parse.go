@@ -418,7 +418,8 @@ func parseAwk(src string) (prog *awkProgram, err error) {
 		}
 	}()
 	prog = &awkProgram{funcs: map[string]*awkFunc{}}
-	for p.terminators(); p.peek().kind != atEOF; p.terminators() {
+	// Items are apart by newlines, and one semicolon at most.
+	for p.newlines(); p.peek().kind != atEOF; p.itemEnd() {
 		switch {
 		case p.is("BEGIN"):
 			p.next()
@@ -494,6 +495,16 @@ func (p *awkParser) name(s string) string {
 		return awkParam(i)
 	}
 	return s
+}
+
+// itemEnd skips what may end a rule, function or BEGIN or END: newlines, and one
+// semicolon among them.
+func (p *awkParser) itemEnd() {
+	p.newlines()
+	if p.is(";") {
+		p.next()
+		p.newlines()
+	}
 }
 
 func (p *awkParser) block() []awkStmt {
