@@ -809,7 +809,7 @@ func (a *awk) pipeTo(cmd, text string) {
 
 func (a *awk) popen(cmd string, write bool) (*shell.Proc, *shell.PipeEnd, error) {
 	a.c.out.Flush()
-	return a.c.p.Popen(shell.Spec{Argv: []string{"/bin/sh", "-c", cmd}}, write)
+	return a.c.p.Popen(shell.Spec{Path: "/bin/sh", Argv: []string{"sh", "-c", cmd}}, write)
 }
 
 // close closes the file or command name: a command's exit status (as pclose's wait
@@ -1508,7 +1508,12 @@ func (a *awk) call(x aCall) awkValue {
 		if cmd == "" {
 			return awkNum(0)
 		}
-		return awkNum(float64(a.c.execute([]string{"/bin/sh", "-c", cmd}, nil)))
+		a.c.out.Flush()
+		child, err := a.c.p.StartChild(shell.Spec{Path: "/bin/sh", Argv: []string{"sh", "-c", cmd}})
+		if err != nil {
+			return awkNum(127) // what system() gives when its shell cannot run
+		}
+		return awkNum(float64(a.c.p.Wait(child)))
 	case "close":
 		return awkNum(float64(a.close(a.str(arg(0)))))
 	case "fflush":
