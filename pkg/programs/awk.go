@@ -316,7 +316,7 @@ func runAwk(c *cmd) int {
 		c.die("%s", err)
 	}
 	a := &awk{c: c, prog: prog, vars: map[string]awkValue{}, arrays: map[string]*awkArray{},
-		inRange: map[*awkRule]bool{}, streams: map[string]*awkStream{}, seed: 1}
+		inRange: map[*awkRule]bool{}, streams: map[string]*awkStream{}, seed: 1, line: prog.lastLine}
 	a.rnd.seed(1)
 	for k, v := range map[string]string{"FS": " ", "OFS": " ", "ORS": "\n", "RS": "\n", "SUBSEP": "\x1c",
 		"CONVFMT": "%.6g", "OFMT": "%.6g", "FILENAME": ""} {
@@ -433,6 +433,9 @@ func (a *awk) mainLoop() {
 		for {
 			rec, ok := a.readRecord(a.mainIn)
 			if !ok {
+				if err := a.mainIn.err; err != nil {
+					panic(&awkRuntimeError{msg: errText(err)})
+				}
 				break
 			}
 			a.vars["NR"] = awkNum(a.num(a.vars["NR"]) + 1)
@@ -488,6 +491,7 @@ type awkReader struct {
 	off  int
 	buf  []byte // data[off:]
 	eof  bool
+	err  error // a read's error other than the end
 }
 
 // fill reads more of the input: false at its end (or on an error, which ends it as
@@ -514,6 +518,9 @@ func (ar *awkReader) fill() bool {
 	ar.buf = ar.data[ar.off:]
 	if err != nil && n == 0 {
 		ar.eof = true
+		if err != io.EOF {
+			ar.err = err
+		}
 		return false
 	}
 	return true
@@ -579,6 +586,11 @@ func (a *awk) readRecord(ar *awkReader) (string, bool) {
 			}
 		}
 		if !ar.fill() {
+			if ar.err != nil {
+				// busybox's awk_getline gives up what it read at an error.
+				ar.buf = ar.buf[:0]
+				return "", false
+			}
 			if len(ar.buf) == 0 {
 				return "", false
 			}
@@ -876,6 +888,9 @@ func (a *awk) getline(x aGetline) awkValue {
 	}
 	rec, ok := a.readRecord(br)
 	if !ok {
+		if br.err != nil {
+			return awkNum(-1)
+		}
 		return awkNum(0)
 	}
 	if x.lhs == nil {

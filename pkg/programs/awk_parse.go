@@ -331,6 +331,7 @@ type awkProgram struct {
 	begin, end []awkStmt
 	rules      []*awkRule
 	funcs      map[string]*awkFunc
+	lastLine   int // where the parser stopped: the line errors name before a statement runs
 }
 
 // awkFunc is a function of the program: its parameters (the locals among them) are
@@ -417,7 +418,7 @@ func parseAwk(src string) (prog *awkProgram, err error) {
 			err = se
 		}
 	}()
-	prog = &awkProgram{funcs: map[string]*awkFunc{}}
+	prog = &awkProgram{funcs: map[string]*awkFunc{}, lastLine: toks[len(toks)-1].line}
 	// Items are apart by newlines, and one semicolon at most.
 	for p.newlines(); p.peek().kind != atEOF; p.itemEnd() {
 		switch {
