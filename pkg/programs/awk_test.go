@@ -75,6 +75,8 @@ func TestAwk(t *testing.T) {
 		{name: "undefined function", argv: []string{"awk", `BEGIN {nope()}`}, stderr: "awk: cmd. line:1: Call to undefined function\n", status: 1},
 		{name: "srand", argv: []string{"awk", `BEGIN {print srand(3), srand()}`}, stdout: "1 3\n"},
 		{name: "nextfile", argv: []string{"awk", `{print FILENAME, $0; nextfile}`, "/etc/group", "/etc/passwd"}, stdout: "/etc/group root:x:0:\n/etc/passwd root:x:0:0:root:/root:/bin/sh\n"},
+		{name: "a pipe closes when awk dies", setup: withSh, argv: []string{"sh", "-c", `awk 'BEGIN {print "x" | "cat; echo eof"; print 1 % 0}'; sleep 1`},
+			stdout: "x\neof\n", stderr: "awk: cmd. line:1: Division by zero\n", elapsed: time.Second},
 		{name: "RS regex", argv: []string{"awk", `BEGIN {RS = "[,;]+"} {print NR, $0}`}, stdin: "a,b;;c", stdout: "1 a\n2 b\n3 c\n"},
 		{name: "RS paragraphs", argv: []string{"awk", `BEGIN {RS = ""} {print NR, NF}`}, stdin: "\na b\nc\n\n\nd\n", stdout: "1 3\n2 1\n"},
 		{name: "for-in in busybox's order", argv: []string{"awk", `BEGIN {a["b"]; a["A"]; a["~"]; a["}"]; for (k in a) printf "%s ", k}`},

@@ -19,12 +19,17 @@ func (p *Proc) Popen(s Spec, write bool) (*Proc, *PipeEnd, error) {
 		return nil, nil, err
 	}
 	r, w := newPipe()
+	end := &PipeEnd{p, r}
 	if write {
 		c.setFD(0, r)
-		return c, &PipeEnd{p, w}, nil
+		end.f = w
+	} else {
+		c.setFD(1, w)
 	}
-	c.setFD(1, w)
-	return c, &PipeEnd{p, r}, nil
+	// The end closes when p exits, as its descriptors do (the child then reads the end
+	// of its input, or its writes fail).
+	p.cleanups = append(p.cleanups, func() { end.f.close() })
+	return c, end, nil
 }
 
 func (e *PipeEnd) Read(b []byte) (int, error) { return e.f.read(e.p, b) }
