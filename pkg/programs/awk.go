@@ -968,8 +968,12 @@ func (a *awk) argCell(name string) *awkCell {
 	return &awkCell{v: a.getVar(name)}
 }
 
-// awkMaxDepth bounds recursion, where busybox would run out of stack.
-const awkMaxDepth = 10000
+// awkMaxDepth bounds recursion, where busybox would run out of stack; awkFrameBytes is
+// what a call holds beside its parameters.
+const (
+	awkMaxDepth   = 10000
+	awkFrameBytes = 1024
+)
 
 func (a *awk) callUser(x aUserCall) awkValue {
 	f := a.prog.funcs[x.name]
@@ -996,12 +1000,16 @@ func (a *awk) callUser(x aUserCall) awkValue {
 	if a.depth >= awkMaxDepth {
 		panic(&awkRuntimeError{msg: "Function nesting too deep"})
 	}
+	// A call holds its frame (and the interpreter's stack for it) while it runs.
+	frameBytes := int64(awkFrameBytes + len(frame)*awkEntryBytes)
+	a.c.p.Charge(frameBytes)
 	a.depth++
 	saved := a.frame
 	a.frame = frame
 	flow := a.exec(f.body)
 	a.frame = saved
 	a.depth--
+	a.c.p.Charge(-frameBytes)
 	v := a.retval
 	a.retval = awkValue{}
 	if flow != flowReturn {
