@@ -1,13 +1,16 @@
 package programs
 
 import (
-	"bufio"
+	"bytes"
 	"fmt"
+	"io"
 	"math"
 	"regexp"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/minikubelet/minikubelet/pkg/shell"
 )
 
 // awkKind is what an awk value is: a number, a string, or a string from input that looks
@@ -39,37 +42,155 @@ func awkInput(s string) awkValue {
 }
 
 func awkLooksNumeric(s string) (float64, bool) {
-	t := strings.Trim(s, " \t\n")
-	if t == "" {
+	n, end := awkStrtod(s)
+	if end == 0 {
 		return 0, false
 	}
-	n, ok := strtod(t)
+	// What follows the number may only be blanks (busybox's skip_spaces).
+	for rest := s[end:]; rest != ""; {
+		switch {
+		case rest[0] == ' ' || rest[0] == '\t':
+			rest = rest[1:]
+		case strings.HasPrefix(rest, "\\\n"):
+			rest = rest[2:]
+		default:
+			return 0, false
+		}
+	}
+	return n, true
+}
+
+// awkAtof is a string's number, as C's strtod reads its start.
+func awkAtof(s string) float64 {
+	n, _ := awkStrtod(s)
+	return n
+}
+
+// awkStrtod is C's strtod: the number s starts with (after white space: decimal, hex,
+// inf or nan) and how many bytes it took, 0 when none.
+func awkStrtod(s string) (float64, int) {
+	i := 0
+	for i < len(s) && (s[i] == ' ' || s[i] >= '\t' && s[i] <= '\r') {
+		i++
+	}
+	start := i
+	neg := false
+	if i < len(s) && (s[i] == '+' || s[i] == '-') {
+		neg = s[i] == '-'
+		i++
+	}
+	sign := func(v float64) float64 {
+		if neg {
+			return -v
+		}
+		return v
+	}
+	rest := strings.ToLower(s[i:min(len(s), i+8)])
+	switch {
+	case strings.HasPrefix(rest, "infinity"):
+		return sign(math.Inf(1)), i + 8
+	case strings.HasPrefix(rest, "inf"):
+		return sign(math.Inf(1)), i + 3
+	case strings.HasPrefix(rest, "nan"):
+		return sign(math.NaN()), i + 3
+	case strings.HasPrefix(rest, "0x"):
+		j := i + 2
+		v, digits := 0.0, 0
+		hex := func(c byte) (int, bool) {
+			switch {
+			case c >= '0' && c <= '9':
+				return int(c - '0'), true
+			case c >= 'a' && c <= 'f':
+				return int(c-'a') + 10, true
+			case c >= 'A' && c <= 'F':
+				return int(c-'A') + 10, true
+			}
+			return 0, false
+		}
+		for ; j < len(s); j++ {
+			d, ok := hex(s[j])
+			if !ok {
+				break
+			}
+			v = v*16 + float64(d)
+			digits++
+		}
+		if j < len(s) && s[j] == '.' {
+			scale := 1.0 / 16
+			k := j + 1
+			for ; k < len(s); k++ {
+				d, ok := hex(s[k])
+				if !ok {
+					break
+				}
+				v += float64(d) * scale
+				scale /= 16
+				digits++
+			}
+			if digits > 0 {
+				j = k
+			}
+		}
+		if digits == 0 {
+			return 0, i + 1 // the "0" before the x
+		}
+		if j < len(s) && (s[j] == 'p' || s[j] == 'P') {
+			k := j + 1
+			eneg := false
+			if k < len(s) && (s[k] == '+' || s[k] == '-') {
+				eneg = s[k] == '-'
+				k++
+			}
+			if k < len(s) && s[k] >= '0' && s[k] <= '9' {
+				e := 0
+				for ; k < len(s) && s[k] >= '0' && s[k] <= '9'; k++ {
+					if e < 100000 {
+						e = e*10 + int(s[k]-'0')
+					}
+				}
+				if eneg {
+					e = -e
+				}
+				v = math.Ldexp(v, e)
+				j = k
+			}
+		}
+		return sign(v), j
+	}
+	v, ok := strtod(s[start:])
 	if !ok {
-		return 0, false
+		return 0, 0
 	}
-	// The whole string must be the number.
-	rest := strings.TrimLeft(t, "+-")
-	end := 0
-	for end < len(rest) && (rest[end] >= '0' && rest[end] <= '9' || rest[end] == '.') {
-		end++
+	// strtod took the longest decimal prefix: find where it ended.
+	j := i
+	for j < len(s) && s[j] >= '0' && s[j] <= '9' {
+		j++
 	}
-	if end < len(rest) && (rest[end] == 'e' || rest[end] == 'E') {
-		e := end + 1
-		if e < len(rest) && (rest[e] == '+' || rest[e] == '-') {
-			e++
+	if j < len(s) && s[j] == '.' {
+		j++
+		for j < len(s) && s[j] >= '0' && s[j] <= '9' {
+			j++
 		}
-		for e < len(rest) && rest[e] >= '0' && rest[e] <= '9' {
-			e++
-		}
-		end = e
 	}
-	return n, end == len(rest) && len(t)-len(rest) <= 1
+	if j < len(s) && (s[j] == 'e' || s[j] == 'E') {
+		k := j + 1
+		if k < len(s) && (s[k] == '+' || s[k] == '-') {
+			k++
+		}
+		if k < len(s) && s[k] >= '0' && s[k] <= '9' {
+			for k < len(s) && s[k] >= '0' && s[k] <= '9' {
+				k++
+			}
+			j = k
+		}
+	}
+	return v, j
 }
 
 // awkFormatNum is a number as a string: an integer plainly, anything else with fmt
 // (CONVFMT or OFMT).
 func awkFormatNum(n float64, format string) string {
-	if n == math.Trunc(n) && math.Abs(n) < 1e16 {
+	if n == math.Trunc(n) && n >= -(1<<63) && n < 1<<63 {
 		return strconv.FormatInt(int64(n), 10)
 	}
 	if math.IsNaN(n) {
@@ -89,16 +210,48 @@ type awk struct {
 	c       *cmd
 	prog    *awkProgram
 	vars    map[string]awkValue
-	arrays  map[string]map[string]awkValue
+	arrays  map[string]*awkArray
 	record  string
 	fields  []string // $1..$NF
 	split   bool     // fields hold the split of record
+	recFS   string   // FS when record was set
 	inRange map[*awkRule]bool
-	outputs map[string]bool // files opened for > already
+	streams map[string]*awkStream // files and commands getline, print and printf opened
 	exiting bool
 	status  int
-	rng     func() float64
+	rnd     glibcRandom
+	seed    uint32
+
+	// The main input: the file being read (nil between files), the last ARGV operand
+	// looked at, and whether one was a file.
+	mainIn      *awkReader
+	argInd      int
+	filesHappen bool
+
+	line   int        // of the statement running, which runtime errors name
+	frame  []*awkCell // the parameters of the function running
+	depth  int
+	retval awkValue
 }
+
+// awkCell is a function's parameter: a scalar, or an array (the caller's, shared). An
+// untyped variable passed becomes the caller's array when the function uses it as one.
+type awkCell struct {
+	v      awkValue
+	arr    *awkArray
+	global string
+	parent *awkCell
+}
+
+// awkStream is a file or command opened by name: read by getline, or written by print.
+type awkStream struct {
+	br    *awkReader
+	child *shell.Proc
+	pipe  *shell.PipeEnd
+}
+
+// awkExit unwinds the program from exit, once END has run.
+type awkExit struct{}
 
 // Control flow of statements: next, exit, break and continue unwind to where they land.
 type awkFlow int
@@ -106,13 +259,36 @@ type awkFlow int
 const (
 	flowNone awkFlow = iota
 	flowNext
-	flowExit
 	flowBreak
 	flowContinue
+	flowReturn
+	flowNextfile
 )
 
-// awkRuntimeError ends the program with busybox's message.
-type awkRuntimeError struct{ msg string }
+// awkRuntimeError ends the program with busybox's message (after the line, unless raw).
+type awkRuntimeError struct {
+	msg string
+	raw bool
+}
+
+// awkRegex compiles a dynamic regex, or ends the program as busybox's xregcomp.
+func awkRegex(pat string) *regexp.Regexp {
+	re, err := compileRegex(pat, true, false)
+	if err != nil {
+		panic(&awkRuntimeError{msg: awkRegexError(pat, err), raw: true})
+	}
+	return re
+}
+
+// awkRegexError is busybox's message for a bad regex: glibc's regcomp calls a '[' that
+// ends the pattern an invalid expression rather than an unmatched bracket.
+func awkRegexError(pat string, err error) string {
+	msg := err.Error()
+	if strings.HasSuffix(pat, "[") && strings.HasPrefix(msg, "Unmatched [") {
+		msg = "Invalid regular expression"
+	}
+	return fmt.Sprintf("bad regex '%s': %s", pat, msg)
+}
 
 func runAwk(c *cmd) int {
 	o, args := c.getopt("F:v:f:e:", nil)
@@ -139,22 +315,24 @@ func runAwk(c *cmd) int {
 	if err != nil {
 		c.die("%s", err)
 	}
-	a := &awk{c: c, prog: prog, vars: map[string]awkValue{}, arrays: map[string]map[string]awkValue{},
-		inRange: map[*awkRule]bool{}, outputs: map[string]bool{}, rng: c.p.Rand().Float64}
+	a := &awk{c: c, prog: prog, vars: map[string]awkValue{}, arrays: map[string]*awkArray{},
+		inRange: map[*awkRule]bool{}, streams: map[string]*awkStream{}, seed: 1, line: prog.lastLine}
+	a.rnd.seed(1)
 	for k, v := range map[string]string{"FS": " ", "OFS": " ", "ORS": "\n", "RS": "\n", "SUBSEP": "\x1c",
 		"CONVFMT": "%.6g", "OFMT": "%.6g", "FILENAME": ""} {
 		a.vars[k] = awkStr(v)
 	}
 	a.vars["NR"], a.vars["FNR"], a.vars["NF"] = awkNum(0), awkNum(0), awkNum(0)
-	env := map[string]awkValue{}
+	env := newAwkArray()
 	for _, e := range c.environ() {
 		k, v, _ := strings.Cut(e, "=")
-		env[k] = awkInput(v)
+		env.set(k, awkInput(v))
 	}
 	a.arrays["ENVIRON"] = env
-	argv := map[string]awkValue{"0": awkStr("awk")}
+	argv := newAwkArray()
+	argv.set("0", awkStr("awk"))
 	for i, arg := range args {
-		argv[strconv.Itoa(i+1)] = awkInput(arg)
+		argv.set(strconv.Itoa(i+1), awkInput(arg))
 	}
 	a.arrays["ARGV"] = argv
 	a.vars["ARGC"] = awkNum(float64(len(args) + 1))
@@ -163,18 +341,14 @@ func runAwk(c *cmd) int {
 	}
 	for _, v := range o.vals('v') {
 		if !a.assignArg(v) {
-			c.die("-v: not a variable assignment '%s'", v)
+			c.showUsage(1)
 		}
 	}
-	return a.run(args)
+	return a.run()
 }
 
-// awkUnescape processes the escapes of a -v value or -F separator ("\t": a tab; a lone
-// "t" is a tab too for -F, as in other awks).
+// awkUnescape processes the escapes of a -v value or -F separator ("\t": a tab).
 func awkUnescape(s string) string {
-	if s == "t" {
-		return "\t"
-	}
 	var b strings.Builder
 	for i := 0; i < len(s); i++ {
 		if s[i] == '\\' && i+1 < len(s) {
@@ -203,104 +377,236 @@ func (a *awk) assignArg(arg string) bool {
 	return true
 }
 
-func (a *awk) run(args []string) (status int) {
+func (a *awk) run() (status int) {
 	defer func() {
 		if r := recover(); r != nil {
+			if _, ok := r.(awkExit); ok {
+				status = a.status
+				return
+			}
 			e, ok := r.(*awkRuntimeError)
 			if !ok {
 				panic(r)
 			}
-			a.c.errorf("cmd. line:1: %s", e.msg)
+			if e.raw {
+				a.c.errorf("%s", e.msg)
+			} else {
+				a.c.errorf("cmd. line:%d: %s", a.line, e.msg)
+			}
 			status = 1
 		}
 	}()
-	if a.exec(a.prog.begin) == flowExit {
-		a.exiting = true
+	a.exec(a.prog.begin)
+	if len(a.prog.rules) > 0 || len(a.prog.end) > 0 {
+		a.mainLoop()
 	}
-	if !a.exiting && (len(a.prog.rules) > 0 || len(a.prog.end) > 0) {
-		a.mainLoop(args)
-	}
-	// An exit in BEGIN or in the rules still runs END; one in END ends there.
-	a.exec(a.prog.end)
+	a.exit()
 	return a.status
 }
 
-func (a *awk) mainLoop(args []string) {
-	files := 0
-	for i := 1; i < int(a.num(a.getVar("ARGC"))); i++ {
-		arg := a.str(a.arrays["ARGV"][strconv.Itoa(i)])
-		if arg == "" {
-			continue
-		}
-		if a.assignArg(arg) {
-			continue
-		}
-		files++
-		if !a.file(arg) {
-			return
+// exit ends the program as busybox's awk_exit: END runs (unless it is what exits), then
+// the commands of pipes are waited for.
+func (a *awk) exit() {
+	if !a.exiting {
+		a.exiting = true
+		a.exec(a.prog.end)
+	}
+	names := make([]string, 0, len(a.streams))
+	for name := range a.streams {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		if a.streams[name].child != nil {
+			a.close(name)
 		}
 	}
-	if files == 0 {
-		a.file("-")
+	panic(awkExit{})
+}
+
+func (a *awk) mainLoop() {
+	if a.mainIn == nil && !a.nextInput() {
+		return
+	}
+	for a.mainIn != nil {
+		a.vars["FNR"] = awkNum(0)
+		for {
+			rec, ok := a.readRecord(a.mainIn)
+			if !ok {
+				if err := a.mainIn.err; err != nil {
+					panic(&awkRuntimeError{msg: errText(err)})
+				}
+				break
+			}
+			a.vars["NR"] = awkNum(a.num(a.vars["NR"]) + 1)
+			a.vars["FNR"] = awkNum(a.num(a.vars["FNR"]) + 1)
+			a.setRecord(rec)
+			if a.rules() == flowNextfile {
+				break
+			}
+		}
+		a.nextInput()
 	}
 }
 
-// file runs the rules on each record of name; false when exit ended the input.
-func (a *awk) file(name string) bool {
+// nextInput opens the next file operand (stdin when there is none), performing the
+// assignments before it, as busybox's next_input_file; false at the end.
+func (a *awk) nextInput() bool {
+	if a.mainIn != nil {
+		a.mainIn.release()
+		a.mainIn = nil
+	}
+	name := "-"
+	for {
+		if float64(a.argInd+1) >= a.num(a.getVar("ARGC")) {
+			if a.filesHappen {
+				return false
+			}
+			break
+		}
+		a.argInd++
+		arg := a.str(a.array("ARGV").m[strconv.Itoa(a.argInd)])
+		if arg != "" && !a.assignArg(arg) {
+			name = arg
+			break
+		}
+	}
 	r, err := a.c.open(name)
 	if err != nil {
-		a.c.perror(err, "can't open '%s'", name)
+		a.c.perror(err, "%s", name)
 		a.c.exit(1)
 	}
+	a.filesHappen = true
 	a.vars["FILENAME"] = awkStr(name)
-	a.vars["FNR"] = awkNum(0)
-	br := bufio.NewReaderSize(r, 64<<10)
-	for {
-		rec, ok := a.readRecord(br)
-		if !ok {
-			return true
-		}
-		a.vars["NR"] = awkNum(a.num(a.vars["NR"]) + 1)
-		a.vars["FNR"] = awkNum(a.num(a.vars["FNR"]) + 1)
-		a.setRecord(rec)
-		if a.rules() == flowExit {
-			a.exiting = true
-			return false
-		}
-	}
+	a.mainIn = &awkReader{p: a.c.p, r: r}
+	return true
 }
 
-// readRecord reads one record: a line, or a paragraph when RS is empty, or up to RS's
-// first character.
-func (a *awk) readRecord(br *bufio.Reader) (string, bool) {
-	a.c.tick()
-	rs := a.str(a.vars["RS"])
-	if rs == "" {
-		var lines []string
-		for {
-			line, err := br.ReadString('\n')
-			line = strings.TrimSuffix(line, "\n")
-			if line == "" && len(lines) == 0 && err == nil {
-				continue
-			}
-			if line == "" || err != nil {
-				if line != "" {
-					lines = append(lines, line)
-				}
-				return strings.Join(lines, "\n"), len(lines) > 0
-			}
-			lines = append(lines, line)
+// awkReader is an input read by records: what was read and not yet taken is
+// data[off:].
+type awkReader struct {
+	p    *shell.Proc // charged for the buffer
+	r    io.Reader
+	data []byte
+	off  int
+	buf  []byte // data[off:]
+	eof  bool
+	err  error // a read's error other than the end
+}
+
+// fill reads more of the input: false at its end (or on an error, which ends it as
+// for busybox's reads).
+func (ar *awkReader) fill() bool {
+	if ar.eof {
+		return false
+	}
+	if ar.off > 0 {
+		n := copy(ar.data, ar.data[ar.off:])
+		ar.data, ar.off = ar.data[:n], 0
+	}
+	if cap(ar.data)-len(ar.data) < 4096 {
+		// The buffer is memory the program holds (a record without end grows it until
+		// the container's limit).
+		size := 2*cap(ar.data) + 64<<10
+		ar.p.Charge(int64(size - cap(ar.data)))
+		nb := make([]byte, len(ar.data), size)
+		copy(nb, ar.data)
+		ar.data = nb
+	}
+	n, err := ar.r.Read(ar.data[len(ar.data):cap(ar.data)])
+	ar.data = ar.data[:len(ar.data)+n]
+	ar.buf = ar.data[ar.off:]
+	if err != nil && n == 0 {
+		ar.eof = true
+		if err != io.EOF {
+			ar.err = err
+		}
+		return false
+	}
+	return true
+}
+
+// release gives back the buffer's memory.
+func (ar *awkReader) release() {
+	ar.p.Charge(-int64(cap(ar.data)))
+	ar.data, ar.buf, ar.off = nil, nil, 0
+}
+
+// take returns the record buf[:end] and drops buf[:next].
+func (ar *awkReader) take(end, next int) string {
+	rec := string(ar.buf[:end])
+	ar.off += next
+	ar.buf = ar.data[ar.off:]
+	return rec
+}
+
+// awkSeparator is where the first non-empty match of re in b is (an empty one would
+// separate nothing, forever).
+func awkSeparator(re *regexp.Regexp, b []byte) []int {
+	for _, m := range re.FindAllIndex(b, -1) {
+		if m[1] > m[0] {
+			return m
 		}
 	}
-	rec, err := br.ReadString(rs[0])
-	if err != nil && rec == "" {
-		return "", false
+	return nil
+}
+
+// readRecord reads one record as RS says: up to its character, a paragraph when it is
+// empty, up to a match when it is longer (a regex), as busybox's awk_getline.
+func (a *awk) readRecord(ar *awkReader) (string, bool) {
+	a.c.tick()
+	rs := a.str(a.vars["RS"])
+	var re *regexp.Regexp
+	if len(rs) > 1 {
+		re = awkRegex(rs)
 	}
-	return strings.TrimSuffix(rec, rs[:1]), true
+	scanned := 0
+	for {
+		switch {
+		case rs == "":
+			skip := 0
+			for skip < len(ar.buf) && ar.buf[skip] == '\n' {
+				skip++
+			}
+			if skip > 0 {
+				ar.take(0, skip)
+			}
+			if i := bytes.Index(ar.buf, []byte("\n\n")); i >= 0 {
+				return ar.take(i, i+2), true
+			}
+		case re == nil:
+			if i := bytes.IndexByte(ar.buf[scanned:], rs[0]); i >= 0 {
+				return ar.take(scanned+i, scanned+i+1), true
+			}
+			scanned = len(ar.buf)
+		default:
+			// A match that reaches the end of what was read may go on: read more first.
+			if m := awkSeparator(re, ar.buf); m != nil && (m[1] < len(ar.buf) || ar.eof) {
+				return ar.take(m[0], m[1]), true
+			}
+		}
+		if !ar.fill() {
+			if ar.err != nil {
+				// busybox's awk_getline gives up what it read at an error.
+				ar.buf = ar.buf[:0]
+				return "", false
+			}
+			if len(ar.buf) == 0 {
+				return "", false
+			}
+			if re != nil {
+				if m := awkSeparator(re, ar.buf); m != nil {
+					return ar.take(m[0], m[1]), true
+				}
+			}
+			return ar.take(len(ar.buf), len(ar.buf)), true
+		}
+	}
 }
 
 func (a *awk) rules() awkFlow {
 	for _, r := range a.prog.rules {
+		a.line = r.line
 		matched := false
 		switch {
 		case r.pattern == nil:
@@ -328,8 +634,8 @@ func (a *awk) rules() awkFlow {
 		switch f := a.exec(r.action); f {
 		case flowNext:
 			return flowNone
-		case flowExit:
-			return flowExit
+		case flowNextfile:
+			return f
 		}
 	}
 	return flowNone
@@ -347,6 +653,9 @@ func (a *awk) exec(body []awkStmt) awkFlow {
 func (a *awk) stmt(s awkStmt) awkFlow {
 	a.c.tick()
 	switch s := s.(type) {
+	case sLine:
+		a.line = s.line
+		return a.stmt(s.s)
 	case sExpr:
 		a.eval(s.x)
 	case sBlock:
@@ -364,7 +673,7 @@ func (a *awk) stmt(s awkStmt) awkFlow {
 			switch f := a.stmt(s.body); f {
 			case flowBreak:
 				return flowNone
-			case flowNext, flowExit:
+			case flowNext, flowNextfile, flowReturn:
 				return f
 			}
 		}
@@ -376,7 +685,7 @@ func (a *awk) stmt(s awkStmt) awkFlow {
 			switch f := a.stmt(s.body); f {
 			case flowBreak:
 				return flowNone
-			case flowNext, flowExit:
+			case flowNext, flowNextfile, flowReturn:
 				return f
 			}
 			if s.post != nil {
@@ -384,56 +693,44 @@ func (a *awk) stmt(s awkStmt) awkFlow {
 			}
 		}
 	case sForIn:
-		arr := a.array(s.arr)
-		keys := make([]string, 0, len(arr))
-		for k := range arr {
-			keys = append(keys, k)
-		}
-		// Go's maps have no order: iterate in a stable one (numbers numerically).
-		sort.Slice(keys, func(i, j int) bool {
-			ni, ei := strconv.ParseFloat(keys[i], 64)
-			nj, ej := strconv.ParseFloat(keys[j], 64)
-			if ei == nil && ej == nil {
-				return ni < nj
-			}
-			return keys[i] < keys[j]
-		})
-		for _, k := range keys {
-			if _, ok := arr[k]; !ok {
-				continue
-			}
+		// busybox walks the keys there were when the loop began, in its hash's order,
+		// deleted ones too.
+		for _, k := range a.array(s.arr).keys() {
 			a.setVar(s.v, awkInput(k))
 			switch f := a.stmt(s.body); f {
 			case flowBreak:
 				return flowNone
-			case flowNext, flowExit:
+			case flowNext, flowNextfile, flowReturn:
 				return f
 			}
 		}
 	case sNext:
 		return flowNext
+	case sNextfile:
+		return flowNextfile
+	case sReturn:
+		a.retval = awkValue{}
+		if s.x != nil {
+			a.retval = a.eval(s.x)
+		}
+		return flowReturn
 	case sExit:
 		if s.x != nil {
 			a.status = int(a.num(a.eval(s.x)))
 		}
-		return flowExit
+		a.exit()
 	case sBreak:
 		return flowBreak
 	case sContinue:
 		return flowContinue
 	case sDelete:
 		if s.subs == nil {
-			n := int64(0)
-			for k, v := range a.arrays[s.arr] {
-				n += int64(len(k)+len(v.s)) + awkEntryBytes
-			}
-			a.c.p.Charge(-n)
-			a.arrays[s.arr] = map[string]awkValue{}
+			a.clearArray(a.array(s.arr))
 		} else {
 			arr, key := a.array(s.arr), a.subscript(s.subs)
-			if old, had := arr[key]; had {
+			if old, had := arr.m[key]; had {
 				a.c.p.Charge(-int64(len(key)+len(old.s)) - awkEntryBytes)
-				delete(arr, key)
+				arr.del(key)
 			}
 		}
 	}
@@ -442,6 +739,9 @@ func (a *awk) stmt(s awkStmt) awkFlow {
 
 func (a *awk) print(s sPrint) {
 	var text string
+	if s.printf && len(s.args) == 0 {
+		return // busybox prints nothing
+	}
 	if s.printf {
 		vals := make([]awkValue, len(s.args)-1)
 		for i, x := range s.args[1:] {
@@ -465,25 +765,257 @@ func (a *awk) print(s sPrint) {
 		}
 		text += a.str(a.vars["ORS"])
 	}
-	var dest *string
-	if s.dest != nil {
-		d := a.str(a.eval(s.dest))
-		dest = &d
+	if s.dest == nil {
+		a.output(text, nil, false)
+		return
 	}
-	a.output(text, dest, s.append)
+	d := a.str(a.eval(s.dest))
+	if s.pipe {
+		a.pipeTo(d, text)
+		return
+	}
+	a.output(text, &d, s.append)
 }
 
 // output writes text to stdout, or to a file (truncated when first opened with >).
 func (a *awk) output(text string, dest *string, appending bool) {
-	if dest == nil || *dest == "-" {
+	if dest == nil {
 		a.c.write(text)
 		return
 	}
-	app := appending || a.outputs[*dest]
-	a.outputs[*dest] = true
-	if err := a.c.writeFile(*dest, []byte(text), app); err != nil {
-		panic(&awkRuntimeError{fmt.Sprintf("can't open '%s': %s", *dest, errText(err))})
+	st, open := a.streams[*dest]
+	if !open {
+		st = &awkStream{}
+		a.streams[*dest] = st
 	}
+	if st.child != nil {
+		a.c.out.Flush()
+		st.pipe.Write([]byte(text))
+		return
+	}
+	if err := a.c.writeFile(*dest, []byte(text), appending || open); err != nil {
+		a.c.perror(err, "can't open '%s'", *dest)
+		a.c.exit(1)
+	}
+}
+
+// pipeTo writes text to the command cmd, started (with sh -c) when first written to.
+func (a *awk) pipeTo(cmd, text string) {
+	st, open := a.streams[cmd]
+	if !open {
+		child, pipe, err := a.popen(cmd, true)
+		if err != nil {
+			a.c.perror(err, "popen")
+			a.c.exit(1)
+		}
+		st = &awkStream{child: child, pipe: pipe}
+		a.streams[cmd] = st
+	}
+	a.c.out.Flush()
+	if st.pipe != nil {
+		st.pipe.Write([]byte(text))
+	} else if st.br == nil {
+		a.output(text, &cmd, true)
+	}
+}
+
+func (a *awk) popen(cmd string, write bool) (*shell.Proc, *shell.PipeEnd, error) {
+	a.c.out.Flush()
+	return a.c.p.Popen(shell.Spec{Path: "/bin/sh", Argv: []string{"sh", "-c", cmd}}, write)
+}
+
+// close closes the file or command name: a command's exit status (as pclose's wait
+// status), 0 for a file or nothing of that name.
+func (a *awk) close(name string) int {
+	st, ok := a.streams[name]
+	if !ok {
+		return 0 // busybox 1.36 does not say -1 for what it never opened
+	}
+	delete(a.streams, name)
+	if st.br != nil {
+		st.br.release()
+	}
+	if st.child == nil {
+		return 0
+	}
+	a.c.out.Flush()
+	st.pipe.Close()
+	status := a.c.p.Wait(st.child)
+	return status << 8
+}
+
+// getline reads a record as x says: 1, 0 at the end, -1 when the input cannot be opened.
+func (a *awk) getline(x aGetline) awkValue {
+	var br *awkReader
+	if x.src == nil {
+		if a.mainIn == nil && !a.nextInput() {
+			return awkNum(-1)
+		}
+		br = a.mainIn
+	} else {
+		name := a.str(a.eval(x.src))
+		st, ok := a.streams[name]
+		if ok && st.br == nil && st.child == nil {
+			return awkNum(-1) // a file opened for output
+		}
+		if !ok {
+			st = &awkStream{}
+			if x.cmd {
+				child, pipe, err := a.popen(name, false)
+				if err != nil {
+					return awkNum(-1)
+				}
+				st.child, st.pipe, st.br = child, pipe, &awkReader{p: a.c.p, r: pipe}
+			} else {
+				var r io.Reader
+				var err error
+				if name == "-" {
+					r, err = a.c.open("./-") // a file named "-": busybox's fopen
+				} else {
+					r, err = a.c.open(name)
+				}
+				if err != nil {
+					return awkNum(-1)
+				}
+				st.br = &awkReader{p: a.c.p, r: r}
+			}
+			a.streams[name] = st
+		}
+		br = st.br
+		if br == nil {
+			return awkNum(-1)
+		}
+	}
+	rec, ok := a.readRecord(br)
+	if !ok {
+		if br.err != nil {
+			return awkNum(-1)
+		}
+		return awkNum(0)
+	}
+	if x.lhs == nil {
+		a.setRecord(rec)
+	} else {
+		a.assign(x.lhs, awkInput(rec))
+	}
+	if x.src == nil {
+		a.vars["NR"] = awkNum(a.num(a.vars["NR"]) + 1)
+		a.vars["FNR"] = awkNum(a.num(a.vars["FNR"]) + 1)
+	}
+	return awkNum(1)
+}
+
+// clearArray deletes every element of arr, in place (a function's parameter shares it).
+func (a *awk) clearArray(arr *awkArray) {
+	n := int64(0)
+	for k, v := range arr.m {
+		n += int64(len(k)+len(v.s)) + awkEntryBytes
+	}
+	a.c.p.Charge(-n)
+	arr.clear()
+}
+
+// param is the cell of a function's parameter name, nil for a global.
+func (a *awk) param(name string) *awkCell {
+	if name == "" || name[0] != 0 {
+		return nil
+	}
+	i, _ := strconv.Atoi(name[1:])
+	return a.frame[i]
+}
+
+func (a *awk) cellArray(c *awkCell) *awkArray {
+	if c.arr == nil {
+		switch {
+		case c.global != "":
+			c.arr = a.array(c.global)
+		case c.parent != nil:
+			c.arr = a.cellArray(c.parent)
+		default:
+			c.arr = newAwkArray()
+		}
+	}
+	return c.arr
+}
+
+// isArray reports whether name is an array now.
+func (a *awk) isArray(name string) bool {
+	if c := a.param(name); c != nil {
+		return c.arr != nil
+	}
+	_, ok := a.arrays[name]
+	return ok
+}
+
+// argCell is what a function's parameter gets for the variable name passed: its array by
+// reference, its value, or (untyped) a link that becomes its array when used as one.
+func (a *awk) argCell(name string) *awkCell {
+	if c := a.param(name); c != nil {
+		switch {
+		case c.arr != nil:
+			return &awkCell{arr: c.arr}
+		case c.v.kind == akUninit:
+			return &awkCell{parent: c}
+		}
+		return &awkCell{v: c.v}
+	}
+	if arr, ok := a.arrays[name]; ok {
+		return &awkCell{arr: arr}
+	}
+	if _, ok := a.vars[name]; !ok && name != "NF" {
+		return &awkCell{global: name}
+	}
+	return &awkCell{v: a.getVar(name)}
+}
+
+// awkMaxDepth bounds recursion, where busybox would run out of stack; awkFrameBytes is
+// what a call holds beside its parameters.
+const (
+	awkMaxDepth   = 10000
+	awkFrameBytes = 1024
+)
+
+func (a *awk) callUser(x aUserCall) awkValue {
+	f := a.prog.funcs[x.name]
+	if f == nil {
+		panic(&awkRuntimeError{msg: "Call to undefined function"})
+	}
+	frame := make([]*awkCell, f.nparams)
+	for i, arg := range x.args {
+		var cell *awkCell
+		if v, ok := arg.(aVar); ok {
+			cell = a.argCell(v.name)
+		} else {
+			cell = &awkCell{v: a.eval(arg)}
+		}
+		if i < len(frame) {
+			frame[i] = cell
+		}
+	}
+	for i := range frame {
+		if frame[i] == nil {
+			frame[i] = &awkCell{}
+		}
+	}
+	if a.depth >= awkMaxDepth {
+		panic(&awkRuntimeError{msg: "Function nesting too deep"})
+	}
+	// A call holds its frame (and the interpreter's stack for it) while it runs.
+	frameBytes := int64(awkFrameBytes + len(frame)*awkEntryBytes)
+	a.c.p.Charge(frameBytes)
+	a.depth++
+	saved := a.frame
+	a.frame = frame
+	flow := a.exec(f.body)
+	a.frame = saved
+	a.depth--
+	a.c.p.Charge(-frameBytes)
+	v := a.retval
+	a.retval = awkValue{}
+	if flow != flowReturn {
+		v = awkValue{}
+	}
+	return v
 }
 
 // Values.
@@ -503,7 +1035,7 @@ func (a *awk) num(v awkValue) float64 {
 	case akNum, akStrnum:
 		return v.n
 	case akStr:
-		return atof(v.s)
+		return awkAtof(v.s)
 	}
 	return 0
 }
@@ -521,6 +1053,9 @@ func (a *awk) truth(v awkValue) bool {
 }
 
 func (a *awk) getVar(name string) awkValue {
+	if c := a.param(name); c != nil {
+		return c.v
+	}
 	if name == "NF" {
 		a.splitRecord()
 		return awkNum(float64(len(a.fields)))
@@ -529,14 +1064,15 @@ func (a *awk) getVar(name string) awkValue {
 }
 
 func (a *awk) setVar(name string, v awkValue) {
-	if _, isArr := a.arrays[name]; isArr {
-		panic(&awkRuntimeError{"Not an array"})
+	if c := a.param(name); c != nil {
+		c.v = v
+		return
 	}
 	if name == "NF" {
 		a.splitRecord()
 		n := int(a.num(v))
 		if n < 0 {
-			panic(&awkRuntimeError{"NF set to negative value"})
+			panic(&awkRuntimeError{msg: "NF set to negative value"})
 		}
 		for len(a.fields) < n {
 			a.fields = append(a.fields, "")
@@ -563,10 +1099,13 @@ func (a *awk) hold(n int64, had bool, key string) {
 // awkEntryBytes is what a variable or array element costs beside its key and string.
 const awkEntryBytes = 48
 
-func (a *awk) array(name string) map[string]awkValue {
+func (a *awk) array(name string) *awkArray {
+	if c := a.param(name); c != nil {
+		return a.cellArray(c)
+	}
 	arr, ok := a.arrays[name]
 	if !ok {
-		arr = map[string]awkValue{}
+		arr = newAwkArray()
 		a.arrays[name] = arr
 	}
 	return arr
@@ -582,16 +1121,18 @@ func (a *awk) subscript(subs []awkExpr) string {
 
 // Records and fields.
 
+// setRecord makes rec $0; its fields are split (when needed) by FS as it is now.
 func (a *awk) setRecord(rec string) {
 	a.record = rec
 	a.split = false
+	a.recFS = a.str(a.vars["FS"])
 }
 
 func (a *awk) splitRecord() {
 	if a.split {
 		return
 	}
-	a.fields = a.splitBy(a.record, a.str(a.vars["FS"]))
+	a.fields = a.splitBy(a.record, a.recFS)
 	a.split = true
 }
 
@@ -606,11 +1147,7 @@ func (a *awk) splitBy(s, fs string) []string {
 	case len(fs) == 1 && fs != "\\":
 		return strings.Split(s, fs)
 	}
-	re, err := compileRegex(fs, true, false)
-	if err != nil {
-		panic(&awkRuntimeError{err.Error()})
-	}
-	return re.Split(s, -1)
+	return awkRegex(fs).Split(s, -1)
 }
 
 func (a *awk) rebuild() {
@@ -620,7 +1157,7 @@ func (a *awk) rebuild() {
 
 func (a *awk) field(i int) awkValue {
 	if i < 0 {
-		panic(&awkRuntimeError{"Access to negative field"})
+		panic(&awkRuntimeError{msg: "Access to negative field"})
 	}
 	if i == 0 {
 		return awkInput(a.record)
@@ -634,7 +1171,7 @@ func (a *awk) field(i int) awkValue {
 
 func (a *awk) setField(i int, v string) {
 	if i < 0 {
-		panic(&awkRuntimeError{"Access to negative field"})
+		panic(&awkRuntimeError{msg: "Access to negative field"})
 	}
 	if i == 0 {
 		a.setRecord(v)
@@ -650,6 +1187,24 @@ func (a *awk) setField(i int, v string) {
 
 // Expressions.
 
+// place evaluates what an lvalue's subscripts or field number are, once: the lvalue it
+// returns names the same place without side effects. An element is created there, as
+// busybox's evaluation of the left side creates it before the right side runs.
+func (a *awk) place(lhs awkExpr) awkExpr {
+	switch l := lhs.(type) {
+	case aField:
+		return aField{aNum{a.num(a.eval(l.index))}}
+	case aIndex:
+		arr, key := a.array(l.name), a.subscript(l.subs)
+		if _, ok := arr.m[key]; !ok {
+			a.hold(0, false, key)
+			arr.set(key, awkValue{})
+		}
+		return aIndex{l.name, []awkExpr{aStr{key}}}
+	}
+	return lhs
+}
+
 func (a *awk) assign(lhs awkExpr, v awkValue) awkValue {
 	switch l := lhs.(type) {
 	case aVar:
@@ -659,9 +1214,9 @@ func (a *awk) assign(lhs awkExpr, v awkValue) awkValue {
 		return awkInput(a.str(v))
 	case aIndex:
 		arr, key := a.array(l.name), a.subscript(l.subs)
-		old, had := arr[key]
+		old, had := arr.m[key]
 		a.hold(int64(len(v.s)-len(old.s)), had, key)
-		arr[key] = v
+		arr.set(key, v)
 	}
 	return v
 }
@@ -671,11 +1226,7 @@ func (a *awk) regexOf(x awkExpr) *regexp.Regexp {
 		return r.re
 	}
 	pat := a.str(a.eval(x))
-	re, err := compileRegex(pat, true, false)
-	if err != nil {
-		panic(&awkRuntimeError{err.Error()})
-	}
-	return re
+	return awkRegex(pat)
 }
 
 func (a *awk) eval(x awkExpr) awkValue {
@@ -689,28 +1240,31 @@ func (a *awk) eval(x awkExpr) awkValue {
 	case aGroup:
 		return a.eval(x.x)
 	case aVar:
-		if _, isArr := a.arrays[x.name]; isArr {
-			panic(&awkRuntimeError{"Not an array"})
-		}
 		return a.getVar(x.name)
+	case aGetline:
+		return a.getline(x)
+	case aUserCall:
+		return a.callUser(x)
 	case aField:
 		return a.field(int(a.num(a.eval(x.index))))
 	case aIndex:
 		arr := a.array(x.name)
 		k := a.subscript(x.subs)
-		v, ok := arr[k]
+		v, ok := arr.m[k]
 		if !ok {
-			arr[k] = v // referencing an element creates it
+			a.hold(0, false, k)
+			arr.set(k, v) // referencing an element creates it
 		}
 		return v
 	case aAssign:
+		lhs := a.place(x.lhs)
 		v := a.eval(x.rhs)
 		if x.op != "=" {
 			v = awkNum(a.arith(x.op[:1], a.num(a.eval(x.lhs)), a.num(v)))
 		} else if v.kind == akUninit {
 			v = awkValue{kind: akUninit}
 		}
-		return a.assign(x.lhs, v)
+		return a.assign(lhs, v)
 	case aCond:
 		if a.truth(a.eval(x.c)) {
 			return a.eval(x.a)
@@ -726,12 +1280,13 @@ func (a *awk) eval(x awkExpr) awkValue {
 		}
 		return awkNum(a.num(v))
 	case aIncDec:
-		old := a.num(a.eval(x.lhs))
+		lhs := a.place(x.lhs)
+		old := a.num(a.eval(lhs))
 		n := old + 1
 		if x.op == "--" {
 			n = old - 1
 		}
-		a.assign(x.lhs, awkNum(n))
+		a.assign(lhs, awkNum(n))
 		if x.pre {
 			return awkNum(n)
 		}
@@ -740,7 +1295,7 @@ func (a *awk) eval(x awkExpr) awkValue {
 		m := a.regexOf(x.r).MatchString(a.str(a.eval(x.l)))
 		return awkNum(float64(boolInt(m != x.neg)))
 	case aIn:
-		_, ok := a.array(x.arr)[a.subscript(x.subs)]
+		_, ok := a.array(x.arr).m[a.subscript(x.subs)]
 		return awkNum(float64(boolInt(ok)))
 	case aCall:
 		return a.call(x)
@@ -757,7 +1312,7 @@ func (a *awk) eval(x awkExpr) awkValue {
 		}
 		return awkNum(a.arith(x.op, a.num(a.eval(x.l)), a.num(a.eval(x.r))))
 	}
-	panic(&awkRuntimeError{"Possible syntax error"})
+	panic(&awkRuntimeError{msg: "Possible syntax error"})
 }
 
 func (a *awk) arith(op string, l, r float64) float64 {
@@ -770,12 +1325,12 @@ func (a *awk) arith(op string, l, r float64) float64 {
 		return l * r
 	case "/":
 		if r == 0 {
-			panic(&awkRuntimeError{"Division by zero"})
+			panic(&awkRuntimeError{msg: "Division by zero"})
 		}
 		return l / r
 	case "%":
 		if r == 0 {
-			panic(&awkRuntimeError{"Division by zero"})
+			panic(&awkRuntimeError{msg: "Division by zero"})
 		}
 		return math.Mod(l, r)
 	case "^":
@@ -812,13 +1367,13 @@ func (a *awk) compare(op string, l, r awkValue) bool {
 func (a *awk) call(x aCall) awkValue {
 	arg := func(i int) awkValue {
 		if i >= len(x.args) {
-			panic(&awkRuntimeError{"Too few arguments"})
+			panic(&awkRuntimeError{msg: "Too few arguments"})
 		}
 		return a.eval(x.args[i])
 	}
 	need := func(n int) {
 		if len(x.args) < n {
-			panic(&awkRuntimeError{"Too few arguments"})
+			panic(&awkRuntimeError{msg: "Too few arguments"})
 		}
 	}
 	switch x.name {
@@ -827,37 +1382,38 @@ func (a *awk) call(x aCall) awkValue {
 			return awkNum(float64(len(a.record)))
 		}
 		if v, ok := x.args[0].(aVar); ok {
-			if arr, isArr := a.arrays[v.name]; isArr {
-				return awkNum(float64(len(arr)))
+			if a.isArray(v.name) {
+				return awkNum(float64(a.array(v.name).len()))
 			}
 		}
 		return awkNum(float64(len(a.str(arg(0)))))
 	case "substr":
 		need(2)
+		// As busybox: the start (less 1) and the length truncated to ints, the start
+		// clamped to the string, the length not shortened by a start before it.
 		s := a.str(arg(0))
-		start := math.Round(a.num(arg(1)))
-		n := math.Inf(1)
+		l := len(s)
+		i := int(awkCInt(a.num(arg(1)) - 1))
+		i = max(min(i, l), 0)
+		n := l - i
 		if len(x.args) > 2 {
-			n = math.Round(a.num(arg(2)))
+			n = int(awkCInt(a.num(arg(2))))
 		}
-		if start < 1 {
-			n += start - 1
-			start = 1
-		}
-		if start > float64(len(s)) || n <= 0 {
-			return awkStr("")
-		}
-		end := math.Min(float64(len(s)), start-1+n)
-		return awkStr(s[int(start)-1 : int(end)])
+		n = max(min(n, l-i), 0)
+		return awkStr(s[i : i+n])
 	case "index":
 		need(2)
-		return awkNum(float64(strings.Index(a.str(arg(0)), a.str(arg(1))) + 1))
+		sub := a.str(arg(1))
+		if sub == "" {
+			return awkNum(0)
+		}
+		return awkNum(float64(strings.Index(a.str(arg(0)), sub) + 1))
 	case "split":
 		need(2)
 		s := a.str(arg(0))
 		name, ok := x.args[1].(aVar)
 		if !ok {
-			panic(&awkRuntimeError{"Not an array"})
+			panic(&awkRuntimeError{msg: "Not an array"})
 		}
 		var parts []string
 		switch {
@@ -872,12 +1428,13 @@ func (a *awk) call(x aCall) awkValue {
 		default:
 			parts = a.splitBy(s, a.str(a.vars["FS"]))
 		}
-		arr := map[string]awkValue{}
+		arr := a.array(name.name)
+		a.clearArray(arr)
 		for i, p := range parts {
-			arr[strconv.Itoa(i+1)] = awkInput(p)
+			k := strconv.Itoa(i + 1)
+			a.hold(int64(len(p)), false, k)
+			arr.set(k, awkInput(p))
 		}
-		delete(a.vars, name.name)
-		a.arrays[name.name] = arr
 		return awkNum(float64(len(parts)))
 	case "sub", "gsub":
 		need(2)
@@ -886,6 +1443,9 @@ func (a *awk) call(x aCall) awkValue {
 		var target awkExpr = aField{aNum{0}}
 		if len(x.args) > 2 {
 			target = x.args[2]
+			if isLvalue(target) {
+				target = a.place(target)
+			}
 		}
 		s := a.str(a.eval(target))
 		n := 0
@@ -934,9 +1494,9 @@ func (a *awk) call(x aCall) awkValue {
 		}
 		return awkStr(awkSprintf(a.str(arg(0)), vals, a.str(a.vars["CONVFMT"])))
 	case "tolower":
-		return awkStr(strings.ToLower(a.str(arg(0))))
+		return awkStr(asciiCase(a.str(arg(0)), 'A', 'Z', 'a'-'A'))
 	case "toupper":
-		return awkStr(strings.ToUpper(a.str(arg(0))))
+		return awkStr(asciiCase(a.str(arg(0)), 'a', 'z', 'A'-'a'))
 	case "int":
 		return awkNum(math.Trunc(a.num(arg(0))))
 	case "sqrt":
@@ -952,19 +1512,46 @@ func (a *awk) call(x aCall) awkValue {
 	case "atan2":
 		return awkNum(math.Atan2(a.num(arg(0)), a.num(arg(1))))
 	case "rand":
-		return awkNum(a.rng())
+		if len(x.args) > 0 {
+			panic(&awkRuntimeError{msg: "Too many arguments"})
+		}
+		return awkNum(a.rnd.float())
 	case "srand":
-		return awkNum(0)
+		prev := a.seed
+		if len(x.args) > 0 {
+			a.seed = uint32(int64(a.num(arg(0))))
+		} else {
+			a.seed = uint32(a.c.p.Now().Unix())
+		}
+		a.rnd.seed(a.seed)
+		return awkNum(float64(prev))
 	case "system":
 		a.c.out.Flush()
-		return awkNum(float64(a.c.execute([]string{"/bin/sh", "-c", a.str(arg(0))}, nil)))
+		cmd := a.str(arg(0))
+		if cmd == "" {
+			return awkNum(0)
+		}
+		a.c.out.Flush()
+		child, err := a.c.p.StartChild(shell.Spec{Path: "/bin/sh", Argv: []string{"sh", "-c", cmd}})
+		if err != nil {
+			return awkNum(127) // what system() gives when its shell cannot run
+		}
+		return awkNum(float64(a.c.p.Wait(child)))
 	case "close":
-		return awkNum(0)
+		return awkNum(float64(a.close(a.str(arg(0)))))
 	case "fflush":
 		a.c.out.Flush()
 		return awkNum(0)
 	}
-	panic(&awkRuntimeError{"Call to undefined function"})
+	panic(&awkRuntimeError{msg: "Call to undefined function"})
+}
+
+// awkCInt is C's (int) of a double on amd64: out of range (or NaN) is INT_MIN.
+func awkCInt(d float64) int32 {
+	if d != d || d >= 1<<31 || d <= -(1<<31)-1 {
+		return math.MinInt32
+	}
+	return int32(d)
 }
 
 // awkSprintf formats vals as awk's printf: C's conversions, numbers or strings as each
@@ -982,10 +1569,7 @@ func awkSprintf(format string, vals []awkValue, convfmt string) string {
 	toStr := func(v awkValue) string {
 		switch v.kind {
 		case akNum:
-			if v.n == math.Trunc(v.n) && math.Abs(v.n) < 1e16 {
-				return strconv.FormatInt(int64(v.n), 10)
-			}
-			return fmt.Sprintf("%.6g", v.n)
+			return awkFormatNum(v.n, convfmt)
 		case akUninit:
 			return ""
 		}
@@ -996,7 +1580,7 @@ func awkSprintf(format string, vals []awkValue, convfmt string) string {
 		case akNum, akStrnum:
 			return v.n
 		case akStr:
-			return atof(v.s)
+			return awkAtof(v.s)
 		}
 		return 0
 	}
@@ -1005,65 +1589,65 @@ func awkSprintf(format string, vals []awkValue, convfmt string) string {
 			b.WriteByte(format[i])
 			continue
 		}
-		start := i
+		if i+1 < len(format) && format[i+1] == '%' {
+			b.WriteByte('%')
+			i++
+			continue
+		}
+		// The conversion is the first letter after '%'.
 		j := i + 1
-		spec := "%"
-		for j < len(format) && strings.IndexByte("-+ #0", format[j]) >= 0 {
-			spec += string(format[j])
-			j++
-		}
-		for j < len(format) && (format[j] >= '0' && format[j] <= '9' || format[j] == '.' || format[j] == '*') {
+		for j < len(format) && !(format[j] >= 'a' && format[j] <= 'z' || format[j] >= 'A' && format[j] <= 'Z') {
 			if format[j] == '*' {
-				v, _ := arg()
-				spec += strconv.Itoa(int(toNum(v)))
-			} else {
-				spec += string(format[j])
+				panic(&awkRuntimeError{msg: "%*x formats are not supported"})
 			}
-			j++
-		}
-		for j < len(format) && strings.IndexByte("hlLqjzt", format[j]) >= 0 {
 			j++
 		}
 		if j >= len(format) {
 			b.WriteString(format[i:])
 			break
 		}
-		verb := format[j]
+		spec, verb := format[i:j], format[j]
 		i = j
-		switch verb {
-		case '%':
-			b.WriteByte('%')
-		case 'c':
-			v, _ := arg()
-			if v.kind == akNum {
-				fmt.Fprintf(&b, spec+"c", rune(int(v.n)))
-			} else if s := toStr(v); s != "" {
-				fmt.Fprintf(&b, spec+"s", s[:1])
+		v, _ := arg()
+		switch {
+		case verb == 'c':
+			var ch byte
+			if v.kind == akStr {
+				if v.s != "" {
+					ch = v.s[0]
+				}
 			} else {
-				fmt.Fprintf(&b, spec+"s", "")
+				ch = byte(awkCInt(toNum(v)))
 			}
-		case 'd', 'i':
-			v, _ := arg()
-			fmt.Fprintf(&b, spec+"d", int64(toNum(v)))
-		case 'o', 'x', 'X', 'u':
-			v, _ := arg()
-			vb := string(verb)
-			if verb == 'u' {
-				vb = "d"
-			}
-			fmt.Fprintf(&b, spec+vb, uint64(int64(toNum(v))))
-		case 'e', 'E', 'f', 'F', 'g', 'G':
-			v, _ := arg()
+			fmt.Fprintf(&b, spec+"s", string([]byte{ch}))
+		case verb == 's':
+			fmt.Fprintf(&b, spec+"s", toStr(v))
+		case verb == 'd' || verb == 'i':
+			fmt.Fprintf(&b, spec+"d", awkCInt(toNum(v)))
+		case verb == 'u':
+			fmt.Fprintf(&b, spec+"d", uint32(awkCInt(toNum(v))))
+		case verb == 'o' || verb == 'x' || verb == 'X':
+			fmt.Fprintf(&b, spec+string(verb), uint32(awkCInt(toNum(v))))
+		case strings.IndexByte("eEfFgG", verb) >= 0:
 			if !strings.Contains(spec, ".") && (verb == 'g' || verb == 'G') {
 				spec += ".6"
 			}
 			fmt.Fprintf(&b, spec+string(verb), toNum(v))
-		case 's':
-			v, _ := arg()
-			fmt.Fprintf(&b, spec+"s", toStr(v))
 		default:
-			b.WriteString(format[start : j+1])
+			panic(&awkRuntimeError{msg: "Invalid format specifier"})
 		}
 	}
 	return b.String()
+}
+
+// asciiCase changes the case of s's letters from lo to hi by delta, ASCII only (the C
+// locale's toupper and tolower).
+func asciiCase(s string, lo, hi byte, delta int) string {
+	b := []byte(s)
+	for i, c := range b {
+		if c >= lo && c <= hi {
+			b[i] = byte(int(c) + delta)
+		}
+	}
+	return string(b)
 }

@@ -7,11 +7,12 @@ import (
 	"strings"
 )
 
-// awk here is the part of the language that manifests use: patterns (expressions,
-// regexes, ranges, BEGIN and END), print and printf (with > and >> to files), if, while,
-// do, for and for-in, next, exit, break, continue, delete, arrays, fields and the POSIX
-// built-in functions. User-defined functions and getline are not there: they are a
-// syntax error.
+// awk here is busybox's: patterns (expressions, regexes, ranges, BEGIN and END), print
+// and printf (with > and >> to files, | to commands), if, while, do, for and for-in,
+// next, nextfile, exit, break, continue, delete, arrays, fields, user-defined functions,
+// getline in all its forms (from the input, files and commands) and the POSIX built-in
+// functions; its parser's quirks (where newlines may be, $2++) and messages are
+// busybox's too.
 
 // awkTokKind is what a token of an awk program is.
 type awkTokKind int
@@ -33,6 +34,7 @@ type awkTok struct {
 	s    string
 	n    float64
 	line int
+	call bool // a name right before '(': a call of a user function
 }
 
 var awkKeywords = map[string]bool{"BEGIN": true, "END": true, "if": true, "else": true, "while": true, "for": true,
@@ -87,6 +89,12 @@ func awkLex(src string) ([]awkTok, error) {
 			toks = append(toks, awkTok{kind: atNewline, line: line})
 			line++
 			i++
+		case ch == '0' && i+1 < len(src) && (src[i+1]|0x20 == 'x' || src[i+1] >= '0' && src[i+1] <= '9') && awkHexOct(src[i:]) > 0:
+			// 0x1f and 017: hex and octal integers, in the program only.
+			j := i + awkHexOct(src[i:])
+			v, _ := strconv.ParseUint(src[i:j], 0, 64)
+			toks = append(toks, awkTok{kind: atNumber, n: float64(v), s: src[i:j], line: line})
+			i = j
 		case ch >= '0' && ch <= '9' || ch == '.' && i+1 < len(src) && src[i+1] >= '0' && src[i+1] <= '9':
 			j := i
 			for j < len(src) && (src[j] >= '0' && src[j] <= '9' || src[j] == '.') {
@@ -123,7 +131,7 @@ func awkLex(src string) ([]awkTok, error) {
 			case awkBuiltins[w]:
 				kind = atBuiltin
 			}
-			toks = append(toks, awkTok{kind: kind, s: w, line: line})
+			toks = append(toks, awkTok{kind: kind, s: w, line: line, call: j < len(src) && src[j] == '('})
 			i = j
 		case ch == '"':
 			var b strings.Builder
@@ -253,12 +261,25 @@ type (
 		args []awkExpr
 	}
 	aGroup struct{ x awkExpr }
+	// aUserCall calls a function of the program.
+	aUserCall struct {
+		name string
+		args []awkExpr
+	}
+	// aGetline reads a record: from the main input (src nil), a file (src), or a
+	// command's output (cmd); into lhs, or $0 when nil.
+	aGetline struct {
+		src awkExpr
+		cmd bool
+		lhs awkExpr
+	}
 
 	sPrint struct {
 		args   []awkExpr
 		printf bool
 		dest   awkExpr
 		append bool
+		pipe   bool // dest is a command that reads the output
 	}
 	sExpr  struct{ x awkExpr }
 	sBlock struct{ body []awkStmt }
@@ -281,7 +302,14 @@ type (
 		v, arr string
 		body   awkStmt
 	}
-	sNext     struct{}
+	sNext struct{}
+	// sLine is a statement and the line it is on, which runtime errors name.
+	sLine struct {
+		line int
+		s    awkStmt
+	}
+	sNextfile struct{}
+	sReturn   struct{ x awkExpr }
 	sExit     struct{ x awkExpr }
 	sBreak    struct{}
 	sContinue struct{}
@@ -296,12 +324,26 @@ type awkRule struct {
 	pattern, pattern2 awkExpr
 	action            []awkStmt
 	hasAction         bool
+	line              int
 }
 
 type awkProgram struct {
 	begin, end []awkStmt
 	rules      []*awkRule
+	funcs      map[string]*awkFunc
+	lastLine   int // where the parser stopped: the line errors name before a statement runs
 }
+
+// awkFunc is a function of the program: its parameters (the locals among them) are
+// numbered, and named in its body by awkParam.
+type awkFunc struct {
+	name    string
+	nparams int
+	body    []awkStmt
+}
+
+// awkParam is how a function's body names its parameter i: a name no program can spell.
+func awkParam(i int) string { return "\x00" + strconv.Itoa(i) }
 
 type awkParser struct {
 	toks []awkTok
@@ -311,6 +353,8 @@ type awkParser struct {
 	// noIn makes 'in' a for-in, not a test (for's first clause).
 	noIn  bool
 	loops int
+	// params are the parameters of the function being parsed (nil outside one).
+	params map[string]int
 }
 
 func (p *awkParser) peek() awkTok { return p.toks[p.pos] }
@@ -329,9 +373,11 @@ func (p *awkParser) is(s string) bool {
 }
 
 func (p *awkParser) fail() {
+	// busybox names the end of the string when the token before the unexpected one was
+	// a newline (or the end).
 	t := p.peek()
 	msg := "Unexpected token"
-	if t.kind == atEOF || t.kind == atNewline {
+	if p.pos > 0 && (p.toks[p.pos-1].kind == atNewline || p.toks[p.pos-1].kind == atEOF) {
 		msg = "Unexpected end of string"
 	}
 	panic(&awkSyntaxError{t.line, msg})
@@ -372,8 +418,9 @@ func parseAwk(src string) (prog *awkProgram, err error) {
 			err = se
 		}
 	}()
-	prog = &awkProgram{}
-	for p.terminators(); p.peek().kind != atEOF; p.terminators() {
+	prog = &awkProgram{funcs: map[string]*awkFunc{}, lastLine: toks[len(toks)-1].line}
+	// Items are apart by newlines, and one semicolon at most.
+	for p.newlines(); p.peek().kind != atEOF; p.itemEnd() {
 		switch {
 		case p.is("BEGIN"):
 			p.next()
@@ -384,9 +431,10 @@ func parseAwk(src string) (prog *awkProgram, err error) {
 			p.newlines()
 			prog.end = append(prog.end, p.block()...)
 		case p.is("function") || p.is("func"):
-			panic(&awkSyntaxError{p.peek().line, "Call to undefined function"})
+			p.next()
+			p.function(prog)
 		default:
-			r := &awkRule{}
+			r := &awkRule{line: p.peek().line}
 			if !p.is("{") {
 				r.pattern = p.expr()
 				if p.is(",") {
@@ -403,6 +451,61 @@ func parseAwk(src string) (prog *awkProgram, err error) {
 		}
 	}
 	return prog, nil
+}
+
+// function parses a function definition after its keyword.
+func (p *awkParser) function(prog *awkProgram) {
+	name := p.next()
+	if name.kind != atName && !(name.kind == atBuiltin || name.kind == atKeyword) {
+		p.pos--
+		p.fail()
+	}
+	if name.kind != atName {
+		p.pos--
+		p.fail()
+	}
+	p.expect("(")
+	params := map[string]int{}
+	for !p.is(")") {
+		t := p.next()
+		if t.kind != atName {
+			p.pos--
+			p.fail()
+		}
+		params[t.s] = len(params)
+		p.newlines()
+		if p.is(",") {
+			p.next()
+			p.newlines()
+		} else if !p.is(")") {
+			p.fail()
+		}
+	}
+	p.next()
+	p.newlines()
+	f := &awkFunc{name: name.s, nparams: len(params)}
+	p.params = params
+	f.body = p.block()
+	p.params = nil
+	prog.funcs[name.s] = f
+}
+
+// name is how a variable is named: a parameter's number inside a function.
+func (p *awkParser) name(s string) string {
+	if i, ok := p.params[s]; ok {
+		return awkParam(i)
+	}
+	return s
+}
+
+// itemEnd skips what may end a rule, function or BEGIN or END: newlines, and one
+// semicolon among them.
+func (p *awkParser) itemEnd() {
+	p.newlines()
+	if p.is(";") {
+		p.next()
+		p.newlines()
+	}
 }
 
 func (p *awkParser) block() []awkStmt {
@@ -429,7 +532,13 @@ func (p *awkParser) simpleEnd() {
 	}
 }
 
+// stmt parses a statement, which keeps its line.
 func (p *awkParser) stmt() awkStmt {
+	line := p.peek().line
+	return sLine{line, p.stmt0()}
+}
+
+func (p *awkParser) stmt0() awkStmt {
 	t := p.peek()
 	switch {
 	case p.is("{"):
@@ -477,7 +586,7 @@ func (p *awkParser) stmt() awkStmt {
 		p.next()
 		p.expect("(")
 		if p.peek().kind == atName && p.toks[p.pos+1].kind == atKeyword && p.toks[p.pos+1].s == "in" {
-			v := p.next().s
+			v := p.name(p.next().s)
 			p.next()
 			arr := p.next()
 			if arr.kind != atName {
@@ -485,7 +594,7 @@ func (p *awkParser) stmt() awkStmt {
 			}
 			p.expect(")")
 			p.newlines()
-			return sForIn{v: v, arr: arr.s, body: p.loopBody()}
+			return sForIn{v: v, arr: p.name(arr.s), body: p.loopBody()}
 		}
 		var f sFor
 		if !p.is(";") {
@@ -517,6 +626,18 @@ func (p *awkParser) stmt() awkStmt {
 		p.next()
 		p.simpleEnd()
 		return sNext{}
+	case p.is("nextfile"):
+		p.next()
+		p.simpleEnd()
+		return sNextfile{}
+	case p.is("return"):
+		p.next()
+		var x awkExpr
+		if !(p.peek().kind == atNewline || p.is(";") || p.is("}") || p.peek().kind == atEOF) {
+			x = p.expr()
+		}
+		p.simpleEnd()
+		return sReturn{x}
 	case p.is("exit"):
 		p.next()
 		var x awkExpr
@@ -596,10 +717,9 @@ func (p *awkParser) simple() awkStmt {
 			pr.append = p.next().s == ">>"
 			pr.dest = p.concat()
 		case p.is("|"):
-			p.fail()
-		}
-		if pr.printf && len(pr.args) == 0 {
-			p.fail()
+			p.next()
+			pr.pipe = true
+			pr.dest = p.concat()
 		}
 		return pr
 	case p.is("delete"):
@@ -608,14 +728,12 @@ func (p *awkParser) simple() awkStmt {
 		if name.kind != atName {
 			p.fail()
 		}
-		d := sDelete{arr: name.s}
+		d := sDelete{arr: p.name(name.s)}
 		if p.is("[") {
 			p.next()
 			d.subs = p.exprList("]")
 		}
 		return d
-	case p.is("getline"):
-		p.fail()
 	}
 	return sExpr{p.expr()}
 }
@@ -627,16 +745,16 @@ func (p *awkParser) endsPrint(i int) bool {
 }
 
 func (p *awkParser) exprList(end string) []awkExpr {
+	// Newlines may follow a comma only, as in busybox.
 	var list []awkExpr
 	for {
-		p.newlines()
 		list = append(list, p.expr())
-		p.newlines()
 		if p.is(end) {
 			p.next()
 			return list
 		}
 		p.expect(",")
+		p.newlines()
 	}
 }
 
@@ -703,7 +821,7 @@ func (p *awkParser) in() awkExpr {
 		if arr.kind != atName {
 			p.fail()
 		}
-		l = aIn{[]awkExpr{l}, arr.s}
+		l = aIn{[]awkExpr{l}, p.name(arr.s)}
 	}
 	return l
 }
@@ -712,6 +830,7 @@ func (p *awkParser) match() awkExpr {
 	l := p.compare()
 	for p.is("~") || p.is("!~") {
 		neg := p.next().s == "!~"
+		p.newlines()
 		l = aMatch{neg, l, p.compare()}
 	}
 	return l
@@ -724,10 +843,12 @@ func (p *awkParser) compare() awkExpr {
 		switch t.s {
 		case "<", "<=", "==", "!=", ">=":
 			p.next()
+			p.newlines()
 			return aBinary{t.s, l, p.concat()}
 		case ">":
 			if !p.noGT {
 				p.next()
+				p.newlines()
 				return aBinary{t.s, l, p.concat()}
 			}
 		}
@@ -751,16 +872,27 @@ func (p *awkParser) startsOperand() bool {
 
 func (p *awkParser) concat() awkExpr {
 	l := p.additive()
-	for p.startsOperand() && !(p.is("in")) {
-		l = aBinary{"concat", l, p.additive()}
+	for {
+		switch {
+		case p.is("|") && p.toks[p.pos+1].kind == atKeyword && p.toks[p.pos+1].s == "getline":
+			// cmd | getline [var]
+			p.next()
+			p.next()
+			l = aGetline{src: l, cmd: true, lhs: p.getlineTarget()}
+			continue
+		case p.startsOperand():
+			l = aBinary{"concat", l, p.additive()}
+			continue
+		}
+		return l
 	}
-	return l
 }
 
 func (p *awkParser) additive() awkExpr {
 	l := p.mul()
 	for p.is("+") || p.is("-") {
 		op := p.next().s
+		p.newlines()
 		l = aBinary{op, l, p.mul()}
 	}
 	return l
@@ -770,6 +902,7 @@ func (p *awkParser) mul() awkExpr {
 	l := p.unary()
 	for p.is("*") || p.is("/") || p.is("%") {
 		op := p.next().s
+		p.newlines()
 		l = aBinary{op, l, p.unary()}
 	}
 	return l
@@ -798,6 +931,11 @@ func (p *awkParser) power() awkExpr {
 
 func (p *awkParser) postfix() awkExpr {
 	x := p.primary()
+	if f, ok := x.(aField); ok && (p.is("++") || p.is("--")) {
+		if _, lit := f.index.(aNum); lit {
+			p.fail() // busybox's lexer: $2++ is no lvalue
+		}
+	}
 	if (p.is("++") || p.is("--")) && isLvalue(x) {
 		return aIncDec{p.next().s, false, x}
 	}
@@ -814,23 +952,41 @@ func (p *awkParser) primary() awkExpr {
 	case atRegex:
 		re, err := compileRegex(t.s, true, false)
 		if err != nil {
-			panic(&awkSyntaxError{t.line, err.Error()})
+			panic(&awkSyntaxError{-1, awkRegexError(t.s, err)})
 		}
 		return aRegex{re}
 	case atName:
+		if t.call {
+			p.next()
+			call := aUserCall{name: t.s}
+			if !p.is(")") {
+				saveGT, saveIn := p.noGT, p.noIn
+				p.noGT, p.noIn = false, false
+				call.args = p.exprList(")")
+				p.noGT, p.noIn = saveGT, saveIn
+			} else {
+				p.next()
+			}
+			return call
+		}
 		if p.is("[") {
 			p.next()
-			return aIndex{t.s, p.exprList("]")}
+			return aIndex{p.name(t.s), p.exprList("]")}
 		}
-		if p.is("(") && p.toks[p.pos-1].kind == atName {
-			panic(&awkSyntaxError{t.line, "Call to undefined function"})
+		return aVar{p.name(t.s)}
+	case atKeyword:
+		if t.s == "getline" {
+			g := aGetline{lhs: p.getlineTarget()}
+			if p.is("<") {
+				p.next()
+				g.src = p.postfix()
+			}
+			return g
 		}
-		return aVar{t.s}
 	case atBuiltin:
 		call := aCall{name: t.s}
 		if p.is("(") {
 			p.next()
-			p.newlines()
 			if !p.is(")") {
 				saveGT, saveIn := p.noGT, p.noIn
 				p.noGT, p.noIn = false, false
@@ -850,13 +1006,12 @@ func (p *awkParser) primary() awkExpr {
 		case "(":
 			saveGT, saveIn := p.noGT, p.noIn
 			p.noGT, p.noIn = false, false
-			p.newlines()
 			list := []awkExpr{p.expr()}
 			for p.is(",") {
 				p.next()
+				p.newlines()
 				list = append(list, p.expr())
 			}
-			p.newlines()
 			p.expect(")")
 			p.noGT, p.noIn = saveGT, saveIn
 			if p.is("in") && !p.noIn {
@@ -865,7 +1020,7 @@ func (p *awkParser) primary() awkExpr {
 				if arr.kind != atName {
 					p.fail()
 				}
-				return aIn{list, arr.s}
+				return aIn{list, p.name(arr.s)}
 			}
 			if len(list) > 1 {
 				p.fail()
@@ -887,6 +1042,19 @@ func (p *awkParser) primary() awkExpr {
 	return nil
 }
 
+// getlineTarget is the variable getline may name, or nil.
+func (p *awkParser) getlineTarget() awkExpr {
+	t := p.peek()
+	switch {
+	case t.kind == atName && !t.call:
+		return p.primary()
+	case p.is("$"):
+		p.next()
+		return aField{p.fieldOperand()}
+	}
+	return nil
+}
+
 // fieldOperand is what follows '$': a primary, with ++/-- applied to it ($i++ is ($i)++,
 // which postfix handles).
 func (p *awkParser) fieldOperand() awkExpr {
@@ -897,4 +1065,32 @@ func (p *awkParser) fieldOperand() awkExpr {
 	return p.primary()
 }
 
-func (e *awkSyntaxError) Error() string { return fmt.Sprintf("cmd. line:%d: %s", e.line, e.msg) }
+func (e *awkSyntaxError) Error() string {
+	if e.line < 0 {
+		return e.msg // busybox's xregcomp: no line
+	}
+	return fmt.Sprintf("cmd. line:%d: %s", e.line, e.msg)
+}
+
+// awkHexOct is the length of the hex or octal integer s starts with ("0x1f", "017"), as
+// busybox's lexer reads one with strtoull; 0 when s is a decimal number ("09", "00.5").
+func awkHexOct(s string) int {
+	if s[1]|0x20 == 'x' {
+		j := 2
+		for j < len(s) && (s[j] >= '0' && s[j] <= '9' || s[j]|0x20 >= 'a' && s[j]|0x20 <= 'f') {
+			j++
+		}
+		if j == 2 {
+			return 0
+		}
+		return j
+	}
+	j := 1
+	for j < len(s) && s[j] >= '0' && s[j] <= '7' {
+		j++
+	}
+	if j < len(s) && (s[j] >= '0' && s[j] <= '9' || s[j] == '.') {
+		return 0
+	}
+	return j
+}

@@ -1,6 +1,9 @@
 package programs
 
-import "testing"
+import (
+	"testing"
+	"time"
+)
 
 func TestAwk(t *testing.T) {
 	runCases(t, []tc{
@@ -49,9 +52,32 @@ func TestAwk(t *testing.T) {
 		{name: "redirect append", argv: []string{"awk", `{ print $1 >> "/etc/group" }`}, stdin: "z\n", check: fileIs("/etc/group", group+"z\n")},
 		{name: "comparison in parens", argv: []string{"awk", `{ print ($1 > 1) }`}, stdin: "2\n", stdout: "1\n"},
 		{name: "division by zero", argv: []string{"awk", "BEGIN { print 1/0 }"}, stderr: "awk: cmd. line:1: Division by zero\n", status: 1},
-		{name: "syntax error", argv: []string{"awk", "{print"}, stderr: "awk: cmd. line:1: Unexpected end of string\n", status: 1},
-		{name: "getline unsupported", argv: []string{"awk", "{getline}"}, stderr: "awk: cmd. line:1: Unexpected token\n", status: 1},
-		{name: "missing file", argv: []string{"awk", "{print}", "/nope"}, stderr: "awk: can't open '/nope': No such file or directory\n", status: 1},
+		{name: "syntax error", argv: []string{"awk", "{print"}, stderr: "awk: cmd. line:1: Unexpected token\n", status: 1},
+		{name: "getline", argv: []string{"awk", "NR == 1 {getline; print NR, $0}"}, stdin: "a\nb\nc\n", stdout: "2 b\n"},
+		{name: "getline var", argv: []string{"awk", "{getline x; print NR, $0, x}"}, stdin: "a\nb\n", stdout: "2 a b\n"},
+		{name: "getline at end", argv: []string{"awk", "END {print getline, getline x < \"/nope\"}"}, stdin: "a\n", stdout: "-1 -1\n"},
+		{name: "getline < file", argv: []string{"awk", `BEGIN {while ((getline l < "/etc/group") > 0) n++; print n, NR}`}, stdout: "5 0\n"},
+		{name: "cmd | getline", setup: withSh, argv: []string{"awk", `BEGIN {"echo a b" | getline; print $2, NF, NR}`}, stdout: "b 2 0\n"},
+		{name: "print | cmd", setup: withSh, argv: []string{"awk", `{print | "sort -r"} END {close("sort -r"); print "end"}`}, stdin: "a\nc\nb\n", stdout: "c\nb\na\nend\n"},
+		{name: "close status", setup: withSh, argv: []string{"awk", `BEGIN {print "x" | "cat >/dev/null; exit 2"; print close("cat >/dev/null; exit 2"), close("none")}`}, stdout: "512 0\n"},
+		{name: "system", setup: withSh, argv: []string{"awk", `BEGIN {printf "a "; r = system("echo b; exit 4"); print r}`}, stdout: "a b\n4\n"},
+		{name: "functions", argv: []string{"awk", `function f(n) {return n < 2 ? 1 : n * f(n - 1)} BEGIN {print f(5)}`}, stdout: "120\n"},
+		{name: "array parameter", argv: []string{"awk", `function add(a, k) {a[k] = 1} BEGIN {add(s, "x"); add(s, "y"); print length(s)}`}, stdout: "2\n"},
+		{name: "scalar parameter", argv: []string{"awk", `function f(x, y) {x = 5; y = 6} BEGIN {v = 1; f(v); print v, y}`}, stdout: "1 \n"},
+		{name: "undefined function", argv: []string{"awk", `BEGIN {nope()}`}, stderr: "awk: cmd. line:1: Call to undefined function\n", status: 1},
+		{name: "srand", argv: []string{"awk", `BEGIN {print srand(3), srand()}`}, stdout: "1 3\n"},
+		{name: "nextfile", argv: []string{"awk", `{print FILENAME, $0; nextfile}`, "/etc/group", "/etc/passwd"}, stdout: "/etc/group root:x:0:\n/etc/passwd root:x:0:0:root:/root:/bin/sh\n"},
+		{name: "a pipe closes when awk dies", setup: withSh, argv: []string{"sh", "-c", `awk 'BEGIN {print "x" | "cat; echo eof"; print 1 % 0}'; sleep 1`},
+			stdout: "x\neof\n", stderr: "awk: cmd. line:1: Division by zero\n", elapsed: time.Second},
+		{name: "RS regex", argv: []string{"awk", `BEGIN {RS = "[,;]+"} {print NR, $0}`}, stdin: "a,b;;c", stdout: "1 a\n2 b\n3 c\n"},
+		{name: "RS paragraphs", argv: []string{"awk", `BEGIN {RS = ""} {print NR, NF}`}, stdin: "\na b\nc\n\n\nd\n", stdout: "1 3\n2 1\n"},
+		{name: "for-in in busybox's order", argv: []string{"awk", `BEGIN {a["b"]; a["A"]; a["~"]; a["}"]; for (k in a) printf "%s ", k}`},
+			stdout: "} ~ A b "},
+		{name: "-F t", argv: []string{"awk", "-Ft", "{print $2}"}, stdin: "atb\n", stdout: "b\n"},
+		{name: "runtime error line", argv: []string{"awk", "BEGIN {\n x = 0\n print 1 % x\n}"}, stderr: "awk: cmd. line:3: Division by zero\n", status: 1},
+		{name: "bad regex", argv: []string{"awk", "/a(/"}, stderr: "awk: bad regex 'a(': Unmatched ( or \\(\n", status: 1},
+		{name: "printf star", argv: []string{"awk", `BEGIN {printf "%*d", 2, 1}`}, stderr: "awk: cmd. line:1: %*x formats are not supported\n", status: 1},
+		{name: "missing file", argv: []string{"awk", "{print}", "/nope"}, stderr: "awk: /nope: No such file or directory\n", status: 1},
 		{name: "no program", argv: []string{"awk"}, stderr: usage("awk"), status: 1},
 	})
 }

@@ -84,8 +84,3 @@ func TestCksumBase32(t *testing.T) {
 	})
 }
 
-// withSh puts the shell in /bin, for cases that run a pipeline.
-func withSh(v *vfs.View, _ func(time.Time)) {
-	v.WriteFile("/bin/sh", nil, 0o755, false, 0, 0)
-	v.SetProgram("/bin/sh", "sh")
-}

@@ -241,3 +241,10 @@ func checks(fs ...func(t *testing.T, v *vfs.View)) func(t *testing.T, v *vfs.Vie
 		}
 	}
 }
+
+// withSh puts the shell at /bin/sh: for cases that run a pipeline, or awk's pipes and
+// system().
+func withSh(v *vfs.View, _ func(time.Time)) {
+	v.WriteFile("/bin/sh", nil, 0o755, false, 0, 0)
+	v.SetProgram("/bin/sh", "sh")
+}

@@ -148,6 +148,9 @@ type Identity struct {
 // Spec says how to start a process.
 type Spec struct {
 	Argv []string
+	// Path, when set, is the file to run, as execv's path: Argv[0] is then only the
+	// name the program is given (popen runs "/bin/sh" as "sh").
+	Path string
 	Env  []string // NAME=value, in order (the last of a name wins)
 	Dir  string   // working directory; default /
 	Identity
@@ -300,9 +303,16 @@ func (m *Machine) spawn(parent *Proc, s Spec) (*Proc, error) {
 	if dir == "" {
 		dir = "/"
 	}
-	prog, argv, info, err := m.resolve(s.Argv, envLookup(s.Env, "PATH"), dir)
+	run := s.Argv
+	if s.Path != "" {
+		run = append([]string{s.Path}, s.Argv[1:]...)
+	}
+	prog, argv, info, err := m.resolve(run, envLookup(s.Env, "PATH"), dir)
 	if err != nil {
 		return nil, err
+	}
+	if s.Path != "" && argv[0] == s.Path {
+		argv = append([]string{s.Argv[0]}, argv[1:]...)
 	}
 	p := &Proc{m: m, pid: m.nextPID, parent: parent, argv: argv, env: s.Env, dir: dir, id: s.Identity, onExit: s.OnExit}
 	p.id.EUID = p.id.UID
