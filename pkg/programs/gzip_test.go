@@ -83,4 +83,3 @@ func TestCksumBase32(t *testing.T) {
 		{name: "base32 truncated", argv: []string{"base32", "-d"}, stdin: "NBSWY", stderr: "base32: truncated input\n", status: 1},
 	})
 }
-
