@@ -282,8 +282,8 @@ func (c *cmd) waitExec(child *shell.Proc, ignore map[int]bool) int {
 	}
 	for {
 		c.p.Wait(child)
-		if done, status := child.Exited(); done {
-			return status
+		if done, _ := child.Exited(); done {
+			return c.p.ExitAs(child)
 		}
 		for _, sig := range c.p.Pending() {
 			if !ignore[sig] {

@@ -391,11 +391,21 @@ func (s *shell) waitJobs(argv []string) (jobs []*Proc, status int, ok bool) {
 }
 
 // waited is wait's status once the jobs' wait returned status.
+// A job named by an operand that a signal killed, and that no foreground wait reaped
+// before, is reported as a foreground job's is.
 func (s *shell) waited(argv []string, status int) int {
-	s.jobs = removeExited(s.jobs)
-	if len(argv) == 1 && status < 128 {
-		return 0 // wait without operands: 0 once all are done
+	for _, a := range argv[1:] {
+		for _, j := range s.jobs {
+			if strconv.Itoa(j.pid) == strings.TrimPrefix(a, "%") && j.exited && !j.reaped {
+				s.notice(j)
+			}
+		}
 	}
+	s.reap(nil)
+	if len(argv) == 1 && allExited(s.jobs) {
+		status = 0 // wait without operands: 0 once all are done, 128+N if a trap ended it
+	}
+	s.jobs = removeExited(s.jobs)
 	return status
 }
 
@@ -495,7 +505,7 @@ func (s *shell) command(argv []string) int {
 	if b, ok := builtins[args[0]]; ok {
 		return b(s, args)
 	}
-	s.external(args)
+	s.external(args, false)
 	return s.status
 }
 

@@ -59,8 +59,13 @@ type shell struct {
 	started       int64         // for $SECONDS
 	sourcing      []string      // files being sourced (return ends one)
 	keepRedirs    bool          // exec without a command: its redirections stay
-	extraEnv      []string      // inherited NAME=value entries whose names are no identifiers
-	ecfg          *expand.Config
+	// execTail is the command ash would exec rather than fork, being the shell's last (sh
+	// -c's final command on the script's last line, a pipeline's or a background job's
+	// command): a signal killing it kills the shell, which says nothing of it.
+	execTail *syntax.CallExpr
+	execNow  bool     // run is running execTail
+	extraEnv []string // inherited NAME=value entries whose names are no identifiers
+	ecfg     *expand.Config
 
 	// Memory (memory.go): what the positional parameters and the variables saved by
 	// local and prefix assignments hold, what the shell inherited from its parent (shared
@@ -229,7 +234,27 @@ func (s *shell) runScript(script string) (status int) {
 		s.syntaxError(err)
 		return 2
 	}
+	if n := len(f.Stmts); n > 0 && !strings.Contains(script[min(int(f.Stmts[n-1].End().Offset()), len(script)):], "\n") {
+		s.execTail = tailCall(f.Stmts[n-1])
+	}
 	return s.runFile(f)
+}
+
+// tailCall is the simple command ash execs when st is the last thing its shell runs: st
+// itself, or the last of an && || list.
+func tailCall(st *syntax.Stmt) *syntax.CallExpr {
+	if st.Background || st.Negated {
+		return nil
+	}
+	switch c := st.Cmd.(type) {
+	case *syntax.CallExpr:
+		return c
+	case *syntax.BinaryCmd:
+		if c.Op == syntax.AndStmt || c.Op == syntax.OrStmt {
+			return tailCall(c.Y)
+		}
+	}
+	return nil
 }
 
 // runFile runs a parsed script, then the EXIT trap. A parked shell resumes here, f nil:
@@ -536,6 +561,7 @@ func (s *shell) pipeline(c *syntax.BinaryCmd) {
 	}
 	if len(procs) > 0 {
 		s.status = s.p.waitAll(procs)
+		s.reap(procs)
 	}
 }
 
@@ -565,6 +591,7 @@ func (s *shell) runForked(st *syntax.Stmt) (status int) {
 	} else {
 		s.traps = nil
 		s.frames[fi].node = st
+		s.execTail = tailCall(st)
 	}
 	defer func() {
 		if s.parking {
@@ -609,6 +636,7 @@ func (s *shell) clone() *shell {
 	c.traps = maps.Clone(s.traps)
 	c.params = slices.Clone(s.params)
 	c.jobs = nil
+	c.execTail, c.execNow = nil, false
 	c.breakN, c.contN, c.returning = 0, 0, false
 	c.frames, c.resumeAt, c.parking = nil, 0, false // a copy has no place of its own to resume
 	c.inherited, c.charged = s.vars.bytes+s.savedBytes+s.paramBytes, 0
@@ -1066,6 +1094,7 @@ func (s *shell) call(ce *syntax.CallExpr) {
 	}
 	s.frames[fi].saved = saved
 	defer s.endCall(fi)
+	s.execNow = ce == s.execTail && len(s.traps) == 0
 	s.run(fields)
 }
 
@@ -1114,13 +1143,19 @@ func (s *shell) restoreVars(saved []savedVar) {
 
 // run runs argv: a function, a builtin, a no-fork applet or a program in a child process.
 func (s *shell) run(argv []string) {
+	execNow := s.execNow
+	s.execNow = false
 	fi, resumed := s.enter(frameRun)
 	if resumed {
 		switch s.frames[fi].i {
 		case runFunc:
 			s.callFunc(nil, nil)
 		case runInPlace, runWait:
+			kind := s.frames[fi].i
 			s.status = s.resumed()
+			if kind == runInPlace {
+				s.reap(nil) // the sleep that parked
+			}
 		}
 		s.leave(fi)
 		return
@@ -1161,11 +1196,14 @@ func (s *shell) run(argv []string) {
 			}
 			s.status = s.p.runInPlace(prog, argv, s.environ())
 			s.p.parker, s.p.builtinOf = nil, ""
+			if !appletBuiltins[name] && name != "true" && name != "false" {
+				s.reap(nil) // busybox's sleep is a child the shell waits for
+			}
 			s.leave(fi)
 			return
 		}
 	}
-	s.external(argv)
+	s.external(argv, execNow)
 	s.leave(fi)
 }
 
@@ -1181,7 +1219,9 @@ func (s *shell) inPath(name string) bool {
 	return err == nil
 }
 
-func (s *shell) external(argv []string) {
+// external runs argv as a child and waits for it. exec: the command is one ash would exec
+// (execTail), so that the signal killing it kills the shell too, which says nothing.
+func (s *shell) external(argv []string, exec bool) {
 	child, err := s.p.StartChild(Spec{Argv: argv, Env: s.environ()})
 	if err != nil {
 		s.status = s.p.execFailed(s.name, argv[0], err)
@@ -1190,8 +1230,54 @@ func (s *shell) external(argv []string) {
 		}
 		return
 	}
-	s.status = s.p.waitAll([]*Proc{child})
+	job := []*Proc{child}
+	s.status = s.p.waitAll(job)
+	if exec && child.signaled != 0 {
+		s.p.signaled = child.signaled
+		job = nil
+	}
+	s.reap(job)
 }
+
+// reap ends a wait for a foreground job: ash prints, on stderr, what killed a process of
+// the job (strsignal's words: "Terminated", "Killed"; not for SIGINT and SIGPIPE), and has
+// reaped the background jobs that ended meanwhile, so that their wait is silent.
+func (s *shell) reap(job []*Proc) {
+	for _, c := range job {
+		s.notice(c)
+	}
+	for _, j := range s.jobs {
+		if j.exited {
+			j.reaped = true
+		}
+	}
+}
+
+// notice prints what killed c, if a signal did.
+func (s *shell) notice(c *Proc) {
+	if sig := c.signaled; sig != 0 && sig != SIGINT && sig != SIGPIPE {
+		fmt.Fprintf(s.p.Stderr(), "%s\n", strsignal(sig))
+	}
+}
+
+// strsignal is glibc's strsignal: what a signal is called in the shell's notices.
+func strsignal(sig int) string {
+	if sig > 0 && sig < len(signalText) {
+		return signalText[sig]
+	}
+	if sig >= 34 && sig <= 64 {
+		return "Real-time signal " + strconv.Itoa(sig-34)
+	}
+	return "Unknown signal " + strconv.Itoa(sig)
+}
+
+var signalText = [...]string{1: "Hangup", "Interrupt", "Quit", "Illegal instruction", "Trace/breakpoint trap",
+	"Aborted", "Bus error", "Floating point exception", "Killed", "User defined signal 1",
+	"Segmentation fault", "User defined signal 2", "Broken pipe", "Alarm clock", "Terminated",
+	"Stack fault", "Child exited", "Continued", "Stopped (signal)", "Stopped", "Stopped (tty input)",
+	"Stopped (tty output)", "Urgent I/O condition", "CPU time limit exceeded", "File size limit exceeded",
+	"Virtual timer expired", "Profiling timer expired", "Window changed", "I/O possible", "Power failure",
+	"Bad system call"}
 
 // callFunc runs a function's body; resuming (body nil), the function's frame has it.
 func (s *shell) callFunc(body *syntax.Stmt, argv []string) {

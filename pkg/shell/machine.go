@@ -221,6 +221,11 @@ type Proc struct {
 	// traps are the signals the program handles itself (a shell's trap); others kill it.
 	traps   map[int]bool
 	killSig int // the signal killing it, carried out by the machine
+	// signaled is the signal p died of (its status 128+signaled), 0 when it exited: what
+	// a waiting shell reports ("Terminated"). reaped marks a background job its shell
+	// reaped while waiting for a foreground one, so that its wait says nothing of it.
+	signaled int
+	reaped   bool
 	// interrupted is set when a signal ends a sleep early (a trapped signal).
 	interrupted bool
 	// cleanups run when the process exits (its listening sockets close).
@@ -351,6 +356,7 @@ func (p *Proc) runProgram(prog Program) {
 			if r != nil {
 				if _, ok := r.(errKilled); ok {
 					status = 128 + p.killSig
+					p.signaled = p.killSig
 					return
 				}
 				if e, ok := r.(exitPanic); ok {
@@ -562,6 +568,9 @@ func (m *Machine) Signal(pid, sig int) {
 }
 
 func (p *Proc) deliver(sig int) {
+	if ignoredByDefault(sig) && !p.traps[sig] {
+		return
+	}
 	if sig != SIGKILL && p.traps[sig] {
 		p.pending = append(p.pending, sig)
 		p.interrupted = true
@@ -570,6 +579,12 @@ func (p *Proc) deliver(sig int) {
 	if p.killSig == 0 {
 		p.killSig = sig
 	}
+}
+
+// ignoredByDefault reports whether sig's default action is to ignore it (SIGCHLD,
+// SIGCONT, SIGURG, SIGWINCH): an untrapped one does nothing.
+func ignoredByDefault(sig int) bool {
+	return sig == 17 || sig == 18 || sig == 23 || sig == 28
 }
 
 // KillAll kills every process at once (the container is gone): their coroutines unwind now.
@@ -712,6 +727,7 @@ func (p *Proc) finish() {
 	}
 	p.prog = nil
 	p.status = 128 + p.killSig
+	p.signaled = p.killSig
 	p.done()
 }
 
@@ -1013,6 +1029,13 @@ func allExited(ps []*Proc) bool {
 		}
 	}
 	return true
+}
+
+// ExitAs makes p end as child did, having exec'd what child runs (env, nice, timeout):
+// child's status, and the signal that killed it, for p's parent to report.
+func (p *Proc) ExitAs(child *Proc) int {
+	p.signaled = child.signaled
+	return child.status
 }
 
 // Exited reports whether p has exited, and its status.
