@@ -71,7 +71,7 @@ func (s *shell) cd(argv []string) int {
 		err = errNotDir
 	}
 	if err != nil {
-		s.errorf("cd: can't cd to %s: %v", dir, err)
+		s.builtinError("cd", "can't cd to %s: %v", dir, err)
 		return 2
 	}
 	s.assign("OLDPWD", s.p.dir)
@@ -92,7 +92,7 @@ func (s *shell) exit(argv []string) int {
 	if len(argv) > 1 {
 		n, err := strconv.Atoi(argv[1])
 		if err != nil || n < 0 {
-			s.errorf("exit: Illegal number: %s", argv[1])
+			s.builtinError("exit", "Illegal number: %s", argv[1])
 			panic(exitPanic(2))
 		}
 		status = n & 0xff
@@ -105,7 +105,7 @@ func (s *shell) ret(argv []string) int {
 	if len(argv) > 1 {
 		n, err := strconv.Atoi(argv[1])
 		if err != nil {
-			s.errorf("return: Illegal number: %s", argv[1])
+			s.builtinError("return", "Illegal number: %s", argv[1])
 			return 2
 		}
 		status = n & 0xff
@@ -122,8 +122,8 @@ func loopCount(s *shell, argv []string) (int, bool) {
 	if len(argv) > 1 {
 		v, err := strconv.Atoi(argv[1])
 		if err != nil || v < 1 {
-			s.errorf("%s: Illegal number: %s", argv[0], argv[1])
-			return 0, false
+			s.builtinError(argv[0], "Illegal number: %s", argv[1])
+			panic(exitPanic(2)) // a special builtin's error ends a non-interactive shell
 		}
 		n = v
 	}
@@ -178,8 +178,12 @@ func (s *shell) unset(argv []string) int {
 			delete(s.funcs, a)
 			continue
 		}
+		if !validName(a) {
+			s.builtinError("unset", "%s: bad variable name", a)
+			panic(exitPanic(2)) // a special builtin's error ends a non-interactive shell
+		}
 		if v, ok := s.vars.lookup(a); ok && v.ReadOnly {
-			s.errorf("unset: %s: is read only", a)
+			s.builtinError("unset", "%s: is read only", a)
 			status = 2
 			continue
 		}
@@ -217,8 +221,8 @@ func (s *shell) set(argv []string) int {
 				return 0
 			}
 			if !s.setOption(args[0], on) {
-				s.errorf("set: illegal option -o %s", args[0])
-				return 2
+				s.builtinError("set", "illegal option -o %s", args[0])
+				return 1
 			}
 			args = args[1:]
 			continue
@@ -229,8 +233,8 @@ func (s *shell) set(argv []string) int {
 				s.setFlag(c, on)
 			case 'v', 'm', 'a', 'b', 'h', 'n':
 			default:
-				s.errorf("set: illegal option -%c", c)
-				return 2
+				s.builtinError("set", "illegal option -%c", c)
+				panic(exitPanic(2)) // a special builtin's error ends a non-interactive shell
 			}
 		}
 	}
@@ -245,7 +249,7 @@ func (s *shell) shift(argv []string) int {
 	if len(argv) > 1 {
 		v, err := strconv.Atoi(argv[1])
 		if err != nil || v < 0 {
-			s.errorf("shift: Illegal number: %s", argv[1])
+			s.builtinError("shift", "Illegal number: %s", argv[1])
 			panic(exitPanic(2)) // a special builtin's error ends a non-interactive shell
 		}
 		n = v
@@ -273,8 +277,8 @@ func (s *shell) read(argv []string) int {
 		case a == "-u" && len(args) > 1:
 			n, err := strconv.Atoi(args[1])
 			if err != nil || n < 0 || n >= len(s.p.fds) {
-				s.errorf("read: %s: invalid file descriptor", args[1])
-				return 1
+				s.builtinError("read", "invalid file descriptor")
+				return 2
 			}
 			fdn = n
 			args = args[1:]
@@ -337,7 +341,7 @@ func (s *shell) trap(argv []string) int {
 		if !ok {
 			n, err := strconv.Atoi(name)
 			if err != nil {
-				s.errorf("trap: %s: bad trap", name)
+				s.builtinError("trap", "%s: invalid signal specification", name)
 				return 1
 			}
 			sig, name = n, signalName(n)
@@ -420,7 +424,7 @@ func removeExited(ps []*Proc) []*Proc {
 }
 
 func (s *shell) evalBuiltin(argv []string) int {
-	s.eval(strings.Join(argv[1:], " "))
+	s.evalAt(strings.Join(argv[1:], " "))
 	return s.status
 }
 
@@ -434,7 +438,7 @@ func (s *shell) exec(argv []string) int {
 	args := argv[1:]
 	prog, resolved, _, err := s.p.m.resolve(args, s.vars.get("PATH").String(), s.p.dir)
 	if err != nil {
-		status := s.p.execFailed(s.name, args[0], err)
+		status := s.p.execFailed(fmt.Sprintf("%s: exec: line %d", s.name, s.lineno), args[0], err)
 		panic(exitPanic(status))
 	}
 	s.p.argv, s.p.env = resolved, s.environ()
@@ -444,7 +448,7 @@ func (s *shell) exec(argv []string) int {
 // source FILE: runs FILE's commands in this shell.
 func (s *shell) source(argv []string) int {
 	if len(argv) < 2 {
-		s.errorf("%s: filename argument required", argv[0])
+		s.builtinError(argv[0], "filename argument required")
 		return 2
 	}
 	name := argv[1]
@@ -459,11 +463,16 @@ func (s *shell) source(argv []string) int {
 	}
 	data, err := s.p.FS().ReadFile(s.p.Abs(file))
 	if err != nil {
-		s.errorf("%s: can't open '%s': %v", argv[0], name, err)
+		s.builtinError(argv[0], "can't open '%s': %v", name, err)
 		panic(exitPanic(2))
 	}
 	s.sourcing = append(s.sourcing, name)
-	defer func() { s.sourcing = s.sourcing[:len(s.sourcing)-1] }()
+	savedBase := s.lineBase
+	s.lineBase = 0 // a file's lines count from 1
+	defer func() {
+		s.sourcing = s.sourcing[:len(s.sourcing)-1]
+		s.lineBase = savedBase
+	}()
 	saved := s.params
 	if len(argv) > 2 {
 		s.setParams(argv[2:])
@@ -661,7 +670,7 @@ func (s *shell) ulimit(argv []string) int {
 // getopts OPTSTRING NAME [ARGS...]
 func (s *shell) getopts(argv []string) int {
 	if len(argv) < 3 {
-		s.errorf("getopts: usage: getopts optstring name [arg ...]")
+		s.builtinError("getopts", "usage: getopts optstring var [arg]")
 		return 2
 	}
 	optstr, name := argv[1], argv[2]

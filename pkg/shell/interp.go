@@ -63,9 +63,13 @@ type shell struct {
 	// -c's final command on the script's last line, a pipeline's or a background job's
 	// command): a signal killing it kills the shell, which says nothing of it.
 	execTail *syntax.CallExpr
-	execNow  bool     // run is running execTail
-	extraEnv []string // inherited NAME=value entries whose names are no identifiers
-	ecfg     *expand.Config
+	execNow  bool // run is running execTail
+	// lineno is the line of the simple command running, as ash counts it for its builtins'
+	// errors ("sh: cd: line 0: ..."): lineBase plus the parser's line in the text being
+	// run (-1 for sh -c's script, which ash counts from 0; an eval's from its own line).
+	lineno, lineBase int
+	extraEnv         []string // inherited NAME=value entries whose names are no identifiers
+	ecfg             *expand.Config
 
 	// Memory (memory.go): what the positional parameters and the variables saved by
 	// local and prefix assignments hold, what the shell inherited from its parent (shared
@@ -116,6 +120,7 @@ func RunShell(p *Proc) int {
 	}
 	switch {
 	case hasScript:
+		s.lineBase = -1 // ash counts sh -c's lines from 0, as bash
 		if len(args) == 0 {
 			fmt.Fprintf(p.Stderr(), "%s: -c requires an argument\n", path.Base(s.name))
 			return 2
@@ -313,6 +318,25 @@ func (s *shell) errorf(format string, args ...any) {
 	fmt.Fprintf(s.p.Stderr(), "%s: %s\n", s.name, fmt.Sprintf(format, args...))
 }
 
+// builtinError reports an error of builtin name as ash does, with the command's line:
+// "sh: cd: line 0: can't cd to /x: No such file or directory".
+func (s *shell) builtinError(name, format string, args ...any) {
+	prefix := s.name + ": "
+	if name != s.name {
+		prefix += name + ": "
+	}
+	fmt.Fprintf(s.p.Stderr(), "%sline %d: %s\n", prefix, s.lineno, fmt.Sprintf(format, args...))
+}
+
+// evalAt runs src (eval's argument, a trap's action) as ash does, its lines counted from
+// the running command's.
+func (s *shell) evalAt(src string) {
+	saved := s.lineBase
+	s.lineBase = s.lineno - 1
+	defer func() { s.lineBase = saved }()
+	s.eval(src)
+}
+
 // eval runs a string of commands in this shell (eval, trap actions).
 func (s *shell) eval(src string) {
 	f, err := parse(src)
@@ -407,7 +431,7 @@ func (s *shell) runTraps() {
 		if cmd := s.traps[name]; cmd != "" {
 			saved := s.status
 			s.noPark++
-			s.eval(cmd)
+			s.evalAt(cmd)
 			s.noPark--
 			s.status = saved
 		}
@@ -1060,6 +1084,7 @@ func (s *shell) call(ce *syntax.CallExpr) {
 		return
 	}
 	s.substStatus = 0
+	s.lineno = int(ce.Pos().Line()) + s.lineBase
 	fields, ok := s.fields(ce.Args...)
 	if !ok {
 		return
