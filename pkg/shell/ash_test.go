@@ -26,6 +26,11 @@ func TestAshBehaviours(t *testing.T) {
 		{name: "break outside a loop", script: `break; echo $?`, stdout: "0\n"},
 		{name: "break more loops than there are", script: `for i in 1 2; do for j in a b; do echo $i$j; break 5; done; done; echo end`, stdout: "1a\nend\n"},
 		{name: "continue in a while", script: `i=0; while [ $i -lt 3 ]; do i=$((i+1)); [ $i = 2 ] && continue; echo $i; done`, stdout: "1\n3\n"},
+		{name: "set -o pipefail", script: `set -o pipefail; false | true; echo $?`, stdout: "1\n"},
+		{name: "local outside a function", script: `local x=1; echo no`, stderr: "sh: local: line 0: not in a function\n", status: 2},
+		{name: "no here-strings", script: "echo a\necho b; read w <<< x\necho c", stdout: "a\n", stderr: "sh: syntax error: unexpected redirection\n", status: 2},
+		{name: "getopts' words", script: `getopts a o -x; OPTIND=1; getopts f: o -f`, stderr: "Illegal option -x\nNo arg for -f option\n"},
+		{name: "wait for a job done earlier", script: `(exit 3) & a=$!; (sleep 1; exit 5) & b=$!; wait $b; wait $a; echo $?`, stdout: "3\n"},
 		{name: "command -v", script: `command -v echo; command -v cat; command -v nosuch; echo $?`, stdout: "echo\n/bin/cat\n127\n"},
 	}
 	for _, tt := range tests {

@@ -409,14 +409,20 @@ func (s *shell) waited(argv []string, status int) int {
 	if len(argv) == 1 && allExited(s.jobs) {
 		status = 0 // wait without operands: 0 once all are done, 128+N if a trap ended it
 	}
-	s.jobs = removeExited(s.jobs)
+	s.jobs = removeWaited(s.jobs, argv[1:])
 	return status
 }
 
-func removeExited(ps []*Proc) []*Proc {
+// removeWaited drops the jobs a wait is done with: those of operands that have exited,
+// or without operands every one that has (another job's status stays for its wait).
+func removeWaited(ps []*Proc, operands []string) []*Proc {
 	out := ps[:0]
 	for _, p := range ps {
-		if !p.exited {
+		named := len(operands) == 0
+		for _, a := range operands {
+			named = named || strconv.Itoa(p.pid) == strings.TrimPrefix(a, "%")
+		}
+		if !p.exited || !named {
 			out = append(out, p)
 		}
 	}
@@ -707,7 +713,7 @@ func (s *shell) getopts(argv []string) int {
 		}
 	}
 	if i < 0 || c == ':' {
-		fmt.Fprintf(s.p.Stderr(), "%s: illegal option -- %c\n", path.Base(s.name), c)
+		fmt.Fprintf(s.p.Stderr(), "Illegal option -%c\n", c) // ash's words, unprefixed
 		s.assign(name, "?")
 		next()
 		return 0
@@ -720,7 +726,7 @@ func (s *shell) getopts(argv []string) int {
 			s.assign("OPTARG", args[optind])
 			s.assign("OPTIND", strconv.Itoa(optind+2))
 		} else {
-			fmt.Fprintf(s.p.Stderr(), "%s: option requires an argument -- %c\n", path.Base(s.name), c)
+			fmt.Fprintf(s.p.Stderr(), "No arg for -%c option\n", c)
 			s.assign(name, "?")
 			s.assign("OPTIND", strconv.Itoa(optind+1))
 			return 0

@@ -32,17 +32,18 @@ const MaxFuncDepth = 1000
 
 // shell is one shell's state. A subshell is a copy.
 type shell struct {
-	p       *Proc
-	name    string // $0
-	params  []string
-	vars    varTable
-	funcs   map[string]*syntax.Stmt
-	status  int
-	traps   map[string]string // "EXIT", "TERM", ... -> command
-	errexit bool
-	nounset bool
-	xtrace  bool
-	noglob  bool
+	p        *Proc
+	name     string // $0
+	params   []string
+	vars     varTable
+	funcs    map[string]*syntax.Stmt
+	status   int
+	traps    map[string]string // "EXIT", "TERM", ... -> command
+	errexit  bool
+	nounset  bool
+	xtrace   bool
+	noglob   bool
+	pipefail bool
 
 	breakN, contN int
 	returning     bool
@@ -62,8 +63,9 @@ type shell struct {
 	// execTail is the command ash would exec rather than fork, being the shell's last (sh
 	// -c's final command on the script's last line, a pipeline's or a background job's
 	// command): a signal killing it kills the shell, which says nothing of it.
-	execTail *syntax.CallExpr
-	execNow  bool // run is running execTail
+	execTail  *syntax.CallExpr
+	execNow   bool   // run is running execTail
+	lateError string // the syntax error after the script's good lines (lateSyntaxError)
 	// lineno is the line of the simple command running, as ash counts it for its builtins'
 	// errors ("sh: cd: line 0: ..."): lineBase plus the parser's line in the text being
 	// run (-1 for sh -c's script, which ash counts from 0; an eval's from its own line).
@@ -198,43 +200,93 @@ func (s *shell) setOption(name string, on bool) bool {
 		s.noglob = on
 	case "noclobber":
 		s.noclobber = on
-	case "pipefail", "posix", "monitor", "vi", "emacs", "allexport", "notify", "ignoreeof", "verbose":
+	case "pipefail":
+		s.pipefail = on
+	case "posix", "monitor", "vi", "emacs", "allexport", "notify", "ignoreeof", "verbose":
 	default:
 		return false
 	}
 	return true
 }
 
+type parsed struct {
+	f   *syntax.File
+	err error
+}
+
 var parseCache = struct {
 	sync.Mutex
-	m map[string]*syntax.File
-}{m: map[string]*syntax.File{}}
+	m map[string]parsed
+}{m: map[string]parsed{}}
 
 // parse parses script, sharing the tree of a script seen before: ten thousand pods
-// running one manifest's script hold one tree. Trees are never modified.
+// running one manifest's script hold one tree. Trees are never modified. A script with
+// what bash parses and ash does not is a *lateSyntaxError.
 func parse(script string) (*syntax.File, error) {
 	parseCache.Lock()
-	f, ok := parseCache.m[script]
+	p, ok := parseCache.m[script]
 	parseCache.Unlock()
 	if ok {
-		return f, nil
+		return p.f, p.err
 	}
 	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(script), "")
 	if err != nil {
 		return nil, err
 	}
+	err = notAsh(f)
 	parseCache.Lock()
 	if len(parseCache.m) >= 4096 {
 		clear(parseCache.m)
 	}
-	parseCache.m[script] = f
+	parseCache.m[script] = parsed{f, err}
 	parseCache.Unlock()
-	return f, nil
+	return f, err
+}
+
+// lateSyntaxError is a syntax error ash meets only when it reaches the line: it runs the
+// lines before (good), then says msg.
+type lateSyntaxError struct {
+	good *syntax.File
+	msg  string
+}
+
+func (e *lateSyntaxError) Error() string { return e.msg }
+
+// notAsh finds what ash cannot parse though bash can: a here-string (<<<), which ash
+// reads as a here-document's << and a < with nothing to redirect.
+func notAsh(f *syntax.File) error {
+	for i, st := range f.Stmts {
+		bad := false
+		syntax.Walk(st, func(n syntax.Node) bool {
+			if r, ok := n.(*syntax.Redirect); ok && r.Op == syntax.WordHdoc {
+				bad = true
+			}
+			return !bad
+		})
+		if !bad {
+			continue
+		}
+		// ash parses a line at a time: the statements ending on earlier lines run.
+		line := st.Pos().Line()
+		good := &syntax.File{}
+		for _, prev := range f.Stmts[:i] {
+			if prev.End().Line() < line {
+				good.Stmts = append(good.Stmts, prev)
+			}
+		}
+		return &lateSyntaxError{good: good, msg: "syntax error: unexpected redirection"}
+	}
+	return nil
 }
 
 // runScript parses and runs script, then the EXIT trap; an exit anywhere ends it.
 func (s *shell) runScript(script string) (status int) {
 	f, err := parse(script)
+	var late *lateSyntaxError
+	if errors.As(err, &late) {
+		s.lateError = late.msg
+		return s.runFile(late.good)
+	}
 	if err != nil {
 		s.syntaxError(err)
 		return 2
@@ -284,6 +336,10 @@ func (s *shell) runFile(f *syntax.File) (status int) {
 		status = s.runExitTrap(status)
 	}()
 	s.stmts(f.Stmts)
+	if s.lateError != "" {
+		s.errorf("%s", s.lateError)
+		panic(exitPanic(2))
+	}
 	return s.status
 }
 
@@ -306,7 +362,10 @@ func (s *shell) runExitTrap(status int) int {
 func (s *shell) syntaxError(err error) {
 	msg := err.Error()
 	var pe syntax.ParseError
-	if errors.As(err, &pe) {
+	var late *lateSyntaxError
+	if errors.As(err, &late) {
+		msg = late.msg
+	} else if errors.As(err, &pe) {
 		msg = fmt.Sprintf("line %d: syntax error: %s", pe.Pos.Line(), pe.Text)
 	}
 	fmt.Fprintf(s.p.Stderr(), "%s: %s\n", s.name, msg)
@@ -585,6 +644,13 @@ func (s *shell) pipeline(c *syntax.BinaryCmd) {
 	}
 	if len(procs) > 0 {
 		s.status = s.p.waitAll(procs)
+		if s.pipefail {
+			for _, c := range procs { // the last non-zero status
+				if c.status != 0 {
+					s.status = c.status
+				}
+			}
+		}
 		s.reap(procs)
 	}
 }
@@ -1445,12 +1511,17 @@ func (s *shell) assignExpr(as *syntax.Assign, export bool) bool {
 func (s *shell) decl(c *syntax.DeclClause) {
 	variant := c.Variant.Value
 	s.status = 0
+	s.lineno = int(c.Pos().Line()) + s.lineBase
 	for _, as := range c.Args {
 		if as.Name == nil {
 			// declare -x NAME style flags arrive as values without a name.
 			continue
 		}
 		name := as.Name.Value
+		if variant == "local" && len(s.localFrames) == 0 {
+			s.builtinError("local", "not in a function")
+			panic(exitPanic(2)) // as a special builtin's error, it ends the shell
+		}
 		if variant == "local" && len(s.localFrames) > 0 {
 			frame := s.localFrames[len(s.localFrames)-1]
 			*frame = append(*frame, savedVar{name, s.vars.get(name)})
