@@ -324,7 +324,7 @@ func (c *cmd) writeFile(name string, data []byte, appending bool) error {
 		return err
 	}
 	id := c.p.Identity()
-	return c.fs().WriteFile(c.abs(name), data, 0o666&^umask, appending, id.UID, id.GID)
+	return c.fs().WriteFile(c.abs(name), data, 0o666&^c.umask(), appending, id.UID, id.GID)
 }
 
 type errReader struct{ err error }
@@ -593,3 +593,6 @@ func joinPath(dir, name string) string {
 	}
 	return dir + "/" + name
 }
+
+// umask is the process's file creation mask.
+func (c *cmd) umask() fs.FileMode { return c.p.Umask() }

@@ -31,6 +31,8 @@ func TestAshBehaviours(t *testing.T) {
 		{name: "no here-strings", script: "echo a\necho b; read w <<< x\necho c", stdout: "a\n", stderr: "sh: syntax error: unexpected redirection\n", status: 2},
 		{name: "getopts' words", script: `getopts a o -x; OPTIND=1; getopts f: o -f`, stderr: "Illegal option -x\nNo arg for -f option\n"},
 		{name: "wait for a job done earlier", script: `(exit 3) & a=$!; (sleep 1; exit 5) & b=$!; wait $b; wait $a; echo $?`, stdout: "3\n"},
+		{name: "set -x quotes as ash", script: `set -x; echo in "a b" it\'s`, stdout: "in a b it's\n", stderr: "+ echo 'in' 'a b' 'it'\"'\"'s'\n"},
+		{name: "umask", script: `umask; umask 077; umask; umask -S; umask g=rx; umask`, stdout: "0022\n0077\nu=rwx,g=,o=\n0027\n"},
 		{name: "command -v", script: `command -v echo; command -v cat; command -v nosuch; echo $?`, stdout: "echo\n/bin/cat\n127\n"},
 	}
 	for _, tt := range tests {

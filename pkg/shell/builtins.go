@@ -3,6 +3,7 @@ package shell
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"path"
 	"strconv"
 	"strings"
@@ -659,11 +660,82 @@ func parseSignal(name string) (int, bool) {
 	return n, ok
 }
 
+// umask [-S] [MODE]: shows or sets the file creation mask (an octal MODE; a symbolic
+// one sets the permissions files may have, u=rwx,g=rx,o=).
 func (s *shell) umask(argv []string) int {
-	if len(argv) == 1 {
-		fmt.Fprintln(s.p.Stdout(), "0022")
+	args := argv[1:]
+	symbolic := len(args) > 0 && args[0] == "-S"
+	if symbolic {
+		args = args[1:]
 	}
-	return 0
+	if len(args) == 0 {
+		m := s.p.umask
+		if !symbolic {
+			fmt.Fprintf(s.p.Stdout(), "%04o\n", uint32(m))
+			return 0
+		}
+		allowed := ^m & 0o777
+		var parts []string
+		for i, who := range []string{"u", "g", "o"} {
+			bits := allowed >> (6 - 3*i) & 7
+			p := who + "="
+			for j, c := range "rwx" {
+				if bits&(4>>j) != 0 {
+					p += string(c)
+				}
+			}
+			parts = append(parts, p)
+		}
+		fmt.Fprintln(s.p.Stdout(), strings.Join(parts, ","))
+		return 0
+	}
+	if n, err := strconv.ParseUint(args[0], 8, 32); err == nil {
+		s.p.SetUmask(fs.FileMode(n))
+		return 0
+	}
+	if m, ok := symbolicUmask(args[0], s.p.umask); ok {
+		s.p.SetUmask(m)
+		return 0
+	}
+	s.builtinError("umask", "illegal mode: %s", args[0])
+	return 2
+}
+
+// symbolicUmask is the mask a symbolic umask mode (u=rwx,g=rx,o=) leaves from m.
+func symbolicUmask(mode string, m fs.FileMode) (fs.FileMode, bool) {
+	allowed := ^m & 0o777
+	for _, clause := range strings.Split(mode, ",") {
+		who, perms, ok := strings.Cut(clause, "=")
+		if !ok || who == "" {
+			return 0, false
+		}
+		var bits fs.FileMode
+		for _, c := range perms {
+			switch c {
+			case 'r':
+				bits |= 4
+			case 'w':
+				bits |= 2
+			case 'x':
+				bits |= 1
+			default:
+				return 0, false
+			}
+		}
+		for _, w := range who {
+			shift := map[rune]int{'u': 6, 'g': 3, 'o': 0}
+			if w == 'a' {
+				allowed = bits<<6 | bits<<3 | bits
+				continue
+			}
+			sh, ok := shift[w]
+			if !ok {
+				return 0, false
+			}
+			allowed = allowed&^(7<<sh) | bits<<sh
+		}
+	}
+	return ^allowed & 0o777, true
 }
 
 func (s *shell) ulimit(argv []string) int {

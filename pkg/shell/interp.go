@@ -1169,7 +1169,11 @@ func (s *shell) call(ce *syntax.CallExpr) {
 		return
 	}
 	if s.xtrace {
-		fmt.Fprintf(s.p.Stderr(), "+ %s\n", strings.Join(fields, " "))
+		words := make([]string, len(fields))
+		for i, f := range fields {
+			words[i] = traceQuote(f, true)
+		}
+		fmt.Fprintf(s.p.Stderr(), "+ %s\n", strings.Join(words, " "))
 	}
 	// Assignments before a command are its environment only (a function or regular builtin
 	// sees them too, and forgets them after).
@@ -1197,9 +1201,55 @@ func (s *shell) traceAssigns(assigns []*syntax.Assign) {
 		if as.Value != nil {
 			v, _ = expand.Literal(s.cfg(), as.Value)
 		}
-		words = append(words, as.Name.Value+"="+v)
+		words = append(words, as.Name.Value+"="+traceQuote(v, false))
 	}
 	fmt.Fprintf(s.p.Stderr(), "+ %s\n", strings.Join(words, " "))
+}
+
+// traceQuote is a word as set -x shows it, as ash quotes it: in single quotes when it
+// has a character other than + , - . / 0-9 : @ A-Z ] ^ _ a-z, or (a command's word) is
+// a reserved word ("+ echo 'in' f").
+func traceQuote(w string, command bool) string {
+	if command && ashKeywords[w] {
+		return singleQuote(w)
+	}
+	for i := 0; i < len(w); i++ {
+		c := w[i]
+		if c < '+' || c >= ';' && c <= '?' || c == '`' || c == '[' || c == '\\' || c > 'z' {
+			return singleQuote(w)
+		}
+	}
+	return w
+}
+
+var ashKeywords = map[string]bool{"!": true, "case": true, "do": true, "done": true, "elif": true, "else": true,
+	"esac": true, "fi": true, "for": true, "function": true, "if": true, "in": true, "then": true, "until": true,
+	"while": true, "{": true, "}": true}
+
+// singleQuote quotes s as ash's single_quote: runs of ' in double quotes, the rest in
+// single quotes ("it's" is 'it'"'"'s').
+func singleQuote(s string) string {
+	var b strings.Builder
+	for {
+		i := strings.IndexByte(s, '\'')
+		if i < 0 {
+			i = len(s)
+		}
+		b.WriteString("'" + s[:i] + "'")
+		s = s[i:]
+		if s == "" {
+			return b.String()
+		}
+		j := 0
+		for j < len(s) && s[j] == '\'' {
+			j++
+		}
+		b.WriteString(`"` + s[:j] + `"`)
+		s = s[j:]
+		if s == "" {
+			return b.String()
+		}
+	}
 }
 
 // endCall ends call's frame i, its assignments undone (also when a command exits, for the

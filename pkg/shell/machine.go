@@ -226,6 +226,9 @@ type Proc struct {
 	// reaped while waiting for a foreground one, so that its wait says nothing of it.
 	signaled int
 	reaped   bool
+	// umask is the file creation mask, inherited from the parent (0022 for a process
+	// started from outside, a container's default).
+	umask fs.FileMode
 	// interrupted is set when a signal ends a sleep early (a trapped signal).
 	interrupted bool
 	// cleanups run when the process exits (its listening sockets close).
@@ -307,6 +310,10 @@ func (m *Machine) spawn(parent *Proc, s Spec) (*Proc, error) {
 	}
 	p := &Proc{m: m, pid: m.nextPID, parent: parent, argv: argv, env: s.Env, dir: dir, id: s.Identity, onExit: s.OnExit}
 	p.id.EUID = p.id.UID
+	p.umask = DefaultUmask
+	if parent != nil {
+		p.umask = parent.umask
+	}
 	if info.Mode&fs.ModeSetuid != 0 && !p.id.NoNewPrivs {
 		p.id.EUID = info.UID
 	}
@@ -1031,6 +1038,16 @@ func allExited(ps []*Proc) bool {
 	return true
 }
 
+// DefaultUmask is a container's processes' file creation mask unless they change it.
+const DefaultUmask fs.FileMode = 0o022
+
+// Umask is p's file creation mask: what a file or directory it creates lacks of 0666 or
+// 0777.
+func (p *Proc) Umask() fs.FileMode { return p.umask }
+
+// SetUmask sets p's file creation mask (umask), which its children inherit.
+func (p *Proc) SetUmask(m fs.FileMode) { p.umask = m & 0o777 }
+
 // ExitAs makes p end as child did, having exec'd what child runs (env, nice, timeout):
 // child's status, and the signal that killed it, for p's parent to report.
 func (p *Proc) ExitAs(child *Proc) int {
@@ -1088,7 +1105,7 @@ func (p *Proc) forkProc(prog Program) (*Proc, error) {
 	if !m.mayFork() {
 		return nil, errFork
 	}
-	c := &Proc{m: m, pid: m.nextPID, parent: p, argv: p.argv, env: p.env, dir: p.dir, id: p.id}
+	c := &Proc{m: m, pid: m.nextPID, parent: p, argv: p.argv, env: p.env, dir: p.dir, id: p.id, umask: p.umask}
 	m.nextPID++
 	for i, f := range p.fds {
 		c.fds[i] = f.dup()
