@@ -33,6 +33,9 @@ func TestAshBehaviours(t *testing.T) {
 		{name: "wait for a job done earlier", script: `(exit 3) & a=$!; (sleep 1; exit 5) & b=$!; wait $b; wait $a; echo $?`, stdout: "3\n"},
 		{name: "set -x quotes as ash", script: `set -x; echo in "a b" it\'s`, stdout: "in a b it's\n", stderr: "+ echo 'in' 'a b' 'it'\"'\"'s'\n"},
 		{name: "umask", script: `umask; umask 077; umask; umask -S; umask g=rx; umask`, stdout: "0022\n0077\nu=rwx,g=,o=\n0027\n"},
+		{name: "trap lists by signal number", script: `trap 'echo i' INT; trap 'echo h' HUP; trap : EXIT; trap`, stdout: "trap -- ':' EXIT\ntrap -- 'echo h' HUP\ntrap -- 'echo i' INT\n"},
+		{name: "job specs", script: `sleep 10 & sleep 10 & kill %2; wait %2; echo $?; kill %1; wait; kill %3; echo $?`, stdout: "143\n2\n", stderr: "Terminated\nsh: kill: line 0: %3: no such job\n"},
+		{name: "read -p prompts a terminal only", script: `echo a | { read -p 'q? ' v; echo $v; }`, stdout: "a\n"},
 		{name: "command -v", script: `command -v echo; command -v cat; command -v nosuch; echo $?`, stdout: "echo\n/bin/cat\n127\n"},
 	}
 	for _, tt := range tests {

@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -271,8 +273,7 @@ func (s *shell) read(argv []string) int {
 		case a == "-r":
 			raw = true
 		case a == "-p" && len(args) > 1:
-			fmt.Fprint(s.p.Stderr(), args[1])
-			args = args[1:]
+			args = args[1:] // the prompt is for a terminal, which a container's stdin is not
 		case (a == "-t" || a == "-n" || a == "-d") && len(args) > 1:
 			args = args[1:]
 		case a == "-u" && len(args) > 1:
@@ -319,8 +320,21 @@ names:
 func (s *shell) trap(argv []string) int {
 	args := argv[1:]
 	if len(args) == 0 {
-		for name, cmd := range s.traps {
-			fmt.Fprintf(s.p.Stdout(), "trap -- %s %s\n", shellQuote(cmd), name)
+		// By signal number, as ash lists them: EXIT (0) first.
+		names := slices.Collect(maps.Keys(s.traps))
+		num := func(name string) int {
+			if name == "EXIT" {
+				return 0
+			}
+			if n, ok := SignalNames[name]; ok {
+				return n
+			}
+			n, _ := strconv.Atoi(name)
+			return n
+		}
+		slices.SortFunc(names, func(a, b string) int { return num(a) - num(b) })
+		for _, name := range names {
+			fmt.Fprintf(s.p.Stdout(), "trap -- %s %s\n", shellQuote(s.traps[name]), name)
 		}
 		return 0
 	}
@@ -377,7 +391,7 @@ func (s *shell) waitJobs(argv []string) (jobs []*Proc, status int, ok bool) {
 		return s.jobs, 0, true
 	}
 	for _, a := range argv[1:] {
-		pid, err := strconv.Atoi(strings.TrimPrefix(a, "%"))
+		pid, err := s.jobPID(a)
 		if err != nil {
 			s.errorf("wait: %s: invalid job", a)
 			return nil, 2, false
@@ -395,13 +409,47 @@ func (s *shell) waitJobs(argv []string) (jobs []*Proc, status int, ok bool) {
 	return jobs, 0, true
 }
 
+// jobPID is the process a kill or wait operand names: a pid, or a job (%N, %%, %+ the
+// last started, %- the one before); -1 for a job that is no more.
+func (s *shell) jobPID(a string) (int, error) {
+	spec, isJob := strings.CutPrefix(a, "%")
+	if !isJob {
+		return strconv.Atoi(a)
+	}
+	var j *Proc
+	switch spec {
+	case "", "%", "+":
+		if len(s.jobs) > 0 {
+			j = s.jobs[len(s.jobs)-1]
+		}
+	case "-":
+		if len(s.jobs) > 1 {
+			j = s.jobs[len(s.jobs)-2]
+		}
+	default:
+		n, err := strconv.Atoi(spec)
+		if err != nil {
+			return 0, err
+		}
+		for _, c := range s.jobs {
+			if c.jobNo == n {
+				j = c
+			}
+		}
+	}
+	if j == nil {
+		return -1, nil
+	}
+	return j.pid, nil
+}
+
 // waited is wait's status once the jobs' wait returned status.
 // A job named by an operand that a signal killed, and that no foreground wait reaped
 // before, is reported as a foreground job's is.
 func (s *shell) waited(argv []string, status int) int {
 	for _, a := range argv[1:] {
 		for _, j := range s.jobs {
-			if strconv.Itoa(j.pid) == strings.TrimPrefix(a, "%") && j.exited && !j.reaped {
+			if pid, _ := s.jobPID(a); j.pid == pid && j.exited && !j.reaped {
 				s.notice(j)
 			}
 		}
@@ -410,18 +458,23 @@ func (s *shell) waited(argv []string, status int) int {
 	if len(argv) == 1 && allExited(s.jobs) {
 		status = 0 // wait without operands: 0 once all are done, 128+N if a trap ended it
 	}
-	s.jobs = removeWaited(s.jobs, argv[1:])
+	var pids []int
+	for _, a := range argv[1:] {
+		pid, _ := s.jobPID(a)
+		pids = append(pids, pid)
+	}
+	s.jobs = removeWaited(s.jobs, pids)
 	return status
 }
 
 // removeWaited drops the jobs a wait is done with: those of operands that have exited,
 // or without operands every one that has (another job's status stays for its wait).
-func removeWaited(ps []*Proc, operands []string) []*Proc {
+func removeWaited(ps []*Proc, operands []int) []*Proc {
 	out := ps[:0]
 	for _, p := range ps {
 		named := len(operands) == 0
-		for _, a := range operands {
-			named = named || strconv.Itoa(p.pid) == strings.TrimPrefix(a, "%")
+		for _, pid := range operands {
+			named = named || p.pid == pid
 		}
 		if !p.exited || !named {
 			out = append(out, p)
@@ -638,10 +691,15 @@ func (s *shell) kill(argv []string) int {
 	}
 	status := 0
 	for _, a := range args {
-		pid, err := strconv.Atoi(strings.TrimPrefix(strings.TrimSpace(a), "%"))
+		pid, err := s.jobPID(strings.TrimSpace(a))
 		if err != nil {
 			s.errorf("invalid number '%s'", a)
 			status = 1
+			continue
+		}
+		if pid < 0 {
+			s.builtinError("kill", "%s: no such job", a)
+			status = 2
 			continue
 		}
 		if err := s.p.Kill(pid, sig); err != nil {

@@ -747,6 +747,17 @@ func (s *shell) background(st *syntax.Stmt) {
 		s.status = 2
 		return
 	}
+	// Its job number is the lowest no job of the shell has, as ash numbers them.
+	child.jobNo = 1
+	for taken := true; taken; {
+		taken = false
+		for _, j := range s.jobs {
+			if j.jobNo == child.jobNo {
+				child.jobNo++
+				taken = true
+			}
+		}
+	}
 	s.jobs = append(s.jobs, child)
 	s.lastBG = child.pid
 	s.status = 0

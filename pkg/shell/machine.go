@@ -226,6 +226,7 @@ type Proc struct {
 	// reaped while waiting for a foreground one, so that its wait says nothing of it.
 	signaled int
 	reaped   bool
+	jobNo    int // its number among its shell's background jobs (%1)
 	// umask is the file creation mask, inherited from the parent (0022 for a process
 	// started from outside, a container's default).
 	umask fs.FileMode
