@@ -144,7 +144,7 @@ func RunShell(p *Proc) int {
 		script = string(data)
 	}
 	s.setParams(args)
-	return s.runScript(script)
+	return s.runScript(script, hasScript)
 }
 
 func newShell(p *Proc) *shell {
@@ -280,7 +280,8 @@ func notAsh(f *syntax.File) error {
 }
 
 // runScript parses and runs script, then the EXIT trap; an exit anywhere ends it.
-func (s *shell) runScript(script string) (status int) {
+// minusC: the script is sh -c's, whose last command ash execs when it is on the last line.
+func (s *shell) runScript(script string, minusC bool) (status int) {
 	f, err := parse(script)
 	var late *lateSyntaxError
 	if errors.As(err, &late) {
@@ -291,7 +292,7 @@ func (s *shell) runScript(script string) (status int) {
 		s.syntaxError(err)
 		return 2
 	}
-	if n := len(f.Stmts); n > 0 && !strings.Contains(script[min(int(f.Stmts[n-1].End().Offset()), len(script)):], "\n") {
+	if n := len(f.Stmts); minusC && n > 0 && !strings.Contains(script[min(int(f.Stmts[n-1].End().Offset()), len(script)):], "\n") {
 		s.execTail = tailCall(f.Stmts[n-1])
 	}
 	return s.runFile(f)
