@@ -194,7 +194,7 @@ func (c *cmd) ddOutput(out string, at int64, notrunc bool) (*ddSink, error) {
 		return s, nil
 	}
 	id := c.p.Identity()
-	if err := c.fs().WriteFile(p, nil, 0o666&^umask, true, id.UID, id.GID); err != nil {
+	if err := c.fs().WriteFile(p, nil, 0o666&^c.umask(), true, id.UID, id.GID); err != nil {
 		return nil, err
 	}
 	info, err := c.fs().Stat(p)
@@ -242,7 +242,7 @@ func (s *ddSink) flush() error {
 
 func (s *ddSink) put(b []byte) error {
 	id := s.c.p.Identity()
-	if err := s.c.fs().WriteFileAt(s.file, b, s.at, 0o666&^umask, id.UID, id.GID); err != nil {
+	if err := s.c.fs().WriteFileAt(s.file, b, s.at, 0o666&^s.c.umask(), id.UID, id.GID); err != nil {
 		return err
 	}
 	s.at += int64(len(b))

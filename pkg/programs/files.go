@@ -13,9 +13,6 @@ import (
 	"github.com/minikubelet/minikubelet/pkg/vfs"
 )
 
-// umask is the file creation mask of every simulated process: a container's default.
-const umask = 0o022
-
 func runCat(c *cmd) int {
 	o, args := c.getopt("etvAnbu", nil)
 	if len(args) == 0 {
@@ -169,7 +166,7 @@ func runTouch(c *cmd) int {
 				continue
 			}
 			if _, lerr := c.fs().Lstat(p); lerr != nil {
-				err = c.fs().WriteFile(p, nil, 0o666&^umask, true, id.UID, id.GID)
+				err = c.fs().WriteFile(p, nil, 0o666&^c.umask(), true, id.UID, id.GID)
 			}
 		}
 		if err == nil && when != nil {
@@ -308,7 +305,7 @@ func runMkdir(c *cmd) int {
 	o, args := c.getopt("m:pv", map[string]byte{"mode=": 'm', "parents": 'p', "verbose": 'v'})
 	mode := int64(-1)
 	if o.has('m') {
-		m, ok := parseMode(o.val('m'), 0o777)
+		m, ok := parseMode(o.val('m'), 0o777, c.umask())
 		if !ok {
 			c.die("invalid mode '%s'", o.val('m'))
 		}
@@ -353,7 +350,7 @@ func (c *cmd) makeDirectory(name string, mode int64, recursive, verbose bool) bo
 	prefixes = append(prefixes, name)
 	for i, p := range prefixes {
 		last := i == len(prefixes)-1
-		perm := fs.FileMode(0o777 &^ umask)
+		perm := fs.FileMode(0o777 &^ c.umask())
 		if !last {
 			perm |= 0o300 // intermediate directories must let their maker in
 		}
@@ -384,7 +381,7 @@ func (c *cmd) makeDirectory(name string, mode int64, recursive, verbose bool) bo
 
 // parseMode is busybox's bb_parse_mode: an octal mode, or symbolic clauses ("u+x,go-w",
 // "a=r", "g=u") applied to current. It returns false for a bad mode.
-func parseMode(s string, current uint32) (uint32, bool) {
+func parseMode(s string, current uint32, umask fs.FileMode) (uint32, bool) {
 	if s != "" && s[0] >= '0' && s[0] <= '7' {
 		v, err := strconv.ParseUint(s, 8, 32)
 		if err != nil || v > 0o7777 {
@@ -505,7 +502,7 @@ func runChmod(c *cmd) int {
 			} else if info.Mode&fs.ModeSymlink != 0 {
 				return true
 			}
-			m, ok := parseMode(mode, modeForParse(info))
+			m, ok := parseMode(mode, modeForParse(info), c.umask())
 			if !ok {
 				c.die("invalid mode '%s'", mode)
 			}
@@ -727,7 +724,7 @@ func (c *cmd) copyFile(src, dest string, f copyFlags) bool {
 			}
 		} else {
 			perm := sInfo.Mode.Perm() | 0o700 // filled in first, then given src's mode
-			if err := c.fs().Mkdir(c.abs(dest), perm&^umask, id.UID, id.GID); err != nil {
+			if err := c.fs().Mkdir(c.abs(dest), perm&^c.umask(), id.UID, id.GID); err != nil {
 				c.perror(err, "can't create directory '%s'", dest)
 				return false
 			}
@@ -745,7 +742,7 @@ func (c *cmd) copyFile(src, dest string, f copyFlags) bool {
 		}
 		mode := sInfo.Mode.Perm()
 		if !f.preserve {
-			mode &^= umask
+			mode &^= c.umask()
 		}
 		if !destExists || f.preserve {
 			c.fs().Chmod(c.abs(dest), mode|sInfo.Mode&(fs.ModeSetuid|fs.ModeSetgid|fs.ModeSticky))
@@ -787,7 +784,7 @@ func (c *cmd) copyFile(src, dest string, f copyFlags) bool {
 	}
 	perm := sInfo.Mode.Perm()
 	if !f.preserve {
-		perm &^= umask
+		perm &^= c.umask()
 	}
 	if err := c.fs().WriteFile(c.abs(dest), data, perm, false, id.UID, id.GID); err != nil {
 		if vfs.ErrnoOf(err) == vfs.ENOENT {

@@ -372,7 +372,7 @@ func (f *finder) parsePrimary() findExpr {
 		if s != "" && (s[0] == '-' || s[0] == '/' || s[0] == '+') {
 			kind, s = s[0], s[1:]
 		}
-		want, ok := parseMode(s, 0)
+		want, ok := parseMode(s, 0, c.umask())
 		if !ok {
 			c.die("invalid mode '%s'", s)
 		}

@@ -157,7 +157,7 @@ func (c *cmd) bbunpack(args []string, u unpackOpts) int {
 				continue
 			}
 			id := c.p.Identity()
-			if err := c.fs().WriteFile(p, nil, info.Mode.Perm()&^umask, false, id.UID, id.GID); err != nil {
+			if err := c.fs().WriteFile(p, nil, info.Mode.Perm()&^c.umask(), false, id.UID, id.GID); err != nil {
 				c.perror(err, "can't open '%s'", newName)
 				status = 1
 				continue

@@ -20,7 +20,7 @@ func runInstall(c *cmd) int {
 	}
 	mode := fs.FileMode(0o755)
 	if o.has('m') {
-		if m, ok := parseMode(o.val('m'), 0o755); ok {
+		if m, ok := parseMode(o.val('m'), 0o755, c.umask()); ok {
 			mode = fileMode(m)
 		} else {
 			mode = fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky

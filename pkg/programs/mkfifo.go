@@ -8,9 +8,9 @@ import "github.com/minikubelet/minikubelet/pkg/vfs"
 // fifo is a node of that type (ls, stat and test -p see it), which does not block.
 func runMkfifo(c *cmd) int {
 	o, names := c.getopt("m:", nil)
-	mode, valid := uint32(0o666&^umask), true
+	mode, valid := uint32(0o666&^c.umask()), true
 	if o.has('m') {
-		mode, valid = parseMode(o.val('m'), 0o666)
+		mode, valid = parseMode(o.val('m'), 0o666, c.umask())
 	}
 	if len(names) == 0 {
 		c.showUsage(1)

@@ -2,6 +2,7 @@ package programs
 
 import (
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -41,5 +42,26 @@ func TestOptionsAndUsage(t *testing.T) {
 		{name: "long option without argument", argv: []string{"mkdir", "--parents=x"}, stderr: "mkdir: option '--parents' doesn't allow an argument\n" + usage("mkdir"), status: 1},
 		{name: "long option missing argument", argv: []string{"date", "--date"}, stderr: "date: option '--date' requires an argument\n" + usage("date"), status: 1},
 		{name: "commands stop options", argv: []string{"env", "ls", "-a", "/root"}, stdout: ".\n..\n"},
+	})
+}
+
+// Every applet that shows a usage has busybox's text in usage.txt.
+func TestUsageTexts(t *testing.T) {
+	for _, name := range Names() {
+		text, ok := usageTexts()[name]
+		switch {
+		case applets[name].noHelp || name == "busybox":
+			if ok {
+				t.Errorf("%s never shows a usage, yet usage.txt has a text for it", name)
+			}
+		case !ok:
+			t.Errorf("%s: no text in usage.txt (go run ./hack/usagetext)", name)
+		case !strings.HasPrefix(text, "\nUsage: "+name) && text != "\nNo help available":
+			t.Errorf("%s: its text starts %q", name, text[:min(len(text), 30)])
+		}
+	}
+	runCases(t, []tc{
+		{name: "cat --help", argv: []string{"cat", "--help"}, stderr: banner + "\nUsage: cat [-nbvteA] [FILE]...\n\nPrint FILEs to stdout\n\n\t-n\tNumber output lines\n\t-b\tNumber nonempty lines\n\t-v\tShow nonprinting characters as ^x or M-x\n\t-t\t...and tabs as ^I\n\t-e\t...and end lines with $\n\t-A\tSame as -vte\n"},
+		{name: "pwd bad option", argv: []string{"pwd", "-Z"}, stderr: "pwd: invalid option -- 'Z'\n" + banner + "\nUsage: pwd\n\nPrint the full filename of the current working directory\n", status: 1},
 	})
 }

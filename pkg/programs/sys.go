@@ -221,6 +221,7 @@ func runYes(c *cmd) int {
 }
 
 func runPwd(c *cmd) int {
+	c.getopt("LP", nil) // the directory is always the logical one here
 	c.write(c.p.Dir() + "\n")
 	return 0
 }
@@ -282,8 +283,8 @@ func (c *cmd) waitExec(child *shell.Proc, ignore map[int]bool) int {
 	}
 	for {
 		c.p.Wait(child)
-		if done, status := child.Exited(); done {
-			return status
+		if done, _ := child.Exited(); done {
+			return c.p.ExitAs(child)
 		}
 		for _, sig := range c.p.Pending() {
 			if !ignore[sig] {

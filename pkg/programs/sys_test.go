@@ -12,7 +12,7 @@ import (
 
 // usage is what busybox prints for a bad option or a missing operand.
 func usage(applet string) string {
-	return banner + "\nUsage: " + applet + " " + applets[applet].usage + "\n"
+	return banner + usageText(applet) + "\n"
 }
 
 func TestEchoPrintf(t *testing.T) {

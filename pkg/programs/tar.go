@@ -160,7 +160,7 @@ func (t *tarRun) create() int {
 			out.file = ""
 		} else {
 			id := c.p.Identity()
-			if err := c.fs().WriteFile(out.file, nil, 0o666&^umask, false, id.UID, id.GID); err != nil {
+			if err := c.fs().WriteFile(out.file, nil, 0o666&^c.umask(), false, id.UID, id.GID); err != nil {
 				c.perror(err, "can't open '%s'", t.archive)
 				c.exit(1)
 			}
@@ -755,7 +755,7 @@ func (t *tarRun) mkdirs(dir string) {
 			}
 			continue
 		}
-		if err := c.fs().Mkdir(t.path(part), 0o777&^umask, id.UID, id.GID); err != nil {
+		if err := c.fs().Mkdir(t.path(part), 0o777&^c.umask(), id.UID, id.GID); err != nil {
 			c.perror(err, "can't create directory '%s'", part)
 			return
 		}
@@ -820,7 +820,7 @@ func (t *tarRun) extract(in *tarIn, e tarEntry) {
 			c.perror(vfs.EEXIST, "can't open '%s'", e.name)
 			c.exit(1)
 		}
-		if err := fsys.WriteFile(p, nil, fs.FileMode(e.mode)&0o777&^umask, false, id.UID, id.GID); err != nil {
+		if err := fsys.WriteFile(p, nil, fs.FileMode(e.mode)&0o777&^c.umask(), false, id.UID, id.GID); err != nil {
 			c.perror(err, "can't open '%s'", e.name)
 			c.exit(1)
 		}
@@ -829,7 +829,7 @@ func (t *tarRun) extract(in *tarIn, e tarEntry) {
 		})
 	case '5':
 		t.skipData(in, e.size)
-		if err := fsys.Mkdir(p, fs.FileMode(e.mode)&0o777&^umask, id.UID, id.GID); err != nil && vfs.ErrnoOf(err) != vfs.EEXIST {
+		if err := fsys.Mkdir(p, fs.FileMode(e.mode)&0o777&^c.umask(), id.UID, id.GID); err != nil && vfs.ErrnoOf(err) != vfs.EEXIST {
 			c.perror(err, "can't make dir %s", e.name)
 		}
 	case '2':

@@ -14,6 +14,6 @@ func TestUptime(t *testing.T) {
 		{name: "days", argv: []string{"uptime"}, files: proc("266400"), stdout: " 14:07:09 up 3 days,  2:00,  0 users,  load average: 0.52, 0.58, 0.59\n"},
 		{name: "-s", argv: []string{"uptime", "-s"}, files: proc("3600.5"), stdout: "2024-03-05 13:07:09\n"},
 		{name: "no /proc", argv: []string{"uptime"}, stdout: " 14:07:09 up 0 min,  0 users,  load average: 0.00, 0.00, 0.00\n"},
-		{name: "bad option", argv: []string{"uptime", "-x"}, stderr: "uptime: invalid option -- 'x'\n" + banner + "\nUsage: uptime\n", status: 1},
+		{name: "bad option", argv: []string{"uptime", "-x"}, stderr: "uptime: invalid option -- 'x'\n" + usage("uptime"), status: 1},
 	})
 }

@@ -3,7 +3,10 @@ package shell
 import (
 	"errors"
 	"fmt"
+	"io/fs"
+	"maps"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -71,7 +74,7 @@ func (s *shell) cd(argv []string) int {
 		err = errNotDir
 	}
 	if err != nil {
-		s.errorf("cd: can't cd to %s: %v", dir, err)
+		s.builtinError("cd", "can't cd to %s: %v", dir, err)
 		return 2
 	}
 	s.assign("OLDPWD", s.p.dir)
@@ -92,7 +95,7 @@ func (s *shell) exit(argv []string) int {
 	if len(argv) > 1 {
 		n, err := strconv.Atoi(argv[1])
 		if err != nil || n < 0 {
-			s.errorf("exit: Illegal number: %s", argv[1])
+			s.builtinError("exit", "Illegal number: %s", argv[1])
 			panic(exitPanic(2))
 		}
 		status = n & 0xff
@@ -105,7 +108,7 @@ func (s *shell) ret(argv []string) int {
 	if len(argv) > 1 {
 		n, err := strconv.Atoi(argv[1])
 		if err != nil {
-			s.errorf("return: Illegal number: %s", argv[1])
+			s.builtinError("return", "Illegal number: %s", argv[1])
 			return 2
 		}
 		status = n & 0xff
@@ -122,8 +125,8 @@ func loopCount(s *shell, argv []string) (int, bool) {
 	if len(argv) > 1 {
 		v, err := strconv.Atoi(argv[1])
 		if err != nil || v < 1 {
-			s.errorf("%s: Illegal number: %s", argv[0], argv[1])
-			return 0, false
+			s.builtinError(argv[0], "Illegal number: %s", argv[1])
+			panic(exitPanic(2)) // a special builtin's error ends a non-interactive shell
 		}
 		n = v
 	}
@@ -178,8 +181,12 @@ func (s *shell) unset(argv []string) int {
 			delete(s.funcs, a)
 			continue
 		}
+		if !validName(a) {
+			s.builtinError("unset", "%s: bad variable name", a)
+			panic(exitPanic(2)) // a special builtin's error ends a non-interactive shell
+		}
 		if v, ok := s.vars.lookup(a); ok && v.ReadOnly {
-			s.errorf("unset: %s: is read only", a)
+			s.builtinError("unset", "%s: is read only", a)
 			status = 2
 			continue
 		}
@@ -217,8 +224,8 @@ func (s *shell) set(argv []string) int {
 				return 0
 			}
 			if !s.setOption(args[0], on) {
-				s.errorf("set: illegal option -o %s", args[0])
-				return 2
+				s.builtinError("set", "illegal option -o %s", args[0])
+				return 1
 			}
 			args = args[1:]
 			continue
@@ -229,8 +236,8 @@ func (s *shell) set(argv []string) int {
 				s.setFlag(c, on)
 			case 'v', 'm', 'a', 'b', 'h', 'n':
 			default:
-				s.errorf("set: illegal option -%c", c)
-				return 2
+				s.builtinError("set", "illegal option -%c", c)
+				panic(exitPanic(2)) // a special builtin's error ends a non-interactive shell
 			}
 		}
 	}
@@ -245,7 +252,7 @@ func (s *shell) shift(argv []string) int {
 	if len(argv) > 1 {
 		v, err := strconv.Atoi(argv[1])
 		if err != nil || v < 0 {
-			s.errorf("shift: Illegal number: %s", argv[1])
+			s.builtinError("shift", "Illegal number: %s", argv[1])
 			panic(exitPanic(2)) // a special builtin's error ends a non-interactive shell
 		}
 		n = v
@@ -266,15 +273,14 @@ func (s *shell) read(argv []string) int {
 		case a == "-r":
 			raw = true
 		case a == "-p" && len(args) > 1:
-			fmt.Fprint(s.p.Stderr(), args[1])
-			args = args[1:]
+			args = args[1:] // the prompt is for a terminal, which a container's stdin is not
 		case (a == "-t" || a == "-n" || a == "-d") && len(args) > 1:
 			args = args[1:]
 		case a == "-u" && len(args) > 1:
 			n, err := strconv.Atoi(args[1])
 			if err != nil || n < 0 || n >= len(s.p.fds) {
-				s.errorf("read: %s: invalid file descriptor", args[1])
-				return 1
+				s.builtinError("read", "invalid file descriptor")
+				return 2
 			}
 			fdn = n
 			args = args[1:]
@@ -314,8 +320,21 @@ names:
 func (s *shell) trap(argv []string) int {
 	args := argv[1:]
 	if len(args) == 0 {
-		for name, cmd := range s.traps {
-			fmt.Fprintf(s.p.Stdout(), "trap -- %s %s\n", shellQuote(cmd), name)
+		// By signal number, as ash lists them: EXIT (0) first.
+		names := slices.Collect(maps.Keys(s.traps))
+		num := func(name string) int {
+			if name == "EXIT" {
+				return 0
+			}
+			if n, ok := SignalNames[name]; ok {
+				return n
+			}
+			n, _ := strconv.Atoi(name)
+			return n
+		}
+		slices.SortFunc(names, func(a, b string) int { return num(a) - num(b) })
+		for _, name := range names {
+			fmt.Fprintf(s.p.Stdout(), "trap -- %s %s\n", shellQuote(s.traps[name]), name)
 		}
 		return 0
 	}
@@ -337,7 +356,7 @@ func (s *shell) trap(argv []string) int {
 		if !ok {
 			n, err := strconv.Atoi(name)
 			if err != nil {
-				s.errorf("trap: %s: bad trap", name)
+				s.builtinError("trap", "%s: invalid signal specification", name)
 				return 1
 			}
 			sig, name = n, signalName(n)
@@ -372,7 +391,7 @@ func (s *shell) waitJobs(argv []string) (jobs []*Proc, status int, ok bool) {
 		return s.jobs, 0, true
 	}
 	for _, a := range argv[1:] {
-		pid, err := strconv.Atoi(strings.TrimPrefix(a, "%"))
+		pid, err := s.jobPID(a)
 		if err != nil {
 			s.errorf("wait: %s: invalid job", a)
 			return nil, 2, false
@@ -390,19 +409,74 @@ func (s *shell) waitJobs(argv []string) (jobs []*Proc, status int, ok bool) {
 	return jobs, 0, true
 }
 
-// waited is wait's status once the jobs' wait returned status.
-func (s *shell) waited(argv []string, status int) int {
-	s.jobs = removeExited(s.jobs)
-	if len(argv) == 1 && status < 128 {
-		return 0 // wait without operands: 0 once all are done
+// jobPID is the process a kill or wait operand names: a pid, or a job (%N, %%, %+ the
+// last started, %- the one before); -1 for a job that is no more.
+func (s *shell) jobPID(a string) (int, error) {
+	spec, isJob := strings.CutPrefix(a, "%")
+	if !isJob {
+		return strconv.Atoi(a)
 	}
+	var j *Proc
+	switch spec {
+	case "", "%", "+":
+		if len(s.jobs) > 0 {
+			j = s.jobs[len(s.jobs)-1]
+		}
+	case "-":
+		if len(s.jobs) > 1 {
+			j = s.jobs[len(s.jobs)-2]
+		}
+	default:
+		n, err := strconv.Atoi(spec)
+		if err != nil {
+			return 0, err
+		}
+		for _, c := range s.jobs {
+			if c.jobNo == n {
+				j = c
+			}
+		}
+	}
+	if j == nil {
+		return -1, nil
+	}
+	return j.pid, nil
+}
+
+// waited is wait's status once the jobs' wait returned status.
+// A job named by an operand that a signal killed, and that no foreground wait reaped
+// before, is reported as a foreground job's is.
+func (s *shell) waited(argv []string, status int) int {
+	for _, a := range argv[1:] {
+		for _, j := range s.jobs {
+			if pid, _ := s.jobPID(a); j.pid == pid && j.exited && !j.reaped {
+				s.notice(j)
+			}
+		}
+	}
+	s.reap(nil)
+	if len(argv) == 1 && allExited(s.jobs) {
+		status = 0 // wait without operands: 0 once all are done, 128+N if a trap ended it
+	}
+	var pids []int
+	for _, a := range argv[1:] {
+		pid, _ := s.jobPID(a)
+		pids = append(pids, pid)
+	}
+	s.jobs = removeWaited(s.jobs, pids)
 	return status
 }
 
-func removeExited(ps []*Proc) []*Proc {
+// removeWaited drops the jobs a wait is done with: those of operands that have exited,
+// or without operands every one that has (another job's status stays for its wait).
+func removeWaited(ps []*Proc, operands []int) []*Proc {
 	out := ps[:0]
 	for _, p := range ps {
-		if !p.exited {
+		named := len(operands) == 0
+		for _, pid := range operands {
+			named = named || p.pid == pid
+		}
+		if !p.exited || !named {
 			out = append(out, p)
 		}
 	}
@@ -410,7 +484,7 @@ func removeExited(ps []*Proc) []*Proc {
 }
 
 func (s *shell) evalBuiltin(argv []string) int {
-	s.eval(strings.Join(argv[1:], " "))
+	s.evalAt(strings.Join(argv[1:], " "))
 	return s.status
 }
 
@@ -424,7 +498,7 @@ func (s *shell) exec(argv []string) int {
 	args := argv[1:]
 	prog, resolved, _, err := s.p.m.resolve(args, s.vars.get("PATH").String(), s.p.dir)
 	if err != nil {
-		status := s.p.execFailed(s.name, args[0], err)
+		status := s.p.execFailed(fmt.Sprintf("%s: exec: line %d", s.name, s.lineno), args[0], err)
 		panic(exitPanic(status))
 	}
 	s.p.argv, s.p.env = resolved, s.environ()
@@ -444,7 +518,7 @@ func (s *shell) exec(argv []string) int {
 // source FILE: runs FILE's commands in this shell.
 func (s *shell) source(argv []string) int {
 	if len(argv) < 2 {
-		s.errorf("%s: filename argument required", argv[0])
+		s.builtinError(argv[0], "filename argument required")
 		return 2
 	}
 	name := argv[1]
@@ -459,11 +533,16 @@ func (s *shell) source(argv []string) int {
 	}
 	data, err := s.p.FS().ReadFile(s.p.Abs(file))
 	if err != nil {
-		s.errorf("%s: can't open '%s': %v", argv[0], name, err)
+		s.builtinError(argv[0], "can't open '%s': %v", name, err)
 		panic(exitPanic(2))
 	}
 	s.sourcing = append(s.sourcing, name)
-	defer func() { s.sourcing = s.sourcing[:len(s.sourcing)-1] }()
+	savedBase := s.lineBase
+	s.lineBase = 0 // a file's lines count from 1
+	defer func() {
+		s.sourcing = s.sourcing[:len(s.sourcing)-1]
+		s.lineBase = savedBase
+	}()
 	saved := s.params
 	if len(argv) > 2 {
 		s.setParams(argv[2:])
@@ -505,7 +584,7 @@ func (s *shell) command(argv []string) int {
 	if b, ok := builtins[args[0]]; ok {
 		return b(s, args)
 	}
-	s.external(args)
+	s.external(args, false)
 	return s.status
 }
 
@@ -622,10 +701,15 @@ func (s *shell) kill(argv []string) int {
 	}
 	status := 0
 	for _, a := range args {
-		pid, err := strconv.Atoi(strings.TrimPrefix(strings.TrimSpace(a), "%"))
+		pid, err := s.jobPID(strings.TrimSpace(a))
 		if err != nil {
 			s.errorf("invalid number '%s'", a)
 			status = 1
+			continue
+		}
+		if pid < 0 {
+			s.builtinError("kill", "%s: no such job", a)
+			status = 2
 			continue
 		}
 		if err := s.p.Kill(pid, sig); err != nil {
@@ -644,11 +728,82 @@ func parseSignal(name string) (int, bool) {
 	return n, ok
 }
 
+// umask [-S] [MODE]: shows or sets the file creation mask (an octal MODE; a symbolic
+// one sets the permissions files may have, u=rwx,g=rx,o=).
 func (s *shell) umask(argv []string) int {
-	if len(argv) == 1 {
-		fmt.Fprintln(s.p.Stdout(), "0022")
+	args := argv[1:]
+	symbolic := len(args) > 0 && args[0] == "-S"
+	if symbolic {
+		args = args[1:]
 	}
-	return 0
+	if len(args) == 0 {
+		m := s.p.umask
+		if !symbolic {
+			fmt.Fprintf(s.p.Stdout(), "%04o\n", uint32(m))
+			return 0
+		}
+		allowed := ^m & 0o777
+		var parts []string
+		for i, who := range []string{"u", "g", "o"} {
+			bits := allowed >> (6 - 3*i) & 7
+			p := who + "="
+			for j, c := range "rwx" {
+				if bits&(4>>j) != 0 {
+					p += string(c)
+				}
+			}
+			parts = append(parts, p)
+		}
+		fmt.Fprintln(s.p.Stdout(), strings.Join(parts, ","))
+		return 0
+	}
+	if n, err := strconv.ParseUint(args[0], 8, 32); err == nil {
+		s.p.SetUmask(fs.FileMode(n))
+		return 0
+	}
+	if m, ok := symbolicUmask(args[0], s.p.umask); ok {
+		s.p.SetUmask(m)
+		return 0
+	}
+	s.builtinError("umask", "illegal mode: %s", args[0])
+	return 2
+}
+
+// symbolicUmask is the mask a symbolic umask mode (u=rwx,g=rx,o=) leaves from m.
+func symbolicUmask(mode string, m fs.FileMode) (fs.FileMode, bool) {
+	allowed := ^m & 0o777
+	for _, clause := range strings.Split(mode, ",") {
+		who, perms, ok := strings.Cut(clause, "=")
+		if !ok || who == "" {
+			return 0, false
+		}
+		var bits fs.FileMode
+		for _, c := range perms {
+			switch c {
+			case 'r':
+				bits |= 4
+			case 'w':
+				bits |= 2
+			case 'x':
+				bits |= 1
+			default:
+				return 0, false
+			}
+		}
+		for _, w := range who {
+			shift := map[rune]int{'u': 6, 'g': 3, 'o': 0}
+			if w == 'a' {
+				allowed = bits<<6 | bits<<3 | bits
+				continue
+			}
+			sh, ok := shift[w]
+			if !ok {
+				return 0, false
+			}
+			allowed = allowed&^(7<<sh) | bits<<sh
+		}
+	}
+	return ^allowed & 0o777, true
 }
 
 func (s *shell) ulimit(argv []string) int {
@@ -661,7 +816,7 @@ func (s *shell) ulimit(argv []string) int {
 // getopts OPTSTRING NAME [ARGS...]
 func (s *shell) getopts(argv []string) int {
 	if len(argv) < 3 {
-		s.errorf("getopts: usage: getopts optstring name [arg ...]")
+		s.builtinError("getopts", "usage: getopts optstring var [arg]")
 		return 2
 	}
 	optstr, name := argv[1], argv[2]
@@ -698,7 +853,7 @@ func (s *shell) getopts(argv []string) int {
 		}
 	}
 	if i < 0 || c == ':' {
-		fmt.Fprintf(s.p.Stderr(), "%s: illegal option -- %c\n", path.Base(s.name), c)
+		fmt.Fprintf(s.p.Stderr(), "Illegal option -%c\n", c) // ash's words, unprefixed
 		s.assign(name, "?")
 		next()
 		return 0
@@ -711,7 +866,7 @@ func (s *shell) getopts(argv []string) int {
 			s.assign("OPTARG", args[optind])
 			s.assign("OPTIND", strconv.Itoa(optind+2))
 		} else {
-			fmt.Fprintf(s.p.Stderr(), "%s: option requires an argument -- %c\n", path.Base(s.name), c)
+			fmt.Fprintf(s.p.Stderr(), "No arg for -%c option\n", c)
 			s.assign(name, "?")
 			s.assign("OPTIND", strconv.Itoa(optind+1))
 			return 0

@@ -206,7 +206,7 @@ func (f *fd) write(p *Proc, b []byte) (int, error) {
 	case fdOutput:
 		return f.out.Write(b)
 	case fdFile:
-		if err := f.fs.WriteFile(f.path, b, 0o644, true, p.id.UID, p.id.GID); err != nil {
+		if err := f.fs.WriteFile(f.path, b, 0o666&^p.umask, true, p.id.UID, p.id.GID); err != nil {
 			return 0, err
 		}
 		return len(b), nil

@@ -32,17 +32,18 @@ const MaxFuncDepth = 1000
 
 // shell is one shell's state. A subshell is a copy.
 type shell struct {
-	p       *Proc
-	name    string // $0
-	params  []string
-	vars    varTable
-	funcs   map[string]*syntax.Stmt
-	status  int
-	traps   map[string]string // "EXIT", "TERM", ... -> command
-	errexit bool
-	nounset bool
-	xtrace  bool
-	noglob  bool
+	p        *Proc
+	name     string // $0
+	params   []string
+	vars     varTable
+	funcs    map[string]*syntax.Stmt
+	status   int
+	traps    map[string]string // "EXIT", "TERM", ... -> command
+	errexit  bool
+	nounset  bool
+	xtrace   bool
+	noglob   bool
+	pipefail bool
 
 	breakN, contN int
 	returning     bool
@@ -62,8 +63,18 @@ type shell struct {
 	// inProcess: a subshell run in its parent's process (( ... ), $(...)): an exec there
 	// replaces only the subshell, so the program runs in its place on the Go stack.
 	inProcess bool
-	extraEnv  []string // inherited NAME=value entries whose names are no identifiers
-	ecfg      *expand.Config
+	// execTail is the command ash would exec rather than fork, being the shell's last (sh
+	// -c's final command on the script's last line, a pipeline's or a background job's
+	// command): a signal killing it kills the shell, which says nothing of it.
+	execTail  *syntax.CallExpr
+	execNow   bool   // run is running execTail
+	lateError string // the syntax error after the script's good lines (lateSyntaxError)
+	// lineno is the line of the simple command running, as ash counts it for its builtins'
+	// errors ("sh: cd: line 0: ..."): lineBase plus the parser's line in the text being
+	// run (-1 for sh -c's script, which ash counts from 0; an eval's from its own line).
+	lineno, lineBase int
+	extraEnv         []string // inherited NAME=value entries whose names are no identifiers
+	ecfg             *expand.Config
 
 	// Memory (memory.go): what the positional parameters and the variables saved by
 	// local and prefix assignments hold, what the shell inherited from its parent (shared
@@ -114,6 +125,7 @@ func RunShell(p *Proc) int {
 	}
 	switch {
 	case hasScript:
+		s.lineBase = -1 // ash counts sh -c's lines from 0, as bash
 		if len(args) == 0 {
 			fmt.Fprintf(p.Stderr(), "%s: -c requires an argument\n", path.Base(s.name))
 			return 2
@@ -135,7 +147,7 @@ func RunShell(p *Proc) int {
 		script = string(data)
 	}
 	s.setParams(args)
-	return s.runScript(script)
+	return s.runScript(script, hasScript)
 }
 
 func newShell(p *Proc) *shell {
@@ -191,48 +203,119 @@ func (s *shell) setOption(name string, on bool) bool {
 		s.noglob = on
 	case "noclobber":
 		s.noclobber = on
-	case "pipefail", "posix", "monitor", "vi", "emacs", "allexport", "notify", "ignoreeof", "verbose":
+	case "pipefail":
+		s.pipefail = on
+	case "posix", "monitor", "vi", "emacs", "allexport", "notify", "ignoreeof", "verbose":
 	default:
 		return false
 	}
 	return true
 }
 
+type parsed struct {
+	f   *syntax.File
+	err error
+}
+
 var parseCache = struct {
 	sync.Mutex
-	m map[string]*syntax.File
-}{m: map[string]*syntax.File{}}
+	m map[string]parsed
+}{m: map[string]parsed{}}
 
 // parse parses script, sharing the tree of a script seen before: ten thousand pods
-// running one manifest's script hold one tree. Trees are never modified.
+// running one manifest's script hold one tree. Trees are never modified. A script with
+// what bash parses and ash does not is a *lateSyntaxError.
 func parse(script string) (*syntax.File, error) {
 	parseCache.Lock()
-	f, ok := parseCache.m[script]
+	p, ok := parseCache.m[script]
 	parseCache.Unlock()
 	if ok {
-		return f, nil
+		return p.f, p.err
 	}
 	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(script), "")
 	if err != nil {
 		return nil, err
 	}
+	err = notAsh(f)
 	parseCache.Lock()
 	if len(parseCache.m) >= 4096 {
 		clear(parseCache.m)
 	}
-	parseCache.m[script] = f
+	parseCache.m[script] = parsed{f, err}
 	parseCache.Unlock()
-	return f, nil
+	return f, err
+}
+
+// lateSyntaxError is a syntax error ash meets only when it reaches the line: it runs the
+// lines before (good), then says msg.
+type lateSyntaxError struct {
+	good *syntax.File
+	msg  string
+}
+
+func (e *lateSyntaxError) Error() string { return e.msg }
+
+// notAsh finds what ash cannot parse though bash can: a here-string (<<<), which ash
+// reads as a here-document's << and a < with nothing to redirect.
+func notAsh(f *syntax.File) error {
+	for i, st := range f.Stmts {
+		bad := false
+		syntax.Walk(st, func(n syntax.Node) bool {
+			if r, ok := n.(*syntax.Redirect); ok && r.Op == syntax.WordHdoc {
+				bad = true
+			}
+			return !bad
+		})
+		if !bad {
+			continue
+		}
+		// ash parses a line at a time: the statements ending on earlier lines run.
+		line := st.Pos().Line()
+		good := &syntax.File{}
+		for _, prev := range f.Stmts[:i] {
+			if prev.End().Line() < line {
+				good.Stmts = append(good.Stmts, prev)
+			}
+		}
+		return &lateSyntaxError{good: good, msg: "syntax error: unexpected redirection"}
+	}
+	return nil
 }
 
 // runScript parses and runs script, then the EXIT trap; an exit anywhere ends it.
-func (s *shell) runScript(script string) (status int) {
+// minusC: the script is sh -c's, whose last command ash execs when it is on the last line.
+func (s *shell) runScript(script string, minusC bool) (status int) {
 	f, err := parse(script)
+	var late *lateSyntaxError
+	if errors.As(err, &late) {
+		s.lateError = late.msg
+		return s.runFile(late.good)
+	}
 	if err != nil {
 		s.syntaxError(err)
 		return 2
 	}
+	if n := len(f.Stmts); minusC && n > 0 && !strings.Contains(script[min(int(f.Stmts[n-1].End().Offset()), len(script)):], "\n") {
+		s.execTail = tailCall(f.Stmts[n-1])
+	}
 	return s.runFile(f)
+}
+
+// tailCall is the simple command ash execs when st is the last thing its shell runs: st
+// itself, or the last of an && || list.
+func tailCall(st *syntax.Stmt) *syntax.CallExpr {
+	if st.Background || st.Negated {
+		return nil
+	}
+	switch c := st.Cmd.(type) {
+	case *syntax.CallExpr:
+		return c
+	case *syntax.BinaryCmd:
+		if c.Op == syntax.AndStmt || c.Op == syntax.OrStmt {
+			return tailCall(c.Y)
+		}
+	}
+	return nil
 }
 
 // runFile runs a parsed script, then the EXIT trap. A parked shell resumes here, f nil:
@@ -257,6 +340,10 @@ func (s *shell) runFile(f *syntax.File) (status int) {
 		status = s.runExitTrap(status)
 	}()
 	s.stmts(f.Stmts)
+	if s.lateError != "" {
+		s.errorf("%s", s.lateError)
+		panic(exitPanic(2))
+	}
 	return s.status
 }
 
@@ -279,7 +366,10 @@ func (s *shell) runExitTrap(status int) int {
 func (s *shell) syntaxError(err error) {
 	msg := err.Error()
 	var pe syntax.ParseError
-	if errors.As(err, &pe) {
+	var late *lateSyntaxError
+	if errors.As(err, &late) {
+		msg = late.msg
+	} else if errors.As(err, &pe) {
 		msg = fmt.Sprintf("line %d: syntax error: %s", pe.Pos.Line(), pe.Text)
 	}
 	fmt.Fprintf(s.p.Stderr(), "%s: %s\n", s.name, msg)
@@ -289,6 +379,25 @@ func (s *shell) syntaxError(err error) {
 // with ("/bin/sh: can't create /file: Read-only file system").
 func (s *shell) errorf(format string, args ...any) {
 	fmt.Fprintf(s.p.Stderr(), "%s: %s\n", s.name, fmt.Sprintf(format, args...))
+}
+
+// builtinError reports an error of builtin name as ash does, with the command's line:
+// "sh: cd: line 0: can't cd to /x: No such file or directory".
+func (s *shell) builtinError(name, format string, args ...any) {
+	prefix := s.name + ": "
+	if name != s.name {
+		prefix += name + ": "
+	}
+	fmt.Fprintf(s.p.Stderr(), "%sline %d: %s\n", prefix, s.lineno, fmt.Sprintf(format, args...))
+}
+
+// evalAt runs src (eval's argument, a trap's action) as ash does, its lines counted from
+// the running command's.
+func (s *shell) evalAt(src string) {
+	saved := s.lineBase
+	s.lineBase = s.lineno - 1
+	defer func() { s.lineBase = saved }()
+	s.eval(src)
 }
 
 // eval runs a string of commands in this shell (eval, trap actions).
@@ -385,7 +494,7 @@ func (s *shell) runTraps() {
 		if cmd := s.traps[name]; cmd != "" {
 			saved := s.status
 			s.noPark++
-			s.eval(cmd)
+			s.evalAt(cmd)
 			s.noPark--
 			s.status = saved
 		}
@@ -539,6 +648,14 @@ func (s *shell) pipeline(c *syntax.BinaryCmd) {
 	}
 	if len(procs) > 0 {
 		s.status = s.p.waitAll(procs)
+		if s.pipefail {
+			for _, c := range procs { // the last non-zero status
+				if c.status != 0 {
+					s.status = c.status
+				}
+			}
+		}
+		s.reap(procs)
 	}
 }
 
@@ -569,6 +686,7 @@ func (s *shell) runForked(st *syntax.Stmt) (status int) {
 		s.traps = nil
 		s.inProcess = false // a forked child: an exec replaces it
 		s.frames[fi].node = st
+		s.execTail = tailCall(st)
 	}
 	defer func() {
 		if s.parking {
@@ -614,6 +732,7 @@ func (s *shell) clone() *shell {
 	c.traps = maps.Clone(s.traps)
 	c.params = slices.Clone(s.params)
 	c.jobs = nil
+	c.execTail, c.execNow = nil, false
 	c.breakN, c.contN, c.returning = 0, 0, false
 	c.frames, c.resumeAt, c.parking = nil, 0, false // a copy has no place of its own to resume
 	c.inherited, c.charged = s.vars.bytes+s.savedBytes+s.paramBytes, 0
@@ -633,6 +752,17 @@ func (s *shell) background(st *syntax.Stmt) {
 		s.errorf("%v", err)
 		s.status = 2
 		return
+	}
+	// Its job number is the lowest no job of the shell has, as ash numbers them.
+	child.jobNo = 1
+	for taken := true; taken; {
+		taken = false
+		for _, j := range s.jobs {
+			if j.jobNo == child.jobNo {
+				child.jobNo++
+				taken = true
+			}
+		}
 	}
 	s.jobs = append(s.jobs, child)
 	s.lastBG = child.pid
@@ -1037,6 +1167,7 @@ func (s *shell) call(ce *syntax.CallExpr) {
 		return
 	}
 	s.substStatus = 0
+	s.lineno = int(ce.Pos().Line()) + s.lineBase
 	fields, ok := s.fields(ce.Args...)
 	if !ok {
 		return
@@ -1055,7 +1186,11 @@ func (s *shell) call(ce *syntax.CallExpr) {
 		return
 	}
 	if s.xtrace {
-		fmt.Fprintf(s.p.Stderr(), "+ %s\n", strings.Join(fields, " "))
+		words := make([]string, len(fields))
+		for i, f := range fields {
+			words[i] = traceQuote(f, true)
+		}
+		fmt.Fprintf(s.p.Stderr(), "+ %s\n", strings.Join(words, " "))
 	}
 	// Assignments before a command are its environment only (a function or regular builtin
 	// sees them too, and forgets them after).
@@ -1071,6 +1206,7 @@ func (s *shell) call(ce *syntax.CallExpr) {
 	}
 	s.frames[fi].saved = saved
 	defer s.endCall(fi)
+	s.execNow = ce == s.execTail && len(s.traps) == 0
 	s.run(fields)
 }
 
@@ -1082,9 +1218,55 @@ func (s *shell) traceAssigns(assigns []*syntax.Assign) {
 		if as.Value != nil {
 			v, _ = expand.Literal(s.cfg(), as.Value)
 		}
-		words = append(words, as.Name.Value+"="+v)
+		words = append(words, as.Name.Value+"="+traceQuote(v, false))
 	}
 	fmt.Fprintf(s.p.Stderr(), "+ %s\n", strings.Join(words, " "))
+}
+
+// traceQuote is a word as set -x shows it, as ash quotes it: in single quotes when it
+// has a character other than + , - . / 0-9 : @ A-Z ] ^ _ a-z, or (a command's word) is
+// a reserved word ("+ echo 'in' f").
+func traceQuote(w string, command bool) string {
+	if command && ashKeywords[w] {
+		return singleQuote(w)
+	}
+	for i := 0; i < len(w); i++ {
+		c := w[i]
+		if c < '+' || c >= ';' && c <= '?' || c == '`' || c == '[' || c == '\\' || c > 'z' {
+			return singleQuote(w)
+		}
+	}
+	return w
+}
+
+var ashKeywords = map[string]bool{"!": true, "case": true, "do": true, "done": true, "elif": true, "else": true,
+	"esac": true, "fi": true, "for": true, "function": true, "if": true, "in": true, "then": true, "until": true,
+	"while": true, "{": true, "}": true}
+
+// singleQuote quotes s as ash's single_quote: runs of ' in double quotes, the rest in
+// single quotes ("it's" is 'it'"'"'s').
+func singleQuote(s string) string {
+	var b strings.Builder
+	for {
+		i := strings.IndexByte(s, '\'')
+		if i < 0 {
+			i = len(s)
+		}
+		b.WriteString("'" + s[:i] + "'")
+		s = s[i:]
+		if s == "" {
+			return b.String()
+		}
+		j := 0
+		for j < len(s) && s[j] == '\'' {
+			j++
+		}
+		b.WriteString(`"` + s[:j] + `"`)
+		s = s[j:]
+		if s == "" {
+			return b.String()
+		}
+	}
 }
 
 // endCall ends call's frame i, its assignments undone (also when a command exits, for the
@@ -1119,13 +1301,19 @@ func (s *shell) restoreVars(saved []savedVar) {
 
 // run runs argv: a function, a builtin, a no-fork applet or a program in a child process.
 func (s *shell) run(argv []string) {
+	execNow := s.execNow
+	s.execNow = false
 	fi, resumed := s.enter(frameRun)
 	if resumed {
 		switch s.frames[fi].i {
 		case runFunc:
 			s.callFunc(nil, nil)
 		case runInPlace, runWait:
+			kind := s.frames[fi].i
 			s.status = s.resumed()
+			if kind == runInPlace {
+				s.reap(nil) // the sleep that parked
+			}
 		}
 		s.leave(fi)
 		return
@@ -1166,11 +1354,14 @@ func (s *shell) run(argv []string) {
 			}
 			s.status = s.p.runInPlace(prog, argv, s.environ())
 			s.p.parker, s.p.builtinOf = nil, ""
+			if !appletBuiltins[name] && name != "true" && name != "false" {
+				s.reap(nil) // busybox's sleep is a child the shell waits for
+			}
 			s.leave(fi)
 			return
 		}
 	}
-	s.external(argv)
+	s.external(argv, execNow)
 	s.leave(fi)
 }
 
@@ -1186,7 +1377,9 @@ func (s *shell) inPath(name string) bool {
 	return err == nil
 }
 
-func (s *shell) external(argv []string) {
+// external runs argv as a child and waits for it. exec: the command is one ash would exec
+// (execTail), so that the signal killing it kills the shell too, which says nothing.
+func (s *shell) external(argv []string, exec bool) {
 	child, err := s.p.StartChild(Spec{Argv: argv, Env: s.environ()})
 	if err != nil {
 		s.status = s.p.execFailed(s.name, argv[0], err)
@@ -1195,8 +1388,55 @@ func (s *shell) external(argv []string) {
 		}
 		return
 	}
-	s.status = s.p.waitAll([]*Proc{child})
+	job := []*Proc{child}
+	s.status = s.p.waitAll(job)
+	if exec && child.signaled != 0 {
+		s.p.signaled = child.signaled
+		job = nil
+	}
+	s.reap(job)
 }
+
+// reap ends a wait for a foreground job: ash prints, on stderr, what killed a process of
+// the job (strsignal's words: "Terminated", "Killed"; not for SIGINT and SIGPIPE), and has
+// reaped the background jobs that ended meanwhile, so that their wait is silent.
+func (s *shell) reap(job []*Proc) {
+	for _, c := range job {
+		s.notice(c)
+	}
+	for _, j := range s.jobs {
+		if j.exited {
+			j.reaped = true
+			j.collected = true // waitpid took it: gone from the process table, kept as a job
+		}
+	}
+}
+
+// notice prints what killed c, if a signal did.
+func (s *shell) notice(c *Proc) {
+	if sig := c.signaled; sig != 0 && sig != SIGINT && sig != SIGPIPE {
+		fmt.Fprintf(s.p.Stderr(), "%s\n", strsignal(sig))
+	}
+}
+
+// strsignal is glibc's strsignal: what a signal is called in the shell's notices.
+func strsignal(sig int) string {
+	if sig > 0 && sig < len(signalText) {
+		return signalText[sig]
+	}
+	if sig >= 34 && sig <= 64 {
+		return "Real-time signal " + strconv.Itoa(sig-34)
+	}
+	return "Unknown signal " + strconv.Itoa(sig)
+}
+
+var signalText = [...]string{1: "Hangup", "Interrupt", "Quit", "Illegal instruction", "Trace/breakpoint trap",
+	"Aborted", "Bus error", "Floating point exception", "Killed", "User defined signal 1",
+	"Segmentation fault", "User defined signal 2", "Broken pipe", "Alarm clock", "Terminated",
+	"Stack fault", "Child exited", "Continued", "Stopped (signal)", "Stopped", "Stopped (tty input)",
+	"Stopped (tty output)", "Urgent I/O condition", "CPU time limit exceeded", "File size limit exceeded",
+	"Virtual timer expired", "Profiling timer expired", "Window changed", "I/O possible", "Power failure",
+	"Bad system call"}
 
 // callFunc runs a function's body; resuming (body nil), the function's frame has it.
 func (s *shell) callFunc(body *syntax.Stmt, argv []string) {
@@ -1339,12 +1579,17 @@ func (s *shell) assignExpr(as *syntax.Assign, export bool) bool {
 func (s *shell) decl(c *syntax.DeclClause) {
 	variant := c.Variant.Value
 	s.status = 0
+	s.lineno = int(c.Pos().Line()) + s.lineBase
 	for _, as := range c.Args {
 		if as.Name == nil {
 			// declare -x NAME style flags arrive as values without a name.
 			continue
 		}
 		name := as.Name.Value
+		if variant == "local" && len(s.localFrames) == 0 {
+			s.builtinError("local", "not in a function")
+			panic(exitPanic(2)) // as a special builtin's error, it ends the shell
+		}
 		if variant == "local" && len(s.localFrames) > 0 {
 			frame := s.localFrames[len(s.localFrames)-1]
 			*frame = append(*frame, savedVar{name, s.vars.get(name)})

@@ -220,13 +220,23 @@ type Proc struct {
 
 	exited bool
 	status int
-	// reaped: its parent waited for it and took its status (wait(2)); a zombie until then.
-	reaped  bool
-	pending []int // signals delivered, not yet handled
+	// collected: its parent waited for it and took its status (wait(2)): the machine
+	// forgets it; a zombie until then.
+	collected bool
+	pending   []int // signals delivered, not yet handled
 	// traps are the signals the program handles itself (a shell's trap), bit sig-1 for
 	// signals 1 to 64; others kill it.
 	traps   uint64
 	killSig int // the signal killing it, carried out by the machine
+	// signaled is the signal p died of (its status 128+signaled), 0 when it exited: what
+	// a waiting shell reports ("Terminated"). reaped marks a background job its shell
+	// reaped while waiting for a foreground one, so that its wait says nothing of it.
+	signaled int
+	reaped   bool
+	jobNo    int // its number among its shell's background jobs (%1)
+	// umask is the file creation mask, inherited from the parent (0022 for a process
+	// started from outside, a container's default).
+	umask fs.FileMode
 	// interrupted is set when a signal ends a sleep early (a trapped signal).
 	interrupted bool
 	// cleanups run when the process exits (its listening sockets close).
@@ -316,6 +326,10 @@ func (m *Machine) spawn(parent *Proc, s Spec) (*Proc, error) {
 	}
 	p := &Proc{m: m, pid: m.nextPID, parent: parent, argv: argv, env: s.Env, dir: dir, id: s.Identity, onExit: s.OnExit}
 	p.id.EUID = p.id.UID
+	p.umask = DefaultUmask
+	if parent != nil {
+		p.umask = parent.umask
+	}
 	if info.Mode&fs.ModeSetuid != 0 && !p.id.NoNewPrivs {
 		p.id.EUID = info.UID
 	}
@@ -372,6 +386,7 @@ func (p *Proc) runProgram(prog Program) {
 			if r != nil {
 				if _, ok := r.(errKilled); ok {
 					status = 128 + p.killSig
+					p.signaled = p.killSig
 					return
 				}
 				if e, ok := r.(exitPanic); ok {
@@ -589,6 +604,9 @@ func (m *Machine) Signal(pid, sig int) {
 }
 
 func (p *Proc) deliver(sig int) {
+	if ignoredByDefault(sig) && p.traps&sigBit(sig) == 0 {
+		return
+	}
 	if sig != SIGKILL && p.traps&sigBit(sig) != 0 {
 		p.pending = append(p.pending, sig)
 		p.interrupted = true
@@ -597,6 +615,12 @@ func (p *Proc) deliver(sig int) {
 	if p.killSig == 0 {
 		p.killSig = sig
 	}
+}
+
+// ignoredByDefault reports whether sig's default action is to ignore it (SIGCHLD,
+// SIGCONT, SIGURG, SIGWINCH): an untrapped one does nothing.
+func ignoredByDefault(sig int) bool {
+	return sig == 17 || sig == 18 || sig == 23 || sig == 28
 }
 
 // KillAll kills every process at once (the container is gone): their coroutines unwind now.
@@ -657,7 +681,7 @@ func (m *Machine) Step(now int64) int64 {
 	// Forget exited processes their parent waited for, or that no parent will.
 	live := m.procs[:0]
 	for _, p := range m.procs {
-		if !p.exited || !p.reaped && p.parent != nil && !p.parent.exited {
+		if !p.exited || !p.collected && p.parent != nil && !p.parent.exited {
 			live = append(live, p)
 		}
 	}
@@ -739,6 +763,7 @@ func (p *Proc) finish() {
 	}
 	p.prog = nil
 	p.status = 128 + p.killSig
+	p.signaled = p.killSig
 	p.done()
 }
 
@@ -852,7 +877,7 @@ func (p *Proc) parkWaiting(children []*Proc, then func(p *Proc, status int) int)
 		case len(children) > 0:
 			status = children[len(children)-1].status
 		}
-		reap(children)
+		collect(children)
 		return then(p, status)
 	})
 }
@@ -1037,19 +1062,19 @@ func (p *Proc) Wait(children ...*Proc) int {
 			return 128 + SIGTERM
 		}
 	}
-	reap(children)
+	collect(children)
 	if len(children) == 0 {
 		return 0
 	}
 	return children[len(children)-1].status
 }
 
-// reap marks the children a wait has collected: the machine forgets them (no zombie stays
-// behind a loop that runs a command at every turn).
-func reap(children []*Proc) {
+// collect marks the children a wait has collected: the machine forgets them (no zombie
+// stays behind a loop that runs a command at every turn).
+func collect(children []*Proc) {
 	for _, c := range children {
 		if c.exited {
-			c.reaped = true
+			c.collected = true
 		}
 	}
 }
@@ -1061,6 +1086,23 @@ func allExited(ps []*Proc) bool {
 		}
 	}
 	return true
+}
+
+// DefaultUmask is a container's processes' file creation mask unless they change it.
+const DefaultUmask fs.FileMode = 0o022
+
+// Umask is p's file creation mask: what a file or directory it creates lacks of 0666 or
+// 0777.
+func (p *Proc) Umask() fs.FileMode { return p.umask }
+
+// SetUmask sets p's file creation mask (umask), which its children inherit.
+func (p *Proc) SetUmask(m fs.FileMode) { p.umask = m & 0o777 }
+
+// ExitAs makes p end as child did, having exec'd what child runs (env, nice, timeout):
+// child's status, and the signal that killed it, for p's parent to report.
+func (p *Proc) ExitAs(child *Proc) int {
+	p.signaled = child.signaled
+	return child.status
 }
 
 // Exited reports whether p has exited, and its status.
@@ -1115,7 +1157,7 @@ func (p *Proc) forkProc(prog Program) (*Proc, error) {
 	if !m.mayFork() {
 		return nil, errFork
 	}
-	c := &Proc{m: m, pid: m.nextPID, parent: p, argv: p.argv, env: p.env, dir: p.dir, id: p.id}
+	c := &Proc{m: m, pid: m.nextPID, parent: p, argv: p.argv, env: p.env, dir: p.dir, id: p.id, umask: p.umask}
 	m.nextPID++
 	for i, f := range p.fds {
 		c.fds[i] = f.dup()
@@ -1160,7 +1202,7 @@ func (p *Proc) waitAll(children []*Proc) int {
 		p.suspend(waitingFor)
 		p.interrupted = false
 	}
-	reap(children)
+	collect(children)
 	if len(children) == 0 {
 		return 0
 	}

@@ -197,6 +197,10 @@ func TestShellScripts(t *testing.T) {
 		{name: "script file shebang", script: `/tmp/s.sh arg`, files: map[string]string{"/tmp/s.sh": "#!/bin/sh\necho script $1\n"}, stdout: "script arg\n"},
 		{name: "dollar dollar", script: `echo $$`, stdout: "1\n"},
 		{name: "unset and set again", script: `export A=1; unset A; A=2; export A; sh -c 'echo $A'`, stdout: "2\n"},
+		{name: "killed notice", script: "sh -c 'kill $$'; echo $?", stdout: "143\n", stderr: "Terminated\n"},
+		{name: "killed by INT", script: "sh -c 'kill -INT $$'; echo $?", stdout: "130\n"},
+		{name: "killed job waited", script: "sleep 10 & kill -9 $!; wait $!; echo $?", stdout: "137\n", stderr: "Killed\n"},
+		{name: "killed last command", script: "sh -c 'kill $$'", status: 143},
 		{name: "path searched again", script: `hi; PATH=/opt/bin:/bin; hi`, files: map[string]string{"/opt/bin/hi": "#!/bin/sh\necho hi\n"}, stdout: "hi\n", stderr: "/bin/sh: hi: not found\n"},
 	}
 	for _, tc := range tests {
@@ -275,7 +279,8 @@ func TestWaitedChildrenAreReaped(t *testing.T) {
 		{"pipeline", "while true; do /bin/echo x | /bin/cat >/dev/null; sleep 1; done", 1},
 		{"command substitution", "while true; do x=$(/bin/echo x); sleep 1; done", 1},
 		{"background job waited for", "while true; do /bin/echo x >/dev/null & wait; sleep 1; done", 1},
-		{"background job never waited for", "/bin/echo x >/dev/null & /bin/echo y >/dev/null & while true; do sleep 1; done", 3},
+		{"background jobs collected at a foreground wait", "/bin/echo x >/dev/null & /bin/echo y >/dev/null & while true; do /bin/echo z >/dev/null; sleep 1; done", 1},
+		{"background jobs never waited for", "/bin/echo x >/dev/null & /bin/echo y >/dev/null & exec /bin/sleep 1000", 3},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			r := start(t, newTestFS(t), "sh", "-c", tt.script)

@@ -43,7 +43,7 @@ func (p *Proc) Detached(n int) func(at time.Time, line string) {
 		}
 		switch f.kind {
 		case fdFile:
-			_ = f.fs.WriteFile(f.path, []byte(line+"\n"), 0o644, true, p.id.UID, p.id.GID)
+			_ = f.fs.WriteFile(f.path, []byte(line+"\n"), 0o666&^p.umask, true, p.id.UID, p.id.GID)
 		case fdOutput:
 			m.mailbox.Lock()
 			m.detached = append(m.detached, detachedLine{f: f, at: at.UnixNano(), line: []byte(line + "\n")})

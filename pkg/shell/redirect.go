@@ -225,7 +225,7 @@ func (s *shell) openFile(name string, appending, create bool) (*fd, error) {
 		return f, nil
 	}
 	id := s.p.Identity()
-	if err := s.p.FS().WriteFile(abs, nil, 0o644, appending, id.UID, id.GID); err != nil {
+	if err := s.p.FS().WriteFile(abs, nil, 0o666&^s.p.umask, appending, id.UID, id.GID); err != nil {
 		return nil, redirError{"can't create " + name + ": " + redirErrno(err, "nonexistent directory")}
 	}
 	return &fd{kind: fdFile, fs: s.p.FS(), path: abs, refs: 1}, nil

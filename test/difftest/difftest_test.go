@@ -115,8 +115,10 @@ func referenceLacks(reason string) bool {
 	return strings.HasPrefix(reason, "Debian's busybox") || strings.HasPrefix(reason, "Debian's build")
 }
 
-// banner is the first line of busybox's usage texts, which names its version and build:
-// Debian's 1.35.0 and the simulated 1.36.1 print the same usage after it.
+// banner is the first line of busybox's usage texts, which names its version and build
+// ("BusyBox v1.35.0 (Debian 1:1.35.0-4+deb12u1+b1)", "BusyBox v1.36.1 (simulated)"):
+// normalise makes only that line's version text the same. The texts after it are the same
+// but where 1.36.1 changed them (sort's -h, xargs' -o: hack/usagetext).
 var banner = regexp.MustCompile(`BusyBox v[0-9.]+ \([^)\n]*\) multi-call binary\.`)
 
 // normalise makes the two sides' version banners the same.

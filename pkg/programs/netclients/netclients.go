@@ -294,9 +294,6 @@ func rawRequest(req *simnet.Request) []byte {
 	return b.Bytes()
 }
 
-// umask is the file creation mask of a container's processes (the runtime's default).
-const umask = 0o022
-
 // createFile writes data to name (relative to p's directory) as open(O_WRONLY|O_CREAT|
 // O_TRUNC) does for p's user, failing with EEXIST when excl and it exists: the kernel's
 // permission checks are made here, the filesystem makes none.
@@ -330,7 +327,7 @@ func createFile(p *shell.Proc, name string, data []byte, excl bool) error {
 			gid = dir.GID // a setgid directory's group, as the kernel gives it
 		}
 	}
-	return fsys.WriteFile(file, data, 0o666&^umask, false, id.UID, gid)
+	return fsys.WriteFile(file, data, 0o666&^p.Umask(), false, id.UID, gid)
 }
 
 // access is id.May, by the name the callers here use.

@@ -341,7 +341,7 @@ type appendFile struct {
 
 func (a *appendFile) Write(b []byte) (int, error) {
 	id := a.p.Identity()
-	if err := a.p.FS().WriteFile(a.p.Abs(a.name), b, 0o666&^umask, true, id.UID, id.GID); err != nil {
+	if err := a.p.FS().WriteFile(a.p.Abs(a.name), b, 0o666&^a.p.Umask(), true, id.UID, id.GID); err != nil {
 		return 0, err
 	}
 	return len(b), nil
