@@ -30,6 +30,34 @@ func (c *cmd) printSignals() {
 	c.printf("%2d) %s\n%2d) %s\n", sigRTMIN, "RTMIN", sigRTMAX, "RTMAX")
 }
 
+// listSignals is kill -l and killall -l (busybox's shared code): every signal without
+// operands, else each operand's name (a number, its low 7 bits: an exit status works)
+// or number.
+func (c *cmd) listSignals(operands []string) int {
+	if len(operands) == 0 {
+		c.printSignals()
+		return 0
+	}
+	for _, s := range operands {
+		if s[0] >= '0' && s[0] <= '9' {
+			n, err := strconv.ParseUint(s, 10, 32)
+			if err != nil {
+				c.errorf("unknown signal '%s'", s)
+				return 1
+			}
+			c.write(signame(int(n)&0x7f) + "\n")
+			continue
+		}
+		n := signum(s)
+		if n < 0 {
+			c.errorf("unknown signal '%s'", s)
+			return 1
+		}
+		c.printf("%d\n", n)
+	}
+	return 0
+}
+
 // runPgrep is pgrep and pkill (busybox's pgrep.c): the processes but itself whose argv[0]
 // (the whole command line with -f) or comm matches the extended regular expression, in
 // pid order; -x anchors it at both ends, -v inverts, -o and -n take the first or last
@@ -160,28 +188,7 @@ func runKillall(c *cmd) int {
 	if len(args) > 0 && len(args[0]) > 1 && args[0][0] == '-' {
 		a := args[0][1:]
 		if a == "l" {
-			if len(args) == 1 {
-				c.printSignals()
-				return 0
-			}
-			for _, s := range args[1:] {
-				if s[0] >= '0' && s[0] <= '9' {
-					n, err := strconv.ParseUint(s, 10, 32)
-					if err != nil {
-						c.errorf("unknown signal '%s'", s)
-						return 1
-					}
-					c.write(signame(int(n)&0x7f) + "\n")
-					continue
-				}
-				n := signum(s)
-				if n < 0 {
-					c.errorf("unknown signal '%s'", s)
-					return 1
-				}
-				c.printf("%d\n", n)
-			}
-			return 0
+			return c.listSignals(args[1:])
 		}
 		parse := true
 		if a == "q" {

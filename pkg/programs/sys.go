@@ -716,31 +716,7 @@ func runKill(c *cmd) int {
 		a := args[0][1:]
 		switch {
 		case a == "l":
-			if len(args) == 1 {
-				for i := 1; i < len(signals); i++ {
-					c.printf("%2d) %s\n", i, signals[i])
-				}
-				c.printf("%2d) %s\n%2d) %s\n", sigRTMIN, "RTMIN", sigRTMAX, "RTMAX")
-				return 0
-			}
-			for _, s := range args[1:] {
-				if s[0] >= '0' && s[0] <= '9' {
-					n, err := strconv.ParseUint(s, 10, 32)
-					if err != nil {
-						c.errorf("unknown signal '%s'", s)
-						return 1
-					}
-					c.write(signame(int(n)&0x7f) + "\n")
-					continue
-				}
-				n := signum(s)
-				if n < 0 {
-					c.errorf("unknown signal '%s'", s)
-					return 1
-				}
-				c.printf("%d\n", n)
-			}
-			return 0
+			return c.listSignals(args[1:])
 		case a == "-":
 			args = args[1:]
 		default:
