@@ -11,24 +11,8 @@ import (
 // the alphabet, as busybox's read_base64 does, and dies "truncated input" at an end in
 // the middle of a group of eight.
 func runBase32(c *cmd) int {
-	o, args := c.getopt("diw:", nil)
-	if len(args) > 1 {
-		c.showUsage(1)
-	}
-	col := 76
-	if o.has('w') {
-		col = c.positive(o.val('w'))
-	}
-	name := "-"
-	if len(args) == 1 {
-		name = args[0]
-	}
-	r, err := c.open(name)
-	if err != nil {
-		c.perror(err, "can't open '%s'", name)
-		c.exit(1)
-	}
-	if o.has('d') {
+	decode, col, r := c.baseNUMArgs()
+	if decode {
 		c.base32Decode(bufio.NewReader(r))
 		return 0
 	}
@@ -155,4 +139,28 @@ func base32Block(s []byte) ([]byte, int) {
 		return out, k + 1
 	}
 	return out, len(s) - i
+}
+
+// baseNUMArgs is base32's and base64's command line ([-d] [-w COL] [FILE], as busybox's
+// shared baseNUM_main parses it): whether to decode (-d), the line width (-w, 76) and the
+// input.
+func (c *cmd) baseNUMArgs() (bool, int, io.Reader) {
+	o, args := c.getopt("diw:", nil)
+	if len(args) > 1 {
+		c.showUsage(1)
+	}
+	col := 76
+	if o.has('w') {
+		col = c.positive(o.val('w'))
+	}
+	name := "-"
+	if len(args) == 1 {
+		name = args[0]
+	}
+	r, err := c.open(name)
+	if err != nil {
+		c.perror(err, "can't open '%s'", name)
+		c.exit(1)
+	}
+	return o.has('d'), col, r
 }

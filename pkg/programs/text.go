@@ -1369,29 +1369,13 @@ func runSeq(c *cmd) int {
 }
 
 func runBase64(c *cmd) int {
-	o, args := c.getopt("diw:", nil)
-	if len(args) > 1 {
-		c.showUsage(1)
-	}
-	col := 76
-	if o.has('w') {
-		col = c.positive(o.val('w'))
-	}
-	name := "-"
-	if len(args) == 1 {
-		name = args[0]
-	}
-	r, err := c.open(name)
-	if err != nil {
-		c.perror(err, "can't open '%s'", name)
-		c.exit(1)
-	}
+	decode, col, r := c.baseNUMArgs()
 	data, err := io.ReadAll(c.p.Holding(r))
 	if err != nil {
 		c.perror(err, "read error")
 		c.exit(1)
 	}
-	if o.has('d') {
+	if decode {
 		clean := bytes.Map(func(r rune) rune {
 			if r <= ' ' {
 				return -1
