@@ -82,10 +82,12 @@ type PodWorkers struct {
 	// taken out of ready, which Step skips).
 	ready      map[types.UID]struct{}
 	readyOrder []types.UID
-	// carried is what a Step left of its batch when its time slice ran out, in order: the
+	// carried is what a Step left of its batch when its time slice ran out, the next pod last: the
 	// next Step starts there, after any pod that became ready since.
 	carried []types.UID
-	queue   map[types.UID]time.Time
+	// becameReady is Step's scratch list of the pods that became ready, kept for its array.
+	becameReady []types.UID
+	queue       map[types.UID]time.Time
 	// static pods with the same full name start one at a time, in arrival order
 	startedStaticPodsByFullname        map[string]types.UID
 	waitingToStartStaticPodsByFullname map[string][]types.UID
@@ -1127,6 +1129,9 @@ func (p *PodWorkers) Wake() *runner.Signal { return p.wake }
 // runtime and the PLEG must step to report. No time passes during a step on simulate's
 // virtual clock, so there a Step still runs its whole batch.
 func (p *PodWorkers) Step(ctx context.Context) {
+	// batch holds the pods still to step, the next one last: pods that become ready during
+	// the Step go before the rest by an append, not by copying the rest (a batch can hold
+	// every pod of the node).
 	batch := p.carried
 	p.carried = nil
 	start := p.clock.Now()
@@ -1139,22 +1144,26 @@ func (p *PodWorkers) Step(ctx context.Context) {
 			return
 		}
 		if len(p.ready) > 0 {
-			fresh := make([]types.UID, 0, len(p.ready)+len(batch))
+			fresh := p.becameReady[:0]
 			for _, uid := range p.readyOrder {
 				if _, ok := p.ready[uid]; ok {
 					delete(p.ready, uid)
 					fresh = append(fresh, uid)
 				}
 			}
-			batch = append(fresh, batch...)
+			for i := len(fresh) - 1; i >= 0; i-- {
+				batch = append(batch, fresh[i])
+			}
+			clear(fresh)
+			p.becameReady = fresh[:0]
 		}
 		clear(p.readyOrder)
 		p.readyOrder = p.readyOrder[:0]
 		if len(batch) == 0 || ctx.Err() != nil {
 			return
 		}
-		uid := batch[0]
-		batch = batch[1:]
+		uid := batch[len(batch)-1]
+		batch = batch[:len(batch)-1]
 		p.stepPod(ctx, uid)
 	}
 }

@@ -153,7 +153,9 @@ func RunShell(p *Proc) int {
 func newShell(p *Proc) *shell {
 	// funcs and traps are made when the first is set: most shells of a node set none.
 	s := &shell{p: p, pid: p.PID(), started: p.m.now}
-	for _, kv := range p.Environ() {
+	env := p.Environ()
+	s.vars.vars = make([]shellVar, 0, len(env)+4) // and IFS, PATH, PWD, PPID
+	for _, kv := range env {
 		k, v, ok := strings.Cut(kv, "=")
 		switch {
 		case ok && validName(k):

@@ -1,6 +1,9 @@
 package shell
 
-import "fmt"
+import (
+	"fmt"
+	"sync"
+)
 
 // A shell parks: when its no-fork sleep is the last thing it waits for and everything it
 // is in the middle of (the script or a forked subshell's command, statement lists, loops,
@@ -65,15 +68,32 @@ func (s *shell) enter(k frameKind) (i int, resumed bool) {
 		s.resumeAt++
 		return i, true
 	}
+	if s.frames == nil {
+		s.frames = (*framePool.Get().(*[]frame))[:0]
+	}
 	s.frames = append(s.frames, frame{kind: k})
 	return len(s.frames) - 1, false
 }
 
-// leave ends frame i and those above it.
+// leave ends frame i and those above it. Leaving the first frame ends the walk: its stack
+// goes back to the pool.
 func (s *shell) leave(i int) {
 	clear(s.frames[i:])
 	s.frames = s.frames[:i]
+	if i == 0 {
+		f := s.frames
+		s.frames = nil
+		framePool.Put(&f)
+	}
 }
+
+// framePool holds the frame stacks of ended walks: every command substitution and
+// subshell walks its own, and growing each from nothing was a tenth of what a node's
+// starting containers allocate.
+var framePool = sync.Pool{New: func() any {
+	f := make([]frame, 0, 16)
+	return &f
+}}
 
 // park is called (through Proc.parker) by a no-fork applet's SleepThenExit: it reports
 // whether the shell can go on later from its frames, and if so returns the program that

@@ -199,6 +199,17 @@ func measure(t *testing.T, n int, evented bool) result {
 		start = time.Now()
 		writeManifests()
 	}
+	startProfile := make(chan struct{})
+	if *profile != "" {
+		// The start as well as the steady window: the start is where the pods' programs
+		// and the kubelet's first syncs cost the most.
+		go func() {
+			defer close(startProfile)
+			d.saveProfile(fmt.Sprintf("/debug/pprof/profile?seconds=%d", int(startMax.Seconds()/12)), fmt.Sprintf("cpu-start-%s-%d.pprof", r.PLEG, n))
+		}()
+	} else {
+		close(startProfile)
+	}
 	running := func() float64 { return d.metric("kubelet_pod_start_duration_seconds_count") }
 	if !d.poll(*startMax, func() bool { return running() >= float64(n) }) {
 		t.Errorf("%.0f of %d pods Running after %v (dropped PLEG events: %.0f; Ready: %s)", running(), n, *startMax,
@@ -208,6 +219,7 @@ func measure(t *testing.T, n int, evented bool) result {
 		r.ToRunning = time.Since(start).Round(100 * time.Millisecond).String()
 	}
 	r.CPUToRunning = d.cpuSeconds()
+	<-startProfile
 	if c := running(); c > 0 {
 		r.MeanStart = d.metric("kubelet_pod_start_duration_seconds_sum") / c
 	}
