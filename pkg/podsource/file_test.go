@@ -3,9 +3,12 @@ package podsource
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
+	"regexp"
 	"runtime"
 	"sort"
 	"strconv"
@@ -687,5 +690,71 @@ func TestStaticPodPriorityWarningLoggedOnce(t *testing.T) {
 	f.write(t, "e.yaml", podYAML("e", "  priority: 300\n"))
 	if _, _, logs := f.listLogged(t); strings.Contains(logs, "Static pod has") {
 		t.Errorf("a warning already logged was logged again: %q", logs)
+	}
+}
+
+// A directory of many manifests is read and parsed on all cores (parseAhead): the pods,
+// the refused files and the log are what reading them one by one gives, at the first list
+// and at the next, after some files changed, some were removed and one went bad.
+func TestParseAheadGivesWhatOneByOneGives(t *testing.T) {
+	type outcome struct {
+		pods   []*v1.Pod
+		errs   []*FileError
+		log    string
+		parsed int
+	}
+	run := func(t *testing.T, ahead bool) []outcome {
+		saved := parseAheadMin
+		if !ahead {
+			parseAheadMin = 1 << 30
+		}
+		defer func() { parseAheadMin = saved }()
+		// One UID root: the two runs' directories differ, their pods' UIDs must not.
+		f := newFixture(t, func(c *Config) { c.UIDRoot = "/etc/kubernetes/manifests" })
+		for i := range 150 {
+			f.write(t, fmt.Sprintf("p%03d.yaml", i), podYAML(fmt.Sprintf("p%03d", i), ""))
+		}
+		f.write(t, "bad.yaml", "apiVersion: v1\nkind: Pod\nmetadata: {name: bad}\nspec: {containers: [{name: c}]}\n")
+		f.write(t, "notyaml.yaml", "{[")
+		f.write(t, "dup.yaml", podYAML("p007", ""))
+		var out []outcome
+		list := func() {
+			pods, errs, log := f.listLogged(t)
+			out = append(out, outcome{pods, errs, log, len(f.src.parsed)})
+		}
+		list()
+		for i := range 100 {
+			if i%3 == 0 {
+				f.write(t, fmt.Sprintf("p%03d.yaml", i), podYAML(fmt.Sprintf("p%03d", i), "")+"  hostNetwork: true\n")
+			}
+		}
+		f.remove(t, "p149.yaml")
+		f.write(t, "p148.yaml", "kind: Pod\n")
+		f.clk.Step(time.Second)
+		list()
+		return out
+	}
+	want, got := run(t, false), run(t, true)
+	// What is logged and refused names the fixture's own directory: compare without it.
+	strip := func(s string) string { return regexp.MustCompile(`/tmp/[^ "]*/`).ReplaceAllString(s, "DIR/") }
+	for i := range want {
+		if len(got[i].pods) != len(want[i].pods) || len(got[i].pods) < 140 {
+			t.Fatalf("list %d: %d pods read ahead, %d one by one", i, len(got[i].pods), len(want[i].pods))
+		}
+		for j := range want[i].pods {
+			g, w := got[i].pods[j], want[i].pods[j]
+			if g.Name != w.Name || g.UID != w.UID || !reflect.DeepEqual(g.Spec, w.Spec) {
+				t.Errorf("list %d pod %d: %s (%s) read ahead, %s (%s) one by one", i, j, g.Name, g.UID, w.Name, w.UID)
+			}
+		}
+		if strip(fmt.Sprint(got[i].errs)) != strip(fmt.Sprint(want[i].errs)) {
+			t.Errorf("list %d: refused read ahead %v, one by one %v", i, got[i].errs, want[i].errs)
+		}
+		if got[i].parsed != want[i].parsed {
+			t.Errorf("list %d: %d files cached read ahead, %d one by one", i, got[i].parsed, want[i].parsed)
+		}
+		if strip(got[i].log) != strip(want[i].log) {
+			t.Errorf("list %d: the log read ahead\n%s\none by one\n%s", i, got[i].log, want[i].log)
+		}
 	}
 }

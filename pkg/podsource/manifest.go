@@ -234,15 +234,19 @@ func checkTypeMeta(tm metav1.TypeMeta, j []byte) error {
 // decodePod decodes leniently, as the kubelet's universal decoder does (unknown fields are
 // dropped), and reports the first unknown field as a warning so typos are visible.
 func decodePod(j []byte) (*v1.Pod, []string, error) {
+	// Strictly first: a manifest without unknown fields, nearly every one, is decoded once.
 	pod := &v1.Pod{}
-	if err := json.Unmarshal(j, pod); err != nil {
-		return nil, nil, err
-	}
 	dec := json.NewDecoder(bytes.NewReader(j))
 	dec.DisallowUnknownFields()
 	var warnings []string
-	if err := dec.Decode(&v1.Pod{}); err != nil {
-		warnings = append(warnings, fmt.Sprintf("ignored %v", strings.TrimPrefix(err.Error(), "json: ")))
+	if strictErr := dec.Decode(pod); strictErr != nil {
+		// The strict decoder goes on past an unknown field, but its error may hide a later
+		// one that fails the lenient decode: decode again as the kubelet does.
+		pod = &v1.Pod{}
+		if err := json.Unmarshal(j, pod); err != nil {
+			return nil, nil, err
+		}
+		warnings = append(warnings, fmt.Sprintf("ignored %v", strings.TrimPrefix(strictErr.Error(), "json: ")))
 	}
 	// The type is implied by the file; keep it set so the pod prints like the apiserver's.
 	pod.Kind, pod.APIVersion = "Pod", "v1"

@@ -136,12 +136,12 @@ func RunShell(p *Proc) int {
 		}
 	case len(args) > 0:
 		file, args = args[0], args[1:]
-		data, err := p.FS().ReadFile(p.Abs(file))
+		data, err := p.FS().ReadFileString(p.Abs(file))
 		if err != nil {
 			fmt.Fprintf(p.Stderr(), "%s: can't open '%s': %v\n", path.Base(s.name), file, err)
 			return 127
 		}
-		script, s.name = string(data), file
+		script, s.name = data, file
 	default:
 		data, _ := p.ReadAll()
 		script = string(data)
@@ -928,22 +928,22 @@ func (s *shell) forClause(c *syntax.ForClause) {
 	}
 }
 
-var regexCache sync.Map // pattern -> *regexp.Regexp
-
 func matchPattern(pat, s string) bool {
-	re, ok := regexCache.Load(pat)
+	re, ok := caseCache.get(pat)
 	if !ok {
 		expr, err := pattern.Regexp(pat, pattern.EntireString)
-		if err != nil {
-			return pat == s
+		if err == nil {
+			re, err = regexp.Compile(expr)
 		}
-		r, err := regexp.Compile(expr)
 		if err != nil {
-			return pat == s
+			re = nil
 		}
-		re, _ = regexCache.LoadOrStore(pat, r)
+		caseCache.put(pat, re)
 	}
-	return re.(*regexp.Regexp).MatchString(s)
+	if re == nil {
+		return pat == s
+	}
+	return re.MatchString(s)
 }
 
 func (s *shell) caseClause(c *syntax.CaseClause) {
@@ -1011,10 +1011,10 @@ func (s *shell) caseMatch(item *syntax.CaseItem, word string) (matched, ok bool)
 func (s *shell) cfg() *expand.Config {
 	s.p.releaseTransient() // what the last expansion copied is kept by now, or dropped
 	if s.ecfg == nil {
-		s.ecfg = &expand.Config{Env: (*environ)(s), CmdSubst: s.cmdSubst}
+		// The method values are made once a shell: each is an allocation.
+		s.ecfg = &expand.Config{Env: (*environ)(s), CmdSubst: s.cmdSubst, ReadDir2: s.readDir}
 	}
 	s.ecfg.NoUnset = s.nounset
-	s.ecfg.ReadDir2 = s.readDir
 	return s.ecfg
 }
 
@@ -1067,12 +1067,18 @@ func (b *limitedBuffer) Write(p []byte) (int, error) {
 
 // fields expands words into fields; on an error it reports it and sets the status.
 func (s *shell) fields(words ...*syntax.Word) ([]string, bool) {
-	if out, ok := literalFields(words); ok {
-		return out, true
+	if !mvdanFieldsOnly {
+		if out, ok := s.simpleFields(words); ok {
+			return out, true
+		}
 	}
 	cfg := s.cfg()
 	if s.noglob {
-		cfg.ReadDir2 = nil
+		// No globbing at all, rather than globs that match nothing (readDir): a word's
+		// pattern characters stay as they are, and no pattern is compiled.
+		c := *cfg
+		c.ReadDir2 = nil
+		cfg = &c
 	}
 	ifs := s.ifs()
 	if !nonWhiteIFS(ifs) {
@@ -1111,27 +1117,6 @@ func (s *shell) ifs() string {
 		return " \t\n"
 	}
 	return v.String()
-}
-
-// literalFields is the fields of words that are plain text, nothing to expand: what most
-// commands of a loop are (echo tick, sleep 5), spared the expand package's work. A word
-// with anything the shell would change (quotes, escapes, $, globs, braces, a leading
-// tilde) is not plain text.
-func literalFields(words []*syntax.Word) ([]string, bool) {
-	for _, w := range words {
-		if len(w.Parts) != 1 {
-			return nil, false
-		}
-		lit, ok := w.Parts[0].(*syntax.Lit)
-		if !ok || strings.ContainsAny(lit.Value, "*?[]{}~\\$'\"`") {
-			return nil, false
-		}
-	}
-	out := make([]string, len(words))
-	for i, w := range words {
-		out[i] = w.Parts[0].(*syntax.Lit).Value
-	}
-	return out, true
 }
 
 func (s *shell) expandError(err error) {

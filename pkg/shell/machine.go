@@ -449,7 +449,7 @@ func (m *Machine) resolve(argv []string, pathVar, dir string) (Program, []string
 		}
 		return nil, nil, vfs.Info{}, &ExecError{Name: name, Err: fmt.Errorf("program %q is not simulated", info.Program)}
 	}
-	data, err := m.cfg.FS.ReadFile(file)
+	data, err := m.firstLine(file)
 	if err != nil {
 		return nil, nil, vfs.Info{}, &ExecError{Name: name, Err: err}
 	}
@@ -471,6 +471,22 @@ func (m *Machine) resolve(argv []string, pathVar, dir string) (Program, []string
 		return prog, append([]string{"sh", file}, argv[1:]...), vfs.Info{}, nil
 	}
 	return nil, nil, vfs.Info{}, &ExecError{Name: name, Err: fmt.Errorf("Exec format error")}
+}
+
+// firstLine reads the start of file, enough for its "#!" line: the script itself is read
+// by the interpreter, and a copy of it all for every command was a fifth of what a
+// container's entrypoint allocated.
+func (m *Machine) firstLine(file string) ([]byte, error) {
+	r, err := m.cfg.FS.Open(file)
+	if err != nil {
+		return nil, err
+	}
+	buf := make([]byte, 256)
+	n, _ := r.ReadAt(buf, 0)
+	if n == len(buf) && bytes.HasPrefix(buf, []byte("#!")) && bytes.IndexByte(buf, '\n') < 0 {
+		return m.cfg.FS.ReadFile(file) // a longer "#!" line, read whole
+	}
+	return buf[:n], nil
 }
 
 // lookPath finds the file name runs and describes it (following links): name itself when

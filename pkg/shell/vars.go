@@ -155,7 +155,8 @@ func (t *varTable) each(f func(name string, v expand.Variable) bool) {
 
 // clone is an independent copy (a subshell's).
 func (t *varTable) clone() varTable {
-	c := varTable{vars: slices.Clone(t.vars), bytes: t.bytes}
+	// Room for a few more: a subshell or command substitution usually sets some.
+	c := varTable{vars: append(make([]shellVar, 0, len(t.vars)+4), t.vars...), bytes: t.bytes}
 	if t.index != nil {
 		c.reindex()
 	}

@@ -2,12 +2,12 @@ package shell
 
 import (
 	"fmt"
+	"path"
 	"slices"
-	"strings"
 	"testing"
+	"time"
 
 	"mvdan.cc/sh/v3/expand"
-	"mvdan.cc/sh/v3/syntax"
 )
 
 // The table keeps what was set, in order, whatever its size (a scan below 16 variables, an
@@ -52,27 +52,53 @@ func TestVarTable(t *testing.T) {
 	}
 }
 
-// A word taken as plain text expands to itself: literalFields agrees with the expand
-// package on every word it takes, and leaves it every word it would change.
-func TestLiteralFieldsAgreeWithExpand(t *testing.T) {
-	words := []string{"tick", "5", "-n", "--x=1", "a.b", "/usr/bin", "x=1", "@", "%", "^", "+", ",", ":", "a,b",
-		"c*", "~", "~root", "a~", "'q'", `"d"`, `\e`, "{a,b}", "$HOME", "${x}", "$(echo)", "`echo`", "[ab]", "?", "a]"}
-	for _, w := range words {
-		f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader("echo "+w), "")
-		if err != nil {
-			t.Fatalf("%s: %v", w, err)
+// simpleFields expands every word as mvdan's expander does: each script prints its
+// fields once through simpleFields and once with mvdan's expander alone, on the same
+// files and variables, and the two outputs (and statuses) must be the same.
+func TestSimpleFieldsAgreeWithExpand(t *testing.T) {
+	words := []string{
+		// literals
+		"tick", "5", "-n", "--x=1", "a.b", "/usr/bin", "x=1", "@", "%", "^", "+", ",", ":", "a,b", "a]", "]",
+		"~", "~root", "a~", `\e`, "{a,b}", "a{b", "}",
+		// quoted text and plain parameters
+		"'q'", `"d"`, `""`, `''`, `"a b"`, `"$v"`, `"${v}"`, `"$v"x`, `x"$v"`, `'a'"$v"'b'`, `"<$v>"`, `"$e"`,
+		`"$unset"`, `"$1"`, `"$2"`, `"$9"`, `"$#"`, `"$?"`, `"$0"`, `"$$"`, `"$!"`, `"$-"`, `"$LINENO"`,
+		`"$@"`, `"$*"`, `"${v:-d}"`, `"${#v}"`, `"${v#a}"`, `"$(echo hi)"`, `"\$v"`, `"a\"b"`, `$'x'`, `"$arr"`,
+		`"${arr[1]}"`, `"$ref"`, "$v", "${v}", "$e", "$unset",
+		// patterns
+		"/d/*", "/d/*.sh", "/d/.*", "/d/[ab]*", "/d/?", "/d/x?", "/d/*.none", "*", "*.sh", ".*", "s*/x", "/d/*/x",
+		"/nodir/*", "/d/f.sh/*", "[", "/d/[", "/d/[!a]*", "/d/[a-", "/d//*", "/d/./*", "/d/../d/*", "./*", "../*",
+		`"/d/"*`, `/d/"*"`, `"$v"*`, "/d/\\*", "/d/*\\", "/d/a*b*", "/e/*",
+	}
+	fs := newTestFS(t)
+	for _, f := range []string{"/d/a.sh", "/d/b.sh", "/d/.hidden", "/d/c.txt", "/d/x1", "/d/s/x", "/d/f.sh"} {
+		if err := fs.MkdirAll(path.Dir(f), 0o755, 0, 0); err != nil {
+			t.Fatal(err)
 		}
-		call := f.Stmts[0].Cmd.(*syntax.CallExpr)
-		got, ok := literalFields(call.Args[1:])
-		want, err := expand.Fields(&expand.Config{Env: expand.ListEnviron("HOME=/root", "x=X")}, call.Args[1:]...)
-		if err != nil {
-			if ok {
-				t.Errorf("%s: taken as plain text, but expanding it fails: %v", w, err)
+		if err := fs.WriteFile(f, nil, 0o644, false, 0, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := fs.MkdirAll("/e", 0o755, 0, 0); err != nil {
+		t.Fatal(err)
+	}
+	run := func(script string, mvdanOnly bool) string {
+		mvdanFieldsOnly = mvdanOnly
+		defer func() { mvdanFieldsOnly = false }()
+		r := start(t, fs, "sh", "-c", script, "name", "one", "two words")
+		r.until(time.Hour)
+		return fmt.Sprintf("stdout %q stderr %q status %d", r.out.buf.String(), r.err.buf.String(), r.status)
+	}
+	for _, opts := range []string{"", "set -u;", "set -f;"} {
+		for _, w := range words {
+			script := opts + ` cd /d; v="a b"; e=; false; for f in ` + w + `; do echo "<$f>"; done`
+			want, got := run(script, true), run(script, false)
+			if testing.Verbose() {
+				t.Logf("%s %s: %s", opts, w, got)
 			}
-			continue
-		}
-		if ok && !slices.Equal(got, want) {
-			t.Errorf("%s: literal fields %q, expand says %q", w, got, want)
+			if got != want {
+				t.Errorf("%s for f in %s:\n simpleFields %s\n mvdan        %s", opts, w, got, want)
+			}
 		}
 	}
 }

@@ -727,6 +727,30 @@ func (v *View) ReadFile(p string) ([]byte, error) {
 	return c.bytes(), nil // outside the lock too: a snapshot is read without it
 }
 
+// ReadFileString is ReadFile as a string, copied once: a script read to be run.
+func (v *View) ReadFileString(p string) (string, error) {
+	c, gen, err := v.snapshot(p)
+	if err != nil {
+		return "", err
+	}
+	if gen != nil {
+		return string(gen(v.ctx)), nil
+	}
+	size := c.size()
+	var b strings.Builder
+	b.Grow(int(size))
+	var chunk [4096]byte // through the stack: the builder's array is the one copy kept
+	for off := int64(0); off < size; {
+		n := c.readAt(chunk[:], off)
+		if n == 0 {
+			break
+		}
+		b.Write(chunk[:n])
+		off += int64(n)
+	}
+	return b.String(), nil
+}
+
 // Open opens a file for reading, following symbolic links: the Reader reads the content as
 // it is now, whatever is written to the file later (see Reader). Its errors are
 // ReadFile's: ENOENT, EISDIR for a directory, ENOTDIR, ELOOP. A generated file opens with

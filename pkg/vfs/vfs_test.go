@@ -422,3 +422,28 @@ func TestMkfifo(t *testing.T) {
 		t.Errorf("Mkfifo without its directory = %v, want ENOENT", err)
 	}
 }
+
+// TestReadFileString: what ReadFile reads, as a string, for a small file, one larger than
+// the copy's chunk, an empty one, a generated one and a missing one.
+func TestReadFileString(t *testing.T) {
+	v := New(nil)
+	big := strings.Repeat("0123456789abcdef", 1000) + "tail"
+	mustWrite(t, v, "/s", "#!/bin/sh\necho hi\n")
+	mustWrite(t, v, "/big", big)
+	mustWrite(t, v, "/empty", "")
+	if err := v.MkdirAll("/gen", 0o755, 0, 0); err != nil {
+		t.Fatal(err)
+	}
+	v.BindNode("/gen/file", NewGenerated(func(any) []byte { return []byte("made now\n") }, 0o444), true)
+	for _, p := range []string{"/s", "/big", "/empty", "/gen/file", "/missing", "/gen"} {
+		t.Run(p, func(t *testing.T) {
+			got, err := v.ReadFileString(p)
+			if err != nil {
+				got = "error: " + err.Error()
+			}
+			if want := read(v, p); got != want {
+				t.Errorf("ReadFileString(%s) = %.40q (%d bytes), ReadFile %.40q (%d bytes)", p, got, len(got), want, len(want))
+			}
+		})
+	}
+}
