@@ -310,8 +310,14 @@ func mergeEnv(image []string, hostname string, container []cri.KeyValue, home st
 		env = append(env, k+"="+v)
 	}
 	for _, kv := range image {
-		if k, v, ok := strings.Cut(kv, "="); ok {
-			add(k, v)
+		// The image's own "K=V" as it is: its containers share the strings.
+		if k, _, ok := strings.Cut(kv, "="); ok {
+			if i, dup := seen[k]; dup {
+				env[i] = kv
+				continue
+			}
+			seen[k] = len(env)
+			env = append(env, kv)
 		}
 	}
 	if _, ok := seen["PATH"]; !ok {
