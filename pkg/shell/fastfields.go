@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"mvdan.cc/sh/v3/expand"
 	"mvdan.cc/sh/v3/pattern"
@@ -187,28 +188,28 @@ func globMatcher(pat string) (match func(string) bool, valid bool) {
 
 // patternCache keeps compiled patterns, at most patternCacheSize: a script that makes
 // patterns without end (case "$x" in $y) must not grow the daemon; past the bound the
-// cache starts again.
+// cache starts again. Machines of every node share it.
 type patternCache struct {
-	mu sync.Mutex
-	m  map[string]*regexp.Regexp // nil: not a valid pattern
+	m sync.Map // pattern -> *regexp.Regexp, nil when not a valid pattern
+	n atomic.Int64
 }
 
 const patternCacheSize = 4096
 
 func (c *patternCache) get(pat string) (*regexp.Regexp, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	re, ok := c.m[pat]
-	return re, ok
+	v, ok := c.m.Load(pat)
+	if !ok {
+		return nil, false
+	}
+	return v.(*regexp.Regexp), true
 }
 
 func (c *patternCache) put(pat string, re *regexp.Regexp) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.m == nil || len(c.m) >= patternCacheSize {
-		c.m = make(map[string]*regexp.Regexp)
+	if c.n.Add(1) > patternCacheSize {
+		c.m.Clear()
+		c.n.Store(1)
 	}
-	c.m[pat] = re
+	c.m.Store(pat, re)
 }
 
 var globCache, caseCache patternCache

@@ -102,3 +102,17 @@ func TestSimpleFieldsAgreeWithExpand(t *testing.T) {
 		}
 	}
 }
+
+// The pattern caches stay bounded whatever patterns a script makes, and still answer.
+func TestPatternCacheIsBounded(t *testing.T) {
+	for i := range 3 * patternCacheSize {
+		if !matchPattern(fmt.Sprintf("x%d*", i), fmt.Sprintf("x%dy", i)) {
+			t.Fatalf("pattern %d did not match", i)
+		}
+	}
+	n := 0
+	caseCache.m.Range(func(any, any) bool { n++; return true })
+	if n > patternCacheSize {
+		t.Errorf("the case pattern cache holds %d patterns, bound %d", n, patternCacheSize)
+	}
+}
