@@ -195,6 +195,9 @@ func TestShellScripts(t *testing.T) {
 		{name: "break continue", script: `for i in 1 2 3 4; do [ $i = 2 ] && continue; [ $i = 4 ] && break; echo $i; done`, stdout: "1\n3\n"},
 		{name: "yes head", script: `yes | head1`, stdout: "y\n"},
 		{name: "script file shebang", script: `/tmp/s.sh arg`, files: map[string]string{"/tmp/s.sh": "#!/bin/sh\necho script $1\n"}, stdout: "script arg\n"},
+		// The #! line is read alone (the first 256 bytes); a longer one is read whole.
+		{name: "long shebang line", script: `/tmp/s.sh arg`, files: map[string]string{"/tmp/s.sh": "#!/bin/sh" + strings.Repeat(" ", 300) + "\necho long $1\n"}, stdout: "long arg\n"},
+		{name: "shebang line at the edge", script: `/tmp/s.sh arg`, files: map[string]string{"/tmp/s.sh": "#!/bin/sh" + strings.Repeat(" ", 246) + "\necho edge $1\n"}, stdout: "edge arg\n"},
 		{name: "dollar dollar", script: `echo $$`, stdout: "1\n"},
 		{name: "unset and set again", script: `export A=1; unset A; A=2; export A; sh -c 'echo $A'`, stdout: "2\n"},
 		{name: "killed notice", script: "sh -c 'kill $$'; echo $?", stdout: "143\n", stderr: "Terminated\n"},
