@@ -35,10 +35,15 @@ func (e *environ) Get(name string) expand.Variable {
 	case "0":
 		return str(s.name)
 	case "-":
+		// In ash's order: its option list read backwards (u a C x c f e; allexport, not
+		// kept, never shows), checked against busybox 1.35.
 		var b strings.Builder
-		for c, on := range map[byte]bool{'e': s.errexit, 'u': s.nounset, 'x': s.xtrace, 'f': s.noglob} {
-			if on {
-				b.WriteByte(c)
+		for _, f := range []struct {
+			c  byte
+			on bool
+		}{{'u', s.nounset}, {'C', s.noclobber}, {'x', s.xtrace}, {'c', s.scriptFrom == 'c'}, {'s', s.scriptFrom == 's'}, {'f', s.noglob}, {'e', s.errexit}} {
+			if f.on {
+				b.WriteByte(f.c)
 			}
 		}
 		return str(b.String())

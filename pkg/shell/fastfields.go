@@ -13,82 +13,94 @@ import (
 	"mvdan.cc/sh/v3/syntax"
 )
 
-// simpleFields expands the words most commands of real scripts have, without mvdan's
-// expander: literals, single-quoted text, double-quoted text with plain $name or ${name}
-// parameters, and a literal with a pattern in its last path element (/dir/*.sh). It gives
-// exactly what expand.Fields gives for them, and ok false for anything else (unquoted
+// simpleWord appends to out the fields of a word of the kinds most commands of real
+// scripts have, expanded without mvdan's expander: literals, single-quoted text,
+// double-quoted text with plain $name or ${name} parameters, and a literal with a pattern
+// in its last path element (/dir/*.sh). It gives what expand.Fields gives for them (and
+// ash's globbing where the two differ), and ok false for any other word (unquoted
 // parameters, which split; command substitutions; escapes; braces; operators), which
-// fields then hands to mvdan. Entrypoints run tens of such commands in every container:
+// fields hands to mvdan. Entrypoints run tens of such commands in every container:
 // mvdan's expander, which allocates for every word and compiles a regular expression for
 // every glob, was a third of what a node of 10,000 nginx pods spent starting them.
-// mvdanFieldsOnly turns simpleFields off, for the test that compares the two.
+func (s *shell) simpleWord(w *syntax.Word, out []string) ([]string, bool) {
+	if value, ok := literalWord(w); ok {
+		if strings.ContainsAny(value, "{}~\\$'\"`") {
+			return out, false
+		}
+		// As mvdan decides: a "[" without its "]" is no pattern ("[ -f x ]").
+		if !pattern.HasMeta(value, 0) {
+			return append(out, value), true
+		}
+		matches, ok := s.globLiteral(value)
+		if !ok {
+			return out, false
+		}
+		return append(out, matches...), true
+	}
+	// Quoted parts (a word with any of them is one field) and literals without pattern
+	// characters, which would need escaping next to quoted text.
+	var b strings.Builder
+	for _, part := range w.Parts {
+		switch p := part.(type) {
+		case *syntax.Lit:
+			if strings.ContainsAny(p.Value, "{}~\\$'\"`*?[") {
+				return out, false
+			}
+			b.WriteString(p.Value)
+		case *syntax.SglQuoted:
+			if p.Dollar {
+				return out, false
+			}
+			b.WriteString(p.Value)
+		case *syntax.DblQuoted:
+			if p.Dollar {
+				return out, false
+			}
+			for _, q := range p.Parts {
+				switch q := q.(type) {
+				case *syntax.Lit:
+					if strings.ContainsAny(q.Value, "\\$`") {
+						return out, false
+					}
+					b.WriteString(q.Value)
+				case *syntax.ParamExp:
+					v, ok := s.simpleParam(q)
+					if !ok {
+						return out, false
+					}
+					b.WriteString(v)
+				default:
+					return out, false
+				}
+			}
+		default:
+			return out, false
+		}
+	}
+	return append(out, b.String()), true
+}
+
+// mvdanFieldsOnly turns simpleWord off, for the test that compares the two.
 var mvdanFieldsOnly bool
 
-func (s *shell) simpleFields(words []*syntax.Word) ([]string, bool) {
-	out := make([]string, 0, len(words))
-	var b strings.Builder
-	for _, w := range words {
-		if len(w.Parts) == 1 {
-			if lit, ok := w.Parts[0].(*syntax.Lit); ok {
-				if strings.ContainsAny(lit.Value, "{}~\\$'\"`") {
-					return nil, false
-				}
-				// As mvdan decides: a "[" without its "]" is no pattern ("[ -f x ]").
-				if !pattern.HasMeta(lit.Value, 0) {
-					out = append(out, lit.Value)
-					continue
-				}
-				matches, ok := s.globLiteral(lit.Value)
-				if !ok {
-					return nil, false
-				}
-				out = append(out, matches...)
-				continue
-			}
+// literalWord is w's text when it is literals only (the parser splits "d/[.]*" in two).
+func literalWord(w *syntax.Word) (string, bool) {
+	if len(w.Parts) == 1 {
+		lit, ok := w.Parts[0].(*syntax.Lit)
+		if !ok {
+			return "", false
 		}
-		// Quoted parts (a word with any of them is one field) and literals without pattern
-		// characters, which would need escaping next to quoted text.
-		b.Reset()
-		for _, part := range w.Parts {
-			switch p := part.(type) {
-			case *syntax.Lit:
-				if strings.ContainsAny(p.Value, "{}~\\$'\"`*?[") {
-					return nil, false
-				}
-				b.WriteString(p.Value)
-			case *syntax.SglQuoted:
-				if p.Dollar {
-					return nil, false
-				}
-				b.WriteString(p.Value)
-			case *syntax.DblQuoted:
-				if p.Dollar {
-					return nil, false
-				}
-				for _, q := range p.Parts {
-					switch q := q.(type) {
-					case *syntax.Lit:
-						if strings.ContainsAny(q.Value, "\\$`") {
-							return nil, false
-						}
-						b.WriteString(q.Value)
-					case *syntax.ParamExp:
-						v, ok := s.simpleParam(q)
-						if !ok {
-							return nil, false
-						}
-						b.WriteString(v)
-					default:
-						return nil, false
-					}
-				}
-			default:
-				return nil, false
-			}
-		}
-		out = append(out, b.String())
+		return lit.Value, true
 	}
-	return out, true
+	var b strings.Builder
+	for _, part := range w.Parts {
+		lit, ok := part.(*syntax.Lit)
+		if !ok {
+			return "", false
+		}
+		b.WriteString(lit.Value)
+	}
+	return b.String(), true
 }
 
 // simpleParam is the value of $name or ${name}, a variable or a positional or special
@@ -128,15 +140,14 @@ func (s *shell) globLiteral(word string) ([]string, bool) {
 	if s.noglob {
 		return []string{word}, true
 	}
+	// The directory part stays as written ("d//*" gives "d//a", as in ash; mvdan's would
+	// give "d/a"). A ".." is left to mvdan: after a symbolic link it is not lexical.
 	dir, pat := path.Split(word)
 	if pat == "" || strings.ContainsAny(dir, "*?[") {
 		return nil, false
 	}
-	if strings.Contains(dir, "//") {
-		return nil, false
-	}
-	for _, el := range strings.Split(strings.Trim(dir, "/"), "/") {
-		if el == "." || el == ".." {
+	for _, el := range strings.Split(dir, "/") {
+		if el == ".." {
 			return nil, false
 		}
 	}
@@ -152,10 +163,21 @@ func (s *shell) globLiteral(word string) ([]string, bool) {
 	if err != nil {
 		return nil, false
 	}
+	// As ash's expmeta: a name that starts with a dot, "." and ".." among them (readdir lists
+	// them), only for a pattern that starts with one (mvdan's matcher lets ? match a
+	// leading dot, and lists neither . nor ..).
 	var out []string
+	dots := pat[0] == '.'
+	if dots {
+		for _, name := range []string{".", ".."} {
+			if match(name) {
+				out = append(out, dir+name)
+			}
+		}
+	}
 	for _, e := range entries {
-		if match(e.Name()) {
-			out = append(out, dir+e.Name())
+		if name := e.Name(); (dots || name[0] != '.') && match(name) {
+			out = append(out, dir+name)
 		}
 	}
 	if len(out) == 0 {

@@ -50,6 +50,7 @@ type shell struct {
 	inCond        int  // inside an if/while condition or && ||: errexit does not apply
 	shortCircuit  bool // the && or || list just run stopped before its last command
 	noclobber     bool // set -C: > does not overwrite an existing file
+	scriptFrom    byte // where the script comes from, as $- says it: 'c' (sh -c), 's' (stdin), 0 (a file)
 	depth         int
 	jobs          []*Proc
 	lastBG        int
@@ -125,6 +126,7 @@ func RunShell(p *Proc) int {
 	}
 	switch {
 	case hasScript:
+		s.scriptFrom = 'c'
 		s.lineBase = -1 // ash counts sh -c's lines from 0, as bash
 		if len(args) == 0 {
 			fmt.Fprintf(p.Stderr(), "%s: -c requires an argument\n", path.Base(s.name))
@@ -143,6 +145,7 @@ func RunShell(p *Proc) int {
 		}
 		script, s.name = data, file
 	default:
+		s.scriptFrom = 's'
 		data, _ := p.ReadAll()
 		script = string(data)
 	}
@@ -1067,11 +1070,30 @@ func (b *limitedBuffer) Write(p []byte) (int, error) {
 
 // fields expands words into fields; on an error it reports it and sets the status.
 func (s *shell) fields(words ...*syntax.Word) ([]string, bool) {
-	if !mvdanFieldsOnly {
-		if out, ok := s.simpleFields(words); ok {
-			return out, true
-		}
+	if mvdanFieldsOnly {
+		return s.mvdanFields(words)
 	}
+	// Word by word, in order: the simple ones here (simpleWord), the others by mvdan's
+	// expander, each as it would expand among the rest.
+	out := make([]string, 0, len(words))
+	for i, w := range words {
+		if f, ok := s.simpleWord(w, out); ok {
+			out = f
+			continue
+		}
+		// In its place among the others: expansions with effects (${x:=v}, $(...)) run in
+		// the words' order, and an error stops the rest, as when mvdan expands them all.
+		rest, ok := s.mvdanFields(words[i : i+1])
+		if !ok {
+			return nil, false
+		}
+		out = append(out, rest...)
+	}
+	return out, true
+}
+
+// mvdanFields expands words with mvdan's expander, splitting on a non-white IFS as ash.
+func (s *shell) mvdanFields(words []*syntax.Word) ([]string, bool) {
 	cfg := s.cfg()
 	if s.noglob {
 		// No globbing at all, rather than globs that match nothing (readDir): a word's
