@@ -1073,6 +1073,7 @@ func (s *shell) fields(words ...*syntax.Word) ([]string, bool) {
 	if mvdanFieldsOnly {
 		return s.mvdanFields(words)
 	}
+	s.p.releaseTransient() // what the last expansion copied is kept by now, or dropped
 	// Word by word, in order: the simple ones here (simpleWord), the others by mvdan's
 	// expander, each as it would expand among the rest.
 	out := make([]string, 0, len(words))

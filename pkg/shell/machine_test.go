@@ -332,6 +332,34 @@ func TestExecReplacesTheShell(t *testing.T) {
 	})
 }
 
+// An expansion's copy is charged while it is made and given back after: a loop that
+// expands a big variable a thousand times holds one copy at most, not a thousand.
+func TestExpansionsDoNotAccumulateCharges(t *testing.T) {
+	for _, word := range []string{`"$big"`, `"<$big>"`, `$big`, `"${big}"x`} {
+		t.Run(word, func(t *testing.T) {
+			workers := NewWorkers()
+			t.Cleanup(workers.Close)
+			g := memcg.NewRoot(0).NewGroup(0, 0, nil)
+			m := NewMachine(Config{FS: newTestFS(t), Programs: func(n string) Program { return testPrograms[n] }, Workers: workers, Memory: g})
+			script := "big=$(/bin/echo " + strings.Repeat("x", 100000) + "); i=0; while [ $i -lt 1000 ]; do : " + word + "; i=$((i+1)); done; /bin/sleep 100"
+			exited := -1
+			if _, err := m.Start(Spec{Argv: []string{"sh", "-c", script}, Env: []string{"PATH=/bin"}, Stdout: &discard{}, Stderr: &discard{},
+				OnExit: func(status int) { exited = status }}); err != nil {
+				t.Fatal(err)
+			}
+			for now := int64(0); now < int64(time.Minute); now += int64(time.Second) {
+				m.Step(now)
+			}
+			if exited != -1 {
+				t.Fatalf("the shell exited with %d before its sleep: its charges grew past what the group allows", exited)
+			}
+			if g.Peak() > 1<<20 {
+				t.Errorf("peak %d B after a thousand expansions of a 100 kB variable: want one or two copies charged at a time", g.Peak())
+			}
+		})
+	}
+}
+
 func TestSignals(t *testing.T) {
 	tests := []struct {
 		name, script string
