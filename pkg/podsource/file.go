@@ -257,7 +257,7 @@ func (s *FileSource) ListOnce(ctx context.Context) (pods []*v1.Pod, fileErrs []*
 		return nil, nil, fmt.Errorf("read manifest path %q: path is not a directory or file (mode %v)", s.cfg.Path, info.Mode())
 	}
 
-	s.parseAhead(files)
+	s.parseAhead(ctx, files)
 	now := metav1.NewTime(s.cfg.Clock.Now())
 	owner := map[string]string{} // namespace/name -> file that defines it
 	liveUIDs := map[types.UID]bool{}
@@ -508,7 +508,7 @@ var parseAheadMin = 64 // a variable for the test that compares both ways
 // returns, the files readFile would read (not known unchanged by their stat), when there are
 // parseAheadMin of them or more. Parsing is a pure function of a file's bytes, so the
 // results are what reading them one by one gives; readFile takes them in order.
-func (s *FileSource) parseAhead(files []manifestFile) {
+func (s *FileSource) parseAhead(ctx context.Context, files []manifestFile) {
 	var todo []manifestFile
 	for _, file := range files {
 		st := stampOf(file.info)
@@ -521,19 +521,24 @@ func (s *FileSource) parseAhead(files []manifestFile) {
 		return
 	}
 	results := make([]aheadFile, len(todo))
+	done := make([]bool, len(todo))
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	for range min(runtime.GOMAXPROCS(0), len(todo)) {
 		wg.Go(func() {
-			for i := int(next.Add(1) - 1); i < len(todo); i = int(next.Add(1) - 1) {
-				results[i] = s.readAhead(todo[i])
+			// A cancelled list (the node stopping) takes no more: what is not read ahead
+			// is read by readFile, if the list goes on at all.
+			for i := int(next.Add(1) - 1); i < len(todo) && ctx.Err() == nil; i = int(next.Add(1) - 1) {
+				results[i], done[i] = s.readAhead(todo[i]), true
 			}
 		})
 	}
 	wg.Wait()
 	s.ahead = make(map[string]aheadFile, len(todo))
 	for i, file := range todo {
-		s.ahead[file.path] = results[i]
+		if done[i] {
+			s.ahead[file.path] = results[i]
+		}
 	}
 }
 
