@@ -191,17 +191,7 @@ func (s *shell) globLiteral(word string) ([]string, bool) {
 // dotglob, nocaseglob or extglob), valid false when pat is not a pattern. Compiled
 // patterns are kept: scripts glob the same few again and again.
 func globMatcher(pat string) (match func(string) bool, valid bool) {
-	re, ok := globCache.get(pat)
-	if !ok {
-		expr, err := pattern.Regexp(pat, pattern.Filenames|pattern.EntireString|pattern.NoGlobStar)
-		if err == nil {
-			re, err = regexp.Compile(expr)
-		}
-		if err != nil {
-			re = nil
-		}
-		globCache.put(pat, re)
-	}
+	re := globCache.compiled(pat, pattern.Filenames|pattern.EntireString|pattern.NoGlobStar)
 	if re == nil {
 		return nil, false
 	}
@@ -224,6 +214,21 @@ func (c *patternCache) get(pat string) (*regexp.Regexp, bool) {
 		return nil, false
 	}
 	return v.(*regexp.Regexp), true
+}
+
+// compiled is pat compiled as a regular expression in mode, nil when it is not a valid
+// pattern, from the cache when it is there (a cache is used with one mode).
+func (c *patternCache) compiled(pat string, mode pattern.Mode) *regexp.Regexp {
+	if re, ok := c.get(pat); ok {
+		return re
+	}
+	expr, err := pattern.Regexp(pat, mode)
+	var re *regexp.Regexp
+	if err == nil {
+		re, _ = regexp.Compile(expr) // nil when it does not compile either
+	}
+	c.put(pat, re)
+	return re
 }
 
 func (c *patternCache) put(pat string, re *regexp.Regexp) {

@@ -932,17 +932,7 @@ func (s *shell) forClause(c *syntax.ForClause) {
 }
 
 func matchPattern(pat, s string) bool {
-	re, ok := caseCache.get(pat)
-	if !ok {
-		expr, err := pattern.Regexp(pat, pattern.EntireString)
-		if err == nil {
-			re, err = regexp.Compile(expr)
-		}
-		if err != nil {
-			re = nil
-		}
-		caseCache.put(pat, re)
-	}
+	re := caseCache.compiled(pat, pattern.EntireString)
 	if re == nil {
 		return pat == s
 	}
