@@ -35,7 +35,7 @@ func (e *environ) Get(name string) expand.Variable {
 	case "0":
 		return str(s.name)
 	case "-":
-		// In ash's order: its option list read backwards (u a C x c f e; allexport, not
+		// In ash's order: its option list read backwards (u a C x c s f e; allexport, not
 		// kept, never shows), checked against busybox 1.35.
 		var b strings.Builder
 		for _, f := range []struct {
