@@ -577,16 +577,13 @@ func stampOf(info fs.FileInfo) fileStamp {
 // content is the same as at the last list. Called during ListOnce only.
 func (s *FileSource) parse(data []byte, path string, ahead aheadFile) *parsedFile {
 	if ahead.m == nil {
-		if pf, ok := s.parsed[path]; ok && pf.sum == ahead.sum {
-			s.curParsed[path] = pf
-			return pf
-		}
+		// readAhead found this content in the last list's cache, which no list changes
+		// until it ends.
+		pf := s.parsed[path]
+		s.curParsed[path] = pf
+		return pf
 	}
 	m := ahead.m
-	if m == nil { // parsed since the read ahead: a path listed twice (a file and itself)
-		pm := parseManifest(data, path, s.uidPath(path), s.cfg.NodeName)
-		m = &pm
-	}
 	pf := &parsedFile{sum: ahead.sum, pods: m.pods, warnings: m.warnings, priorityWarning: m.priorityWarning, ferr: m.ferr}
 	if pf.ferr == nil {
 		s.curParsed[path] = pf

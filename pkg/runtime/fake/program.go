@@ -301,23 +301,19 @@ func containerArgv(command, args []string, img *imageInfo) []string {
 func mergeEnv(image []string, hostname string, container []cri.KeyValue, home string) []string {
 	env := make([]string, 0, len(image)+len(container)+3)
 	seen := map[string]int{}
-	add := func(k, v string) {
+	put := func(k, kv string) {
 		if i, ok := seen[k]; ok {
-			env[i] = k + "=" + v
+			env[i] = kv
 			return
 		}
 		seen[k] = len(env)
-		env = append(env, k+"="+v)
+		env = append(env, kv)
 	}
+	add := func(k, v string) { put(k, k+"="+v) }
 	for _, kv := range image {
 		// The image's own "K=V" as it is: its containers share the strings.
 		if k, _, ok := strings.Cut(kv, "="); ok {
-			if i, dup := seen[k]; dup {
-				env[i] = kv
-				continue
-			}
-			seen[k] = len(env)
-			env = append(env, kv)
+			put(k, kv)
 		}
 	}
 	if _, ok := seen["PATH"]; !ok {
