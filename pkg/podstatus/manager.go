@@ -3,11 +3,10 @@ package podstatus
 import (
 	"errors"
 	"fmt"
-	"reflect"
+	"slices"
 	"sort"
 
 	v1 "k8s.io/api/core/v1"
-	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
@@ -84,7 +83,11 @@ func (m *Manager) GetPodPhase(uid types.UID) (v1.PodPhase, bool) {
 // SetPodStatus stores status as the pod's latest. It refuses (and logs) an update that would
 // move a terminated container of a non-restarting pod back to running or waiting.
 func (m *Manager) SetPodStatus(pod *v1.Pod, status v1.PodStatus) {
-	if m.set(pod, copyStatus(&status)) && m.onChange != nil {
+	// set changes only the conditions' times, the start time and the phase of the value it
+	// is given: with conditions of its own, the caller's status is left as it was, and a
+	// status equal to the stored one (every resync of a running pod) is never deep-copied.
+	status.Conditions = slices.Clone(status.Conditions)
+	if m.set(pod, status, false) && m.onChange != nil {
 		m.onChange(pod, &m.pods[pod.UID].status)
 	}
 }
@@ -128,7 +131,10 @@ func copyContainerStatuses(statuses []v1.ContainerStatus) []v1.ContainerStatus {
 // downstream (the API status sync, the version's observers) works on a sync that changed
 // nothing. Its callers' statuses carry no timestamps of their own but conditions' and the
 // start time, which are carried over from the stored status first.
-func (m *Manager) set(pod *v1.Pod, status v1.PodStatus) bool {
+//
+// owned says status shares nothing with its caller's; otherwise a changed status is stored
+// as a copy (copyStatus).
+func (m *Manager) set(pod *v1.Pod, status v1.PodStatus, owned bool) bool {
 	var old v1.PodStatus
 	e, found := m.pods[pod.UID]
 	if found {
@@ -177,6 +183,9 @@ func (m *Manager) set(pod *v1.Pod, status v1.PodStatus) bool {
 	}
 	if found && e.pod == pod && statusEqual(&e.status, &status) {
 		return false
+	}
+	if !owned {
+		status = copyStatus(&status)
 	}
 	m.pods[pod.UID] = &statusEntry{pod: pod, status: status}
 	m.version++
@@ -273,7 +282,7 @@ func (m *Manager) TerminatePod(pod *v1.Pod) {
 		klog.V(3).InfoS("Marking terminal pod as failed", "oldPhase", status.Phase, "pod", klog.KObj(pod), "podUID", pod.UID)
 		status.Phase = v1.PodFailed
 	}
-	m.set(pod, status)
+	m.set(pod, status, true)
 }
 
 func hasPodInitialized(pod *v1.Pod, status *v1.PodStatus) bool {
@@ -371,14 +380,4 @@ func (m *Manager) Each(fn func(pod *v1.Pod, status *v1.PodStatus)) {
 // Len is the number of pods with a status.
 func (m *Manager) Len() int {
 	return len(m.pods)
-}
-
-// statusEqual is apiequality.Semantic.DeepEqual(*a, *b), which every sync of every pod asks
-// (a resync of 10,000 pods a minute). Semantic looks up its custom equalities for every value
-// it visits and calls them through reflection; identical statuses, the usual case, are
-// recognised by reflect.DeepEqual without that. Identical values are semantically equal, so
-// only a difference is looked at again semantically (a time in another location, a quantity
-// written differently).
-func statusEqual(a, b *v1.PodStatus) bool {
-	return reflect.DeepEqual(a, b) || apiequality.Semantic.DeepEqual(*a, *b)
 }

@@ -213,3 +213,27 @@ func TestManagerStoresOnlySemanticChanges(t *testing.T) {
 		})
 	}
 }
+
+// TestSetPodStatusKeepsTheCallersStatus: the status given is neither changed (its
+// conditions get no times, it gets no start time) nor shared with the stored one, whether
+// it is stored or found equal to what is.
+func TestSetPodStatusKeepsTheCallersStatus(t *testing.T) {
+	m, clk := newManager(t)
+	p := pod()
+	for i := range 2 { // stored, then found unchanged
+		given := withReady(v1.ConditionTrue)
+		given.ContainerStatuses = []v1.ContainerStatus{{Name: "app", Ready: true, State: v1.ContainerState{Running: &v1.ContainerStateRunning{}}}}
+		m.SetPodStatus(p, given)
+		if given.StartTime != nil || !given.Conditions[0].LastTransitionTime.IsZero() {
+			t.Fatalf("set %d changed the caller's status: start %v, transition %v", i, given.StartTime, given.Conditions[0].LastTransitionTime)
+		}
+		given.Conditions[0].Status = v1.ConditionFalse
+		given.ContainerStatuses[0].Ready = false
+		given.ContainerStatuses[0].State.Running.StartedAt = metav1.NewTime(t0.Add(time.Hour))
+		got, _ := m.GetPodStatus(p.UID)
+		if got.Conditions[0].Status != v1.ConditionTrue || !got.ContainerStatuses[0].Ready || !got.ContainerStatuses[0].State.Running.StartedAt.IsZero() {
+			t.Fatalf("set %d: the stored status changed with the caller's: %+v", i, got)
+		}
+		clk.Step(10 * time.Second)
+	}
+}
