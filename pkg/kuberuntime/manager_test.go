@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -820,5 +821,70 @@ func TestCredentialFor(t *testing.T) {
 		if (got == nil) != (want == "") || got != nil && got.Auth != want {
 			t.Errorf("%s: %+v, want auth %q", image, got, want)
 		}
+	}
+}
+
+// TestGarbageCollectionOfSandboxes: a sandbox that is not ready and holds no container is
+// removed unless it is its pod's newest (kept while the pod may still run); a ready one
+// stays, and a pod whose content should be removed loses every such sandbox.
+func TestGarbageCollectionOfSandboxes(t *testing.T) {
+	tests := []struct {
+		name    string
+		ready   []bool // per attempt, oldest first; every one is made one second apart
+		removed bool   // the pod's content should be removed
+		want    []uint32
+	}{
+		{"one dead sandbox of a live pod stays", []bool{false}, false, []uint32{0}},
+		{"older dead sandboxes go, the newest stays", []bool{false, false, false}, false, []uint32{2}},
+		{"a ready sandbox stays", []bool{true, false}, false, []uint32{0, 1}},
+		{"an older dead one goes beside a ready newest", []bool{false, true}, false, []uint32{1}},
+		{"a removed pod loses every dead one", []bool{false, false}, true, nil},
+		{"but not a ready one", []bool{false, true}, true, []uint32{1}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t, true)
+			// Another pod's sandbox, dead, is its pod's newest: it stays whatever happens here.
+			other, err := h.rt.RunPodSandbox(h.ctx, &cri.PodSandboxConfig{Metadata: cri.PodSandboxMetadata{Name: "other", Namespace: "ns", UID: "uid-other"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := h.rt.StopPodSandbox(h.ctx, other); err != nil {
+				t.Fatal(err)
+			}
+			for attempt, ready := range tc.ready {
+				h.step(time.Second)
+				id, err := h.rt.RunPodSandbox(h.ctx, &cri.PodSandboxConfig{Metadata: cri.PodSandboxMetadata{Name: "p", Namespace: "ns", UID: "uid-p", Attempt: uint32(attempt)}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !ready {
+					if err := h.rt.StopPodSandbox(h.ctx, id); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			if err := h.m.GarbageCollect(h.ctx, contentRemoved{"uid-p": tc.removed}, true); err != nil {
+				t.Fatal(err)
+			}
+			sbs, err := h.rt.ListPodSandbox(h.ctx, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []uint32
+			otherLeft := false
+			for _, s := range sbs {
+				switch s.Metadata.UID {
+				case "uid-p":
+					got = append(got, s.Metadata.Attempt)
+				case "uid-other":
+					otherLeft = true
+				}
+			}
+			slices.Sort(got)
+			if !slices.Equal(got, tc.want) || !otherLeft {
+				t.Fatalf("sandboxes left %v (other pod's kept: %v), want %v and the other pod's", got, otherLeft, tc.want)
+			}
+		})
 	}
 }
