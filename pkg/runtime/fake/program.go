@@ -142,6 +142,8 @@ func (r *Runtime) machineLocked(c *ctr) *shell.Machine {
 	// behaviour scripted, its program unknown) has no processes to hold one, and 10,000 of
 	// them would keep 15 MB of directories nobody reads (their resources are in their
 	// status all the same).
+	// Its mounts: its cgroup, the kubelet's, /proc and /proc/sys (procLocked).
+	view.GrowMounts(len(c.mounts) + 3)
 	r.ensureCgroupLocked(c)
 	cgroup := r.cgroups.Node(c.cgroupPath())
 	if cgroup != nil {
