@@ -227,11 +227,15 @@ func measure(t *testing.T, n int, evented bool) result {
 	// The one place a test waits out real time: this measures a real daemon process's CPU
 	// over a wall-clock window, so the window is the measurement, not a wait for a condition.
 	time.Sleep(*settle)
+	if *profile != "" {
+		// Heap profiles before and after the window, each after a collection (gc=1), so
+		// that pprof -base shows what the window allocated and not the start's tail. Taken
+		// before the window's CPU is counted: the collection is not the steady state's.
+		d.saveProfile("/debug/pprof/heap?gc=1", fmt.Sprintf("heap-start-%s-%d.pprof", r.PLEG, n))
+	}
 	relists0, relistSum0 := d.metric("kubelet_pleg_relist_duration_seconds_count"), d.metric("kubelet_pleg_relist_duration_seconds_sum")
 	cpu0, wall0 := d.cpuSeconds(), time.Now()
 	if *profile != "" {
-		// Heap profiles before and after the window: pprof -base shows what it allocated.
-		d.saveProfile("/debug/pprof/heap", fmt.Sprintf("heap-start-%s-%d.pprof", r.PLEG, n))
 		// The CPU profile covers the steady window: pprof's handler returns after it.
 		d.saveProfile(fmt.Sprintf("/debug/pprof/profile?seconds=%d", int(steady.Seconds())), fmt.Sprintf("cpu-%s-%d.pprof", r.PLEG, n))
 	} else {
@@ -251,7 +255,7 @@ func measure(t *testing.T, n int, evented bool) result {
 		mib("go_memstats_heap_inuse_bytes"), mib("go_memstats_heap_idle_bytes"), mib("go_memstats_heap_released_bytes"),
 		mib("go_memstats_stack_inuse_bytes"), mib("go_memstats_next_gc_bytes"), mib("go_memstats_sys_bytes"))
 	if *profile != "" {
-		d.saveProfile("/debug/pprof/heap", fmt.Sprintf("heap-%s-%d.pprof", r.PLEG, n))
+		d.saveProfile("/debug/pprof/heap?gc=1", fmt.Sprintf("heap-%s-%d.pprof", r.PLEG, n))
 	}
 
 	// The first GET /pods encodes every pod; the ones after it re-encode only what changed.
