@@ -162,11 +162,12 @@ var (
 // /usr/share/nginx/html on port 80, as the image's /etc/nginx/conf.d/default.conf says)
 // until SIGTERM or SIGQUIT. Its configuration is read for listen and root only.
 func Nginx(p *shell.Proc) int {
+	version := "nginx/" + nginxVersion(p)
 	args := p.Args()[1:]
 	for i := 0; i < len(args); i++ {
 		switch args[i] {
 		case "-v":
-			fmt.Fprintln(p.Stderr(), "nginx version: nginx/1.25.5")
+			fmt.Fprintln(p.Stderr(), "nginx version: "+version)
 			return 0
 		case "-t":
 			fmt.Fprintln(p.Stderr(), "nginx: the configuration file /etc/nginx/nginx.conf syntax is ok")
@@ -185,15 +186,26 @@ func Nginx(p *shell.Proc) int {
 			root = string(m[1])
 		}
 	}
-	h := StaticFiles{FS: p.FS(), Root: root, Index: "index.html", Server: "nginx/1.25.5", NotFound: func(string) []byte {
-		return []byte("<html>\r\n<head><title>404 Not Found</title></head>\r\n<body>\r\n<center><h1>404 Not Found</h1></center>\r\n<hr><center>nginx/1.25.5</center>\r\n</body>\r\n</html>\r\n")
-	}}
+	notFound := []byte("<html>\r\n<head><title>404 Not Found</title></head>\r\n<body>\r\n<center><h1>404 Not Found</h1></center>\r\n<hr><center>" + version + "</center>\r\n</body>\r\n</html>\r\n")
+	h := StaticFiles{FS: p.FS(), Root: root, Index: "index.html", Server: version, NotFound: func(string) []byte { return notFound }}
 	if err := p.Listen("tcp", port, h); err != nil {
 		fmt.Fprintf(p.Stderr(), "%s [emerg] 1#1: bind() to 0.0.0.0:%d failed (98: Address already in use)\n", logTime(p), port)
 		return 1
 	}
 	return untilStopped(p, shell.SIGTERM, 3) // SIGQUIT: the image's STOPSIGNAL
 }
+
+// nginxVersion is the version the image's nginx was built as. The official images and
+// their e2e mirrors set NGINX_VERSION to the package version they install, so the image's
+// environment says it; without one it is the catalogue's nginx image's.
+func nginxVersion(p *shell.Proc) string {
+	if v := p.Getenv("NGINX_VERSION"); v != "" {
+		return v
+	}
+	return defaultNginxVersion
+}
+
+const defaultNginxVersion = "1.25.4"
 
 func logTime(p *shell.Proc) string { return p.Now().UTC().Format("2006/01/02 15:04:05") }
 

@@ -167,3 +167,46 @@ func TestNNPEffectiveUser(t *testing.T) {
 		}
 	}
 }
+
+// TestNginxIsTheImagesVersion: nginx -v, the Server header and the 404 page name the
+// version the image's NGINX_VERSION says (nginx:1.27 is not 1.25), or the default.
+func TestNginxIsTheImagesVersion(t *testing.T) {
+	for _, tc := range []struct{ env, want string }{
+		{"NGINX_VERSION=1.27.5", "nginx/1.27.5"},
+		{"", "nginx/" + defaultNginxVersion},
+	} {
+		t.Run(tc.want, func(t *testing.T) {
+			fs := vfs.New(nil)
+			if err := fs.WriteFile("/nginx", nil, 0o755, false, 0, 0); err != nil {
+				t.Fatal(err)
+			}
+			if err := fs.SetProgram("/nginx", "nginx"); err != nil {
+				t.Fatal(err)
+			}
+			n := simnet.New()
+			m := shell.NewMachine(shell.Config{FS: fs, Programs: Lookup, Net: n.NewNamespace("10.88.0.2"), Network: n})
+			var env []string
+			if tc.env != "" {
+				env = []string{tc.env}
+			}
+			var out bytes.Buffer
+			if _, err := m.Start(shell.Spec{Argv: []string{"/nginx", "-v"}, Env: env, Stdout: &out, Stderr: &out}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := m.Start(shell.Spec{Argv: []string{"/nginx", "-g", "daemon off;"}, Env: env, Stdout: &out, Stderr: &out}); err != nil {
+				t.Fatal(err)
+			}
+			m.Step(0)
+			if got := out.String(); got != "nginx version: "+tc.want+"\n" {
+				t.Errorf("nginx -v printed %q", got)
+			}
+			resp, err := n.HTTP(nil, "10.88.0.2", 80, &simnet.Request{Method: "GET", Target: "/missing"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := resp.Header.Get("Server"); got != tc.want || !strings.Contains(string(resp.Body), "<center>"+tc.want+"</center>") {
+				t.Errorf("Server %q, 404 page %q; want %s", got, resp.Body, tc.want)
+			}
+		})
+	}
+}
