@@ -171,7 +171,7 @@ func (r *Runtime) StartContainer(ctx context.Context, containerID string) error 
 // addLog writes one of the simulator's own lines to the container's log. Usage sums the
 // logs of every container each 10s (eviction and node status): keeping the size as lines
 // are written spares reading 20,000 containers' lines each time.
-func (c *ctr) addLog(l LogLine) { c.logs.add(l) }
+func (c *ctr) addLog(r *Runtime, l LogLine) { c.logs.add(l, &r.lines) }
 
 // startLocked makes c RUNNING at time at and starts its program, or schedules its
 // scripted exit. An error is a program that could not start (the container exited).
@@ -181,7 +181,7 @@ func (r *Runtime) startLocked(c *ctr, at int64) error {
 	c.startedAt = at
 	program := c.annotation == ""
 	if !program {
-		c.addLog(LogLine{Time: at, Stream: StreamStderr, Text: fmt.Sprintf("minikubelet: container %s started (attempt %d)", c.info.Metadata.Name, c.info.Metadata.Attempt)})
+		c.addLog(r, LogLine{Time: at, Stream: StreamStderr, Text: fmt.Sprintf("minikubelet: container %s started (attempt %d)", c.info.Metadata.Name, c.info.Metadata.Attempt)})
 		c.markOpaque()
 	}
 	r.logger.V(4).Info("Started container", "containerID", c.info.ID, "container", c.info.Metadata.Name, "podUID", c.sb.info.Metadata.UID)
@@ -241,11 +241,11 @@ func (r *Runtime) exitLocked(c *ctr, at int64, code int32, reason, message strin
 	c.info.State = cri.ContainerExited
 	c.finishedAt = at
 	if c.m != nil {
-		c.flushLogs(at)
+		c.flushLogs(r, at)
 		c.killMachineLocked()
 	}
 	if c.annotation != "" {
-		c.addLog(LogLine{Time: at, Stream: StreamStderr, Text: fmt.Sprintf("minikubelet: exited with code %d (%s)", code, reason)})
+		c.addLog(r, LogLine{Time: at, Stream: StreamStderr, Text: fmt.Sprintf("minikubelet: exited with code %d (%s)", code, reason)})
 	}
 	c.exitCode = code
 	c.reason = reason
@@ -319,7 +319,7 @@ func (r *Runtime) StopContainer(ctx context.Context, containerID string, timeout
 	}
 	if timeout > 0 && !c.sigterm {
 		c.sigterm = true
-		c.addLog(LogLine{Time: now, Stream: StreamStderr, Text: fmt.Sprintf("minikubelet: SIGTERM received, grace period %ds", timeout)})
+		c.addLog(r, LogLine{Time: now, Stream: StreamStderr, Text: fmt.Sprintf("minikubelet: SIGTERM received, grace period %ds", timeout)})
 	}
 	exitAt, code, reason := after(now, c.beh.StopDelay), int32(0), ReasonCompleted
 	if timeout <= 0 || c.beh.StopDelay > grace {

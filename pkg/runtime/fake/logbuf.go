@@ -7,9 +7,10 @@ import (
 
 // logBuffer is a container's log as written, kept compactly: a line is a record of a few
 // bytes of header (its time as a delta from the line before, its stream, its length) and
-// its text, in chunks of about logChunkBytes. A node of 10,000 containers that each print
-// a short line every few seconds keeps what it printed, as a node's disk does, at a tenth
-// of the memory a LogLine per line took; rotation drops whole chunks.
+// its text, or the text's number in the node's dictionary (lineTexts) for a line many
+// containers print, in chunks of about logChunkBytes. A node of 10,000 containers that each
+// print a short line every few seconds keeps what it printed, as a node's disk does, at a
+// tenth of the memory a LogLine per line took; rotation drops whole chunks.
 type logBuffer struct {
 	chunks  []*logChunk
 	written int64 // the bytes written so far, a line and its newline each
@@ -29,10 +30,11 @@ const logChunkBytes = 4 << 10
 const (
 	logStderr  = 1 << 0
 	logPartial = 1 << 1
+	logShared  = 1 << 2 // the text is a number in the node's dictionary
 )
 
-// add appends l.
-func (b *logBuffer) add(l LogLine) {
+// add appends l, its text as a number in d when d holds it (d may be nil).
+func (b *logBuffer) add(l LogLine, d *lineTexts) {
 	var c *logChunk
 	if n := len(b.chunks); n > 0 && len(b.chunks[n-1].buf) < logChunkBytes {
 		c = b.chunks[n-1]
@@ -47,10 +49,18 @@ func (b *logBuffer) add(l LogLine) {
 	if l.Partial {
 		flags |= logPartial
 	}
+	id, shared := d.id(l.Text)
+	if shared {
+		flags |= logShared
+	}
 	c.buf = binary.AppendVarint(c.buf, l.Time-c.last)
 	c.buf = append(c.buf, flags)
-	c.buf = binary.AppendUvarint(c.buf, uint64(len(l.Text)))
-	c.buf = append(c.buf, l.Text...)
+	if shared {
+		c.buf = binary.AppendUvarint(c.buf, uint64(id))
+	} else {
+		c.buf = binary.AppendUvarint(c.buf, uint64(len(l.Text)))
+		c.buf = append(c.buf, l.Text...)
+	}
 	c.last = l.Time
 	n := int64(len(l.Text)) + 1
 	c.size += n
@@ -74,12 +84,12 @@ func (b *logBuffer) rotate(limit int64) {
 	b.chunks = append(b.chunks[:0:0], b.chunks[drop:]...)
 }
 
-// backward yields the lines newest first.
-func (b *logBuffer) backward() iter.Seq[LogLine] {
+// backward yields the lines newest first; d is the dictionary they were added with.
+func (b *logBuffer) backward(d *lineTexts) iter.Seq[LogLine] {
 	return func(yield func(LogLine) bool) {
 		var lines []LogLine
 		for i := len(b.chunks) - 1; i >= 0; i-- {
-			lines = b.chunks[i].decode(lines[:0])
+			lines = b.chunks[i].decode(lines[:0], d)
 			for j := len(lines) - 1; j >= 0; j-- {
 				if !yield(lines[j]) {
 					return
@@ -90,22 +100,27 @@ func (b *logBuffer) backward() iter.Seq[LogLine] {
 }
 
 // decode appends the chunk's lines, oldest first.
-func (c *logChunk) decode(into []LogLine) []LogLine {
+func (c *logChunk) decode(into []LogLine, d *lineTexts) []LogLine {
 	var t int64
 	buf := c.buf
 	for len(buf) > 0 {
-		d, n := binary.Varint(buf)
+		dt, n := binary.Varint(buf)
 		buf = buf[n:]
-		t += d
+		t += dt
 		flags := buf[0]
-		size, n := binary.Uvarint(buf[1:])
+		v, n := binary.Uvarint(buf[1:])
 		buf = buf[1+n:]
-		l := LogLine{Time: t, Stream: StreamStdout, Text: string(buf[:size]), Partial: flags&logPartial != 0}
+		l := LogLine{Time: t, Stream: StreamStdout, Partial: flags&logPartial != 0}
+		if flags&logShared != 0 {
+			l.Text = d.text(v)
+		} else {
+			l.Text = string(buf[:v])
+			buf = buf[v:]
+		}
 		if flags&logStderr != 0 {
 			l.Stream = StreamStderr
 		}
 		into = append(into, l)
-		buf = buf[size:]
 	}
 	return into
 }

@@ -32,21 +32,97 @@ func TestLogBufferRoundTrip(t *testing.T) {
 		}()},
 		{"a line over a chunk", []LogLine{{Time: 1, Stream: StreamStdout, Text: strings.Repeat("y", 3*logChunkBytes)}, {Time: 2, Stream: StreamStdout, Text: "z"}}},
 	}
+	// Each log is read back alone, with a node's dictionary that has seen no line, and
+	// with one another container's log has taught every line (the lines are references).
+	dicts := []struct {
+		name string
+		make func(lines []LogLine) *lineTexts
+	}{
+		{"no dictionary", func([]LogLine) *lineTexts { return nil }},
+		{"new dictionary", func([]LogLine) *lineTexts { return &lineTexts{} }},
+		{"lines known", func(lines []LogLine) *lineTexts {
+			d := &lineTexts{}
+			var other logBuffer
+			for _, l := range lines {
+				other.add(l, d)
+				other.add(l, d)
+			}
+			return d
+		}},
+	}
+	for _, tt := range tests {
+		for _, dict := range dicts {
+			t.Run(tt.name+"/"+dict.name, func(t *testing.T) {
+				d := dict.make(tt.lines)
+				var b logBuffer
+				var size int64
+				for _, l := range tt.lines {
+					b.add(l, d)
+					size += int64(len(l.Text)) + 1
+				}
+				got := slices.Collect(b.backward(d))
+				slices.Reverse(got)
+				if len(got) != len(tt.lines) || (len(got) > 0 && !slices.Equal(got, tt.lines)) {
+					t.Fatalf("read back %d lines, want %d; first difference at %d", len(got), len(tt.lines), firstDiff(got, tt.lines))
+				}
+				if b.written != size || b.kept() != size {
+					t.Errorf("written %d, kept %d; want %d", b.written, b.kept(), size)
+				}
+			})
+		}
+	}
+}
+
+// Lines many containers print alike are kept once a node; lines printed once, too short or
+// too long are kept in the log; the dictionary stays bounded whatever is printed.
+func TestLineTexts(t *testing.T) {
+	banner := []string{
+		"/docker-entrypoint.sh: /docker-entrypoint.d/ is not empty, will attempt to perform configuration",
+		"/docker-entrypoint.sh: Looking for shell scripts in /docker-entrypoint.d/",
+		"/docker-entrypoint.sh: Configuration complete; ready for start up",
+	}
+	tests := []struct {
+		name string
+		// line is what container i prints as its j-th of perLog lines.
+		line          func(i, j int) string
+		logs, perLog  int
+		wantTexts     int
+		maxBytesALine float64 // what a log holds a line in, at most, on average
+	}{
+		{"a banner in every container", func(_, j int) string { return banner[j] }, 1000, 3, 3, 6},
+		{"a line every container prints once", func(i, j int) string {
+			return fmt.Sprintf("%d:C 01 Jan 2024 00:00:%02d.%03d * Redis is starting", i, j, i%1000)
+		}, 1000, 2, 0, 60},
+		{"short lines", func(_, j int) string { return "ok" }, 100, 5, 0, 6},
+		{"long lines", func(_, j int) string { return strings.Repeat("z", lineTextMaxBytes+1) }, 10, 2, 0, lineTextMaxBytes + 8},
+		{"a hostile flood of repeated new lines", func(i, j int) string { return fmt.Sprintf("line %09d", i*2+j/2) }, lineTextsMax + 100, 4, lineTextsMax, 16},
+	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var b logBuffer
-			var size int64
-			for _, l := range tt.lines {
-				b.add(l)
-				size += int64(len(l.Text)) + 1
+			d := &lineTexts{}
+			logs := make([]logBuffer, tt.logs)
+			var held int
+			for i := range logs {
+				for j := range tt.perLog {
+					logs[i].add(LogLine{Time: int64(i*tt.perLog + j), Stream: StreamStdout, Text: tt.line(i, j)}, d)
+				}
 			}
-			got := slices.Collect(b.backward())
-			slices.Reverse(got)
-			if len(got) != len(tt.lines) || (len(got) > 0 && !slices.Equal(got, tt.lines)) {
-				t.Fatalf("read back %d lines, want %d; first difference at %d", len(got), len(tt.lines), firstDiff(got, tt.lines))
+			for i := range logs {
+				for _, c := range logs[i].chunks {
+					held += len(c.buf)
+				}
+				got := slices.Collect(logs[i].backward(d))
+				for k, l := range got {
+					if want := tt.line(i, tt.perLog-1-k); l.Text != want {
+						t.Fatalf("log %d line %d reads %q, want %q", i, tt.perLog-1-k, l.Text, want)
+					}
+				}
 			}
-			if b.written != size || b.kept() != size {
-				t.Errorf("written %d, kept %d; want %d", b.written, b.kept(), size)
+			if len(d.texts) != tt.wantTexts || len(d.ids) != len(d.texts) {
+				t.Errorf("the dictionary holds %d texts (%d ids), want %d", len(d.texts), len(d.ids), tt.wantTexts)
+			}
+			if perLine := float64(held) / float64(tt.logs*tt.perLog); perLine > tt.maxBytesALine {
+				t.Errorf("%.1f bytes a line in the logs, want at most %.0f", perLine, tt.maxBytesALine)
 			}
 		})
 	}
@@ -79,7 +155,7 @@ func TestLogBufferRotate(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var b logBuffer
 			for i := range tt.lines {
-				b.add(LogLine{Time: int64(i), Stream: StreamStdout, Text: strings.Repeat("x", tt.width-1)})
+				b.add(LogLine{Time: int64(i), Stream: StreamStdout, Text: strings.Repeat("x", tt.width-1)}, nil)
 				b.rotate(tt.limit)
 			}
 			if dropped := b.dropped > 0; dropped != tt.wantDropped {
@@ -88,7 +164,7 @@ func TestLogBufferRotate(t *testing.T) {
 			if b.kept() > tt.limit+tt.limit/4 && len(b.chunks) > 1 {
 				t.Errorf("kept %d bytes in %d chunks, limit %d", b.kept(), len(b.chunks), tt.limit)
 			}
-			lines := slices.Collect(b.backward())
+			lines := slices.Collect(b.backward(nil))
 			if len(lines) == 0 || lines[0].Time != int64(tt.lines-1) {
 				t.Fatalf("the newest line is gone: %d lines kept", len(lines))
 			}
@@ -110,7 +186,7 @@ func TestLogBufferRotate(t *testing.T) {
 func TestLogBufferCompact(t *testing.T) {
 	var b logBuffer
 	for i := range 1000 {
-		b.add(LogLine{Time: 1.7e18 + int64(i)*5e9, Stream: StreamStdout, Text: "tick"})
+		b.add(LogLine{Time: 1.7e18 + int64(i)*5e9, Stream: StreamStdout, Text: "tick"}, nil)
 	}
 	var held int
 	for _, c := range b.chunks {

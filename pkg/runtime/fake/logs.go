@@ -43,7 +43,7 @@ func (r *Runtime) ContainerLog(id string, since int64, tail int) ([]LogLine, err
 	// merged by time (at one instant the periodic line comes first: it is printed before an exit).
 	var out []LogLine
 	k := c.periodicLines(now)
-	written, stop := iter.Pull(c.logs.backward())
+	written, stop := iter.Pull(c.logs.backward(&r.lines))
 	defer stop()
 	ev, more := written()
 	for tail <= 0 || len(out) < tail {

@@ -365,7 +365,7 @@ func (r *Runtime) startProgramLocked(c *ctr, at int64) error {
 		if !c.img.known {
 			// An image nobody catalogued, run with its own entrypoint: unknown.
 			c.setNotSimulated()
-			c.addLog(LogLine{Time: at, Stream: StreamStderr, Text: fmt.Sprintf("minikubelet: the entrypoint of image %s is not simulated; the container runs until it is stopped", c.info.Image.Image)})
+			c.addLog(r, LogLine{Time: at, Stream: StreamStderr, Text: fmt.Sprintf("minikubelet: the entrypoint of image %s is not simulated; the container runs until it is stopped", c.info.Image.Image)})
 			return nil
 		}
 		return r.startFailedLocked(c, at, errors.New("no command specified"))
@@ -387,7 +387,7 @@ func (r *Runtime) startProgramLocked(c *ctr, at int64) error {
 		var ee *shell.ExecError
 		if errors.As(err, &ee) && !c.img.known && ee.NotFound {
 			c.setNotSimulated()
-			c.addLog(LogLine{Time: at, Stream: StreamStderr, Text: fmt.Sprintf("minikubelet: %q of image %s is not simulated; the container runs until it is stopped", strings.Join(c.argv, " "), c.info.Image.Image)})
+			c.addLog(r, LogLine{Time: at, Stream: StreamStderr, Text: fmt.Sprintf("minikubelet: %q of image %s is not simulated; the container runs until it is stopped", strings.Join(c.argv, " "), c.info.Image.Image)})
 			return nil
 		}
 		return r.startFailedLocked(c, at, err)
@@ -428,7 +428,7 @@ func (r *Runtime) stepMachineLocked(c *ctr, at int64) {
 		return
 	}
 	if c.mainExited && c.info.State == cri.ContainerRunning {
-		c.flushLogs(at)
+		c.flushLogs(r, at)
 		code := int32(c.mainStatus)
 		reason := ReasonCompleted
 		if code != 0 {
@@ -516,10 +516,10 @@ func (r *Runtime) onDetached(c *ctr) func() {
 const maxLineBytes = 16 << 10
 
 // flushLogs writes the unterminated last lines of a process that exited.
-func (c *ctr) flushLogs(at int64) {
+func (c *ctr) flushLogs(r *Runtime, at int64) {
 	for i, stream := range []string{StreamStdout, StreamStderr} {
 		if len(c.partial[i]) > 0 {
-			c.addLog(LogLine{Time: at, Stream: stream, Text: string(c.partial[i]), Partial: true})
+			c.addLog(r, LogLine{Time: at, Stream: stream, Text: string(c.partial[i]), Partial: true})
 			c.partial[i] = nil
 		}
 	}
@@ -528,7 +528,7 @@ func (c *ctr) flushLogs(at int64) {
 // addProgramLog appends a line the program printed, keeping at most what the log's
 // files hold (containerLogMaxSize x containerLogMaxFiles): rotation drops the oldest.
 func (c *ctr) addProgramLog(r *Runtime, l LogLine) {
-	c.logs.add(l)
+	c.logs.add(l, &r.lines)
 	c.logs.rotate(r.logCap())
 }
 
@@ -592,7 +592,7 @@ func (r *Runtime) reapOOMLocked(c *ctr, at int64) bool {
 		r.oomQ = r.oomQ[1:]
 		if v == c {
 			self = true
-			c.flushLogs(at)
+			c.flushLogs(r, at)
 		}
 		if v.info.State == cri.ContainerRunning {
 			r.logger.V(2).Info("Container OOM-killed", "containerID", v.info.ID, "container", v.info.Metadata.Name, "podUID", v.sb.info.Metadata.UID, "memoryLimit", v.memLimit)

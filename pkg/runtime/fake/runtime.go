@@ -218,6 +218,7 @@ type Runtime struct {
 
 	mu           sync.Mutex
 	rng          *rand.Rand
+	lines        lineTexts   // the log lines containers print alike
 	pods         []*podEntry // in order of their first sandbox; listing order
 	podByUID     map[string]*podEntry
 	sandboxes    map[string]*sandbox
