@@ -432,7 +432,7 @@ func (s *shell) jobPID(a string) (int, error) {
 			return 0, err
 		}
 		for _, c := range s.jobs {
-			if c.jobNo == n {
+			if int(c.jobNo) == n {
 				j = c
 			}
 		}
