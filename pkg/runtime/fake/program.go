@@ -460,25 +460,37 @@ func (o *logOutput) Write(b []byte) (int, error) {
 // its request's time).
 func (o *logOutput) WriteStamped(b []byte, at int64) {
 	c := o.c
-	part := &c.partial[0]
+	i := 0
 	if o.stream == StreamStderr {
-		part = &c.partial[1]
+		i = 1
 	}
 	data := b
 	for len(data) > 0 {
-		i := bytes.IndexByte(data, '\n')
-		if i < 0 {
+		nl := bytes.IndexByte(data, '\n')
+		if nl < 0 {
+			if c.partial == nil {
+				c.partial = new([2][]byte)
+			}
+			part := &c.partial[i]
 			*part = append(*part, data...)
 			if len(*part) > maxLineBytes { // a line this long is split, as the CRI's partial lines
 				c.addProgramLog(o.r, LogLine{Time: at, Stream: o.stream, Text: string(*part)})
-				*part = (*part)[:0]
+				*part = nil
 			}
 			break
 		}
-		line := string(append(*part, data[:i]...))
-		*part = (*part)[:0]
+		var line string
+		if c.partial == nil || len(c.partial[i]) == 0 {
+			line = string(data[:nl])
+		} else {
+			line = string(append(c.partial[i], data[:nl]...))
+			c.partial[i] = nil
+		}
 		c.addProgramLog(o.r, LogLine{Time: at, Stream: o.stream, Text: line})
-		data = data[i+1:]
+		data = data[nl+1:]
+	}
+	if c.partial != nil && len(c.partial[0]) == 0 && len(c.partial[1]) == 0 {
+		c.partial = nil // a container keeps no buffer between whole lines
 	}
 }
 
@@ -517,12 +529,15 @@ const maxLineBytes = 16 << 10
 
 // flushLogs writes the unterminated last lines of a process that exited.
 func (c *ctr) flushLogs(r *Runtime, at int64) {
+	if c.partial == nil {
+		return
+	}
 	for i, stream := range []string{StreamStdout, StreamStderr} {
 		if len(c.partial[i]) > 0 {
 			c.addLog(r, LogLine{Time: at, Stream: stream, Text: string(c.partial[i]), Partial: true})
-			c.partial[i] = nil
 		}
 	}
+	c.partial = nil
 }
 
 // addProgramLog appends a line the program printed, keeping at most what the log's

@@ -388,20 +388,22 @@ type proc struct {
 	in         *shell.Input
 	mainPID    int
 	mainExited bool
-	mainStatus int
-	partial    [2][]byte // stdout's and stderr's unterminated last lines
-	// mem is the container's memory cgroup, charged for what its programs hold; oom is
-	// set when the OOM killer killed it (the container exits OOMKilled, 137).
-	mem *memcg.Group
+	// oom is set when the OOM killer killed it (the container exits OOMKilled, 137).
 	oom bool
+	// busy: a process used its whole slice in its last step (cpu.go).
+	busy       bool
+	mainStatus int
+	// partial is stdout's and stderr's unterminated last lines, made when a program
+	// leaves one: most print whole lines only.
+	partial *[2][]byte
+	// mem is the container's memory cgroup, charged for what its programs hold.
+	mem *memcg.Group
 	// The CPU its programs used (cpu.go): core-nanoseconds up to cpuAt, the rate since
-	// (millicores), the time spent throttled by the CFS quota, and whether its last step
-	// was busy (a process used its whole slice).
+	// (millicores) and the time spent throttled by the CFS quota.
 	cpuAcc    uint64
 	cpuAt     int64
 	cpuRate   int64
 	throttled int64
-	busy      bool
 	// Its CPU pressure up to cpuAt (psi.go): the time it stalled, in nanoseconds, and the
 	// kernel's averages then.
 	stall    int64
