@@ -1,6 +1,7 @@
 package simnet
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"net/http"
@@ -110,8 +111,10 @@ type Namespace struct {
 	net *Network
 	ips []string
 
-	mu        sync.RWMutex
-	listeners map[key]*listener
+	mu sync.RWMutex
+	// listeners are what listens, sorted by protocol then port: a pod has a few, and a
+	// map of them was 260 bytes of each of 10,000 pods.
+	listeners []bound
 	// opaque counts the containers whose programs the simulator does not know: such a
 	// pod is taken to serve whatever is asked of it (probes pass), as before programs
 	// were simulated.
@@ -123,13 +126,30 @@ type key struct {
 	port  int
 }
 
+func (a key) compare(b key) int {
+	if c := strings.Compare(a.proto, b.proto); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.port, b.port)
+}
+
+type bound struct {
+	key
+	l *listener
+}
+
+// find is where k is or goes in ns.listeners, and whether it is there (under ns.mu).
+func (ns *Namespace) find(k key) (int, bool) {
+	return slices.BinarySearchFunc(ns.listeners, k, func(b bound, k key) int { return b.key.compare(k) })
+}
+
 // listener wraps a handler so that closing compares pointers (a handler may be a value
 // that cannot be compared).
 type listener struct{ h Handler }
 
 // NewNamespace is a namespace with ips, reachable on n.
 func (n *Network) NewNamespace(ips ...string) *Namespace {
-	ns := &Namespace{net: n, ips: ips, listeners: map[key]*listener{}}
+	ns := &Namespace{net: n, ips: ips}
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	for _, ip := range ips {
@@ -157,16 +177,17 @@ func (ns *Namespace) Listen(proto string, port int, h Handler) (close func(), er
 	k := key{proto, port}
 	ns.mu.Lock()
 	defer ns.mu.Unlock()
-	if _, ok := ns.listeners[k]; ok {
+	i, ok := ns.find(k)
+	if ok {
 		return nil, fmt.Errorf("listen %s :%d: %w", proto, port, ErrInUse)
 	}
 	l := &listener{h}
-	ns.listeners[k] = l
+	ns.listeners = slices.Insert(ns.listeners, i, bound{k, l})
 	return func() {
 		ns.mu.Lock()
 		defer ns.mu.Unlock()
-		if ns.listeners[k] == l {
-			delete(ns.listeners, k)
+		if i, ok := ns.find(k); ok && ns.listeners[i].l == l {
+			ns.listeners = slices.Delete(ns.listeners, i, i+1)
 		}
 	}, nil
 }
@@ -191,14 +212,14 @@ func (ns *Namespace) Listening(proto string, port int) bool {
 func (ns *Namespace) handler(proto string, port int) (Handler, bool) {
 	ns.mu.RLock()
 	defer ns.mu.RUnlock()
-	l, ok := ns.listeners[key{proto, port}]
+	i, ok := ns.find(key{proto, port})
 	if !ok {
 		if ns.opaque > 0 {
 			return opaqueHandler{}, true
 		}
 		return nil, false
 	}
-	return l.h, true
+	return ns.listeners[i].l.h, true
 }
 
 // opaqueHandler answers for a program the simulator does not know: 200 to any request.
@@ -428,15 +449,9 @@ type Port struct {
 func (ns *Namespace) Listeners() []Port {
 	ns.mu.RLock()
 	out := make([]Port, 0, len(ns.listeners))
-	for k := range ns.listeners {
-		out = append(out, Port{k.proto, k.port})
+	for _, b := range ns.listeners { // sorted already
+		out = append(out, Port{b.proto, b.port})
 	}
 	ns.mu.RUnlock()
-	slices.SortFunc(out, func(a, b Port) int {
-		if a.Proto != b.Proto {
-			return strings.Compare(a.Proto, b.Proto)
-		}
-		return a.Port - b.Port
-	})
 	return out
 }

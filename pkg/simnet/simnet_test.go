@@ -3,6 +3,7 @@ package simnet
 import (
 	"errors"
 	"net/http"
+	"slices"
 	"testing"
 	"time"
 )
@@ -83,5 +84,58 @@ func TestQuery(t *testing.T) {
 	q := r.Query()
 	if r.Path() != "/dial" || q["request"][0] != "hostname" || q["port"][0] != "8080" || q["msg"][0] != "a b!" {
 		t.Errorf("path %q query %v", r.Path(), q)
+	}
+}
+
+// Listening ports are kept sorted and found by protocol and port, whatever the order they
+// were opened and closed in; a stale close (the port reopened since) closes nothing.
+func TestListenersOpenAndClose(t *testing.T) {
+	tests := []struct {
+		name  string
+		open  []Port
+		close []int // indexes into open, closed in this order
+		want  []Port
+	}{
+		{"none", nil, nil, []Port{}},
+		{"sorted by protocol then port", []Port{{"udp", 53}, {"tcp", 8080}, {"tcp", 80}, {"tcp", 443}}, nil,
+			[]Port{{"tcp", 80}, {"tcp", 443}, {"tcp", 8080}, {"udp", 53}}},
+		{"closed in the middle and at the ends", []Port{{"tcp", 1}, {"tcp", 2}, {"tcp", 3}, {"udp", 1}}, []int{1, 0, 3},
+			[]Port{{"tcp", 3}}},
+		{"everything closed", []Port{{"tcp", 9}, {"udp", 9}}, []int{1, 0}, []Port{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ns := New().NewNamespace("10.88.0.2")
+			var closes []func()
+			for _, p := range tt.open {
+				c, err := ns.Listen(p.Proto, p.Port, echo{p.Proto})
+				if err != nil {
+					t.Fatal(err)
+				}
+				closes = append(closes, c)
+			}
+			for _, i := range tt.close {
+				closes[i]()
+			}
+			if got := ns.Listeners(); !slices.Equal(got, tt.want) {
+				t.Errorf("Listeners() = %v, want %v", got, tt.want)
+			}
+			for _, p := range tt.open {
+				want := slices.Contains(tt.want, p)
+				if got := ns.Listening(p.Proto, p.Port); got != want {
+					t.Errorf("Listening(%s, %d) = %v, want %v", p.Proto, p.Port, got, want)
+				}
+			}
+		})
+	}
+	ns := New().NewNamespace("10.88.0.2")
+	stale, _ := ns.Listen("tcp", 80, echo{"first"})
+	stale()
+	if _, err := ns.Listen("tcp", 80, echo{"second"}); err != nil {
+		t.Fatal(err)
+	}
+	stale()
+	if !ns.Listening("tcp", 80) {
+		t.Error("a stale close closed the port's new listener")
 	}
 }

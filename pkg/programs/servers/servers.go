@@ -186,8 +186,10 @@ func Nginx(p *shell.Proc) int {
 			root = string(m[1])
 		}
 	}
-	notFound := []byte("<html>\r\n<head><title>404 Not Found</title></head>\r\n<body>\r\n<center><h1>404 Not Found</h1></center>\r\n<hr><center>" + version + "</center>\r\n</body>\r\n</html>\r\n")
-	h := StaticFiles{FS: p.FS(), Root: root, Index: "index.html", Server: version, NotFound: func(string) []byte { return notFound }}
+	// The 404 page is made when asked for: kept, it was 150 bytes of each of 10,000 servers.
+	h := StaticFiles{FS: p.FS(), Root: root, Index: "index.html", Server: version, NotFound: func(string) []byte {
+		return []byte("<html>\r\n<head><title>404 Not Found</title></head>\r\n<body>\r\n<center><h1>404 Not Found</h1></center>\r\n<hr><center>" + version + "</center>\r\n</body>\r\n</html>\r\n")
+	}}
 	if err := p.Listen("tcp", port, h); err != nil {
 		fmt.Fprintf(p.Stderr(), "%s [emerg] 1#1: bind() to 0.0.0.0:%d failed (98: Address already in use)\n", logTime(p), port)
 		return 1
