@@ -232,15 +232,15 @@ func (s *scaleSim) manifest(i int) string {
 func (s *scaleSim) writeManifests() {
 	for i := 0; i < s.n; i++ {
 		name := fmt.Sprintf("pod-%05d", i)
-		image := s.image
-		if image == "" {
-			image = "busybox"
+		images := strings.Split(s.image, ",") // container c runs images[c%len]
+		if s.image == "" {
+			images = []string{"busybox"}
 		}
 		extra := s.extra + withRequests("10m", "16Mi")
 		for c := 1; c < s.containers; c++ {
-			extra += fmt.Sprintf("  - name: side-%d\n    image: %s\n", c, image) + s.extra + withRequests("10m", "16Mi")
+			extra += fmt.Sprintf("  - name: side-%d\n    image: %s\n", c, images[c%len(images)]) + s.extra + withRequests("10m", "16Mi")
 		}
-		if err := os.WriteFile(s.manifest(i), []byte(podManifest(name, image, extra)), 0o644); err != nil {
+		if err := os.WriteFile(s.manifest(i), []byte(podManifest(name, images[0], extra)), 0o644); err != nil {
 			s.tb.Fatal(err)
 		}
 	}
@@ -430,6 +430,7 @@ func BenchmarkLiveHeap(b *testing.B) {
 	for _, c := range []struct{ name, image, extra string }{
 		{"sleep", "busybox", sleeper},
 		{"uncatalogued", "ghcr.io/minikubelet/scale-app:1.0", ""},
+		{"nginx+redis", "nginx:1.27,redis:7.2", ""}, // bench row 8's pods
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			for i := 0; i < b.N; i++ {
