@@ -58,6 +58,16 @@ type Tree struct {
 	// content as files are: a pod cgroup whose containers run no simulated program is one
 	// of 10,000 alike, and a directory of its own cost it 500 bytes.
 	leaves map[string]*vfs.Node
+	// named are the entries, by settings, of the directories of cgroups that have an
+	// identity but no children (a container's: it has a usage function and is its view's
+	// /sys/fs/cgroup): each such cgroup has a directory node of its own that lists a
+	// frozen template's entries (vfs.Node.ShareEntries), whose memory.current is current.
+	named map[string]*vfs.Node
+	// current is memory.current of every cgroup with a directory of its own: it reads the
+	// cgroup the directory it is read in belongs to (byDir). One file for 30,000 cgroups,
+	// where one each cost 180 bytes.
+	current *vfs.Node
+	byDir   map[*vfs.Node]*group
 	// zero is memory.current of a cgroup with no processes below it.
 	zero *vfs.Node
 }
@@ -72,11 +82,14 @@ type group struct {
 	shares, period uint64
 	quota, memMax  int64
 	set            uint8
-	// own: dir is g's alone, its memory.current generated; otherwise dir is a shared
-	// leaf (Tree.leaves), replaced as a whole when g's settings change. A cgroup owns its
-	// directory from when it gets a child, a usage function or is handed out (Node), and
-	// keeps it: a view bound to it must see its changes.
+	// own: dir is g's alone, with a table of its own; named: dir is g's alone but lists
+	// the entries of a template (Tree.named), replaced in place when g's settings change;
+	// neither: dir is a shared leaf (Tree.leaves), replaced as a whole. A cgroup has a
+	// directory of its own from when it gets a usage function or is handed out (Node),
+	// named, and owns its table from when it gets a child; it keeps both: a view bound to
+	// it must see its changes. Either way Tree.byDir knows it by its directory.
 	own   bool
+	named bool
 	kids  int32
 	usage func() int64 // memory.current (SetUsage); nil: the sum of its children's
 }
@@ -90,10 +103,14 @@ const (
 
 // New returns a hierarchy holding only its root.
 func New() *Tree {
-	t := &Tree{groups: map[string]*group{}, files: map[string]*vfs.Node{}, leaves: map[string]*vfs.Node{}, edit: func(f func()) { f() }}
+	t := &Tree{groups: map[string]*group{}, files: map[string]*vfs.Node{}, leaves: map[string]*vfs.Node{},
+		named: map[string]*vfs.Node{}, byDir: map[*vfs.Node]*group{}, edit: func(f func()) { f() }}
 	t.zero = vfs.NewFile([]byte("0\n"), 0o444)
 	t.zero.Freeze()
+	t.current = vfs.NewGeneratedIn(t.memoryCurrent, 0o444)
+	t.current.Freeze()
 	root := &group{t: t, path: "/", dir: vfs.NewDir(0o755), own: true}
+	t.byDir[root.dir] = root
 	root.dir.Add("cgroup.controllers", vfs.NewFile([]byte("cpuset cpu io memory hugetlb pids rdma misc\n"), 0o444))
 	root.dir.Add("cgroup.subtree_control", vfs.NewFile([]byte("cpuset cpu io memory hugetlb pids\n"), 0o644))
 	t.groups["/"] = root
@@ -152,6 +169,9 @@ func (t *Tree) Set(p string, c Config) {
 	case g.path == "/": // the root cgroup has none of these files
 	case g.own:
 		t.edit(g.putFiles)
+	case g.named:
+		tmpl := t.namedLocked(g)
+		t.edit(func() { g.dir.ShareEntries(tmpl) })
 	default:
 		t.link(g, t.leafLocked(g))
 	}
@@ -171,10 +191,19 @@ func (t *Tree) groupLocked(p string) *group {
 	return g
 }
 
-// ownLocked gives g a directory of its own, with its settings' files and a memory.current
-// made when read, in place of the shared leaf it had.
+// ownLocked gives g a directory and a table of its own, with its settings' files and
+// memory.current, in place of the shared leaf or template it had (a named directory
+// stays the same node: views may be bound to it).
 func (t *Tree) ownLocked(g *group) {
 	if g.own {
+		return
+	}
+	if g.named {
+		g.own, g.named = true, false
+		t.edit(func() {
+			g.dir.Unshare()
+			g.putFiles()
+		})
 		return
 	}
 	g.own = true
@@ -182,8 +211,42 @@ func (t *Tree) ownLocked(g *group) {
 	d.Grow(4)
 	g.dir = d
 	g.putFiles()
-	d.Add("memory.current", vfs.NewGenerated(g.memoryCurrent, 0o444))
+	d.Add("memory.current", t.current)
+	t.byDir[d] = g
 	t.link(g, d)
+}
+
+// nameLocked gives g a directory node of its own, listing the template of its settings,
+// in place of the shared leaf it had: what a cgroup that has an identity but no children
+// needs (a container's).
+func (t *Tree) nameLocked(g *group) {
+	if g.own || g.named {
+		return
+	}
+	g.named = true
+	d := vfs.NewDir(0o755)
+	d.ShareEntries(t.namedLocked(g))
+	g.dir = d
+	t.byDir[d] = g
+	t.link(g, d)
+}
+
+// namedLocked is the frozen template of the entries of a named cgroup set as g is.
+func (t *Tree) namedLocked(g *group) *vfs.Node {
+	cpuMax, cpuWeight, memoryMax := g.cpuMax(), g.cpuWeight(), g.memoryMax()
+	key := cpuMax + cpuWeight + memoryMax
+	if d := t.named[key]; d != nil {
+		return d
+	}
+	d := vfs.NewDir(0o755)
+	d.Grow(4)
+	d.Add("cpu.max", t.file(cpuMax))
+	d.Add("cpu.weight", t.file(cpuWeight))
+	d.Add("memory.max", t.file(memoryMax))
+	d.Add("memory.current", t.current)
+	d.Freeze()
+	t.named[key] = d
+	return d
 }
 
 // link makes d g's directory, in its parent's (under the tree's lock).
@@ -303,6 +366,9 @@ func (t *Tree) Remove(p string) error {
 	t.edit(func() { parent.dir.Remove(path.Base(p)) })
 	parent.kids--
 	delete(t.groups, p)
+	if g.own || g.named {
+		delete(t.byDir, g.dir)
+	}
 	return nil
 }
 
@@ -312,7 +378,7 @@ func (t *Tree) Node(p string) *vfs.Node {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if g := t.groups[clean(p)]; g != nil {
-		t.ownLocked(g)
+		t.nameLocked(g)
 		return g.dir
 	}
 	return nil
@@ -326,7 +392,7 @@ func (t *Tree) SetUsage(p string, f func() int64) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if g := t.groups[clean(p)]; g != nil {
-		t.ownLocked(g)
+		t.nameLocked(g)
 		g.usage = f
 	}
 }
@@ -369,11 +435,18 @@ func (g *group) memoryMax() string {
 	return strconv.FormatInt(g.memMax/pageSize*pageSize, 10) + "\n"
 }
 
-// memoryCurrent renders memory.current: g's usage function's answer, else its children's
-// sum. The functions run outside the tree's lock (they take the runtime's).
-func (g *group) memoryCurrent(any) []byte {
+// memoryCurrent renders memory.current in directory dir: its cgroup's usage function's
+// answer, else its children's sum; 0 in a directory the tree does not know (a shared
+// leaf's, or a copy of one a write made). The functions run outside the tree's lock
+// (they take the runtime's).
+func (t *Tree) memoryCurrent(_ any, dir *vfs.Node) []byte {
 	var fns []func() int64
-	g.t.mu.Lock()
+	t.mu.Lock()
+	g := t.byDir[dir]
+	if g == nil {
+		t.mu.Unlock()
+		return []byte("0\n")
+	}
 	if g.usage != nil {
 		fns = append(fns, g.usage)
 	} else {

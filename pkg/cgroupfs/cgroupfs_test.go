@@ -253,3 +253,71 @@ func TestSharedLeaves(t *testing.T) {
 		})
 	}
 }
+
+// TestNamedCgroups: containers' cgroups (a usage function each, a view bound to each) are
+// directories of their own listing one template's entries; each reads its own usage and
+// settings, through the node's view and through its own, as they change; one that gets a
+// child takes a table of its own and stays the directory its view is bound to; a write
+// through the node's filesystem into one changes no other.
+func TestNamedCgroups(t *testing.T) {
+	const a, b = "/kubepods/pod1/a", "/kubepods/pod1/b"
+	tests := []struct {
+		name   string
+		change func(t *testing.T, tr *Tree, node *vfs.View)
+		// what a's and b's files read after change, through the node's view (and a's view
+		// when the file is a's)
+		a, b map[string]string
+	}{
+		{"alike", func(*testing.T, *Tree, *vfs.View) {},
+			map[string]string{"memory.current": "100\n", "memory.max": "1048576\n", "cpu.max": "max 100000\n"},
+			map[string]string{"memory.current": "20\n", "memory.max": "1048576\n"}},
+		{"one resized", func(_ *testing.T, tr *Tree, _ *vfs.View) { tr.Set(a, Config{MemoryMax: i64(2 << 20)}) },
+			map[string]string{"memory.max": "2097152\n", "memory.current": "100\n"},
+			map[string]string{"memory.max": "1048576\n", "memory.current": "20\n"}},
+		{"one with a child", func(_ *testing.T, tr *Tree, _ *vfs.View) {
+			tr.Set(a+"/sub", Config{})
+			tr.SetUsage(a+"/sub", func() int64 { return 5 })
+			tr.Set(a, Config{MemoryMax: i64(3 << 20)})
+		}, map[string]string{"memory.current": "100\n", "memory.max": "3145728\n", "sub/memory.current": "5\n"},
+			map[string]string{"memory.current": "20\n", "memory.max": "1048576\n"}},
+		{"a file written through the node", func(t *testing.T, _ *Tree, node *vfs.View) {
+			if err := node.WriteFile("/sys/fs/cgroup"+a+"/memory.max", []byte("max\n"), 0o644, false, 0, 0); err != nil {
+				t.Fatal(err)
+			}
+		}, map[string]string{"memory.max": "max\n"}, map[string]string{"memory.max": "1048576\n", "memory.current": "20\n"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tr, node := mounted(t)
+			for p, use := range map[string]int64{a: 100, b: 20} {
+				tr.Set(p, Config{MemoryMax: i64(1 << 20)})
+				tr.SetUsage(p, func() int64 { return use })
+			}
+			view := vfs.NewView(node, nil, false)
+			view.BindNode("/sys/fs/cgroup", tr.Node(a), true)
+			ga, gb := tr.groups[a], tr.groups[b]
+			if ga.dir == gb.dir || len(tr.named) != 1 {
+				t.Fatalf("containers' cgroups: %d templates, directories shared %v; want one template, a directory each", len(tr.named), ga.dir == gb.dir)
+			}
+			tt.change(t, tr, node)
+			for p, want := range map[string]map[string]string{a: tt.a, b: tt.b} {
+				for file, w := range want {
+					if got := read(t, node, "/sys/fs/cgroup"+p+"/"+file); got != w {
+						t.Errorf("the node reads %s/%s = %q, want %q", p, file, got, w)
+					}
+				}
+			}
+			for file, w := range tt.a {
+				if got := read(t, view, "/sys/fs/cgroup/"+file); got != w {
+					t.Errorf("a's view reads %s = %q, want %q", file, got, w)
+				}
+			}
+			if err := tr.Remove(b); err != nil {
+				t.Fatal(err)
+			}
+			if _, ok := tr.byDir[gb.dir]; ok {
+				t.Error("a removed cgroup is still known by its directory")
+			}
+		})
+	}
+}

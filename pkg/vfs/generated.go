@@ -107,7 +107,7 @@ func (c content) lossy() bool {
 // bytes written past MaxLiteralPerFile, which it reads back as deterministic pseudo-random
 // bytes of the same length rather than as written. Its errors are ReadFile's.
 func (v *View) Lossy(p string) (bool, error) {
-	c, gen, err := v.snapshot(p)
+	c, gen, _, err := v.snapshot(p)
 	if err != nil || gen != nil {
 		return false, err
 	}

@@ -19,21 +19,24 @@ import (
 type Node struct {
 	mode   fs.FileMode // type bits and permissions
 	frozen bool        // beside mode, in its padding: a node stays 80 bytes
-	uid    int64
-	gid    int64
-	mtime  int64   // unix nanoseconds
-	data   content // a file's bytes (content.go)
-	*extra         // what few nodes have, apart: a node's disk holds some 10 nodes per pod
-	kids   *dirTable
+	// sharedKids: kids is a frozen template's table (ShareEntries), copied before the
+	// first change under n (writable).
+	sharedKids bool
+	uid        int64
+	gid        int64
+	mtime      int64   // unix nanoseconds
+	data       content // a file's bytes (content.go)
+	*extra             // what few nodes have, apart: a node's disk holds some 10 nodes per pod
+	kids       *dirTable
 }
 
 // extra is what only some nodes have. Its fields are read through Node (nil: none).
 type extra struct {
-	target  string               // a symbolic link's target
-	program string               // what a simulated executable runs (see Info.Program)
-	fstype  string               // the filesystem mounted here ("tmpfs"), "" for its parent's
-	fssize  int64                // that filesystem's size in bytes (a tmpfs's size=), 0: unset
-	gen     func(ctx any) []byte // a file of the kernel's (/proc/mounts): its content when read
+	target  string                          // a symbolic link's target
+	program string                          // what a simulated executable runs (see Info.Program)
+	fstype  string                          // the filesystem mounted here ("tmpfs"), "" for its parent's
+	fssize  int64                           // that filesystem's size in bytes (a tmpfs's size=), 0: unset
+	gen     func(ctx any, dir *Node) []byte // a file of the kernel's (/proc/mounts): its content when read
 }
 
 func (n *Node) linkTarget() string {
@@ -43,7 +46,7 @@ func (n *Node) linkTarget() string {
 	return n.target
 }
 
-func (n *Node) generator() func(ctx any) []byte {
+func (n *Node) generator() func(ctx any, dir *Node) []byte {
 	if n.extra == nil {
 		return nil
 	}
@@ -84,7 +87,7 @@ func (n *Node) isSymlink() bool { return n.mode&fs.ModeSymlink != 0 }
 // shallowCopy copies n, sharing its children (which stay frozen until copied in turn).
 func (n *Node) shallowCopy() *Node {
 	c := *n
-	c.frozen = false
+	c.frozen, c.sharedKids = false, false
 	c.kids = n.kids.clone()
 	c.data = n.data.forCopy()
 	return &c
@@ -298,7 +301,34 @@ func NewFile(data []byte, perm fs.FileMode) *Node {
 // without one): one tree of such files can serve every container, as one procfs shows each
 // process its own /proc/self.
 func NewGenerated(gen func(ctx any) []byte, perm fs.FileMode) *Node {
+	return &Node{mode: perm.Perm(), extra: &extra{gen: func(ctx any, _ *Node) []byte { return gen(ctx) }}}
+}
+
+// NewGeneratedIn is NewGenerated whose gen is also given the directory the file was read
+// in: one file, shared by many directories, that reads what each one's owner says (a
+// cgroup's memory.current, in every container's cgroup directory). dir is nil for a file
+// bound as a mount of its own.
+func NewGeneratedIn(gen func(ctx any, dir *Node) []byte, perm fs.FileMode) *Node {
 	return &Node{mode: perm.Perm(), extra: &extra{gen: gen}}
+}
+
+// ShareEntries makes directory n list from's entries, through from's own table: from is
+// a frozen template that many directories of their own identity list alike (with a
+// NewGeneratedIn file that tells them apart). The first change under n, through a view
+// or Unshare, copies the table into n: n stays the node views are bound to. Call it on a
+// tree not yet bound, or under Edit.
+func (n *Node) ShareEntries(from *Node) {
+	n.kids = from.kids
+	n.sharedKids = true
+}
+
+// Unshare gives directory n a table of its own, a copy of the one it shares (a tree not
+// yet bound, or under Edit).
+func (n *Node) Unshare() {
+	if n.sharedKids {
+		n.kids = n.kids.clone()
+		n.sharedKids = false
+	}
 }
 
 // Dir returns directory n's subdirectory name, made if missing (to build a tree).
@@ -640,6 +670,7 @@ func (v *View) writable(l loc) (*Node, error) {
 		return nil, EBUSY // the root itself or a mount point
 	}
 	if !l.parent.frozen {
+		l.parent.Unshare()
 		return l.parent, nil
 	}
 	if l.parent == virtualDir && l.mnt != nil {
@@ -667,6 +698,7 @@ func (v *View) writable(l loc) (*Node, error) {
 		kid := cur.kid(name)
 		if kid == nil && v.mountBelow(sofar) {
 			kid = NewDir(0o755) // a virtual directory, made for real
+			cur.Unshare()
 			cur.put(name, kid)
 		}
 		if kid == nil || !kid.isDir() {
@@ -674,10 +706,12 @@ func (v *View) writable(l loc) (*Node, error) {
 		}
 		if kid.frozen {
 			kid = kid.shallowCopy()
+			cur.Unshare()
 			cur.put(name, kid)
 		}
 		cur = kid
 	}
+	cur.Unshare()
 	return cur, nil
 }
 
@@ -726,24 +760,24 @@ func (v *View) stat(p string, follow bool) (Info, error) {
 
 // ReadFile returns a file's content (a copy, made whole: Open reads a big one in pieces).
 func (v *View) ReadFile(p string) ([]byte, error) {
-	c, gen, err := v.snapshot(p)
+	c, gen, dir, err := v.snapshot(p)
 	if err != nil {
 		return nil, err
 	}
 	if gen != nil {
-		return gen(v.ctx), nil // outside the lock: a generator may read the filesystem
+		return gen(v.ctx, dir), nil // outside the lock: a generator may read the filesystem
 	}
 	return c.bytes(), nil // outside the lock too: a snapshot is read without it
 }
 
 // ReadFileString is ReadFile as a string, copied once: a script read to be run.
 func (v *View) ReadFileString(p string) (string, error) {
-	c, gen, err := v.snapshot(p)
+	c, gen, dir, err := v.snapshot(p)
 	if err != nil {
 		return "", err
 	}
 	if gen != nil {
-		return string(gen(v.ctx)), nil
+		return string(gen(v.ctx, dir)), nil
 	}
 	size := c.size()
 	var b strings.Builder
@@ -765,32 +799,32 @@ func (v *View) ReadFileString(p string) (string, error) {
 // ReadFile's: ENOENT, EISDIR for a directory, ENOTDIR, ELOOP. A generated file opens with
 // what its generator makes now.
 func (v *View) Open(p string) (*Reader, error) {
-	c, gen, err := v.snapshot(p)
+	c, gen, dir, err := v.snapshot(p)
 	if err != nil {
 		return nil, err
 	}
 	if gen != nil {
-		c = literalContent(gen(v.ctx))
+		c = literalContent(gen(v.ctx, dir))
 	}
 	return &Reader{c: c}, nil
 }
 
-// snapshot is p's content as it is now, or its generator.
-func (v *View) snapshot(p string) (content, func(ctx any) []byte, error) {
+// snapshot is p's content as it is now, or its generator and the directory it is in.
+func (v *View) snapshot(p string) (content, func(ctx any, dir *Node) []byte, *Node, error) {
 	v.disk.mu.Lock()
 	defer v.disk.mu.Unlock()
 	l, err := v.resolve(p, true)
 	switch {
 	case err != nil:
-		return content{}, nil, err
+		return content{}, nil, nil, err
 	case l.node == nil:
-		return content{}, nil, ENOENT
+		return content{}, nil, nil, ENOENT
 	case l.node.isDir():
-		return content{}, nil, EISDIR
+		return content{}, nil, nil, EISDIR
 	case l.node.generator() != nil:
-		return content{}, l.node.generator(), nil
+		return content{}, l.node.generator(), l.parent, nil
 	}
-	return l.node.data.snapshot(), nil, nil
+	return l.node.data.snapshot(), nil, nil, nil
 }
 
 // WriteFile writes data to p, creating it with perm (owned by uid, gid) if it does not

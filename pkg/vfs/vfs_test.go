@@ -298,6 +298,83 @@ func TestGeneratedFileByContext(t *testing.T) {
 	}
 }
 
+// Directories that share a template's entries (ShareEntries) are each told apart by a
+// NewGeneratedIn file, read through the node's paths or a view bound to one of them; a
+// change under one, through a view or Unshare, copies its table and changes neither the
+// template nor the others, and the directory stays the node it was.
+func TestSharedEntries(t *testing.T) {
+	names := map[*Node]string{} // what the template's owner knows each directory by
+	tmpl := NewDir(0o755)
+	tmpl.Add("name", NewGeneratedIn(func(_ any, dir *Node) []byte { return []byte(names[dir]) }, 0o444))
+	tmpl.Add("conf", NewFile([]byte("shared"), 0o644))
+	tmpl.Freeze()
+	tests := []struct {
+		name   string
+		change func(t *testing.T, node *View, a *Node)
+		a, b   map[string]string // what a's and b's files read after change ("" : missing)
+	}{
+		{"alike", func(*testing.T, *View, *Node) {}, map[string]string{"conf": "shared", "new": ""}, map[string]string{"conf": "shared"}},
+		{"a file written in one", func(t *testing.T, node *View, _ *Node) {
+			if err := node.WriteFile("/d/a/conf", []byte("mine"), 0o644, false, 0, 0); err != nil {
+				t.Fatal(err)
+			}
+		}, map[string]string{"conf": "mine"}, map[string]string{"conf": "shared"}},
+		{"a file made in one", func(t *testing.T, node *View, _ *Node) {
+			if err := node.WriteFile("/d/a/new", []byte("x"), 0o644, false, 0, 0); err != nil {
+				t.Fatal(err)
+			}
+		}, map[string]string{"new": "x", "conf": "shared"}, map[string]string{"new": ""}},
+		{"one removed from", func(t *testing.T, node *View, _ *Node) {
+			if err := node.Remove("/d/a/conf", false); err != nil {
+				t.Fatal(err)
+			}
+		}, map[string]string{"conf": ""}, map[string]string{"conf": "shared"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			node := New(nil)
+			d := NewDir(0o755)
+			a, b := NewDir(0o755), NewDir(0o755)
+			for name, n := range map[string]*Node{"a": a, "b": b} {
+				n.ShareEntries(tmpl)
+				d.Add(name, n)
+			}
+			node.BindNode("/d", d, false)
+			clear(names)
+			names[a], names[b] = "a", "b"
+			view := NewView(node, nil, false)
+			view.BindNode("/mine", a, true)
+			tt.change(t, node, a)
+			for name, want := range map[string]map[string]string{"a": tt.a, "b": tt.b} {
+				if got := read(node, "/d/"+name+"/name"); got != name {
+					t.Errorf("%s/name reads %q", name, got)
+				}
+				for file, w := range want {
+					got, err := node.ReadFile("/d/" + name + "/" + file)
+					if w == "" && err == nil || w != "" && string(got) != w {
+						t.Errorf("%s/%s reads %q (%v), want %q", name, file, got, err, w)
+					}
+				}
+			}
+			if got := read(view, "/mine/name"); got != "a" {
+				t.Errorf("a's view reads name %q", got)
+			}
+			for file, w := range tt.a {
+				got, err := view.ReadFile("/mine/" + file)
+				if w == "" && err == nil || w != "" && string(got) != w {
+					t.Errorf("a's view reads %s = %q (%v), want %q", file, got, err, w)
+				}
+			}
+			if n := len(tmpl.kids.ents); n != 2 {
+				t.Errorf("the template has %d entries, want 2", n)
+			}
+			if a.kids == b.kids && tt.name != "alike" || b.kids != tmpl.kids {
+				t.Errorf("tables: a's shared %v, b's shared %v", a.kids == tmpl.kids, b.kids == tmpl.kids)
+			}
+		})
+	}
+}
+
 // A directory finds its entries whatever its size (a scan up to 16, an index above), after
 // removals (the last entry moves into the hole) and in a copy that changes on its own.
 func TestDirTable(t *testing.T) {
