@@ -88,14 +88,14 @@ type Machine struct {
 	rng     *rand.Rand
 	stepped bool // a Step is running: a kill from a program is carried out after it
 	busy    bool // a process used its whole slice in the last Step
-	stepID  uint64
-	budget  int      // what the processes together may still do in this Step
-	again   int64    // when to step again for processes left ready by a spent budget (0: none)
-	looked  []looked // recent PATH searches, valid while the FS's generation holds
+	oom     bool // the cgroup's OOM kill ended the machine
 	// neverPark keeps every process on its coroutine (tests compare both ways).
 	neverPark bool
-	held      int64 // charged for what no process holds (pipes' buffers)
-	oom       bool  // the cgroup's OOM kill ended the machine
+	stepID    uint64
+	budget    int      // what the processes together may still do in this Step
+	again     int64    // when to step again for processes left ready by a spent budget (0: none)
+	looked    []looked // recent PATH searches, valid while the FS's generation holds
+	held      int64    // charged for what no process holds (pipes' buffers)
 
 	// mailbox guards detached: lines servers' handlers wrote from other goroutines.
 	mailbox  sync.Mutex
