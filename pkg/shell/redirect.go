@@ -86,7 +86,7 @@ func (s *shell) open(r *syntax.Redirect) (*fd, error) {
 		if r.Op == syntax.DashHdoc {
 			body = stripTabs(body)
 		}
-		return &fd{kind: fdBytes, data: []byte(body), refs: 1}, nil
+		return &fd{kind: fdBytes, fdState: &fdState{data: []byte(body)}, refs: 1}, nil
 	}
 	word, err := expand.Literal(s.cfg(), r.Word)
 	if err != nil {
@@ -94,7 +94,7 @@ func (s *shell) open(r *syntax.Redirect) (*fd, error) {
 	}
 	switch r.Op {
 	case syntax.WordHdoc:
-		return &fd{kind: fdBytes, data: []byte(word + "\n"), refs: 1}, nil
+		return &fd{kind: fdBytes, fdState: &fdState{data: []byte(word + "\n")}, refs: 1}, nil
 	case syntax.DplIn, syntax.DplOut:
 		if word == "-" {
 			return nil, nil
@@ -214,7 +214,7 @@ func (s *shell) openRead(name string) (*fd, error) {
 	if err != nil {
 		return nil, redirError{"can't open " + name + ": " + redirErrno(err, "no such file")}
 	}
-	return &fd{kind: fdReader, file: r, refs: 1}, nil
+	return &fd{kind: fdReader, fdState: &fdState{file: r}, refs: 1}, nil
 }
 
 // openFile opens name for writing: created (owned by the shell's user) or truncated, or
@@ -228,5 +228,5 @@ func (s *shell) openFile(name string, appending, create bool) (*fd, error) {
 	if err := s.p.FS().WriteFile(abs, nil, 0o666&^s.p.umask, appending, id.UID, id.GID); err != nil {
 		return nil, redirError{"can't create " + name + ": " + redirErrno(err, "nonexistent directory")}
 	}
-	return &fd{kind: fdFile, fs: s.p.FS(), path: abs, refs: 1}, nil
+	return &fd{kind: fdFile, fdState: &fdState{fs: s.p.FS(), path: abs}, refs: 1}, nil
 }
