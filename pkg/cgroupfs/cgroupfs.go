@@ -232,22 +232,7 @@ func (t *Tree) nameLocked(g *group) {
 }
 
 // namedLocked is the frozen template of the entries of a named cgroup set as g is.
-func (t *Tree) namedLocked(g *group) *vfs.Node {
-	cpuMax, cpuWeight, memoryMax := g.cpuMax(), g.cpuWeight(), g.memoryMax()
-	key := cpuMax + cpuWeight + memoryMax
-	if d := t.named[key]; d != nil {
-		return d
-	}
-	d := vfs.NewDir(0o755)
-	d.Grow(4)
-	d.Add("cpu.max", t.file(cpuMax))
-	d.Add("cpu.weight", t.file(cpuWeight))
-	d.Add("memory.max", t.file(memoryMax))
-	d.Add("memory.current", t.current)
-	d.Freeze()
-	t.named[key] = d
-	return d
-}
+func (t *Tree) namedLocked(g *group) *vfs.Node { return t.frozenDir(t.named, g, t.current) }
 
 // link makes d g's directory, in its parent's (under the tree's lock).
 func (t *Tree) link(g *group, d *vfs.Node) {
@@ -257,10 +242,14 @@ func (t *Tree) link(g *group, d *vfs.Node) {
 }
 
 // leafLocked is the shared directory of a cgroup set as g is, with nothing below it.
-func (t *Tree) leafLocked(g *group) *vfs.Node {
+func (t *Tree) leafLocked(g *group) *vfs.Node { return t.frozenDir(t.leaves, g, t.zero) }
+
+// frozenDir is the frozen directory of byKey for a cgroup set as g is: its settings'
+// files and current as its memory.current, made once for each settings.
+func (t *Tree) frozenDir(byKey map[string]*vfs.Node, g *group, current *vfs.Node) *vfs.Node {
 	cpuMax, cpuWeight, memoryMax := g.cpuMax(), g.cpuWeight(), g.memoryMax()
 	key := cpuMax + cpuWeight + memoryMax
-	if d := t.leaves[key]; d != nil {
+	if d := byKey[key]; d != nil {
 		return d
 	}
 	d := vfs.NewDir(0o755)
@@ -268,9 +257,9 @@ func (t *Tree) leafLocked(g *group) *vfs.Node {
 	d.Add("cpu.max", t.file(cpuMax))
 	d.Add("cpu.weight", t.file(cpuWeight))
 	d.Add("memory.max", t.file(memoryMax))
-	d.Add("memory.current", t.zero)
+	d.Add("memory.current", current)
 	d.Freeze()
-	t.leaves[key] = d
+	byKey[key] = d
 	return d
 }
 
