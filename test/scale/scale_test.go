@@ -251,9 +251,10 @@ func measure(t *testing.T, n int, evented bool) result {
 	r.RSS, r.HWM = d.memory()
 	// Where the resident memory is, as Go's runtime counts it.
 	mib := func(name string) float64 { return d.metric(name) / (1 << 20) }
-	t.Logf("memory: heap in use %.0f MiB, idle %.0f MiB (released %.0f), stacks %.0f MiB, next GC at %.0f MiB, runtime total %.0f MiB",
+	_, _, anon, file := d.residentParts()
+	t.Logf("memory: heap in use %.0f MiB, idle %.0f MiB (released %.0f), stacks %.0f MiB, next GC at %.0f MiB, runtime total %.0f MiB; resident %d MiB anonymous, %d MiB of files (the binary)",
 		mib("go_memstats_heap_inuse_bytes"), mib("go_memstats_heap_idle_bytes"), mib("go_memstats_heap_released_bytes"),
-		mib("go_memstats_stack_inuse_bytes"), mib("go_memstats_next_gc_bytes"), mib("go_memstats_sys_bytes"))
+		mib("go_memstats_stack_inuse_bytes"), mib("go_memstats_next_gc_bytes"), mib("go_memstats_sys_bytes"), anon>>10, file>>10)
 	if *profile != "" {
 		d.saveProfile("/debug/pprof/heap?gc=1", fmt.Sprintf("heap-%s-%d.pprof", r.PLEG, n))
 	}
@@ -516,6 +517,13 @@ func (d *daemon) cpuSeconds() float64 {
 
 // memory is the daemon's resident set and its peak, in KiB (/proc/PID/status).
 func (d *daemon) memory() (rss, hwm int64) {
+	rss, hwm, _, _ = d.residentParts()
+	return rss, hwm
+}
+
+// residentParts is memory with the resident set's anonymous part (the heap, stacks, the
+// runtime's own) and its file part (the binary's pages that were read), in KiB.
+func (d *daemon) residentParts() (rss, hwm, anon, file int64) {
 	d.t.Helper()
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", d.cmd.Process.Pid))
 	if err != nil {
@@ -532,7 +540,11 @@ func (d *daemon) memory() (rss, hwm int64) {
 			rss = kb
 		case "VmHWM":
 			hwm = kb
+		case "RssAnon":
+			anon = kb
+		case "RssFile":
+			file = kb
 		}
 	}
-	return rss, hwm
+	return rss, hwm, anon, file
 }

@@ -373,10 +373,12 @@ func kubeClients(rest *restclient.Config, cfg *config.Config, node string) (node
 // daemonGCPercent is the garbage collector's target while the daemon runs, unless the GOGC
 // environment variable sets one. Go's default (100) lets the heap grow to twice what is
 // live before collecting; every simulated pod lives in this one heap, so at 10,000 pods
-// that doubles a few hundred MB. At 50 the daemon keeps about 1.5x the live heap for a
-// fraction of a percent of a core more (docs/scale.md has the figures). Simulate mode and
-// the client commands keep Go's default: they are short and want the throughput.
-const daemonGCPercent = 50
+// that doubles a few hundred MB. At 35 the daemon keeps about 1.35x the live heap: 10,000
+// nginx + redis pods measured 361 MiB at 2.8% of a core, against 373 to 397 MiB at 2.7 to
+// 3.3% at 40 and 398 to 414 MiB at 2.2 to 2.8% at 50, and started 0.5 to 1 s later than
+// at 50 (docs/scale.md has the figures). Simulate mode and the client commands keep Go's
+// default: they are short and want the throughput.
+const daemonGCPercent = 35
 
 // tuneGC applies daemonGCPercent unless GOGC is set (GOGC=100 restores Go's default).
 func tuneGC(logger klog.Logger) {
