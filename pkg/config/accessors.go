@@ -1,6 +1,10 @@
 package config
 
-import "time"
+import (
+	"time"
+
+	"github.com/minikubelet/minikubelet/pkg/release"
+)
 
 // MaxContainerRestartPeriod is the cap of a container's restart back-off that the
 // configuration asks for, and whether it asks: true exactly when the
@@ -29,4 +33,13 @@ func (kc *KubeletConfiguration) UserNamespacesIDsPerPod() uint32 {
 		return DefaultUserNamespacesIDsPerPod
 	}
 	return uint32(*kc.UserNamespaces.IDsPerPod)
+}
+
+// Release is the kubelet release the node emulates (emulatedVersion), the newest when it
+// is unset. Load has refused a value that is not a release.
+func (sc *SimulatorConfiguration) Release() release.Release {
+	if r, err := release.Parse(sc.EmulatedVersion); err == nil {
+		return r
+	}
+	return release.Newest()
 }

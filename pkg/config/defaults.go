@@ -10,6 +10,7 @@ import (
 	kubeletv1beta1 "k8s.io/kubelet/config/v1beta1"
 
 	"github.com/minikubelet/minikubelet/pkg/featuregate"
+	"github.com/minikubelet/minikubelet/pkg/release"
 )
 
 // Kubelet defaults (k8s.io/kubernetes pkg/kubelet/apis/config/v1beta1/defaults.go, v1.37)
@@ -285,7 +286,8 @@ func NewSimulatorConfiguration() *SimulatorConfiguration {
 			MaxRetries:              DefaultEventedMaxRetries,
 			GlobalCacheUpdatePeriod: metav1.Duration{Duration: DefaultGlobalCacheUpdatePeriod},
 		},
-		MetricsPrefix: DefaultMetricsPrefix,
+		EmulatedVersion: release.Newest().String(),
+		MetricsPrefix:   DefaultMetricsPrefix,
 		Runtime: RuntimeConfiguration{
 			Seed:                  DefaultSeed,
 			InitContainerDuration: metav1.Duration{Duration: DefaultInitContainerDuration},

@@ -33,6 +33,7 @@ const (
 	flagRelistPeriod              = "relist-period"
 	flagRelistThreshold           = "relist-threshold"
 	flagMetricsPrefix             = "metrics-prefix"
+	flagEmulatedVersion           = "emulated-version"
 	flagSeed                      = "seed"
 	flagProgramCPU                = "program-cpu"
 	flagAllowRemoteDebugging      = "allow-remote-debugging"
@@ -163,6 +164,8 @@ func addFlags(fs *pflag.FlagSet, cl *commandLine, kc *KubeletConfiguration, sc *
 		"Period of the generic PLEG's relist. (simulatorConfiguration.pleg.relistPeriod)")
 	fs.DurationVar(&sc.PLEG.RelistThreshold.Duration, flagRelistThreshold, sc.PLEG.RelistThreshold.Duration,
 		"Time without a successful relist after which the PLEG health check fails. (simulatorConfiguration.pleg.relistThreshold)")
+	fs.StringVar(&sc.EmulatedVersion, flagEmulatedVersion, sc.EmulatedVersion,
+		"The kubelet release the node is: 1.34, 1.35, 1.36 or 1.37. Its feature gates, KubeletConfiguration fields, reported version and behaviour are that release's. (simulatorConfiguration.emulatedVersion)")
 	fs.StringVar(&sc.MetricsPrefix, flagMetricsPrefix, sc.MetricsPrefix,
 		"Prefix of every metric name; the default gives the kubelet's names, --metrics-prefix= none. (simulatorConfiguration.metricsPrefix)")
 	fs.Int64Var(&sc.Runtime.Seed, flagSeed, sc.Runtime.Seed,

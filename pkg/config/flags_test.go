@@ -34,6 +34,7 @@ func TestFlagHelpShowsValueTypes(t *testing.T) {
 		flagRelistPeriod:              "duration",
 		flagRelistThreshold:           "duration",
 		flagMetricsPrefix:             "string",
+		flagEmulatedVersion:           "string",
 		flagSeed:                      "int",
 		flagAllowRemoteDebugging:      "", // a switch
 		flagPort:                      "int32",

@@ -27,6 +27,9 @@ import (
 //  4. put back every featureGates key of the file that no --feature-gates flag set (the
 //     flag wins on a key both set; repeated --feature-gates flags accumulate), and apply
 //     the merged map to gate with SetFromMap;
+//     (--emulated-version, else the file's simulatorConfiguration.emulatedVersion, is
+//     applied to gate before the gates of step 1 and step 4: which gates exist and at
+//     which stage is the emulated release's);
 //  5. default the fields whose default depends on a gate (crashLoopBackOff,
 //     imagePullCredentialsVerificationPolicy) from the final gate, and validate
 //     everything, returning every problem at once.
@@ -58,6 +61,13 @@ func Load(args []string, gate featuregate.MutableFeatureGate, globals *pflag.Fla
 		return nil, fmt.Errorf("unknown command %q", fs.Arg(0))
 	}
 	flagGates := copyGates(kc.FeatureGates)
+	// The release first: which gates exist, and at which stage, is that release's.
+	flagRelease := fs.Changed(flagEmulatedVersion)
+	if flagRelease {
+		if _, err := emulate(gate, sc.EmulatedVersion, "--"+flagEmulatedVersion); err != nil {
+			return nil, err
+		}
+	}
 	if err := gate.SetFromMap(kc.FeatureGates); err != nil {
 		return nil, fmt.Errorf("invalid --%s: %w", flagFeatureGates, err)
 	}
@@ -71,6 +81,11 @@ func Load(args []string, gate featuregate.MutableFeatureGate, globals *pflag.Fla
 			return nil, err
 		}
 		cfg.ConfigFile, prov.file, prov.filePaths = file.Path, file.Path, file.setPaths
+		if file.Simulator != nil && !flagRelease && file.setPaths["simulatorConfiguration.emulatedVersion"] {
+			if _, err := emulate(gate, file.Simulator.EmulatedVersion, "simulatorConfiguration.emulatedVersion in "+file.Path); err != nil {
+				return nil, err
+			}
+		}
 		if file.Kubelet != nil {
 			kc = file.Kubelet
 			if err := checkFileGates(kc, gate, file.Path); err != nil {
@@ -135,6 +150,7 @@ func Load(args []string, gate featuregate.MutableFeatureGate, globals *pflag.Fla
 	final.Visit(func(f *pflag.Flag) { prov.changedFlags[f.Name] = true })
 
 	setGatedDefaults(kc, gate)
+	forRelease(kc, sc.Release(), prov)
 	if err := validate(kc, sc, gate, prov); err != nil {
 		return nil, err
 	}

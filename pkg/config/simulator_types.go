@@ -22,6 +22,12 @@ const (
 type SimulatorConfiguration struct {
 	metav1.TypeMeta `json:",inline"`
 
+	// EmulatedVersion is the kubelet release the node is, as "1.MINOR": 1.34, 1.35, 1.36 or
+	// 1.37 (the default, the simulator's reference). It selects that release's feature gate
+	// stages and defaults, its KubeletConfiguration fields, the version the node reports and
+	// what that release did differently where no gate says (docs/versions.md).
+	// --emulated-version wins over it.
+	EmulatedVersion string `json:"emulatedVersion,omitempty"`
 	// NodeName is the node's name. --hostname-override wins over it; when both are empty
 	// the host name is used, lower-cased, as upstream.
 	NodeName string `json:"nodeName,omitempty"`

@@ -76,6 +76,7 @@ var flagForPath = map[string]string{
 	"simulatorConfiguration.pleg.relistPeriod":                        flagRelistPeriod,
 	"simulatorConfiguration.pleg.relistThreshold":                     flagRelistThreshold,
 	"simulatorConfiguration.metricsPrefix":                            flagMetricsPrefix,
+	"simulatorConfiguration.emulatedVersion":                          flagEmulatedVersion,
 	"simulatorConfiguration.runtime.seed":                             flagSeed,
 	"simulatorConfiguration.allowRemoteDebugging":                     flagAllowRemoteDebugging,
 }
@@ -162,6 +163,7 @@ func validate(kc *KubeletConfiguration, sc *SimulatorConfiguration, gate feature
 	validateKubelet(v, kc, gate)
 	validateSimulator(v, sc)
 	validateRemoteDebugging(v, kc, sc)
+	validateRelease(v, sc.Release())
 	if len(v.errs) == 0 {
 		return nil
 	}

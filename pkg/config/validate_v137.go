@@ -185,7 +185,7 @@ func checkAllowlistPattern(pattern string) error {
 func validateMemoryReservationPolicy(v *validator, kc *KubeletConfiguration, gate featuregate.FeatureGate) {
 	const path = "kubeletConfiguration.memoryReservationPolicy"
 	switch policy := kc.MemoryReservationPolicy; policy {
-	case kubeletv1beta1.NoneMemoryReservationPolicy:
+	case "", kubeletv1beta1.NoneMemoryReservationPolicy: // "": a release before the field (forRelease)
 	case kubeletv1beta1.TieredReservationMemoryReservationPolicy:
 		if !gate.Enabled(gateMemoryQoS) {
 			v.invalid(path, string(policy), "requires feature gate %s", gateMemoryQoS)

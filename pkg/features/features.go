@@ -145,6 +145,13 @@ const (
 	// as ready as its pod was, so a kubelet restart does not flap readiness.
 	// Upstream: GA (default on) since v1.0; deprecated, default off since v1.35.
 	ChangeContainerStatusOnKubeletRestart featuregate.Feature = "ChangeContainerStatusOnKubeletRestart"
+
+	// PLEGOnDemandRelist lets a pod worker ask the generic PLEG to relist its pod at once
+	// (after a sync that changed containers, and for the EventedPLEG's container exits),
+	// rather than wait for the next periodic relist. Off (an emulated v1.34 or v1.35), every
+	// step of a pod waits for a relist.
+	// Upstream: beta (default on) since v1.36, GA and locked on in v1.37.
+	PLEGOnDemandRelist featuregate.Feature = "PLEGOnDemandRelist"
 )
 
 // modelled lists the gates above: Simulated answers from it.
@@ -171,6 +178,7 @@ var modelled = []featuregate.Feature{
 	ProcMountType,
 	UserNamespacesSupport,
 	ChangeContainerStatusOnKubeletRestart,
+	PLEGOnDemandRelist,
 }
 
 // Gates of v1.37 that change kubelet behaviour the simulator is to model next. They are

@@ -43,6 +43,7 @@ func TestModelledGateSpecs(t *testing.T) {
 		{ProcMountType, featuregate.FeatureSpec{Default: true, PreRelease: featuregate.GA, LockToDefault: true, Version: version.MajorMinor(1, 36)}},
 		{UserNamespacesSupport, featuregate.FeatureSpec{Default: true, PreRelease: featuregate.GA, LockToDefault: true, Version: version.MajorMinor(1, 36)}},
 		{ChangeContainerStatusOnKubeletRestart, featuregate.FeatureSpec{Default: false, PreRelease: featuregate.Deprecated, Version: version.MajorMinor(1, 35)}},
+		{PLEGOnDemandRelist, featuregate.FeatureSpec{Default: true, PreRelease: featuregate.GA, LockToDefault: true, Version: version.MajorMinor(1, 37)}},
 	}
 	all := DefaultMutableFeatureGate.GetAll()
 	for _, tt := range tests {

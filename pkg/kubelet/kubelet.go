@@ -163,7 +163,8 @@ type Kubelet struct {
 	genericPLEG                  *pleg.GenericPLEG
 	eventedPLEG                  *pleg.EventedPLEG       // v1.37's; nil with the EventedPLEG gate off or legacy
 	legacyEventedPLEG            *pleg.LegacyEventedPLEG // v1.30's; nil unless the gate is on and cfg.LegacyEventedPLEG
-	legacyPLEG                   bool                    // cfg.LegacyEventedPLEG
+	legacyPLEG                   bool                    // cfg.LegacyEventedPLEG, or a release before v1.37
+	noPodRelists                 bool                    // cfg.LegacyEventedPLEG: v1.30's design, which had none
 	state                        *runtimestate.State
 	nodeStatus                   *nodestatus.Manager
 	eviction                     *eviction.Manager
@@ -350,10 +351,13 @@ func New(cfg Config) (*Kubelet, error) {
 	if k.dns, err = newDNSConfigurer(c, k.nodeName, k.hostIP); err != nil {
 		return nil, err
 	}
-	k.legacyPLEG = cfg.LegacyEventedPLEG
+	// Until v1.37 the EventedPLEG was a PLEG of its own (docs/pleg.md): an emulated older
+	// release runs that design when the gate is on.
+	k.legacyPLEG = cfg.LegacyEventedPLEG || c.Simulator.Release().Before(37)
+	k.noPodRelists = cfg.LegacyEventedPLEG
 	// Upstream's cache keeps dropping writes older than the cached one with the gate on; only
 	// v1.30's answered an unknown pod at once (its event stream wrote the cache).
-	k.cache = statuscache.New(statuscache.Config{EventedPLEG: evented, UnknownPodFresh: evented && cfg.LegacyEventedPLEG})
+	k.cache = statuscache.New(statuscache.Config{EventedPLEG: evented, UnknownPodFresh: evented && k.legacyPLEG})
 	restartAll := cfg.Gate.Enabled(features.RestartAllContainersOnContainerExits)
 	if k.status, err = podstatus.NewManager(podstatus.ManagerConfig{Clock: cfg.Clock, OnChange: k.statusChanged,
 		ContainerRestartRules: cfg.Gate.Enabled(features.ContainerRestartRules), RestartAllContainers: restartAll}); err != nil {
@@ -388,12 +392,13 @@ func New(cfg Config) (*Kubelet, error) {
 		Registry:                              k.probeRegistry,
 		Seed:                                  c.Simulator.Runtime.Seed,
 		Network:                               cfg.Runtime.Network(),
+		Release:                               c.Simulator.Release(),
 	}); err != nil {
 		return nil, fmt.Errorf("create prober manager: %w", err)
 	}
 	k.podCgroups = podCgroups{tree: cfg.Runtime.CgroupFS(), fs: k.nodeFS}
 	if cfg.Gate.Enabled(features.NodeDeclaredFeatures) {
-		if k.declared, err = newDeclaredFeatures(cfg.Gate, nodestatus.DefaultKubeletVersion); err != nil {
+		if k.declared, err = newDeclaredFeatures(cfg.Gate, c.Simulator.Release().KubeletVersion()); err != nil {
 			return nil, err
 		}
 	}
@@ -779,9 +784,11 @@ func (k *Kubelet) buildPLEG(evented bool) error {
 		RelistThreshold: threshold,
 		ChannelCapacity: sc.PLEG.ChannelCapacity,
 		Registry:        k.registry,
-		OnDemandRelist:  !k.legacyPLEG,
-		LegacyEvented:   legacy,
-		Notify:          k.wakeSyncLoop,
+		// v1.30's evented design had no pod relists (LegacyEventedPLEG, the option), and
+		// before v1.36 no release had them (the gate).
+		OnDemandRelist: !k.noPodRelists && k.gate.Enabled(features.PLEGOnDemandRelist),
+		LegacyEvented:  legacy,
+		Notify:         k.wakeSyncLoop,
 	}); err != nil {
 		return fmt.Errorf("create generic PLEG: %w", err)
 	}
@@ -854,7 +861,8 @@ func (k *Kubelet) buildNodeStatus(nodeIP string) error {
 		SystemReserved: sys,
 		KubeReserved:   kube,
 		EvictionHard:   kc.EvictionHard,
-		Versions:       nodestatus.Versions{KubeProxyVersion: !k.gate.Enabled(features.DisableNodeKubeProxyVersion)},
+		Versions: nodestatus.Versions{KubeletVersion: k.cfg.Simulator.Release().KubeletVersion(),
+			KubeProxyVersion: !k.gate.Enabled(features.DisableNodeKubeProxyVersion)},
 		// What the API server's NodeDeclaredFeatures admission and the scheduler read.
 		DeclaredFeatures: k.declaredList(),
 		// The conditions are the eviction manager's (built next), as upstream's setters'.

@@ -7,6 +7,8 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/minikubelet/minikubelet/pkg/release"
 )
 
 // Machine is the simulated hardware the node reports (what cadvisor's MachineInfo gives
@@ -109,9 +111,11 @@ type Versions struct {
 	KernelVersion  string
 }
 
+// DefaultKubeletVersion is the version a node reports unless told its release: the newest's.
+var DefaultKubeletVersion = release.Newest().KubeletVersion()
+
 // Defaults of Versions.
 const (
-	DefaultKubeletVersion = "v1.37.2"
 	DefaultRuntimeName    = "fake"
 	DefaultRuntimeVersion = "0.1.0"
 	DefaultOSImage        = "minikubelet"

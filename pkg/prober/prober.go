@@ -25,6 +25,7 @@ import (
 	"github.com/minikubelet/minikubelet/pkg/events"
 	"github.com/minikubelet/minikubelet/pkg/metrics"
 	"github.com/minikubelet/minikubelet/pkg/prober/results"
+	"github.com/minikubelet/minikubelet/pkg/release"
 	"github.com/minikubelet/minikubelet/pkg/runner"
 	"github.com/minikubelet/minikubelet/pkg/runtime/behavior"
 	"github.com/minikubelet/minikubelet/pkg/simnet"
@@ -102,6 +103,9 @@ type Config struct {
 	// Network is the pod network: httpGet, tcpSocket and grpc probes of a container that
 	// runs a simulated program reach its servers through it. Nil: they pass (scripted).
 	Network *simnet.Network
+	// Release is the kubelet release whose major.minor the User-Agent of HTTP probes
+	// carries ("kube-probe/1.37"); the zero value is the newest.
+	Release release.Release
 }
 
 // Manager owns a worker per probe of every admitted pod's containers. It is one loop of the
@@ -120,6 +124,8 @@ type Manager struct {
 	workers map[workerKey]*worker
 	timers  []timer // probe answers pending on the clock (http, tcp, grpc)
 	stopped bool
+	// userAgent is HTTP probes' User-Agent: "kube-probe/" and the kubelet's major.minor.
+	userAgent string
 }
 
 type workerKey struct {
@@ -148,8 +154,11 @@ func NewManager(cfg Config) (*Manager, error) {
 	if cfg.Recorder == nil {
 		cfg.Recorder = events.Discard{}
 	}
+	if cfg.Release.IsZero() {
+		cfg.Release = release.Newest()
+	}
 	m := &Manager{cfg: cfg, start: cfg.Clock.Now(), wake: runner.NewSignal(), workers: map[workerKey]*worker{},
-		rand: rand.New(rand.NewSource(cfg.Seed + 1))}
+		rand: rand.New(rand.NewSource(cfg.Seed + 1)), userAgent: "kube-probe/" + cfg.Release.String()}
 	m.total = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "prober_probe_total",
 		Help: "Cumulative number of a liveness, readiness or startup probe for a container by result.",
@@ -865,7 +874,7 @@ func (w *worker) httpProbe(target, host string, port int, now time.Time) (bool, 
 	}
 	for redirects := 0; ; redirects++ {
 		req := &simnet.Request{Method: http.MethodGet, Target: u.RequestURI(), Header: http.Header{}, Now: now}
-		req.Header.Set("User-Agent", "kube-probe/"+userAgentVersion)
+		req.Header.Set("User-Agent", w.m.userAgent)
 		req.Header.Set("Accept", "*/*")
 		for _, hd := range h.HTTPHeaders {
 			req.Header.Add(hd.Name, hd.Value)
@@ -903,9 +912,6 @@ func (w *worker) httpProbe(target, host string, port int, now time.Time) (bool, 
 		}
 	}
 }
-
-// userAgentVersion is the kubelet's major.minor in the probes' User-Agent.
-const userAgentVersion = "1.37"
 
 // GRPCHealthPath is where a simulated gRPC server answers grpc.health.v1.Health/Check:
 // the body of the request is the service, the answer's body its serving status.

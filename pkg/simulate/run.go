@@ -212,6 +212,9 @@ func newSimulation(ctx context.Context, sc *Scenario, dir string, start time.Tim
 		}
 	}
 	args := []string{"--hostname-override=" + DefaultNodeName}
+	if sc.EmulatedVersion != "" {
+		args = append(args, "--emulated-version="+sc.EmulatedVersion)
+	}
 	args = append(args, sc.Args...)
 	if sc.Config != "" {
 		path := filepath.Join(dir, "config.yaml")

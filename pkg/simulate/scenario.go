@@ -13,6 +13,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/minikubelet/minikubelet/pkg/release"
 	"github.com/minikubelet/minikubelet/pkg/runtime/fault"
 )
 
@@ -22,15 +23,17 @@ const MaxScenarioSize = 4 << 20
 // Scenario is a scenario file (docs/simulate.md; the contract is
 // shared/reference/scenario-format.md).
 type Scenario struct {
-	Name        string            `json:"name"`
-	Description string            `json:"description,omitempty"`
-	Seed        *int64            `json:"seed,omitempty"`
-	Duration    Duration          `json:"duration"`
-	Args        []string          `json:"args,omitempty"`
-	Config      string            `json:"config,omitempty"`
-	Manifests   map[string]string `json:"manifests,omitempty"`
-	Cluster     bool              `json:"cluster,omitempty"`
-	Steps       []Step            `json:"-"`
+	Name        string   `json:"name"`
+	Description string   `json:"description,omitempty"`
+	Seed        *int64   `json:"seed,omitempty"`
+	Duration    Duration `json:"duration"`
+	Args        []string `json:"args,omitempty"`
+	// EmulatedVersion is the kubelet release the node is ("1.35"), as --emulated-version.
+	EmulatedVersion string            `json:"emulatedVersion,omitempty"`
+	Config          string            `json:"config,omitempty"`
+	Manifests       map[string]string `json:"manifests,omitempty"`
+	Cluster         bool              `json:"cluster,omitempty"`
+	Steps           []Step            `json:"-"`
 }
 
 // Step is one timed action or expectation.
@@ -350,6 +353,14 @@ func (s *Scenario) validate() error {
 	}
 	if s.Duration.Duration <= 0 {
 		return fmt.Errorf("key \"duration\": required and positive, got %v", s.Duration.Duration)
+	}
+	if s.EmulatedVersion != "" {
+		if _, err := release.Parse(s.EmulatedVersion); err != nil {
+			return fmt.Errorf("key \"emulatedVersion\": %w", err)
+		}
+		if containsFlag(s.Args, "emulated-version") {
+			return errors.New("key \"emulatedVersion\": args give --emulated-version as well; keep one")
+		}
 	}
 	for name := range s.Manifests {
 		if err := validFileName(name); err != nil {

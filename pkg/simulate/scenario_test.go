@@ -20,6 +20,8 @@ func TestParseErrorsNameStepAndKey(t *testing.T) {
 		{"no duration", "name: t\n", `key "duration": required`},
 		{"bad duration", "name: t\nduration: soon\n", `key "duration": "soon" is not a duration`},
 		{"unknown top key", validHead + "sed: 1\n", `unknown key "sed"`},
+		{"release not emulated", validHead + "emulatedVersion: \"1.33\"\n", `key "emulatedVersion": "1.33": the simulator emulates the kubelet releases 1.34, 1.35, 1.36 and 1.37`},
+		{"release twice", validHead + "emulatedVersion: \"1.35\"\nargs: [--emulated-version=1.36]\n", `key "emulatedVersion": args give --emulated-version as well`},
 		{"steps not a list", validHead + "steps: {at: 1s}\n", `key "steps": must be a list`},
 		{"unknown step key", validHead + "steps:\n- at: 1s\n  wirte: {}\n", `step 0: unknown key "wirte"`},
 		{"bad at", validHead + "steps:\n- at: 1s\n  shutdown: true\n- at: later\n  shutdown: true\n", `step 1: key "at": "later" is not a duration`},

@@ -112,6 +112,8 @@ func klogFlags() *pflag.FlagSet {
 // logStartup logs the effective configuration and, once, the config file fields that
 // have no effect in the simulator.
 func logStartup(logger klog.Logger, cfg *config.Config) {
+	// As the kubelet's first line (cmd/kubelet/app/server.go), of the emulated release.
+	logger.Info("Kubelet version", "kubeletVersion", cfg.Simulator.Release().KubeletVersion())
 	if data, err := json.Marshal(cfg); err != nil {
 		// Logging must not stop the start.
 		logger.Error(err, "Failed to encode the effective configuration for logging")

@@ -121,7 +121,7 @@ func TestVersion(t *testing.T) {
 	if *started != nil {
 		t.Fatal("version started the daemon")
 	}
-	for _, want := range []string{"minikubelet " + version, "git commit:", "go version:", "kubelet compatibility: v1.37.2"} {
+	for _, want := range []string{"minikubelet " + version, "git commit:", "go version:", "kubelet compatibility: v1.37.2", "--emulated-version:    1.34 (v1.34.4), 1.35 (v1.35.4), 1.36 (v1.36.3), 1.37 (v1.37.2)"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("version output lacks %q:\n%s", want, out.String())
 		}

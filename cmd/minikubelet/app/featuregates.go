@@ -19,7 +19,8 @@ func newFeatureGatesCommand(o options) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "feature-gates [--config FILE] [--feature-gates KEY=BOOL,...]",
 		Short: "Print every feature gate with its stage, default and the value the daemon would use",
-		Long: `Print every feature gate of kubelet v1.37 with its stage, default, whether it is locked,
+		Long: `Print every feature gate of kubelet v1.37 (or of the release --emulated-version or the
+file's emulatedVersion names) with its stage, default, whether it is locked,
 the value the daemon would run with given the same --config and flags (same precedence: the
 file's featureGates, then --feature-gates on top, key by key), and whether the simulator
 models it (the others are accepted as the kubelet accepts them, and change nothing). The

@@ -5,10 +5,11 @@ import (
 	"io"
 	"runtime"
 	"runtime/debug"
+	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/minikubelet/minikubelet/pkg/nodestatus"
+	"github.com/minikubelet/minikubelet/pkg/release"
 )
 
 // Set with -ldflags "-X github.com/minikubelet/minikubelet/cmd/minikubelet/app.version=v0.2.0
@@ -19,8 +20,18 @@ var (
 )
 
 // kubeletCompatibility is the kubelet release whose behaviour, configuration API and
-// feature gate semantics the simulator follows, and the version its nodes report.
-const kubeletCompatibility = nodestatus.DefaultKubeletVersion
+// feature gate semantics the simulator follows, and the version its nodes report unless
+// --emulated-version names an older one.
+var kubeletCompatibility = release.Newest().KubeletVersion()
+
+// emulated lists what --emulated-version takes, with the version each reports.
+func emulated() string {
+	var parts []string
+	for _, r := range release.All() {
+		parts = append(parts, fmt.Sprintf("%s (%s)", r, r.KubeletVersion()))
+	}
+	return strings.Join(parts, ", ")
+}
 
 func newVersionCommand(o options) *cobra.Command {
 	return &cobra.Command{
@@ -36,8 +47,8 @@ func newVersionCommand(o options) *cobra.Command {
 // printVersion is `minikubelet version`, and the daemon's --version (the kubelet's flag).
 func printVersion(w io.Writer) error {
 	_, err := fmt.Fprintf(w,
-		"minikubelet %s\n  git commit:            %s\n  go version:            %s\n  platform:              %s/%s\n  kubelet compatibility: %s\n",
-		version, commit(), runtime.Version(), runtime.GOOS, runtime.GOARCH, kubeletCompatibility)
+		"minikubelet %s\n  git commit:            %s\n  go version:            %s\n  platform:              %s/%s\n  kubelet compatibility: %s\n  --emulated-version:    %s\n",
+		version, commit(), runtime.Version(), runtime.GOOS, runtime.GOARCH, kubeletCompatibility, emulated())
 	return err
 }
 
