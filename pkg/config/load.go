@@ -27,9 +27,9 @@ import (
 //  4. put back every featureGates key of the file that no --feature-gates flag set (the
 //     flag wins on a key both set; repeated --feature-gates flags accumulate), and apply
 //     the merged map to gate with SetFromMap;
-//     (--emulated-version, else the file's simulatorConfiguration.emulatedVersion, is
-//     applied to gate before the gates of step 1 and step 4: which gates exist and at
-//     which stage is the emulated release's);
+//     (the release, --emulated-version else the file's simulatorConfiguration.emulatedVersion,
+//     is applied to gate before the gates of step 1 and step 4, the file being read first
+//     for it: which gates exist and at which stage is the emulated release's);
 //  5. default the fields whose default depends on a gate (crashLoopBackOff,
 //     imagePullCredentialsVerificationPolicy) from the final gate, and validate
 //     everything, returning every problem at once.
@@ -61,10 +61,22 @@ func Load(args []string, gate featuregate.MutableFeatureGate, globals *pflag.Fla
 		return nil, fmt.Errorf("unknown command %q", fs.Arg(0))
 	}
 	flagGates := copyGates(kc.FeatureGates)
-	// The release first: which gates exist, and at which stage, is that release's.
-	flagRelease := fs.Changed(flagEmulatedVersion)
-	if flagRelease {
+	var file *File
+	if cl.configFile != "" {
+		var err error
+		if file, err = LoadFile(cl.configFile); err != nil {
+			return nil, err
+		}
+	}
+	// The release first, the flag's else the file's: which gates exist, and at which stage,
+	// is that release's, for the flags' gates as for the file's.
+	switch {
+	case fs.Changed(flagEmulatedVersion):
 		if _, err := emulate(gate, sc.EmulatedVersion, "--"+flagEmulatedVersion); err != nil {
+			return nil, err
+		}
+	case file != nil && file.Simulator != nil && file.setPaths["simulatorConfiguration.emulatedVersion"]:
+		if _, err := emulate(gate, file.Simulator.EmulatedVersion, "simulatorConfiguration.emulatedVersion in "+file.Path); err != nil {
 			return nil, err
 		}
 	}
@@ -75,17 +87,9 @@ func Load(args []string, gate featuregate.MutableFeatureGate, globals *pflag.Fla
 	cfg := &Config{}
 	prov := &provenance{}
 	final := fs
-	if cl.configFile != "" {
-		file, err := LoadFile(cl.configFile)
-		if err != nil {
-			return nil, err
-		}
+	if file != nil {
+		var err error
 		cfg.ConfigFile, prov.file, prov.filePaths = file.Path, file.Path, file.setPaths
-		if file.Simulator != nil && !flagRelease && file.setPaths["simulatorConfiguration.emulatedVersion"] {
-			if _, err := emulate(gate, file.Simulator.EmulatedVersion, "simulatorConfiguration.emulatedVersion in "+file.Path); err != nil {
-				return nil, err
-			}
-		}
 		if file.Kubelet != nil {
 			kc = file.Kubelet
 			if err := checkFileGates(kc, gate, file.Path); err != nil {

@@ -13,6 +13,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/version"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/util/certificate"
 	"k8s.io/klog/v2"
@@ -39,6 +40,7 @@ import (
 	"github.com/minikubelet/minikubelet/pkg/prober"
 	"github.com/minikubelet/minikubelet/pkg/prober/results"
 	"github.com/minikubelet/minikubelet/pkg/record"
+	"github.com/minikubelet/minikubelet/pkg/release"
 	"github.com/minikubelet/minikubelet/pkg/runner"
 	"github.com/minikubelet/minikubelet/pkg/runtime/behavior"
 	"github.com/minikubelet/minikubelet/pkg/runtime/client"
@@ -279,6 +281,20 @@ func New(cfg Config) (*Kubelet, error) {
 	if cfg.Gate == nil {
 		cfg.Gate = features.DefaultFeatureGate
 	}
+	// The release decides gates (config.Load set the gate to emulate it) and behaviour that
+	// no gate says: a configuration built in code must agree with its gate.
+	rel, relErr := release.Parse(c.Simulator.EmulatedVersion)
+	if c.Simulator.EmulatedVersion == "" {
+		rel, relErr = release.Newest(), nil
+	}
+	if relErr != nil {
+		return nil, fmt.Errorf("kubelet config: simulatorConfiguration.emulatedVersion %w", relErr)
+	}
+	type versioned interface{ EmulationVersion() *version.Version }
+	if vg, ok := cfg.Gate.(versioned); ok && !vg.EmulationVersion().EqualTo(rel.Version()) {
+		return nil, fmt.Errorf("kubelet config: the feature gate emulates %s but the node is kubelet %s (simulatorConfiguration.emulatedVersion): set the gate's emulation version (config.Load does)",
+			vg.EmulationVersion(), rel)
+	}
 	if cfg.Clock == nil {
 		// No silent real clock: every loop must be able to run on a fake one.
 		return nil, errors.New("kubelet: Config.Clock is required")
@@ -356,8 +372,9 @@ func New(cfg Config) (*Kubelet, error) {
 	k.legacyPLEG = cfg.LegacyEventedPLEG || c.Simulator.Release().Before(37)
 	k.noPodRelists = cfg.LegacyEventedPLEG
 	// Upstream's cache keeps dropping writes older than the cached one with the gate on; only
-	// v1.30's answered an unknown pod at once (its event stream wrote the cache).
-	k.cache = statuscache.New(statuscache.Config{EventedPLEG: evented, UnknownPodFresh: evented && k.legacyPLEG})
+	// v1.30's answered an unknown pod at once (its event stream wrote the cache): v1.34 to
+	// v1.36's waited for the global timestamp, as v1.37's does.
+	k.cache = statuscache.New(statuscache.Config{EventedPLEG: evented, UnknownPodFresh: evented && cfg.LegacyEventedPLEG})
 	restartAll := cfg.Gate.Enabled(features.RestartAllContainersOnContainerExits)
 	if k.status, err = podstatus.NewManager(podstatus.ManagerConfig{Clock: cfg.Clock, OnChange: k.statusChanged,
 		ContainerRestartRules: cfg.Gate.Enabled(features.ContainerRestartRules), RestartAllContainers: restartAll}); err != nil {
@@ -471,6 +488,7 @@ func New(cfg Config) (*Kubelet, error) {
 		MemoryCapacity:      c.Simulator.Machine.Memory.Value(),
 		ContainerLogTail:    k.containerLogTail,
 		Network:             cfg.Runtime.Network(),
+		Release:             c.Simulator.Release(),
 		After:               cfg.Runtime.After,
 		PullCredentials:     k.pullCredentials,
 		// A container's own restartPolicy and rules override the pod's, and a

@@ -97,7 +97,7 @@ func (m *Manager) httpHook(pod *v1.Pod, c *v1.Container, g *v1.HTTPGetAction, po
 		return nil // no pod network: nothing to reach, as when hooks were not simulated
 	}
 	req := &simnet.Request{Method: http.MethodGet, Target: path, Header: http.Header{}, Now: m.clock.Now()}
-	req.Header.Set("User-Agent", "kube-lifecycle/1.30")
+	req.Header.Set("User-Agent", "kube-lifecycle/"+m.cfg.Release.String())
 	req.Header.Set("Accept", "*/*")
 	for _, hd := range g.HTTPHeaders {
 		req.Header.Add(hd.Name, hd.Value)

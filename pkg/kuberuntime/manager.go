@@ -24,6 +24,7 @@ import (
 	"github.com/minikubelet/minikubelet/pkg/metrics"
 	"github.com/minikubelet/minikubelet/pkg/podstatus"
 	"github.com/minikubelet/minikubelet/pkg/prober/results"
+	"github.com/minikubelet/minikubelet/pkg/release"
 	"github.com/minikubelet/minikubelet/pkg/runtime/behavior"
 	"github.com/minikubelet/minikubelet/pkg/simnet"
 	"github.com/minikubelet/minikubelet/pkg/task"
@@ -111,6 +112,9 @@ type Config struct {
 	PullCredentials func(ctx context.Context, pod *v1.Pod) []cri.AuthConfig
 	// Network is the pod network httpGet lifecycle hooks reach; nil: they succeed.
 	Network *simnet.Network
+	// Release is the kubelet release whose major.minor the User-Agent of httpGet hooks
+	// carries ("kube-lifecycle/1.37", as upstream's probe requests); zero: the newest.
+	Release release.Release
 	// After is a pending operation completed d from now on the clock (sleep lifecycle
 	// hooks); nil: sleep hooks return at once.
 	After func(d time.Duration) *task.Op
@@ -180,6 +184,9 @@ func NewManager(cfg Config) (*Manager, error) {
 	}
 	if cfg.Recorder == nil {
 		cfg.Recorder = events.Discard{}
+	}
+	if cfg.Release.IsZero() {
+		cfg.Release = release.Newest()
 	}
 	if cfg.ContainerBackOff == 0 {
 		cfg.ContainerBackOff = DefaultContainerBackOff
