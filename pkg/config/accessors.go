@@ -36,10 +36,22 @@ func (kc *KubeletConfiguration) UserNamespacesIDsPerPod() uint32 {
 }
 
 // Release is the kubelet release the node emulates (emulatedVersion), the newest when it
-// is unset. Load has refused a value that is not a release.
+// is unset. Load has refused a value that is not a release; a configuration built in code
+// is checked with CheckedRelease.
 func (sc *SimulatorConfiguration) Release() release.Release {
-	if r, err := release.Parse(sc.EmulatedVersion); err == nil {
-		return r
+	r, _ := sc.CheckedRelease()
+	return r
+}
+
+// CheckedRelease is Release with the error of a value that is not a release (the newest
+// is returned with it).
+func (sc *SimulatorConfiguration) CheckedRelease() (release.Release, error) {
+	if sc.EmulatedVersion == "" {
+		return release.Newest(), nil
 	}
-	return release.Newest()
+	r, err := release.Parse(sc.EmulatedVersion)
+	if err != nil {
+		return release.Newest(), err
+	}
+	return r, nil
 }

@@ -167,6 +167,7 @@ type Kubelet struct {
 	legacyEventedPLEG            *pleg.LegacyEventedPLEG // v1.30's; nil unless the gate is on and cfg.LegacyEventedPLEG
 	legacyPLEG                   bool                    // cfg.LegacyEventedPLEG, or a release before v1.37
 	noPodRelists                 bool                    // cfg.LegacyEventedPLEG: v1.30's design, which had none
+	release                      release.Release         // the kubelet release the node is (emulatedVersion)
 	state                        *runtimestate.State
 	nodeStatus                   *nodestatus.Manager
 	eviction                     *eviction.Manager
@@ -283,10 +284,7 @@ func New(cfg Config) (*Kubelet, error) {
 	}
 	// The release decides gates (config.Load set the gate to emulate it) and behaviour that
 	// no gate says: a configuration built in code must agree with its gate.
-	rel, relErr := release.Parse(c.Simulator.EmulatedVersion)
-	if c.Simulator.EmulatedVersion == "" {
-		rel, relErr = release.Newest(), nil
-	}
+	rel, relErr := c.Simulator.CheckedRelease()
 	if relErr != nil {
 		return nil, fmt.Errorf("kubelet config: simulatorConfiguration.emulatedVersion %w", relErr)
 	}
@@ -326,6 +324,7 @@ func New(cfg Config) (*Kubelet, error) {
 	}
 
 	k := &Kubelet{
+		release:          rel,
 		life:             lifecycle{done: make(chan struct{})},
 		owned:            make(chan struct{}),
 		recorder:         cfg.Recorder,
@@ -369,7 +368,7 @@ func New(cfg Config) (*Kubelet, error) {
 	}
 	// Until v1.37 the EventedPLEG was a PLEG of its own (docs/pleg.md): an emulated older
 	// release runs that design when the gate is on.
-	k.legacyPLEG = cfg.LegacyEventedPLEG || c.Simulator.Release().Before(37)
+	k.legacyPLEG = cfg.LegacyEventedPLEG || rel.Before(37)
 	k.noPodRelists = cfg.LegacyEventedPLEG
 	// Upstream's cache keeps dropping writes older than the cached one with the gate on; only
 	// v1.30's answered an unknown pod at once (its event stream wrote the cache): v1.34 to
@@ -409,13 +408,13 @@ func New(cfg Config) (*Kubelet, error) {
 		Registry:                              k.probeRegistry,
 		Seed:                                  c.Simulator.Runtime.Seed,
 		Network:                               cfg.Runtime.Network(),
-		Release:                               c.Simulator.Release(),
+		Release:                               rel,
 	}); err != nil {
 		return nil, fmt.Errorf("create prober manager: %w", err)
 	}
 	k.podCgroups = podCgroups{tree: cfg.Runtime.CgroupFS(), fs: k.nodeFS}
 	if cfg.Gate.Enabled(features.NodeDeclaredFeatures) {
-		if k.declared, err = newDeclaredFeatures(cfg.Gate, c.Simulator.Release().KubeletVersion()); err != nil {
+		if k.declared, err = newDeclaredFeatures(cfg.Gate, rel.KubeletVersion()); err != nil {
 			return nil, err
 		}
 	}
@@ -488,7 +487,7 @@ func New(cfg Config) (*Kubelet, error) {
 		MemoryCapacity:      c.Simulator.Machine.Memory.Value(),
 		ContainerLogTail:    k.containerLogTail,
 		Network:             cfg.Runtime.Network(),
-		Release:             c.Simulator.Release(),
+		Release:             rel,
 		After:               cfg.Runtime.After,
 		PullCredentials:     k.pullCredentials,
 		// A container's own restartPolicy and rules override the pod's, and a
@@ -879,7 +878,7 @@ func (k *Kubelet) buildNodeStatus(nodeIP string) error {
 		SystemReserved: sys,
 		KubeReserved:   kube,
 		EvictionHard:   kc.EvictionHard,
-		Versions: nodestatus.Versions{KubeletVersion: k.cfg.Simulator.Release().KubeletVersion(),
+		Versions: nodestatus.Versions{KubeletVersion: k.release.KubeletVersion(),
 			KubeProxyVersion: !k.gate.Enabled(features.DisableNodeKubeProxyVersion)},
 		// What the API server's NodeDeclaredFeatures admission and the scheduler read.
 		DeclaredFeatures: k.declaredList(),
