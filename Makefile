@@ -4,6 +4,30 @@ BIN       ?= bin/minikubelet
 # The kubelet release minikubelet follows; `make pin-kubernetes` points the tools modules
 # (control plane, e2e suite, kubelet table) at it.
 K8S_VERSION ?= v1.37.2
+# The Kubernetes release `make controlplane`, `conformance-tools`, `kubelet-table` and the
+# conformance targets build and run: v1.34, v1.35, v1.36 or v1.37 (docs/versions.md). An
+# older one builds the same tools modules with its own go.mod, tools/*/v1.3x.mod, pinned to
+# the patch below by `make pin-kubernetes KUBE_VERSION=v1.3x`, into _output/v1.3x/bin; the
+# nodes emulate it (--emulated-version).
+KUBE_VERSION ?= $(basename $(K8S_VERSION))
+KUBE_PATCHES := v1.34.4 v1.35.4 v1.36.3 $(K8S_VERSION)
+ifeq ($(filter $(KUBE_VERSION),$(basename $(KUBE_PATCHES))),)
+$(error KUBE_VERSION=$(KUBE_VERSION): want one of $(basename $(KUBE_PATCHES)))
+endif
+KUBE_PATCH   := $(filter $(KUBE_VERSION).%,$(KUBE_PATCHES))
+# What the release's own build stamps (hack/lib/version.sh): without it the programs say
+# v0.0.0-master, to `--version` and to clients (/version, kubectl version).
+KUBE_LDFLAGS := $(foreach p,k8s.io/component-base/version k8s.io/client-go/pkg/version,-X $(p).gitVersion=$(KUBE_PATCH) \
+	-X $(p).gitMajor=1 -X $(p).gitMinor=$(subst v1.,,$(KUBE_VERSION)) -X $(p).gitTreeState=clean)
+ifeq ($(KUBE_VERSION),$(basename $(K8S_VERSION)))
+KUBE_MODFILE :=
+KUBE_BIN     := _output/bin
+KUBE_SUFFIX  :=
+else
+KUBE_MODFILE := -modfile=$(KUBE_VERSION).mod
+KUBE_BIN     := _output/$(KUBE_VERSION)/bin
+KUBE_SUFFIX  := -$(KUBE_VERSION)
+endif
 CONFIG    ?= configs/minikubelet.yaml
 PKGS      ?= ./...
 BENCHTIME ?= 1s
@@ -111,13 +135,13 @@ lint:
 .PHONY: help build run test soak churn bench hostile bench-all bench-density scale fuzz simulate lint kubelet-table pin-kubernetes image controlplane metricsserver e2e-cluster e2e monitoring \
 	conformance conformance-serial conformance-ci conformance-tools conformance-bins
 
-## kubelet-table: regenerate pkg/kubeletref/kubelet-v1.37.json, the v1.37 kubelet's flags and feature gates, by building its own flag set and gate (tools/kubeletref, which pins the release in its go.mod)
+## kubelet-table: regenerate pkg/kubeletref/kubelet-$(KUBE_VERSION).json, that kubelet's flags and feature gates, by building its own flag set and gate (tools/kubeletref; KUBE_VERSION=v1.34 and so on for each release)
 kubelet-table:
-	cd tools/kubeletref && $(GO) run . ../../pkg/kubeletref/kubelet-v1.37.json
+	cd tools/kubeletref && $(GO) run $(KUBE_MODFILE) . ../../pkg/kubeletref/kubelet-$(KUBE_VERSION).json
 
-## pin-kubernetes: point the tools modules (control plane, e2e suite, kubelet table) at k8s.io/kubernetes $(K8S_VERSION) and its staging modules (hack/pin-kubernetes)
+## pin-kubernetes: point the tools modules (control plane, e2e suite, kubelet table) at k8s.io/kubernetes $(KUBE_PATCH) and its staging modules (hack/pin-kubernetes); KUBE_VERSION=v1.3x pins that release's tools/*/v1.3x.mod
 pin-kubernetes:
-	GO=$(GO) hack/pin-kubernetes $(K8S_VERSION) tools/controlplane tools/conformance tools/kubeletref
+	GO=$(GO) $(if $(KUBE_MODFILE),MODFILE=$(KUBE_VERSION).mod) hack/pin-kubernetes $(KUBE_PATCH) tools/controlplane tools/conformance tools/kubeletref
 
 ## image: minikubelet's OCI image without Docker (a static binary on an empty base, tools/image with go-containerregistry): _output/image/oci and _output/image/minikubelet-oci.tar
 IMAGE ?= ghcr.io/minikubelet/minikubelet:$(GIT_COMMIT)
@@ -126,10 +150,10 @@ image:
 	CGO_ENABLED=0 GOOS=linux GOARCH=amd64 $(GO) build -trimpath -ldflags "-s -w $(LDFLAGS)" -o _output/image/minikubelet ./cmd/minikubelet
 	cd tools/image && $(GO) run . -binary ../../_output/image/minikubelet -tag $(IMAGE) -o ../../_output/image
 
-## controlplane: build kube-apiserver, kube-controller-manager, kube-scheduler and kubectl v1.37 into _output/bin (tools/controlplane)
+## controlplane: build kube-apiserver, kube-controller-manager, kube-scheduler and kubectl $(KUBE_PATCH) into $(KUBE_BIN) (tools/controlplane; KUBE_VERSION=v1.34 and so on)
 controlplane:
-	@mkdir -p _output/bin
-	cd tools/controlplane && $(GO) build -o ../../_output/bin/ k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubectl
+	@mkdir -p $(KUBE_BIN)
+	cd tools/controlplane && $(GO) build $(KUBE_MODFILE) -ldflags "$(KUBE_LDFLAGS)" -o ../../$(KUBE_BIN)/ k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubectl
 
 ## metricsserver: build metrics-server v0.7.2 into _output/bin (tools/metricsserver), for kubectl top
 metricsserver:
@@ -149,20 +173,21 @@ SKIP    ?= $(DEFAULT_SKIP)
 PROCS   ?= 40
 NODES   ?= 1
 CONFORMANCE_TIMEOUT ?= 45m
-CONFORMANCE_OUT     ?= _output/conformance
-# The report rewrites docs/conformance.md and the README's figure only for the default
-# selection; a narrower FOCUS or SKIP writes $(CONFORMANCE_OUT)/report.md instead.
+CONFORMANCE_OUT     ?= _output/conformance$(KUBE_SUFFIX)
+# The report rewrites docs/conformance.md and the README's figure (the release's own
+# section and line) only for the default selection; a narrower FOCUS or SKIP writes
+# $(CONFORMANCE_OUT)/report.md instead.
 ifeq ($(FOCUS)@$(SKIP),$(DEFAULT_FOCUS)@$(DEFAULT_SKIP))
-CONFORMANCE_DOC_ARGS = -doc docs/conformance.md -readme README.md
+CONFORMANCE_DOC_ARGS = -doc docs/conformance.md -readme README.md -headline conformance-headline$(KUBE_SUFFIX)
 else
 CONFORMANCE_DOC_ARGS = -doc $(CONFORMANCE_OUT)/report.md
 endif
 
-## conformance-tools: build e2e.test and ginkgo from k8s.io/kubernetes v1.37 into _output/bin (tools/conformance)
+## conformance-tools: build e2e.test and ginkgo from k8s.io/kubernetes $(KUBE_PATCH) into $(KUBE_BIN) (tools/conformance; KUBE_VERSION=v1.34 and so on)
 conformance-tools:
-	@mkdir -p _output/bin
-	cd tools/conformance && $(GO) build -o ../../_output/bin/ginkgo github.com/onsi/ginkgo/v2/ginkgo
-	cd tools/conformance && $(GO) test -c -o ../../_output/bin/e2e.test k8s.io/kubernetes/test/e2e
+	@mkdir -p $(KUBE_BIN)
+	cd tools/conformance && $(GO) build $(KUBE_MODFILE) -o ../../$(KUBE_BIN)/ginkgo github.com/onsi/ginkgo/v2/ginkgo
+	cd tools/conformance && $(GO) test $(KUBE_MODFILE) -ldflags "$(KUBE_LDFLAGS)" -c -o ../../$(KUBE_BIN)/e2e.test k8s.io/kubernetes/test/e2e
 
 ## conformance-bins: build bin/minikubelet and the cluster tests' binary for the conformance targets (into _output/bin)
 conformance-bins:
@@ -173,15 +198,16 @@ conformance-bins:
 # namespace of its own (hack/netns-run): the control plane, NODES minikubelet nodes and the
 # suite, all on loopback, stopped at the end. One shell line.
 run-conformance = mkdir -p $(1) && ( cd test/cluster && ../../hack/netns-run env MINIKUBELET_CONFORMANCE=1 \
-	MINIKUBELET_BIN=$(CURDIR)/_output/bin/minikubelet KUBE_BIN_DIR=$(CURDIR)/_output/bin CONFORMANCE_OUT=$(abspath $(1)) \
+	MINIKUBELET_BIN=$(CURDIR)/_output/bin/minikubelet KUBE_BIN_DIR=$(CURDIR)/$(KUBE_BIN) CONFORMANCE_OUT=$(abspath $(1)) \
+	$(if $(KUBE_SUFFIX),CONFORMANCE_EMULATED_VERSION=$(KUBE_VERSION)) \
 	CONFORMANCE_FOCUS='$(2)' CONFORMANCE_SKIP='$(3)' CONFORMANCE_PROCS=$(4) CONFORMANCE_NODES=$(NODES) \
 	CONFORMANCE_TIMEOUT=$(CONFORMANCE_TIMEOUT) $(5) ../../_output/bin/cluster.test -test.run '^TestConformance$$' -test.v -test.timeout 120m )
 
-## conformance: the upstream [NodeConformance] specs (not [Serial]/[Disruptive]) against minikubelet nodes; FOCUS, SKIP, PROCS, NODES override; writes docs/conformance.md
+## conformance: the upstream [NodeConformance] specs (not [Serial]/[Disruptive]) of $(KUBE_VERSION) against its control plane and minikubelet nodes emulating it; FOCUS, SKIP, PROCS, NODES, KUBE_VERSION override; writes docs/conformance.md
 conformance: controlplane conformance-tools conformance-bins
 	@status=0; $(call run-conformance,$(CONFORMANCE_OUT),$(FOCUS),$(SKIP),$(PROCS),) || status=$$?; \
-	  $(GO) run ./hack/conformancereport -junit $(CONFORMANCE_OUT)/junit_01.xml -focus '$(FOCUS)' -skip '$(SKIP)' -section parallel \
-	    -release $(K8S_VERSION) $(CONFORMANCE_DOC_ARGS) -header "Measured $$(date -u +%F) at commit $(GIT_COMMIT) on $$(nproc) cores: PROCS=$(PROCS), $(NODES) nodes."; \
+	  $(GO) run ./hack/conformancereport -junit $(CONFORMANCE_OUT)/junit_01.xml -focus '$(FOCUS)' -skip '$(SKIP)' -section parallel$(KUBE_SUFFIX) \
+	    -release $(KUBE_PATCH) $(CONFORMANCE_DOC_ARGS) -header "Measured $$(date -u +%F) at commit $(GIT_COMMIT) on $$(nproc) cores: PROCS=$(PROCS), $(NODES) nodes."; \
 	  exit $$status
 
 # The [Serial] specs of sig-node and sig-storage, one at a time (nothing else runs beside them).

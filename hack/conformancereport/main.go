@@ -35,7 +35,8 @@ func main() {
 	flag.StringVar(&o.reasons, "reasons", "hack/conformancereport/reasons.yaml", "the rules that explain failures")
 	flag.StringVar(&o.doc, "doc", "docs/conformance.md", "the doc whose section to rewrite")
 	flag.StringVar(&o.section, "section", "parallel", "the doc's section: <!-- conformance:SECTION --> ... <!-- /conformance:SECTION -->")
-	flag.StringVar(&o.readme, "readme", "", "also rewrite the headline between <!-- conformance-headline --> markers in this file")
+	flag.StringVar(&o.readme, "readme", "", "also rewrite the headline between <!-- HEADLINE --> markers in this file")
+	flag.StringVar(&o.headline, "headline", "conformance-headline", "the README's headline markers: <!-- HEADLINE --> ... <!-- /HEADLINE --> (one per release)")
 	flag.StringVar(&o.header, "header", "", "a line above the table (when and where it was measured)")
 	flag.StringVar(&o.release, "release", "v1.37", "the release of the suite (e2e.test) the report is of, for the headline")
 	flag.Parse()
@@ -46,7 +47,7 @@ func main() {
 }
 
 type options struct {
-	junit, focus, skip, skips, reasons, doc, section, readme, header, release string
+	junit, focus, skip, skips, reasons, doc, section, readme, headline, header, release string
 }
 
 func run(o options) error {
@@ -87,7 +88,7 @@ func run(o options) error {
 		return err
 	}
 	if o.readme != "" {
-		if err := replaceSection(o.readme, "conformance-headline", rep.headline()+"\n"); err != nil {
+		if err := replaceSection(o.readme, o.headline, rep.headline()+"\n"); err != nil {
 			return err
 		}
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/minikubelet/minikubelet/pkg/featuregate"
 	"github.com/minikubelet/minikubelet/pkg/features"
+	"github.com/minikubelet/minikubelet/pkg/release"
 )
 
 // Load builds the effective configuration from the command-line arguments (without the
@@ -55,7 +56,15 @@ func Load(args []string, gate featuregate.MutableFeatureGate, globals *pflag.Fla
 		return nil, fmt.Errorf("parse flags: %w", err)
 	}
 	if v, ok := fs.Lookup("version").Value.(*versionValue); ok && v.set {
-		return nil, ErrVersion
+		// As the kubelet, before the config file is read: the release is the flag's.
+		r := release.Newest()
+		if fs.Changed(flagEmulatedVersion) {
+			var err error
+			if r, err = release.Parse(sc.EmulatedVersion); err != nil {
+				return nil, fmt.Errorf("invalid --%s: %w", flagEmulatedVersion, err)
+			}
+		}
+		return nil, &VersionRequest{Release: r}
 	}
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unknown command %q", fs.Arg(0))
@@ -70,15 +79,20 @@ func Load(args []string, gate featuregate.MutableFeatureGate, globals *pflag.Fla
 	}
 	// The release first, the flag's else the file's: which gates exist, and at which stage,
 	// is that release's, for the flags' gates as for the file's.
+	r := release.Newest()
+	var err error
 	switch {
 	case fs.Changed(flagEmulatedVersion):
-		if _, err := emulate(gate, sc.EmulatedVersion, "--"+flagEmulatedVersion); err != nil {
+		if r, err = emulate(gate, sc.EmulatedVersion, "--"+flagEmulatedVersion); err != nil {
 			return nil, err
 		}
 	case file != nil && file.Simulator != nil && file.setPaths["simulatorConfiguration.emulatedVersion"]:
-		if _, err := emulate(gate, file.Simulator.EmulatedVersion, "simulatorConfiguration.emulatedVersion in "+file.Path); err != nil {
+		if r, err = emulate(gate, file.Simulator.EmulatedVersion, "simulatorConfiguration.emulatedVersion in "+file.Path); err != nil {
 			return nil, err
 		}
+	}
+	if err := releaseFlags(fs, r); err != nil {
+		return nil, fmt.Errorf("parse flags: %w", err)
 	}
 	if err := gate.SetFromMap(kc.FeatureGates); err != nil {
 		return nil, fmt.Errorf("invalid --%s: %w", flagFeatureGates, err)

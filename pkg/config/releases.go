@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/minikubelet/minikubelet/pkg/featuregate"
+	"github.com/minikubelet/minikubelet/pkg/features"
 	"github.com/minikubelet/minikubelet/pkg/release"
 )
 
@@ -21,12 +22,20 @@ var kubeletFieldsSince = []struct {
 	{"defaultPodSysctls", 37},
 }
 
-// emulate sets gate to emulate the release that version names. from says where the value
-// came from, for the error.
+// emulate makes gate the gate of the release that version names: a kubelet's gate
+// (features.Gate) becomes that release's table, another versioned gate emulates it. from
+// says where the value came from, for the error.
 func emulate(gate featuregate.MutableFeatureGate, version, from string) (release.Release, error) {
 	r, err := release.Parse(version)
 	if err != nil {
 		return release.Release{}, fmt.Errorf("invalid %s: %w", from, err)
+	}
+	if kg, ok := gate.(*features.Gate); ok {
+		// A kubelet's gate: the release's own table.
+		if err := kg.SetRelease(r); err != nil {
+			return release.Release{}, fmt.Errorf("%s %q: %w", from, version, err)
+		}
+		return r, nil
 	}
 	vg, ok := gate.(featuregate.MutableVersionedFeatureGate)
 	if !ok {

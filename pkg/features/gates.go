@@ -2,44 +2,115 @@ package features
 
 import (
 	"fmt"
+	"sync"
 
 	"k8s.io/apimachinery/pkg/util/version"
 
 	"github.com/minikubelet/minikubelet/pkg/featuregate"
 	"github.com/minikubelet/minikubelet/pkg/kubeletref"
+	"github.com/minikubelet/minikubelet/pkg/release"
 )
 
 var (
 	// DefaultMutableFeatureGate is the process-wide gate with every kubelet gate registered,
-	// emulating v1.37. Only cmd/ (which applies --feature-gates, the config file's
-	// featureGates and the emulated version) and tests (through
-	// featuregate/testing.SetFeatureGateDuringTest) may change it.
-	DefaultMutableFeatureGate featuregate.MutableVersionedFeatureGate = featuregate.NewFeatureGate()
+	// the newest release's until config.Load picks the emulated one. Only cmd/ (which
+	// applies --feature-gates, the config file's featureGates and the emulated version) and
+	// tests (through featuregate/testing.SetFeatureGateDuringTest) may change it.
+	DefaultMutableFeatureGate = NewFeatureGate()
 
 	// DefaultFeatureGate is the read-only view of DefaultMutableFeatureGate for the wiring
 	// code that turns gates into component Config fields.
 	DefaultFeatureGate featuregate.FeatureGate = DefaultMutableFeatureGate
 )
 
-func init() {
-	if err := AddTo(DefaultMutableFeatureGate); err != nil {
-		// Only a programming error (a conflicting spec) gets here.
-		panic(err)
-	}
+// Gate is the feature gate of a kubelet of one release: that release's own table (a gate
+// removed since exists, one added since does not), emulating that release, as the
+// kubelet of that release builds it. SetRelease picks the release; a new Gate is the
+// newest's.
+//
+// Enabled also answers for the gates the release's table does not have, which the
+// simulator's code (written for the newest release) asks about: from the newest table's
+// history at that release, so a gate added later is off, and a gate the newest table dates
+// back further than the release had it (ChangeContainerStatusOnKubeletRestart, GA since
+// v1.0 in v1.37's table, added in v1.35) answers what the release did without it.
+type Gate struct {
+	featuregate.MutableVersionedFeatureGate
+	release release.Release
+	// absent answers for the newest table's gates that r's does not have: their value in
+	// the newest table at r, nothing set (empty for the newest release).
+	absent map[featuregate.Feature]bool
 }
 
-// kubeletGates is the kubelet's whole v1.37 table with each gate's specs by version: a
-// command line or config file from a real node names such gates, and the kubelet takes
-// them, locked ones refused with its message; SetEmulationVersion selects an older
-// release's specs.
-var kubeletGates = func() map[featuregate.Feature]featuregate.VersionedSpecs {
-	out := map[featuregate.Feature]featuregate.VersionedSpecs{}
-	for _, g := range kubeletref.Gates() {
-		specs, err := versionedSpecs(g)
-		if err != nil {
-			panic(fmt.Sprintf("features: the kubelet table: %v", err)) // a build with a broken table
+// Release returns the kubelet release whose gate this is.
+func (g *Gate) Release() release.Release { return g.release }
+
+// Enabled reports whether the gate is on; see Gate for the gates the release lacks.
+func (g *Gate) Enabled(name featuregate.Feature) bool {
+	if v, ok := g.absent[name]; ok {
+		return v
+	}
+	return g.MutableVersionedFeatureGate.Enabled(name)
+}
+
+// SetRelease makes g the gate of kubelet r: r's table, emulating r, nothing set. It
+// refuses once a gate has been set, as the release decides which gates can be.
+func (g *Gate) SetRelease(r release.Release) error {
+	if r == g.release {
+		return nil
+	}
+	for name := range g.MutableVersionedFeatureGate.GetAll() {
+		if g.MutableVersionedFeatureGate.ExplicitlySet(name) {
+			return fmt.Errorf("cannot change the release of the feature gate from %s to %s after %s was set", g.release, r, name)
 		}
-		out[featuregate.Feature(g.Name)] = specs
+	}
+	*g = *newGate(r)
+	return nil
+}
+
+// newGate returns the gate of kubelet r with nothing set.
+func newGate(r release.Release) *Gate {
+	inner := featuregate.NewVersionedFeatureGate(r.Version())
+	if err := inner.AddVersioned(VersionedSpecsOf(r)); err != nil {
+		panic(fmt.Sprintf("features: the kubelet %s table: %v", r, err)) // a build with a broken table
+	}
+	g := &Gate{MutableVersionedFeatureGate: inner, release: r}
+	if r == release.Newest() {
+		return g
+	}
+	history := featuregate.NewFeatureGate()
+	if err := history.AddVersioned(VersionedSpecs()); err != nil {
+		panic(err) // a fresh gate cannot conflict
+	}
+	if err := history.SetEmulationVersion(r.Version()); err != nil {
+		panic(fmt.Sprintf("features: the newest table at %s: %v", r, err))
+	}
+	own := inner.GetAll()
+	g.absent = map[featuregate.Feature]bool{}
+	for name := range history.GetAllVersioned() {
+		if _, ok := own[name]; !ok {
+			g.absent[name] = history.Enabled(name)
+		}
+	}
+	return g
+}
+
+// tables holds each release's gates with their specs by version, built at first use: a
+// command line or config file from a real node of that release names such gates, and the
+// kubelet takes them, locked ones refused with its message.
+var tables = func() map[release.Release]func() map[featuregate.Feature]featuregate.VersionedSpecs {
+	out := map[release.Release]func() map[featuregate.Feature]featuregate.VersionedSpecs{}
+	for _, r := range release.All() {
+		out[r] = sync.OnceValue(func() map[featuregate.Feature]featuregate.VersionedSpecs {
+			gates := map[featuregate.Feature]featuregate.VersionedSpecs{}
+			for _, g := range kubeletref.For(r).Gates() {
+				specs, err := versionedSpecs(g)
+				if err != nil {
+					panic(fmt.Sprintf("features: the kubelet %s table: %v", r, err)) // a build with a broken table
+				}
+				gates[featuregate.Feature(g.Name)] = specs
+			}
+			return gates
+		})
 	}
 	return out
 }()
@@ -78,12 +149,18 @@ func versionedSpecs(g kubeletref.Gate) (featuregate.VersionedSpecs, error) {
 	return out, nil
 }
 
-// VersionedSpecs returns every gate of kubelet v1.37, those the simulator models and the
-// others (accepted as the kubelet accepts them, and changing nothing here), with its
+// VersionedSpecs returns every gate of the newest kubelet, those the simulator models and
+// the others (accepted as the kubelet accepts them, and changing nothing here), with its
 // specs by version.
 func VersionedSpecs() map[featuregate.Feature]featuregate.VersionedSpecs {
-	out := make(map[featuregate.Feature]featuregate.VersionedSpecs, len(kubeletGates))
-	for name, specs := range kubeletGates {
+	return VersionedSpecsOf(release.Newest())
+}
+
+// VersionedSpecsOf returns every gate of kubelet r with its specs by version.
+func VersionedSpecsOf(r release.Release) map[featuregate.Feature]featuregate.VersionedSpecs {
+	table := tables[r]()
+	out := make(map[featuregate.Feature]featuregate.VersionedSpecs, len(table))
+	for name, specs := range table {
 		out[name] = append(featuregate.VersionedSpecs(nil), specs...)
 	}
 	return out
@@ -116,13 +193,10 @@ func AddTo(gate featuregate.MutableVersionedFeatureGate) error {
 	return nil
 }
 
-// NewFeatureGate returns a fresh gate emulating v1.37 with every kubelet gate registered
-// and nothing set. Use it where one process holds several independent configurations
-// (tests, simulations of several nodes) instead of sharing DefaultMutableFeatureGate.
-func NewFeatureGate() featuregate.MutableVersionedFeatureGate {
-	gate := featuregate.NewFeatureGate()
-	if err := AddTo(gate); err != nil {
-		panic(err) // a fresh gate cannot conflict
-	}
-	return gate
-}
+// NewFeatureGate returns a fresh gate of the newest kubelet, every gate registered and
+// nothing set. Use it where one process holds several independent configurations (tests,
+// simulations of several nodes) instead of sharing DefaultMutableFeatureGate.
+func NewFeatureGate() *Gate { return newGate(release.Newest()) }
+
+// NewFeatureGateFor returns a fresh gate of kubelet r (see Gate).
+func NewFeatureGateFor(r release.Release) *Gate { return newGate(r) }

@@ -11,48 +11,26 @@ import (
 	"github.com/minikubelet/minikubelet/pkg/release"
 )
 
-// TestEveryReleaseMatchesComponentBase loads the kubelet's whole table into our gate and
-// into component-base's (v0.37), emulates each release a node can be, and compares what
-// each release makes of every gate: whether it exists, its stage, default and lock, its
-// value, and the error (or none) of setting it to either value.
+// TestEveryReleaseMatchesComponentBase loads each release's kubelet table into our gate
+// and into component-base's (v0.37), emulating that release as its kubelet does, and
+// compares what each makes of every gate: whether it exists, its stage, default and lock,
+// its value, and the error (or none) of setting it to either value.
 func TestEveryReleaseMatchesComponentBase(t *testing.T) {
-	theirSpecs := map[upstream.Feature]upstream.VersionedSpecs{}
-	for name, specs := range VersionedSpecs() {
-		for _, s := range specs {
-			spec := upstream.FeatureSpec{Default: s.Default, LockToDefault: s.LockToDefault,
-				Version: s.Version, MinCompatibilityVersion: s.MinCompatibilityVersion}
-			switch s.PreRelease {
-			case featuregate.Alpha:
-				spec.PreRelease = upstream.Alpha
-			case featuregate.Beta:
-				spec.PreRelease = upstream.Beta
-			case featuregate.GA:
-				spec.PreRelease = upstream.GA
-			case featuregate.Deprecated:
-				spec.PreRelease = upstream.Deprecated
-			default:
-				t.Fatalf("%s: stage %q", name, s.PreRelease)
-			}
-			theirSpecs[upstream.Feature(name)] = append(theirSpecs[upstream.Feature(name)], spec)
-		}
-	}
-	names := make([]string, 0, len(theirSpecs))
-	for name := range theirSpecs {
-		names = append(names, string(name))
-	}
-	sort.Strings(names)
 	describe := func(spec any, ok, enabled bool) string {
 		return fmt.Sprintf("%+v exists=%t enabled=%t", spec, ok, enabled)
 	}
 	compared := 0
 	for _, r := range release.All() {
-		ours := NewFeatureGate()
-		theirs := upstream.NewVersionedFeatureGate(release.Newest().Version())
+		theirSpecs := upstreamSpecs(t, VersionedSpecsOf(r))
+		names := make([]string, 0, len(theirSpecs))
+		for name := range theirSpecs {
+			names = append(names, string(name))
+		}
+		sort.Strings(names)
+		ours := NewFeatureGateFor(r)
+		theirs := upstream.NewVersionedFeatureGate(r.Version())
 		if err := theirs.AddVersioned(theirSpecs); err != nil {
 			t.Fatal(err)
-		}
-		if oErr, tErr := ours.SetEmulationVersion(r.Version()), theirs.SetEmulationVersion(r.Version()); fmt.Sprint(oErr) != fmt.Sprint(tErr) {
-			t.Fatalf("%s: SetEmulationVersion: ours %v, component-base %v", r, oErr, tErr)
 		}
 		ourAll, theirAll := ours.GetAll(), theirs.GetAll()
 		for _, name := range names {
@@ -75,6 +53,109 @@ func TestEveryReleaseMatchesComponentBase(t *testing.T) {
 		}
 	}
 	if compared < 4*2*200 {
-		t.Fatalf("compared %d settings; the kubelet's table has fewer than 200 gates?", compared)
+		t.Fatalf("compared %d settings; the kubelet's tables have fewer than 200 gates each?", compared)
+	}
+}
+
+// upstreamSpecs converts our specs to component-base's.
+func upstreamSpecs(t *testing.T, ours map[featuregate.Feature]featuregate.VersionedSpecs) map[upstream.Feature]upstream.VersionedSpecs {
+	t.Helper()
+	theirs := map[upstream.Feature]upstream.VersionedSpecs{}
+	for name, specs := range ours {
+		for _, s := range specs {
+			spec := upstream.FeatureSpec{Default: s.Default, LockToDefault: s.LockToDefault,
+				Version: s.Version, MinCompatibilityVersion: s.MinCompatibilityVersion}
+			switch s.PreRelease {
+			case featuregate.Alpha:
+				spec.PreRelease = upstream.Alpha
+			case featuregate.Beta:
+				spec.PreRelease = upstream.Beta
+			case featuregate.GA:
+				spec.PreRelease = upstream.GA
+			case featuregate.Deprecated:
+				spec.PreRelease = upstream.Deprecated
+			default:
+				t.Fatalf("%s: stage %q", name, s.PreRelease)
+			}
+			theirs[upstream.Feature(name)] = append(theirs[upstream.Feature(name)], spec)
+		}
+	}
+	return theirs
+}
+
+// TestGateOfEachRelease checks a kubelet gate of each release: its own table (a gate removed
+// since is there, one added since is not), and what Enabled answers for a gate the simulator
+// asks about that the release's table lacks.
+func TestGateOfEachRelease(t *testing.T) {
+	tests := []struct {
+		release string
+		name    featuregate.Feature
+		exists  bool // in the release's table, at its stage there
+		enabled bool
+		set     string // the error of setting it to true; "" for none
+	}{
+		// Removed by 1.37 (GA and locked since 1.33): the older kubelets take it.
+		{release: "1.34", name: "SidecarContainers", exists: true, enabled: true},
+		{release: "1.36", name: "SidecarContainers", exists: true, enabled: true},
+		{release: "1.37", name: "SidecarContainers", set: "unrecognized feature gate: SidecarContainers"},
+		// Added in 1.36: unknown before, off as the code without it behaved.
+		{release: "1.35", name: PLEGOnDemandRelist, set: "unrecognized feature gate: PLEGOnDemandRelist"},
+		{release: "1.36", name: PLEGOnDemandRelist, exists: true, enabled: true},
+		{release: "1.37", name: PLEGOnDemandRelist, exists: true, enabled: true},
+		// Added in 1.35 with a history back to 1.0 (GA, on): a 1.34 kubelet did what the
+		// gate on does, without the gate.
+		{release: "1.34", name: ChangeContainerStatusOnKubeletRestart, enabled: true, set: "unrecognized feature gate: ChangeContainerStatusOnKubeletRestart"},
+		{release: "1.35", name: ChangeContainerStatusOnKubeletRestart, exists: true},
+		// Alpha in 1.35, beta (on) from 1.36; unknown to 1.34.
+		{release: "1.34", name: RestartAllContainersOnContainerExits, set: "unrecognized feature gate: RestartAllContainersOnContainerExits"},
+		{release: "1.35", name: RestartAllContainersOnContainerExits, exists: true},
+		{release: "1.36", name: RestartAllContainersOnContainerExits, exists: true, enabled: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.release+"/"+string(tt.name), func(t *testing.T) {
+			r, err := release.Parse(tt.release)
+			if err != nil {
+				t.Fatal(err)
+			}
+			gate := NewFeatureGate()
+			if err := gate.SetRelease(r); err != nil {
+				t.Fatal(err)
+			}
+			if gate.Release() != r || gate.EmulationVersion().String() != r.Version().String() {
+				t.Fatalf("gate of %s emulating %s, want %s", gate.Release(), gate.EmulationVersion(), r)
+			}
+			_, exists := gate.GetAll()[tt.name]
+			enabled := false
+			if exists || Simulated(tt.name) { // Enabled panics on a gate no table has, as upstream
+				enabled = gate.Enabled(tt.name)
+			}
+			if exists != tt.exists || enabled != tt.enabled {
+				t.Errorf("exists %t, enabled %t; want %t, %t", exists, enabled, tt.exists, tt.enabled)
+			}
+			err = gate.DeepCopy().SetFromMap(map[string]bool{string(tt.name): true})
+			if fmt.Sprint(err) != fmt.Sprint(tt.set) && !(err == nil && tt.set == "") {
+				t.Errorf("set to true: %v, want %q", err, tt.set)
+			}
+		})
+	}
+}
+
+// TestSetReleaseOnlyBeforeAGateIsSet: the release decides which gates can be set, so it
+// is chosen first.
+func TestSetReleaseOnlyBeforeAGateIsSet(t *testing.T) {
+	old, _ := release.Parse("1.35")
+	gate := NewFeatureGate()
+	if err := gate.SetRelease(release.Newest()); err != nil {
+		t.Fatalf("the same release again: %v", err)
+	}
+	if err := gate.SetFromMap(map[string]bool{string(EventedPLEG): true}); err != nil {
+		t.Fatal(err)
+	}
+	err := gate.SetRelease(old)
+	if want := "cannot change the release of the feature gate from 1.37 to 1.35 after EventedPLEG was set"; fmt.Sprint(err) != want {
+		t.Fatalf("SetRelease after a set: %v, want %q", err, want)
+	}
+	if gate.Release() != release.Newest() || !gate.Enabled(EventedPLEG) {
+		t.Fatal("a refused SetRelease changed the gate")
 	}
 }

@@ -1,21 +1,24 @@
 package kubeletref
 
 import (
-	_ "embed"
+	"embed"
 	"encoding/json"
 	"fmt"
 	"sort"
 	"sync"
 
 	"k8s.io/apimachinery/pkg/util/version"
+
+	"github.com/minikubelet/minikubelet/pkg/release"
 )
 
-// table is written by tools/kubeletref (`make kubelet-table`), which builds the kubelet's
-// own flag set and feature gate from k8s.io/kubernetes and dumps them: the simulator's
-// command line and gates are checked against it and accept what it lists.
+// The tables are written by tools/kubeletref (`make kubelet-table`, once per release), which
+// builds each release's own kubelet flag set and feature gate from k8s.io/kubernetes and
+// dumps them: the simulator's command line and gates are checked against them and accept
+// what they list.
 //
-//go:embed kubelet-v1.37.json
-var table []byte
+//go:embed kubelet-v*.json
+var tables embed.FS
 
 // Flag is one flag of the kubelet's command line.
 type Flag struct {
@@ -53,46 +56,96 @@ type GateVersion struct {
 	LockToDefault bool   `json:"lockToDefault,omitempty"`
 	// MinCompatibilityVersion, if set, makes this spec apply only where the minimum
 	// compatibility version is at least this; it follows a spec of the same Version
-	// that gives the default for older peers.
+	// that gives the default for older peers. Tables of releases whose component-base has
+	// no such field (before v1.36) never set it.
 	MinCompatibilityVersion string `json:"minCompatibilityVersion,omitempty"`
 }
 
+// Table is one release's kubelet: its flags and its gates, by name.
+type Table struct{ f file }
+
+// file is a table as tools/kubeletref writes it.
 type file struct {
 	Source string `json:"source"`
 	Flags  []Flag `json:"flags"`
 	Gates  []Gate `json:"gates"`
 }
 
-// parsed is read at the first use, not at every process start.
-var parsed = sync.OnceValue(func() file {
-	var f file
-	if err := json.Unmarshal(table, &f); err != nil {
-		panic(fmt.Sprintf("kubeletref: the embedded table: %v", err)) // a build with a broken table
+// parsed holds each release's table, read at its first use, not at every process start.
+var parsed = func() map[release.Release]func() *Table {
+	out := map[release.Release]func() *Table{}
+	for _, r := range release.All() {
+		out[r] = sync.OnceValue(func() *Table {
+			name := "kubelet-v" + r.String() + ".json"
+			data, err := tables.ReadFile(name)
+			if err != nil {
+				panic(fmt.Sprintf("kubeletref: no table for kubelet %s: %v", r, err)) // a build without it
+			}
+			t := new(Table)
+			if err := json.Unmarshal(data, &t.f); err != nil {
+				panic(fmt.Sprintf("kubeletref: %s: %v", name, err)) // a build with a broken table
+			}
+			sort.Slice(t.f.Flags, func(i, j int) bool { return t.f.Flags[i].Name < t.f.Flags[j].Name })
+			sort.Slice(t.f.Gates, func(i, j int) bool { return t.f.Gates[i].Name < t.f.Gates[j].Name })
+			return t
+		})
 	}
-	sort.Slice(f.Flags, func(i, j int) bool { return f.Flags[i].Name < f.Flags[j].Name })
-	sort.Slice(f.Gates, func(i, j int) bool { return f.Gates[i].Name < f.Gates[j].Name })
-	return f
-})
+	return out
+}()
+
+// For returns the table of the kubelet of release r (one of release.All).
+func For(r release.Release) *Table {
+	get, ok := parsed[r]
+	if !ok {
+		panic(fmt.Sprintf("kubeletref: kubelet %s is not a supported release", r)) // release.Parse lets no other through
+	}
+	return get()
+}
+
+func newest() *Table { return For(release.Newest()) }
+
+// Source names the release and package the newest table was taken from.
+func Source() string { return newest().Source() }
+
+// Flags returns every flag of the newest kubelet, by name.
+func Flags() []Flag { return newest().Flags() }
+
+// Gates returns every feature gate of the newest kubelet (AllAlpha and AllBeta aside), by
+// name.
+func Gates() []Gate { return newest().Gates() }
+
+// LookupGate returns the newest kubelet's gate called name, and false if it has none.
+func LookupGate(name string) (Gate, bool) { return newest().LookupGate(name) }
 
 // Source names the release and package the table was taken from.
-func Source() string { return parsed().Source }
+func (t *Table) Source() string { return t.f.Source }
 
-// Flags returns every flag of the kubelet, by name.
-func Flags() []Flag { return append([]Flag(nil), parsed().Flags...) }
+// Flags returns every flag of the table's kubelet, by name.
+func (t *Table) Flags() []Flag { return append([]Flag(nil), t.f.Flags...) }
 
-// Gates returns every feature gate of the kubelet (AllAlpha and AllBeta aside), by name.
-// The Versions slices are copies too.
-func Gates() []Gate {
-	out := append([]Gate(nil), parsed().Gates...)
+// Gates returns every feature gate of the table's kubelet (AllAlpha and AllBeta aside), by
+// name. The Versions slices are copies too.
+func (t *Table) Gates() []Gate {
+	out := append([]Gate(nil), t.f.Gates...)
 	for i := range out {
 		out[i].Versions = append([]GateVersion(nil), out[i].Versions...)
 	}
 	return out
 }
 
-// LookupGate returns the gate called name, and false if the kubelet has none.
-func LookupGate(name string) (Gate, bool) {
-	gates := parsed().Gates
+// LookupFlag returns the flag called name, and false if the table's kubelet has none.
+func (t *Table) LookupFlag(name string) (Flag, bool) {
+	flags := t.f.Flags
+	i := sort.Search(len(flags), func(i int) bool { return flags[i].Name >= name })
+	if i == len(flags) || flags[i].Name != name {
+		return Flag{}, false
+	}
+	return flags[i], true
+}
+
+// LookupGate returns the gate called name, and false if the table's kubelet has none.
+func (t *Table) LookupGate(name string) (Gate, bool) {
+	gates := t.f.Gates
 	i := sort.Search(len(gates), func(i int) bool { return gates[i].Name >= name })
 	if i == len(gates) || gates[i].Name != name {
 		return Gate{}, false

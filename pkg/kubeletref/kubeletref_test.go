@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"k8s.io/apimachinery/pkg/util/version"
+
+	"github.com/minikubelet/minikubelet/pkg/release"
 )
 
 // TestTable: the table is the v1.37 kubelet's, whole: the flags kubeadm and kind pass, the
@@ -69,28 +71,84 @@ func TestTable(t *testing.T) {
 	}
 }
 
-// TestGateVersions: every gate's life is well formed and its top-level spec is its spec at
-// v1.37, which At finds.
+// TestGateVersions: in each release's table, every gate's life is well formed and its
+// top-level spec is its spec at that release, which At finds.
 func TestGateVersions(t *testing.T) {
-	for _, g := range Gates() {
-		if len(g.Versions) == 0 {
-			t.Errorf("gate %s has no versions", g.Name)
-			continue
-		}
-		for i := 1; i < len(g.Versions); i++ {
-			prev, cur := g.Versions[i-1], g.Versions[i]
-			if lessMinor(t, cur.Version, prev.Version) {
-				t.Errorf("gate %s: version %s after %s", g.Name, cur.Version, prev.Version)
+	for _, r := range release.All() {
+		for _, g := range For(r).Gates() {
+			if len(g.Versions) == 0 {
+				t.Errorf("%s: gate %s has no versions", r, g.Name)
+				continue
+			}
+			for i := 1; i < len(g.Versions); i++ {
+				prev, cur := g.Versions[i-1], g.Versions[i]
+				if lessMinor(t, cur.Version, prev.Version) {
+					t.Errorf("%s: gate %s: version %s after %s", r, g.Name, cur.Version, prev.Version)
+				}
+			}
+			at, ok, err := g.At(r.String(), "")
+			if err != nil || !ok {
+				t.Errorf("%s: gate %s: At(%s) = %+v, %v, %v", r, g.Name, r, at, ok, err)
+				continue
+			}
+			if top := (GateVersion{Default: g.Default, PreRelease: g.PreRelease, LockToDefault: g.LockToDefault}); at.Default != top.Default || at.PreRelease != top.PreRelease || at.LockToDefault != top.LockToDefault {
+				t.Errorf("%s: gate %s: spec at %s %+v, top level %+v", r, g.Name, r, at, top)
 			}
 		}
-		at, ok, err := g.At("1.37", "")
-		if err != nil || !ok {
-			t.Errorf("gate %s: At(1.37) = %+v, %v, %v", g.Name, at, ok, err)
-			continue
-		}
-		if top := (GateVersion{Default: g.Default, PreRelease: g.PreRelease, LockToDefault: g.LockToDefault}); at.Default != top.Default || at.PreRelease != top.PreRelease || at.LockToDefault != top.LockToDefault {
-			t.Errorf("gate %s: spec at 1.37 %+v, top level %+v", g.Name, at, top)
-		}
+	}
+}
+
+// TestEachReleasesTable: each release's table is taken from that release's kubelet, and
+// differs from the newest's where the releases did.
+func TestEachReleasesTable(t *testing.T) {
+	tests := []struct {
+		release      string
+		flags, gates int
+		has, lacks   []string // flags
+		gate, noGate string
+	}{
+		{release: "1.34", flags: 148, gates: 206, has: []string{"pod-infra-container-image", "containerd"},
+			gate: "SidecarContainers", noGate: "PLEGOnDemandRelist"},
+		{release: "1.35", flags: 147, gates: 216, has: []string{"containerd"}, lacks: []string{"pod-infra-container-image"},
+			gate: "ChangeContainerStatusOnKubeletRestart", noGate: "PLEGOnDemandRelist"},
+		{release: "1.36", flags: 147, gates: 240, has: []string{"containerd"}, lacks: []string{"pod-infra-container-image"},
+			gate: "PLEGOnDemandRelist", noGate: "DefaultPodSysctls"},
+		{release: "1.37", flags: 129, gates: 252, lacks: []string{"pod-infra-container-image", "containerd"},
+			gate: "DefaultPodSysctls", noGate: "SidecarContainers"},
+	}
+	if len(tests) != len(release.All()) {
+		t.Fatalf("%d releases tested, %d supported", len(tests), len(release.All()))
+	}
+	for _, tt := range tests {
+		t.Run(tt.release, func(t *testing.T) {
+			r, err := release.Parse(tt.release)
+			if err != nil {
+				t.Fatal(err)
+			}
+			table := For(r)
+			if want := "k8s.io/kubernetes@" + r.KubeletVersion() + " cmd/kubelet"; table.Source() != want {
+				t.Errorf("source %q, want %q", table.Source(), want)
+			}
+			if len(table.Flags()) != tt.flags || len(table.Gates()) != tt.gates {
+				t.Errorf("%d flags, %d gates; want %d, %d", len(table.Flags()), len(table.Gates()), tt.flags, tt.gates)
+			}
+			for _, f := range tt.has {
+				if _, ok := table.LookupFlag(f); !ok {
+					t.Errorf("no --%s", f)
+				}
+			}
+			for _, f := range tt.lacks {
+				if _, ok := table.LookupFlag(f); ok {
+					t.Errorf("--%s, which kubelet %s does not have", f, r)
+				}
+			}
+			if _, ok := table.LookupGate(tt.gate); !ok {
+				t.Errorf("no gate %s", tt.gate)
+			}
+			if _, ok := table.LookupGate(tt.noGate); ok {
+				t.Errorf("gate %s, which kubelet %s does not have", tt.noGate, r)
+			}
+		})
 	}
 }
 

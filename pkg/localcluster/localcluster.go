@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -21,10 +22,13 @@ import (
 	v1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/version"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"k8s.io/utils/clock"
+
+	"github.com/minikubelet/minikubelet/pkg/release"
 )
 
 // The cluster's networks, as kubeadm's defaults but for the service range, kept small.
@@ -45,9 +49,14 @@ type Options struct {
 	// Nodes is how many minikubelet nodes join (default 1), in one process.
 	Nodes int
 	// BinDir, when set, is searched first for kube-apiserver, kube-controller-manager and
-	// kube-scheduler; then PATH, then ./_output/bin (make controlplane). etcd comes from
-	// BinDir or PATH (Debian: etcd-server).
+	// kube-scheduler; then PATH, then ./_output/<release>/bin and ./_output/bin (make
+	// controlplane [KUBE_VERSION=...]). etcd comes from BinDir or PATH (Debian: etcd-server).
 	BinDir string
+	// KubernetesVersion, when set (v1.35, 1.35 or v1.35.4), is the release the control
+	// plane must be: the first programs of that minor found are taken, and the nodes
+	// emulate it. Unset, the first found are taken and the nodes emulate their release
+	// (the newest minikubelet has, if they are newer).
+	KubernetesVersion string
 	// Root is where clusters keep their state (default: the user's cache directory,
 	// minikubelet/clusters).
 	Root string
@@ -65,11 +74,15 @@ type Options struct {
 
 // State is what a cluster's directory records (cluster.json).
 type State struct {
-	Name       string    `json:"name"`
-	Server     string    `json:"server"`
-	Kubeconfig string    `json:"kubeconfig"`
-	Nodes      []string  `json:"nodes"`
-	Created    time.Time `json:"created"`
+	Name       string   `json:"name"`
+	Server     string   `json:"server"`
+	Kubeconfig string   `json:"kubeconfig"`
+	Nodes      []string `json:"nodes"`
+	// ControlPlaneVersion is what kube-apiserver --version says; NodeVersion the kubelet
+	// release the nodes emulate.
+	ControlPlaneVersion string    `json:"controlPlaneVersion,omitempty"`
+	NodeVersion         string    `json:"nodeVersion,omitempty"`
+	Created             time.Time `json:"created"`
 	// Processes are the cluster's processes by component, as started.
 	Processes map[string]int `json:"processes"`
 }
@@ -119,7 +132,17 @@ func Create(ctx context.Context, o Options) (st *State, err error) {
 			return nil, err
 		}
 	}
-	bins, err := findBinaries(o.BinDir)
+	var want release.Release
+	if o.KubernetesVersion != "" {
+		if want, err = parseKubernetesVersion(o.KubernetesVersion); err != nil {
+			return nil, err
+		}
+	}
+	bins, cpVersion, err := findBinaries(ctx, o.BinDir, want)
+	if err != nil {
+		return nil, err
+	}
+	nodes, note, err := nodeRelease(cpVersion, want)
 	if err != nil {
 		return nil, err
 	}
@@ -138,7 +161,8 @@ func Create(ctx context.Context, o Options) (st *State, err error) {
 		}
 	}
 	start := o.Clock.Now()
-	st = &State{Name: o.Name, Created: start.UTC(), Processes: map[string]int{}, Kubeconfig: filepath.Join(dir, "kubeconfig")}
+	st = &State{Name: o.Name, Created: start.UTC(), Processes: map[string]int{}, Kubeconfig: filepath.Join(dir, "kubeconfig"),
+		ControlPlaneVersion: cpVersion, NodeVersion: nodes.String()}
 	defer func() {
 		// What was started stops; the directory stays, for its logs, until `cluster delete`.
 		if err != nil {
@@ -154,6 +178,7 @@ func Create(ctx context.Context, o Options) (st *State, err error) {
 		fmt.Fprintf(o.Out, " ✓ %s (%.1fs)\n", what, o.Clock.Since(since).Seconds())
 	}
 
+	step("control plane %s (%s); nodes: kubelet %s%s", cpVersion, filepath.Dir(bins["kube-apiserver"]), nodes.KubeletVersion(), note)
 	t := o.Clock.Now()
 	p, err := newPKI(dir, t)
 	if err != nil {
@@ -252,7 +277,7 @@ func Create(ctx context.Context, o Options) (st *State, err error) {
 		"--cert-dir", filepath.Join(dir, "nodes"), "--rotate-certificates", "--hostname-override", base,
 		"--port", "0", "--read-only-port", "0", "--pod-manifest-path", filepath.Join(dir, "manifests"),
 		"--anonymous-auth=false", "--authentication-token-webhook", "--authorization-mode=Webhook", "--client-ca-file", p.caCert,
-		"--cluster-dns", clusterDNS, "--cluster-domain", "cluster.local"}
+		"--cluster-dns", clusterDNS, "--cluster-domain", "cluster.local", "--emulated-version", nodes.String()}
 	st.Nodes = []string{base}
 	if o.Nodes > 1 {
 		args = append(args, "--node-count", strconv.Itoa(o.Nodes))
@@ -548,9 +573,14 @@ func BootstrapToken(ctx context.Context, client kubernetes.Interface, id, secret
 	return nil
 }
 
-// findBinaries finds the control plane's programs: BinDir, PATH, then ./_output/bin
-// (etcd: BinDir, then PATH).
-func findBinaries(binDir string) (map[string]string, error) {
+// controlPlanePrograms are the programs of a release that must agree on it.
+var controlPlanePrograms = []string{"kube-apiserver", "kube-controller-manager", "kube-scheduler"}
+
+// findBinaries finds the control plane's programs: for each, the first of BinDir, PATH,
+// ./_output/<want>/bin and ./_output/bin that has it (of release want, if set: each is
+// asked its --version); etcd from BinDir, then PATH. It returns them and the version
+// kube-apiserver reports.
+func findBinaries(ctx context.Context, binDir string, want release.Release) (map[string]string, string, error) {
 	out := map[string]string{}
 	var missing []string
 	executable := func(p string) string {
@@ -562,35 +592,136 @@ func findBinaries(binDir string) (map[string]string, error) {
 		}
 		return ""
 	}
-	for _, name := range []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler"} {
-		var p string
+	// Where make controlplane [KUBE_VERSION=...] writes.
+	var built []string
+	if !want.IsZero() && want != release.Newest() {
+		built = append(built, filepath.Join("_output", "v"+want.String(), "bin"))
+	}
+	built = append(built, filepath.Join("_output", "bin"))
+	versions := map[string]string{}
+	var wrong []string
+	for _, name := range append([]string{"etcd"}, controlPlanePrograms...) {
+		var candidates []string
 		if binDir != "" {
-			p = executable(filepath.Join(binDir, name))
+			candidates = append(candidates, executable(filepath.Join(binDir, name)))
 		}
-		if p == "" {
-			p, _ = exec.LookPath(name)
+		if p, err := exec.LookPath(name); err == nil {
+			candidates = append(candidates, p)
 		}
-		if p == "" && name != "etcd" {
-			p = executable(filepath.Join("_output", "bin", name))
+		if name != "etcd" {
+			for _, d := range built {
+				candidates = append(candidates, executable(filepath.Join(d, name)))
+			}
 		}
-		if p == "" {
+		for _, p := range candidates {
+			if p == "" {
+				continue
+			}
+			if name == "etcd" {
+				out[name] = p
+				break
+			}
+			v, err := programVersion(ctx, p)
+			if err != nil {
+				return nil, "", err
+			}
+			if !want.IsZero() && !releaseIs(v, want) {
+				wrong = append(wrong, fmt.Sprintf("%s is %s", p, v))
+				continue
+			}
+			out[name], versions[name] = p, v
+			break
+		}
+		if out[name] == "" {
 			missing = append(missing, name)
-			continue
 		}
-		out[name] = p
 	}
 	if len(missing) == 0 {
-		return out, nil
+		return out, versions["kube-apiserver"], nil
 	}
 	var hints []string
+	build, where := "`make controlplane`", "--bin-dir, PATH or ./_output/bin"
+	if !want.IsZero() {
+		build = fmt.Sprintf("`make controlplane KUBE_VERSION=v%s`", want)
+		if want != release.Newest() {
+			where = fmt.Sprintf("--bin-dir, PATH, ./_output/v%s/bin or ./_output/bin", want)
+		}
+	}
 	for _, m := range missing {
 		if m == "etcd" {
 			hints = append(hints, "etcd: not in --bin-dir or PATH; install it (Debian and Ubuntu: apt-get install etcd-server)")
+		} else if want.IsZero() {
+			hints = append(hints, fmt.Sprintf("%s: not in %s; build it with %s or pass --bin-dir", m, where, build))
 		} else {
-			hints = append(hints, m+": not in --bin-dir, PATH or ./_output/bin; build it with `make controlplane` (k8s.io/kubernetes v1.37.2) or pass --bin-dir")
+			hints = append(hints, fmt.Sprintf("%s of Kubernetes %s: not in %s; build it with %s or pass --bin-dir", m, want, where, build))
 		}
 	}
-	return nil, errors.New("missing programs:\n  " + strings.Join(hints, "\n  "))
+	if len(wrong) > 0 {
+		hints = append(hints, "of other releases: "+strings.Join(wrong, "; "))
+	}
+	return nil, "", errors.New("missing programs:\n  " + strings.Join(hints, "\n  "))
+}
+
+// versionLine is what a Kubernetes program's --version prints: "Kubernetes v1.37.2".
+var versionLine = regexp.MustCompile(`^Kubernetes (v\S+)\s*$`)
+
+// programVersion asks a control plane program its version.
+func programVersion(ctx context.Context, path string) (string, error) {
+	out, err := exec.CommandContext(ctx, path, "--version").Output()
+	if err != nil {
+		return "", fmt.Errorf("%s --version: %w", path, err)
+	}
+	m := versionLine.FindStringSubmatch(strings.TrimSpace(string(out)))
+	if m == nil {
+		return "", fmt.Errorf("%s --version: %q, want \"Kubernetes vX.Y.Z\"", path, strings.TrimSpace(string(out)))
+	}
+	return m[1], nil
+}
+
+// releaseIs reports whether a program's version is of release r. A build without the
+// release's stamp (v0.0.0-master) is taken for any release.
+func releaseIs(v string, r release.Release) bool {
+	parsed, err := version.ParseGeneric(v)
+	if err != nil {
+		return false
+	}
+	return parsed.Major() == 0 || (parsed.Major() == 1 && int(parsed.Minor()) == r.Minor())
+}
+
+// parseKubernetesVersion reads --kubernetes-version: v1.35, 1.35 or v1.35.4.
+func parseKubernetesVersion(s string) (release.Release, error) {
+	v, err := version.ParseGeneric(s)
+	if err != nil {
+		return release.Release{}, fmt.Errorf("invalid --kubernetes-version %q: want a release as v1.35 or v1.35.4", s)
+	}
+	r, err := release.Parse(fmt.Sprintf("%d.%d", v.Major(), v.Minor()))
+	if err != nil {
+		return release.Release{}, fmt.Errorf("invalid --kubernetes-version %q: %w", s, err)
+	}
+	return r, nil
+}
+
+// nodeRelease is the kubelet release the nodes emulate: want if set; else the control
+// plane's, or the newest a node can be when the control plane is newer (a kubelet may be
+// older than its API server, never newer). note says why, when it is not the control
+// plane's own release.
+func nodeRelease(cpVersion string, want release.Release) (r release.Release, note string, err error) {
+	if !want.IsZero() {
+		return want, "", nil
+	}
+	v, err := version.ParseGeneric(cpVersion)
+	if err != nil || v.Major() == 0 {
+		return release.Newest(), " (the control plane reports no release: built without its version stamp)", nil
+	}
+	if v.Major() == 1 && int(v.Minor()) > release.Newest().Minor() {
+		return release.Newest(), " (the newest minikubelet emulates; kubelets may be older than the API server)", nil
+	}
+	r, err = release.Parse(fmt.Sprintf("%d.%d", v.Major(), v.Minor()))
+	if err != nil {
+		return release.Release{}, "", fmt.Errorf("control plane %s: a kubelet may not be newer than its API server, and minikubelet emulates kubelets %s to %s: pass --kubernetes-version or --bin-dir with a newer control plane",
+			cpVersion, release.Oldest(), release.Newest())
+	}
+	return r, "", nil
 }
 
 // freePorts returns n ports free on 127.0.0.1 now, none of them except.

@@ -108,7 +108,13 @@ func TestConformance(t *testing.T) {
 	daemon := buildDaemon(t)
 	for i, n := range nodes {
 		// Up to PROCS specs run at once, each with a few pods, all on these nodes.
-		startSecureNodeN(t, cp, daemon, n, i, "--max-pods", "250")
+		args := []string{"--max-pods", "250"}
+		if v := os.Getenv("CONFORMANCE_EMULATED_VERSION"); v != "" {
+			// The suite of an older release, against its control plane: the nodes are
+			// kubelets of that release (make conformance KUBE_VERSION=v1.34).
+			args = append(args, "--emulated-version", v)
+		}
+		startSecureNodeN(t, cp, daemon, n, i, args...)
 	}
 
 	args := []string{

@@ -70,8 +70,25 @@ func TestClusterCreate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The nodes are kubelets of the control plane's release (a build without the release's
+	// stamp says v0.0.0-master; the nodes are then the newest).
+	cpVersion, err := exec.Command(filepath.Join(binDir, "kube-apiserver"), "--version").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantKubelet := strings.TrimPrefix(strings.TrimSpace(string(cpVersion)), "Kubernetes ")
+	stamped := !strings.HasPrefix(wantKubelet, "v0.")
+	if !stamped {
+		wantKubelet = "v1.37.2"
+	}
+	if !strings.Contains(out, "nodes: kubelet "+wantKubelet) {
+		t.Errorf("create's output does not say the nodes are kubelet %s:\n%s", wantKubelet, out)
+	}
 	subjects := map[string]bool{}
 	for _, n := range nodes.Items {
+		if n.Status.NodeInfo.KubeletVersion != wantKubelet {
+			t.Errorf("node %s is kubelet %s, want %s", n.Name, n.Status.NodeInfo.KubeletVersion, wantKubelet)
+		}
 		if nodeReady(&n) != v1.ConditionTrue {
 			t.Errorf("node %s is not Ready", n.Name)
 		}
@@ -147,6 +164,12 @@ func TestClusterCreate(t *testing.T) {
 	if out, err := clusterCmd(t, bin, root, []string{"PATH=/nonexistent"}, "create", "--name", "nobins"); err == nil ||
 		!strings.Contains(out, "etcd-server") || !strings.Contains(out, "make controlplane") {
 		t.Errorf("create without the programs: %v\n%s", err, out)
+	}
+	if stamped {
+		out, err := clusterCmd(t, bin, root, nil, "create", "--name", "older", "--bin-dir", binDir, "--kubernetes-version", "v1.36")
+		if err == nil || !strings.Contains(out, "kube-apiserver of Kubernetes 1.36: not in") || !strings.Contains(out, "make controlplane KUBE_VERSION=v1.36") {
+			t.Errorf("create of a release not built: %v\n%s", err, out)
+		}
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

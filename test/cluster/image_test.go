@@ -13,6 +13,8 @@ import (
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 )
 
@@ -134,23 +136,33 @@ func TestImageAndDeploy(t *testing.T) {
 		t.Fatalf("minikubelet version from the image: %v\n%s", err, out)
 	}
 
-	rendered, err := exec.Command(filepath.Join(binDir(t), "kubectl"), "kustomize", "../../deploy").CombinedOutput()
+	// deploy/ as shipped, and an overlay that makes the nodes kubelets of 1.35: every flag
+	// parses (--version stops before the node starts), and the release is the setting's.
+	deploy, err := filepath.Abs("../../deploy")
 	if err != nil {
-		t.Fatalf("kubectl kustomize deploy: %v\n%s", err, rendered)
+		t.Fatal(err)
 	}
-	var args []string
-	for _, doc := range strings.Split(string(rendered), "\n---\n") {
-		var d appsv1.Deployment
-		if err := yaml.Unmarshal([]byte(doc), &d); err == nil && d.Kind == "Deployment" {
-			args = d.Spec.Template.Spec.Containers[0].Args
+	overlay := t.TempDir()
+	base, err := filepath.Rel(overlay, deploy) // kustomize takes a base by a relative path only
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(overlay, "kustomization.yaml"), []byte("resources:\n- "+base+"\n"+
+		"configMapGenerator:\n- name: minikubelet-settings\n  namespace: minikubelet\n  behavior: merge\n  literals:\n  - emulated-version=1.35\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct{ dir, want string }{
+		{deploy, "kubelet compatibility: v1.37.2\n"},
+		{overlay, "kubelet compatibility: v1.35.4 (--emulated-version 1.35)\n"},
+	} {
+		rendered, err := exec.Command(filepath.Join(binDir(t), "kubectl"), "kustomize", tt.dir).CombinedOutput()
+		if err != nil {
+			t.Fatalf("kubectl kustomize %s: %v\n%s", tt.dir, err, rendered)
 		}
-	}
-	if len(args) == 0 {
-		t.Fatalf("deploy/ renders no Deployment with arguments:\n%s", rendered)
-	}
-	// Every flag parses (--version stops before the node starts).
-	if out, err := exec.Command(bin, append(args, "--version")...).CombinedOutput(); err != nil {
-		t.Errorf("the image's binary refuses deploy/'s command line %v: %v\n%s", args, err, out)
+		args := renderedArgs(t, rendered)
+		if out, err := exec.Command(bin, append(args, "--version")...).CombinedOutput(); err != nil || !strings.Contains(string(out), tt.want) {
+			t.Errorf("the image's binary with %s's command line %v: %v\n%s\nwant %q", tt.dir, args, err, out, tt.want)
+		}
 	}
 
 	cp := startControlPlane(t)
@@ -164,4 +176,50 @@ func TestImageAndDeploy(t *testing.T) {
 	if !strings.Contains(out2, "deployment.apps/hollow-nodes created (server dry run)") || strings.Contains(out2, "would violate PodSecurity") {
 		t.Errorf("server-side dry run of deploy/:\n%s", out2)
 	}
+}
+
+// renderedArgs returns the arguments of the Deployment a kustomization renders, with the
+// $(VAR) references to its ConfigMaps' keys expanded as the kubelet expands them.
+func renderedArgs(t *testing.T, rendered []byte) []string {
+	t.Helper()
+	var d *appsv1.Deployment
+	maps := map[string]map[string]string{}
+	for _, doc := range strings.Split(string(rendered), "\n---\n") {
+		var meta metav1.TypeMeta
+		if err := yaml.Unmarshal([]byte(doc), &meta); err != nil {
+			t.Fatal(err)
+		}
+		switch meta.Kind {
+		case "Deployment":
+			d = new(appsv1.Deployment)
+			if err := yaml.Unmarshal([]byte(doc), d); err != nil {
+				t.Fatal(err)
+			}
+		case "ConfigMap":
+			var cm v1.ConfigMap
+			if err := yaml.Unmarshal([]byte(doc), &cm); err != nil {
+				t.Fatal(err)
+			}
+			maps[cm.Name] = cm.Data
+		}
+	}
+	if d == nil || len(d.Spec.Template.Spec.Containers[0].Args) == 0 {
+		t.Fatalf("no Deployment with arguments rendered:\n%s", rendered)
+	}
+	c := d.Spec.Template.Spec.Containers[0]
+	var pairs []string
+	for _, e := range c.Env {
+		if ref := e.ValueFrom; ref != nil && ref.ConfigMapKeyRef != nil {
+			v, ok := maps[ref.ConfigMapKeyRef.Name][ref.ConfigMapKeyRef.Key]
+			if !ok {
+				t.Fatalf("env %s: no key %s in a ConfigMap %s rendered", e.Name, ref.ConfigMapKeyRef.Key, ref.ConfigMapKeyRef.Name)
+			}
+			pairs = append(pairs, "$("+e.Name+")", v)
+		}
+	}
+	args := make([]string, len(c.Args))
+	for i, a := range c.Args {
+		args[i] = strings.NewReplacer(pairs...).Replace(a)
+	}
+	return args
 }

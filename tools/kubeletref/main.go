@@ -128,6 +128,17 @@ func preRelease(p featuregate.FeatureSpec) string {
 	return string(p.PreRelease)
 }
 
+// minCompatibility returns a spec's MinCompatibilityVersion, or "" where it has none or
+// the release's component-base has no such field yet (v1.34 and v1.35): the same source
+// builds against every release's (-modfile, docs/versions.md).
+func minCompatibility(spec featuregate.FeatureSpec) string {
+	f := reflect.ValueOf(spec).FieldByName("MinCompatibilityVersion")
+	if !f.IsValid() || f.IsNil() {
+		return ""
+	}
+	return f.Interface().(fmt.Stringer).String()
+}
+
 // Table is the file written.
 type Table struct {
 	Source string `json:"source"`
@@ -183,9 +194,7 @@ func main() {
 			if v.Version != nil {
 				gv.Version = v.Version.String()
 			}
-			if v.MinCompatibilityVersion != nil {
-				gv.MinCompatibilityVersion = v.MinCompatibilityVersion.String()
-			}
+			gv.MinCompatibilityVersion = minCompatibility(v)
 			g.Versions = append(g.Versions, gv)
 		}
 		t.Gates = append(t.Gates, g)

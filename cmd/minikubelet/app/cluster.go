@@ -33,7 +33,7 @@ State lives in the user's cache directory (minikubelet/clusters/<name>), nothing
 
 	create := localcluster.Options{}
 	createCmd := &cobra.Command{
-		Use:   "create [--nodes N] [--name NAME]",
+		Use:   "create [--nodes N] [--name NAME] [--kubernetes-version v1.3x]",
 		Short: "Start a control plane and N minikubelet nodes, and write a kubeconfig",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -58,6 +58,7 @@ State lives in the user's cache directory (minikubelet/clusters/<name>), nothing
 	createCmd.Flags().StringVar(&create.Name, "name", "minikubelet", "The cluster's name; its nodes are <name>-worker (or <name>-worker-<i> with several).")
 	createCmd.Flags().IntVar(&create.Nodes, "nodes", 1, "How many minikubelet nodes join (one process runs them all).")
 	createCmd.Flags().StringVar(&create.BinDir, "bin-dir", "", "A directory with kube-apiserver, kube-controller-manager, kube-scheduler (and etcd), searched before PATH and ./_output/bin.")
+	createCmd.Flags().StringVar(&create.KubernetesVersion, "kubernetes-version", "", "The control plane's release, v1.34 to v1.37 (v1.35.4 also reads as v1.35): its programs are looked for in --bin-dir, PATH, ./_output/<release>/bin (make controlplane KUBE_VERSION=...) and ./_output/bin, and the nodes emulate it. Default: the first control plane found, and nodes of its release.")
 	createCmd.Flags().IntVar(&create.APIPort, "api-port", 0, "The API server's port on 127.0.0.1; 0 picks a free one.")
 	createCmd.Flags().DurationVar(&create.Timeout, "wait", 0, "How long to wait for each part (default 2m).")
 
@@ -90,9 +91,9 @@ State lives in the user's cache directory (minikubelet/clusters/<name>), nothing
 				return err
 			}
 			w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 3, ' ', 0)
-			fmt.Fprintln(w, "NAME\tNODES\tPROCESSES\tSERVER\tKUBECONFIG")
+			fmt.Fprintln(w, "NAME\tVERSION\tNODES\tPROCESSES\tSERVER\tKUBECONFIG")
 			for _, c := range clusters {
-				fmt.Fprintf(w, "%s\t%d\t%d/%d running\t%s\t%s\n", c.Name, len(c.Nodes), c.Running, len(c.Processes), c.Server, c.Kubeconfig)
+				fmt.Fprintf(w, "%s\t%s\t%d\t%d/%d running\t%s\t%s\n", c.Name, orUnknown(c.ControlPlaneVersion), len(c.Nodes), c.Running, len(c.Processes), c.Server, c.Kubeconfig)
 			}
 			return w.Flush()
 		},
@@ -106,4 +107,13 @@ func nameOr(n string) string {
 		return "minikubelet"
 	}
 	return n
+}
+
+// orUnknown is a cluster's version as list shows it: a cluster created before versions
+// were recorded has none.
+func orUnknown(v string) string {
+	if v == "" {
+		return "<unknown>"
+	}
+	return v
 }

@@ -76,8 +76,8 @@ featureGates key by key.`,
 			if errors.Is(err, pflag.ErrHelp) {
 				return cmd.Help()
 			}
-			if errors.Is(err, config.ErrVersion) {
-				return printVersion(cmd.OutOrStdout())
+			if vr := (*config.VersionRequest)(nil); errors.As(err, &vr) {
+				return printVersion(cmd.OutOrStdout(), vr.Release)
 			}
 			if err != nil {
 				return err

@@ -261,4 +261,20 @@ func TestKubeletCommandLineStartsTheDaemon(t *testing.T) {
 	if *started != nil || !strings.Contains(out.String(), "kubelet compatibility: v1.37") {
 		t.Errorf("--version: started %v, printed %q", *started != nil, out.String())
 	}
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--emulated-version=1.34", "--version"}, "kubelet compatibility: v1.34.4 (--emulated-version 1.34)\n"},
+		{[]string{"--version", "--emulated-version", "1.36"}, "kubelet compatibility: v1.36.3 (--emulated-version 1.36)\n"},
+		{[]string{"--version", "--emulated-version", "1.37"}, "kubelet compatibility: v1.37.2\n"},
+	} {
+		cmd, out, started, _ := testCommand(t, tt.args...)
+		if err := cmd.Execute(); err != nil {
+			t.Fatal(err)
+		}
+		if *started != nil || !strings.Contains(out.String(), tt.want) {
+			t.Errorf("%v: started %v, printed %q, want %q in it", tt.args, *started != nil, out.String(), tt.want)
+		}
+	}
 }

@@ -19,11 +19,6 @@ var (
 	gitCommit = ""
 )
 
-// kubeletCompatibility is the kubelet release whose behaviour, configuration API and
-// feature gate semantics the simulator follows, and the version its nodes report unless
-// --emulated-version names an older one.
-var kubeletCompatibility = release.Newest().KubeletVersion()
-
 // emulated lists what --emulated-version takes, with the version each reports.
 func emulated() string {
 	var parts []string
@@ -39,16 +34,21 @@ func newVersionCommand(o options) *cobra.Command {
 		Short: "Print the version, git commit, Go version and the kubelet version it follows",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return printVersion(cmd.OutOrStdout())
+			return printVersion(cmd.OutOrStdout(), release.Newest())
 		},
 	}
 }
 
-// printVersion is `minikubelet version`, and the daemon's --version (the kubelet's flag).
-func printVersion(w io.Writer) error {
+// printVersion is `minikubelet version`, and the daemon's --version (the kubelet's flag),
+// which names the release --emulated-version gives with it.
+func printVersion(w io.Writer, r release.Release) error {
+	compat := r.KubeletVersion()
+	if r != release.Newest() {
+		compat += " (--emulated-version " + r.String() + ")"
+	}
 	_, err := fmt.Fprintf(w,
 		"minikubelet %s\n  git commit:            %s\n  go version:            %s\n  platform:              %s/%s\n  kubelet compatibility: %s\n  --emulated-version:    %s\n",
-		version, commit(), runtime.Version(), runtime.GOOS, runtime.GOARCH, kubeletCompatibility, emulated())
+		version, commit(), runtime.Version(), runtime.GOOS, runtime.GOARCH, compat, emulated())
 	return err
 }
 
