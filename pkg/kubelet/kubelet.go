@@ -803,9 +803,10 @@ func (k *Kubelet) buildPLEG(evented bool) error {
 		Registry:        k.registry,
 		// v1.30's evented design had no pod relists (LegacyEventedPLEG, the option), and
 		// before v1.36 no release had them (the gate).
-		OnDemandRelist: !k.noPodRelists && k.gate.Enabled(features.PLEGOnDemandRelist),
-		LegacyEvented:  legacy,
-		Notify:         k.wakeSyncLoop,
+		OnDemandRelist:  !k.noPodRelists && k.gate.Enabled(features.PLEGOnDemandRelist),
+		PodRelistMetric: !k.release.Before(36),
+		LegacyEvented:   legacy,
+		Notify:          k.wakeSyncLoop,
 	}); err != nil {
 		return fmt.Errorf("create generic PLEG: %w", err)
 	}

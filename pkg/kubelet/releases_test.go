@@ -17,7 +17,7 @@ import (
 // off in 1.35, on since 1.36), how soon the pod runs (a pod worker asks for its pod's
 // relist since 1.36, PLEGOnDemandRelist; before, each step waits for the periodic
 // relist), the User-Agent of its probes and hooks, and which EventedPLEG design the gate
-// selects (a PLEG of its own until 1.37).
+// selects (a PLEG of its own until 1.37), and whether the per-pod relist's metric is served.
 func TestEmulatedReleases(t *testing.T) {
 	tests := []struct {
 		release  string
@@ -51,6 +51,18 @@ func TestEmulatedReleases(t *testing.T) {
 			}
 			if got := len(node.Status.DeclaredFeatures) > 0; got != tt.declares {
 				t.Errorf("declared features %v; want some: %t", node.Status.DeclaredFeatures, tt.declares)
+			}
+			// The per-pod relist's histogram is served from 1.36 on, as its pod relists.
+			mfs, err := h.k.Registry().Gather()
+			if err != nil {
+				t.Fatal(err)
+			}
+			served := false
+			for _, mf := range mfs {
+				served = served || strings.HasSuffix(mf.GetName(), "pleg_pod_relist_duration_seconds")
+			}
+			if served != tt.onDemand {
+				t.Errorf("pleg_pod_relist_duration_seconds served %t, want %t", served, tt.onDemand)
 			}
 
 			// The release's major.minor in what the kubelet sends: nc prints the requests of

@@ -55,7 +55,7 @@ func newFakeNode(t *testing.T, evented bool, mods ...func(*fake.Config)) *fakeNo
 	n := &fakeNode{t: t, rt: rt, clk: clk, cache: statuscache.New(statuscache.Config{EventedPLEG: evented, UnknownPodFresh: evented}), reg: metrics.NewRegistry("")}
 	n.lister = &listing{Runtime: rt}
 	// PLEGOnDemandRelist is GA in v1.37; v1.30, whose EventedPLEG the legacy mode is, had none.
-	n.g, err = NewGenericPLEG(Config{Runtime: n.lister, Cache: n.cache, Clock: clk, Registry: n.reg, LegacyEvented: evented, OnDemandRelist: !evented})
+	n.g, err = NewGenericPLEG(Config{Runtime: n.lister, Cache: n.cache, Clock: clk, Registry: n.reg, LegacyEvented: evented, OnDemandRelist: !evented, PodRelistMetric: true})
 	if err != nil {
 		t.Fatal(err)
 	}

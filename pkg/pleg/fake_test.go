@@ -180,7 +180,7 @@ type fixture struct {
 func newFixture(t *testing.T, mod func(*Config)) *fixture {
 	t.Helper()
 	f := &fixture{rt: newScripted(), clk: simtest.NewClock(), reg: metrics.NewRegistry("")}
-	cfg := Config{Runtime: f.rt, Clock: f.clk, Registry: f.reg}
+	cfg := Config{Runtime: f.rt, Clock: f.clk, Registry: f.reg, PodRelistMetric: true}
 	if mod != nil {
 		mod(&cfg)
 	}

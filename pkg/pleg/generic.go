@@ -49,6 +49,9 @@ type Config struct {
 	// then queues a relist of one pod, which Step runs between global relists. Off,
 	// RequestRelist does nothing, as before v1.36.
 	OnDemandRelist bool
+	// PodRelistMetric registers kubelet_pleg_pod_relist_duration_seconds, which kubelets
+	// serve from v1.36 on (whether pods are relisted or not).
+	PodRelistMetric bool
 	// RelistRequestCapacity bounds the queue of pod relist requests; 200 by default, as
 	// upstream. A request that does not fit is dropped (the next global relist covers it).
 	RelistRequestCapacity int
@@ -158,7 +161,7 @@ func NewGenericPLEG(cfg Config) (*GenericPLEG, error) {
 		cache:       cfg.Cache,
 		clock:       cfg.Clock,
 		eventCh:     make(chan *PodLifecycleEvent, cfg.ChannelCapacity),
-		metrics:     newMetrics(cfg.Registry),
+		metrics:     newMetrics(cfg.Registry, cfg.PodRelistMetric),
 		eventedGate: cfg.LegacyEvented,
 		notify:      cfg.Notify,
 		records:     make(map[types.UID]*podRecord),
@@ -320,7 +323,11 @@ func (g *GenericPLEG) relistPod(ctx context.Context, uid types.UID) {
 		v.Info("GenericPLEG: Relisting Pod", "podUID", uid)
 	}
 	timestamp := g.clock.Now()
-	defer func() { g.metrics.podRelist.Observe(g.clock.Since(timestamp).Seconds()) }()
+	defer func() {
+		if g.metrics.podRelist != nil {
+			g.metrics.podRelist.Observe(g.clock.Since(timestamp).Seconds())
+		}
+	}()
 	pod, err := g.runtime.GetPod(ctx, uid)
 	if err != nil {
 		if interrupted(ctx, err) {

@@ -425,50 +425,57 @@ pleg_relist_duration_seconds_count 2
 }
 
 // With the kubelet_ prefix the names are the real kubelet's, so its dashboards and alerts
-// (which join on kubelet_node_name) work unchanged.
+// (which join on kubelet_node_name) work unchanged; the per-pod relist's histogram is
+// there from v1.36 on (PodRelistMetric).
 func TestMetricNamesWithKubeletPrefix(t *testing.T) {
-	reg := metrics.NewRegistry("kubelet_")
-	reg.RegisterNodeName("node-1")
-	g, err := NewGenericPLEG(Config{Clock: testingclock.NewFakeClock(time.Unix(0, 0)), Runtime: newScripted(), Cache: nopCache{}, Registry: reg})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := NewLegacyEventedPLEG(LegacyEventedConfig{Generic: g, Runtime: &scriptedStream{}}); err != nil {
-		t.Fatal(err)
-	}
-	g.Relist(context.Background())
-	g.Relist(context.Background())
-	g.Healthy()
-	g.metrics.connLatency.Observe(0.1)
-	mfs, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []string
-	for _, mf := range mfs {
-		got = append(got, mf.GetName())
-	}
-	want := []string{ // the upstream kubelet's names, sorted
-		"kubelet_evented_pleg_connection_error_count",
-		"kubelet_evented_pleg_connection_latency_seconds",
-		"kubelet_evented_pleg_connection_success_count",
-		"kubelet_node_name",
-		"kubelet_pleg_active", // simulator only
-		"kubelet_pleg_discard_events",
-		"kubelet_pleg_last_seen_seconds",
-		"kubelet_pleg_pod_relist_duration_seconds", // v1.37's per-pod relist
-		"kubelet_pleg_relist_duration_seconds",
-		"kubelet_pleg_relist_interval_seconds",
-	}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Fatalf("metric names (-want +got):\n%s", diff)
-	}
-	if err := testutil.GatherAndCompare(reg, strings.NewReader(`
+	for _, podRelist := range []bool{true, false} {
+		reg := metrics.NewRegistry("kubelet_")
+		reg.RegisterNodeName("node-1")
+		g, err := NewGenericPLEG(Config{Clock: testingclock.NewFakeClock(time.Unix(0, 0)), Runtime: newScripted(), Cache: nopCache{},
+			Registry: reg, PodRelistMetric: podRelist})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := NewLegacyEventedPLEG(LegacyEventedConfig{Generic: g, Runtime: &scriptedStream{}}); err != nil {
+			t.Fatal(err)
+		}
+		g.Relist(context.Background())
+		g.Relist(context.Background())
+		g.Healthy()
+		g.metrics.connLatency.Observe(0.1)
+		mfs, err := reg.Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, mf := range mfs {
+			got = append(got, mf.GetName())
+		}
+		want := []string{ // the upstream kubelet's names, sorted
+			"kubelet_evented_pleg_connection_error_count",
+			"kubelet_evented_pleg_connection_latency_seconds",
+			"kubelet_evented_pleg_connection_success_count",
+			"kubelet_node_name",
+			"kubelet_pleg_active", // simulator only
+			"kubelet_pleg_discard_events",
+			"kubelet_pleg_last_seen_seconds",
+			"kubelet_pleg_pod_relist_duration_seconds", // v1.36's per-pod relist
+			"kubelet_pleg_relist_duration_seconds",
+			"kubelet_pleg_relist_interval_seconds",
+		}
+		if !podRelist {
+			want = append(want[:7], want[8:]...)
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Fatalf("PodRelistMetric %t: metric names (-want +got):\n%s", podRelist, diff)
+		}
+		if err := testutil.GatherAndCompare(reg, strings.NewReader(`
 # HELP kubelet_node_name The node's name. The count is always 1.
 # TYPE kubelet_node_name gauge
 kubelet_node_name{node="node-1"} 1
 `), "kubelet_node_name"); err != nil {
-		t.Fatal(err)
+			t.Fatal(err)
+		}
 	}
 }
 

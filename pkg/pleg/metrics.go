@@ -34,7 +34,8 @@ type plegMetrics struct {
 	current string // the active PLEG type; guarded by mu
 }
 
-func newMetrics(reg *metrics.Registry) *plegMetrics {
+// newMetrics registers the metrics in reg; podRelist only with podRelistMetric (v1.36 on).
+func newMetrics(reg *metrics.Registry, podRelistMetric bool) *plegMetrics {
 	m := &plegMetrics{
 		relistDuration: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name: reg.Name(metrics.PLEGRelistDuration), Help: "[ALPHA] Duration in seconds for relisting pods in PLEG.",
@@ -72,8 +73,13 @@ func newMetrics(reg *metrics.Registry) *plegMetrics {
 			Help: "Which PLEG is in charge of pod lifecycle events: 1 for the active type, 0 for the other (simulator only).",
 		}, []string{"type"}),
 	}
-	reg.MustRegister(m.relistDuration, m.relistInterval, m.podRelist, m.discardEvents, m.lastSeen,
+	reg.MustRegister(m.relistDuration, m.relistInterval, m.discardEvents, m.lastSeen,
 		m.conn, m.connErr, m.connLatency, m.active)
+	if podRelistMetric {
+		reg.MustRegister(m.podRelist)
+	} else {
+		m.podRelist = nil
+	}
 	m.active.WithLabelValues(TypeGeneric).Set(1)
 	m.active.WithLabelValues(TypeEvented).Set(0)
 	m.current = TypeGeneric
