@@ -2,9 +2,12 @@ package features
 
 import (
 	"fmt"
+	"math/rand"
 	"sort"
+	"strings"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/util/version"
 	upstream "k8s.io/component-base/featuregate"
 
 	"github.com/minikubelet/minikubelet/pkg/featuregate"
@@ -158,4 +161,128 @@ func TestSetReleaseOnlyBeforeAGateIsSet(t *testing.T) {
 	if gate.Release() != release.Newest() || !gate.Enabled(EventedPLEG) {
 		t.Fatal("a refused SetRelease changed the gate")
 	}
+}
+
+// TestReleaseTablesRandomSequences runs random operation sequences on each release's own
+// table in our gate and in component-base v0.37's: maps and flag strings of real gates
+// (locked ones among them), AllAlpha and AllBeta, unknown names and bad values, and a change
+// of emulation version; after each operation the errors and every gate's value agree.
+func TestReleaseTablesRandomSequences(t *testing.T) {
+	const sequences, steps = 40, 12
+	rng := rand.New(rand.NewSource(1))
+	ops := map[string]int{}
+	for _, r := range release.All() {
+		specs := VersionedSpecsOf(r)
+		theirSpecs := upstreamSpecs(t, specs)
+		var names []string
+		for name := range specs {
+			names = append(names, string(name))
+		}
+		sort.Strings(names)
+		pick := func() string {
+			switch n := rng.Intn(40); {
+			case n == 0:
+				return "AllAlpha"
+			case n == 1:
+				return "AllBeta"
+			case n == 2:
+				return "NoSuchGate"
+			default:
+				return names[rng.Intn(len(names))]
+			}
+		}
+		for seq := 0; seq < sequences; seq++ {
+			ours := NewFeatureGateFor(r)
+			theirs := upstream.NewVersionedFeatureGate(r.Version())
+			if err := theirs.AddVersioned(theirSpecs); err != nil {
+				t.Fatal(err)
+			}
+			var trace []string
+			for step := 0; step < steps; step++ {
+				var oErr, tErr error
+				switch op := rng.Intn(10); {
+				case op < 5:
+					m := map[string]bool{}
+					for i := rng.Intn(3); i >= 0; i-- {
+						m[pick()] = rng.Intn(2) == 0
+					}
+					trace = append(trace, fmt.Sprintf("SetFromMap(%v)", m))
+					oErr, tErr = ours.SetFromMap(m), theirs.SetFromMap(m)
+					ops["map"]++
+				case op < 8:
+					vals := []string{"true", "false", "true", "false", "maybe"}
+					s := pick() + "=" + vals[rng.Intn(len(vals))]
+					if rng.Intn(2) == 0 {
+						s += "," + pick() + "=" + vals[rng.Intn(2)]
+					}
+					trace = append(trace, fmt.Sprintf("Set(%q)", s))
+					oErr, tErr = ours.Set(s), theirs.Set(s)
+					ops["set"]++
+				default:
+					v := version.MajorMinor(1, uint(r.Minor()-rng.Intn(4)))
+					trace = append(trace, fmt.Sprintf("SetEmulationVersion(%s)", v))
+					oErr, tErr = ours.SetEmulationVersion(v), theirs.SetEmulationVersion(v)
+					ops["emulation"]++
+				}
+				if !sameErrors(oErr, tErr) {
+					t.Fatalf("%s sequence %d: %s: ours %v, component-base %v\ntrace: %v", r, seq, trace[len(trace)-1], oErr, tErr, trace)
+				}
+				if oErr != nil {
+					ops["error"]++
+				} else {
+					ops["ok"]++
+				}
+				ourAll, theirAll := ours.GetAll(), theirs.GetAll()
+				for _, name := range names {
+					_, oOK := ourAll[featuregate.Feature(name)]
+					_, tOK := theirAll[upstream.Feature(name)]
+					if oOK != tOK || oOK && ours.Enabled(featuregate.Feature(name)) != theirs.Enabled(upstream.Feature(name)) {
+						t.Fatalf("%s sequence %d: %s after %v: ours exists %t, component-base exists %t", r, seq, name, trace, oOK, tOK)
+					}
+				}
+			}
+		}
+	}
+	// A run that agrees only because it never reached the paths that matter proves nothing.
+	for _, what := range []string{"map", "set", "emulation", "error", "ok"} {
+		if ops[what] < 50 {
+			t.Errorf("only %d %s operations", ops[what], what)
+		}
+	}
+	t.Logf("operations: %v", ops)
+}
+
+// sameErrors compares two gates' errors as component-base makes them: an aggregate's
+// errors come in its map's order, so they are compared as sets; and it stops at the first
+// unrecognized gate, keeping the errors of the keys it met before, so where there is one,
+// that error alone must agree.
+func sameErrors(ours, theirs error) bool {
+	parts := func(err error) []string {
+		if err == nil {
+			return nil
+		}
+		var out []string
+		if agg, ok := err.(interface{ Errors() []error }); ok {
+			for _, e := range agg.Errors() {
+				out = append(out, e.Error())
+			}
+		} else {
+			out = []string{err.Error()}
+		}
+		sort.Strings(out)
+		return out
+	}
+	unrecognized := func(ps []string) string {
+		for _, p := range ps {
+			if strings.HasPrefix(p, "unrecognized feature gate: ") {
+				return p
+			}
+		}
+		return ""
+	}
+	o, t := parts(ours), parts(theirs)
+	if u := unrecognized(t); u != "" {
+		return unrecognized(o) == u
+	}
+	return fmt.Sprint(o) == fmt.Sprint(t)
 }
