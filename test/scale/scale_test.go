@@ -30,6 +30,7 @@ var (
 	podCounts  = flag.String("pods", "1000", "comma-separated pod counts to run")
 	plegs      = flag.String("pleg", "generic,evented", "comma-separated PLEGs to run: generic, evented")
 	capacity   = flag.Int("channel-capacity", 0, "pleg.channelCapacity; 0 keeps the default (1000)")
+	emulated   = flag.String("emulated-version", "", "the daemon's --emulated-version (1.34 to 1.37): the cost of a node of an older release; empty keeps the newest")
 	programCPU = flag.String("program-cpu", "", "the daemon's --program-cpu (the CPU the containers' programs get together); empty keeps its default")
 	settle     = flag.Duration("settle", 100*time.Second, "wait after every pod runs before measuring the steady state: past the first resync of the pods (syncFrequency 1m + up to 30s jitter), which all come at once")
 	steady     = flag.Duration("steady", time.Minute, "how long the steady-state CPU use is measured (a multiple of fileCheckFrequency, 20s)")
@@ -183,6 +184,9 @@ func measure(t *testing.T, n int, evented bool) result {
 	args := []string{"--config", filepath.Join(dir, "config.yaml"), "--read-only-port=0", "--port=0", "--metrics-prefix=kubelet_"}
 	if evented {
 		args = append(args, "--feature-gates=EventedPLEG=true")
+	}
+	if *emulated != "" {
+		args = append(args, "--emulated-version="+*emulated)
 	}
 	if *programCPU != "" {
 		args = append(args, "--program-cpu="+*programCPU)
