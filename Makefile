@@ -135,11 +135,11 @@ lint:
 .PHONY: help build run test soak churn bench hostile bench-all bench-density scale fuzz simulate lint kubelet-table pin-kubernetes image controlplane metricsserver e2e-cluster e2e monitoring \
 	conformance conformance-serial conformance-ci conformance-tools conformance-bins
 
-## kubelet-table: regenerate pkg/kubeletref/kubelet-$(KUBE_VERSION).json, that kubelet's flags and feature gates, by building its own flag set and gate (tools/kubeletref; KUBE_VERSION=v1.34 and so on for each release)
+## kubelet-table: regenerate pkg/kubeletref/kubelet-v1.37.json (KUBE_VERSION=v1.34: kubelet-v1.34.json), that kubelet's flags and feature gates, by building its own flag set and gate (tools/kubeletref)
 kubelet-table:
 	cd tools/kubeletref && $(GO) run $(KUBE_MODFILE) . ../../pkg/kubeletref/kubelet-$(KUBE_VERSION).json
 
-## pin-kubernetes: point the tools modules (control plane, e2e suite, kubelet table) at k8s.io/kubernetes $(KUBE_PATCH) and its staging modules (hack/pin-kubernetes); KUBE_VERSION=v1.3x pins that release's tools/*/v1.3x.mod
+## pin-kubernetes: point the tools modules (control plane, e2e suite, kubelet table) at k8s.io/kubernetes v1.37.2 and its staging modules (hack/pin-kubernetes); KUBE_VERSION=v1.34 pins that release's tools/*/v1.34.mod
 pin-kubernetes:
 	GO=$(GO) $(if $(KUBE_MODFILE),MODFILE=$(KUBE_VERSION).mod) hack/pin-kubernetes $(KUBE_PATCH) tools/controlplane tools/conformance tools/kubeletref
 
@@ -150,7 +150,7 @@ image:
 	CGO_ENABLED=0 GOOS=linux GOARCH=amd64 $(GO) build -trimpath -ldflags "-s -w $(LDFLAGS)" -o _output/image/minikubelet ./cmd/minikubelet
 	cd tools/image && $(GO) run . -binary ../../_output/image/minikubelet -tag $(IMAGE) -o ../../_output/image
 
-## controlplane: build kube-apiserver, kube-controller-manager, kube-scheduler and kubectl $(KUBE_PATCH) into $(KUBE_BIN) (tools/controlplane; KUBE_VERSION=v1.34 and so on)
+## controlplane: build kube-apiserver, kube-controller-manager, kube-scheduler and kubectl v1.37.2 into _output/bin (tools/controlplane; KUBE_VERSION=v1.34: v1.34.4 into _output/v1.34/bin)
 controlplane:
 	@mkdir -p $(KUBE_BIN)
 	cd tools/controlplane && $(GO) build $(KUBE_MODFILE) -ldflags "$(KUBE_LDFLAGS)" -o ../../$(KUBE_BIN)/ k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubectl
@@ -183,7 +183,7 @@ else
 CONFORMANCE_DOC_ARGS = -doc $(CONFORMANCE_OUT)/report.md
 endif
 
-## conformance-tools: build e2e.test and ginkgo from k8s.io/kubernetes $(KUBE_PATCH) into $(KUBE_BIN) (tools/conformance; KUBE_VERSION=v1.34 and so on)
+## conformance-tools: build e2e.test and ginkgo from k8s.io/kubernetes v1.37.2 into _output/bin (tools/conformance; KUBE_VERSION=v1.34: v1.34.4 into _output/v1.34/bin)
 conformance-tools:
 	@mkdir -p $(KUBE_BIN)
 	cd tools/conformance && $(GO) build $(KUBE_MODFILE) -o ../../$(KUBE_BIN)/ginkgo github.com/onsi/ginkgo/v2/ginkgo
@@ -203,7 +203,7 @@ run-conformance = mkdir -p $(1) && ( cd test/cluster && ../../hack/netns-run env
 	CONFORMANCE_FOCUS='$(2)' CONFORMANCE_SKIP='$(3)' CONFORMANCE_PROCS=$(4) CONFORMANCE_NODES=$(NODES) \
 	CONFORMANCE_TIMEOUT=$(CONFORMANCE_TIMEOUT) $(5) ../../_output/bin/cluster.test -test.run '^TestConformance$$' -test.v -test.timeout 120m )
 
-## conformance: the upstream [NodeConformance] specs (not [Serial]/[Disruptive]) of $(KUBE_VERSION) against its control plane and minikubelet nodes emulating it; FOCUS, SKIP, PROCS, NODES, KUBE_VERSION override; writes docs/conformance.md
+## conformance: the upstream [NodeConformance] specs (not [Serial]/[Disruptive]) of v1.37 (KUBE_VERSION=v1.34 and so on: that release's) against its control plane and minikubelet nodes of its release; FOCUS, SKIP, PROCS, NODES override; writes docs/conformance.md
 conformance: controlplane conformance-tools conformance-bins
 	@status=0; $(call run-conformance,$(CONFORMANCE_OUT),$(FOCUS),$(SKIP),$(PROCS),) || status=$$?; \
 	  $(GO) run ./hack/conformancereport -junit $(CONFORMANCE_OUT)/junit_01.xml -focus '$(FOCUS)' -skip '$(SKIP)' -section parallel$(KUBE_SUFFIX) \
