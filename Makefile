@@ -11,10 +11,11 @@ K8S_VERSION ?= v1.37.2
 # nodes emulate it (--emulated-version).
 KUBE_VERSION ?= $(basename $(K8S_VERSION))
 KUBE_PATCHES := v1.34.4 v1.35.4 v1.36.3 $(K8S_VERSION)
-ifeq ($(filter $(KUBE_VERSION),$(basename $(KUBE_PATCHES))),)
-$(error KUBE_VERSION=$(KUBE_VERSION): want one of $(basename $(KUBE_PATCHES)))
-endif
-KUBE_PATCH   := $(filter $(KUBE_VERSION).%,$(KUBE_PATCHES))
+KUBE_PATCH   := $(firstword $(filter $(KUBE_VERSION).%,$(KUBE_PATCHES)))
+# check-kube refuses a KUBE_VERSION that is none of the releases, in the targets that use it.
+check-kube = $(if $(KUBE_PATCH),,$(error KUBE_VERSION=$(KUBE_VERSION): want one of $(basename $(KUBE_PATCHES))))
+# newest-only refuses another release in the targets that run v1.37's nodes only.
+newest-only = $(if $(KUBE_SUFFIX),$(error $@ runs v1.37 only; KUBE_VERSION=$(KUBE_VERSION) is for controlplane, conformance-tools, conformance, kubelet-table and pin-kubernetes))
 # What the release's own build stamps (hack/lib/version.sh): without it the programs say
 # v0.0.0-master, to `--version` and to clients (/version, kubectl version).
 KUBE_LDFLAGS := $(foreach p,k8s.io/component-base/version k8s.io/client-go/pkg/version,-X $(p).gitVersion=$(KUBE_PATCH) \
@@ -49,7 +50,7 @@ LDFLAGS   ?= -X github.com/minikubelet/minikubelet/cmd/minikubelet/app.gitCommit
 
 ## help: list the targets
 help:
-	@awk -F': ' '/^## /{sub(/^## /,""); printf "  %-8s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+	@awk '/^## /{sub(/^## /,""); i = index($$0, ": "); printf "  %-8s %s\n", substr($$0, 1, i - 1), substr($$0, i + 2)}' $(MAKEFILE_LIST)
 
 ## build: build bin/minikubelet
 build:
@@ -96,7 +97,7 @@ churn:
 
 ## bench-density: NODES x PODS (default 100 x 30) in one process (--node-count) against a real control plane: time to Ready and Running, the cost per node, the API requests, a restart (PROFILE=/abs/dir: the CPU profile)
 bench-density: controlplane
-	KUBE_BIN_DIR=$(CURDIR)/_output/bin MINIKUBELET_DENSITY_NODES=$${NODES:-100} MINIKUBELET_DENSITY_PODS=$${PODS:-30} MINIKUBELET_DENSITY_STEADY=$${STEADY:-60s} MINIKUBELET_DENSITY_PROFILE=$(PROFILE) \
+	$(newest-only)KUBE_BIN_DIR=$(CURDIR)/_output/bin MINIKUBELET_DENSITY_NODES=$${NODES:-100} MINIKUBELET_DENSITY_PODS=$${PODS:-30} MINIKUBELET_DENSITY_STEADY=$${STEADY:-60s} MINIKUBELET_DENSITY_PROFILE=$(PROFILE) \
 	  $(GO) test -count=1 -v -timeout 30m -run '^TestDensity$$' ./test/cluster/ | grep -E '^\s*(\||---|ok|FAIL|density_test)'
 
 ## difftest: the shell and applets against Debian's busybox, byte for byte (test/difftest; needs busybox)
@@ -135,13 +136,13 @@ lint:
 .PHONY: help build run test soak churn bench hostile bench-all bench-density scale fuzz simulate lint kubelet-table pin-kubernetes image controlplane metricsserver e2e-cluster e2e monitoring \
 	conformance conformance-serial conformance-ci conformance-tools conformance-bins
 
-## kubelet-table: regenerate pkg/kubeletref/kubelet-v1.37.json (KUBE_VERSION=v1.34: kubelet-v1.34.json), that kubelet's flags and feature gates, by building its own flag set and gate (tools/kubeletref)
+## kubelet-table: regenerate pkg/kubeletref/kubelet-v1.37.json (KUBE_VERSION=v1.34 for kubelet-v1.34.json), that kubelet's flags and feature gates, by building its own flag set and gate (tools/kubeletref)
 kubelet-table:
-	cd tools/kubeletref && $(GO) run $(KUBE_MODFILE) . ../../pkg/kubeletref/kubelet-$(KUBE_VERSION).json
+	$(check-kube)cd tools/kubeletref && $(GO) run $(KUBE_MODFILE) . ../../pkg/kubeletref/kubelet-$(KUBE_VERSION).json
 
 ## pin-kubernetes: point the tools modules (control plane, e2e suite, kubelet table) at k8s.io/kubernetes v1.37.2 and its staging modules (hack/pin-kubernetes); KUBE_VERSION=v1.34 pins that release's tools/*/v1.34.mod
 pin-kubernetes:
-	GO=$(GO) $(if $(KUBE_MODFILE),MODFILE=$(KUBE_VERSION).mod) hack/pin-kubernetes $(KUBE_PATCH) tools/controlplane tools/conformance tools/kubeletref
+	$(check-kube)GO=$(GO) $(if $(KUBE_MODFILE),MODFILE=$(KUBE_VERSION).mod) hack/pin-kubernetes $(KUBE_PATCH) tools/controlplane tools/conformance tools/kubeletref
 
 ## image: minikubelet's OCI image without Docker (a static binary on an empty base, tools/image with go-containerregistry): _output/image/oci and _output/image/minikubelet-oci.tar
 IMAGE ?= ghcr.io/minikubelet/minikubelet:$(GIT_COMMIT)
@@ -150,9 +151,9 @@ image:
 	CGO_ENABLED=0 GOOS=linux GOARCH=amd64 $(GO) build -trimpath -ldflags "-s -w $(LDFLAGS)" -o _output/image/minikubelet ./cmd/minikubelet
 	cd tools/image && $(GO) run . -binary ../../_output/image/minikubelet -tag $(IMAGE) -o ../../_output/image
 
-## controlplane: build kube-apiserver, kube-controller-manager, kube-scheduler and kubectl v1.37.2 into _output/bin (tools/controlplane; KUBE_VERSION=v1.34: v1.34.4 into _output/v1.34/bin)
+## controlplane: build kube-apiserver, kube-controller-manager, kube-scheduler and kubectl v1.37.2 into _output/bin (tools/controlplane; KUBE_VERSION=v1.34 builds v1.34.4 into _output/v1.34/bin)
 controlplane:
-	@mkdir -p $(KUBE_BIN)
+	$(check-kube)@mkdir -p $(KUBE_BIN)
 	cd tools/controlplane && $(GO) build $(KUBE_MODFILE) -ldflags "$(KUBE_LDFLAGS)" -o ../../$(KUBE_BIN)/ k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubectl
 
 ## metricsserver: build metrics-server v0.7.2 into _output/bin (tools/metricsserver), for kubectl top
@@ -162,7 +163,7 @@ metricsserver:
 
 ## e2e-cluster: run the cluster-mode tests against a real control plane on loopback (needs etcd: Debian etcd-server)
 e2e-cluster: controlplane metricsserver image
-	KUBE_BIN_DIR=$(CURDIR)/_output/bin MINIKUBELET_IMAGE_TAR=$(CURDIR)/_output/image/minikubelet-oci.tar $(GO) test -race -count=1 -v -run . ./test/cluster/
+	$(newest-only)KUBE_BIN_DIR=$(CURDIR)/_output/bin MINIKUBELET_IMAGE_TAR=$(CURDIR)/_output/image/minikubelet-oci.tar $(GO) test -race -count=1 -v -run . ./test/cluster/
 
 # The upstream e2e suite (docs/conformance.md): which specs, how many ginkgo processes, how
 # many nodes, the suite's time limit, and where the JUnit report and the logs land.
@@ -183,9 +184,9 @@ else
 CONFORMANCE_DOC_ARGS = -doc $(CONFORMANCE_OUT)/report.md
 endif
 
-## conformance-tools: build e2e.test and ginkgo from k8s.io/kubernetes v1.37.2 into _output/bin (tools/conformance; KUBE_VERSION=v1.34: v1.34.4 into _output/v1.34/bin)
+## conformance-tools: build e2e.test and ginkgo from k8s.io/kubernetes v1.37.2 into _output/bin (tools/conformance; KUBE_VERSION=v1.34 builds v1.34.4 into _output/v1.34/bin)
 conformance-tools:
-	@mkdir -p $(KUBE_BIN)
+	$(check-kube)@mkdir -p $(KUBE_BIN)
 	cd tools/conformance && $(GO) build $(KUBE_MODFILE) -o ../../$(KUBE_BIN)/ginkgo github.com/onsi/ginkgo/v2/ginkgo
 	cd tools/conformance && $(GO) test $(KUBE_MODFILE) -ldflags "$(KUBE_LDFLAGS)" -c -o ../../$(KUBE_BIN)/e2e.test k8s.io/kubernetes/test/e2e
 
@@ -203,7 +204,7 @@ run-conformance = mkdir -p $(1) && ( cd test/cluster && ../../hack/netns-run env
 	CONFORMANCE_FOCUS='$(2)' CONFORMANCE_SKIP='$(3)' CONFORMANCE_PROCS=$(4) CONFORMANCE_NODES=$(NODES) \
 	CONFORMANCE_TIMEOUT=$(CONFORMANCE_TIMEOUT) $(5) ../../_output/bin/cluster.test -test.run '^TestConformance$$' -test.v -test.timeout 120m )
 
-## conformance: the upstream [NodeConformance] specs (not [Serial]/[Disruptive]) of v1.37 (KUBE_VERSION=v1.34 and so on: that release's) against its control plane and minikubelet nodes of its release; FOCUS, SKIP, PROCS, NODES override; writes docs/conformance.md
+## conformance: the upstream [NodeConformance] specs (not [Serial]/[Disruptive]) of v1.37 (KUBE_VERSION=v1.34 and so on for that release's) against its control plane and minikubelet nodes of its release; FOCUS, SKIP, PROCS, NODES override; writes docs/conformance.md
 conformance: controlplane conformance-tools conformance-bins
 	@status=0; $(call run-conformance,$(CONFORMANCE_OUT),$(FOCUS),$(SKIP),$(PROCS),) || status=$$?; \
 	  $(GO) run ./hack/conformancereport -junit $(CONFORMANCE_OUT)/junit_01.xml -focus '$(FOCUS)' -skip '$(SKIP)' -section parallel$(KUBE_SUFFIX) \
@@ -215,11 +216,11 @@ SERIAL_FOCUS := \[sig-node\].*\[Serial\]|\[sig-storage\].*\[Serial\]
 SERIAL_SKIP  := \[Disruptive\]|\[Flaky\]|\[Feature:[^]]*\]
 ## conformance-serial: the [Serial] specs of sig-node and sig-storage, run one at a time; a table of their own in docs/conformance.md
 conformance-serial: controlplane conformance-tools conformance-bins
-	@status=0; $(call run-conformance,$(CONFORMANCE_OUT)-serial,$(SERIAL_FOCUS),$(SERIAL_SKIP),1,CONFORMANCE_TIMEOUT=100m) || status=$$?; \
+	$(newest-only)@status=0; $(call run-conformance,$(CONFORMANCE_OUT)-serial,$(SERIAL_FOCUS),$(SERIAL_SKIP),1,CONFORMANCE_TIMEOUT=100m) || status=$$?; \
 	  $(GO) run ./hack/conformancereport -junit $(CONFORMANCE_OUT)-serial/junit_01.xml -focus '$(SERIAL_FOCUS)' -skip '$(SERIAL_SKIP)' -section serial \
 	    -doc docs/conformance.md -header "Measured $$(date -u +%F) at commit $(GIT_COMMIT) on $$(nproc) cores: one process, $(NODES) nodes."; \
 	  exit $$status
 
 ## conformance-ci: the quick subset of passing specs CI runs (hack/conformancereport/ci-subset.txt); fails if one fails
 conformance-ci: controlplane conformance-tools conformance-bins
-	$(call run-conformance,$(CONFORMANCE_OUT)-ci,,,4,CONFORMANCE_FOCUS_FILE=$(CURDIR)/hack/conformancereport/ci-subset.txt CONFORMANCE_EXPECT_PASS=1)
+	$(newest-only)$(call run-conformance,$(CONFORMANCE_OUT)-ci,,,4,CONFORMANCE_FOCUS_FILE=$(CURDIR)/hack/conformancereport/ci-subset.txt CONFORMANCE_EXPECT_PASS=1)

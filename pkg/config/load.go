@@ -56,13 +56,17 @@ func Load(args []string, gate featuregate.MutableFeatureGate, globals *pflag.Fla
 		return nil, fmt.Errorf("parse flags: %w", err)
 	}
 	if v, ok := fs.Lookup("version").Value.(*versionValue); ok && v.set {
-		// As the kubelet, before the config file is read: the release is the flag's.
+		// As the kubelet, after its flags parse and before the config file is read: the
+		// release is the flag's, and a flag it does not have fails first.
 		r := release.Newest()
 		if fs.Changed(flagEmulatedVersion) {
 			var err error
 			if r, err = release.Parse(sc.EmulatedVersion); err != nil {
 				return nil, fmt.Errorf("invalid --%s: %w", flagEmulatedVersion, err)
 			}
+		}
+		if err := releaseFlags(fs, r); err != nil {
+			return nil, fmt.Errorf("parse flags: %w", err)
 		}
 		return nil, &VersionRequest{Release: r}
 	}

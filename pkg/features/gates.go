@@ -37,7 +37,8 @@ type Gate struct {
 	featuregate.MutableVersionedFeatureGate
 	release release.Release
 	// absent answers for the newest table's gates that r's does not have: their value in
-	// the newest table at r, nothing set (empty for the newest release).
+	// the newest table at r, nothing set (empty for the newest release). Read only: copies
+	// share it.
 	absent map[featuregate.Feature]bool
 }
 
@@ -52,14 +53,31 @@ func (g *Gate) Enabled(name featuregate.Feature) bool {
 	return g.MutableVersionedFeatureGate.Enabled(name)
 }
 
+// DeepCopy returns a copy of g, of the same release, that answers Enabled as g does.
+func (g *Gate) DeepCopy() featuregate.MutableVersionedFeatureGate {
+	return &Gate{MutableVersionedFeatureGate: g.MutableVersionedFeatureGate.DeepCopy(), release: g.release, absent: g.absent}
+}
+
+// DeepCopyAndReset returns a copy of g, of the same release, with nothing set.
+func (g *Gate) DeepCopyAndReset() featuregate.MutableVersionedFeatureGate {
+	return &Gate{MutableVersionedFeatureGate: g.MutableVersionedFeatureGate.DeepCopyAndReset(), release: g.release, absent: g.absent}
+}
+
 // SetRelease makes g the gate of kubelet r: r's table, emulating r, nothing set. It
-// refuses once a gate has been set, as the release decides which gates can be.
+// refuses once a gate has been set or the emulation version changed, as the release
+// decides which gates there are. It replaces what g holds, so it is called before the
+// gate is shared (config.Load calls it first thing): unlike the gate's other methods, it
+// is not safe beside a reader.
 func (g *Gate) SetRelease(r release.Release) error {
 	if r == g.release {
 		return nil
 	}
-	for name := range g.MutableVersionedFeatureGate.GetAll() {
-		if g.MutableVersionedFeatureGate.ExplicitlySet(name) {
+	inner := g.MutableVersionedFeatureGate
+	if !inner.EmulationVersion().EqualTo(g.release.Version()) {
+		return fmt.Errorf("cannot change the release of the feature gate from %s to %s: it emulates %s", g.release, r, inner.EmulationVersion())
+	}
+	for name := range inner.GetAll() {
+		if inner.ExplicitlySet(name) {
 			return fmt.Errorf("cannot change the release of the feature gate from %s to %s after %s was set", g.release, r, name)
 		}
 	}

@@ -135,6 +135,14 @@ func TestGateOfEachRelease(t *testing.T) {
 			if exists != tt.exists || enabled != tt.enabled {
 				t.Errorf("exists %t, enabled %t; want %t, %t", exists, enabled, tt.exists, tt.enabled)
 			}
+			// A copy answers as the gate, for the gates the release lacks too.
+			for _, c := range []featuregate.MutableVersionedFeatureGate{gate.DeepCopy(), gate.DeepCopyAndReset()} {
+				if exists || Simulated(tt.name) {
+					if c.Enabled(tt.name) != tt.enabled {
+						t.Errorf("a copy: enabled %t, want %t", c.Enabled(tt.name), tt.enabled)
+					}
+				}
+			}
 			err = gate.DeepCopy().SetFromMap(map[string]bool{string(tt.name): true})
 			if fmt.Sprint(err) != fmt.Sprint(tt.set) && !(err == nil && tt.set == "") {
 				t.Errorf("set to true: %v, want %q", err, tt.set)
@@ -160,6 +168,14 @@ func TestSetReleaseOnlyBeforeAGateIsSet(t *testing.T) {
 	}
 	if gate.Release() != release.Newest() || !gate.Enabled(EventedPLEG) {
 		t.Fatal("a refused SetRelease changed the gate")
+	}
+	emulating := NewFeatureGate()
+	if err := emulating.SetEmulationVersion(old.Version()); err != nil {
+		t.Fatal(err)
+	}
+	err = emulating.SetRelease(old)
+	if want := "cannot change the release of the feature gate from 1.37 to 1.35: it emulates 1.35"; fmt.Sprint(err) != want {
+		t.Fatalf("SetRelease after SetEmulationVersion: %v, want %q", err, want)
 	}
 }
 

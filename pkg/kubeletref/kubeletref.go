@@ -56,8 +56,8 @@ type GateVersion struct {
 	LockToDefault bool   `json:"lockToDefault,omitempty"`
 	// MinCompatibilityVersion, if set, makes this spec apply only where the minimum
 	// compatibility version is at least this; it follows a spec of the same Version
-	// that gives the default for older peers. Tables of releases whose component-base has
-	// no such field (before v1.36) never set it.
+	// that gives the default for older peers. v1.34's component-base has no such field,
+	// and no table sets it before v1.37.
 	MinCompatibilityVersion string `json:"minCompatibilityVersion,omitempty"`
 }
 

@@ -637,6 +637,17 @@ func findBinaries(ctx context.Context, binDir string, want release.Release) (map
 		}
 	}
 	if len(missing) == 0 {
+		// One release: the three, found apart (another directory, PATH), must agree.
+		var seen []string
+		minors := map[string]bool{}
+		for _, name := range controlPlanePrograms {
+			seen = append(seen, fmt.Sprintf("%s %s (%s)", name, versions[name], out[name]))
+			minors[minorOf(versions[name])] = true
+		}
+		if len(minors) > 1 {
+			return nil, "", fmt.Errorf("the control plane's programs are of different releases: %s; pass --bin-dir with one release's, or --kubernetes-version",
+				strings.Join(seen, ", "))
+		}
 		return out, versions["kube-apiserver"], nil
 	}
 	var hints []string
@@ -679,13 +690,19 @@ func programVersion(ctx context.Context, path string) (string, error) {
 }
 
 // releaseIs reports whether a program's version is of release r. A build without the
-// release's stamp (v0.0.0-master) is taken for any release.
+// release's stamp (v0.0.0-master) is of none.
 func releaseIs(v string, r release.Release) bool {
 	parsed, err := version.ParseGeneric(v)
+	return err == nil && parsed.Major() == 1 && int(parsed.Minor()) == r.Minor()
+}
+
+// minorOf is a program's major.minor ("1.37"), or its whole version where it has none.
+func minorOf(v string) string {
+	parsed, err := version.ParseGeneric(v)
 	if err != nil {
-		return false
+		return v
 	}
-	return parsed.Major() == 0 || (parsed.Major() == 1 && int(parsed.Minor()) == r.Minor())
+	return fmt.Sprintf("%d.%d", parsed.Major(), parsed.Minor())
 }
 
 // parseKubernetesVersion reads --kubernetes-version: v1.35, 1.35 or v1.35.4.

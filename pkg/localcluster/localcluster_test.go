@@ -61,6 +61,13 @@ func TestFindBinaries(t *testing.T) {
 	for _, name := range controlPlanePrograms {
 		older35 = append(older35, exe(older, name, "v1.35.4"))
 	}
+	unstamped, mixed := filepath.Join(work, "unstamped"), filepath.Join(work, "mixed")
+	for _, name := range controlPlanePrograms {
+		exe(unstamped, name, "v0.0.0-master+$Format:%H$")
+	}
+	exe(mixed, "kube-apiserver", "v1.36.3")
+	exe(mixed, "kube-controller-manager", "v1.37.2")
+	exe(mixed, "kube-scheduler", "v1.37.2")
 	v135, _ := release.Parse("1.35")
 	v136, _ := release.Parse("1.36")
 
@@ -78,6 +85,12 @@ func TestFindBinaries(t *testing.T) {
 			got: map[string]string{"kube-apiserver": inBin, "kube-scheduler": inPath, "kube-controller-manager": inOutput, "etcd": etcd}},
 		{name: "an older release from its own directory", binDir: binDir, want: v135, version: "v1.35.4",
 			got: map[string]string{"kube-apiserver": older35[0], "kube-controller-manager": older35[1], "kube-scheduler": older35[2], "etcd": etcd}},
+		{name: "an unstamped build is of no release", binDir: unstamped, want: release.Newest(), version: "v1.37.2",
+			got: map[string]string{"kube-apiserver": filepath.Join(pathDir, "kube-apiserver"), "kube-controller-manager": inOutput}},
+		{name: "an unstamped build when none is asked for", binDir: unstamped, version: "v0.0.0-master+$Format:%H$",
+			got: map[string]string{"kube-apiserver": filepath.Join(unstamped, "kube-apiserver"), "etcd": etcd}},
+		{name: "programs of two releases", binDir: mixed, err: []string{
+			"the control plane's programs are of different releases: kube-apiserver v1.36.3 (" + filepath.Join(mixed, "kube-apiserver") + "), kube-controller-manager v1.37.2"}},
 		{name: "a release not built", binDir: binDir, want: v136, err: []string{
 			"kube-apiserver of Kubernetes 1.36: not in --bin-dir, PATH, ./_output/v1.36/bin or ./_output/bin; build it with `make controlplane KUBE_VERSION=v1.36` or pass --bin-dir",
 			"of other releases: " + inBin + " is v1.37.2;"}},

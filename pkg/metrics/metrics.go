@@ -16,7 +16,7 @@ import (
 const (
 	PLEGRelistDuration        = "pleg_relist_duration_seconds"
 	PLEGRelistInterval        = "pleg_relist_interval_seconds"
-	PLEGPodRelistDuration     = "pleg_pod_relist_duration_seconds" // the per-pod relist (v1.37)
+	PLEGPodRelistDuration     = "pleg_pod_relist_duration_seconds" // the per-pod relist (v1.36 on)
 	PLEGDiscardEvents         = "pleg_discard_events"
 	PLEGLastSeen              = "pleg_last_seen_seconds"
 	PLEGActive                = "pleg_active" // simulator only: 1 for the path in charge of fast exits
@@ -50,7 +50,7 @@ const (
 	PodInfeasibleResizes       = "pod_infeasible_resizes_total"
 	PodInProgressResizes       = "pod_in_progress_resizes"
 	PodDeferredAcceptedResizes = "pod_deferred_accepted_resizes_total"
-	HousekeepingDuration       = "housekeeping_duration_seconds"
+	HousekeepingDuration       = "housekeeping_duration_seconds"       // simulator only
 	NodeStatusUpdateDuration   = "node_status_update_duration_seconds" // simulator only
 	PodStatusSyncDuration      = "pod_status_sync_duration_seconds"
 	// Image volumes, as upstream's (alpha) names.

@@ -1,6 +1,8 @@
 package release
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -60,5 +62,44 @@ func TestReleases(t *testing.T) {
 	all[0] = Newest() // All returns a copy
 	if Oldest().Minor() != 34 {
 		t.Error("All() shares the table")
+	}
+}
+
+// TestPinsMatchReleases: the version each release reports is the one its control plane,
+// suite and kubelet table are built from (tools/*/go.mod for the newest, tools/*/v1.3x.mod
+// for the others) and the one the Makefile's KUBE_PATCHES names, so a new patch moves
+// them all.
+func TestPinsMatchReleases(t *testing.T) {
+	makefile, err := os.ReadFile(filepath.Join("..", "..", "Makefile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var patches []string
+	for _, line := range strings.Split(string(makefile), "\n") {
+		if rest, ok := strings.CutPrefix(line, "KUBE_PATCHES :="); ok {
+			patches = strings.Fields(strings.ReplaceAll(rest, "$(K8S_VERSION)", Newest().KubeletVersion()))
+		}
+	}
+	if len(patches) != len(All()) {
+		t.Fatalf("the Makefile's KUBE_PATCHES %v, want one a release of %v", patches, All())
+	}
+	for i, r := range All() {
+		if patches[i] != r.KubeletVersion() {
+			t.Errorf("KUBE_PATCHES names %s, release %s reports %s", patches[i], r, r.KubeletVersion())
+		}
+		file := "v" + r.String() + ".mod"
+		if r == Newest() {
+			file = "go.mod"
+		}
+		for _, tool := range []string{"controlplane", "conformance", "kubeletref"} {
+			path := filepath.Join("..", "..", "tools", tool, file)
+			data, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := "k8s.io/kubernetes " + r.KubeletVersion() + "\n"; !strings.Contains(string(data), want) {
+				t.Errorf("%s does not require %q", path, strings.TrimSpace(want))
+			}
+		}
 	}
 }

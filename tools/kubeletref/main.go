@@ -129,7 +129,7 @@ func preRelease(p featuregate.FeatureSpec) string {
 }
 
 // minCompatibility returns a spec's MinCompatibilityVersion, or "" where it has none or
-// the release's component-base has no such field yet (v1.34 and v1.35): the same source
+// the release's component-base has no such field yet (v1.34): the same source
 // builds against every release's (-modfile, docs/versions.md).
 func minCompatibility(spec featuregate.FeatureSpec) string {
 	f := reflect.ValueOf(spec).FieldByName("MinCompatibilityVersion")

@@ -277,4 +277,10 @@ func TestKubeletCommandLineStartsTheDaemon(t *testing.T) {
 			t.Errorf("%v: started %v, printed %q, want %q in it", tt.args, *started != nil, out.String(), tt.want)
 		}
 	}
+	// The flags parse first, as the kubelet's: one the release does not have fails
+	// --version too.
+	cmd, _, started, _ = testCommand(t, "--emulated-version=1.35", "--pod-infra-container-image=x", "--version")
+	if err := cmd.Execute(); err == nil || *started != nil || !strings.Contains(err.Error(), "unknown flag: --pod-infra-container-image (kubelet 1.35 has no such flag") {
+		t.Errorf("--version with a flag 1.35 lacks: %v", err)
+	}
 }
