@@ -28,8 +28,18 @@ type Owner struct {
 	// complete for that instant (Sim's settled).
 	settled func(ctx context.Context, now time.Time)
 
-	wake *Signal
-	last []time.Time // each loop's last step start, for Slack
+	// MaxStepsWithoutWait bounds how many times one loop may step before the owner next
+	// waits (DefaultMaxStepsPerInstant when zero): a loop that is still due after so many is
+	// a bug, as Sim reports it. The owner logs it with the loop's name, calls Runaway if set,
+	// and parks the loop for RunawayPark, so the node's other loops and its mailbox go on.
+	MaxStepsWithoutWait int
+	// Runaway, if set, is told of each loop parked so (a metric, a test).
+	Runaway func(loop string, steps int)
+
+	wake   *Signal
+	last   []time.Time // each loop's last step start, for Slack
+	burst  []int       // each loop's steps since the owner last waited
+	parked []time.Time // a runaway loop is not stepped before this
 
 	mu      sync.Mutex
 	mailbox []letter
@@ -45,7 +55,8 @@ type letter struct {
 // NewOwner returns the runner of loops on clk. Every loop's Wake is redirected to the
 // owner's own, so that one goroutine can wait for all of them. settled may be nil.
 func NewOwner(clk clock.Clock, loops []Loop, settled func(ctx context.Context, now time.Time)) *Owner {
-	o := &Owner{clock: clk, loops: loops, settled: settled, wake: NewSignal(), last: make([]time.Time, len(loops))}
+	o := &Owner{clock: clk, loops: loops, settled: settled, wake: NewSignal(), last: make([]time.Time, len(loops)),
+		burst: make([]int, len(loops)), parked: make([]time.Time, len(loops))}
 	for _, l := range loops {
 		l.Wake.forwardTo(o.wake)
 	}
@@ -110,9 +121,10 @@ func (o *Owner) Run(ctx context.Context) {
 	for ctx.Err() == nil {
 		o.drain(step)
 		now := o.clock.Now()
-		if i := firstDue(o.loops, now); i >= 0 {
+		if i := o.firstDue(now); i >= 0 {
 			o.last[i] = now
 			o.loops[i].Step(step)
+			o.guard(ctx, i, now)
 			continue
 		}
 		if o.settled != nil {
@@ -131,6 +143,7 @@ func (o *Owner) Run(ctx context.Context) {
 			}
 			fire = t.C()
 		}
+		clear(o.burst)
 		select {
 		case <-ctx.Done():
 		case <-fire:
@@ -140,6 +153,43 @@ func (o *Owner) Run(ctx context.Context) {
 			t.Stop()
 		}
 	}
+}
+
+// RunawayPark is how long a loop that never stopped being due waits before it is stepped
+// again.
+const RunawayPark = time.Second
+
+// firstDue is the first due entry of the table in order, parked ones passed over.
+func (o *Owner) firstDue(now time.Time) int {
+	for i, l := range o.loops {
+		if now.Before(o.parked[i]) {
+			continue
+		}
+		if isDue(l.Due(now), now) {
+			return i
+		}
+	}
+	return -1
+}
+
+// guard counts loop i's step since the owner last waited and parks it past the bound.
+func (o *Owner) guard(ctx context.Context, i int, now time.Time) {
+	o.burst[i]++
+	max := o.MaxStepsWithoutWait
+	if max == 0 {
+		max = DefaultMaxStepsPerInstant
+	}
+	if o.burst[i] <= max {
+		return
+	}
+	name := o.loops[i].Name
+	klog.FromContext(ctx).Error(nil, "Loop is still due after as many steps without a wait: a step must make progress; parking it",
+		"loop", name, "steps", o.burst[i], "parkedFor", RunawayPark)
+	if o.Runaway != nil {
+		o.Runaway(name, o.burst[i])
+	}
+	o.burst[i] = 0
+	o.parked[i] = now.Add(RunawayPark)
 }
 
 // nextWake is the earliest Due of the table, each pushed to at least its Slack after its
@@ -154,6 +204,7 @@ func (o *Owner) nextWake(now time.Time) (time.Time, bool) {
 		if l.Slack > 0 && !o.last[i].IsZero() {
 			d = latest(d, o.last[i].Add(l.Slack))
 		}
+		d = latest(d, o.parked[i])
 		if next.IsZero() || d.Before(next) {
 			next = d
 		}

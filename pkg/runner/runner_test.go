@@ -311,3 +311,45 @@ func TestOwnerSlackBatchesNearbyInstants(t *testing.T) {
 		})
 	}
 }
+
+// A loop that never stops being due is reported with its name and parked, as Sim reports
+// it, and the node goes on: the loop after it in the table and the mailbox still run.
+func TestOwnerParksARunawayLoop(t *testing.T) {
+	t0 := time.Unix(0, 0)
+	clk := testingclock.NewFakeClock(t0)
+	spins := 0
+	runaway := Loop{Name: "spinner", Due: func(now time.Time) time.Time { return now }, Step: func(context.Context) { spins++ }}
+	stepped := make(chan struct{}, 1)
+	done := false
+	after := Loop{
+		Name: "after",
+		Due: func(now time.Time) time.Time {
+			if done {
+				return time.Time{}
+			}
+			return now
+		},
+		Step: func(context.Context) { done = true; stepped <- struct{}{} },
+	}
+	reported := make(chan string, 4)
+	owner := NewOwner(clk, []Loop{runaway, after}, nil)
+	owner.MaxStepsWithoutWait = 100
+	owner.Runaway = func(loop string, steps int) { reported <- fmt.Sprintf("%s after %d", loop, steps) }
+	g := NewGroup(context.Background())
+	g.Go("node", owner.Run)
+	defer g.Stop()
+
+	if got := <-reported; got != "spinner after 101" {
+		t.Fatalf("reported %q, want the spinner after 101 steps", got)
+	}
+	<-stepped // the entry after it in the table ran
+	ran := make(chan struct{})
+	owner.Post(func(context.Context) { close(ran) })
+	<-ran // and the mailbox
+	// Parked for RunawayPark on the clock: it spins again once that has passed.
+	eventually.True(t, "the owner to park on the clock", clk.HasWaiters)
+	clk.Step(RunawayPark)
+	if got := <-reported; got != "spinner after 101" {
+		t.Fatalf("reported %q the second time", got)
+	}
+}
