@@ -258,8 +258,8 @@ func TestTrees(t *testing.T) {
 // TestApplets: each image has the applets where it should and only those it should.
 func TestApplets(t *testing.T) {
 	names := programs.Names()
-	if len(names) == 0 {
-		t.Skip("package programs has no applets yet")
+	if len(names) < 100 {
+		t.Fatalf("package programs has %d applets; busybox's images hold over 100", len(names))
 	}
 	type where struct{ image, path string }
 	has := map[where]bool{}

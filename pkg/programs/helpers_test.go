@@ -90,7 +90,8 @@ type tc struct {
 	dir   string
 	id    shell.Identity
 	// until stops a program that never ends (tail -f, yes) at this point of the clock
-	// (from epoch): its output so far is compared, and status is not.
+	// (from epoch): it must still run then, and its output so far is compared (its status
+	// is the kill's, and is not).
 	until time.Duration
 	// steps changes the filesystem at clock offsets while the program runs.
 	steps map[time.Duration]func(v *vfs.View)
@@ -116,6 +117,8 @@ type result struct {
 	Stdout, Stderr string
 	Status         int
 	Elapsed        time.Duration
+	// Stopped: the program still ran at the case's until, and was killed there.
+	Stopped bool
 }
 
 // runCase runs c on a fresh machine, stepping the clock to whatever is next due.
@@ -167,7 +170,7 @@ func runCase(t *testing.T, c tc) (result, *vfs.View) {
 		}
 		if c.until > 0 && (next == 0 || next > end) {
 			m.KillAll()
-			break
+			return result{stdout.String(), stderr.String(), status, time.Duration(now - epoch.UnixNano()), true}, v
 		}
 		if next == 0 {
 			t.Fatalf("%q blocked with nothing due", c.argv)
@@ -185,7 +188,7 @@ func runCase(t *testing.T, c tc) (result, *vfs.View) {
 			}
 		}
 	}
-	return result{stdout.String(), stderr.String(), status, time.Duration(now - epoch.UnixNano())}, v
+	return result{stdout.String(), stderr.String(), status, time.Duration(now - epoch.UnixNano()), false}, v
 }
 
 // runCases runs a table of cases and compares each result exactly.
@@ -194,8 +197,9 @@ func runCases(t *testing.T, cases []tc) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			got, v := runCase(t, c)
-			want := result{c.stdout, c.stderr, c.status, c.elapsed}
+			want := result{c.stdout, c.stderr, c.status, c.elapsed, c.until > 0}
 			if c.until > 0 {
+				// Stopped says it ran that long; the status is the kill's.
 				got.Status, want.Status = 0, 0
 				got.Elapsed, want.Elapsed = 0, 0
 			}
