@@ -3,6 +3,7 @@ package simulate
 import (
 	"bytes"
 	"context"
+	"flag"
 	"os"
 	"path/filepath"
 	"strings"
@@ -20,6 +21,10 @@ func TestMain(m *testing.M) {
 	klog.SetLogger(logr.Discard())
 	os.Exit(m.Run())
 }
+
+// update rewrites the golden timelines: a change of behaviour that still meets every
+// expectation shows in their diff, where a reviewer reads it.
+var update = flag.Bool("update", false, "rewrite the shipped scenarios' golden timelines (testdata/timelines) from this run")
 
 // scenarioFiles are the shipped scenarios, which are also the project's acceptance tests.
 func scenarioFiles(t testing.TB) []string {
@@ -77,13 +82,14 @@ func runFile(t testing.TB, path string) (*Result, []byte) {
 	return res, b.Bytes()
 }
 
-// TestShippedScenarios runs every scenario of configs/scenarios twice: each must pass, and
-// both runs must print the same bytes (the determinism contract).
+// TestShippedScenarios runs every scenario of configs/scenarios twice: each must pass, both
+// runs must print the same bytes (the determinism contract), and those bytes must be the
+// scenario's golden timeline, testdata/timelines/<name>.txt (-update rewrites them).
 func TestShippedScenarios(t *testing.T) {
 	want := []string{"static-pod-lifecycle", "pleg-unhealthy", "relist-slow", "event-channel-full",
 		"evented-fallback", "crashloop-backoff", "feature-gate-precedence", "memory-pressure", "graceful-shutdown", "pleg-relist-hang",
 		"eviction-memory-leak", "eviction-soft-threshold", "eviction-disk-pressure", "cpu-throttling", "in-place-resize", "image-volume",
-		"supplemental-groups", "env-files", "proc-mount", "user-namespaces", "kubelet-restart-readiness", "kubelet-restart-readiness-v130"}
+		"supplemental-groups", "env-files", "proc-mount", "user-namespaces", "kubelet-restart-readiness", "kubelet-restart-readiness-v130", "kubelet-restart-readiness-v134"}
 	seen := map[string]bool{}
 	for _, path := range scenarioFiles(t) {
 		name := strings.TrimSuffix(filepath.Base(path), ".yaml")
@@ -97,11 +103,50 @@ func TestShippedScenarios(t *testing.T) {
 			if !bytes.Equal(first, second) {
 				t.Errorf("two runs differ:\n--- first\n%s\n--- second\n%s", first, second)
 			}
+			golden := filepath.Join("testdata", "timelines", name+".txt")
+			if *update {
+				if err := os.MkdirAll(filepath.Dir(golden), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(golden, first, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("no golden timeline (go test ./pkg/simulate -run TestShippedScenarios -update writes it): %v", err)
+			}
+			if line, w, g := firstDifference(want, first); line > 0 {
+				t.Errorf("the timeline differs from %s from line %d:\n want %q\n got  %q\nIf the change is meant, rewrite it with go test ./pkg/simulate -run TestShippedScenarios -update and review its diff.",
+					golden, line, w, g)
+			}
 		})
 	}
 	for _, name := range want {
 		if !seen[name] {
 			t.Errorf("configs/scenarios/%s.yaml is missing", name)
+		}
+	}
+}
+
+// firstDifference returns the first line (from 1) where want and got differ, and the two
+// lines there; 0 when they are the same.
+func firstDifference(want, got []byte) (int, string, string) {
+	if bytes.Equal(want, got) {
+		return 0, "", ""
+	}
+	w, g := strings.Split(string(want), "\n"), strings.Split(string(got), "\n")
+	for i := 0; ; i++ {
+		var wl, gl string
+		if i < len(w) {
+			wl = w[i]
+		}
+		if i < len(g) {
+			gl = g[i]
+		}
+		if wl != gl || i >= len(w) || i >= len(g) {
+			return i + 1, wl, gl
 		}
 	}
 }
