@@ -22,42 +22,56 @@ func (k *Kubelet) onOwner(ctx context.Context, fn func(ctx context.Context) erro
 	return fn(ctx)
 }
 
-// faultEdge is the HTTP fault-injection API's way into the runtime.
-type faultEdge struct{ k *Kubelet }
-
-func (e faultEdge) AddFault(spec fault.Spec) (fault.Spec, error) {
+// AddFault injects a fault into the node's runtime, and tells the flight recorder: the one
+// way in for a fault, whether from the HTTP API (/debug/faults) or a simulate step. It is
+// made between two steps while the daemon runs.
+func (k *Kubelet) AddFault(spec fault.Spec) (fault.Spec, error) {
 	var added fault.Spec
-	err := e.k.onOwner(context.Background(), func(context.Context) error {
+	err := k.onOwner(context.Background(), func(context.Context) error {
 		var err error
-		if added, err = e.k.runtime.AddFault(spec); err == nil && e.k.recorder != nil {
-			e.k.recorder.FaultAdded(added)
+		if added, err = k.runtime.AddFault(spec); err == nil && k.recorder != nil {
+			k.recorder.FaultAdded(added)
 		}
 		return err
 	})
 	return added, err
 }
 
-func (e faultEdge) Faults() []fault.Spec { return e.k.runtime.Faults() }
+// Faults lists the runtime's faults in force.
+func (k *Kubelet) Faults() []fault.Spec { return k.runtime.Faults() }
 
-func (e faultEdge) RemoveFault(id string) error {
-	return e.k.onOwner(context.Background(), func(context.Context) error {
-		err := e.k.runtime.RemoveFault(id)
-		if err == nil && e.k.recorder != nil {
-			e.k.recorder.FaultCleared(id)
+// RemoveFault clears one fault, by its ID (see AddFault).
+func (k *Kubelet) RemoveFault(id string) error {
+	return k.onOwner(context.Background(), func(context.Context) error {
+		err := k.runtime.RemoveFault(id)
+		if err == nil && k.recorder != nil {
+			k.recorder.FaultCleared(id)
 		}
 		return err
 	})
 }
 
-func (e faultEdge) ClearFaults() {
-	_ = e.k.onOwner(context.Background(), func(context.Context) error {
-		e.k.runtime.ClearFaults()
-		if e.k.recorder != nil {
-			e.k.recorder.FaultsCleared()
+// ClearFaults clears every fault and returns those it cleared (see AddFault).
+func (k *Kubelet) ClearFaults() []fault.Spec {
+	var cleared []fault.Spec
+	_ = k.onOwner(context.Background(), func(context.Context) error {
+		cleared = k.runtime.Faults()
+		k.runtime.ClearFaults()
+		if k.recorder != nil {
+			k.recorder.FaultsCleared()
 		}
 		return nil
 	})
+	return cleared
 }
+
+// faultEdge is the HTTP fault-injection API's way into the runtime: the kubelet's.
+type faultEdge struct{ k *Kubelet }
+
+func (e faultEdge) AddFault(spec fault.Spec) (fault.Spec, error) { return e.k.AddFault(spec) }
+func (e faultEdge) Faults() []fault.Spec                         { return e.k.Faults() }
+func (e faultEdge) RemoveFault(id string) error                  { return e.k.RemoveFault(id) }
+func (e faultEdge) ClearFaults()                                 { e.k.ClearFaults() }
 
 // manifestObserver is the file source's observer: the recorder, if any.
 func (k *Kubelet) manifestObserver() podsource.Observer {

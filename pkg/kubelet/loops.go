@@ -12,7 +12,15 @@ import (
 	"github.com/minikubelet/minikubelet/pkg/config"
 	"github.com/minikubelet/minikubelet/pkg/events"
 	"github.com/minikubelet/minikubelet/pkg/runner"
+	"github.com/minikubelet/minikubelet/pkg/runtime/fake"
 )
+
+// RuntimeLoop is the runtime's entry of a node's loop table: its containers' programs and
+// pending operations. A node whose kubelet is stopped (simulate's kubelet restart) steps
+// it alone.
+func RuntimeLoop(rt *fake.Runtime) runner.Loop {
+	return runner.Loop{Name: "runtime", Due: rt.Due, Step: rt.Step, Wake: rt.Wake(), Slack: RuntimeSlack}
+}
 
 // Loops is the node's loop table: every control loop of this kubelet, once, in the order
 // the virtual-time scheduler breaks ties at one instant (the runtime first, so what falls
@@ -25,7 +33,7 @@ import (
 func (k *Kubelet) Loops() []runner.Loop {
 	images, status, lease := k.nodeStatus.Loops().Images, k.nodeStatus.Loops().Status, k.nodeStatus.Loops().Lease
 	loops := []runner.Loop{
-		{Name: "runtime", Due: k.runtime.Due, Step: k.runtime.Step, Wake: k.runtime.Wake(), Slack: RuntimeSlack},
+		RuntimeLoop(k.runtime),
 		{Name: "runtime-status", Due: k.state.Due, Step: k.state.Step, Wake: k.state.Wake(), Stop: k.state.Stop},
 	}
 	if k.fileSource != nil {

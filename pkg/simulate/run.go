@@ -317,7 +317,7 @@ func (s *simulation) stopKubelet() {
 	}
 	s.k.Stop()
 	s.running = false
-	s.sim.SetLoops([]runner.Loop{{Name: "runtime", Due: s.runtime.Due, Step: s.runtime.Step, Wake: s.runtime.Wake()}})
+	s.sim.SetLoops([]runner.Loop{kubelet.RuntimeLoop(s.runtime)})
 }
 
 // pending is an expectation still waiting for an instant at which it holds.
@@ -427,18 +427,17 @@ func (s *simulation) apply(ctx context.Context, i int, now time.Time) ([]*pendin
 		}
 		s.triggerRelist()
 	case st.Fault != nil:
-		spec, err := s.runtime.AddFault(*st.Fault)
+		spec, err := s.k.AddFault(*st.Fault)
 		if err != nil {
 			return nil, &InvalidError{Err: fmt.Errorf("step %d: key \"fault\": %w", i, err)}
 		}
 		s.obs.line(now, "fault", "added "+describeFault(spec))
 	case st.ClearFaults:
-		for _, f := range s.runtime.Faults() {
+		for _, f := range s.k.ClearFaults() {
 			s.obs.line(now, "fault", "cleared id="+f.ID)
 		}
-		s.runtime.ClearFaults()
 	case st.ClearFault != "":
-		if err := s.runtime.RemoveFault(st.ClearFault); err != nil {
+		if err := s.k.RemoveFault(st.ClearFault); err != nil {
 			return nil, &InvalidError{Err: fmt.Errorf("step %d: key \"clearFault\": %w", i, err)}
 		}
 		s.obs.line(now, "fault", "cleared id="+st.ClearFault)
