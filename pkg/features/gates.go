@@ -37,8 +37,8 @@ type Gate struct {
 	featuregate.MutableVersionedFeatureGate
 	release release.Release
 	// absent answers for the newest table's gates that r's does not have: their value in
-	// the newest table at r, nothing set (empty for the newest release). Read only: copies
-	// share it.
+	// the newest table at r, nothing set (empty for the newest release). Read only: every
+	// gate of the release shares it (absentByRelease).
 	absent map[featuregate.Feature]bool
 }
 
@@ -91,26 +91,42 @@ func newGate(r release.Release) *Gate {
 	if err := inner.AddVersioned(VersionedSpecsOf(r)); err != nil {
 		panic(fmt.Sprintf("features: the kubelet %s table: %v", r, err)) // a build with a broken table
 	}
-	g := &Gate{MutableVersionedFeatureGate: inner, release: r}
-	if r == release.Newest() {
-		return g
-	}
-	history := featuregate.NewFeatureGate()
-	if err := history.AddVersioned(VersionedSpecs()); err != nil {
-		panic(err) // a fresh gate cannot conflict
-	}
-	if err := history.SetEmulationVersion(r.Version()); err != nil {
-		panic(fmt.Sprintf("features: the newest table at %s: %v", r, err))
-	}
-	own := inner.GetAll()
-	g.absent = map[featuregate.Feature]bool{}
-	for name := range history.GetAllVersioned() {
-		if _, ok := own[name]; !ok {
-			g.absent[name] = history.Enabled(name)
-		}
-	}
-	return g
+	return &Gate{MutableVersionedFeatureGate: inner, release: r, absent: absentByRelease[r]()}
 }
+
+// absentByRelease holds, for each release, the newest table's gates that the release's table lacks,
+// with their values in the newest table at that release, nothing set (none for the newest
+// release): the same for every gate of the release, so it is worked out once.
+var absentByRelease = func() map[release.Release]func() map[featuregate.Feature]bool {
+	out := map[release.Release]func() map[featuregate.Feature]bool{}
+	for _, r := range release.All() {
+		out[r] = sync.OnceValue(func() map[featuregate.Feature]bool {
+			if r == release.Newest() {
+				return nil
+			}
+			own := featuregate.NewVersionedFeatureGate(r.Version())
+			if err := own.AddVersioned(VersionedSpecsOf(r)); err != nil {
+				panic(fmt.Sprintf("features: the kubelet %s table: %v", r, err)) // a build with a broken table
+			}
+			history := featuregate.NewFeatureGate()
+			if err := history.AddVersioned(VersionedSpecs()); err != nil {
+				panic(err) // a fresh gate cannot conflict
+			}
+			if err := history.SetEmulationVersion(r.Version()); err != nil {
+				panic(fmt.Sprintf("features: the newest table at %s: %v", r, err))
+			}
+			known := own.GetAll()
+			lacks := map[featuregate.Feature]bool{}
+			for name := range history.GetAllVersioned() {
+				if _, ok := known[name]; !ok {
+					lacks[name] = history.Enabled(name)
+				}
+			}
+			return lacks
+		})
+	}
+	return out
+}()
 
 // tables holds each release's gates with their specs by version, built at first use: a
 // command line or config file from a real node of that release names such gates, and the
