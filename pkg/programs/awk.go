@@ -294,8 +294,8 @@ func runAwk(c *cmd) int {
 	o, args := c.getopt("F:v:f:e:", nil)
 	src := ""
 	switch {
-	case o.has('f'):
-		for _, f := range o.vals('f') {
+	case o.Has('f'):
+		for _, f := range o.Vals('f') {
 			data, err := c.readAll(f)
 			if err != nil {
 				c.perror(err, "can't open '%s'", f)
@@ -303,8 +303,8 @@ func runAwk(c *cmd) int {
 			}
 			src += string(data) + "\n"
 		}
-	case o.has('e'):
-		src = strings.Join(o.vals('e'), "\n")
+	case o.Has('e'):
+		src = strings.Join(o.Vals('e'), "\n")
 	default:
 		if len(args) == 0 {
 			c.showUsage(1)
@@ -336,10 +336,10 @@ func runAwk(c *cmd) int {
 	}
 	a.arrays["ARGV"] = argv
 	a.vars["ARGC"] = awkNum(float64(len(args) + 1))
-	if o.has('F') {
-		a.vars["FS"] = awkStr(awkUnescape(o.val('F')))
+	if o.Has('F') {
+		a.vars["FS"] = awkStr(awkUnescape(o.Val('F')))
 	}
-	for _, v := range o.vals('v') {
+	for _, v := range o.Vals('v') {
 		if !a.assignArg(v) {
 			c.showUsage(1)
 		}

@@ -150,8 +150,8 @@ func (c *cmd) baseNUMArgs() (bool, int, io.Reader) {
 		c.showUsage(1)
 	}
 	col := 76
-	if o.has('w') {
-		col = c.positive(o.val('w'))
+	if o.Has('w') {
+		col = c.positive(o.Val('w'))
 	}
 	name := "-"
 	if len(args) == 1 {
@@ -162,5 +162,5 @@ func (c *cmd) baseNUMArgs() (bool, int, io.Reader) {
 		c.perror(err, "can't open '%s'", name)
 		c.exit(1)
 	}
-	return o.has('d'), col, r
+	return o.Has('d'), col, r
 }

@@ -7,10 +7,10 @@ import (
 func runBasename(c *cmd) int {
 	o, args := c.getopt("+as:z", nil)
 	end := "\n"
-	if o.has('z') {
+	if o.Has('z') {
 		end = "\x00"
 	}
-	if !o.has('a') && !o.has('s') {
+	if !o.Has('a') && !o.Has('s') {
 		if len(args) == 0 || len(args) > 2 {
 			c.showUsage(1)
 		}
@@ -28,7 +28,7 @@ func runBasename(c *cmd) int {
 	}
 	for _, a := range args {
 		base := lastComponent(a)
-		if sfx := o.val('s'); sfx != "" {
+		if sfx := o.Val('s'); sfx != "" {
 			if s, ok := strings.CutSuffix(base, sfx); ok && s != "" {
 				base = s
 			}

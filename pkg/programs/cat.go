@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/minikubelet/minikubelet/pkg/programs/internal/getopt"
 )
 
 func runCat(c *cmd) int {
@@ -11,13 +13,15 @@ func runCat(c *cmd) int {
 	if len(args) == 0 {
 		args = []string{"-"}
 	}
-	if o.has('A') {
-		o.n['e'], o.n['t'], o.n['v'] = 1, 1, 1
+	if o.Has('A') {
+		o.Imply('e')
+		o.Imply('t')
+		o.Imply('v')
 	}
 	switch {
-	case o.has('e') || o.has('t') || o.has('v'):
+	case o.Has('e') || o.Has('t') || o.Has('v'):
 		return c.catVisible(o, args)
-	case o.has('n') || o.has('b'):
+	case o.Has('n') || o.Has('b'):
 		// busybox numbers lines as nl does: each line printed whole, with a newline.
 		status, line := 0, 1
 		for _, name := range args {
@@ -29,7 +33,7 @@ func runCat(c *cmd) int {
 			}
 			c.lines(r, func(s string) bool {
 				text := strings.TrimSuffix(s, "\n")
-				if !o.has('b') || text != "" {
+				if !o.Has('b') || text != "" {
 					c.printf("%6d\t", line)
 					line++
 				}
@@ -73,9 +77,9 @@ func runCat(c *cmd) int {
 
 // catVisible is cat -v, -e, -t and -A: control characters as ^X, high ones as M-X, line
 // ends as $ (-e), tabs as ^I (-t); -n and -b number lines ("%6u  ").
-func (c *cmd) catVisible(o opts, args []string) int {
+func (c *cmd) catVisible(o getopt.Result, args []string) int {
 	status := 0
-	numbered := o.has('n') || o.has('b')
+	numbered := o.Has('n') || o.Has('b')
 	eolSeen := numbered
 	lineno := 0
 	buf := make([]byte, 64<<10)
@@ -91,16 +95,16 @@ func (c *cmd) catVisible(o opts, args []string) int {
 			n, err := r.Read(buf)
 			var b strings.Builder
 			for _, ch := range buf[:n] {
-				if eolSeen && !(o.has('b') && ch == '\n') {
+				if eolSeen && !(o.Has('b') && ch == '\n') {
 					lineno++
 					fmt.Fprintf(&b, "%6d  ", lineno)
 				}
 				eolSeen = numbered && ch == '\n'
 				switch {
-				case ch == '\t' && !o.has('t'):
+				case ch == '\t' && !o.Has('t'):
 					b.WriteByte(ch)
 				case ch == '\n':
-					if o.has('e') {
+					if o.Has('e') {
 						b.WriteByte('$')
 					}
 					b.WriteByte(ch)

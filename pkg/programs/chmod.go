@@ -118,11 +118,11 @@ func runChmod(c *cmd) int {
 	}
 	status := 0
 	for _, name := range operands[1:] {
-		if !c.walk(name, o.has('R'), func(p string, info vfs.Info, depth int) bool {
+		if !c.walk(name, o.Has('R'), func(p string, info vfs.Info, depth int) bool {
 			if depth == 0 {
 				st, err := c.fs().Stat(c.abs(p))
 				if err != nil {
-					if !o.has('f') {
+					if !o.Has('f') {
 						c.perror(err, "%s", p)
 					}
 					return false
@@ -136,12 +136,12 @@ func runChmod(c *cmd) int {
 				c.die("invalid mode '%s'", mode)
 			}
 			if err := c.fs().Chmod(c.abs(p), fileMode(m)); err != nil {
-				if !o.has('f') {
+				if !o.Has('f') {
 					c.perror(err, "%s", p)
 				}
 				return false
 			}
-			if o.has('v') || o.has('c') && unixMode(info.Mode) != m {
+			if o.Has('v') || o.Has('c') && unixMode(info.Mode) != m {
 				c.printf("mode of '%s' changed to %04o (%s)\n", p, m, modeString(fileMode(m) | info.Mode.Type())[1:])
 			}
 			return true

@@ -4,6 +4,7 @@ import (
 	"io/fs"
 	"strings"
 
+	"github.com/minikubelet/minikubelet/pkg/programs/internal/getopt"
 	"github.com/minikubelet/minikubelet/pkg/vfs"
 )
 
@@ -13,7 +14,11 @@ func runChgrp(c *cmd) int { return c.chown(true) }
 
 // chown is chown and chgrp: USER[:GROUP] (or GROUP) by name or number.
 func (c *cmd) chown(groupOnly bool) int {
-	o, operands := c.getopt("RhvcfLHP", map[string]byte{"recursive": 'R', "dereference": 0xff, "no-dereference": 'h', "verbose": 'v', "changes": 'c', "silent": 'f', "quiet": 'f'})
+	o, operands := c.getopt("RhvcfLHP", []getopt.Long{
+		{Name: "recursive", Key: 'R'}, {Name: "dereference", Key: 0xff},
+		{Name: "no-dereference", Key: 'h'}, {Name: "verbose", Key: 'v'}, {Name: "changes", Key: 'c'},
+		{Name: "silent", Key: 'f'}, {Name: "quiet", Key: 'f'},
+	})
 	if len(operands) < 2 {
 		c.showUsage(1)
 	}
@@ -51,14 +56,14 @@ func (c *cmd) chown(groupOnly bool) int {
 	}
 	status := 0
 	for _, name := range operands[1:] {
-		if !c.walk(name, o.has('R'), func(p string, info vfs.Info, depth int) bool {
+		if !c.walk(name, o.Has('R'), func(p string, info vfs.Info, depth int) bool {
 			// The filesystem follows links: a link's own owner cannot change, so -h does
 			// nothing to one.
-			if info.Mode&fs.ModeSymlink != 0 && (depth > 0 || o.has('h')) {
+			if info.Mode&fs.ModeSymlink != 0 && (depth > 0 || o.Has('h')) {
 				return true
 			}
 			if err := c.fs().Chown(c.abs(p), uid, gid); err != nil {
-				if !o.has('f') {
+				if !o.Has('f') {
 					c.perror(err, "%s", p)
 				}
 				return false

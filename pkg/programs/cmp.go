@@ -4,11 +4,15 @@ import (
 	"io"
 	"math"
 
+	"github.com/minikubelet/minikubelet/pkg/programs/internal/getopt"
 	"github.com/minikubelet/minikubelet/pkg/vfs"
 )
 
 func runCmp(c *cmd) int {
-	o, args := c.getopt("lsn:", map[string]byte{"bytes=": 'n', "quiet": 's', "silent": 's', "verbose": 'l'})
+	o, args := c.getopt("lsn:", []getopt.Long{
+		{Name: "bytes=", Key: 'n'}, {Name: "quiet", Key: 's'}, {Name: "silent", Key: 's'},
+		{Name: "verbose", Key: 'l'},
+	})
 	if len(args) < 1 || len(args) > 2 {
 		c.showUsage(1)
 	}
@@ -20,7 +24,7 @@ func runCmp(c *cmd) int {
 	read := func(name string) []byte {
 		data, err := c.readAll(name)
 		if err != nil && vfs.ErrnoOf(err) != vfs.EISDIR {
-			if !o.has('s') {
+			if !o.Has('s') {
 				c.perror(err, "can't open '%s'", name)
 			}
 			c.exit(c.errStatus)
@@ -29,8 +33,8 @@ func runCmp(c *cmd) int {
 	}
 	a, b := read(name1), read(name2)
 	limit := math.MaxInt
-	if o.has('n') {
-		limit = c.positive(o.val('n'))
+	if o.Has('n') {
+		limit = c.positive(o.Val('n'))
 	}
 	line := 1
 	status := 0
@@ -38,10 +42,10 @@ func runCmp(c *cmd) int {
 	for i := 0; i < n; i++ {
 		if a[i] != b[i] {
 			status = 1
-			if o.has('s') {
+			if o.Has('s') {
 				return 1
 			}
-			if !o.has('l') {
+			if !o.Has('l') {
 				c.printf("%s %s differ: char %d, line %d\n", name1, name2, i+1, line)
 				return 1
 			}
@@ -52,7 +56,7 @@ func runCmp(c *cmd) int {
 		}
 	}
 	if len(a) != len(b) && n < limit {
-		if !o.has('s') {
+		if !o.Has('s') {
 			short := name1
 			if len(b) < len(a) {
 				short = name2

@@ -40,11 +40,11 @@ func runComm(c *cmd) int {
 		return s, true
 	}
 	write := func(line string, class int) {
-		if o.has(byte('1' + class)) {
+		if o.Has(byte('1' + class)) {
 			return
 		}
 		for k := 0; k < class; k++ {
-			if !o.has(byte('1' + k)) {
+			if !o.Has(byte('1' + k)) {
 				c.out.WriteByte('\t')
 			}
 		}

@@ -4,28 +4,38 @@ import (
 	"io/fs"
 	"strings"
 
+	"github.com/minikubelet/minikubelet/pkg/programs/internal/getopt"
 	"github.com/minikubelet/minikubelet/pkg/vfs"
 )
 
 func runCp(c *cmd) int {
-	o, args := c.getopt("aRrdpPLHfilsTunvt:", map[string]byte{"archive": 'a', "force": 'f', "interactive": 'i', "no-clobber": 'n', "link": 'l', "dereference": 'L', "no-dereference": 'P', "recursive": 'R', "symbolic-link": 's', "no-target-directory": 'T', "target-directory=": 't', "verbose": 'v', "update": 'u', "remove-destination": 0xff, "parents": 0xfe, "reflink?": 0xfd})
+	o, args := c.getopt("aRrdpPLHfilsTunvt:", []getopt.Long{
+		{Name: "archive", Key: 'a'}, {Name: "force", Key: 'f'}, {Name: "interactive", Key: 'i'},
+		{Name: "no-clobber", Key: 'n'}, {Name: "link", Key: 'l'}, {Name: "dereference", Key: 'L'},
+		{Name: "no-dereference", Key: 'P'}, {Name: "recursive", Key: 'R'},
+		{Name: "symbolic-link", Key: 's'}, {Name: "no-target-directory", Key: 'T'},
+		{Name: "target-directory=", Key: 't'}, {Name: "verbose", Key: 'v'}, {Name: "update", Key: 'u'},
+		{Name: "remove-destination", Key: 0xff}, {Name: "parents", Key: 0xfe},
+		{Name: "reflink?", Key: 0xfd},
+	})
 	cf := copyFlags{
-		recursive: o.has('r') || o.has('R') || o.has('a'),
-		preserve:  o.has('p') || o.has('a'),
-		force:     o.has('f'),
-		noClobber: o.has('n'),
-		symlink:   o.has('s'),
+		recursive: o.Has('r') || o.Has('R') || o.Has('a'),
+		preserve:  o.Has('p') || o.Has('a'),
+		force:     o.Has('f'),
+		noClobber: o.Has('n'),
+		symlink:   o.Has('s'),
+		verbose:   o.Has('v'),
 	}
 	// cp follows links, except that -r, -a, -d and -P copy them as links (-L follows).
-	cf.deref = !(cf.recursive || o.has('d') || o.has('P') || o.has('a')) || o.has('L')
-	if len(args) < 2 && !(o.has('t') && len(args) == 1) {
+	cf.deref = !(cf.recursive || o.Has('d') || o.Has('P') || o.Has('a')) || o.Has('L')
+	if len(args) < 2 && !(o.Has('t') && len(args) == 1) {
 		c.showUsage(1)
 	}
 	last, sources := args[len(args)-1], args[:len(args)-1]
-	if o.has('t') {
-		last, sources = o.val('t'), args
+	if o.Has('t') {
+		last, sources = o.Val('t'), args
 	}
-	if len(sources) == 1 && !o.has('t') {
+	if len(sources) == 1 && !o.Has('t') {
 		src := sources[0]
 		sInfo, sErr := c.statOrLstat(src, cf.deref)
 		dInfo, dErr := c.fs().Stat(c.abs(last))
@@ -35,10 +45,10 @@ func runCp(c *cmd) int {
 		}
 		sDir := sErr == nil && sInfo.Mode.IsDir()
 		dDir := dErr == nil && dInfo.Mode.IsDir()
-		if o.has('T') && !sDir && dDir {
+		if o.Has('T') && !sDir && dDir {
 			c.die("'%s' is a directory", last)
 		}
-		if !sDir && !dDir || cf.recursive && sDir && dErr != nil || o.has('T') {
+		if !sDir && !dDir || cf.recursive && sDir && dErr != nil || o.Has('T') {
 			if !c.copyFile(src, last, cf) {
 				return 1
 			}
@@ -55,7 +65,15 @@ func runCp(c *cmd) int {
 }
 
 type copyFlags struct {
-	recursive, preserve, force, noClobber, deref, symlink bool
+	recursive, preserve, force, noClobber, deref, symlink, verbose bool
+}
+
+// copied is copy_file's last step for what it copied (not for what -s linked, or -n
+// left): -v names it, a directory after its contents.
+func (c *cmd) copied(src, dest string, f copyFlags) {
+	if f.verbose {
+		c.printf("'%s' -> '%s'\n", src, dest)
+	}
 }
 
 func (c *cmd) statOrLstat(name string, follow bool) (vfs.Info, error) {
@@ -132,6 +150,7 @@ func (c *cmd) copyFile(src, dest string, f copyFlags) bool {
 		if f.preserve {
 			c.fs().Chown(c.abs(dest), sInfo.UID, sInfo.GID)
 		}
+		c.copied(src, dest, f)
 		return ok
 	case sInfo.Mode&fs.ModeSymlink != 0:
 		if destExists {
@@ -144,6 +163,7 @@ func (c *cmd) copyFile(src, dest string, f copyFlags) bool {
 			c.perror(err, "can't create symlink '%s' to '%s'", dest, sInfo.Target)
 			return false
 		}
+		c.copied(src, dest, f)
 		return true
 	case f.symlink:
 		if err := c.fs().Symlink(src, c.abs(dest)); err != nil {
@@ -183,6 +203,7 @@ func (c *cmd) copyFile(src, dest string, f copyFlags) bool {
 		c.fs().Chmod(c.abs(dest), sInfo.Mode&(fs.ModePerm|fs.ModeSetuid|fs.ModeSetgid|fs.ModeSticky))
 		c.fs().Chown(c.abs(dest), sInfo.UID, sInfo.GID)
 	}
+	c.copied(src, dest, f)
 	return true
 }
 

@@ -16,9 +16,9 @@ func runCut(c *cmd) int {
 	list := ""
 	mode := byte(0)
 	for _, b := range []byte("bcf") {
-		if o.has(b) {
+		if o.Has(b) {
 			lists++
-			list, mode = o.val(b), b
+			list, mode = o.Val(b), b
 		}
 	}
 	if lists == 0 {
@@ -28,20 +28,20 @@ func runCut(c *cmd) int {
 		c.showUsage(1)
 	}
 	if mode != 'f' {
-		if o.has('s') {
+		if o.Has('s') {
 			c.die("suppressing non-delimited lines makes sense only when operating on fields")
 		}
-		if o.has('d') {
+		if o.Has('d') {
 			c.die("a delimiter may be specified only when operating on fields")
 		}
 	}
 	delim := "\t"
-	if d := o.val('d'); d != "" {
+	if d := o.Val('d'); d != "" {
 		delim = d[:1]
 	}
 	odelim := delim
-	if o.has('O') {
-		odelim = o.val('O')
+	if o.Has('O') {
+		odelim = o.Val('O')
 	}
 	var ranges []cutRange
 	for _, tok := range strings.Split(list, ",") {
@@ -74,7 +74,7 @@ func runCut(c *cmd) int {
 	if len(ranges) == 0 {
 		c.die("missing list of positions")
 	}
-	if !o.has('D') {
+	if !o.Has('D') {
 		slices.SortStableFunc(ranges, func(a, b cutRange) int { return a.from - b.from })
 	}
 	selected := func(i int) bool {
@@ -107,7 +107,7 @@ func runCut(c *cmd) int {
 				}
 			} else {
 				if !strings.Contains(line, delim) {
-					if o.has('s') {
+					if o.Has('s') {
 						return true
 					}
 					c.write(line + "\n")

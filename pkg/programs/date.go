@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/minikubelet/minikubelet/pkg/programs/internal/getopt"
 )
 
 // Time zones: a busybox image has no zoneinfo, and a pod's TZ is seldom set, so every
@@ -25,9 +27,9 @@ func runDate(c *cmd) int {
 		}
 	}
 	c.args = rest
-	o, args := c.getopt("Rs:ud:r:D:", map[string]byte{
-		"rfc-822": 'R', "rfc-2822": 'R', "set=": 's', "utc": 'u', "date=": 'd',
-		"reference=": 'r',
+	o, args := c.getopt("Rs:ud:r:D:", []getopt.Long{
+		{Name: "rfc-822", Key: 'R'}, {Name: "rfc-2822", Key: 'R'}, {Name: "set=", Key: 's'},
+		{Name: "utc", Key: 'u'}, {Name: "date=", Key: 'd'}, {Name: "reference=", Key: 'r'},
 	})
 	format := ""
 	if len(args) > 0 && strings.HasPrefix(args[0], "+") {
@@ -36,10 +38,10 @@ func runDate(c *cmd) int {
 	}
 	dateStr, setting := "", false
 	switch {
-	case o.has('d'):
-		dateStr = o.val('d')
-	case o.has('s'):
-		dateStr, setting = o.val('s'), true
+	case o.Has('d'):
+		dateStr = o.Val('d')
+	case o.Has('s'):
+		dateStr, setting = o.Val('s'), true
 	case len(args) > 0:
 		dateStr, setting = args[0], true
 		args = args[1:]
@@ -58,7 +60,7 @@ func runDate(c *cmd) int {
 		c.showUsage(1)
 	}
 	t := c.p.Now().UTC()
-	if r := o.val('r'); r != "" {
+	if r := o.Val('r'); r != "" {
 		info, err := c.fs().Stat(c.abs(r))
 		if err != nil {
 			c.perror(err, "can't stat '%s'", r)
@@ -90,7 +92,7 @@ func runDate(c *cmd) int {
 		default:
 			c.showUsage(1)
 		}
-	case o.has('R'):
+	case o.Has('R'):
 		format = "%a, %d %b %Y %H:%M:%S %z"
 	default:
 		format = "%a %b %e %H:%M:%S %Z %Y"

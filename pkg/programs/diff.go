@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/minikubelet/minikubelet/pkg/programs/internal/getopt"
 	"github.com/minikubelet/minikubelet/pkg/vfs"
 )
 
@@ -428,19 +429,24 @@ const (
 )
 
 func runDiff(c *cmd) int {
-	o, args := c.getopt("abdiL:NqrsS:tTU:wupBE", map[string]byte{"ignore-case": 'i', "ignore-tab-expansion": 'E',
-		"ignore-space-change": 'b', "ignore-all-space": 'w', "ignore-blank-lines": 'B', "text": 'a', "unified=": 'U',
-		"label=": 'L', "show-c-function": 'p', "brief": 'q', "expand-tabs": 't', "initial-tab": 'T', "recursive": 'r',
-		"new-file": 'N', "report-identical-files": 's', "starting-file=": 'S', "minimal": 'd'})
+	o, args := c.getopt("abdiL:NqrsS:tTU:wupBE", []getopt.Long{
+		{Name: "ignore-case", Key: 'i'}, {Name: "ignore-tab-expansion", Key: 'E'},
+		{Name: "ignore-space-change", Key: 'b'}, {Name: "ignore-all-space", Key: 'w'},
+		{Name: "ignore-blank-lines", Key: 'B'}, {Name: "text", Key: 'a'}, {Name: "unified=", Key: 'U'},
+		{Name: "label=", Key: 'L'}, {Name: "show-c-function", Key: 'p'}, {Name: "brief", Key: 'q'},
+		{Name: "expand-tabs", Key: 't'}, {Name: "initial-tab", Key: 'T'}, {Name: "recursive", Key: 'r'},
+		{Name: "new-file", Key: 'N'}, {Name: "report-identical-files", Key: 's'},
+		{Name: "starting-file=", Key: 'S'}, {Name: "minimal", Key: 'd'},
+	})
 	if len(args) != 2 {
 		c.showUsage(1)
 	}
-	fl := &diffFlags{a: o.has('a'), b: o.has('b'), d: o.has('d'), i: o.has('i'), N: o.has('N'), q: o.has('q'),
-		r: o.has('r'), s: o.has('s'), t: o.has('t'), T: o.has('T'), w: o.has('w'), B: o.has('B'), context: 3}
-	if o.has('U') {
-		fl.context = int(c.positive(o.val('U')))
+	fl := &diffFlags{a: o.Has('a'), b: o.Has('b'), d: o.Has('d'), i: o.Has('i'), N: o.Has('N'), q: o.Has('q'),
+		r: o.Has('r'), s: o.Has('s'), t: o.Has('t'), T: o.Has('T'), w: o.Has('w'), B: o.Has('B'), context: 3}
+	if o.Has('U') {
+		fl.context = int(c.positive(o.Val('U')))
 	}
-	if l := o.vals('L'); len(l) > 0 {
+	if l := o.Vals('L'); len(l) > 0 {
 		// The first names the first file, the last the second.
 		fl.labels = []string{l[0]}
 		if len(l) > 1 {
@@ -473,7 +479,7 @@ func runDiff(c *cmd) int {
 		return 0 // the same file: busybox looks no further, nor prints -s's line
 	}
 	if st[0].Mode.IsDir() && st[1].Mode.IsDir() {
-		c.diffDir(fl, file, o.val('S'), &status)
+		c.diffDir(fl, file, o.Val('S'), &status)
 		return status
 	}
 	if st[0].Mode.IsDir() || st[1].Mode.IsDir() {

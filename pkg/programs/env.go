@@ -2,19 +2,23 @@ package programs
 
 import (
 	"strings"
+
+	"github.com/minikubelet/minikubelet/pkg/programs/internal/getopt"
 )
 
 func runEnv(c *cmd) int {
-	o, args := c.getopt("+i0u:", map[string]byte{"ignore-environment": 'i', "null": '0', "unset=": 'u'})
+	o, args := c.getopt("+i0u:", []getopt.Long{
+		{Name: "ignore-environment", Key: 'i'}, {Name: "null", Key: '0'}, {Name: "unset=", Key: 'u'},
+	})
 	env := c.environ()
 	if len(args) > 0 && args[0] == "-" {
-		o.n['i']++
+		o.Imply('i')
 		args = args[1:]
 	}
-	if o.has('i') {
+	if o.Has('i') {
 		env = []string{}
 	}
-	for _, name := range o.vals('u') {
+	for _, name := range o.Vals('u') {
 		env = setenv(env, name)
 	}
 	for len(args) > 0 && strings.Contains(args[0], "=") {
@@ -25,7 +29,7 @@ func runEnv(c *cmd) int {
 		return c.execute(args, env)
 	}
 	end := "\n"
-	if o.has('0') {
+	if o.Has('0') {
 		end = "\x00"
 	}
 	for _, e := range env {

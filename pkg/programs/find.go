@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/minikubelet/minikubelet/pkg/programs/internal/getopt"
 	"github.com/minikubelet/minikubelet/pkg/vfs"
 )
 
@@ -605,13 +606,15 @@ func posixClass(name string) func(byte) bool {
 }
 
 func runXargs(c *cmd) int {
-	o, args := c.getopt("+trn:s:e:E:ox0I:i:P:a:d:", map[string]byte{"no-run-if-empty": 'r'})
+	o, args := c.getopt("+trn:s:e:E:ox0I:i:P:a:d:", []getopt.Long{
+		{Name: "no-run-if-empty", Key: 'r'},
+	})
 	if len(args) == 0 {
 		args = []string{"echo"}
 	}
 	maxArgs := math.MaxInt
-	if o.has('n') {
-		maxArgs = c.positive(o.val('n'))
+	if o.Has('n') {
+		maxArgs = c.positive(o.Val('n'))
 		if maxArgs < 1 {
 			c.die("number 0 is not in 1..2147483647 range")
 		}
@@ -619,8 +622,8 @@ func runXargs(c *cmd) int {
 	// A command line holds at most this many characters (busybox's limit, less what the
 	// command itself takes).
 	maxChars := 32*1024 - 2048
-	if o.has('s') {
-		maxChars = c.positive(o.val('s'))
+	if o.Has('s') {
+		maxChars = c.positive(o.Val('s'))
 	}
 	for _, a := range args {
 		maxChars -= len(a) + 1
@@ -628,19 +631,19 @@ func runXargs(c *cmd) int {
 	if maxChars <= 0 {
 		c.die("can't fit single argument within argument list size limit")
 	}
-	eof := o.val('E')
-	if o.has('e') {
-		eof = o.val('e')
+	eof := o.Val('E')
+	if o.Has('e') {
+		eof = o.Val('e')
 	}
-	repl := o.val('I')
-	if o.has('i') {
-		repl = o.val('i')
+	repl := o.Val('I')
+	if o.Has('i') {
+		repl = o.Val('i')
 		if repl == "" {
 			repl = "{}"
 		}
 	}
 	in := c.stdin()
-	if f := o.val('a'); f != "" {
+	if f := o.Val('a'); f != "" {
 		r, err := c.open(f)
 		if err != nil {
 			c.perror(err, "can't open '%s'", f)
@@ -652,14 +655,14 @@ func runXargs(c *cmd) int {
 	switch {
 	case repl != "":
 		words.sep = '\n'
-	case o.has('0'):
+	case o.Has('0'):
 		words.sep = 0
 	default:
 		words.sep = -1
 	}
 	status := 0
 	run := func(argv []string) bool {
-		if o.has('t') {
+		if o.Has('t') {
 			c.out.Flush()
 			fmt.Fprintln(c.p.Stderr(), strings.Join(argv, " "))
 		}
@@ -716,7 +719,7 @@ func runXargs(c *cmd) int {
 			argv = append(argv, item)
 			chars += len(item) + 1
 		}
-		if len(argv) == len(args) && (ranOnce || o.has('r')) {
+		if len(argv) == len(args) && (ranOnce || o.Has('r')) {
 			return status
 		}
 		ranOnce = true

@@ -23,11 +23,11 @@ func runFold(c *cmd) int {
 	}
 	o, files := c.getopt("bsw:", nil)
 	w := "80"
-	if o.has('w') {
-		w = o.val('w')
+	if o.Has('w') {
+		w = o.Val('w')
 	}
 	width := int(c.xstrtou(w, 32, 1, 10000, nil))
-	bytesMode, spaces := o.has('b'), o.has('s')
+	bytesMode, spaces := o.Has('b'), o.Has('s')
 	if len(files) == 0 {
 		files = []string{"-"}
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/minikubelet/minikubelet/pkg/programs/internal/getopt"
 	"github.com/minikubelet/minikubelet/pkg/vfs"
 )
 
@@ -30,22 +31,22 @@ func runStat(c *cmd) int {
 	status := 0
 	for _, name := range args {
 		c.tick()
-		if o.has('f') {
+		if o.Has('f') {
 			if !c.statfs(name, o) {
 				status = 1
 			}
 			continue
 		}
-		info, err := c.statOrLstat(name, o.has('L'))
+		info, err := c.statOrLstat(name, o.Has('L'))
 		if err != nil {
 			c.perror(err, "can't stat '%s'", name)
 			status = 1
 			continue
 		}
-		format := o.val('c')
-		if !o.has('c') {
+		format := o.Val('c')
+		if !o.Has('c') {
 			switch {
-			case o.has('t'):
+			case o.Has('t'):
 				format = "%n %s %b %f %u %g %D %i %h %t %T %X %Y %Z %o"
 			default:
 				format = "  File: %N\n" +
@@ -197,13 +198,13 @@ func fileType(info vfs.Info) string {
 }
 
 // statfs is stat -f: the simulated disk.
-func (c *cmd) statfs(name string, o opts) bool {
+func (c *cmd) statfs(name string, o getopt.Result) bool {
 	if _, err := c.fs().Stat(c.abs(name)); err != nil {
 		c.perror(err, "can't read file system information for '%s'", name)
 		return false
 	}
-	format := o.val('c')
-	if !o.has('c') {
+	format := o.Val('c')
+	if !o.Has('c') {
 		format = "  File: \"%n\"\n    ID: %-8i Namelen: %-7l Type: %T\n" +
 			"Block size: %-10s\nBlocks: Total: %-10b Free: %-10f Available: %a\n" +
 			"Inodes: Total: %-10c Free: %d"
@@ -259,24 +260,24 @@ func runDu(c *cmd) int {
 	o, args := c.getopt("aHkLsxd:lcbhm", nil)
 	unit := uint64(1024)
 	switch {
-	case o.has('b'):
+	case o.Has('b'):
 		unit = 1
-	case o.has('h'):
+	case o.Has('h'):
 		unit = 0
-	case o.has('m'):
+	case o.Has('m'):
 		unit = 1 << 20
 	}
-	if o.has('k') {
+	if o.Has('k') {
 		unit = 1024
 	}
-	if _, ok := c.lookupEnv("POSIXLY_CORRECT"); ok && !o.has('k') && !o.has('h') && !o.has('m') && !o.has('b') {
+	if _, ok := c.lookupEnv("POSIXLY_CORRECT"); ok && !o.Has('k') && !o.Has('h') && !o.Has('m') && !o.Has('b') {
 		unit = 512
 	}
 	maxDepth := int(^uint(0) >> 1)
-	if o.has('d') {
-		maxDepth = c.positive(o.val('d'))
+	if o.Has('d') {
+		maxDepth = c.positive(o.Val('d'))
 	}
-	if o.has('s') {
+	if o.Has('s') {
 		maxDepth = 0
 	}
 	if len(args) == 0 {
@@ -285,7 +286,7 @@ func runDu(c *cmd) int {
 	status := 0
 	print := func(size uint64, name string) {
 		block := uint64(512)
-		if o.has('b') {
+		if o.Has('b') {
 			block = 1
 		}
 		if unit != 0 {
@@ -310,7 +311,7 @@ func runDu(c *cmd) int {
 			}
 		}
 		sum := blocks512(info)
-		if o.has('b') {
+		if o.Has('b') {
 			sum = uint64(info.Size)
 		}
 		if info.Mode.IsDir() {
@@ -321,9 +322,9 @@ func runDu(c *cmd) int {
 				return sum
 			}
 			for _, e := range entries {
-				sum += du(joinPath(name, e.Name()), depth+1, o.has('L'))
+				sum += du(joinPath(name, e.Name()), depth+1, o.Has('L'))
 			}
-		} else if !o.has('a') && depth != 0 {
+		} else if !o.Has('a') && depth != 0 {
 			return sum
 		}
 		if depth <= maxDepth {
@@ -333,9 +334,9 @@ func runDu(c *cmd) int {
 	}
 	total := uint64(0)
 	for _, a := range args {
-		total += du(a, 0, o.has('L') || o.has('H'))
+		total += du(a, 0, o.Has('L') || o.Has('H'))
 	}
-	if o.has('c') {
+	if o.Has('c') {
 		print(total, "total")
 	}
 	return status
@@ -346,20 +347,20 @@ func runDf(c *cmd) int {
 	unit := uint64(1024)
 	hdr := "1K-blocks"
 	switch {
-	case o.has('h'):
+	case o.Has('h'):
 		unit, hdr = 0, "     Size"
-	case o.has('m'):
+	case o.Has('m'):
 		unit, hdr = 1<<20, "1M-blocks"
 	}
-	if o.has('i') {
+	if o.Has('i') {
 		hdr = "   Inodes"
 	}
 	typ := ""
-	if o.has('T') {
+	if o.Has('T') {
 		typ = "Type       "
 	}
 	use := "Use%"
-	if o.has('P') {
+	if o.Has('P') {
 		use = "Capacity"
 	}
 	c.printf("Filesystem           %s%-15sUsed Available %s Mounted on\n", typ, hdr, use)
@@ -407,17 +408,17 @@ func runDf(c *cmd) int {
 			total, used = m.sizeK, min(m.usedK, m.sizeK)
 		}
 		block := uint64(1024)
-		if o.has('i') {
+		if o.Has('i') {
 			total, used, block = diskFiles, diskFiles-diskFree, 1
 		}
 		avail := total - used
 		pct := (used*100 + total/2) / total
 		line := padRight(m.dev, 20)
-		if o.has('T') {
+		if o.Has('T') {
 			line += " " + padRight(m.typ, 10)
 		}
 		u := unit
-		if o.has('i') && u != 0 {
+		if o.Has('i') && u != 0 {
 			u = 1
 		}
 		line += " " + padLeft(humanSize(total, block, u), 9) + " "

@@ -6,12 +6,14 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/minikubelet/minikubelet/pkg/programs/internal/getopt"
 )
 
 // grepper is one grep run: its patterns, options and what it has printed.
 type grepper struct {
 	c            *cmd
-	o            opts
+	o            getopt.Result
 	res          []*regexp.Regexp
 	invert       bool
 	printName    bool
@@ -25,39 +27,41 @@ type grepper struct {
 
 func runGrep(c *cmd) int {
 	c.errStatus = 2 // 1 is "no match"
-	o, args := c.getopt("lnqvscFiHhe:f:LorRm:wA:B:C:Exzab", map[string]byte{"color?": 0xff})
-	g := &grepper{c: c, o: o, invert: o.has('v'), maxCount: -1}
-	extended := o.has('E') || c.name == "egrep"
-	fixed := o.has('F') || c.name == "fgrep"
+	o, args := c.getopt("lnqvscFiHhe:f:LorRm:wA:B:C:Exzab", []getopt.Long{
+		{Name: "color?", Key: 0xff},
+	})
+	g := &grepper{c: c, o: o, invert: o.Has('v'), maxCount: -1}
+	extended := o.Has('E') || c.name == "egrep"
+	fixed := o.Has('F') || c.name == "fgrep"
 	die := c.die
 	num := func(b byte) int {
-		n, err := strconv.Atoi(o.val(b))
+		n, err := strconv.Atoi(o.Val(b))
 		if err != nil || n < 0 {
-			die("invalid number '%s'", o.val(b))
+			die("invalid number '%s'", o.Val(b))
 		}
 		return n
 	}
-	if o.has('C') {
+	if o.Has('C') {
 		g.before, g.after = num('C'), num('C')
 	}
-	if o.has('A') {
+	if o.Has('A') {
 		g.after = num('A')
 	}
-	if o.has('B') {
+	if o.Has('B') {
 		g.before = num('B')
 	}
-	if o.has('m') {
+	if o.Has('m') {
 		g.maxCount = num('m')
 	}
 	var patterns []string
-	for _, a := range o.seq {
-		switch a.opt {
+	for _, a := range o.Seq {
+		switch a.Key {
 		case 'e':
-			patterns = append(patterns, strings.Split(a.arg, "\n")...)
+			patterns = append(patterns, strings.Split(a.Val, "\n")...)
 		case 'f':
-			data, err := c.readAll(a.arg)
+			data, err := c.readAll(a.Val)
 			if err != nil {
-				die("can't open '%s': %s", a.arg, errText(err))
+				die("can't open '%s': %s", a.Val, errText(err))
 			}
 			text := strings.TrimSuffix(string(data), "\n")
 			if text != "" || len(data) > 0 {
@@ -65,7 +69,7 @@ func runGrep(c *cmd) int {
 			}
 		}
 	}
-	if !o.has('e') && !o.has('f') {
+	if !o.Has('e') && !o.Has('f') {
 		if len(args) == 0 {
 			c.showUsage(c.errStatus)
 		}
@@ -81,10 +85,10 @@ func runGrep(c *cmd) int {
 		} else {
 			src = t
 		}
-		if o.has('x') {
+		if o.Has('x') {
 			src = "^(?:" + src + ")$"
 		}
-		if o.has('i') {
+		if o.Has('i') {
 			src = "(?i)" + src
 		}
 		re, err := regexp.Compile(src)
@@ -94,8 +98,8 @@ func runGrep(c *cmd) int {
 		re.Longest()
 		g.res = append(g.res, re)
 	}
-	g.printName = len(args) > 1 || o.has('H')
-	if o.has('h') {
+	g.printName = len(args) > 1 || o.Has('H')
+	if o.Has('h') {
 		g.printName = false
 	}
 	if len(args) == 0 {
@@ -108,9 +112,9 @@ func runGrep(c *cmd) int {
 			matched = g.file(c.stdin(), "(standard input)") || matched
 			continue
 		}
-		if o.has('r') || o.has('R') {
+		if o.Has('r') || o.Has('R') {
 			if info, err := c.fs().Stat(c.abs(name)); err == nil && info.Mode.IsDir() {
-				if !o.has('h') {
+				if !o.Has('h') {
 					g.printName = true
 				}
 				ok, errs := g.dir(name)
@@ -121,7 +125,7 @@ func runGrep(c *cmd) int {
 		}
 		r, err := c.open(name)
 		if err != nil {
-			if !o.has('s') {
+			if !o.Has('s') {
 				c.perror(err, "%s", name)
 			}
 			openErrors = true
@@ -143,7 +147,7 @@ func (g *grepper) dir(name string) (matched, openErrors bool) {
 	c := g.c
 	entries, err := c.fs().ReadDir(c.abs(name))
 	if err != nil {
-		if !g.o.has('s') {
+		if !g.o.Has('s') {
 			c.perror(err, "%s", name)
 		}
 		return false, true
@@ -153,7 +157,7 @@ func (g *grepper) dir(name string) (matched, openErrors bool) {
 		p := joinPath(name, e.Name())
 		info := e.Stat()
 		if info.Mode&fs.ModeSymlink != 0 {
-			if !g.o.has('R') {
+			if !g.o.Has('R') {
 				continue
 			}
 			st, err := c.fs().Stat(c.abs(p))
@@ -170,7 +174,7 @@ func (g *grepper) dir(name string) (matched, openErrors bool) {
 		}
 		r, err := c.open(p)
 		if err != nil {
-			if !g.o.has('s') {
+			if !g.o.Has('s') {
 				c.perror(err, "%s", p)
 			}
 			openErrors = true
@@ -186,11 +190,11 @@ func (g *grepper) matches(line string) [][]int {
 	var out [][]int
 	for _, re := range g.res {
 		for _, m := range re.FindAllStringIndex(line, -1) {
-			if g.o.has('w') && !wordBounded(line, m[0], m[1]) {
+			if g.o.Has('w') && !wordBounded(line, m[0], m[1]) {
 				continue
 			}
 			out = append(out, m)
-			if !g.o.has('o') {
+			if !g.o.Has('o') {
 				return out
 			}
 		}
@@ -216,7 +220,7 @@ func wordBounded(s string, from, to int) bool {
 func (g *grepper) file(r io.Reader, name string) bool {
 	c, o := g.c, g.o
 	sep := byte('\n')
-	if o.has('z') {
+	if o.Has('z') {
 		sep = 0
 	}
 	nmatches := 0
@@ -235,11 +239,11 @@ func (g *grepper) file(r io.Reader, name string) bool {
 			b.WriteString(name)
 			b.WriteByte(deco)
 		}
-		if o.has('n') {
+		if o.Has('n') {
 			b.WriteString(strconv.Itoa(num))
 			b.WriteByte(deco)
 		}
-		if !(o.has('v') && o.has('o')) {
+		if !(o.Has('v') && o.Has('o')) {
 			b.WriteString(line)
 			b.WriteByte(sep)
 		}
@@ -258,25 +262,25 @@ func (g *grepper) file(r io.Reader, name string) bool {
 		found := len(m) > 0
 		if found != g.invert {
 			nmatches++
-			if o.has('q') {
+			if o.Has('q') {
 				c.exit(0)
 			}
-			if o.has('l') {
+			if o.Has('l') {
 				c.write(name + "\n")
 				return true
 			}
-			if o.has('L') {
+			if o.Has('L') {
 				return false
 			}
 			if g.maxCount >= 0 && nmatches > g.maxCount {
 				break
 			}
-			if !o.has('c') {
+			if !o.Has('c') {
 				for i, bl := range beforeBuf {
 					printLine(bl, linenum-len(beforeBuf)+i, '-')
 				}
 				beforeBuf = nil
-				if o.has('o') && !g.invert {
+				if o.Has('o') && !g.invert {
 					for _, mm := range m {
 						if mm[1] > mm[0] {
 							printLine(line[mm[0]:mm[1]], linenum, ':')
@@ -307,13 +311,13 @@ func (g *grepper) file(r io.Reader, name string) bool {
 			}
 		}
 	}
-	if o.has('c') {
+	if o.Has('c') {
 		if g.printName {
 			c.write(name + ":")
 		}
 		c.printf("%d\n", nmatches)
 	}
-	if o.has('L') {
+	if o.Has('L') {
 		c.write(name + "\n")
 		return true
 	}

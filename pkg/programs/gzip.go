@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/minikubelet/minikubelet/pkg/programs/internal/getopt"
 	"github.com/minikubelet/minikubelet/pkg/vfs"
 )
 
@@ -30,21 +31,28 @@ type unpackOpts struct {
 }
 
 func runGzip(c *cmd) int {
-	o, args := c.getopt("cfkvqdtn123456789", map[string]byte{"stdout": 'c', "to-stdout": 'c', "force": 'f',
-		"verbose": 'v', "decompress": 'd', "uncompress": 'd', "test": 't', "quiet": 'q', "fast": '1', "best": '9', "no-name": 'n'})
-	if o.has('d') || o.has('t') {
+	o, args := c.getopt("cfkvqdtn123456789", []getopt.Long{
+		{Name: "stdout", Key: 'c'}, {Name: "to-stdout", Key: 'c'}, {Name: "force", Key: 'f'},
+		{Name: "verbose", Key: 'v'}, {Name: "decompress", Key: 'd'}, {Name: "uncompress", Key: 'd'},
+		{Name: "test", Key: 't'}, {Name: "quiet", Key: 'q'}, {Name: "fast", Key: '1'},
+		{Name: "best", Key: '9'}, {Name: "no-name", Key: 'n'},
+	})
+	if o.Has('d') || o.Has('t') {
 		// busybox's gzip -d is gunzip, which parses the arguments again with its own
 		// options: "gzip --decompress" and "gzip -d -9" are errors.
 		return runGunzip(c)
 	}
-	u := unpackOpts{stdout: o.has('c'), force: o.has('f'), keep: o.has('k'), verbose: o.has('v')}
+	u := unpackOpts{stdout: o.Has('c'), force: o.Has('f'), keep: o.Has('k'), verbose: o.Has('v')}
 	return c.bbunpack(args, u)
 }
 
 func runGunzip(c *cmd) int {
-	o, args := c.getopt("cfkvqdtn", map[string]byte{"stdout": 'c', "to-stdout": 'c', "force": 'f', "test": 't', "no-name": 'n'})
-	u := unpackOpts{stdout: o.has('c'), force: o.has('f'), keep: o.has('k'), verbose: o.has('v'),
-		test: o.has('t'), decompress: true}
+	o, args := c.getopt("cfkvqdtn", []getopt.Long{
+		{Name: "stdout", Key: 'c'}, {Name: "to-stdout", Key: 'c'}, {Name: "force", Key: 'f'},
+		{Name: "test", Key: 't'}, {Name: "no-name", Key: 'n'},
+	})
+	u := unpackOpts{stdout: o.Has('c'), force: o.Has('f'), keep: o.Has('k'), verbose: o.Has('v'),
+		test: o.Has('t'), decompress: true}
 	if c.name == "zcat" {
 		u.stdout, u.zcat = true, true
 	}

@@ -39,7 +39,7 @@ func (c *cmd) hashsum(newHash func() hash.Hash) int {
 		return hex.EncodeToString(h.Sum(nil)), true
 	}
 	status := 0
-	if !o.has('c') {
+	if !o.Has('c') {
 		for _, name := range args {
 			c.tick()
 			s, ok := sum(name)
@@ -66,7 +66,7 @@ func (c *cmd) hashsum(newHash func() hash.Hash) int {
 				want, file, ok = strings.Cut(line, " *")
 			}
 			if !ok || len(want) != newHash().Size()*2 {
-				if o.has('w') {
+				if o.Has('w') {
 					c.errorf("invalid format")
 				}
 				return true
@@ -76,17 +76,17 @@ func (c *cmd) hashsum(newHash func() hash.Hash) int {
 			got, ok := sum(file)
 			if !ok || got != strings.ToLower(want) {
 				bad++
-				if !o.has('s') {
+				if !o.Has('s') {
 					c.printf("%s: FAILED\n", file)
 				}
-			} else if !o.has('s') {
+			} else if !o.Has('s') {
 				c.printf("%s: OK\n", file)
 			}
 			return true
 		})
 		if bad > 0 {
 			status = 1
-			if !o.has('s') {
+			if !o.Has('s') {
 				c.errorf("WARNING: %d of %d computed checksums did NOT match", bad, total)
 			}
 		}

@@ -51,20 +51,20 @@ func runHead(c *cmd) int {
 		c.args = c.args[1:]
 	}
 	o, args := c.getopt("n:c:qv", nil)
-	for _, a := range o.seq {
-		switch a.opt {
+	for _, a := range o.Seq {
+		switch a.Key {
 		case 'n':
 			bytesMode = false
-			eat(a.arg)
+			eat(a.Val)
 		case 'c':
 			bytesMode = true
-			eat(a.arg)
+			eat(a.Val)
 		}
 	}
 	if len(args) == 0 {
 		args = []string{"-"}
 	}
-	headers := len(args) > 1 && !o.has('q') || o.has('v')
+	headers := len(args) > 1 && !o.Has('q') || o.Has('v')
 	status := 0
 	first := true
 	for _, name := range args {
@@ -140,18 +140,18 @@ func runTail(c *cmd) int {
 		c.args = c.args[1:]
 	}
 	o, args := c.getopt("fc:n:qs:vF", nil)
-	bytesMode := o.has('c')
-	if o.has('c') {
-		eat(o.val('c'))
+	bytesMode := o.Has('c')
+	if o.Has('c') {
+		eat(o.Val('c'))
 	}
-	if o.has('n') {
-		eat(o.val('n'))
+	if o.Has('n') {
+		eat(o.Val('n'))
 	}
 	period := time.Second
-	if s := o.val('s'); s != "" {
+	if s := o.Val('s'); s != "" {
 		period = seconds(c.parseDuration(s))
 	}
-	follow := o.has('f') || o.has('F')
+	follow := o.Has('f') || o.Has('F')
 	if len(args) == 0 {
 		// stdin is a pipe (or nothing): there is no file to follow.
 		follow = false
@@ -171,7 +171,7 @@ func runTail(c *cmd) int {
 		if _, err := c.open(name); err != nil {
 			c.perror(err, "can't open '%s'", name)
 			status = 1
-			if !o.has('F') {
+			if !o.Has('F') {
 				continue
 			}
 		}
@@ -180,7 +180,7 @@ func runTail(c *cmd) int {
 	if len(files) == 0 {
 		c.die("no files")
 	}
-	headers := len(files) > 1 && !o.has('q') || o.has('v')
+	headers := len(files) > 1 && !o.Has('q') || o.Has('v')
 	header := func(name string, first bool) {
 		if name == "-" {
 			name = "standard input"

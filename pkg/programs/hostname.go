@@ -3,13 +3,17 @@ package programs
 import (
 	"slices"
 	"strings"
+
+	"github.com/minikubelet/minikubelet/pkg/programs/internal/getopt"
 )
 
 func runHostname(c *cmd) int {
-	o, args := c.getopt("dfisF:v", map[string]byte{"domain": 'd', "fqdn": 'f', "file": 'F'})
+	o, args := c.getopt("dfisF:v", []getopt.Long{
+		{Name: "domain", Key: 'd'}, {Name: "fqdn", Key: 'f'}, {Name: "file", Key: 'F'},
+	})
 	name := c.p.Hostname()
 	switch {
-	case o.has('d') || o.has('f') || o.has('i'):
+	case o.Has('d') || o.Has('f') || o.Has('i'):
 		// The full name and addresses come from resolving the name, which in a pod is
 		// the kubelet's /etc/hosts.
 		addrs, canonical := c.resolveHost(name)
@@ -21,21 +25,21 @@ func runHostname(c *cmd) int {
 		}
 		short, domain, _ := strings.Cut(canonical, ".")
 		switch {
-		case o.has('f'):
+		case o.Has('f'):
 			c.write(canonical + "\n")
-		case o.has('s'):
+		case o.Has('s'):
 			c.write(short + "\n")
-		case o.has('d'):
+		case o.Has('d'):
 			if domain != "" {
 				c.write(domain + "\n")
 			}
 		default:
 			c.write(strings.Join(addrs, " ") + "\n")
 		}
-	case o.has('s'):
+	case o.Has('s'):
 		short, _, _ := strings.Cut(name, ".")
 		c.write(short + "\n")
-	case o.has('F') || len(args) > 0:
+	case o.Has('F') || len(args) > 0:
 		// A container has no CAP_SYS_ADMIN: the UTS namespace is the pod's.
 		c.die("sethostname: Operation not permitted")
 	default:

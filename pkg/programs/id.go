@@ -12,11 +12,11 @@ func runID(c *cmd) int {
 	}
 	exclusive := 0
 	for _, b := range []byte("ugG") {
-		if o.has(b) {
+		if o.Has(b) {
 			exclusive++
 		}
 	}
-	if exclusive > 1 || (o.has('n') || o.has('r')) && exclusive == 0 {
+	if exclusive > 1 || (o.Has('n') || o.Has('r')) && exclusive == 0 {
 		c.showUsage(1)
 	}
 	id := c.p.Identity()
@@ -36,15 +36,15 @@ func runID(c *cmd) int {
 			}
 		}
 	}
-	anyOpt := len(o.n) > 0
+	anyOpt := len(o.Seq) > 0
 	status := 0
 	// print is busybox's print_common: the number, the name, or both as "0(root)".
 	print := func(n int64, name string, known bool, prefix string) {
 		c.write(prefix)
-		if !o.has('n') || !known {
+		if !o.Has('n') || !known {
 			c.printf("%d", n)
 		}
-		if !anyOpt || o.has('n') {
+		if !anyOpt || o.Has('n') {
 			switch {
 			case known && anyOpt:
 				c.write(name)
@@ -65,11 +65,11 @@ func runID(c *cmd) int {
 		print(n, g.name, ok, prefix)
 	}
 	switch {
-	case o.has('u'):
+	case o.Has('u'):
 		user(uid, "")
-	case o.has('g'):
+	case o.Has('g'):
 		group(gid, "")
-	case o.has('G'):
+	case o.Has('G'):
 		group(gid, "")
 		for _, g := range groups {
 			if g != gid {

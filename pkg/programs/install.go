@@ -3,6 +3,8 @@ package programs
 import (
 	"io/fs"
 	"path"
+
+	"github.com/minikubelet/minikubelet/pkg/programs/internal/getopt"
 )
 
 // install [-cdDsp] [-o USER] [-g GRP] [-m MODE] [-t DIR] [SOURCE]... DEST: busybox's
@@ -13,14 +15,17 @@ import (
 // -o/-g's owner. -c is ignored, -p keeps the source's owner (the filesystem's times
 // cannot be set), -s runs strip, which a busybox image has not. -v says what it does.
 func runInstall(c *cmd) int {
-	o, args := c.getopt("cvbDdpsg:m:o:t:", map[string]byte{"verbose": 'v', "directory": 'd',
-		"preserve-timestamps": 'p', "strip": 's', "group=": 'g', "mode=": 'm', "owner=": 'o', "target-directory=": 't'})
-	if o.has('t') && o.has('d') || o.has('s') && o.has('d') {
+	o, args := c.getopt("cvbDdpsg:m:o:t:", []getopt.Long{
+		{Name: "verbose", Key: 'v'}, {Name: "directory", Key: 'd'},
+		{Name: "preserve-timestamps", Key: 'p'}, {Name: "strip", Key: 's'}, {Name: "group=", Key: 'g'},
+		{Name: "mode=", Key: 'm'}, {Name: "owner=", Key: 'o'}, {Name: "target-directory=", Key: 't'},
+	})
+	if o.Has('t') && o.Has('d') || o.Has('s') && o.Has('d') {
 		c.showUsage(1)
 	}
 	mode := fs.FileMode(0o755)
-	if o.has('m') {
-		if m, ok := parseMode(o.val('m'), 0o755, c.umask()); ok {
+	if o.Has('m') {
+		if m, ok := parseMode(o.Val('m'), 0o755, c.umask()); ok {
 			mode = fileMode(m)
 		} else {
 			mode = fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky
@@ -28,15 +33,15 @@ func runInstall(c *cmd) int {
 	}
 	id := c.p.Identity()
 	uid, gid := id.UID, id.GID
-	if o.has('o') {
-		uid = c.ugID(o.val('o'), false)
+	if o.Has('o') {
+		uid = c.ugID(o.Val('o'), false)
 	}
-	if o.has('g') {
-		gid = c.ugID(o.val('g'), true)
+	if o.Has('g') {
+		gid = c.ugID(o.Val('g'), true)
 	}
-	verbose := o.has('v')
-	last, isDir := o.val('t'), o.has('t')
-	if !o.has('t') && !o.has('d') {
+	verbose := o.Has('v')
+	last, isDir := o.Val('t'), o.Has('t')
+	if !o.Has('t') && !o.Has('d') {
 		if len(args) == 0 {
 			c.showUsage(1)
 		}
@@ -51,16 +56,16 @@ func runInstall(c *cmd) int {
 	for _, arg := range args {
 		c.tick()
 		dest := arg
-		if o.has('d') {
+		if o.Has('d') {
 			if !c.makeDirectory(dest, 0o755, true, verbose) {
 				status = 1
 				continue
 			}
 		} else {
 			dest = last
-			if o.has('D') {
+			if o.Has('D') {
 				dir := last
-				if !o.has('t') {
+				if !o.Has('t') {
 					dir = path.Dir(last)
 				}
 				c.makeDirectory(dir, 0o755, true, verbose) // a failure shows in the copy
@@ -68,14 +73,14 @@ func runInstall(c *cmd) int {
 			if isDir {
 				dest = joinPath(last, lastComponent(arg))
 			}
-			if !c.copyFile(arg, dest, copyFlags{force: true, deref: true, preserve: o.has('p')}) {
+			if !c.copyFile(arg, dest, copyFlags{force: true, deref: true, preserve: o.Has('p')}) {
 				status = 1
 				continue
 			}
 			if verbose {
 				c.printf("'%s' -> '%s'\n", arg, dest)
 			}
-			if o.has('s') {
+			if o.Has('s') {
 				c.errorf("strip: No such file or directory")
 				status = 1
 			}
@@ -84,7 +89,7 @@ func runInstall(c *cmd) int {
 			c.perror(err, "can't change %s of %s", "permissions", dest)
 			status = 1
 		}
-		if o.has('o') || o.has('g') {
+		if o.Has('o') || o.Has('g') {
 			if err := c.fs().Chown(c.abs(dest), uid, gid); err != nil {
 				c.perror(err, "can't change %s of %s", "ownership", dest)
 				status = 1

@@ -21,10 +21,10 @@ func runLn(c *cmd) int {
 	for _, src := range sources {
 		c.tick()
 		link := last
-		if !o.has('T') {
+		if !o.Has('T') {
 			var info vfs.Info
 			var err error
-			if o.has('n') {
+			if o.Has('n') {
 				info, err = c.fs().Lstat(c.abs(last))
 			} else {
 				info, err = c.fs().Stat(c.abs(last))
@@ -33,7 +33,7 @@ func runLn(c *cmd) int {
 				link = joinPath(last, lastComponent(src))
 			}
 		}
-		if !o.has('s') {
+		if !o.Has('s') {
 			if _, err := c.fs().Stat(c.abs(src)); err != nil {
 				if info, lerr := c.fs().Lstat(c.abs(src)); lerr != nil || info.Mode&fs.ModeSymlink == 0 {
 					c.perror(err, "%s", src)
@@ -42,11 +42,11 @@ func runLn(c *cmd) int {
 				}
 			}
 		}
-		if o.has('f') {
+		if o.Has('f') {
 			c.fs().Remove(c.abs(link), false)
 		}
 		var err error
-		if o.has('s') {
+		if o.Has('s') {
 			err = c.fs().Symlink(src, c.abs(link))
 		} else {
 			err = c.hardLink(src, link)
@@ -56,7 +56,7 @@ func runLn(c *cmd) int {
 			status = 1
 			continue
 		}
-		if o.has('v') {
+		if o.Has('v') {
 			c.printf("'%s' -> '%s'\n", link, src)
 		}
 	}

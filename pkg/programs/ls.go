@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/minikubelet/minikubelet/pkg/programs/internal/getopt"
 	"github.com/minikubelet/minikubelet/pkg/vfs"
 )
 
@@ -20,14 +21,17 @@ type lsEntry struct {
 }
 
 type lsOpts struct {
-	o    opts
+	o    getopt.Result
 	long bool
 	now  time.Time
 }
 
 func runLs(c *cmd) int {
-	o, args := c.getopt("1AaCxdLHRFplinshrSXvctuw:ekgGZ", map[string]byte{"full-time": 'T', "group-directories-first": 'D', "color?": 'K'})
-	l := &lsOpts{o: o, long: o.has('l') || o.has('n') || o.has('g') || o.has('T'), now: c.p.Now()}
+	o, args := c.getopt("1AaCxdLHRFplinshrSXvctuw:ekgGZ", []getopt.Long{
+		{Name: "full-time", Key: 'T'}, {Name: "group-directories-first", Key: 'D'},
+		{Name: "color?", Key: 'K'},
+	})
+	l := &lsOpts{o: o, long: o.Has('l') || o.Has('n') || o.Has('g') || o.Has('T'), now: c.p.Now()}
 	if len(args) == 0 {
 		args = []string{"."}
 	}
@@ -35,15 +39,15 @@ func runLs(c *cmd) int {
 	var files, dirs []lsEntry
 	// Links on the command line are followed unless the listing is of links (-l, -i,
 	// -s, -F), or -H/-L say follow.
-	follow := !(l.long || o.has('i') || o.has('s') || o.has('F')) || o.has('H') || o.has('L')
+	follow := !(l.long || o.Has('i') || o.Has('s') || o.Has('F')) || o.Has('H') || o.Has('L')
 	for _, a := range args {
 		c.tick()
-		e, ok := c.lsStat(a, a, follow || o.has('L'))
+		e, ok := c.lsStat(a, a, follow || o.Has('L'))
 		if !ok {
 			status = 1
 			continue
 		}
-		if e.info.Mode.IsDir() && !o.has('d') {
+		if e.info.Mode.IsDir() && !o.Has('d') {
 			dirs = append(dirs, e)
 		} else {
 			files = append(files, e)
@@ -52,7 +56,7 @@ func runLs(c *cmd) int {
 	c.lsSort(l, files)
 	c.lsSort(l, dirs)
 	c.lsShow(l, files)
-	showHeader := len(args) > 1 || o.has('R')
+	showHeader := len(args) > 1 || o.Has('R')
 	first := len(files) == 0
 	for _, d := range dirs {
 		if !c.lsDir(l, d, showHeader, &first) {
@@ -101,9 +105,9 @@ func (c *cmd) lsDir(l *lsOpts, d lsEntry, header bool, first *bool) bool {
 		ok = false
 	}
 	var list []lsEntry
-	if l.o.has('a') {
+	if l.o.Has('a') {
 		for _, dot := range []string{".", ".."} {
-			if e, found := c.lsStat(joinPath(d.path, dot), dot, l.o.has('L')); found {
+			if e, found := c.lsStat(joinPath(d.path, dot), dot, l.o.Has('L')); found {
 				list = append(list, e)
 			}
 		}
@@ -111,27 +115,27 @@ func (c *cmd) lsDir(l *lsOpts, d lsEntry, header bool, first *bool) bool {
 	for _, ent := range entries {
 		c.tick()
 		name := ent.Name()
-		if strings.HasPrefix(name, ".") && !l.o.has('a') && !l.o.has('A') {
+		if strings.HasPrefix(name, ".") && !l.o.Has('a') && !l.o.Has('A') {
 			continue
 		}
 		e := lsEntry{name: name, path: joinPath(d.path, name), info: ent.Stat()}
 		e.stat = e.info
-		if l.o.has('L') || e.info.Mode&fs.ModeSymlink != 0 {
+		if l.o.Has('L') || e.info.Mode&fs.ModeSymlink != 0 {
 			if st, err := c.fs().Stat(c.abs(e.path)); err == nil {
 				e.stat = st
-				if l.o.has('L') {
+				if l.o.Has('L') {
 					e.info = st
 				}
 			}
 		}
 		list = append(list, e)
 	}
-	if l.long || l.o.has('s') {
+	if l.long || l.o.Has('s') {
 		blocks := uint64(1)
 		for _, e := range list {
 			blocks += blocks512(e.info)
 		}
-		if l.o.has('h') {
+		if l.o.Has('h') {
 			c.printf("total %-7s\n", humanSize(blocks/2*1024, 0, 0))
 		} else {
 			c.printf("total %d\n", blocks/2)
@@ -139,7 +143,7 @@ func (c *cmd) lsDir(l *lsOpts, d lsEntry, header bool, first *bool) bool {
 	}
 	c.lsSort(l, list)
 	c.lsShow(l, list)
-	if l.o.has('R') {
+	if l.o.Has('R') {
 		var sub []lsEntry
 		for _, e := range list {
 			if e.info.Mode.IsDir() && e.name != "." && e.name != ".." {
@@ -171,24 +175,24 @@ func (c *cmd) lsSort(l *lsOpts, list []lsEntry) {
 	o := l.o
 	slices.SortStableFunc(list, func(a, b lsEntry) int {
 		d := 0
-		if o.has('D') {
+		if o.Has('D') {
 			d = boolInt(b.info.Mode.IsDir()) - boolInt(a.info.Mode.IsDir())
 			if d != 0 {
 				return d
 			}
 		}
 		switch {
-		case o.has('S'):
+		case o.Has('S'):
 			d = cmpInt64(b.info.Size, a.info.Size)
-		case o.has('t'):
+		case o.Has('t'):
 			d = b.info.ModTime.Compare(a.info.ModTime)
-		case o.has('X'):
+		case o.Has('X'):
 			d = strings.Compare(extension(a.name), extension(b.name))
 		}
 		if d == 0 {
 			d = strings.Compare(a.name, b.name)
 		}
-		if o.has('r') {
+		if o.Has('r') {
 			d = -d
 		}
 		return d
@@ -226,11 +230,11 @@ func (c *cmd) lsShow(l *lsOpts, list []lsEntry) {
 	for _, e := range list {
 		c.tick()
 		var b strings.Builder
-		if o.has('i') {
+		if o.Has('i') {
 			b.WriteString(padLeft(itoa(inode(c.abs(e.path))), 7) + " ")
 		}
-		if o.has('s') {
-			if o.has('h') {
+		if o.Has('s') {
+			if o.Has('h') {
 				b.WriteString(padLeft(humanSize(blocks512(e.info)<<9, 1, 0), 7) + " ")
 			} else {
 				b.WriteString(padLeft(itoa(int64(blocks512(e.info)/2)), 6) + " ")
@@ -240,16 +244,16 @@ func (c *cmd) lsShow(l *lsOpts, list []lsEntry) {
 			b.WriteString(modeString(e.info.Mode) + " ")
 			b.WriteString(padLeft(itoa(c.nlink(e)), 4) + " ")
 			switch {
-			case o.has('n') && o.has('g'):
+			case o.Has('n') && o.Has('g'):
 				b.WriteString(padRight(itoa(e.info.GID), 8) + " ")
-			case o.has('n'):
+			case o.Has('n'):
 				b.WriteString(padRight(itoa(e.info.UID), 8) + " " + padRight(itoa(e.info.GID), 8) + " ")
-			case o.has('g'):
+			case o.Has('g'):
 				b.WriteString(padRight(trunc(c.groupName(e.info.GID), 8), 8) + " ")
 			default:
 				b.WriteString(padRight(trunc(c.userName(e.info.UID), 8), 8) + " " + padRight(trunc(c.groupName(e.info.GID), 8), 8) + " ")
 			}
-			if o.has('h') {
+			if o.Has('h') {
 				b.WriteString(padLeft(humanSize(uint64(e.info.Size), 1, 0), 7) + " ")
 			} else {
 				b.WriteString(padLeft(itoa(e.info.Size), 9) + " ")
@@ -257,7 +261,7 @@ func (c *cmd) lsShow(l *lsOpts, list []lsEntry) {
 			mt := e.info.ModTime.UTC()
 			age := l.now.Sub(mt)
 			switch {
-			case o.has('T'):
+			case o.Has('T'):
 				b.WriteString(mt.Format("2006-01-02 15:04:05 -0700") + " ")
 			case age < 365*24*time.Hour/2 && age > -15*time.Minute:
 				b.WriteString(mt.Format("Jan _2 15:04") + " ")
@@ -280,14 +284,14 @@ func (c *cmd) lsShow(l *lsOpts, list []lsEntry) {
 }
 
 // appendChar is what -F and -p put after a name.
-func appendChar(o opts, m fs.FileMode) byte {
-	if !o.has('F') && !o.has('p') {
+func appendChar(o getopt.Result, m fs.FileMode) byte {
+	if !o.Has('F') && !o.Has('p') {
 		return 0
 	}
 	if m.IsDir() {
 		return '/'
 	}
-	if !o.has('F') {
+	if !o.Has('F') {
 		return 0
 	}
 	switch {

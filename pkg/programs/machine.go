@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/minikubelet/minikubelet/pkg/programs/internal/getopt"
 )
 
 // The node as uname, nproc, free and df describe it. A container sees its node's kernel,
@@ -23,9 +25,11 @@ const (
 )
 
 func runUname(c *cmd) int {
-	o, args := c.getopt("snrvmpioa", map[string]byte{
-		"all": 'a', "kernel-name": 's', "nodename": 'n', "kernel-release": 'r', "release": 'r',
-		"kernel-version": 'v', "machine": 'm', "processor": 'p', "hardware-platform": 'i', "operating-system": 'o',
+	o, args := c.getopt("snrvmpioa", []getopt.Long{
+		{Name: "all", Key: 'a'}, {Name: "kernel-name", Key: 's'}, {Name: "nodename", Key: 'n'},
+		{Name: "kernel-release", Key: 'r'}, {Name: "release", Key: 'r'},
+		{Name: "kernel-version", Key: 'v'}, {Name: "machine", Key: 'm'}, {Name: "processor", Key: 'p'},
+		{Name: "hardware-platform", Key: 'i'}, {Name: "operating-system", Key: 'o'},
 	})
 	if len(args) > 0 {
 		c.showUsage(1)
@@ -39,10 +43,10 @@ func runUname(c *cmd) int {
 	}
 	var out []string
 	for _, f := range fields {
-		if o.has('a') && (f.opt == 'p' || f.opt == 'i') {
+		if o.Has('a') && (f.opt == 'p' || f.opt == 'i') {
 			continue // -a leaves the unknown ones out
 		}
-		if o.has(f.opt) || o.has('a') || len(o.n) == 0 && f.opt == 's' {
+		if o.Has(f.opt) || o.Has('a') || len(o.Seq) == 0 && f.opt == 's' {
 			out = append(out, f.value)
 		}
 	}
@@ -51,9 +55,11 @@ func runUname(c *cmd) int {
 }
 
 func runNproc(c *cmd) int {
-	o, _ := c.getopt("", map[string]byte{"all": 'a', "ignore=": 'i'})
+	o, _ := c.getopt("", []getopt.Long{
+		{Name: "all", Key: 'a'}, {Name: "ignore=", Key: 'i'},
+	})
 	n := simulatedCPUs
-	if v := o.val('i'); v != "" {
+	if v := o.Val('i'); v != "" {
 		k, err := strconv.Atoi(v)
 		if err != nil || k < 0 {
 			c.die("invalid number '%s'", v)

@@ -3,16 +3,19 @@ package programs
 import (
 	"io/fs"
 
+	"github.com/minikubelet/minikubelet/pkg/programs/internal/getopt"
 	"github.com/minikubelet/minikubelet/pkg/vfs"
 )
 
 func runMkdir(c *cmd) int {
-	o, args := c.getopt("m:pv", map[string]byte{"mode=": 'm', "parents": 'p', "verbose": 'v'})
+	o, args := c.getopt("m:pv", []getopt.Long{
+		{Name: "mode=", Key: 'm'}, {Name: "parents", Key: 'p'}, {Name: "verbose", Key: 'v'},
+	})
 	mode := int64(-1)
-	if o.has('m') {
-		m, ok := parseMode(o.val('m'), 0o777, c.umask())
+	if o.Has('m') {
+		m, ok := parseMode(o.Val('m'), 0o777, c.umask())
 		if !ok {
-			c.die("invalid mode '%s'", o.val('m'))
+			c.die("invalid mode '%s'", o.Val('m'))
 		}
 		mode = int64(m)
 	}
@@ -22,7 +25,7 @@ func runMkdir(c *cmd) int {
 	status := 0
 	for _, name := range args {
 		c.tick()
-		if !c.makeDirectory(name, mode, o.has('p'), o.has('v')) {
+		if !c.makeDirectory(name, mode, o.Has('p'), o.Has('v')) {
 			status = 1
 		}
 	}

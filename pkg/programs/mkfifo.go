@@ -9,8 +9,8 @@ import "github.com/minikubelet/minikubelet/pkg/vfs"
 func runMkfifo(c *cmd) int {
 	o, names := c.getopt("m:", nil)
 	mode, valid := uint32(0o666&^c.umask()), true
-	if o.has('m') {
-		mode, valid = parseMode(o.val('m'), 0o666, c.umask())
+	if o.Has('m') {
+		mode, valid = parseMode(o.Val('m'), 0o666, c.umask())
 	}
 	if len(names) == 0 {
 		c.showUsage(1)

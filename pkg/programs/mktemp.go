@@ -3,11 +3,15 @@ package programs
 import (
 	"strings"
 
+	"github.com/minikubelet/minikubelet/pkg/programs/internal/getopt"
 	"github.com/minikubelet/minikubelet/pkg/vfs"
 )
 
 func runMktemp(c *cmd) int {
-	o, args := c.getopt("dqtp:u", map[string]byte{"directory": 'd', "quiet": 'q', "dry-run": 'u', "tmpdir?": 'p'})
+	o, args := c.getopt("dqtp:u", []getopt.Long{
+		{Name: "directory", Key: 'd'}, {Name: "quiet", Key: 'q'}, {Name: "dry-run", Key: 'u'},
+		{Name: "tmpdir?", Key: 'p'},
+	})
 	if len(args) > 1 {
 		c.showUsage(1)
 	}
@@ -15,11 +19,11 @@ func runMktemp(c *cmd) int {
 	if dir == "" {
 		dir = "/tmp"
 	}
-	if o.val('p') != "" {
-		dir = o.val('p')
+	if o.Val('p') != "" {
+		dir = o.Val('p')
 	}
 	tmpl := "tmp.XXXXXX"
-	useDir := o.has('t') || o.has('p')
+	useDir := o.Has('t') || o.Has('p')
 	if len(args) == 1 {
 		tmpl = args[0]
 	} else {
@@ -29,7 +33,7 @@ func runMktemp(c *cmd) int {
 		tmpl = joinPath(dir, tmpl)
 	}
 	fail := func(err error) int {
-		if o.has('q') {
+		if o.Has('q') {
 			return 1
 		}
 		c.errorf("%s", errText(err))
@@ -52,8 +56,8 @@ func runMktemp(c *cmd) int {
 		}
 		var err error
 		switch {
-		case o.has('u'):
-		case o.has('d'):
+		case o.Has('u'):
+		case o.Has('d'):
 			err = c.fs().Mkdir(p, 0o700, id.UID, id.GID)
 		default:
 			err = c.fs().WriteFile(p, nil, 0o600, false, id.UID, id.GID)

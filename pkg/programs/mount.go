@@ -12,7 +12,7 @@ import (
 // with EPERM and busybox says so.
 func runMount(c *cmd) int {
 	o, args := c.getopt("o:t:rwanfvsiO:", nil)
-	if o.has('a') {
+	if o.Has('a') {
 		if _, err := c.fs().Stat("/etc/fstab"); err != nil {
 			c.errorf("can't read '/etc/fstab': %s", errText(err))
 			return 1
@@ -28,7 +28,7 @@ func runMount(c *cmd) int {
 		c.perror(err, "/proc/mounts")
 		return 1
 	}
-	types := o.val('t')
+	types := o.Val('t')
 	for _, line := range strings.Split(string(data), "\n") {
 		f := strings.Fields(line)
 		if len(f) < 4 || !fstypeMatches(f[2], types) {

@@ -3,22 +3,27 @@ package programs
 import (
 	"strings"
 
+	"github.com/minikubelet/minikubelet/pkg/programs/internal/getopt"
 	"github.com/minikubelet/minikubelet/pkg/vfs"
 )
 
 func runMv(c *cmd) int {
-	o, args := c.getopt("finTt:v", map[string]byte{"interactive": 'i', "force": 'f', "no-clobber": 'n', "no-target-directory": 'T', "target-directory=": 't', "verbose": 'v'})
-	if len(args) < 2 && !(o.has('t') && len(args) == 1) {
+	o, args := c.getopt("finTt:v", []getopt.Long{
+		{Name: "interactive", Key: 'i'}, {Name: "force", Key: 'f'}, {Name: "no-clobber", Key: 'n'},
+		{Name: "no-target-directory", Key: 'T'}, {Name: "target-directory=", Key: 't'},
+		{Name: "verbose", Key: 'v'},
+	})
+	if len(args) < 2 && !(o.Has('t') && len(args) == 1) {
 		c.showUsage(1)
 	}
 	last, sources := args[len(args)-1], args[:len(args)-1]
-	if o.has('t') {
-		last, sources = o.val('t'), args
+	if o.Has('t') {
+		last, sources = o.Val('t'), args
 	}
-	if len(sources) == 1 && !o.has('t') {
+	if len(sources) == 1 && !o.Has('t') {
 		dInfo, dErr := c.fs().Stat(c.abs(last))
-		if o.has('T') || dErr != nil || !dInfo.Mode.IsDir() {
-			return boolStatus(c.move(sources[0], last, o.has('n'), o.has('v')))
+		if o.Has('T') || dErr != nil || !dInfo.Mode.IsDir() {
+			return boolStatus(c.move(sources[0], last, o.Has('n'), o.Has('v')))
 		}
 	}
 	status := 0
@@ -29,7 +34,7 @@ func runMv(c *cmd) int {
 			c.perror(err, "can't stat '%s'", dest)
 			return 1
 		}
-		if !c.move(src, dest, o.has('n'), o.has('v')) {
+		if !c.move(src, dest, o.Has('n'), o.Has('v')) {
 			status = 1
 		}
 	}

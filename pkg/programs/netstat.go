@@ -17,18 +17,18 @@ import (
 func runNetstat(c *cmd) int {
 	o, _ := c.getopt("laentuwxrWp", nil)
 	listening, connected := false, true
-	if o.has('l') {
+	if o.Has('l') {
 		listening, connected = true, false
 	}
-	if o.has('a') {
+	if o.Has('a') {
 		listening, connected = true, true
 	}
-	numeric := o.has('n')
-	if o.has('r') {
+	numeric := o.Has('n')
+	if o.Has('r') {
 		c.netstatRoutes(numeric)
 		return 0
 	}
-	tcp, udp, raw, unix := o.has('t'), o.has('u'), o.has('w'), o.has('x')
+	tcp, udp, raw, unix := o.Has('t'), o.Has('u'), o.Has('w'), o.Has('x')
 	if !tcp && !udp && !raw && !unix {
 		tcp, udp, raw, unix = true, true, true, true
 	}
@@ -40,11 +40,11 @@ func runNetstat(c *cmd) int {
 		which = "(only servers)"
 	}
 	banner := ""
-	if o.has('p') {
+	if o.Has('p') {
 		banner = "PID/Program name    "
 	}
 	width := 23
-	if o.has('W') {
+	if o.Has('W') {
 		width = 51
 	}
 	if tcp || udp || raw {
@@ -72,7 +72,7 @@ func runNetstat(c *cmd) int {
 				state = ""
 			}
 			line := fmt.Sprintf("%s   %6d %6d %-*s %-*s %-12s", l.Proto, 0, 0, width, "0.0.0.0:"+port, width, "0.0.0.0:*", state)
-			if o.has('p') {
+			if o.Has('p') {
 				owner, ok := owners[l.Proto+"/"+strconv.Itoa(l.Port)]
 				if !ok {
 					owner = "-"

@@ -6,7 +6,7 @@ import (
 
 func runNice(c *cmd) int {
 	o, args := c.getopt("+n:", nil)
-	if v := o.val('n'); v != "" {
+	if v := o.Val('n'); v != "" {
 		if _, err := strconv.Atoi(v); err != nil {
 			c.die("invalid number '%s'", v)
 		}

@@ -3,6 +3,8 @@ package programs
 import (
 	"strconv"
 	"strings"
+
+	"github.com/minikubelet/minikubelet/pkg/programs/internal/getopt"
 )
 
 // nl [-p] [-b STYLE] [-i N] [-s SEP] [-v N] [-w N] [FILE]...: busybox's coreutils/nl.c
@@ -11,22 +13,25 @@ import (
 // the non-empty ones, anything else none. An unnumbered line is indented as a numbered
 // one. The numbering goes on from one file to the next.
 func runNl(c *cmd) int {
-	o, files := c.getopt("pw:s:v:i:b:", map[string]byte{"body-numbering=": 'b', "line-increment=": 'i',
-		"no-renumber": 'p', "number-separator=": 's', "starting-line-number=": 'v', "number-width=": 'w'})
+	o, files := c.getopt("pw:s:v:i:b:", []getopt.Long{
+		{Name: "body-numbering=", Key: 'b'}, {Name: "line-increment=", Key: 'i'},
+		{Name: "no-renumber", Key: 'p'}, {Name: "number-separator=", Key: 's'},
+		{Name: "starting-line-number=", Key: 'v'}, {Name: "number-width=", Key: 'w'},
+	})
 	width, start, inc, sep, style := 6, uint32(1), uint32(1), "\t", "t"
 	// The numbers are converted in the order given, as getopt32's "+" does.
-	for _, a := range o.seq {
-		switch a.opt {
+	for _, a := range o.Seq {
+		switch a.Key {
 		case 'w':
-			width = c.xatoiPositive(a.arg)
+			width = c.xatoiPositive(a.Val)
 		case 'v':
-			start = uint32(c.xatoiPositive(a.arg))
+			start = uint32(c.xatoiPositive(a.Val))
 		case 'i':
-			inc = uint32(c.xatoiPositive(a.arg))
+			inc = uint32(c.xatoiPositive(a.Val))
 		case 's':
-			sep = a.arg
+			sep = a.Val
 		case 'b':
-			style = a.arg
+			style = a.Val
 		}
 	}
 	all := strings.HasPrefix(style, "a")

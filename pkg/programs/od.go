@@ -7,6 +7,8 @@ import (
 	"io"
 	"strconv"
 	"strings"
+
+	"github.com/minikubelet/minikubelet/pkg/programs/internal/getopt"
 )
 
 // odFormat is one output format of od: the bytes a field takes, its kind (o, x, d, u or c)
@@ -123,8 +125,10 @@ func (f odFormat) line(c *cmd, block []byte, perBlock, lineWidth int) {
 // every format asked for (octal 2-byte words by default), a repeated block as "*", and
 // the offset of the end last.
 func runOd(c *cmd) int {
-	o, files := c.getopt("A:N:t:j:w:abcdfhilovxs", map[string]byte{
-		"address-radix=": 'A', "read-bytes=": 'N', "format=": 't', "skip-bytes=": 'j', "width=": 'w', "output-duplicates": 'v',
+	o, files := c.getopt("A:N:t:j:w:abcdfhilovxs", []getopt.Long{
+		{Name: "address-radix=", Key: 'A'}, {Name: "read-bytes=", Key: 'N'}, {Name: "format=", Key: 't'},
+		{Name: "skip-bytes=", Key: 'j'}, {Name: "width=", Key: 'w'},
+		{Name: "output-duplicates", Key: 'v'},
 	})
 	var formats []odFormat
 	add := func(t string) {
@@ -138,28 +142,28 @@ func runOd(c *cmd) int {
 		b byte
 		t string
 	}{{'b', "oC"}, {'c', "c"}, {'d', "u2"}, {'h', "x2"}, {'i', "d2"}, {'l', "d4"}, {'o', "o2"}} {
-		if o.has(opt.b) {
+		if o.Has(opt.b) {
 			add(opt.t)
 		}
 	}
-	for _, t := range o.vals('t') {
+	for _, t := range o.Vals('t') {
 		add(t)
 	}
-	if o.has('x') {
+	if o.Has('x') {
 		add("x2")
 	}
-	if o.has('s') {
+	if o.Has('s') {
 		add("d2")
 	}
-	if o.has('a') || o.has('f') {
-		c.die("invalid type string '%s'", map[bool]string{true: "a", false: "f"}[o.has('a')])
+	if o.Has('a') || o.Has('f') {
+		c.die("invalid type string '%s'", map[bool]string{true: "a", false: "f"}[o.Has('a')])
 	}
 	if len(formats) == 0 {
 		add("o2")
 	}
 	addrFmt, addrWidth := "%07o", 7
-	if o.has('A') {
-		switch o.val('A') {
+	if o.Has('A') {
+		switch o.Val('A') {
 		case "d":
 			addrFmt = "%07d"
 		case "o":
@@ -168,18 +172,18 @@ func runOd(c *cmd) int {
 		case "n":
 			addrFmt, addrWidth = "", 0
 		default:
-			c.die("bad output address radix '%s': must be d, o, x or n", o.val('A'))
+			c.die("bad output address radix '%s': must be d, o, x or n", o.Val('A'))
 		}
 	}
 	number := func(opt byte) int64 {
-		n, err := strconv.ParseInt(o.val(opt), 0, 64)
+		n, err := strconv.ParseInt(o.Val(opt), 0, 64)
 		if err != nil || n < 0 {
-			c.die("invalid number '%s'", o.val(opt))
+			c.die("invalid number '%s'", o.Val(opt))
 		}
 		return n
 	}
 	perBlock := 16
-	if o.has('w') {
+	if o.Has('w') {
 		perBlock = int(number('w'))
 	}
 	unit := 1 // every format's fields fit a whole number of times in a block of it
@@ -212,7 +216,7 @@ func runOd(c *cmd) int {
 	}
 	in := io.MultiReader(readers...)
 	var offset int64
-	if o.has('j') {
+	if o.Has('j') {
 		skip := number('j')
 		n, _ := io.CopyN(io.Discard, in, skip)
 		offset = n
@@ -220,7 +224,7 @@ func runOd(c *cmd) int {
 			c.die("can't skip past end of combined input")
 		}
 	}
-	if o.has('N') {
+	if o.Has('N') {
 		in = io.LimitReader(in, number('N'))
 	}
 	address := func(off int64) string {
@@ -243,7 +247,7 @@ func runOd(c *cmd) int {
 			break
 		}
 		cur := block[:n]
-		if !o.has('v') && prev != nil && n == perBlock && bytes.Equal(prev, cur) {
+		if !o.Has('v') && prev != nil && n == perBlock && bytes.Equal(prev, cur) {
 			if !repeated {
 				c.write("*\n")
 				repeated = true

@@ -3,6 +3,8 @@ package programs
 import (
 	"bufio"
 	"strings"
+
+	"github.com/minikubelet/minikubelet/pkg/programs/internal/getopt"
 )
 
 // paste [-d LIST] [-s] [FILE]...: busybox's coreutils/paste.c. Line i of every file, joined
@@ -10,10 +12,12 @@ import (
 // file's lines joined into one. A file that has ended gives empty columns while another
 // has lines. "-" is stdin, each "-" reading the next of its lines.
 func runPaste(c *cmd) int {
-	o, files := c.getopt("d:s", map[string]byte{"delimiters=": 'd', "serial": 's'})
+	o, files := c.getopt("d:s", []getopt.Long{
+		{Name: "delimiters=", Key: 'd'}, {Name: "serial", Key: 's'},
+	})
 	delims := []byte{'\t'}
-	if o.has('d') {
-		delims = pasteEscapes(o.val('d'))
+	if o.Has('d') {
+		delims = pasteEscapes(o.Val('d'))
 		if len(delims) == 0 {
 			delims = []byte{0} // no delimiter
 		}
@@ -53,7 +57,7 @@ func runPaste(c *cmd) int {
 		*i = (*i + 1) % len(delims)
 		return d
 	}
-	if o.has('s') {
+	if o.Has('s') {
 		for _, r := range readers {
 			di := 0
 			prev, ok := line(r)

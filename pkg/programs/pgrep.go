@@ -73,15 +73,15 @@ func runPgrep(c *cmd) int {
 		}
 	}
 	o, args := c.getopt("vlafxones:P:", nil)
-	if pkill && o.has('l') {
+	if pkill && o.Has('l') {
 		c.printSignals()
 		return 0
 	}
 	number := func(b byte) int {
-		if !o.has(b) {
+		if !o.Has(b) {
 			return -1
 		}
-		v := o.val(b)
+		v := o.Val(b)
 		n, err := strconv.ParseUint(v, 10, 31)
 		if err != nil {
 			c.die("invalid number '%s'", v)
@@ -102,7 +102,7 @@ func runPgrep(c *cmd) int {
 			c.die("bad regex '%s': %s", args[0], regexError(err))
 		}
 	}
-	invert := o.has('v')
+	invert := o.Has('v')
 	type found struct {
 		pid int
 		cmd string
@@ -120,20 +120,20 @@ func runPgrep(c *cmd) int {
 			continue
 		}
 		cmdline := firstArg(q.Argv)
-		if o.has('f') || o.has('a') {
+		if o.Has('f') || o.Has('a') {
 			cmdline = strings.Join(q.Argv, " ")
 		}
 		shown := firstArg(q.Argv)
-		if o.has('a') {
+		if o.Has('a') {
 			shown = cmdline
 		}
 		match := filtered && invert
 		if !match {
 			ok := re == nil
 			if !ok {
-				ok = c.rematch(re, cmdline, o.has('x'))
+				ok = c.rematch(re, cmdline, o.Has('x'))
 				if !ok {
-					ok = c.rematch(re, comm(q), o.has('x'))
+					ok = c.rematch(re, comm(q), o.Has('x'))
 					shown = comm(q)
 				}
 			}
@@ -143,21 +143,21 @@ func runPgrep(c *cmd) int {
 			continue
 		}
 		matched = append(matched, found{q.PID, shown})
-		if o.has('o') && !o.has('n') {
+		if o.Has('o') && !o.Has('n') {
 			break
 		}
 	}
-	if o.has('n') && len(matched) > 0 {
+	if o.Has('n') && len(matched) > 0 {
 		matched = matched[len(matched)-1:]
 	}
 	for _, m := range matched {
 		switch {
 		case pkill:
 			c.p.Kill(m.pid, sig)
-			if o.has('e') {
+			if o.Has('e') {
 				c.printf("%s killed (pid %d)\n", m.cmd, m.pid)
 			}
-		case o.has('l') || o.has('a'):
+		case o.Has('l') || o.Has('a'):
 			c.printf("%d %s\n", m.pid, m.cmd)
 		default:
 			c.printf("%d\n", m.pid)

@@ -28,28 +28,28 @@ const (
 // deadline). SIGINT prints the statistics too.
 func runPing(c *cmd) int {
 	o, args := c.getopt("qvAc:s:t:w:W:I:np:i:46", nil)
-	if len(args) != 1 || o.has('q') && o.has('v') {
+	if len(args) != 1 || o.Has('q') && o.Has('v') {
 		c.showUsage(1)
 	}
 	positive := func(b byte) uint64 {
-		if !o.has(b) {
+		if !o.Has(b) {
 			return 0
 		}
-		return c.xatouRange(o.val(b), 0, math.MaxInt32)
+		return c.xatouRange(o.Val(b), 0, math.MaxInt32)
 	}
 	count := positive('c')
 	positive('t')
 	deadline := positive('w')
 	wait := uint64(10)
-	if o.has('W') {
+	if o.Has('W') {
 		wait = positive('W')
 	}
 	datalen := uint64(56)
-	if o.has('s') {
-		datalen = c.xatouRange(o.val('s'), 0, 65535)
+	if o.Has('s') {
+		datalen = c.xatouRange(o.Val('s'), 0, 65535)
 	}
-	if o.has('p') {
-		v := o.val('p')
+	if o.Has('p') {
+		v := o.Val('p')
 		n, err := strconv.ParseUint(v, 16, 64)
 		if err != nil {
 			c.die("invalid number '%s'", v)
@@ -59,8 +59,8 @@ func runPing(c *cmd) int {
 		}
 	}
 	interval := 1.0
-	if o.has('i') {
-		interval = c.parseDuration(o.val('i'))
+	if o.Has('i') {
+		interval = c.parseDuration(o.Val('i'))
 	}
 	interval = min(interval, math.MaxInt32/1000000)
 	host := args[0]
@@ -68,7 +68,7 @@ func runPing(c *cmd) int {
 	if !ok {
 		ip, ok = netclients.ResolveDNS(c.p, host)
 	}
-	if !ok || strings.Contains(ip, ":") && o.has('4') {
+	if !ok || strings.Contains(ip, ":") && o.Has('4') {
 		c.die("bad address '%s'", host)
 	}
 	network, ns := c.p.NetworkNamespace()
@@ -129,7 +129,7 @@ func runPing(c *cmd) int {
 				tmin = rtt
 			}
 			tmax = max(tmax, rtt)
-			if !o.has('q') {
+			if !o.Has('q') {
 				c.printf("%d bytes from %s: seq=%d ttl=%d time=%s ms\n", datalen+8, ip, seq, pingTTL, pingMS(rtt))
 			}
 			if count > 0 && received >= count {
@@ -138,7 +138,7 @@ func runPing(c *cmd) int {
 		}
 		if count == 0 || sent < count {
 			next := seconds(interval) - spent
-			if o.has('A') && reachable {
+			if o.Has('A') && reachable {
 				next = 0
 			}
 			if !sleep(max(next, 0)) {

@@ -57,8 +57,8 @@ func runPs(c *cmd) int {
 	}
 	var cols []col
 	spec := "pid,user,time,args"
-	if o.has('o') {
-		spec = strings.Join(o.vals('o'), ",")
+	if o.Has('o') {
+		spec = strings.Join(o.Vals('o'), ",")
 	}
 	for _, item := range strings.Split(spec, ",") {
 		name, header, hasHeader := strings.Cut(item, "=")
@@ -124,7 +124,7 @@ func runPs(c *cmd) int {
 func runPidof(c *cmd) int {
 	o, args := c.getopt("so:", nil)
 	omit := map[int]bool{}
-	for _, v := range o.vals('o') {
+	for _, v := range o.Vals('o') {
 		for _, s := range strings.Split(v, ",") {
 			if s == "%PPID" {
 				omit[c.p.PPID()] = true
@@ -152,7 +152,7 @@ func runPidof(c *cmd) int {
 			c.printf("%d", q.PID)
 			first = false
 			status = 0
-			if o.has('s') {
+			if o.Has('s') {
 				break
 			}
 		}

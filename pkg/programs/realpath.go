@@ -91,10 +91,10 @@ func runReadlink(c *cmd) int {
 	}
 	name := args[0]
 	var out string
-	if o.has('f') {
+	if o.Has('f') {
 		r, err := c.realpathMissingOK(name)
 		if err != nil {
-			if o.has('v') {
+			if o.Has('v') {
 				c.perror(err, "%s", name)
 			}
 			return 1
@@ -106,14 +106,14 @@ func runReadlink(c *cmd) int {
 			err = vfs.EINVAL
 		}
 		if err != nil {
-			if o.has('v') {
+			if o.Has('v') {
 				c.perror(err, "%s", name)
 			}
 			return 1
 		}
 		out = info.Target
 	}
-	if o.has('n') {
+	if o.Has('n') {
 		c.write(out)
 	} else {
 		c.write(out + "\n")

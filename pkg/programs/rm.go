@@ -1,13 +1,14 @@
 package programs
 
 import (
+	"github.com/minikubelet/minikubelet/pkg/programs/internal/getopt"
 	"github.com/minikubelet/minikubelet/pkg/vfs"
 )
 
 func runRm(c *cmd) int {
 	o, args := c.getopt("fiRrv", nil)
-	force := o.has('f')
-	recursive := o.has('r') || o.has('R')
+	force := o.Has('f')
+	recursive := o.Has('r') || o.Has('R')
 	if len(args) == 0 && !force {
 		c.showUsage(1)
 	}
@@ -19,7 +20,7 @@ func runRm(c *cmd) int {
 			status = 1
 			continue
 		}
-		if !c.removeFile(name, force, recursive, o.has('v')) {
+		if !c.removeFile(name, force, recursive, o.Has('v')) {
 			status = 1
 		}
 	}
@@ -82,7 +83,10 @@ func (c *cmd) removeFile(name string, force, recursive, verbose bool) bool {
 }
 
 func runRmdir(c *cmd) int {
-	o, args := c.getopt("pvi", map[string]byte{"parents": 'p', "verbose": 'v', "ignore-fail-on-non-empty": 'i'})
+	o, args := c.getopt("pvi", []getopt.Long{
+		{Name: "parents", Key: 'p'}, {Name: "verbose", Key: 'v'},
+		{Name: "ignore-fail-on-non-empty", Key: 'i'},
+	})
 	if len(args) == 0 {
 		c.showUsage(1)
 	}
@@ -90,19 +94,19 @@ func runRmdir(c *cmd) int {
 	for _, name := range args {
 		c.tick()
 		for {
-			if o.has('v') {
+			if o.Has('v') {
 				c.printf("rmdir: removing directory, '%s'\n", name)
 			}
 			err := c.rmdir(name)
 			if err != nil {
-				if o.has('i') && vfs.ErrnoOf(err) == vfs.ENOTEMPTY {
+				if o.Has('i') && vfs.ErrnoOf(err) == vfs.ENOTEMPTY {
 					break
 				}
 				c.perror(err, "'%s'", name)
 				status = 1
 				break
 			}
-			if !o.has('p') {
+			if !o.Has('p') {
 				break
 			}
 			if name = dirname(name); name == "." || name == "/" {

@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/minikubelet/minikubelet/pkg/programs/internal/getopt"
 )
 
 // sedCmd is one command of a sed script, with its addresses, as busybox's sed_cmd_t:
@@ -79,15 +81,18 @@ func runSed(c *cmd) int {
 		rest = append(rest, a)
 	}
 	c.args = rest
-	o, args := c.getopt("rEne:f:", map[string]byte{"regexp-extended": 'r', "quiet": 'n', "silent": 'n', "expression=": 'e', "file=": 'f'})
-	s := &sed{c: c, quiet: o.has('n'), extended: o.has('r') || o.has('E'), lastPut: '\n', wfiles: map[string]bool{}}
+	o, args := c.getopt("rEne:f:", []getopt.Long{
+		{Name: "regexp-extended", Key: 'r'}, {Name: "quiet", Key: 'n'}, {Name: "silent", Key: 'n'},
+		{Name: "expression=", Key: 'e'}, {Name: "file=", Key: 'f'},
+	})
+	s := &sed{c: c, quiet: o.Has('n'), extended: o.Has('r') || o.Has('E'), lastPut: '\n', wfiles: map[string]bool{}}
 	// busybox adds every -e before any -f.
-	for _, e := range o.vals('e') {
+	for _, e := range o.Vals('e') {
 		for _, line := range strings.Split(e, "\n") {
 			s.addCmd(line)
 		}
 	}
-	for _, f := range o.vals('f') {
+	for _, f := range o.Vals('f') {
 		data, err := c.readAll(f)
 		if err != nil {
 			c.perror(err, "can't open '%s'", f)
@@ -97,7 +102,7 @@ func runSed(c *cmd) int {
 			s.addCmd(line)
 		}
 	}
-	if !o.has('e') && !o.has('f') {
+	if !o.Has('e') && !o.Has('f') {
 		if len(args) == 0 {
 			c.showUsage(1)
 		}

@@ -8,8 +8,8 @@ import (
 func runSeq(c *cmd) int {
 	o, args := c.getopt("+ws:", nil)
 	sep := "\n"
-	if o.has('s') {
-		sep = o.val('s')
+	if o.Has('s') {
+		sep = o.Val('s')
 	}
 	parse := func(s string) float64 {
 		v, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
@@ -51,7 +51,7 @@ func runSeq(c *cmd) int {
 			width += frac + 1
 		}
 	}
-	if !o.has('w') {
+	if !o.Has('w') {
 		width = 0
 	}
 	format := "%0*.*f"

@@ -16,21 +16,21 @@ import (
 // array of them would be (charged), though only those swapped are kept.
 func runShuf(c *cmd) int {
 	o, args := c.getopt("ei:n:o:z", nil)
-	if o.has('e') && o.has('i') {
+	if o.Has('e') && o.Has('i') {
 		c.showUsage(1)
 	}
 	var lines []string
 	var lo uint64
 	numlines := uint64(0)
 	switch {
-	case o.has('e'):
+	case o.Has('e'):
 		lines = args
 		numlines = uint64(len(lines))
-	case o.has('i'):
+	case o.Has('i'):
 		if len(args) > 0 {
 			c.showUsage(1)
 		}
-		spec := o.val('i')
+		spec := o.Val('i')
 		l, h, ok := strings.Cut(spec, "-")
 		if !ok {
 			c.die("bad range '%s'", spec)
@@ -66,8 +66,8 @@ func runShuf(c *cmd) int {
 		numlines = uint64(len(lines))
 	}
 	outlines := numlines
-	if o.has('n') {
-		outlines = min(c.xatou(o.val('n')), numlines)
+	if o.Has('n') {
+		outlines = min(c.xatou(o.Val('n')), numlines)
 	}
 	// Fisher-Yates from the end, stopping after outlines: the last outlines places are the
 	// output. perm is the numbers' array, sparse: a place not in it holds its own index.
@@ -88,24 +88,24 @@ func runShuf(c *cmd) int {
 		perm[r], perm[n] = vn, vr
 	}
 	eol := byte('\n')
-	if o.has('z') {
+	if o.Has('z') {
 		eol = 0
 	}
 	var file bytes.Buffer
 	out := func(s []byte) {
-		if o.has('o') {
+		if o.Has('o') {
 			file.Write(s)
 			if file.Len() >= 64<<10 {
-				c.appendTo(o.val('o'), &file)
+				c.appendTo(o.Val('o'), &file)
 			}
 			return
 		}
 		c.out.Write(s)
 	}
-	if o.has('o') {
+	if o.Has('o') {
 		// Opened after the shuffle, as busybox's xopen: created, truncated.
-		if err := c.writeFile(o.val('o'), nil, false); err != nil {
-			c.perror(err, "can't open '%s'", o.val('o'))
+		if err := c.writeFile(o.Val('o'), nil, false); err != nil {
+			c.perror(err, "can't open '%s'", o.Val('o'))
 			c.exit(1)
 		}
 	}
@@ -113,15 +113,15 @@ func runShuf(c *cmd) int {
 	for i := numlines - outlines; i < numlines; i++ {
 		c.tick()
 		buf = buf[:0]
-		if o.has('i') {
+		if o.Has('i') {
 			buf = strconv.AppendUint(buf, lo+at(i), 10)
 		} else {
 			buf = append(buf, lines[at(i)]...)
 		}
 		out(append(buf, eol))
 	}
-	if o.has('o') {
-		c.appendTo(o.val('o'), &file)
+	if o.Has('o') {
+		c.appendTo(o.Val('o'), &file)
 	}
 	return 0
 }

@@ -20,8 +20,8 @@ func runSort(c *cmd) int {
 	o, args := c.getopt("nrugMcszbdfit:k:o:T:S:hVm", nil)
 	fail := c.die
 	sep := byte(0)
-	if o.has('t') {
-		t := o.val('t')
+	if o.Has('t') {
+		t := o.Val('t')
 		if len(t) != 1 {
 			fail("bad -t parameter")
 		}
@@ -29,12 +29,12 @@ func runSort(c *cmd) int {
 	}
 	globalFlags := ""
 	for _, f := range "nrbdfigMhV" {
-		if o.has(byte(f)) {
+		if o.Has(byte(f)) {
 			globalFlags += string(f)
 		}
 	}
 	var keys []sortKey
-	for _, k := range o.vals('k') {
+	for _, k := range o.Vals('k') {
 		key := sortKey{}
 		i := 0
 		s := k
@@ -119,22 +119,22 @@ func runSort(c *cmd) int {
 				return r
 			}
 		}
-		if o.has('s') || !tieBreak {
+		if o.Has('s') || !tieBreak {
 			return 0
 		}
 		r = strings.Compare(x, y)
-		if o.has('r') {
+		if o.Has('r') {
 			r = -r
 		}
 		return r
 	}
-	if o.has('c') {
+	if o.Has('c') {
 		limit := 0
-		if o.has('u') {
+		if o.Has('u') {
 			limit = -1
 		}
 		for i := 1; i < len(lines); i++ {
-			if cmp(lines[i-1], lines[i], !o.has('u')) > limit {
+			if cmp(lines[i-1], lines[i], !o.Has('u')) > limit {
 				c.out.Flush()
 				io.WriteString(c.p.Stderr(), "Check line "+strconv.Itoa(i)+"\n")
 				return 1
@@ -142,8 +142,8 @@ func runSort(c *cmd) int {
 		}
 		return 0
 	}
-	slices.SortStableFunc(lines, func(a, b string) int { return cmp(a, b, !o.has('u')) })
-	if o.has('u') {
+	slices.SortStableFunc(lines, func(a, b string) int { return cmp(a, b, !o.Has('u')) })
+	if o.Has('u') {
 		out := lines[:0]
 		for i, l := range lines {
 			if i > 0 && cmp(out[len(out)-1], l, false) == 0 {
@@ -156,13 +156,13 @@ func runSort(c *cmd) int {
 	var b strings.Builder
 	for _, l := range lines {
 		b.WriteString(l)
-		if o.has('z') {
+		if o.Has('z') {
 			b.WriteByte(0)
 		} else {
 			b.WriteByte('\n')
 		}
 	}
-	if f := o.val('o'); f != "" {
+	if f := o.Val('o'); f != "" {
 		if err := c.writeFile(f, []byte(b.String()), false); err != nil {
 			c.perror(err, "can't open '%s'", f)
 			c.exit(c.errStatus)

@@ -6,6 +6,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/minikubelet/minikubelet/pkg/programs/internal/getopt"
 	"github.com/minikubelet/minikubelet/pkg/vfs"
 )
 
@@ -24,16 +25,16 @@ func runSplit(c *cmd) int {
 	}
 	cnt := int64(1000)
 	suffixLen := 2
-	for _, a := range o.seq { // in the order given, as getopt32's "+" converts -a
-		if a.opt == 'a' {
-			suffixLen = c.xatoiPositive(a.arg)
+	for _, a := range o.Seq { // in the order given, as getopt32's "+" converts -a
+		if a.Key == 'a' {
+			suffixLen = c.xatoiPositive(a.Val)
 		}
 	}
 	// -l and -b share their argument: the last one given is what both read.
-	if o.has('l') {
+	if o.Has('l') {
 		cnt = c.xatooff(lastArgOf(o, 'l', 'b'))
 	}
-	byBytes := o.has('b')
+	byBytes := o.Has('b')
 	if byBytes {
 		// Past 2^63-1 busybox's off_t goes negative; here it stays the largest.
 		cnt = int64(min(c.xatoull(lastArgOf(o, 'l', 'b'), splitSuffixes), math.MaxInt64))
@@ -140,11 +141,11 @@ func runSplit(c *cmd) int {
 }
 
 // lastArgOf is the argument of whichever of options a and b was given last.
-func lastArgOf(o opts, a, b byte) string {
+func lastArgOf(o getopt.Result, a, b byte) string {
 	v := ""
-	for _, x := range o.seq {
-		if x.opt == a || x.opt == b {
-			v = x.arg
+	for _, x := range o.Seq {
+		if x.Key == a || x.Key == b {
+			v = x.Val
 		}
 	}
 	return v

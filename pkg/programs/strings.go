@@ -13,12 +13,12 @@ import (
 func runStrings(c *cmd) int {
 	o, files := c.getopt("afon:t:", nil)
 	n := 4
-	if o.has('n') {
-		n = int(c.xstrtou(o.val('n'), 32, 1, math.MaxInt32, nil))
+	if o.Has('n') {
+		n = int(c.xstrtou(o.Val('n'), 32, 1, math.MaxInt32, nil))
 	}
 	radix := "o"
-	if o.has('t') {
-		radix = o.val('t')
+	if o.Has('t') {
+		radix = o.Val('t')
 	}
 	if radix != "d" && radix != "o" && radix != "x" {
 		c.showUsage(1)
@@ -53,10 +53,10 @@ func runStrings(c *cmd) int {
 				} else {
 					run = append(run, b)
 					if count == n-1 {
-						if o.has('f') {
+						if o.Has('f') {
 							c.printf(nameFmt, name)
 						}
-						if o.has('o') || o.has('t') {
+						if o.Has('o') || o.Has('t') {
 							c.printf(radixFmt, offset-int64(n-1))
 						}
 						c.out.Write(run)

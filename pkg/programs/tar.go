@@ -14,6 +14,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/minikubelet/minikubelet/pkg/programs/internal/getopt"
+	"github.com/minikubelet/minikubelet/pkg/shell"
 	"github.com/minikubelet/minikubelet/pkg/vfs"
 )
 
@@ -35,25 +37,31 @@ func runTar(c *cmd) int {
 		}
 		c.args = append([]string{"-" + a}, c.args[1:]...)
 	}
-	o, files := c.getopt("txC:f:OopvkchjT:X:zJam", map[string]byte{"list": 't', "extract": 'x', "directory=": 'C',
-		"file=": 'f', "to-stdout": 'O', "same-permissions": 'p', "verbose": 'v', "keep-old": 'k', "create": 'c',
-		"dereference": 'h', "gzip": 'z', "touch": 'm', "no-same-owner": 'o', "auto-compress": 'a',
-		"overwrite": 1, "no-recursion": 2, "numeric-owner": 3, "no-same-permissions": 4, "strip-components=": 5})
+	o, files := c.getopt("txC:f:OopvkchjT:X:zJam", []getopt.Long{
+		{Name: "list", Key: 't'}, {Name: "extract", Key: 'x'}, {Name: "directory=", Key: 'C'},
+		{Name: "file=", Key: 'f'}, {Name: "to-stdout", Key: 'O'}, {Name: "same-permissions", Key: 'p'},
+		{Name: "verbose", Key: 'v'}, {Name: "keep-old", Key: 'k'}, {Name: "create", Key: 'c'},
+		{Name: "dereference", Key: 'h'}, {Name: "gzip", Key: 'z'}, {Name: "touch", Key: 'm'},
+		{Name: "to-command=", Key: 6},
+		{Name: "no-same-owner", Key: 'o'}, {Name: "auto-compress", Key: 'a'},
+		{Name: "overwrite", Key: 1}, {Name: "no-recursion", Key: 2}, {Name: "numeric-owner", Key: 3},
+		{Name: "no-same-permissions", Key: 4}, {Name: "strip-components=", Key: 5},
+	})
 	modes := 0
 	for _, b := range []byte{'c', 't', 'x'} {
-		if o.has(b) {
+		if o.Has(b) {
 			modes++
 		}
 	}
 	if modes != 1 {
 		c.showUsage(1)
 	}
-	t := &tarRun{c: c, o: o, verbose: o.n['t'] + o.n['v'], archive: "-"}
-	if o.has(5) {
-		t.strip = c.positive(o.val(5))
+	t := &tarRun{c: c, o: o, verbose: o.Count('t') + o.Count('v'), archive: "-"}
+	if o.Has(5) {
+		t.strip = c.positive(o.Val(5))
 	}
-	if o.has('f') {
-		t.archive = o.val('f')
+	if o.Has('f') {
+		t.archive = o.Val('f')
 	}
 	for _, f := range files {
 		if len(f) > 1 {
@@ -61,22 +69,28 @@ func runTar(c *cmd) int {
 		}
 		t.accept = append(t.accept, f)
 	}
-	if o.has('c') {
+	if o.Has('c') {
 		return t.create()
+	}
+	if o.Has(6) {
+		// Set once for every command; tar outlives the commands that stop reading.
+		t.env = setenv(c.environ(), "TAR_FILETYPE=f")
+		c.p.Trap(shell.SignalNames["PIPE"], true)
 	}
 	return t.read()
 }
 
 type tarRun struct {
 	c       *cmd
-	o       opts
+	o       getopt.Result
 	verbose int
 	archive string
 	accept  []string
 	base    string // -C's directory, absolute ("" for the working one)
 	warned  bool   // the leading '/' message is printed once
 	passed  map[string]bool
-	strip   int // --strip-components
+	strip   int      // --strip-components
+	env     []string // --to-command's environment: the process's and TAR_FILETYPE
 }
 
 // path is name as the process sees it after -C.
@@ -89,8 +103,8 @@ func (t *tarRun) path(name string) string {
 
 // chdir is -C: busybox changes directory after opening the archive.
 func (t *tarRun) chdir() {
-	dir := t.o.val('C')
-	if !t.o.has('C') {
+	dir := t.o.Val('C')
+	if !t.o.Has('C') {
 		return
 	}
 	info, err := t.c.fs().Stat(t.c.abs(dir))
@@ -169,7 +183,7 @@ func (t *tarRun) create() int {
 	t.chdir()
 	var w io.Writer = out
 	var zw *gzip.Writer
-	if t.o.has('z') || t.o.has('a') && out.file != "" && strings.HasSuffix(t.archive, "gz") {
+	if t.o.Has('z') || t.o.Has('a') && out.file != "" && strings.HasSuffix(t.archive, "gz") {
 		zw = gzip.NewWriter(out)
 		zw.OS = 3
 		w = zw
@@ -178,7 +192,7 @@ func (t *tarRun) create() int {
 		opt  byte
 		prog string
 	}{{'j', "bzip2"}, {'J', "xz"}} {
-		if t.o.has(z.opt) {
+		if t.o.Has(z.opt) {
 			// busybox runs the image's compressor; the simulated image has neither.
 			c.perror(vfs.ENOENT, "can't execute '%s'", z.prog)
 			c.exit(1)
@@ -210,7 +224,7 @@ func (t *tarRun) add(tw *tar.Writer, out *tarOut, name string, top bool) bool {
 	p := t.path(name)
 	var info vfs.Info
 	var err error
-	if t.o.has('h') {
+	if t.o.Has('h') {
 		info, err = c.fs().Stat(p)
 	} else {
 		info, err = c.fs().Lstat(p)
@@ -230,7 +244,7 @@ func (t *tarRun) add(tw *tar.Writer, out *tarOut, name string, top bool) bool {
 			return false
 		}
 	}
-	if info.Mode.IsDir() && !t.o.has(2) {
+	if info.Mode.IsDir() && !t.o.Has(2) {
 		names, err := c.fs().ReadDirNames(p)
 		if err != nil {
 			c.perror(err, "%s", name)
@@ -438,9 +452,9 @@ func (t *tarRun) read() int {
 	}
 	t.chdir()
 	switch {
-	case t.o.has('z'):
+	case t.o.Has('z'):
 		in.gunzip()
-	case t.o.has('j'):
+	case t.o.Has('j'):
 		in.bunzip2()
 	}
 	t.passed = map[string]bool{}
@@ -661,19 +675,79 @@ func (t *tarRun) entry(in *tarIn, e tarEntry) {
 	}
 	e.name = strings.TrimSuffix(e.name, "/")
 	t.passed[e.name] = true
+	// The data goes where busybox's last data action says, with -t as with -x:
+	// --to-command, then -O, then the files.
+	regular := e.typ == '0' || e.typ == '7'
 	switch {
-	case t.o.has('x') && t.o.has('O'):
-		if e.typ == '0' || e.typ == '7' {
+	case t.o.Has(6):
+		if regular {
+			t.toCommand(in, e)
+			return
+		}
+	case t.o.Has('O'):
+		if regular {
 			// The data goes straight to stdout, the names through stdio's buffer, as
 			// busybox writes them: the names come out later.
 			t.copyData(in, e.size, func(b []byte) error { _, err := c.p.Stdout().Write(b); return err })
 			return
 		}
-	case t.o.has('x'):
+	case t.o.Has('x'):
 		t.extract(in, e)
 		return
 	}
 	t.skipData(in, e.size)
+}
+
+// toCommand is --to-command (busybox's data_extract_to_command): the user's shell runs
+// the command with the file's data on its standard input and the entry in TAR_*
+// variables; tar dies when the command fails. What the command does not read is dropped.
+// The names -v prints stay in stdio's buffer meanwhile, as busybox forks without
+// flushing it.
+func (t *tarRun) toCommand(in *tarIn, e tarEntry) {
+	c := t.c
+	command := t.o.Val(6)
+	env := t.env
+	for _, kv := range []string{
+		fmt.Sprintf("TAR_MODE=%o", e.mode|0o100000), "TAR_FILENAME=" + e.name, "TAR_REALNAME=" + e.name,
+		"TAR_UNAME=" + nullString(e.uname), "TAR_GNAME=" + nullString(e.gname),
+		fmt.Sprintf("TAR_SIZE=%d", max(e.size, 0)), fmt.Sprintf("TAR_UID=%d", e.uid), fmt.Sprintf("TAR_GID=%d", e.gid),
+	} {
+		env = setenv(env, kv)
+	}
+	sh := "/bin/sh" // get_shell_name: $SHELL, else the user's login shell
+	if v := c.p.Getenv("SHELL"); v != "" {
+		sh = v
+	} else if u, ok := c.userByID(int64(c.p.Identity().UID)); ok && u.shell != "" {
+		sh = u.shell
+	}
+	child, pipe, err := c.p.Popen(shell.Spec{Path: sh, Argv: []string{sh, "-c", command}, Env: env}, true)
+	if err != nil {
+		// The forked child says so and exits 1: tar then sees the command fail.
+		c.perror(err, "can't execute '%s'", sh)
+		c.die("'%s' returned status 1", command)
+	}
+	t.copyData(in, e.size, func(b []byte) error {
+		pipe.Write(b) // bb_copyfd_exact_size with a negative size: write errors are ignored
+		return nil
+	})
+	pipe.Close()
+	c.p.Pending() // the SIGPIPEs of a command that stopped reading, ignored
+	status := c.p.Wait(child)
+	if sig := child.KilledBy(); sig != 0 {
+		c.die("'%s' terminated by signal %d", command, sig)
+	}
+	if status != 0 {
+		c.die("'%s' returned status %d", command, status)
+	}
+}
+
+// nullString is how glibc's printf prints a NULL %s: busybox passes the header's user and
+// group names, NULL when the archive has none.
+func nullString(s string) string {
+	if s == "" {
+		return "(null)"
+	}
+	return s
 }
 
 // listLine is tar -tv's line: mode, owner/group, size, time, name and link.
@@ -792,7 +866,7 @@ func (t *tarRun) extract(in *tarIn, e tarEntry) {
 	if i := strings.LastIndexByte(e.name, '/'); i >= 0 {
 		t.mkdirs(e.name[:i])
 	}
-	if e.typ != '5' && !t.o.has('k') {
+	if e.typ != '5' && !t.o.Has('k') {
 		if hardLink != "" && hardLink == e.name {
 			t.skipData(in, e.size)
 			return
@@ -843,9 +917,9 @@ func (t *tarRun) extract(in *tarIn, e tarEntry) {
 		c.errorf("can't create node %s: Operation not permitted", e.name)
 		return
 	}
-	if !t.o.has('o') {
+	if !t.o.Has('o') {
 		uid, gid := e.uid, e.gid
-		if !t.o.has(3) {
+		if !t.o.Has(3) {
 			if u, ok := c.userByName(e.uname); ok && e.uname != "" {
 				uid = u.uid
 			}
@@ -855,10 +929,10 @@ func (t *tarRun) extract(in *tarIn, e tarEntry) {
 		}
 		fsys.Chown(p, uid, gid)
 	}
-	if id.UID == 0 && !t.o.has(4) {
+	if id.UID == 0 && !t.o.Has(4) {
 		fsys.Chmod(p, fileMode(e.mode))
 	}
-	if !t.o.has('m') {
+	if !t.o.Has('m') {
 		fsys.Chtimes(p, time.Unix(e.mtime, 0))
 	}
 }

@@ -8,7 +8,7 @@ func runTee(c *cmd) int {
 		if name == "-" {
 			continue
 		}
-		err := c.writeFile(name, nil, o.has('a'))
+		err := c.writeFile(name, nil, o.Has('a'))
 		if err != nil {
 			c.perror(err, "%s", name)
 			status = 1

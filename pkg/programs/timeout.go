@@ -17,13 +17,13 @@ const (
 func runTimeout(c *cmd) int {
 	o, args := c.getopt("+s:k:", nil)
 	sig := shell.SIGTERM
-	if s := o.val('s'); s != "" {
+	if s := o.Val('s'); s != "" {
 		if sig = signum(s); sig < 0 {
 			c.die("unknown signal '%s'", s)
 		}
 	}
 	var killAfter time.Duration
-	if k := o.val('k'); k != "" {
+	if k := o.Val('k'); k != "" {
 		killAfter = seconds(c.parseDuration(k))
 	}
 	if len(args) < 2 {

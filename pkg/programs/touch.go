@@ -3,16 +3,20 @@ package programs
 import (
 	"time"
 
+	"github.com/minikubelet/minikubelet/pkg/programs/internal/getopt"
 	"github.com/minikubelet/minikubelet/pkg/vfs"
 )
 
 func runTouch(c *cmd) int {
-	o, args := c.getopt("chr:d:t:amf", map[string]byte{"no-create": 'c', "no-dereference": 'h', "reference=": 'r', "date=": 'd'})
+	o, args := c.getopt("chr:d:t:amf", []getopt.Long{
+		{Name: "no-create", Key: 'c'}, {Name: "no-dereference", Key: 'h'},
+		{Name: "reference=", Key: 'r'}, {Name: "date=", Key: 'd'},
+	})
 	if len(args) == 0 {
 		c.showUsage(1)
 	}
 	var when *time.Time // the time to set, rather than now
-	if r := o.val('r'); r != "" {
+	if r := o.Val('r'); r != "" {
 		info, err := c.fs().Stat(c.abs(r))
 		if err != nil {
 			c.perror(err, "can't stat '%s'", r)
@@ -20,7 +24,7 @@ func runTouch(c *cmd) int {
 		}
 		when = &info.ModTime
 	}
-	for _, d := range []string{o.val('d'), o.val('t')} {
+	for _, d := range []string{o.Val('d'), o.Val('t')} {
 		if d != "" {
 			t := c.parseDate(d, c.p.Now().UTC())
 			when = &t
@@ -33,7 +37,7 @@ func runTouch(c *cmd) int {
 		p := c.abs(name)
 		err := c.fs().Touch(p)
 		if vfs.ErrnoOf(err) == vfs.ENOENT {
-			if o.has('c') {
+			if o.Has('c') {
 				continue
 			}
 			if _, lerr := c.fs().Lstat(p); lerr != nil {

@@ -13,7 +13,7 @@ func runTr(c *cmd) int {
 		c.showUsage(1)
 	}
 	set1 := trExpand(args[0])
-	if o.has('c') || o.has('C') {
+	if o.Has('c') || o.Has('C') {
 		in := map[byte]bool{}
 		for _, b := range set1 {
 			in[b] = true
@@ -50,7 +50,7 @@ func runTr(c *cmd) int {
 	for _, b := range set2 {
 		inSet2[b] = true
 	}
-	del, squeeze := o.has('d'), o.has('s')
+	del, squeeze := o.Has('d'), o.Has('s')
 	last := -1
 	buf := make([]byte, 64<<10)
 	in := c.stdin()

@@ -14,10 +14,10 @@ import (
 // container's disk limit.
 func runTruncate(c *cmd) int {
 	o, files := c.getopt("cs:", nil)
-	if !o.has('s') || len(files) == 0 {
+	if !o.Has('s') || len(files) == 0 {
 		c.showUsage(1)
 	}
-	size := c.xatoull(o.val('s'), kMGSuffixes)
+	size := c.xatoull(o.Val('s'), kMGSuffixes)
 	status := 0
 	for _, name := range files {
 		c.tick()
@@ -29,11 +29,11 @@ func runTruncate(c *cmd) int {
 		switch {
 		case err == nil && info.Mode.IsDir():
 			err = vfs.EISDIR
-		case vfs.ErrnoOf(err) == vfs.ENOENT && !o.has('c'):
+		case vfs.ErrnoOf(err) == vfs.ENOENT && !o.Has('c'):
 			err = c.writeFile(name, nil, true) // open's O_CREAT
 		}
 		if err != nil {
-			if vfs.ErrnoOf(err) != vfs.ENOENT || !o.has('c') {
+			if vfs.ErrnoOf(err) != vfs.ENOENT || !o.Has('c') {
 				c.perror(err, "%s: open", name)
 				status = 1
 			}

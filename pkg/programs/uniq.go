@@ -9,14 +9,14 @@ import (
 func runUniq(c *cmd) int {
 	o, args := c.getopt("cduf:s:w:iz", nil)
 	skipFields, skipChars, maxChars := 0, 0, math.MaxInt
-	if o.has('f') {
-		skipFields = c.positive(o.val('f'))
+	if o.Has('f') {
+		skipFields = c.positive(o.Val('f'))
 	}
-	if o.has('s') {
-		skipChars = c.positive(o.val('s'))
+	if o.Has('s') {
+		skipChars = c.positive(o.Val('s'))
 	}
-	if o.has('w') {
-		maxChars = c.positive(o.val('w'))
+	if o.Has('w') {
+		maxChars = c.positive(o.Val('w'))
 	}
 	if len(args) > 2 {
 		c.showUsage(1)
@@ -31,7 +31,7 @@ func runUniq(c *cmd) int {
 		c.exit(1)
 	}
 	eol := "\n"
-	if o.has('z') {
+	if o.Has('z') {
 		eol = "\x00"
 	}
 	keyOf := func(line string) string {
@@ -49,7 +49,7 @@ func runUniq(c *cmd) int {
 		if len(s) > maxChars {
 			s = s[:maxChars]
 		}
-		if o.has('i') {
+		if o.Has('i') {
 			s = strings.ToLower(s)
 		}
 		return s
@@ -61,10 +61,10 @@ func runUniq(c *cmd) int {
 		if dups < 0 {
 			return
 		}
-		if o.has('d') && dups == 0 || o.has('u') && dups > 0 {
+		if o.Has('d') && dups == 0 || o.Has('u') && dups > 0 {
 			return
 		}
-		if o.has('c') {
+		if o.Has('c') {
 			out.WriteString(padLeft(strconv.Itoa(dups+1), 7) + " ")
 		}
 		out.WriteString(prev + eol)

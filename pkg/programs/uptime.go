@@ -28,7 +28,7 @@ func runUptime(c *cmd) int {
 		}
 	}
 	now := c.p.Now().UTC().Truncate(time.Second)
-	if o.has('s') {
+	if o.Has('s') {
 		c.write(now.Add(-up).Format("2006-01-02 15:04:05") + "\n")
 		return 0
 	}

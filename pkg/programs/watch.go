@@ -18,8 +18,8 @@ func runWatch(c *cmd) int {
 	}
 	command := strings.Join(args, " ")
 	period := 2.0
-	if o.has('n') {
-		period = c.parseDuration(o.val('n'))
+	if o.Has('n') {
+		period = c.parseDuration(o.Val('n'))
 	}
 	width := 80
 	if v, ok := c.lookupEnv("COLUMNS"); ok {
@@ -32,7 +32,7 @@ func runWatch(c *cmd) int {
 	const timeLen = len("1234-67-90 23:56:89") + 1
 	for {
 		c.write("\x1b[H\x1b[J")
-		if !o.has('t') {
+		if !o.Has('t') {
 			h := header
 			if timeLen < width {
 				h = header[:width-timeLen] + c.p.Now().UTC().Format("2006-01-02 15:04:05")

@@ -12,7 +12,7 @@ func runWc(c *cmd) int {
 	kinds := []byte("lwmcL")
 	var want []int
 	for i, k := range kinds {
-		if o.has(k) {
+		if o.Has(k) {
 			want = append(want, i)
 		}
 	}

@@ -30,7 +30,7 @@ func runWhich(c *cmd) int {
 				if c.executable(f) {
 					c.write(f + "\n")
 					found = true
-					if !o.has('a') {
+					if !o.Has('a') {
 						break
 					}
 				}

@@ -1135,6 +1135,9 @@ func (p *Proc) ExitAs(child *Proc) int {
 // Exited reports whether p has exited, and its status.
 func (p *Proc) Exited() (bool, int) { return p.exited, p.status }
 
+// KilledBy is the signal p died of, 0 when it exited (or runs).
+func (p *Proc) KilledBy() int { return p.signaled }
+
 // Kill sends sig to another process of the machine (kill).
 func (p *Proc) Kill(pid, sig int) error {
 	q := p.m.find(pid)

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/minikubelet/minikubelet/pkg/programs/internal/getopt"
 	"github.com/minikubelet/minikubelet/pkg/shell"
 	"github.com/minikubelet/minikubelet/pkg/simnet"
 	"github.com/minikubelet/minikubelet/pkg/vfs"
@@ -55,12 +56,12 @@ func NC(p *shell.Proc) int {
 			return 1
 		}
 	}
-	o, err := getopt(args, "np:s:ubvw:lki:o:z", nil)
-	if err != nil || len(o.operands) > 2 {
+	o, err := getopt.Parse(args, "np:s:ubvw:lki:o:z", nil)
+	if err != nil || len(o.Operands) > 2 {
 		return usageError(p, "nc", ncUsage, err)
 	}
-	n := &nc{p: p, udp: o.has('u'), zero: o.has('z'), verbose: o.count('v'), listen: o.has('l'), keep: o.has('k') || o.count('l') > 1}
-	if w, ok := o.last('w'); ok {
+	n := &nc{p: p, udp: o.Has('u'), zero: o.Has('z'), verbose: o.Count('v'), listen: o.Has('l'), keep: o.Has('k') || o.Count('l') > 1}
+	if w, ok := o.Last('w'); ok {
 		secs, err := strconv.ParseUint(w, 10, 31)
 		if err != nil {
 			fmt.Fprintf(p.Stderr(), "nc: invalid number '%s'\n", w)
@@ -71,7 +72,7 @@ func NC(p *shell.Proc) int {
 	proto := n.proto()
 	if n.listen {
 		port := 0
-		if ps, ok := o.last('p'); ok {
+		if ps, ok := o.Last('p'); ok {
 			if port, ok = lookupPort(p.FS(), ps, proto); !ok {
 				fmt.Fprintf(p.Stderr(), "nc: bad port '%s'\n", ps)
 				return 1
@@ -83,15 +84,15 @@ func NC(p *shell.Proc) int {
 			}
 		})
 	}
-	if len(o.operands) == 0 {
+	if len(o.Operands) == 0 {
 		return usageError(p, "nc", ncUsage, nil)
 	}
-	host := o.operands[0]
+	host := o.Operands[0]
 	port := 0
-	if len(o.operands) > 1 {
+	if len(o.Operands) > 1 {
 		var ok bool
-		if port, ok = lookupPort(p.FS(), o.operands[1], proto); !ok {
-			fmt.Fprintf(p.Stderr(), "nc: bad port '%s'\n", o.operands[1])
+		if port, ok = lookupPort(p.FS(), o.Operands[1], proto); !ok {
+			fmt.Fprintf(p.Stderr(), "nc: bad port '%s'\n", o.Operands[1])
 			return 1
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/minikubelet/minikubelet/pkg/programs/internal/getopt"
 	"github.com/minikubelet/minikubelet/pkg/shell"
 	"github.com/minikubelet/minikubelet/pkg/simnet"
 )
@@ -20,14 +21,16 @@ const wgetUsage = "[-cqS] [--spider] [-O FILE] [-o LOGFILE] [--header STR]\n" +
 
 // wgetLong are busybox wget's long options; the private keys stand for the options that
 // have no short form. The ignored ones are accepted and do nothing, as in busybox.
-var wgetLong = []longOpt{
-	{"continue", 'c', false}, {"quiet", 'q', false}, {"server-response", 'S', false},
-	{"output-document", 'O', true}, {"output-file", 'o', true}, {"directory-prefix", 'P', true},
-	{"proxy", 'Y', true}, {"user-agent", 'U', true}, {"timeout", 'T', true}, {"tries", 't', true},
-	{"header", 0xff, true}, {"post-data", 0xfe, true}, {"spider", 0xfd, false},
-	{"no-check-certificate", 0xfc, false}, {"post-file", 0xfb, true},
-	{"passive-ftp", 0xf0, false}, {"no-cache", 0xf0, false}, {"no-verbose", 0xf0, false},
-	{"no-clobber", 0xf0, false}, {"no-host-directories", 0xf0, false}, {"no-parent", 0xf0, false},
+var wgetLong = []getopt.Long{
+	{Name: "continue", Key: 'c'}, {Name: "quiet", Key: 'q'}, {Name: "server-response", Key: 'S'},
+	{Name: "output-document=", Key: 'O'}, {Name: "output-file=", Key: 'o'},
+	{Name: "directory-prefix=", Key: 'P'}, {Name: "proxy=", Key: 'Y'},
+	{Name: "user-agent=", Key: 'U'}, {Name: "timeout=", Key: 'T'}, {Name: "tries=", Key: 't'},
+	{Name: "header=", Key: 0xff}, {Name: "post-data=", Key: 0xfe}, {Name: "spider", Key: 0xfd},
+	{Name: "no-check-certificate", Key: 0xfc}, {Name: "post-file=", Key: 0xfb},
+	{Name: "passive-ftp", Key: 0xf0}, {Name: "no-cache", Key: 0xf0}, {Name: "no-verbose", Key: 0xf0},
+	{Name: "no-clobber", Key: 0xf0}, {Name: "no-host-directories", Key: 0xf0},
+	{Name: "no-parent", Key: 0xf0},
 }
 
 // wget is one run of busybox wget: its options and where its messages go.
@@ -57,11 +60,11 @@ type wgetExit struct{}
 // https is fetched as http (TLS is not simulated), proxies are not used, ftp is not
 // simulated. -T is accepted: nothing on the simulated network hangs.
 func Wget(p *shell.Proc) int {
-	o, err := getopt(p.Args()[1:], "cqSO:o:P:Y:U:T:t:n::", wgetLong)
-	if err != nil || len(o.operands) == 0 {
+	o, err := getopt.Parse(p.Args()[1:], "cqSO:o:P:Y:U:T:t:n::", wgetLong)
+	if err != nil || len(o.Operands) == 0 {
 		return usageError(p, "wget", wgetUsage, err)
 	}
-	if t, ok := o.last('T'); ok {
+	if t, ok := o.Last('T'); ok {
 		// -T is accepted and checked: nothing on the simulated network hangs.
 		if _, err := strconv.ParseUint(t, 10, 32); err != nil {
 			fmt.Fprintf(p.Stderr(), "wget: invalid number '%s'\n", t)
@@ -69,14 +72,14 @@ func Wget(p *shell.Proc) int {
 		}
 	}
 	w := &wget{p: p, stderr: p.Stderr(), agent: "Wget",
-		quiet: o.has('q'), headers: o.has('S'), spider: o.has(0xfd), cont: o.has('c')}
-	w.outName, _ = o.last('O')
-	w.dir, _ = o.last('P')
-	if ua, ok := o.last('U'); ok {
+		quiet: o.Has('q'), headers: o.Has('S'), spider: o.Has(0xfd), cont: o.Has('c')}
+	w.outName, _ = o.Last('O')
+	w.dir, _ = o.Last('P')
+	if ua, ok := o.Last('U'); ok {
 		w.agent = ua
 	}
-	w.extra = o.all(0xff)
-	if d, ok := o.last(0xfe); ok {
+	w.extra = o.Vals(0xff)
+	if d, ok := o.Last(0xfe); ok {
 		w.post, w.isPost = []byte(d), true
 	}
 	status := 0
@@ -89,14 +92,14 @@ func Wget(p *shell.Proc) int {
 				status = 1
 			}
 		}()
-		if log, ok := o.last('o'); ok && log != "-" {
+		if log, ok := o.Last('o'); ok && log != "-" {
 			if err := createFile(p, log, nil, false); err != nil {
 				w.die("can't open '%s': %v", log, err)
 			}
 			w.toLog = true
 			w.stderr = &appendFile{p: p, name: log}
 		}
-		if f, ok := o.last(0xfb); ok {
+		if f, ok := o.Last(0xfb); ok {
 			data, err := readInput(p, f)
 			if err != nil {
 				w.die("can't open '%s': %v", f, err)
@@ -106,7 +109,7 @@ func Wget(p *shell.Proc) int {
 		if w.outName == "-" {
 			w.cont = false
 		}
-		for _, u := range o.operands {
+		for _, u := range o.Operands {
 			w.download(u)
 		}
 	}()
