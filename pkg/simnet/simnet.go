@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"slices"
 	"sort"
 	"strconv"
@@ -38,39 +39,12 @@ func (r *Request) Path() string {
 	return p
 }
 
-// Query is the target's query, parsed.
-func (r *Request) Query() map[string][]string {
+// Query is the target's query, parsed as a Go server parses it (net/http's
+// URL.Query): a pair that does not parse is left out.
+func (r *Request) Query() url.Values {
 	_, q, _ := strings.Cut(r.Target, "?")
-	out := map[string][]string{}
-	for _, kv := range strings.Split(q, "&") {
-		if kv == "" {
-			continue
-		}
-		k, v, _ := strings.Cut(kv, "=")
-		k, v = unescape(k), unescape(v)
-		out[k] = append(out[k], v)
-	}
-	return out
-}
-
-func unescape(s string) string {
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; {
-		case c == '+':
-			b.WriteByte(' ')
-		case c == '%' && i+2 < len(s):
-			if n, err := strconv.ParseUint(s[i+1:i+3], 16, 8); err == nil {
-				b.WriteByte(byte(n))
-				i += 2
-				continue
-			}
-			b.WriteByte(c)
-		default:
-			b.WriteByte(c)
-		}
-	}
-	return b.String()
+	v, _ := url.ParseQuery(q)
+	return v
 }
 
 // Response is a simulated server's answer.

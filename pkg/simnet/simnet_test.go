@@ -3,6 +3,8 @@ package simnet
 import (
 	"errors"
 	"net/http"
+	"net/url"
+	"reflect"
 	"slices"
 	"testing"
 	"time"
@@ -80,10 +82,22 @@ func TestNetwork(t *testing.T) {
 }
 
 func TestQuery(t *testing.T) {
-	r := &Request{Target: "/dial?request=hostname&host=10.88.0.2&port=8080&msg=a+b%21"}
-	q := r.Query()
-	if r.Path() != "/dial" || q["request"][0] != "hostname" || q["port"][0] != "8080" || q["msg"][0] != "a b!" {
-		t.Errorf("path %q query %v", r.Path(), q)
+	for _, tc := range []struct {
+		target, path string
+		want         url.Values
+	}{
+		{"/dial?request=hostname&host=10.88.0.2&port=8080&msg=a+b%21", "/dial",
+			url.Values{"request": {"hostname"}, "host": {"10.88.0.2"}, "port": {"8080"}, "msg": {"a b!"}}},
+		{"/echo?msg=a&msg=b", "/echo", url.Values{"msg": {"a", "b"}}},
+		// As a Go server's URL.Query: a pair that does not parse is left out, the rest kept.
+		{"/echo?msg=%zz&x=1", "/echo", url.Values{"x": {"1"}}},
+		{"/echo?a=1;b=2&c=3", "/echo", url.Values{"c": {"3"}}},
+		{"/plain", "/plain", url.Values{}},
+	} {
+		r := &Request{Target: tc.target}
+		if got := r.Query(); r.Path() != tc.path || !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%s: path %q query %v, want %q %v", tc.target, r.Path(), got, tc.path, tc.want)
+		}
 	}
 }
 

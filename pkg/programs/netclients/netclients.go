@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"net/http"
 	"net/netip"
@@ -196,76 +197,35 @@ func rawResponse(resp *simnet.Response, now time.Time) []byte {
 	return b.Bytes()
 }
 
-// httpMethods are the methods a raw request may start with to be taken for HTTP.
-var httpMethods = []string{"GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS", "CONNECT", "TRACE"}
-
 // parseRawRequest reads b as an HTTP/1.x request (what nc users pipe in: "GET /
 // HTTP/1.0\r\n\r\n"), or false when it is not one: the simulated servers answer HTTP
-// through their HTTP handler, other bytes through Datagram.
+// through their HTTP handler, other bytes through Datagram. net/http reads it, as a Go
+// server would, so what a server refuses (a request cut off before its blank line, a
+// malformed header) is no request; the body is what Content-Length or chunked encoding
+// says, nothing when neither is given.
 func parseRawRequest(b []byte) (*simnet.Request, bool) {
-	head, body, found := bytes.Cut(b, []byte("\r\n\r\n"))
-	if !found {
-		head, body, found = bytes.Cut(b, []byte("\n\n"))
-	}
-	lines := strings.Split(strings.ReplaceAll(string(head), "\r\n", "\n"), "\n")
-	f := strings.Fields(lines[0])
-	if len(f) != 3 || !slices.Contains(httpMethods, f[0]) || !strings.HasPrefix(f[2], "HTTP/1.") || !found && len(lines) == 1 {
+	r, err := http.ReadRequest(bufio.NewReader(bytes.NewReader(b)))
+	if err != nil || r.ProtoMajor != 1 {
 		return nil, false
 	}
-	req := &simnet.Request{Method: f[0], Target: f[1], Header: http.Header{}, Body: body}
-	for _, l := range lines[1:] {
-		k, v, ok := strings.Cut(l, ":")
-		if !ok {
-			continue
-		}
-		req.Header.Add(strings.TrimSpace(k), strings.TrimSpace(v))
-	}
-	req.Host = req.Header.Get("Host")
-	req.Header.Del("Host")
-	if u, ok := strings.CutPrefix(req.Target, "http://"); ok { // an absolute target
-		host, rest, _ := strings.Cut(u, "/")
-		req.Target, req.Host = "/"+rest, host
+	body, _ := io.ReadAll(r.Body) // what arrived of a body cut short
+	req := &simnet.Request{Method: r.Method, Target: r.RequestURI, Host: r.Host, Header: r.Header, Body: body}
+	if r.URL.IsAbs() { // an absolute target (to a proxy): its host is the request's
+		req.Target = r.URL.RequestURI()
 	}
 	return req, true
 }
 
 // parseRawResponse reads b as an HTTP/1.x response ("HTTP/1.1 200 OK\r\n\r\nhello", what
-// `nc -l` users pipe in), or false.
+// `nc -l` users pipe in), or false, by net/http as a client reads it: the body is what
+// Content-Length says, else all that follows.
 func parseRawResponse(b []byte) (*simnet.Response, bool) {
-	if !bytes.HasPrefix(b, []byte("HTTP/1.")) {
+	r, err := http.ReadResponse(bufio.NewReader(bytes.NewReader(b)), nil)
+	if err != nil || r.ProtoMajor != 1 {
 		return nil, false
 	}
-	r := bufio.NewReader(bytes.NewReader(b))
-	line, _ := r.ReadString('\n')
-	f := strings.Fields(line)
-	if len(f) < 2 {
-		return nil, false
-	}
-	status, err := strconv.Atoi(f[1])
-	if err != nil {
-		return nil, false
-	}
-	resp := &simnet.Response{Status: status, Header: http.Header{}}
-	for {
-		l, err := r.ReadString('\n')
-		l = strings.TrimRight(l, "\r\n")
-		if l == "" {
-			break
-		}
-		if k, v, ok := strings.Cut(l, ":"); ok {
-			resp.Header.Add(strings.TrimSpace(k), strings.TrimSpace(v))
-		}
-		if err != nil {
-			break
-		}
-	}
-	rest := new(bytes.Buffer)
-	rest.ReadFrom(r)
-	resp.Body = rest.Bytes()
-	if n, err := strconv.Atoi(resp.Header.Get("Content-Length")); err == nil && n < len(resp.Body) {
-		resp.Body = resp.Body[:n]
-	}
-	return resp, true
+	body, _ := io.ReadAll(r.Body) // what arrived of a body cut short
+	return &simnet.Response{Status: r.StatusCode, Header: r.Header, Body: body}, true
 }
 
 // rawRequest is req as the bytes an HTTP/1.1 client writes (what `nc -l` prints).
