@@ -28,10 +28,13 @@ type lifecycle struct {
 // workers need the PLEG to see their containers stop), and the node halts once they are
 // done (Settle); otherwise it halts at once, leaving the pods as they are (upstream: "node
 // shutdown will be immediate"). Called from the goroutine that steps the table; a second
-// signal changes nothing.
+// signal changes nothing. The flight recorder is told here, whoever sends the signal.
 func (k *Kubelet) Shutdown(ctx context.Context, now time.Time) {
 	if k.life.halted || !k.life.shutdownStart.IsZero() {
 		return
+	}
+	if k.recorder != nil {
+		k.recorder.Shutdown()
 	}
 	if !k.shutdown.Enabled() {
 		k.halt()

@@ -68,12 +68,7 @@ func (k *Kubelet) Run(ctx context.Context) error {
 	case err = <-serveErr:
 		logger.Error(err, "HTTP server stopped; shutting down")
 	}
-	owner.Post(func(ctx context.Context) {
-		if k.recorder != nil {
-			k.recorder.Shutdown()
-		}
-		k.Shutdown(ctx, k.clock.Now())
-	})
+	owner.Post(func(ctx context.Context) { k.Shutdown(ctx, k.clock.Now()) })
 	<-k.life.done
 
 	loops.Stop()

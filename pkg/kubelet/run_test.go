@@ -3,7 +3,6 @@ package kubelet
 import (
 	"context"
 	"fmt"
-	"k8s.io/utils/clock"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -12,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/utils/clock"
+
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2"
 
@@ -19,6 +20,7 @@ import (
 	"github.com/minikubelet/minikubelet/pkg/config"
 	"github.com/minikubelet/minikubelet/pkg/cri"
 	"github.com/minikubelet/minikubelet/pkg/featuregate"
+	"github.com/minikubelet/minikubelet/pkg/record"
 )
 
 // daemon is a kubelet running with Run as the daemon does: its owner goroutine stepping the
@@ -346,4 +348,32 @@ func TestRunWithEventedPLEG(t *testing.T) {
 		t.Fatalf("Run = %v", err)
 	}
 	checkNoGoroutineLeak(t, base)
+}
+
+// TestShutdownIsRecorded: the shutdown signal reaches the flight recorder through
+// Kubelet.Shutdown, whoever sends it (the daemon's owner or a simulate step), once.
+func TestShutdownIsRecorded(t *testing.T) {
+	dir := t.TempDir()
+	cfg, gate := loadConfig(t, dir)
+	path := filepath.Join(t.TempDir(), "rec.yaml")
+	var rec *record.Recorder
+	h := newHarnessWithConfig(t, dir, cfg, gate, func(kc *Config) {
+		r, err := record.Open(record.Options{Path: path, MaxBytes: 1 << 20, Clock: kc.Clock, Node: "node"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec, kc.Recorder = r, r
+	})
+	h.k.Shutdown(h.ctx, h.clk.Now())
+	h.k.Shutdown(h.ctx, h.clk.Now()) // a second signal changes nothing
+	if err := rec.Close(); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(data), "shutdown: true"); n != 1 {
+		t.Errorf("the recording holds %d shutdown steps, want 1:\n%s", n, data)
+	}
 }
