@@ -146,8 +146,9 @@ type Config struct {
 	ImageBackOff, MaxImageBackOff         time.Duration
 }
 
-// Manager runs pods on a CRI runtime. All methods are safe for concurrent use on different
-// pods; the pod workers guarantee one sync at a time per pod.
+// Manager runs pods on a CRI runtime. Its callers (the pod syncs, housekeeping and the
+// container GC) all run on the node's owner, so it keeps no locks; the pod workers
+// guarantee one sync at a time per pod.
 type Manager struct {
 	cfg          Config
 	runtime      cri.RuntimeService

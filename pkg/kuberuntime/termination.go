@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"path"
 	"strings"
-	"sync"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -46,9 +45,9 @@ const reasonContainerCannotRun = "ContainerCannotRun"
 
 // messageCache holds the final message of each exited container the manager has read, by
 // pod: an exited container's message never changes, so each is read once (a file read and
-// a ContainerStatus call), however often the pod's status is generated.
+// a ContainerStatus call), however often the pod's status is generated. The node's owner
+// is its one caller (pod syncs and housekeeping), so it has no lock.
 type messageCache struct {
-	mu    sync.Mutex
 	byPod map[types.UID]map[string]string // container id -> message
 }
 
@@ -58,7 +57,7 @@ type messageCache struct {
 // FallbackToLogsOnError, when that is empty and the container failed, the end of its log;
 // appended to the runtime's own message after ": ". podStatus itself (shared with the
 // status cache) is not changed: the result is a copy when a message was added. Call it
-// from the pod's sync (it may call the runtime); safe for concurrent use on different pods.
+// from the pod's sync, on the node's owner (it may call the runtime).
 func (m *Manager) WithTerminationMessages(ctx context.Context, podStatus *container.PodStatus) *container.PodStatus {
 	if podStatus == nil || m.cfg.NodeFS == nil {
 		return podStatus
@@ -100,16 +99,12 @@ func (m *Manager) WithTerminationMessages(ctx context.Context, podStatus *contai
 func (m *Manager) ForgetTerminationMessages(uid types.UID) { m.messages.set(uid, nil) }
 
 func (c *messageCache) get(uid types.UID, id string) (string, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
 	msg, ok := c.byPod[uid][id]
 	return msg, ok
 }
 
 // set replaces the pod's entries: containers no longer listed (removed) are forgotten.
 func (c *messageCache) set(uid types.UID, msgs map[string]string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
 	if len(msgs) == 0 {
 		delete(c.byPod, uid)
 		return
