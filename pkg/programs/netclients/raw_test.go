@@ -33,18 +33,7 @@ func TestParseRawRequest(t *testing.T) {
 		{"not HTTP", "hostname\n", nil},
 		{"HTTP/2", "GET / HTTP/2.0\r\n\r\n", nil},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			got, ok := parseRawRequest([]byte(tc.raw))
-			if tc.want == nil {
-				if ok {
-					t.Fatalf("taken for HTTP: %+v", got)
-				}
-				return
-			}
-			if !ok || !reflect.DeepEqual(got, tc.want) {
-				t.Errorf("got %+v (%v), want %+v", got, ok, tc.want)
-			}
-		})
+		t.Run(tc.name, func(t *testing.T) { checkParsed(t, parseRawRequest, tc.raw, tc.want) })
 	}
 }
 
@@ -61,17 +50,21 @@ func TestParseRawResponse(t *testing.T) {
 		{"a status that is no number", "HTTP/1.1 OK\r\n\r\n", nil},
 		{"not HTTP", "hello\n", nil},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			got, ok := parseRawResponse([]byte(tc.raw))
-			if tc.want == nil {
-				if ok {
-					t.Fatalf("taken for HTTP: %+v", got)
-				}
-				return
-			}
-			if !ok || !reflect.DeepEqual(got, tc.want) {
-				t.Errorf("got %+v (%v), want %+v", got, ok, tc.want)
-			}
-		})
+		t.Run(tc.name, func(t *testing.T) { checkParsed(t, parseRawResponse, tc.raw, tc.want) })
+	}
+}
+
+// checkParsed checks what parse makes of raw: want, or nothing (not HTTP) when want is nil.
+func checkParsed[T any](t *testing.T, parse func([]byte) (*T, bool), raw string, want *T) {
+	t.Helper()
+	got, ok := parse([]byte(raw))
+	if want == nil {
+		if ok {
+			t.Fatalf("taken for HTTP: %+v", got)
+		}
+		return
+	}
+	if !ok || !reflect.DeepEqual(got, want) {
+		t.Errorf("got %+v (%v), want %+v", got, ok, want)
 	}
 }
