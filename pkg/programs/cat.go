@@ -25,9 +25,8 @@ func runCat(c *cmd) int {
 		// busybox numbers lines as nl does: each line printed whole, with a newline.
 		status, line := 0, 1
 		for _, name := range args {
-			r, err := c.open(name)
-			if err != nil {
-				c.perror(err, "%s", name)
+			r, ok := c.openOrWarn(name)
+			if !ok {
 				status = 1
 				continue
 			}

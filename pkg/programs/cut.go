@@ -90,9 +90,8 @@ func runCut(c *cmd) int {
 	}
 	status := 0
 	for _, name := range args {
-		r, err := c.open(name)
-		if err != nil {
-			c.perror(err, "%s", name)
+		r, ok := c.openOrWarn(name)
+		if !ok {
 			status = 1
 			continue
 		}

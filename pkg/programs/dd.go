@@ -257,9 +257,8 @@ func runTac(c *cmd) int {
 	status := 0
 	var lines []string
 	for _, name := range args {
-		r, err := c.open(name)
-		if err != nil {
-			c.perror(err, "%s", name)
+		r, ok := c.openOrWarn(name)
+		if !ok {
 			status = 1
 			continue
 		}

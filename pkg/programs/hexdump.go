@@ -31,9 +31,8 @@ func runHexdump(c *cmd) int {
 	var data []byte
 	status := 0
 	for _, f := range files {
-		r, err := c.open(f)
-		if err != nil {
-			c.perror(err, "%s", f)
+		r, ok := c.openOrWarn(f)
+		if !ok {
 			status = 1
 			continue
 		}

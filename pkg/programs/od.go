@@ -203,9 +203,8 @@ func runOd(c *cmd) int {
 	status := 0
 	var readers []io.Reader
 	for _, name := range files {
-		r, err := c.open(name)
-		if err != nil {
-			c.perror(err, "%s", name)
+		r, ok := c.openOrWarn(name)
+		if !ok {
 			status = 1
 			continue
 		}

@@ -272,6 +272,17 @@ func (c *cmd) open(name string) (io.Reader, error) {
 	return f, nil
 }
 
+// openOrWarn is busybox's fopen_or_warn_stdin: name opened, or its error printed as
+// "applet: NAME: strerror" and false, for the applets that go on to their next operand.
+func (c *cmd) openOrWarn(name string) (io.Reader, bool) {
+	r, err := c.open(name)
+	if err != nil {
+		c.perror(err, "%s", name)
+		return nil, false
+	}
+	return r, true
+}
+
 // readAll reads name whole ("-": stdin to its end).
 func (c *cmd) readAll(name string) ([]byte, error) {
 	r, err := c.open(name)

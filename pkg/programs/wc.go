@@ -46,9 +46,8 @@ func runWc(c *cmd) int {
 		c.write(b.String())
 	}
 	for _, name := range args {
-		r, err := c.open(name)
-		if err != nil {
-			c.perror(err, "%s", name)
+		r, ok := c.openOrWarn(name)
+		if !ok {
 			status = 1
 			continue
 		}
