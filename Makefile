@@ -133,7 +133,7 @@ lint:
 	@out=$$(gofmt -l $$(git ls-files -co --exclude-standard '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet $(PKGS)
 
-.PHONY: help build run test soak churn bench hostile bench-all bench-density scale fuzz simulate lint kubelet-table pin-kubernetes image controlplane metricsserver e2e-cluster e2e monitoring \
+.PHONY: help build run test soak churn bench hostile bench-all bench-density scale fuzz simulate lint kubelet-table pin-kubernetes image controlplane kubemark kwok peers metricsserver e2e-cluster e2e monitoring \
 	conformance conformance-serial conformance-ci conformance-tools conformance-bins
 
 ## kubelet-table: regenerate pkg/kubeletref/kubelet-v1.37.json (KUBE_VERSION=v1.34 for kubelet-v1.34.json), that kubelet's flags and feature gates, by building its own flag set and gate (tools/kubeletref)
@@ -155,6 +155,20 @@ image:
 controlplane:
 	$(check-kube)@mkdir -p $(KUBE_BIN)
 	cd tools/controlplane && $(GO) build $(KUBE_MODFILE) -ldflags "$(KUBE_LDFLAGS)" -o ../../$(KUBE_BIN)/ k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubectl
+
+## kubemark: build kubemark v1.37.2 (the hollow node: a real kubelet on a fake runtime) into _output/bin (tools/controlplane; the newest release only)
+kubemark:
+	$(newest-only)@mkdir -p _output/bin
+	cd tools/controlplane && $(GO) build -ldflags "$(KUBE_LDFLAGS)" -o ../../_output/bin/ k8s.io/kubernetes/cmd/kubemark
+
+## kwok: build KWOK v0.8.0's kwok controller into _output/bin, and the stages kwokctl gives it by default into _output/bin/kwok-stages.yaml (tools/kwok, at KWOK's own dependency versions)
+kwok:
+	@mkdir -p _output/bin
+	cd tools/kwok && $(GO) build -o ../../_output/bin/ sigs.k8s.io/kwok/cmd/kwok
+	cd tools/kwok && $(GO) run ./stages > ../../_output/bin/kwok-stages.yaml
+
+## peers: build the peers bench-peers compares minikubelet with: kwok and kubemark
+peers: kwok kubemark
 
 ## metricsserver: build metrics-server v0.7.2 into _output/bin (tools/metricsserver), for kubectl top
 metricsserver:
