@@ -100,11 +100,11 @@ bench-density: controlplane
 	$(newest-only)KUBE_BIN_DIR=$(CURDIR)/_output/bin MINIKUBELET_DENSITY_NODES=$${NODES:-100} MINIKUBELET_DENSITY_PODS=$${PODS:-30} MINIKUBELET_DENSITY_STEADY=$${STEADY:-60s} MINIKUBELET_DENSITY_PROFILE=$(PROFILE) \
 	  $(GO) test -count=1 -v -timeout 30m -run '^TestDensity$$' ./test/cluster/ | grep -E '^\s*(\||---|ok|FAIL|density_test)'
 
-## bench-peers: minikubelet, KWOK and kubemark side by side (PEERS, default all three), each against a fresh control plane in a network namespace of its own: NODES x PODS (default 1000 x 10; kubemark KUBEMARK_NODES, default 20), time to Ready and Running, steady CPU and RSS per node (STEADY, default 60s), API requests per node, time to delete (docs/scale.md)
+## bench-peers: minikubelet, KWOK and kubemark side by side (PEERS, default all three), each against a fresh control plane in a network namespace of its own: NODES x PODS (default 1000 x 10; kubemark KUBEMARK_NODES, default 20), time to Ready and Running, steady CPU and RSS per node (STEADY, default 60s, after SETTLE, default 0s), API requests per node, time to delete (docs/scale.md)
 bench-peers: controlplane kwok kubemark conformance-bins
 	$(newest-only)@cd test/cluster && ../../hack/netns-run env KUBE_BIN_DIR=$(CURDIR)/_output/bin MINIKUBELET_BIN=$(CURDIR)/_output/bin/minikubelet \
 	  MINIKUBELET_PEERS=$${PEERS:-minikubelet,kwok,kubemark} MINIKUBELET_PEERS_NODES=$${NODES:-1000} MINIKUBELET_PEERS_PODS=$${PODS:-10} \
-	  MINIKUBELET_PEERS_STEADY=$${STEADY:-60s} MINIKUBELET_PEERS_KUBEMARK_NODES=$${KUBEMARK_NODES:-20} \
+	  MINIKUBELET_PEERS_STEADY=$${STEADY:-60s} MINIKUBELET_PEERS_SETTLE=$${SETTLE:-0s} MINIKUBELET_PEERS_KUBEMARK_NODES=$${KUBEMARK_NODES:-20} \
 	  ../../_output/bin/cluster.test -test.count=1 -test.v -test.timeout 120m -test.run '^TestPeers$$' | grep -E '^\s*(\||---|ok|FAIL|PASS|peers_test)'
 
 ## difftest: the shell and applets against Debian's busybox, byte for byte (test/difftest; needs busybox)

@@ -61,7 +61,8 @@ type peerResult struct {
 // requests per node in the window. make bench-peers runs it; MINIKUBELET_PEERS names the
 // peers (minikubelet,kwok,kubemark), MINIKUBELET_PEERS_NODES and _PODS are N and P (5 x 4
 // by default), MINIKUBELET_PEERS_KUBEMARK_NODES is kubemark's N (one process of about
-// 90 MB per node), MINIKUBELET_PEERS_STEADY the window. A peer that is not built (make
+// 90 MB per node), MINIKUBELET_PEERS_STEADY the window and MINIKUBELET_PEERS_SETTLE a
+// wait before it (0 by default: the window starts when every pod is Running). A peer that is not built (make
 // peers) is skipped. The test runs only when MINIKUBELET_PEERS is set: make e2e-cluster
 // has TestDensity for minikubelet's part.
 func TestPeers(t *testing.T) {
@@ -72,6 +73,14 @@ func TestPeers(t *testing.T) {
 	perNode := densityInt(t, "MINIKUBELET_PEERS_PODS", 4)
 	kubemarkNodes := densityInt(t, "MINIKUBELET_PEERS_KUBEMARK_NODES", min(nodes, 5))
 	window := envDuration(t, "MINIKUBELET_PEERS_STEADY", 15*time.Second)
+	var settle time.Duration
+	if raw := os.Getenv("MINIKUBELET_PEERS_SETTLE"); raw != "" {
+		d, err := time.ParseDuration(raw)
+		if err != nil || d < 0 {
+			t.Fatalf("MINIKUBELET_PEERS_SETTLE=%q: want a duration, 0 or more", raw)
+		}
+		settle = d
+	}
 	names := strings.Split(os.Getenv("MINIKUBELET_PEERS"), ",")
 	var results []peerResult
 	for _, name := range names {
@@ -84,7 +93,7 @@ func TestPeers(t *testing.T) {
 			n = kubemarkNodes
 		}
 		t.Run(name, func(t *testing.T) {
-			r := runPeer(t, p, n, perNode, window)
+			r := runPeer(t, p, n, perNode, settle, window)
 			t.Logf("\n%s%s", peerTable([]peerResult{r}), requestTable(r.requestsBefore, r.requestsAfter, r.steadySeconds, n))
 			results = append(results, r)
 		})
@@ -95,7 +104,7 @@ func TestPeers(t *testing.T) {
 }
 
 // runPeer is one peer's run of TestPeers, against a control plane of its own.
-func runPeer(t *testing.T, p peer, n, perNode int, window time.Duration) peerResult {
+func runPeer(t *testing.T, p peer, n, perNode int, settle, window time.Duration) peerResult {
 	cp := startControlPlaneWith(t, cpOptions{density: true})
 	ctx := context.Background()
 	started := time.Now()
@@ -112,6 +121,9 @@ func runPeer(t *testing.T, p peer, n, perNode int, window time.Duration) peerRes
 	waitPodsRunning(t, cp, "peers", n, r.pods, poll)
 	r.running = time.Since(podsStart)
 
+	// The start's tail (events the nodes still send, statuses after Running) is in the
+	// window unless a settle time passes first.
+	time.Sleep(settle)
 	w := steadyWindow(t, cp, p.name, pids, window, nil)
 	t.Logf("\n%s", w.costTable())
 	c := w.costs[p.name]
