@@ -100,6 +100,13 @@ bench-density: controlplane
 	$(newest-only)KUBE_BIN_DIR=$(CURDIR)/_output/bin MINIKUBELET_DENSITY_NODES=$${NODES:-100} MINIKUBELET_DENSITY_PODS=$${PODS:-30} MINIKUBELET_DENSITY_STEADY=$${STEADY:-60s} MINIKUBELET_DENSITY_PROFILE=$(PROFILE) \
 	  $(GO) test -count=1 -v -timeout 30m -run '^TestDensity$$' ./test/cluster/ | grep -E '^\s*(\||---|ok|FAIL|density_test)'
 
+## bench-peers: minikubelet, KWOK and kubemark side by side (PEERS, default all three), each against a fresh control plane in a network namespace of its own: NODES x PODS (default 1000 x 10; kubemark KUBEMARK_NODES, default 20), time to Ready and Running, steady CPU and RSS per node (STEADY, default 60s, after SETTLE, default 0s), API requests per node, time to delete (docs/scale.md)
+bench-peers: controlplane kwok kubemark conformance-bins
+	$(newest-only)@cd test/cluster && ../../hack/netns-run env KUBE_BIN_DIR=$(CURDIR)/_output/bin MINIKUBELET_BIN=$(CURDIR)/_output/bin/minikubelet \
+	  MINIKUBELET_PEERS=$${PEERS:-minikubelet,kwok,kubemark} MINIKUBELET_PEERS_NODES=$${NODES:-1000} MINIKUBELET_PEERS_PODS=$${PODS:-10} \
+	  MINIKUBELET_PEERS_STEADY=$${STEADY:-60s} MINIKUBELET_PEERS_SETTLE=$${SETTLE:-0s} MINIKUBELET_PEERS_KUBEMARK_NODES=$${KUBEMARK_NODES:-20} \
+	  ../../_output/bin/cluster.test -test.count=1 -test.v -test.timeout 120m -test.run '^TestPeers$$' | grep -E '^\s*(\||---|ok|FAIL|PASS|peers_test)'
+
 ## difftest: the shell and applets against Debian's busybox, byte for byte (test/difftest; needs busybox)
 difftest:
 	@mkdir -p _output
@@ -133,7 +140,7 @@ lint:
 	@out=$$(gofmt -l $$(git ls-files -co --exclude-standard '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet $(PKGS)
 
-.PHONY: help build run test soak churn bench hostile bench-all bench-density scale fuzz simulate lint kubelet-table pin-kubernetes image controlplane metricsserver e2e-cluster e2e monitoring \
+.PHONY: help build run test soak churn bench hostile bench-all bench-density bench-peers scale fuzz simulate lint kubelet-table pin-kubernetes image controlplane kubemark kwok peers metricsserver e2e-cluster e2e monitoring \
 	conformance conformance-serial conformance-ci conformance-tools conformance-bins
 
 ## kubelet-table: regenerate pkg/kubeletref/kubelet-v1.37.json (KUBE_VERSION=v1.34 for kubelet-v1.34.json), that kubelet's flags and feature gates, by building its own flag set and gate (tools/kubeletref)
@@ -155,6 +162,20 @@ image:
 controlplane:
 	$(check-kube)@mkdir -p $(KUBE_BIN)
 	cd tools/controlplane && $(GO) build $(KUBE_MODFILE) -ldflags "$(KUBE_LDFLAGS)" -o ../../$(KUBE_BIN)/ k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubectl
+
+## kubemark: build kubemark v1.37.2 (the hollow node: a real kubelet on a fake runtime) into _output/bin (tools/controlplane; the newest release only)
+kubemark:
+	$(newest-only)@mkdir -p _output/bin
+	cd tools/controlplane && $(GO) build -ldflags "$(KUBE_LDFLAGS)" -o ../../_output/bin/ k8s.io/kubernetes/cmd/kubemark
+
+## kwok: build KWOK v0.8.0's kwok controller into _output/bin, and the stages kwokctl gives it by default into _output/bin/kwok-stages.yaml (tools/kwok, at KWOK's own dependency versions)
+kwok:
+	@mkdir -p _output/bin
+	cd tools/kwok && $(GO) build -o ../../_output/bin/ sigs.k8s.io/kwok/cmd/kwok
+	cd tools/kwok && $(GO) run ./stages > ../../_output/bin/kwok-stages.yaml
+
+## peers: build the peers bench-peers compares minikubelet with: kwok and kubemark
+peers: kwok kubemark
 
 ## metricsserver: build metrics-server v0.7.2 into _output/bin (tools/metricsserver), for kubectl top
 metricsserver:

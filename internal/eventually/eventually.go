@@ -27,6 +27,15 @@ func True(t testing.TB, what string, cond func() bool) {
 // daemon process's HTTP answers.
 func Within(t testing.TB, timeout time.Duration, what string, cond func() (ok bool, state string)) {
 	t.Helper()
+	WithinEvery(t, pollPeriod, timeout, what, cond)
+}
+
+const pollPeriod = 10 * time.Millisecond
+
+// WithinEvery is Within polling every poll: for a condition that is costly to check (a list
+// of thousands of pods), a poll the size of the precision the caller needs.
+func WithinEvery(t testing.TB, poll, timeout time.Duration, what string, cond func() (ok bool, state string)) {
+	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for {
 		ok, state := cond()
@@ -36,8 +45,6 @@ func Within(t testing.TB, timeout time.Duration, what string, cond func() (ok bo
 		if time.Now().After(deadline) {
 			t.Fatalf("%s not seen within %v; last: %s", what, timeout, state)
 		}
-		time.Sleep(pollPeriod)
+		time.Sleep(poll)
 	}
 }
-
-const pollPeriod = 10 * time.Millisecond

@@ -286,12 +286,22 @@ type proc struct {
 // startProc is start, also returning when the process has exited.
 func startProc(t *testing.T, dir, name, path string, args ...string) *proc {
 	t.Helper()
+	return startProcEnv(t, dir, name, nil, path, args...)
+}
+
+// startProcEnv is startProc with env added to the test's environment (a later setting of
+// a variable wins).
+func startProcEnv(t *testing.T, dir, name string, env []string, path string, args ...string) *proc {
+	t.Helper()
 	logPath := filepath.Join(dir, name+".log")
 	logFile, err := os.Create(logPath)
 	if err != nil {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(path, args...)
+	if env != nil {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	childproc.DieWithParent(cmd)
 	if err := cmd.Start(); err != nil {

@@ -40,6 +40,21 @@ func densityInt(t *testing.T, name string, def int) int {
 	return n
 }
 
+// envDuration reads a positive duration from the environment (make bench-density and
+// make bench-peers set them).
+func envDuration(t *testing.T, name string, def time.Duration) time.Duration {
+	t.Helper()
+	raw := os.Getenv(name)
+	if raw == "" {
+		return def
+	}
+	d, err := time.ParseDuration(raw)
+	if err != nil || d <= 0 {
+		t.Fatalf("%s=%q: want a positive duration", name, raw)
+	}
+	return d
+}
+
 // TestDensity runs one minikubelet process with --node-count N against the real control
 // plane and a Deployment of N x P replicas: every node registers and is Ready, the
 // scheduler spreads the pods over them, and every pod is Running in the API. Then it
@@ -51,26 +66,12 @@ func densityInt(t *testing.T, name string, def int) int {
 func TestDensity(t *testing.T) {
 	nodes := densityInt(t, "MINIKUBELET_DENSITY_NODES", 5)
 	perNode := densityInt(t, "MINIKUBELET_DENSITY_PODS", 4)
-	steady := 15 * time.Second
-	if raw := os.Getenv("MINIKUBELET_DENSITY_STEADY"); raw != "" {
-		d, err := time.ParseDuration(raw)
-		if err != nil || d <= 0 {
-			t.Fatalf("MINIKUBELET_DENSITY_STEADY=%q: want a duration", raw)
-		}
-		steady = d
-	}
+	steady := envDuration(t, "MINIKUBELET_DENSITY_STEADY", 15*time.Second)
 	cp := startControlPlaneWith(t, cpOptions{density: true})
 	bin := buildDaemon(t)
 	ctx := context.Background()
 
-	// One identity for every node: the admin's. The Node authorizer and NodeRestriction
-	// let system:node:<name> act for <name> only (docs/cluster.md, "Many nodes").
-	args := []string{"--kubeconfig", cp.kubeconfig(t, "density", adminToken),
-		"--node-count", strconv.Itoa(nodes), "--hostname-override", "dn", "--port", "0", "--read-only-port", "0",
-		"--pod-manifest-path", t.TempDir(),
-		// As kubeadm configures its kubelets: without a cluster DNS every pod starts with two
-		// MissingClusterDNS warnings, 20,000 events more for the API server to write.
-		"--cluster-dns", "10.0.0.10", "--cluster-domain", "cluster.local"}
+	args := densityArgs(t, cp, nodes)
 	profileDir := os.Getenv("MINIKUBELET_DENSITY_PROFILE")
 	if profileDir != "" {
 		// The profiling handler on every node's secure port (anonymous, as the flags'
@@ -87,74 +88,22 @@ func TestDensity(t *testing.T) {
 	waitServiceAccount(t, cp)
 
 	replicas := nodes * perNode
-	labels := map[string]string{"app": "density"}
-	d := &appsv1.Deployment{
-		ObjectMeta: metav1.ObjectMeta{Name: "density", Namespace: "default"},
-		Spec: appsv1.DeploymentSpec{
-			Replicas: ptr.To(int32(replicas)),
-			Selector: &metav1.LabelSelector{MatchLabels: labels},
-			Template: v1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: labels},
-				Spec:       v1.PodSpec{Containers: []v1.Container{{Name: "app", Image: "busybox:1.36", Command: []string{"sleep", "infinity"}}}},
-			},
-		},
-	}
 	podsStart := time.Now()
-	if _, err := cp.admin.AppsV1().Deployments("default").Create(ctx, d, metav1.CreateOptions{}); err != nil {
-		t.Fatalf("create deployment: %v", err)
-	}
-	var spread map[string]int
-	eventually.Within(t, 10*time.Minute, fmt.Sprintf("%d pods Running", replicas), func() (bool, string) {
-		pods, err := cp.admin.CoreV1().Pods("default").List(ctx, metav1.ListOptions{LabelSelector: "app=density", ResourceVersion: "0"})
-		if err != nil {
-			return false, err.Error()
-		}
-		running := 0
-		spread = map[string]int{}
-		for _, p := range pods.Items {
-			if p.Status.Phase == v1.PodRunning && strings.HasPrefix(p.Spec.NodeName, "dn-") {
-				running++
-				spread[p.Spec.NodeName]++
-			}
-		}
-		return running == replicas, fmt.Sprintf("%d of %d Running", running, replicas)
-	})
+	createSleepers(t, cp, "density", replicas)
+	waitPodsRunning(t, cp, "density", nodes, replicas, 10*time.Millisecond)
 	podsRunning := time.Since(podsStart)
-	if len(spread) != nodes {
-		t.Errorf("the pods run on %d nodes, want all %d: %v", len(spread), nodes, spread)
-	}
 
 	// The steady state: the processes' CPU over a wall-clock window (the window is the
 	// measurement, not a wait for a condition), their memory, and the API requests made in it.
-	procs := []string{"minikubelet", "kube-apiserver", "etcd", "kube-controller-manager", "kube-scheduler"}
-	pids := map[string]int{"minikubelet": daemon.cmd.Process.Pid}
-	for name, pid := range cp.pids {
-		pids[name] = pid
-	}
-	cpu0 := map[string]float64{}
-	for _, name := range procs {
-		cpu0[name] = procCPUSeconds(t, pids[name])
-	}
-	req0 := apiRequests(t, cp)
-	windowStart, wall0 := metav1.Now(), time.Now()
+	windowStart := metav1.Now()
+	var during func()
 	if profileDir != "" {
-		fetchProfile(t, filepath.Join(cp.dir, "minikubelet-density.log"), steady, filepath.Join(profileDir, "density-cpu.pprof"))
-	}
-	time.Sleep(steady - time.Since(wall0))
-	window := time.Since(wall0).Seconds()
-	req1 := apiRequests(t, cp)
-	var costs strings.Builder
-	costs.WriteString("\n| process | steady CPU (cores) | RSS (peak) |\n|---|---|---|")
-	var cpu float64
-	var rss, hwm int64
-	for _, name := range procs {
-		c := (procCPUSeconds(t, pids[name]) - cpu0[name]) / window
-		r, h := procMemoryKiB(t, pids[name])
-		if name == "minikubelet" {
-			cpu, rss, hwm = c, r, h
+		during = func() {
+			fetchProfile(t, filepath.Join(cp.dir, "minikubelet-density.log"), steady, filepath.Join(profileDir, "density-cpu.pprof"))
 		}
-		fmt.Fprintf(&costs, "\n| %s | %.3f | %d MiB (%d MiB) |", name, c, r>>10, h>>10)
 	}
+	w := steadyWindow(t, cp, "minikubelet", []int{daemon.cmd.Process.Pid}, steady, during)
+	cpu, rss, hwm := w.costs["minikubelet"].cpu, w.costs["minikubelet"].rss, w.costs["minikubelet"].hwm
 	// No node turned NotReady in the window: each is Ready, and has been since before it.
 	list, err := cp.admin.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 	if err != nil {
@@ -176,8 +125,8 @@ func TestDensity(t *testing.T) {
 	t.Logf("\n| nodes | pods | nodes Ready after | pods Running after | steady CPU (cores) | per node | RSS (peak) | per node | nodes NotReady in %v |\n"+
 		"|---|---|---|---|---|---|---|---|---|\n| %d | %d | %v | %v | %.3f | %.4f | %d MiB (%d MiB) | %.1f MiB | %d |%s\n%s",
 		steady, nodes, replicas, nodesReady.Round(100*time.Millisecond), podsRunning.Round(100*time.Millisecond),
-		cpu, cpu/float64(nodes), rss>>10, hwm>>10, float64(rss)/1024/float64(nodes), flapped, costs.String(),
-		requestTable(req0, req1, window, nodes))
+		cpu, cpu/float64(nodes), rss>>10, hwm>>10, float64(rss)/1024/float64(nodes), flapped, w.costTable(),
+		requestTable(w.requestsBefore, w.requestsAfter, w.seconds, nodes))
 
 	// Killed and started again: every node renews its lease and is Ready, as the same Node
 	// and Lease (names are the node's: no duplicates, nothing left of another name).
@@ -189,6 +138,137 @@ func TestDensity(t *testing.T) {
 	startProc(t, cp.dir, "minikubelet-density-restarted", bin, args...)
 	waitNodesBack(t, cp, nodes, restarted, 3*time.Minute)
 	t.Logf("\n| killed and started again: all %d nodes' leases renewed and Ready after | %v |", nodes, time.Since(restarted).Round(100*time.Millisecond))
+}
+
+// densityArgs are the flags of one minikubelet process running n nodes dn-0 ... dn-<n-1>
+// against cp, as TestDensity and TestPeers run it.
+func densityArgs(t *testing.T, cp *controlPlane, n int) []string {
+	t.Helper()
+	// One identity for every node: the admin's. The Node authorizer and NodeRestriction
+	// let system:node:<name> act for <name> only (docs/cluster.md, "Many nodes").
+	return []string{"--kubeconfig", cp.kubeconfig(t, "density", adminToken),
+		"--node-count", strconv.Itoa(n), "--hostname-override", "dn", "--port", "0", "--read-only-port", "0",
+		"--pod-manifest-path", t.TempDir(),
+		// As kubeadm configures its kubelets: without a cluster DNS every pod starts with two
+		// MissingClusterDNS warnings, 20,000 events more for the API server to write.
+		"--cluster-dns", "10.0.0.10", "--cluster-domain", "cluster.local"}
+}
+
+// createSleepers creates the Deployment name in default: replicas pods labelled app=<name>
+// of one busybox container running sleep infinity, with no toleration and no node selector.
+func createSleepers(t *testing.T, cp *controlPlane, name string, replicas int) {
+	t.Helper()
+	labels := map[string]string{"app": name}
+	d := &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: ptr.To(int32(replicas)),
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: v1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec:       v1.PodSpec{Containers: []v1.Container{{Name: "app", Image: "busybox:1.36", Command: []string{"sleep", "infinity"}}}},
+			},
+		},
+	}
+	if _, err := cp.admin.AppsV1().Deployments("default").Create(context.Background(), d, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("create deployment: %v", err)
+	}
+}
+
+// waitPodsRunning waits, listing every poll, until the replicas pods labelled app=<name>
+// are Running on nodes named dn-*, and checks that they run on all n nodes.
+func waitPodsRunning(t *testing.T, cp *controlPlane, name string, n, replicas int, poll time.Duration) {
+	t.Helper()
+	var spread map[string]int
+	eventually.WithinEvery(t, poll, 10*time.Minute, fmt.Sprintf("%d pods Running", replicas), func() (bool, string) {
+		pods, err := cp.admin.CoreV1().Pods("default").List(context.Background(), metav1.ListOptions{LabelSelector: "app=" + name, ResourceVersion: "0"})
+		if err != nil {
+			return false, err.Error()
+		}
+		running := 0
+		spread = map[string]int{}
+		for _, p := range pods.Items {
+			if p.Status.Phase == v1.PodRunning && strings.HasPrefix(p.Spec.NodeName, "dn-") {
+				running++
+				spread[p.Spec.NodeName]++
+			}
+		}
+		return running == replicas, fmt.Sprintf("%d of %d Running", running, replicas)
+	})
+	if len(spread) != n {
+		t.Errorf("the pods run on %d nodes, want all %d: %v", len(spread), n, spread)
+	}
+}
+
+// costs is what a group of processes cost in a steady window: CPU in cores, and the
+// resident set and its peak at the end of the window, summed over the group.
+type costs struct {
+	cpu      float64
+	rss, hwm int64 // KiB
+}
+
+// steady is what steadyWindow measured.
+type steady struct {
+	seconds float64
+	// groups names the groups in costs in the order the tables print them: the nodes'
+	// first, then the control plane's processes.
+	groups []string
+	costs  map[string]costs
+	// requestsBefore and requestsAfter are apiRequests at the window's ends.
+	requestsBefore, requestsAfter map[string]float64
+}
+
+// steadyWindow measures, over a wall-clock window of d (the window is the measurement, not
+// a wait for a condition), the CPU and memory of the nodes' processes pids (one group, name)
+// and of each control plane process, and the API requests made in it. during, unless nil,
+// runs at the start of the window (and must return within it).
+func steadyWindow(t *testing.T, cp *controlPlane, name string, pids []int, d time.Duration, during func()) steady {
+	t.Helper()
+	groups := map[string][]int{name: pids}
+	order := []string{name}
+	for _, p := range []string{"kube-apiserver", "etcd", "kube-controller-manager", "kube-scheduler"} {
+		groups[p] = []int{cp.pids[p]}
+		order = append(order, p)
+	}
+	cpu0 := map[string]float64{}
+	for g, ps := range groups {
+		for _, pid := range ps {
+			cpu0[g] += procCPUSeconds(t, pid)
+		}
+	}
+	before := apiRequests(t, cp)
+	wall0 := time.Now()
+	if during != nil {
+		during()
+	}
+	time.Sleep(d - time.Since(wall0))
+	seconds := time.Since(wall0).Seconds()
+	after := apiRequests(t, cp)
+	w := steady{seconds: seconds, groups: order, costs: map[string]costs{}, requestsBefore: before, requestsAfter: after}
+	for g, ps := range groups {
+		c := costs{cpu: -cpu0[g]}
+		for _, pid := range ps {
+			c.cpu += procCPUSeconds(t, pid)
+			r, h := procMemoryKiB(t, pid)
+			c.rss += r
+			c.hwm += h
+		}
+		c.cpu /= seconds
+		w.costs[g] = c
+	}
+	return w
+}
+
+// costTable is the window's cost of every group, one row each (RSS and peak summed over a
+// group's processes).
+func (w steady) costTable() string {
+	var b strings.Builder
+	b.WriteString("\n| process | steady CPU (cores) | RSS (peak) |\n|---|---|---|")
+	for _, g := range w.groups {
+		c := w.costs[g]
+		fmt.Fprintf(&b, "\n| %s | %.3f | %d MiB (%d MiB) |", g, c.cpu, c.rss>>10, c.hwm>>10)
+	}
+	return b.String()
 }
 
 // fetchProfile writes the CPU profile of the process over d, from node 0's profiling handler
