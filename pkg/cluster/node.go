@@ -11,9 +11,13 @@ import (
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
 	"github.com/minikubelet/minikubelet/pkg/task"
@@ -34,6 +38,8 @@ type NodeAPI struct {
 	timeout time.Duration
 	// latestLease is the lease as the last write returned (UpdateLease renews it).
 	latestLease atomic.Pointer[coordinationv1.Lease]
+	// watched is the node watch's store (WatchNode), nil when none runs.
+	watched atomic.Pointer[cache.Store]
 }
 
 // NewNodeAPI returns the node's API client; timeout (0: none) bounds each call but the
@@ -116,10 +122,21 @@ func reconcileLabels(existing, initial *v1.Node) bool {
 	return changed
 }
 
-// GetNode reads the node, from the API server's watch cache (resourceVersion 0) if
-// fromCache, as the kubelet reads its node before each status update (the first try from
-// the cache, a retry from etcd).
+// GetNode reads the node as the kubelet reads it before each status update: the first try
+// (fromCache) from its node watch (WatchNode; without one, from the API server's watch
+// cache, resourceVersion 0), a retry from etcd. A node the watch has not seen is an error
+// but not NotFound, as the kubelet's lister miss only sends it to its next try.
 func (a *NodeAPI) GetNode(ctx context.Context, name string, fromCache bool) (*v1.Node, error) {
+	if s := a.watched.Load(); fromCache && s != nil {
+		obj, ok, err := (*s).GetByKey(name)
+		switch {
+		case err != nil:
+			return nil, err
+		case !ok:
+			return nil, fmt.Errorf("node %q not found", name)
+		}
+		return obj.(*v1.Node).DeepCopy(), nil
+	}
 	var got *v1.Node
 	var opts metav1.GetOptions
 	if fromCache {
@@ -131,6 +148,29 @@ func (a *NodeAPI) GetNode(ctx context.Context, name string, fromCache bool) (*v1
 		return err
 	})
 	return got, err
+}
+
+// WatchNode keeps the node as the API server has it, as the kubelet's node informer does: a
+// list and watch of the one Node (field selector metadata.name) through client, the
+// kubelet's main client. GetNode's first try reads it from then on, so a status update that
+// changes nothing asks the API server nothing. Until ctx ends; run it in a goroutine of its
+// own.
+func (a *NodeAPI) WatchNode(ctx context.Context, client kubernetes.Interface, name string) {
+	selector := fields.OneTermEqualSelector(metav1.ObjectNameField, name).String()
+	lw := &cache.ListWatch{
+		ListFunc: func(opts metav1.ListOptions) (runtime.Object, error) {
+			opts.FieldSelector = selector
+			return client.CoreV1().Nodes().List(ctx, opts)
+		},
+		WatchFunc: func(opts metav1.ListOptions) (watch.Interface, error) {
+			opts.FieldSelector = selector
+			return client.CoreV1().Nodes().Watch(ctx, opts)
+		},
+	}
+	store := cache.NewStore(cache.MetaNamespaceKeyFunc)
+	a.watched.Store(&store)
+	defer a.watched.Store(nil)
+	cache.NewReflector(cache.ToListWatcherWithWatchListSemantics(lw, client), &v1.Node{}, store, 0).Run(ctx.Done())
 }
 
 // PatchNodeStatus sends the difference between the node as last reported and now as a

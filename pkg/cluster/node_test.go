@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
@@ -11,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/minikubelet/minikubelet/internal/eventually"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -281,5 +283,59 @@ func TestRegistrationWithTheMainClient(t *testing.T) {
 	want := map[string]seen{"POST /api/v1/nodes": {"main", false}, "GET /api/v1/nodes/n1": {"heartbeat", true}}
 	if !reflect.DeepEqual(calls, want) {
 		t.Errorf("calls %+v, want %+v", calls, want)
+	}
+}
+
+// TestWatchNode: with the node watch running, the status update's first read is the
+// watch's copy (no GET reaches the API server) and follows the node's changes; a node it
+// has not seen is an error that is not NotFound (the next try asks the API server, which
+// decides whether the node is gone); a retry still reads the API server.
+func TestWatchNode(t *testing.T) {
+	api, client := newAPI(t, node(nil, v1.ConditionTrue))
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); api.WatchNode(ctx, client, "n1") }()
+	t.Cleanup(func() { cancel(); <-done })
+
+	gets := func() int {
+		n := 0
+		for _, a := range client.Actions() {
+			if a.GetVerb() == "get" && a.GetResource().Resource == "nodes" {
+				n++
+			}
+		}
+		return n
+	}
+	eventually.True(t, "the watch started", func() bool { return api.watched.Load() != nil })
+	eventually.Within(t, 10*time.Second, "the watch has the node", func() (bool, string) {
+		got, err := api.GetNode(ctx, "n1", true)
+		return err == nil && got.Name == "n1", fmt.Sprint(err)
+	})
+	labelled := node(map[string]string{"team": "b"}, v1.ConditionTrue)
+	if _, err := client.CoreV1().Nodes().Update(ctx, labelled, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually.Within(t, 10*time.Second, "the watch sees the change", func() (bool, string) {
+		got, err := api.GetNode(ctx, "n1", true)
+		if err != nil {
+			return false, err.Error()
+		}
+		return got.Labels["team"] == "b", fmt.Sprint(got.Labels)
+	})
+	if n := gets(); n != 0 {
+		t.Errorf("%d GETs of nodes reached the API server, want 0", n)
+	}
+	got, _ := api.GetNode(ctx, "n1", true)
+	got.Labels["team"] = "changed" // a caller's copy: the watch's node stays as it is
+	if again, _ := api.GetNode(ctx, "n1", true); again.Labels["team"] != "b" {
+		t.Errorf("the watch's node was changed through a copy: %v", again.Labels)
+	}
+
+	_, err := api.GetNode(ctx, "other", true)
+	if err == nil || apierrors.IsNotFound(err) || err.Error() != `node "other" not found` {
+		t.Errorf("a node the watch has not seen: %v, want an error that is not NotFound", err)
+	}
+	if _, err := api.GetNode(ctx, "n1", false); err != nil || gets() != 1 {
+		t.Errorf("a retry: %v, %d GETs, want one to the API server", err, gets())
 	}
 }

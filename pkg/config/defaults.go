@@ -217,6 +217,9 @@ func SetKubeletDefaults(kc *KubeletConfiguration) {
 	if kc.MemoryReservationPolicy == "" {
 		kc.MemoryReservationPolicy = DefaultMemoryReservationPolicy
 	}
+	if kc.ConfigMapAndSecretChangeDetectionStrategy == "" {
+		kc.ConfigMapAndSecretChangeDetectionStrategy = kubeletv1beta1.WatchChangeDetectionStrategy
+	}
 }
 
 // setGatedDefaults fills the fields whose v1.37 default depends on a feature gate; Load

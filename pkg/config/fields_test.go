@@ -103,9 +103,10 @@ func TestModelledFieldsDecodeUpstreamValues(t *testing.T) {
 		PreloadedImagesVerificationAllowlist:   []string{"registry.k8s.io/*"},
 		DefaultPodSysctls:                      map[string]string{"net.ipv4.ip_forward": "1"},
 		MemoryReservationPolicy:                kubeletv1beta1.TieredReservationMemoryReservationPolicy,
-		TLSCurvePreferences:                    []int32{29, 23},
-		TLSCertFile:                            "/etc/kubelet/tls.crt",
-		TLSPrivateKeyFile:                      "/etc/kubelet/tls.key",
+		ConfigMapAndSecretChangeDetectionStrategy: kubeletv1beta1.TTLCacheChangeDetectionStrategy,
+		TLSCurvePreferences:                       []int32{29, 23},
+		TLSCertFile:                               "/etc/kubelet/tls.crt",
+		TLSPrivateKeyFile:                         "/etc/kubelet/tls.key",
 		Authentication: kubeletv1beta1.KubeletAuthentication{
 			X509:      kubeletv1beta1.KubeletX509Authentication{ClientCAFile: "/etc/kubernetes/pki/ca.crt"},
 			Webhook:   kubeletv1beta1.KubeletWebhookAuthentication{Enabled: &on, CacheTTL: metav1.Duration{Duration: time.Minute}},

@@ -179,6 +179,10 @@ type KubeletConfiguration struct {
 	DefaultPodSysctls map[string]string `json:"defaultPodSysctls,omitempty"`
 	// MemoryReservationPolicy is None (the default) or TieredReservation (MemoryQoS gate).
 	MemoryReservationPolicy kubeletv1beta1.MemoryReservationPolicy `json:"memoryReservationPolicy,omitempty"`
+	// ConfigMapAndSecretChangeDetectionStrategy is how the kubelet keeps the ConfigMaps and
+	// Secrets its pods use: Watch (the default: a watch of each), Cache (read again when
+	// older than a TTL) or Get (read at every use).
+	ConfigMapAndSecretChangeDetectionStrategy kubeletv1beta1.ResourceChangeDetectionStrategy `json:"configMapAndSecretChangeDetectionStrategy,omitempty"`
 	// TLSCurvePreferences are the secure port's key exchanges, as crypto/tls CurveIDs.
 	TLSCurvePreferences []int32 `json:"tlsCurvePreferences,omitempty"`
 
@@ -236,7 +240,6 @@ type KubeletConfiguration struct {
 	MemorySwap                                json.RawMessage `json:"memorySwap,omitempty"`
 	ContainerLogMaxWorkers                    json.RawMessage `json:"containerLogMaxWorkers,omitempty"`
 	ContainerLogMonitorInterval               json.RawMessage `json:"containerLogMonitorInterval,omitempty"`
-	ConfigMapAndSecretChangeDetectionStrategy json.RawMessage `json:"configMapAndSecretChangeDetectionStrategy,omitempty"`
 	ReservedSystemCPUs                        json.RawMessage `json:"reservedSystemCPUs,omitempty"`
 	ShowHiddenMetricsForVersion               json.RawMessage `json:"showHiddenMetricsForVersion,omitempty"`
 	SystemReservedCgroup                      json.RawMessage `json:"systemReservedCgroup,omitempty"`

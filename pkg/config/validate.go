@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	kubeletv1beta1 "k8s.io/kubelet/config/v1beta1"
+
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -187,6 +189,12 @@ var evictionSignals = map[string]bool{
 var reservableResources = []string{"cpu", "memory", "ephemeral-storage", "pid"}
 
 func validateKubelet(v *validator, kc *KubeletConfiguration, gate featuregate.FeatureGate) {
+	switch m := kc.ConfigMapAndSecretChangeDetectionStrategy; m {
+	case kubeletv1beta1.WatchChangeDetectionStrategy, kubeletv1beta1.TTLCacheChangeDetectionStrategy, kubeletv1beta1.GetChangeDetectionStrategy:
+	default:
+		// Upstream's NewMainKubelet refuses it; here it is refused with the file's field.
+		v.invalid("kubeletConfiguration.configMapAndSecretChangeDetectionStrategy", string(m), "unknown configmap and secret manager mode: %v (must be Watch, Cache or Get)", m)
+	}
 	const p = "kubeletConfiguration."
 	v.positiveDuration(p+"syncFrequency", kc.SyncFrequency)
 	v.positiveDuration(p+"fileCheckFrequency", kc.FileCheckFrequency)

@@ -465,7 +465,7 @@ func (k *Kubelet) buildRuntimeState(cfg Config) error {
 }
 
 // buildAPICaller makes the caller every call to the API server goes through, in cluster
-// mode (inline for tests that want the calls made at once).
+// mode (inline for tests that want the calls made at once), and the node's API client.
 func (k *Kubelet) buildAPICaller(Config) error {
 	if k.kubeClient == nil {
 		return nil
@@ -474,6 +474,7 @@ func (k *Kubelet) buildAPICaller(Config) error {
 	if k.inlineAPI {
 		k.apiCaller = cluster.Inline()
 	}
+	k.nodeClient = cluster.NewNodeAPI(k.heartbeatClient, k.apiCaller, k.heartbeatTimeout()).RegisterWith(k.kubeClient)
 	return nil
 }
 
@@ -481,9 +482,7 @@ func (k *Kubelet) buildAPICaller(Config) error {
 // cluster DNS.
 func (k *Kubelet) buildAPIObjects(cfg Config) error {
 	c := k.cfg
-	// Half a sync period: a change of a ConfigMap or Secret reaches the pods' volumes at
-	// their next periodic sync.
-	k.objects = newAPIObjects(k.kubeClient, k.apiCaller, k.clock, c.Kubelet.SyncFrequency.Duration/2)
+	k.objects = newAPIObjects(k.kubeClient, k.apiCaller, k.clock, changeDetection(c.Kubelet.ConfigMapAndSecretChangeDetectionStrategy), c.Kubelet.SyncFrequency.Duration)
 	k.startClusterDNS(cfg.Runtime.Network())
 	if k.recorder != nil {
 		k.objects.observe = k.recorder.APIObject

@@ -56,7 +56,7 @@ func newUnitKubelet(t *testing.T, standalone bool, objs ...runtime.Object) *unit
 		u.client = fake.NewSimpleClientset(objs...)
 		k.kubeClient = u.client
 	}
-	k.objects = newAPIObjects(k.kubeClient, cluster.Inline(), clk, 30*time.Second)
+	k.objects = newAPIObjects(k.kubeClient, cluster.Inline(), clk, cacheStrategy, time.Minute)
 	return u
 }
 

@@ -150,6 +150,7 @@ type Kubelet struct {
 	statusSync                   *apiStatusSync               // cluster mode: pod statuses to the API server; nil standalone
 	statusWatcher                func(*v1.Pod, *v1.PodStatus) // WatchPodStatuses
 	apiCaller                    *cluster.Caller              // runs API calls off the loops' goroutines; nil standalone
+	nodeClient                   *cluster.NodeAPI             // the node's registration, status, lease and node watch; nil standalone
 	probeResults                 probeResults
 	probeRegistry                *metrics.Registry // prober_* metrics, served on /metrics/probes
 	stateRegistry                *metrics.Registry // kube-state-metrics' names on /metrics/state; nil in cluster mode
@@ -230,10 +231,10 @@ var (
 // (buildAPICaller), nil standalone (a nil *cluster.NodeAPI must not become a non-nil
 // interface).
 func (k *Kubelet) nodeAPI() nodestatus.NodeAPI {
-	if k.kubeClient == nil {
+	if k.nodeClient == nil {
 		return nil
 	}
-	return cluster.NewNodeAPI(k.heartbeatClient, k.apiCaller, k.heartbeatTimeout()).RegisterWith(k.kubeClient)
+	return k.nodeClient
 }
 
 // heartbeatTimeout bounds each node status and lease call, as the kubelet's heartbeat

@@ -49,17 +49,24 @@ var errStandalone = errors.New("not supported due to running kubelet in standalo
 // thousand nodes issued in 5 to 10 s, and asked again, for more of its time.
 const objectGetTimeout = time.Minute
 
-// apiObjects caches the ConfigMaps and Secrets of the node's pods and their service
-// account tokens, read from the API server in cluster mode. A pod's objects are read when
-// the pod arrives (the Node authorizer lets a node read only what its pods refer to), and
-// read again by a sync that finds its copy older than ttl, so that a change reaches the
-// pod's volumes within about a sync period (upstream's TTL-based "Cache" strategy; its
-// default "Watch" strategy sees changes sooner). Safe for concurrent use.
+// apiObjects keeps the ConfigMaps and Secrets of the node's pods and their service
+// account tokens, read from the API server in cluster mode, as the configured
+// configMapAndSecretChangeDetectionStrategy says:
+//   - Watch (the default; the daemon only, objectwatch.go): a watch of each object from
+//     when a pod that refers to it arrives;
+//   - Cache: a pod's objects are read when the pod arrives (the Node authorizer lets a node
+//     read only what its pods refer to), and read again by a sync that finds its copy older
+//     than ttl, so that a change reaches the pod's volumes within about a sync period;
+//   - Get: read at every use.
+//
+// Safe for concurrent use.
 type apiObjects struct {
-	client kubernetes.Interface // nil: standalone
-	caller *cluster.Caller      // runs the reads of pod syncs off the loops' goroutines
-	clock  clock.PassiveClock
-	ttl    time.Duration
+	client   kubernetes.Interface // nil: standalone
+	caller   *cluster.Caller      // runs the reads of pod syncs off the loops' goroutines
+	clock    clock.PassiveClock
+	ttl      time.Duration
+	strategy changeDetection
+	maxIdle  time.Duration // a watch not read for this long stops until it is read again
 
 	// observe, if set, is told every object read and when its read began (the flight
 	// recorder).
@@ -70,9 +77,23 @@ type apiObjects struct {
 	secrets    map[string]cached[v1.Secret]
 	services   map[string]cached[v1.ServiceList] // by namespace/
 	tokens     map[string]cachedToken
-	// prunedFor are the pods of the last prune (housekeeping's, every 2 s).
-	prunedFor podSet
+	// prunedFor are the pods of the last prune (housekeeping's, every 2 s), and
+	// prunedRefs the objects they refer to, by namespace/name.
+	prunedFor  podSet
+	prunedRefs struct{ configMaps, secrets map[string]bool }
+	// watching: the Watch strategy's watches serve the ConfigMaps and Secrets.
+	watching bool
+	watches  map[watchKey]*objectWatch
 }
+
+// changeDetection is configMapAndSecretChangeDetectionStrategy.
+type changeDetection string
+
+const (
+	watchStrategy changeDetection = "Watch"
+	cacheStrategy changeDetection = "Cache"
+	getStrategy   changeDetection = "Get"
+)
 
 // podSet remembers a list of pod objects, to tell whether a later list holds the same ones.
 type podSet map[*v1.Pod]struct{}
@@ -112,9 +133,13 @@ type cachedToken struct {
 	expSecond int64
 }
 
-func newAPIObjects(client kubernetes.Interface, caller *cluster.Caller, clk clock.PassiveClock, ttl time.Duration) *apiObjects {
+// newAPIObjects returns the objects of the node's pods, kept as strategy says; the Cache
+// strategy reads an object again after half a sync period, and a watch not read for five
+// sync periods stops (upstream's maxIdleTime).
+func newAPIObjects(client kubernetes.Interface, caller *cluster.Caller, clk clock.PassiveClock, strategy changeDetection, syncPeriod time.Duration) *apiObjects {
 	return &apiObjects{
-		client: client, caller: caller, clock: clk, ttl: ttl,
+		client: client, caller: caller, clock: clk, ttl: syncPeriod / 2, strategy: strategy, maxIdle: 5 * syncPeriod,
+		watches:    map[watchKey]*objectWatch{},
 		configMaps: map[string]cached[v1.ConfigMap]{},
 		secrets:    map[string]cached[v1.Secret]{},
 		services:   map[string]cached[v1.ServiceList]{},
@@ -130,6 +155,9 @@ func (o *apiObjects) ConfigMap(ctx context.Context, namespace, name string) (*v1
 	if o.client == nil {
 		return nil, errStandalone
 	}
+	if o.isWatching() {
+		return watchedObject(ctx, o, configMapResource, watchKey{"configmaps", namespace, name}, configMapImmutable)
+	}
 	return getObject(ctx, o, o.configMaps, configMapResource, namespace, name, func(ctx context.Context, opts metav1.GetOptions) (*v1.ConfigMap, error) {
 		return o.client.CoreV1().ConfigMaps(namespace).Get(ctx, name, opts)
 	})
@@ -139,6 +167,9 @@ func (o *apiObjects) ConfigMap(ctx context.Context, namespace, name string) (*v1
 func (o *apiObjects) Secret(ctx context.Context, namespace, name string) (*v1.Secret, error) {
 	if o.client == nil {
 		return nil, errStandalone
+	}
+	if o.isWatching() {
+		return watchedObject(ctx, o, secretResource, watchKey{"secrets", namespace, name}, secretImmutable)
 	}
 	return getObject(ctx, o, o.secrets, secretResource, namespace, name, func(ctx context.Context, opts metav1.GetOptions) (*v1.Secret, error) {
 		return o.client.CoreV1().Secrets(namespace).Get(ctx, name, opts)
@@ -165,10 +196,35 @@ func (o *apiObjects) Services(ctx context.Context, namespace string) (*v1.Servic
 	})
 }
 
+// isWatching reports whether the Watch strategy's watches serve the objects.
+func (o *apiObjects) isWatching() bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.watching
+}
+
 // getObject serves a fresh cached copy, else reads the object (through the caller, so a
 // pod sync's task waits without blocking its loop). A failed read falls back to the copy
-// it has, however old, as the kubelet's caches do.
+// it has, however old, as the kubelet's caches do. The Get strategy reads it every time,
+// from etcd, as upstream's simple managers do.
 func getObject[T any](ctx context.Context, o *apiObjects, m map[string]cached[T], resource schema.GroupResource, namespace, name string, get func(context.Context, metav1.GetOptions) (*T, error)) (*T, error) {
+	if o.strategy == getStrategy {
+		var obj *T
+		err := task.Await(ctx, o.caller.Go(func(cctx context.Context) error {
+			cctx, cancel := context.WithTimeout(cctx, objectGetTimeout)
+			defer cancel()
+			var err error
+			obj, err = get(cctx, metav1.GetOptions{})
+			return err
+		}))
+		if apierrors.IsNotFound(err) {
+			return nil, apierrors.NewNotFound(resource, name)
+		}
+		if err == nil && o.observe != nil {
+			o.observe(obj, o.clock.Now())
+		}
+		return obj, err
+	}
 	return getObjectTTL(ctx, o, m, resource, namespace, name, o.ttl, get)
 }
 
@@ -226,7 +282,23 @@ func getObjectTTL[T any](ctx context.Context, o *apiObjects, m map[string]cached
 // runs on the API pod source's goroutine, before the pods are handed on, so that their
 // containers start with them known (a sync then reads only what grew old).
 func (o *apiObjects) fetchForPods(ctx context.Context, pods []*v1.Pod) {
-	if o.client == nil {
+	if o.client == nil || o.strategy == getStrategy {
+		return
+	}
+	if o.isWatching() {
+		// The Watch strategy: each object's watch starts as upstream's RegisterPod starts
+		// it; the pod's sync reads it from there.
+		o.mu.Lock()
+		for _, pod := range pods {
+			refs := podObjectRefs(pod)
+			for _, name := range refs.configMaps {
+				o.ensureWatchLocked(watchKey{"configmaps", pod.Namespace, name})
+			}
+			for _, name := range refs.secrets {
+				o.ensureWatchLocked(watchKey{"secrets", pod.Namespace, name})
+			}
+		}
+		o.mu.Unlock()
 		return
 	}
 	now := o.clock.Now()
@@ -275,8 +347,13 @@ func fetchInto[T any](ctx context.Context, o *apiObjects, m map[string]cached[T]
 // prune forgets the objects no pod in pods refers to any more, and the tokens of pods not
 // among them.
 func (o *apiObjects) prune(pods []*v1.Pod) {
+	now := o.clock.Now()
 	o.mu.Lock()
-	empty := len(o.configMaps) == 0 && len(o.secrets) == 0 && len(o.tokens) == 0
+	empty := len(o.configMaps) == 0 && len(o.secrets) == 0 && len(o.tokens) == 0 && len(o.watches) == 0
+	if o.prunedFor.same(pods) && len(o.watches) > 0 {
+		// The same pods: only the idle watches may stop.
+		o.pruneWatchesLocked(o.prunedRefs.configMaps, o.prunedRefs.secrets, now)
+	}
 	o.mu.Unlock()
 	if empty || o.prunedFor.same(pods) {
 		// Nothing cached, or the pods (objects replaced, never changed, when they change)
@@ -297,6 +374,8 @@ func (o *apiObjects) prune(pods []*v1.Pod) {
 	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	o.prunedRefs.configMaps, o.prunedRefs.secrets = configMaps, secrets
+	o.pruneWatchesLocked(configMaps, secrets, now)
 	for k := range o.configMaps {
 		if !configMaps[k] {
 			delete(o.configMaps, k)
@@ -452,6 +531,10 @@ func podObjectRefs(pod *v1.Pod) objectRefs {
 				r.secrets = append(r.secrets, e.ValueFrom.SecretKeyRef.Name)
 			}
 		}
+	}
+	// The pull secrets too, as upstream's VisitPodSecretNames: they are read at each pull.
+	for _, ref := range pod.Spec.ImagePullSecrets {
+		r.secrets = append(r.secrets, ref.Name)
 	}
 	for i := range pod.Spec.InitContainers {
 		visit(&pod.Spec.InitContainers[i])

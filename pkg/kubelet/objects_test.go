@@ -59,7 +59,7 @@ func TestObjectReadsWhereUpstreamReads(t *testing.T) {
 		t.Fatal(err)
 	}
 	clk := testclock.NewFakeClock(time.Unix(1700000000, 0))
-	o := newAPIObjects(client, cluster.Inline(), clk, 30*time.Second)
+	o := newAPIObjects(client, cluster.Inline(), clk, cacheStrategy, time.Minute)
 	ctx := context.Background()
 	read := func() {
 		t.Helper()
@@ -105,7 +105,7 @@ func TestPruneForgetsWhatNoPodRefersTo(t *testing.T) {
 				LocalObjectReference: v1.LocalObjectReference{Name: cm}}}}}}}
 	}
 	a, b := podWith("a", "cm-a"), podWith("b", "cm-b")
-	o := newAPIObjects(nil, cluster.Inline(), testclock.NewFakeClock(time.Unix(0, 0)), time.Minute)
+	o := newAPIObjects(nil, cluster.Inline(), testclock.NewFakeClock(time.Unix(0, 0)), cacheStrategy, 2*time.Minute)
 	fill := func() {
 		o.configMaps["ns/cm-a"] = cached[v1.ConfigMap]{obj: &v1.ConfigMap{}}
 		o.configMaps["ns/cm-b"] = cached[v1.ConfigMap]{obj: &v1.ConfigMap{}}

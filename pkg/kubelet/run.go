@@ -42,7 +42,9 @@ func (k *Kubelet) Run(ctx context.Context) error {
 		context.AfterFunc(ctx, k.servingCertManager.Stop)
 	}
 	if k.kubeClient != nil {
+		k.objects.watchObjects() // before the first pods arrive: their objects' watches start
 		loops.Go("api-pod-source", k.watchAPIPods)
+		loops.Go("api-node-watch", func(ctx context.Context) { k.nodeClient.WatchNode(ctx, k.kubeClient, k.nodeName) })
 		sink := cluster.NewEventSink(k.eventClient)
 		k.events.Subscribe(sink.Queue)
 		loops.Go("api-event-sink", sink.Run)
