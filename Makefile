@@ -105,7 +105,7 @@ bench-peers: controlplane kwok kubemark conformance-bins
 	$(newest-only)@cd test/cluster && ../../hack/netns-run env KUBE_BIN_DIR=$(CURDIR)/_output/bin MINIKUBELET_BIN=$(CURDIR)/_output/bin/minikubelet \
 	  MINIKUBELET_PEERS=$${PEERS:-minikubelet,kwok,kubemark} MINIKUBELET_PEERS_NODES=$${NODES:-1000} MINIKUBELET_PEERS_PODS=$${PODS:-10} \
 	  MINIKUBELET_PEERS_STEADY=$${STEADY:-60s} MINIKUBELET_PEERS_SETTLE=$${SETTLE:-0s} MINIKUBELET_PEERS_KUBEMARK_NODES=$${KUBEMARK_NODES:-20} \
-	  ../../_output/bin/cluster.test -test.count=1 -test.v -test.timeout 120m -test.run '^TestPeers$$' | grep -E '^\s*(\||---|ok|FAIL|PASS|peers_test)'
+	  ../../_output/bin/cluster.test -test.count=1 -test.v -test.timeout 120m -test.run '^TestPeers$$' | grep -E '^\s*(\||---|ok|FAIL|PASS|\S+_test\.go:)'
 
 ## difftest: the shell and applets against Debian's busybox, byte for byte (test/difftest; needs busybox)
 difftest:

@@ -241,6 +241,11 @@ func nodeResources() v1.ResourceList {
 // hollowRootDir finds the root directory a hollow kubelet made for itself in its log.
 var hollowRootDir = regexp.MustCompile(`Using (/tmp/hollow-kubelet\.[0-9]+) as root dir for hollow-kubelet`)
 
+// kubemarkPortBase is hollow node i's kubelet port, plus i: below the ephemeral range, so
+// that no connection's local port takes it between the choice and the bind (a free port
+// picked at start was taken so at 150 nodes, and that node never came up).
+const kubemarkPortBase = 20000
+
 // startKubemarkPeer runs n kubemark processes, each a hollow node (--morph=kubelet): the
 // kubelet of v1.37.2 with a fake CRI runtime and image service, a fake cAdvisor and a stub
 // container manager, with the admin's identity as every peer. Each listens on a kubelet
@@ -249,6 +254,9 @@ var hollowRootDir = regexp.MustCompile(`Using (/tmp/hollow-kubelet\.[0-9]+) as r
 // makes its root directory and its fake runtime's socket in /tmp whatever TMPDIR says;
 // they are removed when the test ends.
 func startKubemarkPeer(t *testing.T, cp *controlPlane, n int) []int {
+	if n > kubemarkPortBase-10000 {
+		t.Fatalf("%d hollow nodes: at most %d", n, kubemarkPortBase-10000)
+	}
 	t.Helper()
 	bin := peerBinary(t, "kubemark")
 	kubeconfig := cp.kubeconfig(t, "kubemark", adminToken)
@@ -273,7 +281,7 @@ func startKubemarkPeer(t *testing.T, cp *controlPlane, n int) []int {
 			}
 		})
 		d := startProc(t, cp.dir, "kubemark-"+name, bin, "--morph=kubelet", "--name="+name, "--kubeconfig", kubeconfig,
-			"--kubelet-port", strconv.Itoa(freePort(t)), "--kubelet-read-only-port", "0",
+			"--kubelet-port", strconv.Itoa(kubemarkPortBase+i), "--kubelet-read-only-port", "0",
 			"--use-host-image-service=false")
 		pids = append(pids, d.cmd.Process.Pid)
 	}
