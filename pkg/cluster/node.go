@@ -11,7 +11,6 @@ import (
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
@@ -156,17 +155,11 @@ func (a *NodeAPI) GetNode(ctx context.Context, name string, fromCache bool) (*v1
 // changes nothing asks the API server nothing. Until ctx ends; run it in a goroutine of its
 // own.
 func (a *NodeAPI) WatchNode(ctx context.Context, client kubernetes.Interface, name string) {
-	selector := fields.OneTermEqualSelector(metav1.ObjectNameField, name).String()
-	lw := &cache.ListWatch{
-		ListFunc: func(opts metav1.ListOptions) (runtime.Object, error) {
-			opts.FieldSelector = selector
-			return client.CoreV1().Nodes().List(ctx, opts)
-		},
-		WatchFunc: func(opts metav1.ListOptions) (watch.Interface, error) {
-			opts.FieldSelector = selector
+	lw := ObjectListWatch(name,
+		func(opts metav1.ListOptions) (runtime.Object, error) { return client.CoreV1().Nodes().List(ctx, opts) },
+		func(opts metav1.ListOptions) (watch.Interface, error) {
 			return client.CoreV1().Nodes().Watch(ctx, opts)
-		},
-	}
+		})
 	store := cache.NewStore(cache.MetaNamespaceKeyFunc)
 	a.watched.Store(&store)
 	defer a.watched.Store(nil)

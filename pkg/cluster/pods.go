@@ -4,8 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	v1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
@@ -27,16 +28,13 @@ import (
 // until ctx ends. Run it in a goroutine of its own.
 func WatchPods(ctx context.Context, client kubernetes.Interface, nodeName string, push func(pods []*v1.Pod)) {
 	selector := fields.OneTermEqualSelector("spec.nodeName", nodeName).String()
-	lw := &cache.ListWatch{
-		ListFunc: func(opts metav1.ListOptions) (runtime.Object, error) {
-			opts.FieldSelector = selector
+	lw := selectedListWatch(selector,
+		func(opts metav1.ListOptions) (runtime.Object, error) {
 			return client.CoreV1().Pods(metav1.NamespaceAll).List(ctx, opts)
 		},
-		WatchFunc: func(opts metav1.ListOptions) (watch.Interface, error) {
-			opts.FieldSelector = selector
+		func(opts metav1.ListOptions) (watch.Interface, error) {
 			return client.CoreV1().Pods(metav1.NamespaceAll).Watch(ctx, opts)
-		},
-	}
+		})
 	send := func(objs []interface{}) {
 		pods := make([]*v1.Pod, 0, len(objs))
 		for _, o := range objs {
@@ -164,3 +162,25 @@ func podStatusPatch(old, status v1.PodStatus) ([]byte, error) {
 // StatusSyncPeriod is upstream's status manager batch period: every status is checked at
 // least this often.
 const StatusSyncPeriod = 10 * time.Second
+
+// selectedListWatch is a list and watch of the objects selector (a field selector) picks,
+// through list and watch: the kubelet's informers and reflectors watch its pods, its Node
+// and each object its pods use so.
+func selectedListWatch(selector string, list func(metav1.ListOptions) (runtime.Object, error), watchFn func(metav1.ListOptions) (watch.Interface, error)) *cache.ListWatch {
+	return &cache.ListWatch{
+		ListFunc: func(opts metav1.ListOptions) (runtime.Object, error) {
+			opts.FieldSelector = selector
+			return list(opts)
+		},
+		WatchFunc: func(opts metav1.ListOptions) (watch.Interface, error) {
+			opts.FieldSelector = selector
+			return watchFn(opts)
+		},
+	}
+}
+
+// ObjectListWatch is the list and watch of one object by name (field selector
+// metadata.name), as the kubelet's watch-based ConfigMap and Secret managers make it.
+func ObjectListWatch(name string, list func(metav1.ListOptions) (runtime.Object, error), watchFn func(metav1.ListOptions) (watch.Interface, error)) *cache.ListWatch {
+	return selectedListWatch(fields.OneTermEqualSelector(metav1.ObjectNameField, name).String(), list, watchFn)
+}

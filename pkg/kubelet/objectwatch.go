@@ -8,13 +8,13 @@ import (
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
+	"github.com/minikubelet/minikubelet/pkg/cluster"
 	"github.com/minikubelet/minikubelet/pkg/task"
 )
 
@@ -99,35 +99,28 @@ func (o *apiObjects) startWatchLocked(key watchKey, w *objectWatch) {
 	w.cancel = cancel
 	w.synced = make(chan struct{})
 	store := &syncStore{Store: w.store, synced: w.synced}
-	selector := fields.OneTermEqualSelector(metav1.ObjectNameField, key.name).String()
-	client := o.client
+	client, ns := o.client, key.namespace
 	var lw *cache.ListWatch
 	var example runtime.Object
 	switch key.resource {
 	case "configmaps":
 		example = &v1.ConfigMap{}
-		lw = &cache.ListWatch{
-			ListFunc: func(opts metav1.ListOptions) (runtime.Object, error) {
-				opts.FieldSelector = selector
-				return client.CoreV1().ConfigMaps(key.namespace).List(ctx, opts)
+		lw = cluster.ObjectListWatch(key.name,
+			func(opts metav1.ListOptions) (runtime.Object, error) {
+				return client.CoreV1().ConfigMaps(ns).List(ctx, opts)
 			},
-			WatchFunc: func(opts metav1.ListOptions) (watch.Interface, error) {
-				opts.FieldSelector = selector
-				return client.CoreV1().ConfigMaps(key.namespace).Watch(ctx, opts)
-			},
-		}
+			func(opts metav1.ListOptions) (watch.Interface, error) {
+				return client.CoreV1().ConfigMaps(ns).Watch(ctx, opts)
+			})
 	default:
 		example = &v1.Secret{}
-		lw = &cache.ListWatch{
-			ListFunc: func(opts metav1.ListOptions) (runtime.Object, error) {
-				opts.FieldSelector = selector
-				return client.CoreV1().Secrets(key.namespace).List(ctx, opts)
+		lw = cluster.ObjectListWatch(key.name,
+			func(opts metav1.ListOptions) (runtime.Object, error) {
+				return client.CoreV1().Secrets(ns).List(ctx, opts)
 			},
-			WatchFunc: func(opts metav1.ListOptions) (watch.Interface, error) {
-				opts.FieldSelector = selector
-				return client.CoreV1().Secrets(key.namespace).Watch(ctx, opts)
-			},
-		}
+			func(opts metav1.ListOptions) (watch.Interface, error) {
+				return client.CoreV1().Secrets(ns).Watch(ctx, opts)
+			})
 	}
 	r := cache.NewReflectorWithOptions(cache.ToListWatcherWithWatchListSemantics(lw, client), example, store, cache.ReflectorOptions{
 		Name: fmt.Sprintf("object-%q/%q", key.namespace, key.name),
