@@ -196,6 +196,20 @@ func (o *apiObjects) Services(ctx context.Context, namespace string) (*v1.Servic
 	})
 }
 
+// callAPI makes one API call of a pod's sync through the caller (its task waits without
+// blocking the loop), bounded by objectGetTimeout.
+func callAPI[T any](ctx context.Context, o *apiObjects, call func(context.Context) (*T, error)) (*T, error) {
+	var out *T
+	err := task.Await(ctx, o.caller.Go(func(cctx context.Context) error {
+		cctx, cancel := context.WithTimeout(cctx, objectGetTimeout)
+		defer cancel()
+		var err error
+		out, err = call(cctx)
+		return err
+	}))
+	return out, err
+}
+
 // isWatching reports whether the Watch strategy's watches serve the objects.
 func (o *apiObjects) isWatching() bool {
 	o.mu.Lock()
@@ -209,14 +223,7 @@ func (o *apiObjects) isWatching() bool {
 // from etcd, as upstream's simple managers do.
 func getObject[T any](ctx context.Context, o *apiObjects, m map[string]cached[T], resource schema.GroupResource, namespace, name string, get func(context.Context, metav1.GetOptions) (*T, error)) (*T, error) {
 	if o.strategy == getStrategy {
-		var obj *T
-		err := task.Await(ctx, o.caller.Go(func(cctx context.Context) error {
-			cctx, cancel := context.WithTimeout(cctx, objectGetTimeout)
-			defer cancel()
-			var err error
-			obj, err = get(cctx, metav1.GetOptions{})
-			return err
-		}))
+		obj, err := callAPI(ctx, o, func(cctx context.Context) (*T, error) { return get(cctx, metav1.GetOptions{}) })
 		if apierrors.IsNotFound(err) {
 			return nil, apierrors.NewNotFound(resource, name)
 		}
@@ -243,18 +250,11 @@ func getObjectTTL[T any](ctx context.Context, o *apiObjects, m map[string]cached
 	// after it starts at its next sync, not a TTL later (and the containers of one sync
 	// share one read).
 	if !ok || now.Sub(c.fetched) >= ttl || (c.obj == nil && now.Sub(c.fetched) >= notFoundTTL) {
-		var obj *T
 		var opts metav1.GetOptions
 		if ok && c.obj != nil {
 			opts.ResourceVersion = "0"
 		}
-		err := task.Await(ctx, o.caller.Go(func(cctx context.Context) error {
-			cctx, cancel := context.WithTimeout(cctx, objectGetTimeout)
-			defer cancel()
-			var err error
-			obj, err = get(cctx, opts)
-			return err
-		}))
+		obj, err := callAPI(ctx, o, func(cctx context.Context) (*T, error) { return get(cctx, opts) })
 		switch {
 		case apierrors.IsNotFound(err):
 			c, ok = cached[T]{fetched: now}, true
@@ -348,14 +348,15 @@ func fetchInto[T any](ctx context.Context, o *apiObjects, m map[string]cached[T]
 // among them.
 func (o *apiObjects) prune(pods []*v1.Pod) {
 	now := o.clock.Now()
+	same := o.prunedFor.same(pods)
 	o.mu.Lock()
 	empty := len(o.configMaps) == 0 && len(o.secrets) == 0 && len(o.tokens) == 0 && len(o.watches) == 0
-	if o.prunedFor.same(pods) && len(o.watches) > 0 {
+	if same && len(o.watches) > 0 {
 		// The same pods: only the idle watches may stop.
 		o.pruneWatchesLocked(o.prunedRefs.configMaps, o.prunedRefs.secrets, now)
 	}
 	o.mu.Unlock()
-	if empty || o.prunedFor.same(pods) {
+	if empty || same {
 		// Nothing cached, or the pods (objects replaced, never changed, when they change)
 		// are those of the last prune: what they refer to has not changed either.
 		return
@@ -445,14 +446,9 @@ func (o *apiObjects) ServiceAccountToken(ctx context.Context, pod *v1.Pod, src *
 		ExpirationSeconds: &exp,
 		BoundObjectRef:    &authenticationv1.BoundObjectReference{APIVersion: "v1", Kind: "Pod", Name: pod.Name, UID: pod.UID},
 	}}
-	var resp *authenticationv1.TokenRequest
-	err := task.Await(ctx, o.caller.Go(func(cctx context.Context) error {
-		cctx, cancel := context.WithTimeout(cctx, objectGetTimeout)
-		defer cancel()
-		var err error
-		resp, err = o.client.CoreV1().ServiceAccounts(pod.Namespace).CreateToken(cctx, sa, req, metav1.CreateOptions{})
-		return err
-	}))
+	resp, err := callAPI(ctx, o, func(cctx context.Context) (*authenticationv1.TokenRequest, error) {
+		return o.client.CoreV1().ServiceAccounts(pod.Namespace).CreateToken(cctx, sa, req, metav1.CreateOptions{})
+	})
 	if err == nil && resp.Status.Token == "" {
 		err = errors.New("the API server issued an empty token")
 	}
