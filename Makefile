@@ -95,7 +95,7 @@ fuzz:
 churn:
 	$(GO) test -count=1 -run '^TestChurnLeavesNothingBehind$$' -v ./pkg/kubelet/ | grep -E '^(---|ok|FAIL|\s+churn)'
 
-## bench-density: NODES x PODS (default 100 x 30) in one process (--node-count) against a real control plane: time to Ready and Running, the cost per node, the API requests, a restart (PROFILE=/abs/dir: the CPU profile)
+## bench-density: NODES x PODS (default 100 x 30) in one process (--node-count) against a real control plane: time to Ready and Running, the cost per node, the API requests, a restart (PROFILE=/abs/dir: the CPU profile, the heap at both ends of the window, the goroutines)
 bench-density: controlplane
 	$(newest-only)KUBE_BIN_DIR=$(CURDIR)/_output/bin MINIKUBELET_DENSITY_NODES=$${NODES:-100} MINIKUBELET_DENSITY_PODS=$${PODS:-30} MINIKUBELET_DENSITY_STEADY=$${STEADY:-60s} MINIKUBELET_DENSITY_PROFILE=$(PROFILE) \
 	  $(GO) test -count=1 -v -timeout 30m -run '^TestDensity$$' ./test/cluster/ | grep -E '^\s*(\||---|ok|FAIL|density_test)'

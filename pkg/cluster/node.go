@@ -163,7 +163,7 @@ func (a *NodeAPI) WatchNode(ctx context.Context, client kubernetes.Interface, na
 	store := cache.NewStore(cache.MetaNamespaceKeyFunc)
 	a.watched.Store(&store)
 	defer a.watched.Store(nil)
-	cache.NewReflector(cache.ToListWatcherWithWatchListSemantics(lw, client), &v1.Node{}, store, 0).Run(ctx.Done())
+	cache.NewReflector(cache.ToListWatcherWithWatchListSemantics(lw, client), &v1.Node{}, store, 0).RunWithContext(ctx) // see WatchPods
 }
 
 // PatchNodeStatus sends the difference between the node as last reported and now as a

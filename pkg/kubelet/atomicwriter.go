@@ -1,7 +1,6 @@
 package kubelet
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"hash/fnv"
@@ -154,8 +153,7 @@ func (w *atomicWriter) shouldWrite(payload map[string]fileProjection, tsPath str
 		if err != nil || info.Mode.Perm() != f.mode.Perm() {
 			return true
 		}
-		data, err := w.fs.ReadFile(full)
-		if err != nil || !bytes.Equal(data, f.data) {
+		if same, err := w.fs.FileEquals(full, f.data); err != nil || !same {
 			return true
 		}
 	}

@@ -130,7 +130,7 @@ func (o *apiObjects) startWatchLocked(key watchKey, w *objectWatch) {
 	o.caller.Go(func(cctx context.Context) error {
 		stop := context.AfterFunc(cctx, cancel) // the caller stops: so does the watch
 		defer stop()
-		r.Run(ctx.Done())
+		r.RunWithContext(ctx) // not Run(ctx.Done()): see cluster.WatchPods
 		return nil
 	})
 }

@@ -618,9 +618,12 @@ func nodeStatusHasChanged(original, status *v1.NodeStatus) bool {
 	if nodeConditionsHaveChanged(original.Conditions, status.Conditions) {
 		return true
 	}
-	a, b := original.DeepCopy(), status.DeepCopy()
+	// Shallow copies, where upstream deep-copies both: only the copies' own Conditions
+	// field is changed (the two copies every 10 s were 36 MB a minute at 1,000 nodes, 5%
+	// of what their steady state allocates; docs/scale.md).
+	a, b := *original, *status
 	a.Conditions, b.Conditions = nil, nil
-	return !apiequality.Semantic.DeepEqual(a, b)
+	return !apiequality.Semantic.DeepEqual(&a, &b)
 }
 
 func nodeConditionsHaveChanged(original, conditions []v1.NodeCondition) bool {

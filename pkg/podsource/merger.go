@@ -123,9 +123,14 @@ func (m *Merger) Apply(change kubetypes.PodUpdate) []kubetypes.PodUpdate {
 					into[ref.UID] = existing
 					continue
 				}
-				// Copy on write: the pod handed out before is the receiver's to read.
-				updated := existing.DeepCopy()
-				updated.Status = *ref.Status.DeepCopy()
+				// Copy on write: the pod handed out before is the receiver's to read. A
+				// shallow copy is enough, as nothing here changes what the fields point to;
+				// the spec, equal, is taken from ref too, so that the source's previous
+				// object is not kept alive for it (a deep copy per status change held 89 MB
+				// at 10,000 pods, docs/scale.md).
+				shallow := *existing
+				updated := &shallow
+				updated.Spec, updated.Status = ref.Spec, ref.Status
 				into[ref.UID] = updated
 				reconciles = append(reconciles, updated)
 				continue
@@ -149,7 +154,8 @@ func (m *Merger) Apply(change kubetypes.PodUpdate) []kubetypes.PodUpdate {
 			ref = &shared
 			ref.Annotations[kubetypes.ConfigSourceAnnotationKey] = source
 			if found {
-				updated := existing.DeepCopy() // copy on write, as above
+				shallow := *existing // copy on write, as above: checkAndUpdatePod only assigns fields
+				updated := &shallow
 				into[ref.UID] = updated
 				needUpdate, needReconcile, needDelete := checkAndUpdatePod(updated, ref)
 				switch {

@@ -311,13 +311,29 @@ func New(cfg Config) (*Server, error) {
 		cfg.Streaming = safeStreaming{cfg.Streaming}
 	}
 	s := &Server{cfg: cfg, checks: checks, streams: make(chan struct{}, cfg.MaxStreams)}
-	s.handler = recoverPanics(s.routes(false))
-	secure := s.routes(true)
-	if cfg.Auth != nil {
-		secure = cfg.Auth.Wrap(secure)
-	}
-	s.secureHandler = recoverPanics(logRequests(secure))
+	s.handler = recoverPanics(&lazyHandler{build: func() http.Handler { return s.routes(false) }})
+	s.secureHandler = recoverPanics(logRequests(&lazyHandler{build: func() http.Handler {
+		secure := s.routes(true)
+		if cfg.Auth != nil {
+			secure = cfg.Auth.Wrap(secure)
+		}
+		return secure
+	}}))
 	return s, nil
+}
+
+// lazyHandler builds its routes on the first request. A node's two muxes hold about 44 KB
+// of patterns and closures, and most of a thousand nodes in one process are never asked
+// anything (44 MB at 1,000 nodes; docs/scale.md); the first request builds them.
+type lazyHandler struct {
+	once  sync.Once
+	build func() http.Handler
+	h     http.Handler
+}
+
+func (l *lazyHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	l.once.Do(func() { l.h = l.build() })
+	l.h.ServeHTTP(w, r)
 }
 
 // Handler is the read-only port's http.Handler.
@@ -390,34 +406,36 @@ func (s *Server) serve(ctx context.Context, ln net.Listener, handler http.Handle
 	if tlsConfig != nil {
 		ln = tls.NewListener(ln, tlsConfig)
 	}
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
-	select {
-	case err := <-served:
-		return fmt.Errorf("serving HTTP on %s: %w", ln.Addr(), err)
-	case <-ctx.Done():
-	}
-
-	shutdownCtx, cancel := context.WithCancel(context.Background())
-	timer := s.cfg.Clock.NewTimer(s.cfg.ShutdownGracePeriod)
-	graceDone := make(chan struct{})
-	go func() {
-		defer close(graceDone)
-		select {
-		case <-timer.C():
-			cancel()
-		case <-shutdownCtx.Done():
+	// Serve runs on this goroutine and the shutdown only once ctx ends: a node has two
+	// servers, and a goroutine each waiting for ctx was 2,000 more stacks at 1,000 nodes.
+	stopped := make(chan struct{})
+	stop := context.AfterFunc(ctx, func() {
+		defer close(stopped)
+		shutdownCtx, cancel := context.WithCancel(context.Background())
+		timer := s.cfg.Clock.NewTimer(s.cfg.ShutdownGracePeriod)
+		graceDone := make(chan struct{})
+		go func() {
+			defer close(graceDone)
+			select {
+			case <-timer.C():
+				cancel()
+			case <-shutdownCtx.Done():
+			}
+		}()
+		err := srv.Shutdown(shutdownCtx)
+		cancel()
+		timer.Stop()
+		<-graceDone
+		if err != nil {
+			logger.Info("HTTP requests still running after the grace period; closing them", "err", err)
+			_ = srv.Close()
 		}
-	}()
-	err := srv.Shutdown(shutdownCtx)
-	cancel()
-	timer.Stop()
-	<-graceDone
-	if err != nil {
-		logger.Info("HTTP requests still running after the grace period; closing them", "err", err)
-		_ = srv.Close()
+	})
+	err := srv.Serve(ln)
+	if stop() {
+		return fmt.Errorf("serving HTTP on %s: %w", ln.Addr(), err)
 	}
-	<-served
+	<-stopped
 	logger.V(2).Info("Stopped serving HTTP", "address", ln.Addr().String())
 	return nil
 }

@@ -162,6 +162,25 @@ func (c content) bytes() []byte {
 	return b
 }
 
+// equal reports whether the content is b, reading it a page at a time through the stack.
+func (c content) equal(b []byte) bool {
+	if c.x == nil {
+		return bytes.Equal(c.lit, b)
+	}
+	if c.x.size != int64(len(b)) {
+		return false
+	}
+	var chunk [4096]byte
+	for off := 0; off < len(b); {
+		n := c.readAt(chunk[:], int64(off))
+		if n == 0 || !bytes.Equal(chunk[:n], b[off:off+n]) {
+			return false
+		}
+		off += n
+	}
+	return true
+}
+
 // readAt copies the content from off into b and returns how many bytes it copied (fewer
 // than len(b) only at the end).
 func (c content) readAt(b []byte, off int64) int {

@@ -1,6 +1,7 @@
 package vfs
 
 import (
+	"bytes"
 	"io/fs"
 	"iter"
 	"maps"
@@ -768,6 +769,20 @@ func (v *View) ReadFile(p string) ([]byte, error) {
 		return gen(v.ctx, dir), nil // outside the lock: a generator may read the filesystem
 	}
 	return c.bytes(), nil // outside the lock too: a snapshot is read without it
+}
+
+// FileEquals reports whether the file at p holds exactly data, following symbolic links, as
+// ReadFile and bytes.Equal would, without copying the file: the kubelet's atomic writer asks
+// it of every projected file at every sync of every pod. Its errors are ReadFile's.
+func (v *View) FileEquals(p string, data []byte) (bool, error) {
+	c, gen, dir, err := v.snapshot(p)
+	if err != nil {
+		return false, err
+	}
+	if gen != nil {
+		return bytes.Equal(gen(v.ctx, dir), data), nil
+	}
+	return c.equal(data), nil
 }
 
 // ReadFileString is ReadFile as a string, copied once: a script read to be run.

@@ -524,3 +524,44 @@ func TestReadFileString(t *testing.T) {
 		})
 	}
 }
+
+// FileEquals answers as ReadFile and bytes.Equal would, for a literal file, one held as
+// extents (runs and repeats), a symbolic link and a missing file.
+func TestFileEquals(t *testing.T) {
+	v := New(time.Now)
+	mustWrite(t, v, "/vol/token", "abc")
+	big := strings.Repeat("x", 200<<10) + "tail" // runs: held as extents, not a literal
+	mustWrite(t, v, "/vol/big", big)
+	if c, _, _, _ := v.snapshot("/vol/big"); c.x == nil {
+		t.Fatal("/vol/big is held as a literal; the test wants extents")
+	}
+	if err := v.Symlink("token", "/vol/link"); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, path, data string
+		want             bool
+		wantErr          bool
+	}{
+		{"literal, same", "/vol/token", "abc", true, false},
+		{"literal, other bytes", "/vol/token", "abd", false, false},
+		{"literal, longer", "/vol/token", "abcd", false, false},
+		{"literal, empty", "/vol/token", "", false, false},
+		{"extents, same", "/vol/big", big, true, false},
+		{"extents, last byte", "/vol/big", big[:len(big)-1] + "X", false, false},
+		{"extents, shorter", "/vol/big", big[:len(big)-1], false, false},
+		{"through a link", "/vol/link", "abc", true, false},
+		{"missing", "/vol/none", "abc", false, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := v.FileEquals(tc.path, []byte(tc.data))
+			if (err != nil) != tc.wantErr || got != tc.want {
+				t.Errorf("FileEquals(%s) = %v, %v; want %v (error: %v)", tc.path, got, err, tc.want, tc.wantErr)
+			}
+			b, rerr := v.ReadFile(tc.path)
+			if rerr == nil && (string(b) == tc.data) != got {
+				t.Errorf("FileEquals(%s) = %v, but ReadFile and bytes.Equal say %v", tc.path, got, !got)
+			}
+		})
+	}
+}

@@ -99,7 +99,13 @@ func TestDensity(t *testing.T) {
 	var during func()
 	if profileDir != "" {
 		during = func() {
-			fetchProfile(t, filepath.Join(cp.dir, "minikubelet-density.log"), steady, filepath.Join(profileDir, "density-cpu.pprof"))
+			logPath := filepath.Join(cp.dir, "minikubelet-density.log")
+			// The heap at both ends of the window: pprof -base of the two gives what the
+			// steady state allocates (alloc_space), and the second what it keeps (inuse_space).
+			fetchProfile(t, logPath, "heap", filepath.Join(profileDir, "density-heap-start.pprof"))
+			fetchProfile(t, logPath, fmt.Sprintf("profile?seconds=%d", int(steady.Seconds())), filepath.Join(profileDir, "density-cpu.pprof"))
+			fetchProfile(t, logPath, "heap", filepath.Join(profileDir, "density-heap.pprof"))
+			fetchProfile(t, logPath, "goroutine", filepath.Join(profileDir, "density-goroutine.pprof"))
 		}
 	}
 	w := steadyWindow(t, cp, "minikubelet", []int{daemon.cmd.Process.Pid}, steady, during)
@@ -271,9 +277,9 @@ func (w steady) costTable() string {
 	return b.String()
 }
 
-// fetchProfile writes the CPU profile of the process over d, from node 0's profiling handler
-// (the address its "Serving HTTPS" log line gives), to path.
-func fetchProfile(t *testing.T, logPath string, d time.Duration, path string) {
+// fetchProfile writes a profile of the process (profile, the CPU over seconds=; heap), from
+// node 0's profiling handler (the address its "Serving HTTPS" log line gives), to path.
+func fetchProfile(t *testing.T, logPath, profile, path string) {
 	t.Helper()
 	data, err := os.ReadFile(logPath)
 	if err != nil {
@@ -284,14 +290,14 @@ func fetchProfile(t *testing.T, logPath string, d time.Duration, path string) {
 		t.Fatalf("%s: no Serving HTTPS line of dn-0", logPath)
 	}
 	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} // the node's self-signed certificate
-	resp, err := client.Get(fmt.Sprintf("https://%s/debug/pprof/profile?seconds=%d", m[1], int(d.Seconds())))
+	resp, err := client.Get(fmt.Sprintf("https://%s/debug/pprof/%s", m[1], profile))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(resp.Body)
 	if err != nil || resp.StatusCode != http.StatusOK {
-		t.Fatalf("CPU profile: %s %v", resp.Status, err)
+		t.Fatalf("%s: %s %v", profile, resp.Status, err)
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		t.Fatal(err)
@@ -299,7 +305,7 @@ func fetchProfile(t *testing.T, logPath string, d time.Duration, path string) {
 	if err := os.WriteFile(path, body, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("the steady window's CPU profile: %s", path)
+	t.Logf("%s: %s", profile, path)
 }
 
 // waitNodesBack waits until the n nodes dn-0 ... dn-<n-1> are Ready and have renewed their

@@ -18,6 +18,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/minikubelet/minikubelet/pkg/clientcert"
+	"github.com/minikubelet/minikubelet/pkg/cluster"
 	"github.com/minikubelet/minikubelet/pkg/config"
 	"github.com/minikubelet/minikubelet/pkg/cpubudget"
 	"github.com/minikubelet/minikubelet/pkg/features"
@@ -350,7 +351,7 @@ func kubeClients(rest *restclient.Config, cfg *config.Config, node string) (node
 		c := restclient.CopyConfig(rest)
 		c.UserAgent = "minikubelet/" + node
 		c.QPS, c.Burst = qps, burst
-		return kubernetes.NewForConfig(c)
+		return cluster.NodeClientset(c)
 	}
 	var out nodeClients
 	var err error
