@@ -528,7 +528,7 @@ func TestReadFileString(t *testing.T) {
 // FileEquals answers as ReadFile and bytes.Equal would, for a literal file, one held as
 // extents (runs and repeats), a symbolic link and a missing file.
 func TestFileEquals(t *testing.T) {
-	v := New(time.Now)
+	v := New(nil)
 	mustWrite(t, v, "/vol/token", "abc")
 	big := strings.Repeat("x", 200<<10) + "tail" // runs: held as extents, not a literal
 	mustWrite(t, v, "/vol/big", big)
