@@ -2,6 +2,7 @@ package fake
 
 import (
 	"fmt"
+	"hash/maphash"
 	"slices"
 	"strings"
 	"testing"
@@ -194,5 +195,26 @@ func TestLogBufferCompact(t *testing.T) {
 	}
 	if perLine := float64(held) / 1000; perLine > 16 {
 		t.Errorf("%.1f bytes per 4-byte line held, want at most 16", perLine)
+	}
+}
+
+// TestLineTextsSharedSet: texts printed in turn whose hashes pick the same set of the
+// seen table are each taken in at their second sighting, up to a set's four ways (one slot
+// a set once made two such texts evict each other for good).
+func TestLineTextsSharedSet(t *testing.T) {
+	d := &lineTexts{ids: map[string]uint32{}, seed: maphash.MakeSeed()}
+	var same []string
+	for i := 0; len(same) < lineSeenWays; i++ {
+		text := fmt.Sprintf("a banner line, number %d", i)
+		if maphash.String(d.seed, text)%lineSeenSets == 0 {
+			same = append(same, text)
+		}
+	}
+	for round := range 2 {
+		for _, text := range same {
+			if _, ok := d.id(text); ok != (round == 1) {
+				t.Fatalf("round %d: %q taken in %v, want %v", round, text, ok, round == 1)
+			}
+		}
 	}
 }

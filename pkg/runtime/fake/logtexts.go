@@ -15,10 +15,14 @@ import (
 type lineTexts struct {
 	ids   map[string]uint32
 	texts []string
-	// seen is the hash of a text seen once, in the slot its hash picks: a text whose hash
-	// is there already is seen twice. A collision only delays a text; it costs no
-	// correctness.
-	seen [lineSeenSlots]uint64
+	// seen holds the hashes of texts seen once, in the set of lineSeenWays slots a text's
+	// hash picks, the newest first: a text whose hash is there already is seen twice. A
+	// set holds the last four texts that fell in it, so texts printed in turn (a banner's
+	// lines, container after container) are each found at their second sighting, unless
+	// more than four of them share a set; a collision only delays a text, it costs no
+	// correctness. (One slot a text evicted its neighbour for good when two lines of a
+	// banner shared it: printed in turn, neither was ever taken in.)
+	seen [lineSeenSets * lineSeenWays]uint64
 	seed maphash.Seed
 }
 
@@ -27,7 +31,8 @@ const (
 	lineTextMaxBytes = 256
 	// lineTextMinBytes: a shorter text costs no more than a reference to it.
 	lineTextMinBytes = 8
-	lineSeenSlots    = 64
+	lineSeenSets     = 16
+	lineSeenWays     = 4
 )
 
 // id is text's number in the dictionary, taking it in at its second sighting; false
@@ -47,8 +52,18 @@ func (d *lineTexts) id(text string) (uint32, bool) {
 		d.seed = maphash.MakeSeed()
 	}
 	h := maphash.String(d.seed, text)
-	if slot := &d.seen[h%lineSeenSlots]; *slot != h {
-		*slot = h
+	i := int(h%lineSeenSets) * lineSeenWays
+	set := d.seen[i : i+lineSeenWays]
+	found := false
+	for _, s := range set {
+		if s == h {
+			found = true
+			break
+		}
+	}
+	if !found {
+		copy(set[1:], set[:lineSeenWays-1])
+		set[0] = h
 		return 0, false
 	}
 	id := uint32(len(d.texts))
