@@ -2,11 +2,13 @@ package nodestatus
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	goruntime "runtime"
-	"sort"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -117,6 +119,10 @@ type Config struct {
 	// NodeLeaseDurationSeconds is the lease duration; it is renewed every quarter of it.
 	// Default 40.
 	NodeLeaseDurationSeconds int32
+	// Seed, with the node's name, seeds the random delay added to the report period after a
+	// change (simulatorConfiguration.runtime.seed), so that runs repeat and the nodes of one
+	// process, registered together, still report at different moments.
+	Seed int64
 
 	// Clock is required.
 	Clock clock.PassiveClock
@@ -182,9 +188,17 @@ type Manager struct {
 	// registered: the API server has the Node (RegisterNode succeeded), though its first
 	// status patch may not have got through yet. Then the next try patches, it does not
 	// register again (upstream's registrationCompleted).
-	registered   bool
-	lease        atomic.Pointer[coordinationv1.Lease]
-	lastReport   time.Time
+	registered bool
+	lease      atomic.Pointer[coordinationv1.Lease]
+	lastReport time.Time
+	// reportDelay is added to NodeStatusReportFrequency until the next report (upstream's
+	// delayAfterNodeStatusChange): drawn from [-50%, +50%) of it at a report of a change or
+	// the first one, 0 after a report made because the period elapsed. Nodes started or
+	// changed together (a thousand registered in a few seconds) so spread their 5-minute
+	// reports instead of patching the API server at the same moment forever (kubelet v1.33,
+	// kubernetes#130919).
+	reportDelay  time.Duration
+	rand         *rand.Rand
 	images       []cri.Image
 	underPress   map[v1.NodeConditionType]bool
 	nodeVersion  int64
@@ -294,6 +308,7 @@ func New(cfg Config) (*Manager, error) {
 		kubeletPort: cfg.KubeletPort,
 		pressure:    newPressureTracker(thresholds, transition),
 		underPress:  map[v1.NodeConditionType]bool{},
+		rand:        rand.New(rand.NewPCG(uint64(cfg.Seed), binary.LittleEndian.Uint64(digest("report-delay", cfg.NodeName)))),
 		reports: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: cfg.Registry.Name(metrics.NodeStatusReports),
 			Help: "Number of times the node status was reported (changed, or the report period elapsed).",
@@ -497,7 +512,7 @@ func (m *Manager) tryUpdateNodeStatus(ctx context.Context, try int) (apiErr, set
 	if register {
 		original = m.initialNode(now)
 	}
-	node := original.DeepCopy()
+	node := copyNode(original)
 	var errs []error
 	for i, set := range m.setters {
 		logger.V(5).Info("Setting node status condition code", "position", i, "node", klog.KObj(node))
@@ -507,8 +522,14 @@ func (m *Manager) tryUpdateNodeStatus(ctx context.Context, try int) (apiErr, set
 	}
 
 	changed := register || nodeStatusHasChanged(&original.Status, &node.Status)
-	if !changed && m.clock.Since(lastReport) < m.cfg.NodeStatusReportFrequency {
+	if !changed && !lastReport.IsZero() && m.clock.Since(lastReport) < m.cfg.NodeStatusReportFrequency+m.reportDelay {
 		return nil, utilerrors.NewAggregate(errs)
+	}
+	// As upstream, the delay is drawn before the patch, whether or not it gets through.
+	if changed || lastReport.IsZero() {
+		m.reportDelay = time.Duration(float64(m.cfg.NodeStatusReportFrequency) * (m.rand.Float64() - 0.5))
+	} else {
+		m.reportDelay = 0
 	}
 	if m.cfg.API != nil {
 		if err := m.reportToAPI(ctx, register, original, node); err != nil {
@@ -612,36 +633,103 @@ func (m *Manager) NodeLabels() map[string]string {
 	return labels
 }
 
+// copyNode is the copy of the node the setters work on: a deep copy but for the images,
+// which it shares with original. Nothing edits a node's images in place (the Images
+// setter replaces the list when it changed), and a node of 50 images was half of what a
+// status update allocated, 100 times a second at 1,000 nodes (docs/scale.md).
+func copyNode(original *v1.Node) *v1.Node {
+	shallow := *original
+	shallow.Status.Images = nil
+	node := shallow.DeepCopy()
+	node.Status.Images = original.Status.Images
+	return node
+}
+
 // nodeStatusHasChanged compares two statuses ignoring the conditions' heartbeat times and
-// their order (upstream nodeStatusHasChanged).
+// their order (upstream nodeStatusHasChanged, which compares deep copies with
+// apiequality.Semantic). The conditions, the resource lists and the images, most of a
+// status, are compared here as Semantic compares them, without its reflection (a
+// reflective call per quantity and time: it was the biggest allocation of a node's steady
+// state); the rest of the status, with Semantic still, so that a field a later API adds
+// counts too.
 func nodeStatusHasChanged(original, status *v1.NodeStatus) bool {
-	if nodeConditionsHaveChanged(original.Conditions, status.Conditions) {
+	if nodeConditionsHaveChanged(original.Conditions, status.Conditions) ||
+		!resourceListsEqual(original.Capacity, status.Capacity) ||
+		!resourceListsEqual(original.Allocatable, status.Allocatable) ||
+		!imagesEqual(original.Images, status.Images) {
 		return true
 	}
-	// Shallow copies, where upstream deep-copies both: only the copies' own Conditions
-	// field is changed (the two copies every 10 s were 36 MB a minute at 1,000 nodes, 5%
-	// of what their steady state allocates; docs/scale.md).
+	// Shallow copies, where upstream deep-copies both: only the copies' own fields are
+	// changed.
 	a, b := *original, *status
 	a.Conditions, b.Conditions = nil, nil
+	a.Capacity, b.Capacity = nil, nil
+	a.Allocatable, b.Allocatable = nil, nil
+	a.Images, b.Images = nil, nil
 	return !apiequality.Semantic.DeepEqual(&a, &b)
 }
 
+// resourceListsEqual is Semantic's equality of two resource lists: the same resources, of
+// equal quantities (an empty list is a nil one).
+func resourceListsEqual(a, b v1.ResourceList) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for name, qa := range a {
+		qb, ok := b[name]
+		if !ok || qa.Cmp(qb) != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// imagesEqual is Semantic's equality of two image lists.
+func imagesEqual(a, b []v1.ContainerImage) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	if len(a) == 0 || &a[0] == &b[0] {
+		return true // shared: copyNode's, the Images setter found nothing changed
+	}
+	for i := range a {
+		if a[i].SizeBytes != b[i].SizeBytes || !slices.Equal(a[i].Names, b[i].Names) {
+			return false
+		}
+	}
+	return true
+}
+
+// nodeConditionsHaveChanged compares the conditions in type order, ignoring their
+// heartbeat times, as upstream (which sorts copies of both lists stably by type and
+// compares them with Semantic, heartbeats zeroed); it orders indices instead.
 func nodeConditionsHaveChanged(original, conditions []v1.NodeCondition) bool {
 	if len(original) != len(conditions) {
 		return true
 	}
-	a := append([]v1.NodeCondition(nil), original...)
-	b := append([]v1.NodeCondition(nil), conditions...)
-	sort.SliceStable(a, func(i, j int) bool { return a[i].Type < a[j].Type })
-	sort.SliceStable(b, func(i, j int) bool { return b[i].Type < b[j].Type })
-	for i := range b {
-		a[i].LastHeartbeatTime = metav1.Time{}
-		b[i].LastHeartbeatTime = metav1.Time{}
-		if !apiequality.Semantic.DeepEqual(&a[i], &b[i]) {
+	var bufA, bufB [16]int
+	ia, ib := byType(original, bufA[:0]), byType(conditions, bufB[:0])
+	for k := range ia {
+		a, b := &original[ia[k]], &conditions[ib[k]]
+		if a.Type != b.Type || a.Status != b.Status || a.Reason != b.Reason || a.Message != b.Message ||
+			!a.LastTransitionTime.Equal(&b.LastTransitionTime) {
 			return true
 		}
 	}
 	return false
+}
+
+// byType returns the conditions' indices, appended to buf, in the stable order of their
+// types.
+func byType(conditions []v1.NodeCondition, buf []int) []int {
+	for i := range conditions {
+		buf = append(buf, i)
+		// insertion sort: stable, and a node has half a dozen conditions
+		for j := len(buf) - 1; j > 0 && conditions[buf[j]].Type < conditions[buf[j-1]].Type; j-- {
+			buf[j], buf[j-1] = buf[j-1], buf[j]
+		}
+	}
+	return buf
 }
 
 // RenewLease is one renewal of the node lease (upstream lease controller sync): it

@@ -284,55 +284,107 @@ func TestNotReadyBeforeRuntimeCheck(t *testing.T) {
 	}
 }
 
+// TestReportFrequency: an unchanged status is reported when the report period (5m) plus a
+// delay drawn at the last report of a change (or the first) has elapsed, within
+// [-50%, +50%) of the period as upstream's calculateDelay; the report after that comes a
+// plain period later; a change is reported at once and draws a new delay.
 func TestReportFrequency(t *testing.T) {
+	const step, period = 10 * time.Second, 5 * time.Minute
 	h := newHarness(t, nil)
 	h.step(t, 0, true)
 	registered := condition(t, h.m.GetNode(), v1.NodeReady).LastHeartbeatTime
 
-	// unchanged status: not reported until the report period (5m) has elapsed
-	for i := 1; i < 30; i++ {
-		h.step(t, 10*time.Second, true)
-		if got := h.reports(); got != 1 {
-			t.Fatalf("after %v of unchanged status: %v reports, want 1", time.Duration(i)*10*time.Second, got)
+	// unchanged status: not reported until the period and the delay have elapsed
+	elapsed := time.Duration(0)
+	for h.reports() == 1 {
+		if elapsed > period*3/2 {
+			t.Fatalf("unchanged status unreported after %v, want at most 1.5 report periods", elapsed)
+		}
+		if hb := condition(t, h.m.GetNode(), v1.NodeReady).LastHeartbeatTime; !hb.Equal(&registered) {
+			t.Fatalf("unreported heartbeat leaked into the node: %v", hb)
+		}
+		h.step(t, step, true)
+		elapsed += step
+	}
+	if elapsed < period/2 {
+		t.Fatalf("first periodic report after %v, want at least half the report period", elapsed)
+	}
+	if hb := condition(t, h.m.GetNode(), v1.NodeReady).LastHeartbeatTime; !hb.Time.Equal(t0.Add(elapsed)) {
+		t.Fatalf("periodic report heartbeat = %v, want %v", hb, t0.Add(elapsed))
+	}
+
+	// the next one a plain period later: the delay was for the report after a change
+	for i := step; i < period; i += step {
+		h.step(t, step, true)
+		if got := h.reports(); got != 2 {
+			t.Fatalf("%v after a periodic report: %v reports, want 2", i, got)
 		}
 	}
-	if hb := condition(t, h.m.GetNode(), v1.NodeReady).LastHeartbeatTime; !hb.Equal(&registered) {
-		t.Fatalf("unreported heartbeat leaked into the node: %v", hb)
-	}
-	h.step(t, 10*time.Second, true) // t = 5m
-	if got := h.reports(); got != 2 {
-		t.Fatalf("at the report period: %v reports, want 2", got)
-	}
-	if hb := condition(t, h.m.GetNode(), v1.NodeReady).LastHeartbeatTime; !hb.Time.Equal(t0.Add(5 * time.Minute)) {
-		t.Fatalf("periodic report heartbeat = %v, want %v", hb, t0.Add(5*time.Minute))
+	h.step(t, step, true)
+	if got := h.reports(); got != 3 {
+		t.Fatalf("a period after a periodic report: %v reports, want 3", got)
 	}
 
 	// a change is reported at once
-	h.step(t, 10*time.Second, true)
-	if got := h.reports(); got != 2 {
-		t.Fatalf("right after a report: %v reports", got)
-	}
 	h.m.SetKubeletPort(4242)
-	h.step(t, 10*time.Second, true)
-	if got := h.reports(); got != 3 {
-		t.Fatalf("after a change: %v reports, want 3", got)
+	h.step(t, step, true)
+	if got := h.reports(); got != 4 {
+		t.Fatalf("after a change: %v reports, want 4", got)
 	}
 	if p := h.m.GetNode().Status.DaemonEndpoints.KubeletEndpoint.Port; p != 4242 {
 		t.Fatalf("reported port %d", p)
 	}
-	if rv := h.m.GetNode().ResourceVersion; rv != "3" {
-		t.Errorf("resourceVersion = %q, want 3 (one per report)", rv)
+	if rv := h.m.GetNode().ResourceVersion; rv != "4" {
+		t.Errorf("resourceVersion = %q, want 4 (one per report)", rv)
 	}
 }
 
+// TestReportDelaySpreadsNodes: nodes registered together, with the same seed, report their
+// unchanged status at moments spread over the report period, not together (what
+// kubernetes#124202 saw at 5,000 nodes), and a node's delay repeats with its seed.
+func TestReportDelaySpreadsNodes(t *testing.T) {
+	delay := func(name string, seed int64) time.Duration {
+		h := newHarness(t, func(c *Config) { c.NodeName, c.Seed = name, seed })
+		h.step(t, 0, true)
+		return h.m.reportDelay
+	}
+	const period = 5 * time.Minute
+	minD, maxD := period, -period
+	for i := range 50 {
+		d := delay(fmt.Sprintf("node-%d", i), 1)
+		if d < -period/2 || d >= period/2 {
+			t.Fatalf("node-%d: delay %v outside [-2m30s, 2m30s)", i, d)
+		}
+		minD, maxD = min(minD, d), max(maxD, d)
+	}
+	if maxD-minD < period/2 {
+		t.Errorf("50 nodes' delays span %v..%v, want them spread over more than half the period", minD, maxD)
+	}
+	if a, b := delay("node-0", 1), delay("node-0", 1); a != b {
+		t.Errorf("same node and seed: delays %v and %v, want the same", a, b)
+	}
+	if a, b := delay("node-0", 1), delay("node-0", 2); a == b {
+		t.Errorf("seeds 1 and 2: delay %v both times, want the seed to change it", a)
+	}
+}
+
+// TestReportFrequencyEqualsUpdateFrequency: with the report period the update's, every
+// update reports, but one skipped after the registration when its delay (at most half the
+// period) is positive.
 func TestReportFrequencyEqualsUpdateFrequency(t *testing.T) {
 	h := newHarness(t, func(c *Config) { c.NodeStatusReportFrequency = 10 * time.Second })
 	h.step(t, 0, true)
+	h.step(t, 10*time.Second, true)
+	h.step(t, 10*time.Second, true)
+	after := h.reports()
+	if after < 2 {
+		t.Fatalf("reports = %v 20s after the registration, want 2 or 3", after)
+	}
 	for i := 0; i < 3; i++ {
 		h.step(t, 10*time.Second, true)
 	}
-	if got := h.reports(); got != 4 {
-		t.Fatalf("reports = %v, want one per update (4)", got)
+	if got := h.reports(); got != after+3 {
+		t.Fatalf("reports = %v, want one per update (%v)", got, after+3)
 	}
 }
 
@@ -707,9 +759,9 @@ func TestRetriesWithinThePeriod(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			api := &flakyAPI{}
-			// Every update reports (the report frequency is the update's), so that each
-			// one patches.
-			h := newHarness(t, func(c *Config) { c.API, c.NodeStatusReportFrequency = api, 10*time.Second })
+			// Every update reports (the report period, with its delay of at most half
+			// of it, is under the update's), so that each one patches.
+			h := newHarness(t, func(c *Config) { c.API, c.NodeStatusReportFrequency = api, 5*time.Second })
 			ctx := context.Background()
 			h.step(t, 0, true) // registers
 			h.m.RenewLease(ctx)

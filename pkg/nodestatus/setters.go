@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -201,6 +202,9 @@ func Images(maxImages int32, imageList func() ([]cri.Image, error)) Setter {
 		if maxImages > -1 && int(maxImages) < len(images) {
 			images = images[:maxImages]
 		}
+		if imagesListed(node.Status.Images, images) {
+			return nil // as last reported: kept, not built again (copyNode shares it)
+		}
 		var out []v1.ContainerImage
 		for _, img := range images {
 			names := append([]string(nil), img.RepoTags...)
@@ -215,6 +219,27 @@ func Images(maxImages int32, imageList func() ([]cri.Image, error)) Setter {
 		node.Status.Images = out
 		return nil
 	}
+}
+
+// imagesListed reports whether the node's images are the ones Images would make of
+// images.
+func imagesListed(have []v1.ContainerImage, images []cri.Image) bool {
+	if len(have) != len(images) {
+		return false
+	}
+	for i, img := range images {
+		names := img.RepoTags
+		if len(names) == 0 {
+			names = []string{img.ID}
+		}
+		if len(names) > MaxNamesPerImageInNodeStatus {
+			names = names[:MaxNamesPerImageInNodeStatus]
+		}
+		if have[i].SizeBytes != int64(img.Size) || !slices.Equal(have[i].Names, names) {
+			return false
+		}
+	}
+	return true
 }
 
 // SortImagesBySize orders images largest first, ties by ID descending (upstream

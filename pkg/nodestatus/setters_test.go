@@ -3,6 +3,7 @@ package nodestatus
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -305,6 +306,23 @@ func TestImages(t *testing.T) {
 			}
 			if diff := cmp.Diff(tc.want, node.Status.Images); diff != "" {
 				t.Errorf("images (-want +got):\n%s", diff)
+			}
+			// Run again on the node, nothing changed: the list is kept, not built again.
+			kept := node.Status.Images
+			if err := Images(tc.max, func() ([]cri.Image, error) { return images, nil })(context.Background(), node); err != nil {
+				t.Fatal(err)
+			}
+			if &node.Status.Images[0] != &kept[0] {
+				t.Error("an unchanged list was built again")
+			}
+			// An image's size changed: a new list.
+			changed := slices.Clone(images)
+			changed[0].Size++
+			if err := Images(tc.max, func() ([]cri.Image, error) { return changed, nil })(context.Background(), node); err != nil {
+				t.Fatal(err)
+			}
+			if node.Status.Images[0].SizeBytes != 301 || kept[0].SizeBytes != 300 {
+				t.Errorf("a changed image: sizes %d (kept list %d), want 301 (300)", node.Status.Images[0].SizeBytes, kept[0].SizeBytes)
 			}
 		})
 	}
