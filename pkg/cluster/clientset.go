@@ -9,13 +9,14 @@ import (
 	certificatesv1 "k8s.io/client-go/kubernetes/typed/certificates/v1"
 	coordinationv1 "k8s.io/client-go/kubernetes/typed/coordination/v1"
 	corev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	nodev1 "k8s.io/client-go/kubernetes/typed/node/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/flowcontrol"
 )
 
 // NodeClientset returns a client of the API groups a node calls (core, coordination for
 // the lease, authentication and authorization for its server's webhooks, certificates for
-// its client certificate), over one HTTP client built from c.
+// its client certificate, node for the RuntimeClasses), over one HTTP client built from c.
 //
 // kubernetes.NewForConfig builds a REST client, a rate limiter and a codec negotiator for
 // each of the fifty-odd groups it knows: about 27 KB a clientset, and a node holds three (the
@@ -53,6 +54,9 @@ func NodeClientset(c *rest.Config) (kubernetes.Interface, error) {
 	if cs.certificates, err = certificatesv1.NewForConfigAndClient(c, hc); err != nil {
 		return nil, err
 	}
+	if cs.node, err = nodev1.NewForConfigAndClient(c, hc); err != nil {
+		return nil, err
+	}
 	return cs, nil
 }
 
@@ -64,6 +68,7 @@ type nodeClientset struct {
 	authentication *authenticationv1.AuthenticationV1Client
 	authorization  *authorizationv1.AuthorizationV1Client
 	certificates   *certificatesv1.CertificatesV1Client
+	node           *nodev1.NodeV1Client
 }
 
 func (c *nodeClientset) CoreV1() corev1.CoreV1Interface { return c.core }
@@ -76,6 +81,7 @@ func (c *nodeClientset) AuthenticationV1() authenticationv1.AuthenticationV1Inte
 func (c *nodeClientset) AuthorizationV1() authorizationv1.AuthorizationV1Interface {
 	return c.authorization
 }
+func (c *nodeClientset) NodeV1() nodev1.NodeV1Interface { return c.node }
 func (c *nodeClientset) CertificatesV1() certificatesv1.CertificatesV1Interface {
 	return c.certificates
 }

@@ -23,6 +23,7 @@ func TestNodeClientset(t *testing.T) {
 		{"authentication", cs.AuthenticationV1().RESTClient(), "/apis/authentication.k8s.io/v1/nodes"},
 		{"authorization", cs.AuthorizationV1().RESTClient(), "/apis/authorization.k8s.io/v1/nodes"},
 		{"certificates", cs.CertificatesV1().RESTClient(), "/apis/certificates.k8s.io/v1/nodes"},
+		{"node", cs.NodeV1().RESTClient(), "/apis/node.k8s.io/v1/nodes"},
 	} {
 		if got := tc.rc.Get().Resource("nodes").URL().Path; got != tc.want {
 			t.Errorf("%s: GET nodes goes to %s, want %s", tc.group, got, tc.want)

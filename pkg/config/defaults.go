@@ -297,6 +297,7 @@ func NewSimulatorConfiguration() *SimulatorConfiguration {
 			StatusPollPeriod:      metav1.Duration{Duration: DefaultRuntimeStatusPollPeriod},
 			ProgramCPU:            resource.MustParse(DefaultProgramCPU),
 			Features:              RuntimeFeatures{SupplementalGroupsPolicy: true, UserNamespaces: true},
+			Handlers:              []string{"runc"},
 		},
 	}
 }

@@ -36,6 +36,7 @@ const (
 	flagEmulatedVersion           = "emulated-version"
 	flagSeed                      = "seed"
 	flagProgramCPU                = "program-cpu"
+	flagRuntimeHandlers           = "runtime-handlers"
 	flagAllowRemoteDebugging      = "allow-remote-debugging"
 	flagPort                      = "port"
 	flagTLSCertFile               = "tls-cert-file"
@@ -172,6 +173,8 @@ func addFlags(fs *pflag.FlagSet, cl *commandLine, kc *KubeletConfiguration, sc *
 		"Seed of the fake runtime's random choices. (simulatorConfiguration.runtime.seed)")
 	fs.Var((*quantityValue)(&sc.Runtime.ProgramCPU), flagProgramCPU,
 		"The real CPU the daemon spends running containers' programs, all its nodes together (e.g. 500m, 1). (simulatorConfiguration.runtime.programCPU)")
+	fs.StringSliceVar(&sc.Runtime.Handlers, flagRuntimeHandlers, sc.Runtime.Handlers,
+		"The fake runtime's handlers besides its default one, which RuntimeClasses name (e.g. runc,kata); a pod whose RuntimeClass names another gets no sandbox. (simulatorConfiguration.runtime.handlers)")
 	fs.BoolVar(&sc.AllowRemoteDebugging, flagAllowRemoteDebugging, sc.AllowRemoteDebugging,
 		"Serve the fault-injection handlers (--enable-debugging-handlers=true) and the profiling handler (enableProfilingHandler) on a non-loopback --address. Without it the daemon refuses to start with that combination. (simulatorConfiguration.allowRemoteDebugging)")
 }

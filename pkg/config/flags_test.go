@@ -44,6 +44,7 @@ func TestFlagHelpShowsValueTypes(t *testing.T) {
 		flagNodeIP:                    "string",
 		flagNodeCount:                 "int",
 		flagProgramCPU:                "quantity",
+		flagRuntimeHandlers:           "strings",
 		flagRecord:                    "string",
 		flagRecordMaxBytes:            "int",
 		flagAnonymousAuth:             "", // a switch

@@ -123,6 +123,12 @@ type RuntimeConfiguration struct {
 	// (CRI RuntimeFeatures) and the node's status.features shows: containerd 2.1's by
 	// default. Turn one off to run the node as on an older runtime.
 	Features RuntimeFeatures `json:"features"`
+	// Handlers are the runtime's handlers besides its default one (""), which a
+	// RuntimeClass's handler names: a pod whose RuntimeClass names another gets no sandbox
+	// (containerd's `no runtime for "x" is configured`). The node's status.runtimeHandlers
+	// lists them. Default [runc], as containerd's; each a DNS label, as a RuntimeClass's
+	// handler.
+	Handlers []string `json:"handlers"`
 }
 
 // RuntimeFeatures are the optional features of the in-memory runtime.

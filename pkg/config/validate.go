@@ -80,6 +80,7 @@ var flagForPath = map[string]string{
 	"simulatorConfiguration.metricsPrefix":                            flagMetricsPrefix,
 	"simulatorConfiguration.emulatedVersion":                          flagEmulatedVersion,
 	"simulatorConfiguration.runtime.seed":                             flagSeed,
+	"simulatorConfiguration.runtime.handlers":                         flagRuntimeHandlers,
 	"simulatorConfiguration.allowRemoteDebugging":                     flagAllowRemoteDebugging,
 }
 
@@ -446,6 +447,16 @@ func validateSimulator(v *validator, sc *SimulatorConfiguration) {
 	positiveQuantity(p+"runtime.programCPU", sc.Runtime.ProgramCPU, maxMachineCPU)
 	if _, err := behavior.ParseValue(sc.Runtime.DefaultBehavior); err != nil {
 		v.invalid(p+"runtime.defaultBehavior", sc.Runtime.DefaultBehavior, "%v", err)
+	}
+	seenHandlers := map[string]bool{}
+	for i, h := range sc.Runtime.Handlers {
+		path := fmt.Sprintf("%sruntime.handlers[%d]", p, i)
+		if errs := validation.IsDNS1123Label(h); len(errs) > 0 {
+			v.invalid(path, h, "%s (the default handler, \"\", is always there)", strings.Join(errs, "; "))
+		} else if seenHandlers[h] {
+			v.invalid(path, h, "duplicate handler")
+		}
+		seenHandlers[h] = true
 	}
 	for i := range sc.Runtime.Faults {
 		if err := sc.Runtime.Faults[i].Validate(); err != nil {

@@ -97,6 +97,9 @@ func TestValidate(t *testing.T) {
 			c.Simulator.Runtime.Faults = []fault.Spec{{Method: "Status", Type: fault.NotReady, Condition: "NetworkReady"}}
 		}, ""},
 		{"defaultBehavior", func(c *Config) { c.Simulator.Runtime.DefaultBehavior = "runFor=soon" }, `simulatorConfiguration.runtime.defaultBehavior: invalid value "runFor=soon"`},
+		{"runtime handler not a DNS label", func(c *Config) { c.Simulator.Runtime.Handlers = []string{"runc", "Kata_Fc"} }, `simulatorConfiguration.runtime.handlers[1]: invalid value "Kata_Fc": a lowercase RFC 1123 label`},
+		{"runtime handler empty", func(c *Config) { c.Simulator.Runtime.Handlers = []string{""} }, `simulatorConfiguration.runtime.handlers[0]: invalid value "": `},
+		{"runtime handler twice", func(c *Config) { c.Simulator.Runtime.Handlers = []string{"kata", "kata"} }, `simulatorConfiguration.runtime.handlers[1]: invalid value "kata": duplicate handler`},
 		{"valid defaultBehavior", func(c *Config) { c.Simulator.Runtime.DefaultBehavior = "runFor=30s,exitCode=1" }, ""},
 		{"metricsPrefix", func(c *Config) { c.Simulator.MetricsPrefix = "my-prefix" }, `simulatorConfiguration.metricsPrefix: invalid value "my-prefix"`},
 		{"unknown gate", func(c *Config) { c.FeatureGates["Nope"] = true }, "kubeletConfiguration.featureGates: unrecognized feature gate: Nope"},

@@ -105,6 +105,9 @@ type PodSandboxConfig struct {
 	// UserNamespace is the pod's user namespace (NamespaceOption.UsernsOptions), which its
 	// containers share; nil: the node's (NamespaceMode NODE).
 	UserNamespace *UserNamespace
+	// RuntimeHandler is the handler to run the sandbox with (RunPodSandboxRequest's
+	// runtime_handler, from the pod's RuntimeClass): "" is the runtime's default.
+	RuntimeHandler string
 }
 
 // NamespaceMode mirrors runtime.v1.NamespaceMode.
@@ -138,6 +141,8 @@ type PodSandbox struct {
 	CreatedAt   int64
 	Labels      map[string]string
 	Annotations map[string]string
+	// RuntimeHandler is the handler the sandbox runs with ("" the default).
+	RuntimeHandler string
 }
 
 // PodSandboxStatus is the answer of PodSandboxStatus.

@@ -372,6 +372,7 @@ func (k *Kubelet) buildRuntimeManager(cfg Config) error {
 		OnPodSandboxReady:   k.onPodSandboxReady,
 		ImageVolume:         k.imageVolume,
 		UserNamespace:       k.podUserNamespace,
+		RuntimeHandler:      k.runtimeHandler,
 		NodeFS:              k.nodeFS,
 		MemoryCapacity:      c.Simulator.Machine.Memory.Value(),
 		ContainerLogTail:    k.containerLogTail,

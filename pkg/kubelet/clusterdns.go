@@ -21,8 +21,9 @@ import (
 // it the Services' names (NAME.NAMESPACE.svc.DOMAIN, their cluster IP). It reads them
 // only when a pod asks for a name of the cluster's domain the DNS does not know, at most
 // once per clusterDNSRefresh: a pod waiting for its Service (until nslookup NAME; do sleep
-// 1; done) finds it within a second of its creation, and a node whose pods ask nothing
-// costs the API server nothing.
+// 1; done) finds it within a second of its creation. In the daemon it reads them from the
+// kubelet's Service informer (services.go), so the cluster DNS costs the API server nothing;
+// where the Services are not watched (simulate) it lists them.
 
 // clusterDNSRefresh is how often at most the Services are listed again.
 const clusterDNSRefresh = time.Second
@@ -31,6 +32,7 @@ const clusterDNSRefresh = time.Second
 type clusterDNSFeed struct {
 	client  kubernetes.Interface
 	caller  *cluster.Caller
+	watched func() ([]*v1.Service, bool) // the Service informer's, false before its first list
 	clock   clock.PassiveClock
 	network *simnet.Network
 	suffix  string // ".svc." + the cluster domain
@@ -52,7 +54,7 @@ func (k *Kubelet) startClusterDNS(network *simnet.Network) {
 	if k.kubeClient == nil || k.dns.clusterDomain == "" {
 		return
 	}
-	f := &clusterDNSFeed{client: k.kubeClient, caller: k.apiCaller, clock: k.clock, network: network,
+	f := &clusterDNSFeed{client: k.kubeClient, caller: k.apiCaller, watched: k.objects.watchedServices, clock: k.clock, network: network,
 		suffix: ".svc." + strings.ToLower(strings.TrimSuffix(k.dns.clusterDomain, ".")), names: map[string]bool{}}
 	network.OnDNSMiss(f.miss)
 }
@@ -79,6 +81,10 @@ func (f *clusterDNSFeed) miss(name string) {
 			f.inFlight = false
 			f.mu.Unlock()
 		}()
+		if services, ok := f.watched(); ok {
+			f.update(services)
+			return nil
+		}
 		ctx, cancel := context.WithTimeout(ctx, objectGetTimeout)
 		defer cancel()
 		// From the API server's cache, as CoreDNS's informer reads.
@@ -87,17 +93,20 @@ func (f *clusterDNSFeed) miss(name string) {
 			klog.FromContext(ctx).V(2).Info("Unable to list the Services for the cluster DNS", "err", err)
 			return err
 		}
-		f.update(list.Items)
+		services := make([]*v1.Service, len(list.Items))
+		for i := range list.Items {
+			services[i] = &list.Items[i]
+		}
+		f.update(services)
 		return nil
 	})
 }
 
 // update sets the records of the Services with a cluster IP and removes those of the
 // Services gone.
-func (f *clusterDNSFeed) update(services []v1.Service) {
+func (f *clusterDNSFeed) update(services []*v1.Service) {
 	seen := map[string]bool{}
-	for i := range services {
-		s := &services[i]
+	for _, s := range services {
 		if s.Spec.ClusterIP == "" || s.Spec.ClusterIP == v1.ClusterIPNone {
 			continue
 		}

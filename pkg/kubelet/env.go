@@ -2,6 +2,7 @@ package kubelet
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"net"
@@ -18,6 +19,7 @@ import (
 	"github.com/minikubelet/minikubelet/pkg/cri"
 	"github.com/minikubelet/minikubelet/pkg/features"
 	"github.com/minikubelet/minikubelet/pkg/kuberuntime"
+	"github.com/minikubelet/minikubelet/pkg/kubetypes"
 )
 
 // envList is an environment being built: a name defined again keeps its place and takes
@@ -59,7 +61,10 @@ func (l *envList) lookup(key string) (string, bool) {
 // namespace's Services (with enableServiceLinks) and of the kubernetes Service come last,
 // but for names the container defines itself, and $(VAR) can refer to them.
 func (k *Kubelet) makeEnvironmentVariables(ctx context.Context, pod *v1.Pod, c *v1.Container, podIPs []string) ([]cri.KeyValue, error) {
-	serviceEnv := k.serviceEnv(ctx, pod)
+	serviceEnv, err := k.serviceEnv(ctx, pod)
+	if err != nil {
+		return nil, err
+	}
 	var env envList
 	configMaps := map[string]*v1.ConfigMap{}
 	secrets := map[string]*v1.Secret{}
@@ -245,37 +250,47 @@ const masterServiceNamespace = metav1.NamespaceDefault
 
 // serviceEnv is upstream's getServiceEnvVarMap: the links of the Services of the pod's
 // namespace (unless enableServiceLinks is false) and of the kubernetes Service, for the
-// Services with a cluster IP. Standalone there are none; a list that fails is logged and
-// leaves them out.
-func (k *Kubelet) serviceEnv(ctx context.Context, pod *v1.Pod) map[string]string {
+// Services with a cluster IP. Standalone there are none. Before the Service watch's first
+// list it is upstream's error (the container waits with CreateContainerConfigError; a
+// static pod goes on with what there is); where the Services are listed instead
+// (simulate), a list that fails is logged and leaves them out.
+func (k *Kubelet) serviceEnv(ctx context.Context, pod *v1.Pod) (map[string]string, error) {
 	if k.kubeClient == nil {
-		return nil
+		return nil, nil
 	}
+	static := kubetypes.IsStaticPod(pod)
 	services := map[string]*v1.Service{}
-	add := func(namespace string, only func(*v1.Service) bool) {
-		list, err := k.objects.Services(ctx, namespace)
+	add := func(namespace string, only func(*v1.Service) bool) error {
+		list, err := k.objects.Services(ctx, namespace, static)
+		if errors.Is(err, errServicesNotSynced) {
+			return err
+		}
 		if err != nil {
 			klog.FromContext(ctx).V(2).Info("Unable to list the Services for a pod's service links", "pod", klog.KObj(pod), "namespace", namespace, "err", err)
-			return
+			return nil
 		}
-		for i := range list.Items {
-			s := &list.Items[i]
+		for _, s := range list {
 			if (only == nil || only(s)) && s.Spec.ClusterIP != "" && s.Spec.ClusterIP != v1.ClusterIPNone {
 				if _, taken := services[s.Name]; !taken || s.Namespace == pod.Namespace {
 					services[s.Name] = s
 				}
 			}
 		}
+		return nil
 	}
-	add(masterServiceNamespace, func(s *v1.Service) bool { return s.Name == "kubernetes" })
+	if err := add(masterServiceNamespace, func(s *v1.Service) bool { return s.Name == "kubernetes" }); err != nil {
+		return nil, err
+	}
 	if pod.Spec.EnableServiceLinks == nil || *pod.Spec.EnableServiceLinks {
-		add(pod.Namespace, nil)
+		if err := add(pod.Namespace, nil); err != nil {
+			return nil, err
+		}
 	}
 	env := map[string]string{}
 	for _, s := range services {
 		serviceLinks(s, env)
 	}
-	return env
+	return env, nil
 }
 
 // serviceLinks adds a Service's variables as Docker links name them: FOO_SERVICE_HOST,

@@ -2,7 +2,11 @@ package kubelet
 
 import (
 	"context"
+	"fmt"
+	"reflect"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -12,13 +16,16 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
 	clocktesting "k8s.io/utils/clock/testing"
 
+	"github.com/minikubelet/minikubelet/internal/eventually"
 	"github.com/minikubelet/minikubelet/pkg/admission"
 	"github.com/minikubelet/minikubelet/pkg/cluster"
 	"github.com/minikubelet/minikubelet/pkg/cri"
 	"github.com/minikubelet/minikubelet/pkg/events"
 	"github.com/minikubelet/minikubelet/pkg/features"
+	"github.com/minikubelet/minikubelet/pkg/kubetypes"
 	"github.com/minikubelet/minikubelet/pkg/vfs"
 )
 
@@ -263,7 +270,8 @@ func TestFieldPathValue(t *testing.T) {
 
 // TestServiceLinks: a container gets the links of its namespace's Services (unless
 // enableServiceLinks is false) and of the kubernetes Service, after its own variables,
-// which win; $(VAR) can refer to them.
+// which win; $(VAR) can refer to them. The same whether the Services are listed (simulate)
+// or watched (the daemon's Service informer).
 func TestServiceLinks(t *testing.T) {
 	svc := func(ns, name, ip string, ports ...v1.ServicePort) *v1.Service {
 		return &v1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Spec: v1.ServiceSpec{ClusterIP: ip, Ports: ports}}
@@ -274,17 +282,6 @@ func TestServiceLinks(t *testing.T) {
 		svc("shop", "headless", v1.ClusterIPNone, v1.ServicePort{Port: 80}),
 		svc("other", "elsewhere", "10.96.9.9", v1.ServicePort{Port: 80}),
 	}
-	k := newUnitKubelet(t, false, objs...)
-	links := func(enable *bool) []cri.KeyValue {
-		pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "shop"}, Spec: v1.PodSpec{EnableServiceLinks: enable}}
-		c := &v1.Container{Name: "c", Env: []v1.EnvVar{{Name: "FOOSERVICE_SERVICE_PORT", Value: "mine"}, {Name: "URL", Value: "$(FOOSERVICE_PORT)/x"}}}
-		env, err := k.makeEnvironmentVariables(context.Background(), pod, c, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return env
-	}
-	got := links(nil)
 	want := []cri.KeyValue{
 		{Key: "FOOSERVICE_SERVICE_PORT", Value: "mine"},
 		{Key: "URL", Value: "tcp://10.96.5.5:8765/x"},
@@ -303,15 +300,97 @@ func TestServiceLinks(t *testing.T) {
 		{Key: "KUBERNETES_SERVICE_PORT", Value: "443"},
 		{Key: "KUBERNETES_SERVICE_PORT_HTTPS", Value: "443"},
 	}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("env (-want +got):\n%s", diff)
+	for _, watched := range []bool{false, true} {
+		t.Run(map[bool]string{false: "listed", true: "watched"}[watched], func(t *testing.T) {
+			k := newUnitKubelet(t, false, objs...)
+			if watched {
+				k.objects.watchObjects()
+				ctx, cancel := context.WithCancel(context.Background())
+				done := make(chan struct{})
+				go func() { defer close(done); k.objects.runServiceWatch(ctx) }()
+				defer func() { cancel(); <-done }()
+				waitServicesSynced(t, k.objects)
+			}
+			links := func(enable *bool) []cri.KeyValue {
+				pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "shop"}, Spec: v1.PodSpec{EnableServiceLinks: enable}}
+				c := &v1.Container{Name: "c", Env: []v1.EnvVar{{Name: "FOOSERVICE_SERVICE_PORT", Value: "mine"}, {Name: "URL", Value: "$(FOOSERVICE_PORT)/x"}}}
+				env, err := k.makeEnvironmentVariables(context.Background(), pod, c, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return env
+			}
+			if diff := cmp.Diff(want, links(nil)); diff != "" {
+				t.Errorf("env (-want +got):\n%s", diff)
+			}
+			off := false
+			for _, kv := range links(&off) {
+				if strings.HasPrefix(kv.Key, "FOOSERVICE_SERVICE_HOST") {
+					t.Errorf("enableServiceLinks: false still links the namespace's services: %v", kv)
+				}
+			}
+		})
 	}
-	off := false
-	for _, kv := range links(&off) {
-		if strings.HasPrefix(kv.Key, "FOOSERVICE_SERVICE_HOST") {
-			t.Errorf("enableServiceLinks: false still links the namespace's services: %v", kv)
+}
+
+// waitServicesSynced waits for the Service watch's first list (a goroutine's, not a
+// clock's: the fake client answers at once).
+func waitServicesSynced(t *testing.T, o *apiObjects) {
+	t.Helper()
+	eventually.Within(t, 30*time.Second, "the Service watch lists", func() (bool, string) {
+		return o.serviceWatch.hasSynced(), "not synced"
+	})
+}
+
+// TestServiceLinksBeforeTheWatchListed: before the Service informer's first list, a
+// container's environment is upstream's error (CreateContainerConfigError), but a static
+// pod's, which goes on without links; the watch asks for the Services with a cluster IP
+// of every namespace, and a Service created later is linked from the next container on.
+func TestServiceLinksBeforeTheWatchListed(t *testing.T) {
+	kubernetesSvc := &v1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "kubernetes"}, Spec: v1.ServiceSpec{ClusterIP: "10.96.0.1", Ports: []v1.ServicePort{{Port: 443}}}}
+	k := newUnitKubelet(t, false, kubernetesSvc)
+	var mu sync.Mutex
+	var lists []string
+	k.client.PrependReactor("list", "services", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		r := a.(k8stesting.ListAction).GetListRestrictions()
+		mu.Lock()
+		defer mu.Unlock()
+		lists = append(lists, a.GetNamespace()+" "+r.Fields.String())
+		return false, nil, nil
+	})
+	k.objects.watchObjects()
+	pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "shop"}}
+	static := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "s", Namespace: "shop", Annotations: map[string]string{kubetypes.ConfigSourceAnnotationKey: kubetypes.FileSource}}}
+	c := &v1.Container{Name: "c"}
+	ctx := context.Background()
+	if _, err := k.makeEnvironmentVariables(ctx, pod, c, nil); err == nil || err.Error() != "services have not yet been read at least once, cannot construct envvars" {
+		t.Fatalf("before the first list: err %v, want upstream's", err)
+	}
+	if env, err := k.makeEnvironmentVariables(ctx, static, c, nil); err != nil || len(env) != 0 {
+		t.Fatalf("static pod before the first list: %v, %v; want no links and no error", env, err)
+	}
+
+	wctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { defer close(done); k.objects.runServiceWatch(wctx) }()
+	defer func() { cancel(); <-done }()
+	waitServicesSynced(t, k.objects)
+	mu.Lock()
+	if want := []string{" spec.clusterIP!=None"}; !reflect.DeepEqual(lists, want) {
+		t.Errorf("lists %q, want %q", lists, want)
+	}
+	mu.Unlock()
+	if _, err := k.client.CoreV1().Services("shop").Create(ctx, &v1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "late"},
+		Spec: v1.ServiceSpec{ClusterIP: "10.96.7.7", Ports: []v1.ServicePort{{Port: 80}}}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually.Within(t, 30*time.Second, "a Service created after the first list is linked", func() (bool, string) {
+		env, err := k.makeEnvironmentVariables(ctx, pod, c, nil)
+		if err != nil {
+			return false, err.Error()
 		}
-	}
+		return slices.Contains(env, cri.KeyValue{Key: "LATE_SERVICE_HOST", Value: "10.96.7.7"}), fmt.Sprint(env)
+	})
 }
 
 // TestResourceFieldValuePodLevel: a container without a limit of its own is bounded by its

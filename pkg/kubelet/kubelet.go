@@ -261,6 +261,16 @@ type probeResults struct {
 	liveness, readiness, startup *results.Manager
 }
 
+// runtimeHandlers are the runtime's handlers: its default one ("") and the configured
+// ones (containerd's runc by default), each with user namespaces as configured.
+func runtimeHandlers(rc config.RuntimeConfiguration) []cri.RuntimeHandler {
+	out := []cri.RuntimeHandler{{Name: "", UserNamespaces: rc.Features.UserNamespaces}}
+	for _, name := range rc.Handlers {
+		out = append(out, cri.RuntimeHandler{Name: name, UserNamespaces: rc.Features.UserNamespaces})
+	}
+	return out
+}
+
 // NewRuntime builds the in-memory container runtime the SimulatorConfiguration describes:
 // seed, init container duration, default behaviour and the faults injected from the start.
 // Options adjust the runtime's config last (simulate mode sets OnFault). The runtime gets a
@@ -282,11 +292,7 @@ func NewRuntime(c *config.Config, clk clock.Clock, reg *metrics.Registry, option
 		Features: &cri.RuntimeFeatures{
 			SupplementalGroupsPolicy: rc.Features.SupplementalGroupsPolicy,
 		},
-		// containerd's default handler and runc's, as fake.DefaultHandlers.
-		Handlers: []cri.RuntimeHandler{
-			{Name: "", UserNamespaces: rc.Features.UserNamespaces},
-			{Name: "runc", UserNamespaces: rc.Features.UserNamespaces},
-		},
+		Handlers: runtimeHandlers(rc),
 	}
 	// Validated by config.Load; a config built otherwise falls back to the default.
 	if q, err := resource.ParseQuantity(c.Kubelet.ContainerLogMaxSize); err == nil {
@@ -508,6 +514,7 @@ func (k *Kubelet) buildNodeStatus(nodeIP string) error {
 		NodeStatusUpdateFrequency: kc.NodeStatusUpdateFrequency.Duration,
 		NodeStatusReportFrequency: kc.NodeStatusReportFrequency.Duration,
 		NodeLeaseDurationSeconds:  kc.NodeLeaseDurationSeconds,
+		Seed:                      k.cfg.Simulator.Runtime.Seed,
 		Clock:                     k.clock,
 		Health:                    k.state,
 		Images:                    k.rt,

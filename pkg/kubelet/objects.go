@@ -10,6 +10,7 @@ import (
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	v1 "k8s.io/api/core/v1"
+	nodev1 "k8s.io/api/node/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -75,8 +76,14 @@ type apiObjects struct {
 	mu         sync.Mutex
 	configMaps map[string]cached[v1.ConfigMap] // by namespace/name
 	secrets    map[string]cached[v1.Secret]
-	services   map[string]cached[v1.ServiceList] // by namespace/
-	tokens     map[string]cachedToken
+	// serviceLists are the Services listed, by namespace/, and runtimeClasses the
+	// RuntimeClasses read, by /name, where they are not watched; serviceWatch and
+	// runtimeClassWatch, when they are (the daemon, services.go).
+	serviceLists      map[string]cached[v1.ServiceList]
+	runtimeClasses    map[string]cached[nodev1.RuntimeClass]
+	serviceWatch      *clusterWatch
+	runtimeClassWatch *clusterWatch
+	tokens            map[string]cachedToken
 	// prunedFor are the pods of the last prune (housekeeping's, every 2 s), and
 	// prunedRefs the objects they refer to, by namespace/name.
 	prunedFor  podSet
@@ -139,11 +146,12 @@ type cachedToken struct {
 func newAPIObjects(client kubernetes.Interface, caller *cluster.Caller, clk clock.PassiveClock, strategy changeDetection, syncPeriod time.Duration) *apiObjects {
 	return &apiObjects{
 		client: client, caller: caller, clock: clk, ttl: syncPeriod / 2, strategy: strategy, maxIdle: 5 * syncPeriod,
-		watches:    map[watchKey]*objectWatch{},
-		configMaps: map[string]cached[v1.ConfigMap]{},
-		secrets:    map[string]cached[v1.Secret]{},
-		services:   map[string]cached[v1.ServiceList]{},
-		tokens:     map[string]cachedToken{},
+		watches:        map[watchKey]*objectWatch{},
+		configMaps:     map[string]cached[v1.ConfigMap]{},
+		secrets:        map[string]cached[v1.Secret]{},
+		serviceLists:   map[string]cached[v1.ServiceList]{},
+		runtimeClasses: map[string]cached[nodev1.RuntimeClass]{},
+		tokens:         map[string]cachedToken{},
 	}
 }
 
@@ -179,22 +187,6 @@ func (o *apiObjects) Secret(ctx context.Context, namespace, name string) (*v1.Se
 // notFoundTTL is how long an object found missing is taken as missing: the first mount
 // retry's delay.
 const notFoundTTL = 500 * time.Millisecond
-
-// serviceListTTL is how long a namespace's Service list is used: upstream watches
-// Services, so a container started right after its Service was created gets its links.
-const serviceListTTL = time.Second
-
-// Services lists the Services of a namespace (for the pods' service links), read again
-// after serviceListTTL.
-func (o *apiObjects) Services(ctx context.Context, namespace string) (*v1.ServiceList, error) {
-	if o.client == nil {
-		return nil, errStandalone
-	}
-	return getObjectTTL(ctx, o, o.services, schema.GroupResource{Resource: "services"}, namespace, "", serviceListTTL, func(ctx context.Context, _ metav1.GetOptions) (*v1.ServiceList, error) {
-		// From the API server's cache, as the kubelet's Service informer reads.
-		return o.client.CoreV1().Services(namespace).List(ctx, metav1.ListOptions{ResourceVersion: "0"})
-	})
-}
 
 // callAPI makes one API call of a pod's sync through the caller (its task waits without
 // blocking the loop), bounded by objectGetTimeout.

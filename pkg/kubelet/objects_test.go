@@ -78,7 +78,7 @@ func TestObjectReadsWhereUpstreamReads(t *testing.T) {
 	read()
 	clk.Step(30 * time.Second)
 	read()
-	if _, err := o.Services(ctx, "ns"); err != nil {
+	if _, err := o.Services(ctx, "ns", false); err != nil {
 		t.Fatal(err)
 	}
 

@@ -70,11 +70,13 @@ func (s *syncStore) Replace(list []any, rv string) error {
 }
 
 // watchObjects switches the apiObjects to the configured strategy's watches, if it is
-// Watch; the watches end with the API caller.
+// Watch (they end with the API caller), and the Services and RuntimeClasses to their
+// informers' watches, which runServiceWatch and runRuntimeClassWatch run.
 func (o *apiObjects) watchObjects() {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.watching = o.client != nil && o.strategy == watchStrategy
+	o.watchClusterLocked()
 }
 
 // ensureWatchLocked returns the object's watch, started if it is new or was stopped for

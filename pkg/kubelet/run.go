@@ -45,6 +45,8 @@ func (k *Kubelet) Run(ctx context.Context) error {
 		k.objects.watchObjects() // before the first pods arrive: their objects' watches start
 		loops.Go("api-pod-source", k.watchAPIPods)
 		loops.Go("api-node-watch", func(ctx context.Context) { k.nodeClient.WatchNode(ctx, k.kubeClient, k.nodeName) })
+		loops.Go("api-service-watch", k.objects.runServiceWatch)
+		loops.Go("api-runtimeclass-watch", k.objects.runRuntimeClassWatch)
 		sink := cluster.NewEventSink(k.eventClient)
 		k.events.Subscribe(sink.Queue)
 		loops.Go("api-event-sink", sink.Run)

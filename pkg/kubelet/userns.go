@@ -11,10 +11,18 @@ import (
 )
 
 // podUserNamespace is the user namespace of pod's sandbox (upstream's
-// GetOrCreateUserNamespaceMappings, for the default runtime handler: the simulator has no
-// RuntimeClasses).
-func (k *Kubelet) podUserNamespace(ctx context.Context, pod *v1.Pod) (*cri.UserNamespace, error) {
-	return k.userns.UserNamespace(klog.FromContext(ctx), pod, "")
+// GetOrCreateUserNamespaceMappings), on the runtime handler of its RuntimeClass.
+func (k *Kubelet) podUserNamespace(ctx context.Context, pod *v1.Pod, handler string) (*cri.UserNamespace, error) {
+	return k.userns.UserNamespace(klog.FromContext(ctx), pod, handler)
+}
+
+// runtimeHandler is the handler of a pod's RuntimeClass (upstream's LookupRuntimeHandler,
+// services.go); "" without an API server.
+func (k *Kubelet) runtimeHandler(ctx context.Context, runtimeClassName *string) (string, error) {
+	if k.objects == nil {
+		return "", nil
+	}
+	return k.objects.RuntimeHandler(ctx, runtimeClassName)
 }
 
 // handlerSupportsUserNamespaces is upstream's HandlerSupportsUserNamespaces: what the

@@ -140,7 +140,11 @@ type Config struct {
 	// UserNamespace is the user namespace of the pod's sandbox (the kubelet's
 	// GetOrCreateUserNamespaceMappings): nil for the node's. An error fails the sandbox's
 	// creation (its config cannot be made). Nil: every pod is in the node's.
-	UserNamespace func(ctx context.Context, pod *v1.Pod) (*cri.UserNamespace, error)
+	UserNamespace func(ctx context.Context, pod *v1.Pod, handler string) (*cri.UserNamespace, error)
+	// RuntimeHandler is the handler of the pod's RuntimeClass (the kubelet's RuntimeClass
+	// manager's LookupRuntimeHandler): "" for none; an error (a RuntimeClass the API server
+	// does not have) fails the sandbox's creation. Nil: every pod runs on the default one.
+	RuntimeHandler func(ctx context.Context, runtimeClassName *string) (string, error)
 	// Crash-loop and image pull back-off bounds; zero means the kubelet's defaults.
 	ContainerBackOff, MaxContainerBackOff time.Duration
 	ImageBackOff, MaxImageBackOff         time.Duration
@@ -454,9 +458,18 @@ func (m *Manager) SyncPod(ctx context.Context, pod *v1.Pod, podStatus *container
 }
 
 // generatePodSandboxConfig is the RunPodSandbox request: identity, hostname, labels and the
-// pod's annotations (the fake runtime reads container behaviour from them), its sysctls and
-// its user namespace. An error is a user namespace that cannot be had.
+// pod's annotations (the fake runtime reads container behaviour from them), its sysctls,
+// the runtime handler of its RuntimeClass and its user namespace. An error is a
+// RuntimeClass the API server does not have (upstream looks it up here, for the user
+// namespace's handler) or a user namespace that cannot be had.
 func (m *Manager) generatePodSandboxConfig(ctx context.Context, pod *v1.Pod, attempt uint32) (*cri.PodSandboxConfig, error) {
+	handler := ""
+	if m.cfg.RuntimeHandler != nil {
+		var err error
+		if handler, err = m.cfg.RuntimeHandler(ctx, pod.Spec.RuntimeClassName); err != nil {
+			return nil, err
+		}
+	}
 	hostname := ""
 	if !pod.Spec.HostNetwork {
 		hostname = container.PodHostname(pod)
@@ -467,7 +480,8 @@ func (m *Manager) generatePodSandboxConfig(ctx context.Context, pod *v1.Pod, att
 		Labels:      newPodLabels(pod),
 		Annotations: newPodAnnotations(pod),
 		// its containers' cgroups go under the pod's (LinuxPodSandboxConfig.CgroupParent)
-		CgroupParent: m.sandboxCgroupParent(pod),
+		CgroupParent:   m.sandboxCgroupParent(pod),
+		RuntimeHandler: handler,
 	}
 	if sc := pod.Spec.SecurityContext; sc != nil && len(sc.Sysctls) > 0 {
 		cfg.Sysctls = map[string]string{}
@@ -478,7 +492,7 @@ func (m *Manager) generatePodSandboxConfig(ctx context.Context, pod *v1.Pod, att
 		}
 	}
 	if m.cfg.UserNamespace != nil && pod.Spec.HostUsers != nil && !*pod.Spec.HostUsers {
-		ns, err := m.cfg.UserNamespace(ctx, pod)
+		ns, err := m.cfg.UserNamespace(ctx, pod, handler)
 		if err != nil {
 			return nil, err
 		}

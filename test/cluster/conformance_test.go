@@ -108,7 +108,10 @@ func TestConformance(t *testing.T) {
 	daemon := buildDaemon(t)
 	for i, n := range nodes {
 		// Up to PROCS specs run at once, each with a few pods, all on these nodes.
-		args := []string{"--max-pods", "250"}
+		// The runtime has the handler the suite's RuntimeClasses name (test-handler), as
+		// the containerd of upstream's e2e nodes is configured
+		// (cluster/gce/gci/configure-helper.sh).
+		args := []string{"--max-pods", "250", "--runtime-handlers", "runc,test-handler"}
 		if v := os.Getenv("CONFORMANCE_EMULATED_VERSION"); v != "" {
 			// The suite of an older release, against its control plane: the nodes are
 			// kubelets of that release (make conformance KUBE_VERSION=v1.34).

@@ -249,14 +249,15 @@ func kernelProcEntry(name string) string {
 	return ""
 }
 
-// supportsUserNamespaces: the default handler supports user namespaces.
-func (r *Runtime) supportsUserNamespaces() bool {
+// handler returns the runtime's handler of that name ("" is the default), and whether it
+// has one.
+func (r *Runtime) handler(name string) (cri.RuntimeHandler, bool) {
 	for _, h := range r.handlers {
-		if h.Name == "" {
-			return h.UserNamespaces
+		if h.Name == name {
+			return h, true
 		}
 	}
-	return false
+	return cri.RuntimeHandler{}, false
 }
 
 // usernsContainer is the context of the view of a container whose pod has a user

@@ -120,7 +120,8 @@ func (r *Runtime) podIPLocked() string {
 // RunPodSandbox creates a ready sandbox with the next pod IP (10.88.0.0/16, containerd's
 // default CNI range). The pod UID, name and namespace labels are added from the metadata if
 // the caller did not set them. Like containerd, a second sandbox with the same name,
-// namespace, UID and attempt is refused. Emits CONTAINER_CREATED then CONTAINER_STARTED with
+// namespace, UID and attempt is refused, and so is a runtime handler it has not (a
+// RuntimeClass's handler this node lacks). Emits CONTAINER_CREATED then CONTAINER_STARTED with
 // the sandbox id as container id.
 func (r *Runtime) RunPodSandbox(ctx context.Context, config *cri.PodSandboxConfig) (string, error) {
 	if err := ctx.Err(); err != nil {
@@ -133,12 +134,18 @@ func (r *Runtime) RunPodSandbox(ctx context.Context, config *cri.PodSandboxConfi
 	if md.Name == "" || md.Namespace == "" || md.UID == "" {
 		return "", fmt.Errorf("run pod sandbox: metadata name, namespace and uid are required, got name=%q namespace=%q uid=%q", md.Name, md.Namespace, md.UID)
 	}
+	// As containerd: a handler the runtime has no configuration for (a RuntimeClass whose
+	// handler this node lacks) fails the sandbox.
+	handler, ok := r.handler(config.RuntimeHandler)
+	if !ok {
+		return "", fmt.Errorf("rpc error: code = Unknown desc = failed to get sandbox runtime: no runtime for %q is configured", config.RuntimeHandler)
+	}
 	userns := config.UserNamespace
 	if userns != nil && userns.Mode != cri.NamespaceModePod {
 		userns = nil // the node's: what the runtime does without one
 	}
 	if userns != nil {
-		if !r.supportsUserNamespaces() {
+		if !handler.UserNamespaces {
 			return "", fmt.Errorf("run pod sandbox: user namespaces are not supported by the runtime")
 		}
 		if len(userns.UIDs) == 0 || len(userns.GIDs) == 0 {
@@ -160,12 +167,13 @@ func (r *Runtime) RunPodSandbox(ctx context.Context, config *cri.PodSandboxConfi
 	sb := &sandbox{
 		hostname: config.Hostname,
 		info: cri.PodSandbox{
-			ID:          id,
-			Metadata:    md,
-			State:       cri.SandboxReady,
-			CreatedAt:   now,
-			Labels:      labels,
-			Annotations: config.Annotations, // the runtime's now (cri.RuntimeService)
+			ID:             id,
+			Metadata:       md,
+			State:          cri.SandboxReady,
+			CreatedAt:      now,
+			Labels:         labels,
+			Annotations:    config.Annotations, // the runtime's now (cri.RuntimeService)
+			RuntimeHandler: config.RuntimeHandler,
 		},
 		ip:   r.podIPLocked(),
 		name: name,
