@@ -81,11 +81,11 @@ func TestDensity(t *testing.T) {
 			"authentication: {anonymous: {enabled: true}, webhook: {enabled: false}}\nauthorization: {mode: AlwaysAllow}\n")
 		args = append(args, "--config", cfgPath)
 	}
+	waitServiceAccount(t, cp) // before the nodes load the control plane (see runPeer)
 	started := time.Now()
 	daemon := startProc(t, cp.dir, "minikubelet-density", bin, args...)
 	waitNodesBack(t, cp, nodes, started, 3*time.Minute)
 	nodesReady := time.Since(started)
-	waitServiceAccount(t, cp)
 
 	replicas := nodes * perNode
 	podsStart := time.Now()

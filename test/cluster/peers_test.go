@@ -107,11 +107,14 @@ func TestPeers(t *testing.T) {
 func runPeer(t *testing.T, p peer, n, perNode int, settle, window time.Duration) peerResult {
 	cp := startControlPlaneWith(t, cpOptions{density: true})
 	ctx := context.Background()
+	// The default service account before the nodes: the controller manager makes it within
+	// seconds on an idle control plane, but behind a thousand nodes registering (or two
+	// hundred hollow kubelets starting on two cores) it took longer than the wait.
+	waitServiceAccount(t, cp)
 	started := time.Now()
 	pids := p.start(t, cp, n)
 	waitNodesBack(t, cp, n, started, 5*time.Minute)
 	r := peerResult{peer: p.name, nodes: n, pods: n * perNode, ready: time.Since(started), gives: p.gives}
-	waitServiceAccount(t, cp)
 
 	// A list of 10,000 pods takes the API server and the test a good part of a second: poll
 	// every 100 ms per thousand pods, at most every second.
