@@ -63,7 +63,9 @@ func TestNodeStatusHasChanged(t *testing.T) {
 		{"a condition's status", func(s *v1.NodeStatus) { s.Conditions[1].Status = v1.ConditionFalse }, true},
 		{"a condition's message", func(s *v1.NodeStatus) { s.Conditions[1].Message = "PLEG is not healthy" }, true},
 		{"a condition's transition", func(s *v1.NodeStatus) { s.Conditions[0].LastTransitionTime = metav1.NewTime(t0.Add(time.Second)) }, true},
-		{"a condition more", func(s *v1.NodeStatus) { s.Conditions = append(s.Conditions, v1.NodeCondition{Type: v1.NodeDiskPressure}) }, true},
+		{"a condition more", func(s *v1.NodeStatus) {
+			s.Conditions = append(s.Conditions, v1.NodeCondition{Type: v1.NodeDiskPressure})
+		}, true},
 		{"a condition's type", func(s *v1.NodeStatus) { s.Conditions[0].Type = v1.NodeDiskPressure }, true},
 		{"a quantity written otherwise", func(s *v1.NodeStatus) { s.Capacity[v1.ResourceCPU] = resource.MustParse("2000m") }, false},
 		{"a quantity", func(s *v1.NodeStatus) { s.Allocatable[v1.ResourceMemory] = resource.MustParse("2Gi") }, true},
@@ -72,7 +74,9 @@ func TestNodeStatusHasChanged(t *testing.T) {
 			delete(s.Capacity, v1.ResourceCPU)
 			s.Capacity[v1.ResourcePods] = resource.MustParse("2")
 		}, true},
-		{"empty lists for none", func(s *v1.NodeStatus) { s.Capacity, s.Allocatable, s.Images = v1.ResourceList{}, v1.ResourceList{}, nil }, true},
+		{"empty lists for none", func(s *v1.NodeStatus) {
+			s.Capacity, s.Allocatable, s.Images = v1.ResourceList{}, v1.ResourceList{}, nil
+		}, true},
 		{"the images copied", func(s *v1.NodeStatus) {
 			s.Images = []v1.ContainerImage{{Names: []string{"nginx:1.27"}, SizeBytes: 70 << 20}, {Names: []string{"busybox:1.36"}, SizeBytes: 4 << 20}}
 		}, false},

@@ -29,6 +29,7 @@ import (
 	"github.com/minikubelet/minikubelet/pkg/events"
 	evictionapi "github.com/minikubelet/minikubelet/pkg/eviction/api"
 	"github.com/minikubelet/minikubelet/pkg/metrics"
+	"github.com/minikubelet/minikubelet/pkg/quantity"
 	"github.com/minikubelet/minikubelet/pkg/runner"
 	"github.com/minikubelet/minikubelet/pkg/runtimestate"
 )
@@ -654,8 +655,8 @@ func copyNode(original *v1.Node) *v1.Node {
 // counts too.
 func nodeStatusHasChanged(original, status *v1.NodeStatus) bool {
 	if nodeConditionsHaveChanged(original.Conditions, status.Conditions) ||
-		!resourceListsEqual(original.Capacity, status.Capacity) ||
-		!resourceListsEqual(original.Allocatable, status.Allocatable) ||
+		!quantity.ListsEqual(original.Capacity, status.Capacity) ||
+		!quantity.ListsEqual(original.Allocatable, status.Allocatable) ||
 		!imagesEqual(original.Images, status.Images) {
 		return true
 	}
@@ -667,21 +668,6 @@ func nodeStatusHasChanged(original, status *v1.NodeStatus) bool {
 	a.Allocatable, b.Allocatable = nil, nil
 	a.Images, b.Images = nil, nil
 	return !apiequality.Semantic.DeepEqual(&a, &b)
-}
-
-// resourceListsEqual is Semantic's equality of two resource lists: the same resources, of
-// equal quantities (an empty list is a nil one).
-func resourceListsEqual(a, b v1.ResourceList) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for name, qa := range a {
-		qb, ok := b[name]
-		if !ok || qa.Cmp(qb) != 0 {
-			return false
-		}
-	}
-	return true
 }
 
 // imagesEqual is Semantic's equality of two image lists.

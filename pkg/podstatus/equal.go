@@ -4,6 +4,8 @@ import (
 	v1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/minikubelet/minikubelet/pkg/quantity"
 )
 
 // statusEqual is apiequality.Semantic.DeepEqual(*a, *b): quantities by value, times by
@@ -30,7 +32,7 @@ func statusEqual(a, b *v1.PodStatus) bool {
 		sliceEqual(a.InitContainerStatuses, b.InitContainerStatuses, containerStatusEqual) &&
 		sliceEqual(a.ContainerStatuses, b.ContainerStatuses, containerStatusEqual) &&
 		sliceEqual(a.EphemeralContainerStatuses, b.EphemeralContainerStatuses, containerStatusEqual) &&
-		resourceListEqual(a.AllocatedResources, b.AllocatedResources) &&
+		quantity.ListsEqual(a.AllocatedResources, b.AllocatedResources) &&
 		(a.Resources == b.Resources || semantic(a.Resources, b.Resources)) &&
 		(len(a.ResourceClaimStatuses)+len(b.ResourceClaimStatuses) == 0 || semantic(a.ResourceClaimStatuses, b.ResourceClaimStatuses)) &&
 		(a.ExtendedResourceClaimStatus == b.ExtendedResourceClaimStatus || semantic(a.ExtendedResourceClaimStatus, b.ExtendedResourceClaimStatus)) &&
@@ -50,7 +52,7 @@ func containerStatusEqual(a, b *v1.ContainerStatus) bool {
 		containerStateEqual(&a.LastTerminationState, &b.LastTerminationState) &&
 		ptrEqual(a.Started, b.Started) &&
 		ptrEqual(a.StopSignal, b.StopSignal) &&
-		resourceListEqual(a.AllocatedResources, b.AllocatedResources) &&
+		quantity.ListsEqual(a.AllocatedResources, b.AllocatedResources) &&
 		(a.Resources == b.Resources || semantic(a.Resources, b.Resources)) &&
 		(a.User == b.User || semantic(a.User, b.User)) &&
 		sliceEqual(a.VolumeMounts, b.VolumeMounts, func(x, y *v1.VolumeMountStatus) bool {
@@ -101,20 +103,6 @@ func sliceEqual[T any](a, b []T, eq func(x, y *T) bool) bool {
 	}
 	for i := range a {
 		if !eq(&a[i], &b[i]) {
-			return false
-		}
-	}
-	return true
-}
-
-// resourceListEqual compares quantities by value (Cmp), as Semantic does.
-func resourceListEqual(a, b v1.ResourceList) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for name, qa := range a {
-		qb, ok := b[name]
-		if !ok || qa.Cmp(qb) != 0 {
 			return false
 		}
 	}
