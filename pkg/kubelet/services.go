@@ -76,11 +76,7 @@ func (w *clusterWatch) hasSynced() bool {
 // byNamespace returns the watched Services of a namespace.
 func (w *clusterWatch) byNamespace(namespace string) []*v1.Service {
 	objs, _ := w.store.ByIndex(cache.NamespaceIndex, namespace) // the index exists
-	out := make([]*v1.Service, 0, len(objs))
-	for _, o := range objs {
-		out = append(out, o.(*v1.Service))
-	}
-	return out
+	return asServices(objs)
 }
 
 // all returns every watched Service, and false before the first list.
@@ -88,12 +84,16 @@ func (w *clusterWatch) all() ([]*v1.Service, bool) {
 	if !w.hasSynced() {
 		return nil, false
 	}
-	objs := w.store.List()
-	out := make([]*v1.Service, 0, len(objs))
-	for _, o := range objs {
-		out = append(out, o.(*v1.Service))
+	return asServices(w.store.List()), true
+}
+
+// asServices are a Service store's objects.
+func asServices(objs []any) []*v1.Service {
+	out := make([]*v1.Service, len(objs))
+	for i, o := range objs {
+		out[i] = o.(*v1.Service)
 	}
-	return out, true
+	return out
 }
 
 // watchClusterLocked makes the Services and the RuntimeClasses come from watches, which

@@ -207,13 +207,7 @@ func Images(maxImages int32, imageList func() ([]cri.Image, error)) Setter {
 		}
 		var out []v1.ContainerImage
 		for _, img := range images {
-			names := append([]string(nil), img.RepoTags...)
-			if len(names) == 0 {
-				names = []string{img.ID}
-			}
-			if len(names) > MaxNamesPerImageInNodeStatus {
-				names = names[:MaxNamesPerImageInNodeStatus]
-			}
+			names := slices.Clone(statusImageNames(img)) // not the runtime's own slice
 			out = append(out, v1.ContainerImage{Names: names, SizeBytes: int64(img.Size)})
 		}
 		node.Status.Images = out
@@ -228,18 +222,21 @@ func imagesListed(have []v1.ContainerImage, images []cri.Image) bool {
 		return false
 	}
 	for i, img := range images {
-		names := img.RepoTags
-		if len(names) == 0 {
-			names = []string{img.ID}
-		}
-		if len(names) > MaxNamesPerImageInNodeStatus {
-			names = names[:MaxNamesPerImageInNodeStatus]
-		}
-		if have[i].SizeBytes != int64(img.Size) || !slices.Equal(have[i].Names, names) {
+		if have[i].SizeBytes != int64(img.Size) || !slices.Equal(have[i].Names, statusImageNames(img)) {
 			return false
 		}
 	}
 	return true
+}
+
+// statusImageNames are the names the node's status gives an image: its tags, at most
+// MaxNamesPerImageInNodeStatus of them, or its ID when it has none. The slice may be the
+// image's own.
+func statusImageNames(img cri.Image) []string {
+	if len(img.RepoTags) == 0 {
+		return []string{img.ID}
+	}
+	return img.RepoTags[:min(len(img.RepoTags), MaxNamesPerImageInNodeStatus)]
 }
 
 // SortImagesBySize orders images largest first, ties by ID descending (upstream
