@@ -33,7 +33,7 @@ type Store struct {
 	mu    sync.Mutex
 	order *list.List // of *entry, least recently seen first
 	index map[eventKey]*list.Element
-	seq   int
+	last  int64 // the last event's name's instant
 	subs  []func(v1.Event)
 }
 
@@ -93,10 +93,13 @@ func (s *Store) Eventf(obj *v1.ObjectReference, eventtype, reason, messageFmt st
 		// The list stays ordered by last occurrence (newest last).
 		s.order.MoveToBack(el)
 	} else {
-		s.seq++
+		// Named as upstream's recorder names an event, the object and the instant in hex,
+		// which keeps names unique across restarts of the daemon; one instant later than the
+		// last event's when a fake clock has not moved.
+		s.last = max(s.last+1, now.UnixNano())
 		ev = v1.Event{
 			ObjectMeta: metav1.ObjectMeta{
-				Name:              fmt.Sprintf("%s.%x", obj.Name, s.seq),
+				Name:              fmt.Sprintf("%s.%x", obj.Name, s.last),
 				Namespace:         namespaceOf(obj),
 				CreationTimestamp: now,
 			},

@@ -98,3 +98,26 @@ func TestStoreSubscribeAndDefaults(t *testing.T) {
 		t.Fatalf("capacity 0 keeps %d events (newest %q), want DefaultCapacity %d", len(got), got[len(got)-1].Message, DefaultCapacity)
 	}
 }
+
+// TestStoreNames: events are named as upstream's recorder names them, the object and the
+// instant in hex, and stay unique when the clock has not moved between them.
+func TestStoreNames(t *testing.T) {
+	start := time.Unix(100, 0)
+	clk := testingclock.NewFakeClock(start)
+	s := NewStore(clk, "node", 0)
+	pod := &v1.ObjectReference{Kind: "Pod", Namespace: "default", Name: "web", UID: "u1"}
+	s.Eventf(pod, v1.EventTypeNormal, "Pulled", "a")
+	s.Eventf(pod, v1.EventTypeNormal, "Created", "b")
+	s.Eventf(pod, v1.EventTypeNormal, "Pulled", "a") // a repeat keeps its name
+	clk.Step(time.Second)
+	s.Eventf(pod, v1.EventTypeNormal, "Started", "c")
+	var names []string
+	for _, ev := range s.List() {
+		names = append(names, ev.Name)
+	}
+	n := start.UnixNano()
+	want := []string{fmt.Sprintf("web.%x", n+1), fmt.Sprintf("web.%x", n), fmt.Sprintf("web.%x", n+int64(time.Second))}
+	if fmt.Sprint(names) != fmt.Sprint(want) {
+		t.Errorf("names %v, want %v", names, want)
+	}
+}

@@ -47,7 +47,7 @@ func (k *Kubelet) Run(ctx context.Context) error {
 		loops.Go("api-node-watch", func(ctx context.Context) { k.nodeClient.WatchNode(ctx, k.kubeClient, k.nodeName) })
 		loops.Go("api-service-watch", k.objects.runServiceWatch)
 		loops.Go("api-runtimeclass-watch", k.objects.runRuntimeClassWatch)
-		sink := cluster.NewEventSink(k.eventClient)
+		sink := cluster.NewEventSink(k.eventClient, k.clock)
 		k.events.Subscribe(sink.Queue)
 		loops.Go("api-event-sink", sink.Run)
 	}
