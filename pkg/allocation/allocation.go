@@ -216,7 +216,7 @@ func withResources(pod *v1.Pod, r Resources) (*v1.Pod, bool) {
 	if !differs {
 		for _, list := range [][]v1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
 			for i := range list {
-				if a, ok := r.Containers[list[i].Name]; ok && !apiequality.Semantic.DeepEqual(list[i].Resources, a) {
+				if a, ok := r.Containers[list[i].Name]; ok && !apiequality.Semantic.DeepEqual(&list[i].Resources, &a) {
 					differs = true
 				}
 			}

@@ -124,7 +124,9 @@ func reconcileLabels(existing, initial *v1.Node) bool {
 // GetNode reads the node as the kubelet reads it before each status update: the first try
 // (fromCache) from its node watch (WatchNode; without one, from the API server's watch
 // cache, resourceVersion 0), a retry from etcd. A node the watch has not seen is an error
-// but not NotFound, as the kubelet's lister miss only sends it to its next try.
+// but not NotFound, as the kubelet's lister miss only sends it to its next try. The node of
+// the watch is its own, read only, as a lister's: the caller copies what it changes (the
+// node status manager copies it once for its setters, as upstream's updateNode does).
 func (a *NodeAPI) GetNode(ctx context.Context, name string, fromCache bool) (*v1.Node, error) {
 	if s := a.watched.Load(); fromCache && s != nil {
 		obj, ok, err := (*s).GetByKey(name)
@@ -134,7 +136,7 @@ func (a *NodeAPI) GetNode(ctx context.Context, name string, fromCache bool) (*v1
 		case !ok:
 			return nil, fmt.Errorf("node %q not found", name)
 		}
-		return obj.(*v1.Node).DeepCopy(), nil
+		return obj.(*v1.Node), nil
 	}
 	var got *v1.Node
 	var opts metav1.GetOptions

@@ -100,12 +100,21 @@ func (w *atomicWriter) write(payload map[string]fileProjection) (bool, error) {
 
 // validatePayload cleans the payload's paths, refusing the ones upstream's validatePath
 // refuses, with its messages.
+// A payload whose paths are all clean, as nearly all are, is returned as it is: it is made
+// again at every sync of the pod.
 func validatePayload(payload map[string]fileProjection) (map[string]fileProjection, error) {
-	clean := make(map[string]fileProjection, len(payload))
-	for p, f := range payload {
+	allClean := true
+	for p := range payload {
 		if err := validatePath(p); err != nil {
 			return nil, err
 		}
+		allClean = allClean && path.Clean(p) == p
+	}
+	if allClean {
+		return payload, nil
+	}
+	clean := make(map[string]fileProjection, len(payload))
+	for p, f := range payload {
 		clean[path.Clean(p)] = f
 	}
 	return clean, nil
@@ -120,8 +129,7 @@ func validatePath(p string) error {
 	case len(p) > maxPathLength:
 		return fmt.Errorf("invalid path: must be less than or equal to %d characters", maxPathLength)
 	}
-	items := strings.Split(p, "/")
-	for _, item := range items {
+	for item := range strings.SplitSeq(p, "/") {
 		if item == ".." {
 			return fmt.Errorf("invalid path: must not contain '..': %s", p)
 		}
@@ -129,7 +137,7 @@ func validatePath(p string) error {
 			return fmt.Errorf("invalid path: filenames must be less than or equal to %d characters", maxFileNameLength)
 		}
 	}
-	if strings.HasPrefix(items[0], "..") && len(items[0]) > 2 {
+	if first := topLevel(p); strings.HasPrefix(first, "..") && len(first) > 2 {
 		return fmt.Errorf("invalid path: must not start with '..': %s", p)
 	}
 	return nil

@@ -158,7 +158,7 @@ type NodeAPI interface {
 	RegisterNode(ctx context.Context, node *v1.Node) (*v1.Node, error)
 	PatchNodeStatus(ctx context.Context, old, node *v1.Node) (*v1.Node, error)
 	// GetNode reads the node, from the API server's cache if fromCache, else from etcd; a
-	// missing node is a NotFound error.
+	// missing node is a NotFound error. The node may be shared (a watch's): read only.
 	GetNode(ctx context.Context, name string, fromCache bool) (*v1.Node, error)
 	UpdateLease(ctx context.Context, lease *coordinationv1.Lease) error
 }

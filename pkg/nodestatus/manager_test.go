@@ -726,7 +726,7 @@ func (f *flakyAPI) GetNode(_ context.Context, _ string, fromCache bool) (*v1.Nod
 	if err := f.fail("get"); err != nil {
 		return nil, err
 	}
-	return f.node.DeepCopy(), nil
+	return f.node, nil // shared, as a watch's node is
 }
 
 func (f *flakyAPI) UpdateLease(_ context.Context, lease *coordinationv1.Lease) error {
@@ -779,6 +779,20 @@ func TestRetriesWithinThePeriod(t *testing.T) {
 				t.Errorf("lease renewal calls %q, want %q", api.calls, tt.wantLease)
 			}
 		})
+	}
+}
+
+// TestLeavesTheAPINodeAlone: the node the API returns is a watch's, shared: the setters
+// work on a copy of it, whatever they change.
+func TestLeavesTheAPINodeAlone(t *testing.T) {
+	api := &flakyAPI{}
+	h := newHarness(t, func(c *Config) { c.API, c.NodeStatusReportFrequency = api, 5*time.Second })
+	h.step(t, 0, true) // registers
+	api.failures = map[string]int{"patch": 9}
+	before := api.node.DeepCopy()
+	h.step(t, 10*time.Second, true) // every setter runs again, the heartbeats change
+	if !reflect.DeepEqual(api.node, before) {
+		t.Errorf("the API's node changed under the status update:\n%+v\nwant\n%+v", api.node.Status, before.Status)
 	}
 }
 

@@ -166,7 +166,7 @@ func (s *simulation) applyObjects(ctx context.Context, objs []apiObject, now tim
 				p.UID, p.CreationTimestamp, p.Status = old.UID, old.CreationTimestamp, old.Status
 				// The API server counts changes of the spec (a resize among them).
 				p.Generation = old.Generation
-				if !apiequality.Semantic.DeepEqual(p.Spec, old.Spec) {
+				if !apiequality.Semantic.DeepEqual(&p.Spec, &old.Spec) {
 					p.Generation++
 				}
 				if _, err := pods.Update(ctx, p, metav1.UpdateOptions{}); err != nil {
