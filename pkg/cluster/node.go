@@ -203,43 +203,53 @@ func statusPatch(old, node *v1.Node) ([]byte, error) {
 // UpdateLease writes the lease: created when it does not exist, else renewed. As upstream's
 // lease controller, a renewal updates the lease the last write returned, with no GET first
 // (it halves what the leases cost the API server); a conflict, or no lease known yet, reads
-// it first (or creates it).
+// it first (or creates it). Each request has the heartbeat timeout to itself, as each of the
+// heartbeat client's has: a read and a renewal under one deadline, each slow but in time
+// for its own, failed together, and after a restart against a busy API server a node's
+// lease went unrenewed for minutes while its status patches went through.
 func (a *NodeAPI) UpdateLease(ctx context.Context, lease *coordinationv1.Lease) error {
-	return a.call(ctx, func(cctx context.Context) error {
-		leases := a.client.CoordinationV1().Leases(lease.Namespace)
-		renew := func(base *coordinationv1.Lease) error {
-			next := base.DeepCopy()
-			next.Spec = lease.Spec
-			if len(next.OwnerReferences) == 0 {
-				next.OwnerReferences = lease.OwnerReferences
-			}
+	leases := a.client.CoordinationV1().Leases(lease.Namespace)
+	renew := func(base *coordinationv1.Lease) error {
+		next := base.DeepCopy()
+		next.Spec = lease.Spec
+		if len(next.OwnerReferences) == 0 {
+			next.OwnerReferences = lease.OwnerReferences
+		}
+		return a.call(ctx, func(cctx context.Context) error {
 			got, err := leases.Update(cctx, next, metav1.UpdateOptions{})
 			if err == nil {
 				a.latestLease.Store(got)
 			}
 			return err
+		})
+	}
+	if latest := a.latestLease.Load(); latest != nil && latest.Name == lease.Name {
+		err := renew(latest)
+		if err == nil || !apierrors.IsConflict(err) {
+			return err
 		}
-		if latest := a.latestLease.Load(); latest != nil && latest.Name == lease.Name {
-			err := renew(latest)
-			if err == nil || !apierrors.IsConflict(err) {
-				return err
-			}
-			a.latestLease.Store(nil)
-		}
-		existing, err := leases.Get(cctx, lease.Name, metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
-			fresh := lease.DeepCopy()
-			fresh.ResourceVersion, fresh.UID, fresh.CreationTimestamp = "", "", metav1.Time{}
+		a.latestLease.Store(nil)
+	}
+	var existing *coordinationv1.Lease
+	err := a.call(ctx, func(cctx context.Context) error {
+		var err error
+		existing, err = leases.Get(cctx, lease.Name, metav1.GetOptions{})
+		return err
+	})
+	if apierrors.IsNotFound(err) {
+		fresh := lease.DeepCopy()
+		fresh.ResourceVersion, fresh.UID, fresh.CreationTimestamp = "", "", metav1.Time{}
+		return a.call(ctx, func(cctx context.Context) error {
 			created, err := leases.Create(cctx, fresh, metav1.CreateOptions{})
 			if err == nil {
 				a.latestLease.Store(created)
 				klog.FromContext(cctx).V(2).Info("Created node lease in the API server", "lease", klog.KObj(lease))
 			}
 			return err
-		}
-		if err != nil {
-			return err
-		}
-		return renew(existing)
-	})
+		})
+	}
+	if err != nil {
+		return err
+	}
+	return renew(existing)
 }

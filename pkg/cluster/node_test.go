@@ -233,6 +233,49 @@ func TestNodeAPICallsTimeOut(t *testing.T) {
 	}
 }
 
+// TestLeaseRequestsTimeOutOnTheirOwn: a renewal with no lease known (the first after a
+// start) reads the lease and then updates it, each request with the whole heartbeat timeout
+// to itself, as each of the kubelet's heartbeat client's requests has: the update's deadline
+// does not count the time the read took. The API server is a loopback HTTP server whose
+// read takes 300 ms.
+func TestLeaseRequestsTimeOutOnTheirOwn(t *testing.T) {
+	const timeout = 10 * time.Second
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet {
+			time.Sleep(300 * time.Millisecond)
+		}
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"apiVersion":"coordination.k8s.io/v1","kind":"Lease","metadata":{"name":"n1","namespace":"kube-node-lease","resourceVersion":"7"}}`)
+	}))
+	defer srv.Close()
+	var mu sync.Mutex
+	left := map[string]time.Duration{} // by method: the request's deadline, from when it was sent
+	client, err := kubernetes.NewForConfig(&rest.Config{Host: srv.URL, WrapTransport: func(rt http.RoundTripper) http.RoundTripper {
+		return roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			if d, ok := r.Context().Deadline(); ok {
+				mu.Lock()
+				left[r.Method] = time.Until(d)
+				mu.Unlock()
+			}
+			return rt.RoundTrip(r)
+		})
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	api := NewNodeAPI(client, Inline(), timeout)
+	lease := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: "n1", Namespace: "kube-node-lease"}}
+	if err := api.UpdateLease(context.Background(), lease); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	// The read's 300 ms would show in the update's deadline under one deadline for both.
+	if get, put := left[http.MethodGet], left[http.MethodPut]; get < timeout-200*time.Millisecond || put < timeout-200*time.Millisecond {
+		t.Errorf("time left at each request: GET %v, PUT %v; want about %v each", get, put, timeout)
+	}
+}
+
 type roundTripFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
