@@ -135,14 +135,17 @@ func TestDensity(t *testing.T) {
 		requestTable(w.requestsBefore, w.requestsAfter, w.seconds, nodes))
 
 	// Killed and started again: every node renews its lease and is Ready, as the same Node
-	// and Lease (names are the node's: no duplicates, nothing left of another name).
+	// and Lease (names are the node's: no duplicates, nothing left of another name). The
+	// restart is a reboot of every node at once, every pod's containers started again, which
+	// at 1,000 nodes keeps a control plane on two cores past its request timeouts for
+	// minutes (docs/scale.md): the wait is 10 minutes, and the time it took is the figure.
 	if err := daemon.cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
 	<-daemon.done
 	restarted := time.Now()
 	startProc(t, cp.dir, "minikubelet-density-restarted", bin, args...)
-	waitNodesBack(t, cp, nodes, restarted, 3*time.Minute)
+	waitNodesBack(t, cp, nodes, restarted, 10*time.Minute)
 	t.Logf("\n| killed and started again: all %d nodes' leases renewed and Ready after | %v |", nodes, time.Since(restarted).Round(100*time.Millisecond))
 }
 
