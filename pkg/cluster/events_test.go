@@ -18,6 +18,8 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 	testingclock "k8s.io/utils/clock/testing"
+
+	"github.com/minikubelet/minikubelet/internal/eventually"
 )
 
 // storedEvent is an event as the node's store hands it to the sink: named once, its count
@@ -152,18 +154,22 @@ func TestEventSinkRetries(t *testing.T) {
 			ev := storedEvent(clk, "web", "Started", "m", 1)
 			done := make(chan struct{})
 			go func() { defer close(done); s.record(context.Background(), &ev) }()
-			for {
+			waitingOrDone := func() bool {
 				select {
 				case <-done:
+					return true
 				default:
-					if !clk.HasWaiters() {
-						time.Sleep(time.Millisecond)
-						continue
-					}
-					clk.Step(eventRetryDelay)
-					continue
+					return clk.HasWaiters()
 				}
-				break
+			}
+			for finished := false; !finished; {
+				eventually.True(t, "the sink waits on the clock or is done", waitingOrDone)
+				select {
+				case <-done:
+					finished = true
+				default:
+					clk.Step(eventRetryDelay)
+				}
 			}
 			if got := tries.Load(); got != tc.wantTries {
 				t.Errorf("%d tries, want %d", got, tc.wantTries)
