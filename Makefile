@@ -1,5 +1,12 @@
 # minikubelet: a miniature kubelet simulator. Run `make help` for the targets.
 GO        ?= go
+# Recipes run in bash with pipefail, so a test piped through grep still fails its target.
+SHELL       := /bin/bash
+.SHELLFLAGS := -o pipefail -c
+# keep-log ends a test command whose output is long: all of it goes to _output/<target>.log,
+# the lines matching the pattern that follows to the terminal; a failure names the log.
+keep-log = | tee $(CURDIR)/_output/$@.log | grep -E
+log-hint = || { echo "$@ failed; its whole output is in _output/$@.log" >&2; exit 1; }
 BIN       ?= bin/minikubelet
 # The kubelet release minikubelet follows; `make pin-kubernetes` points the tools modules
 # (control plane, e2e suite, kubelet table) at it.
@@ -74,7 +81,8 @@ bench:
 
 ## hostile: the resource targets against the real daemon (docs/resources.md): hostile programs beside a quiet pod, then 1,000 busy pods at 100m (~4 min)
 hostile:
-	$(GO) test -tags scale -count=1 -timeout 20m -run '^(TestHostilePrograms|TestBusyAtTheirLimit)$$' -v ./test/scale/ | grep -E '^\s*(\||---|ok|FAIL|hostile_test)'
+	@mkdir -p _output
+	$(GO) test -tags scale -count=1 -timeout 20m -run '^(TestHostilePrograms|TestBusyAtTheirLimit)$$' -v ./test/scale/ $(keep-log) '^\s*(\||---|ok|FAIL|hostile_test)' $(log-hint)
 
 ## bench-all: every benchmark of pkg/ with allocations
 bench-all:
@@ -93,19 +101,22 @@ fuzz:
 
 ## churn: 10,000 pods added and removed, then nothing of them left (make test runs 1,000 under -race)
 churn:
-	$(GO) test -count=1 -run '^TestChurnLeavesNothingBehind$$' -v ./pkg/kubelet/ | grep -E '^(---|ok|FAIL|\s+churn)'
+	@mkdir -p _output
+	$(GO) test -count=1 -run '^TestChurnLeavesNothingBehind$$' -v ./pkg/kubelet/ $(keep-log) '^(---|ok|FAIL|\s+churn)' $(log-hint)
 
 ## bench-density: NODES x PODS (default 100 x 30) in one process (--node-count) against a real control plane: time to Ready and Running, the cost per node, the API requests, a restart (PROFILE=/abs/dir: the CPU profile, the heap at both ends of the window, the goroutines)
 bench-density: controlplane
+	@mkdir -p _output
 	$(newest-only)KUBE_BIN_DIR=$(CURDIR)/_output/bin MINIKUBELET_DENSITY_NODES=$${NODES:-100} MINIKUBELET_DENSITY_PODS=$${PODS:-30} MINIKUBELET_DENSITY_STEADY=$${STEADY:-60s} MINIKUBELET_DENSITY_PROFILE=$(PROFILE) \
-	  $(GO) test -count=1 -v -timeout 45m -run '^TestDensity$$' ./test/cluster/ | grep -E '^\s*(\||---|ok|FAIL|density_test)'
+	  $(GO) test -count=1 -v -timeout 45m -run '^TestDensity$$' ./test/cluster/ $(keep-log) '^\s*(\||---|ok|FAIL|density_test)' $(log-hint)
 
 ## bench-peers: minikubelet, KWOK and kubemark side by side (PEERS, default all three), each against a fresh control plane in a network namespace of its own: NODES x PODS (default 1000 x 10; kubemark KUBEMARK_NODES, default 20), time to Ready and Running, steady CPU and RSS per node (STEADY, default 60s, after SETTLE, default 0s), API requests per node, time to delete (docs/scale.md)
 bench-peers: controlplane kwok kubemark conformance-bins
+	@mkdir -p _output
 	$(newest-only)@cd test/cluster && ../../hack/netns-run env KUBE_BIN_DIR=$(CURDIR)/_output/bin MINIKUBELET_BIN=$(CURDIR)/_output/bin/minikubelet \
 	  MINIKUBELET_PEERS=$${PEERS:-minikubelet,kwok,kubemark} MINIKUBELET_PEERS_NODES=$${NODES:-1000} MINIKUBELET_PEERS_PODS=$${PODS:-10} \
 	  MINIKUBELET_PEERS_STEADY=$${STEADY:-60s} MINIKUBELET_PEERS_SETTLE=$${SETTLE:-0s} MINIKUBELET_PEERS_KUBEMARK_NODES=$${KUBEMARK_NODES:-20} \
-	  ../../_output/bin/cluster.test -test.count=1 -test.v -test.timeout 120m -test.run '^TestPeers$$' | grep -E '^\s*(\||---|ok|FAIL|PASS|\S+_test\.go:)'
+	  ../../_output/bin/cluster.test -test.count=1 -test.v -test.timeout 120m -test.run '^TestPeers$$' $(keep-log) '^\s*(\||---|ok|FAIL|PASS|\S+_test\.go:)' $(log-hint)
 
 ## difftest: the shell and applets against Debian's busybox, byte for byte (test/difftest; needs busybox)
 difftest:
@@ -120,7 +131,8 @@ e2e:
 
 ## record-replay: a 10-minute live run recorded with --record (churn, a crash loop, a fault) replays in simulate with the same pod phases (docs/record.md)
 record-replay:
-	MINIKUBELET_RECORD_FOR=$${RECORD_FOR:-10m} $(GO) test -count=1 -v -timeout 30m -run '^TestRecordReplay$$' ./test/e2e/ | grep -E '^(---|ok|FAIL|\s+record_test)'
+	@mkdir -p _output
+	MINIKUBELET_RECORD_FOR=$${RECORD_FOR:-10m} $(GO) test -count=1 -v -timeout 30m -run '^TestRecordReplay$$' ./test/e2e/ $(keep-log) '^(---|ok|FAIL|\s+record_test)' $(log-hint)
 
 ## monitoring: run the daemon (make run) and a Prometheus on 127.0.0.1:9090 with configs/prometheus (Ctrl-C stops both)
 monitoring: build
