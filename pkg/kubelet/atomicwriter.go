@@ -232,7 +232,9 @@ func (w *atomicWriter) writePayloadToDir(payload map[string]fileProjection, dir 
 		if err := w.fs.MkdirAll(path.Dir(full), 0o755, 0, 0); err != nil {
 			return fmt.Errorf("create %s: %w", path.Dir(full), err)
 		}
-		if err := w.fs.WriteFile(full, f.data, f.mode, false, 0, 0); err != nil {
+		// Shared, not copied: a payload's data is the API objects' own (see stringBytes),
+		// which nothing writes; the ca.crt of a node's pods is then held once.
+		if err := w.fs.WriteFileShared(full, f.data, f.mode, 0, 0); err != nil {
 			return fmt.Errorf("write %s: %w", full, err)
 		}
 		if err := w.fs.Chmod(full, f.mode); err != nil {

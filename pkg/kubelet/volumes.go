@@ -495,7 +495,8 @@ func fileMode(m *int32) fs.FileMode {
 }
 
 // stringBytes is s's bytes without a copy, for a payload: nothing writes a payload's data
-// (the atomic writer compares it and the node's filesystem copies it). A pod's volumes are
+// (the atomic writer compares it, and the node's filesystem holds it as it is: a file of
+// the volume is the object's bytes, WriteFileShared). A pod's volumes are
 // set up again at every sync, as the kubelet's volume manager remounts them, and a copy of
 // each value (the 1.3 KB ca.crt and the token of every pod) was the largest part of what a
 // node allocates in its steady state.

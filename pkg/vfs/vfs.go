@@ -853,6 +853,23 @@ func (v *View) WriteFile(p string, data []byte, perm fs.FileMode, appending bool
 	})
 }
 
+// WriteFileShared is WriteFile (not appending) of data the caller never writes again: the
+// file holds data itself, not a copy, when it fits one literal extent (maxLiteral). The
+// kubelet's volume payloads are so: a ConfigMap's values and a token are strings of the API
+// objects the node already keeps, and each pod's projected volume wrote a copy of them (the
+// largest part of the files 10,000 pods hold). A file read gives the same bytes either way;
+// only compaction (runs, repeats) is skipped, which such files do not have.
+func (v *View) WriteFileShared(p string, data []byte, perm fs.FileMode, uid, gid int64) error {
+	return v.writeFile(p, true, perm, uid, gid, func(c *content) {
+		if len(data) <= maxLiteral {
+			*c = literalContent(data)
+			return
+		}
+		*c = content{}
+		c.append(data)
+	})
+}
+
 // WriteFileAt writes data at offset off of p, as pwrite does, creating it as WriteFile
 // does: the file grows if data ends past its end, and zeros fill from its end to off. A
 // writer of a big file (dd's seek= and conv=notrunc) writes it a block at a time with it.

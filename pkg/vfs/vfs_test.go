@@ -565,3 +565,55 @@ func TestFileEquals(t *testing.T) {
 		})
 	}
 }
+
+// A file written shared holds the caller's bytes, and nothing written to it afterwards (an
+// append, a write in place, a truncation) reaches them.
+func TestWriteFileShared(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		size   int
+		change func(v *View, p string) error
+		want   func(orig string) string
+	}{
+		{"left alone", 1300, nil, func(o string) string { return o }},
+		{"appended to", 1300, func(v *View, p string) error { return v.WriteFile(p, []byte("more"), 0o644, true, 0, 0) },
+			func(o string) string { return o + "more" }},
+		{"written in place", 1300, func(v *View, p string) error { return v.WriteFileAt(p, []byte("XY"), 10, 0o644, 0, 0) },
+			func(o string) string { return o[:10] + "XY" + o[12:] }},
+		{"truncated", 1300, func(v *View, p string) error { return v.Truncate(p, 5) }, func(o string) string { return o[:5] }},
+		{"rewritten", 1300, func(v *View, p string) error { return v.WriteFile(p, []byte("new"), 0o644, false, 0, 0) },
+			func(string) string { return "new" }},
+		{"too big to share", maxLiteral + 1, func(v *View, p string) error { return v.WriteFile(p, []byte("more"), 0o644, true, 0, 0) },
+			func(o string) string { return o + "more" }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			data := make([]byte, tc.size, tc.size+64) // room to append in place, which must not be used
+			for i := range data {
+				data[i] = byte('a' + i%23)
+			}
+			orig := string(data)
+			v := New(nil)
+			if err := v.MkdirAll("/vol", 0o755, 0, 0); err != nil {
+				t.Fatal(err)
+			}
+			if err := v.WriteFileShared("/vol/ca.crt", data, 0o644, 0, 0); err != nil {
+				t.Fatal(err)
+			}
+			c, _, _, _ := v.snapshot("/vol/ca.crt")
+			if shared := c.x == nil && len(c.lit) > 0 && &c.lit[0] == &data[0]; shared != (tc.size <= maxLiteral) {
+				t.Errorf("the file holds the caller's bytes: %v, want %v", shared, tc.size <= maxLiteral)
+			}
+			if tc.change != nil {
+				if err := tc.change(v, "/vol/ca.crt"); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if got, want := read(v, "/vol/ca.crt"), tc.want(orig); got != want {
+				t.Errorf("the file reads %d bytes %.20q..., want %d bytes %.20q...", len(got), got, len(want), want)
+			}
+			if string(data) != orig || string(data[:cap(data)][tc.size:]) != string(make([]byte, 64)) {
+				t.Error("the caller's bytes (or the room after them) were written")
+			}
+		})
+	}
+}
