@@ -29,7 +29,10 @@ func apiPod(name string) *v1.Pod {
 
 // TestWatchPods: the source hands over the whole set of the node's pods after each change.
 func TestWatchPods(t *testing.T) {
-	client := fake.NewSimpleClientset(apiPod("a"))
+	managed := []metav1.ManagedFieldsEntry{{Manager: "kube-controller-manager", Operation: metav1.ManagedFieldsOperationUpdate}}
+	a := apiPod("a")
+	a.ManagedFields = managed
+	client := fake.NewSimpleClientset(a)
 	var watching atomic.Bool
 	client.PrependWatchReactor("pods", func(action k8stesting.Action) (bool, watch.Interface, error) {
 		w, err := client.Tracker().Watch(action.GetResource(), action.GetNamespace())
@@ -47,7 +50,11 @@ func TestWatchPods(t *testing.T) {
 			defer mu.Unlock()
 			last = nil
 			for _, p := range pods {
-				last = append(last, p.Name)
+				name := p.Name
+				if p.ManagedFields != nil {
+					name += "(with managed fields)"
+				}
+				last = append(last, name)
 			}
 		})
 	}()
@@ -57,7 +64,11 @@ func TestWatchPods(t *testing.T) {
 	// The fake clientset does not replay what happened between the list and the watch (a
 	// real apiserver does, from the list's resourceVersion): create once the watch is there.
 	eventually.True(t, "the watch", func() bool { return watching.Load() })
-	if _, err := client.CoreV1().Pods("default").Create(ctx, apiPod("b"), metav1.CreateOptions{}); err != nil {
+	// Both the listed pod and the watched one come without their managed fields, which
+	// the kubelet never reads (withoutManagedFields).
+	b := apiPod("b")
+	b.ManagedFields = managed
+	if _, err := client.CoreV1().Pods("default").Create(ctx, b, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	eventually.True(t, "the watched addition", func() bool { s := snapshot(); return s == "[a b]" || s == "[b a]" })
