@@ -60,6 +60,12 @@ func TestNodeCount(t *testing.T) {
 		if want := fmt.Sprintf(`kubelet_node_name{node=%q} 1`, name); code != http.StatusOK || !strings.Contains(body, want) {
 			t.Errorf("%s's /metrics lacks %s", name, want)
 		}
+		// The process' metrics on every node's, from the one pair of collectors they share.
+		for _, want := range []string{"\ngo_goroutines ", "\nprocess_resident_memory_bytes "} {
+			if !strings.Contains(body, want) {
+				t.Errorf("%s's /metrics lacks %s", name, strings.TrimSpace(want))
+			}
+		}
 	}
 	if err := d.terminate(); err != nil {
 		t.Fatalf("exit after SIGTERM: %v, want status 0", err)
