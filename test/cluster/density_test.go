@@ -194,15 +194,20 @@ func waitPodsRunning(t *testing.T, cp *controlPlane, name string, n, replicas in
 		if err != nil {
 			return false, err.Error()
 		}
-		running := 0
+		running, scheduled := 0, 0
 		spread = map[string]int{}
 		for _, p := range pods.Items {
+			if p.Spec.NodeName != "" {
+				scheduled++
+			}
 			if p.Status.Phase == v1.PodRunning && strings.HasPrefix(p.Spec.NodeName, "dn-") {
 				running++
 				spread[p.Spec.NodeName]++
 			}
 		}
-		return running == replicas, fmt.Sprintf("%d of %d Running", running, replicas)
+		// Where the pods stopped on their way, for a run that times out: not created (the
+		// controller manager), not scheduled (the scheduler) or not started (the nodes).
+		return running == replicas, fmt.Sprintf("%d of %d Running (%d created, %d scheduled)", running, replicas, len(pods.Items), scheduled)
 	})
 	if len(spread) != n {
 		t.Errorf("the pods run on %d nodes, want all %d: %v", len(spread), n, spread)
