@@ -44,9 +44,33 @@ type eventKey struct {
 	eventType, reason, message string
 }
 
+// entry is a stored event in what it does not share with its key: the event is built
+// from both when read. A v1.Event beside its key was 710 bytes, and a node keeps up to
+// DefaultCapacity of them: with --node-count 1,000 and pods coming and going, 700 MB of
+// events the nodes also sent to the API server.
 type entry struct {
-	key   eventKey
-	event v1.Event
+	key eventKey
+	// The object's reference beyond the key's fields.
+	apiVersion, resourceVersion, fieldPath string
+	name                                   string
+	first, last                            metav1.Time
+	count                                  int32
+}
+
+// event is the stored event as the recorder made it.
+func (e *entry) event(source v1.EventSource) v1.Event {
+	return v1.Event{
+		ObjectMeta: metav1.ObjectMeta{Name: e.name, Namespace: namespaceOf(e.key.namespace), CreationTimestamp: e.first},
+		InvolvedObject: v1.ObjectReference{Kind: e.key.kind, Namespace: e.key.namespace, Name: e.key.name, UID: e.key.uid,
+			APIVersion: e.apiVersion, ResourceVersion: e.resourceVersion, FieldPath: e.fieldPath},
+		Reason:         e.key.reason,
+		Message:        e.key.message,
+		Source:         source,
+		FirstTimestamp: e.first,
+		LastTimestamp:  e.last,
+		Count:          e.count,
+		Type:           e.key.eventType,
+	}
 }
 
 var _ Recorder = (*Store)(nil)
@@ -84,12 +108,11 @@ func (s *Store) Eventf(obj *v1.ObjectReference, eventtype, reason, messageFmt st
 	key := eventKey{uid: obj.UID, kind: obj.Kind, namespace: obj.Namespace, name: obj.Name, eventType: eventtype, reason: reason, message: msg}
 
 	s.mu.Lock()
-	var ev v1.Event
+	var e *entry
 	if el, ok := s.index[key]; ok {
-		e := el.Value.(*entry)
-		e.event.Count++
-		e.event.LastTimestamp = now
-		ev = e.event
+		e = el.Value.(*entry)
+		e.count++
+		e.last = now
 		// The list stays ordered by last occurrence (newest last).
 		s.order.MoveToBack(el)
 	} else {
@@ -97,27 +120,15 @@ func (s *Store) Eventf(obj *v1.ObjectReference, eventtype, reason, messageFmt st
 		// which keeps names unique across restarts of the daemon; one instant later than the
 		// last event's when a fake clock has not moved.
 		s.last = max(s.last+1, now.UnixNano())
-		ev = v1.Event{
-			ObjectMeta: metav1.ObjectMeta{
-				Name:              fmt.Sprintf("%s.%x", obj.Name, s.last),
-				Namespace:         namespaceOf(obj),
-				CreationTimestamp: now,
-			},
-			InvolvedObject: *obj,
-			Reason:         reason,
-			Message:        msg,
-			Source:         s.source,
-			FirstTimestamp: now,
-			LastTimestamp:  now,
-			Count:          1,
-			Type:           eventtype,
-		}
-		s.index[key] = s.order.PushBack(&entry{key: key, event: ev})
+		e = &entry{key: key, apiVersion: obj.APIVersion, resourceVersion: obj.ResourceVersion, fieldPath: obj.FieldPath,
+			name: fmt.Sprintf("%s.%x", obj.Name, s.last), first: now, last: now, count: 1}
+		s.index[key] = s.order.PushBack(e)
 		if s.order.Len() > s.capacity {
 			oldest := s.order.Remove(s.order.Front()).(*entry)
 			delete(s.index, oldest.key)
 		}
 	}
+	ev := e.event(s.source)
 	subs := s.subs
 	s.mu.Unlock()
 
@@ -133,14 +144,16 @@ func (s *Store) List() []v1.Event {
 	defer s.mu.Unlock()
 	out := make([]v1.Event, 0, s.order.Len())
 	for el := s.order.Front(); el != nil; el = el.Next() {
-		out = append(out, el.Value.(*entry).event)
+		out = append(out, el.Value.(*entry).event(s.source))
 	}
 	return out
 }
 
-func namespaceOf(obj *v1.ObjectReference) string {
-	if obj.Namespace != "" {
-		return obj.Namespace
+// namespaceOf is the namespace of an event about an object of namespace ns: a cluster
+// object's (the Node's) are in default, as the kubelet's recorder puts them.
+func namespaceOf(ns string) string {
+	if ns != "" {
+		return ns
 	}
 	return metav1.NamespaceDefault
 }

@@ -2,10 +2,12 @@ package events
 
 import (
 	"fmt"
+	"reflect"
 	"testing"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	testingclock "k8s.io/utils/clock/testing"
 )
 
@@ -119,5 +121,34 @@ func TestStoreNames(t *testing.T) {
 	want := []string{fmt.Sprintf("web.%x", n+1), fmt.Sprintf("web.%x", n), fmt.Sprintf("web.%x", n+int64(time.Second))}
 	if fmt.Sprint(names) != fmt.Sprint(want) {
 		t.Errorf("names %v, want %v", names, want)
+	}
+}
+
+// An event reads back whole, every field of its object's reference and its times, though
+// the store keeps it in parts (entry).
+func TestStoreKeepsTheWholeEvent(t *testing.T) {
+	start := time.Unix(100, 0)
+	clk := testingclock.NewFakeClock(start)
+	s := NewStore(clk, "node-1", 0)
+	ref := &v1.ObjectReference{Kind: "Pod", APIVersion: "v1", Namespace: "ns", Name: "web", UID: "u1",
+		ResourceVersion: "42", FieldPath: "spec.containers{app}"}
+	s.Eventf(ref, v1.EventTypeWarning, "BackOff", "Back-off restarting failed container %s", "app")
+	clk.Step(3 * time.Second)
+	s.Eventf(ref, v1.EventTypeWarning, "BackOff", "Back-off restarting failed container %s", "app")
+	first, last := metav1.NewTime(start), metav1.NewTime(start.Add(3*time.Second))
+	want := v1.Event{
+		ObjectMeta:     metav1.ObjectMeta{Name: fmt.Sprintf("web.%x", start.UnixNano()), Namespace: "ns", CreationTimestamp: first},
+		InvolvedObject: *ref,
+		Reason:         "BackOff",
+		Message:        "Back-off restarting failed container app",
+		Source:         v1.EventSource{Component: "kubelet", Host: "node-1"},
+		FirstTimestamp: first,
+		LastTimestamp:  last,
+		Count:          2,
+		Type:           v1.EventTypeWarning,
+	}
+	got := s.List()
+	if len(got) != 1 || !reflect.DeepEqual(got[0], want) {
+		t.Errorf("List() = %+v\nwant [%+v]", got, want)
 	}
 }
