@@ -104,7 +104,7 @@ churn:
 	@mkdir -p _output
 	$(GO) test -count=1 -run '^TestChurnLeavesNothingBehind$$' -v ./pkg/kubelet/ $(keep-log) '^(---|ok|FAIL|\s+churn)' $(log-hint)
 
-## bench-density: NODES x PODS (default 100 x 30) in one process (--node-count) against a real control plane: time to Ready and Running, the cost per node, the API requests, a restart (PROFILE=/abs/dir: the CPU profile, the heap at both ends of the window, the goroutines)
+## bench-density: NODES x PODS (default 100 x 30) in one process (--node-count) against a real control plane: time to Ready and Running, the cost per node, the API requests, a restart (PROFILE=/abs/dir: the CPU profile, the heap at both ends of the window, the goroutines, and where the memory is: heap, stacks, GC target)
 bench-density: controlplane
 	@mkdir -p _output
 	$(newest-only)KUBE_BIN_DIR=$(CURDIR)/_output/bin MINIKUBELET_DENSITY_NODES=$${NODES:-100} MINIKUBELET_DENSITY_PODS=$${PODS:-30} MINIKUBELET_DENSITY_STEADY=$${STEADY:-60s} MINIKUBELET_DENSITY_PROFILE=$(PROFILE) \

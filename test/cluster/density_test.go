@@ -106,6 +106,7 @@ func TestDensity(t *testing.T) {
 			fetchProfile(t, logPath, fmt.Sprintf("profile?seconds=%d", int(steady.Seconds())), filepath.Join(profileDir, "density-cpu.pprof"))
 			fetchProfile(t, logPath, "heap", filepath.Join(profileDir, "density-heap.pprof"))
 			fetchProfile(t, logPath, "goroutine", filepath.Join(profileDir, "density-goroutine.pprof"))
+			logMemory(t, logPath)
 		}
 	}
 	w := steadyWindow(t, cp, "minikubelet", []int{daemon.cmd.Process.Pid}, steady, during)
@@ -286,8 +287,22 @@ func (w steady) costTable() string {
 }
 
 // fetchProfile writes a profile of the process (profile, the CPU over seconds=; heap), from
-// node 0's profiling handler (the address its "Serving HTTPS" log line gives), to path.
+// node 0's profiling handler, to path.
 func fetchProfile(t *testing.T, logPath, profile, path string) {
+	t.Helper()
+	body := fetchNode0(t, logPath, "/debug/pprof/"+profile)
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, body, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%s: %s", profile, path)
+}
+
+// fetchNode0 GETs path from node 0's secure port (the address its "Serving HTTPS" log line
+// gives), which the profiling run lets anyone read.
+func fetchNode0(t *testing.T, logPath, path string) []byte {
 	t.Helper()
 	data, err := os.ReadFile(logPath)
 	if err != nil {
@@ -298,22 +313,41 @@ func fetchProfile(t *testing.T, logPath, profile, path string) {
 		t.Fatalf("%s: no Serving HTTPS line of dn-0", logPath)
 	}
 	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} // the node's self-signed certificate
-	resp, err := client.Get(fmt.Sprintf("https://%s/debug/pprof/%s", m[1], profile))
+	resp, err := client.Get(fmt.Sprintf("https://%s%s", m[1], path))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(resp.Body)
 	if err != nil || resp.StatusCode != http.StatusOK {
-		t.Fatalf("%s: %s %v", profile, resp.Status, err)
+		t.Fatalf("%s: %s %v", path, resp.Status, err)
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
+	return body
+}
+
+// logMemory says where the process' memory is, as Go's runtime counts it (node 0's
+// /metrics: every node's registry has the process' collectors).
+func logMemory(t *testing.T, logPath string) {
+	t.Helper()
+	body := string(fetchNode0(t, logPath, "/metrics"))
+	mib := func(name string) string {
+		m := regexp.MustCompile(`(?m)^` + name + ` (\S+)$`).FindStringSubmatch(body)
+		if m == nil {
+			return "?"
+		}
+		v, err := strconv.ParseFloat(m[1], 64)
+		if err != nil {
+			return "?"
+		}
+		return fmt.Sprintf("%.0f MiB", v/(1<<20))
 	}
-	if err := os.WriteFile(path, body, 0o644); err != nil {
-		t.Fatal(err)
+	goroutines := regexp.MustCompile(`(?m)^go_goroutines (\S+)$`).FindStringSubmatch(body)
+	if goroutines == nil {
+		goroutines = []string{"", "?"}
 	}
-	t.Logf("%s: %s", profile, path)
+	t.Logf("memory of the process: heap in use %s, stacks %s (%s goroutines), next GC at %s, from the OS %s, resident %s",
+		mib("go_memstats_heap_inuse_bytes"), mib("go_memstats_stack_inuse_bytes"), goroutines[1],
+		mib("go_memstats_next_gc_bytes"), mib("go_memstats_sys_bytes"), mib("process_resident_memory_bytes"))
 }
 
 // waitNodesBack waits until the n nodes dn-0 ... dn-<n-1> are Ready and have renewed their
