@@ -25,8 +25,11 @@ import (
 
 // WatchPods is the kubelet's API server pod source (upstream NewSourceApiserver): it lists
 // and watches the pods bound to nodeName and hands push the whole set after every change,
-// until ctx ends. Run it in a goroutine of its own.
-func WatchPods(ctx context.Context, client kubernetes.Interface, nodeName string, push func(pods []*v1.Pod)) {
+// until ctx ends. prepare, unless nil, is given each pod as decoded, before anything else
+// sees it, with the version of it the watch held before (nil if none), and may change it:
+// the kubelet sets its annotations there, as upstream's config does on the informer's pods.
+// Run it in a goroutine of its own.
+func WatchPods(ctx context.Context, client kubernetes.Interface, nodeName string, prepare func(pod, old *v1.Pod), push func(pods []*v1.Pod)) {
 	selector := fields.OneTermEqualSelector("spec.nodeName", nodeName).String()
 	lw := selectedListWatch(selector,
 		func(opts metav1.ListOptions) (runtime.Object, error) {
@@ -47,7 +50,7 @@ func WatchPods(ctx context.Context, client kubernetes.Interface, nodeName string
 		}
 		push(pods)
 	}
-	store := withoutManagedFields{cache.NewUndeltaStore(send, cache.MetaNamespaceKeyFunc)}
+	store := podStore{Store: cache.NewUndeltaStore(send, cache.MetaNamespaceKeyFunc), prepare: prepare}
 	// The wrapper tells the reflector whether client can stream its list (WatchListClient,
 	// on in client-go v0.37): a real API server can, the fake clientset of tests cannot.
 	r := cache.NewReflector(cache.ToListWatcherWithWatchListSemantics(lw, client), &v1.Pod{}, store, 0)
@@ -58,31 +61,44 @@ func WatchPods(ctx context.Context, client kubernetes.Interface, nodeName string
 	r.RunWithContext(ctx)
 }
 
-// withoutManagedFields is a reflector's store that drops each object's managed fields
-// before keeping it, as the scheduler's and controller manager's informers do
-// (TransformStripManagedFields). The kubelet never reads them, and they were a tenth of
-// what a node's pods held (25 MB at 10,000 pods). The kubelet's own keeps them (see
-// docs/differences.md).
-type withoutManagedFields struct{ cache.Store }
+// podStore is the pod watch's store: it drops each pod's managed fields before keeping it,
+// as the scheduler's and controller manager's informers do (TransformStripManagedFields),
+// and has prepare change it. The kubelet never reads managed fields, and they were a tenth
+// of what a node's pods held (25 MB at 10,000 pods). The kubelet's own store keeps them
+// (see docs/differences.md).
+type podStore struct {
+	cache.Store
+	prepare func(pod, old *v1.Pod)
+}
 
 // Transformer has a watch-list's temporary store drop them too (cache.TransformingStore).
-func (s withoutManagedFields) Transformer() cache.TransformFunc { return stripManagedFields }
+func (s podStore) Transformer() cache.TransformFunc { return stripManagedFields }
 
-func (s withoutManagedFields) Add(obj any) error {
-	obj, _ = stripManagedFields(obj)
-	return s.Store.Add(obj)
-}
+func (s podStore) Add(obj any) error    { return s.Store.Add(s.prepared(obj)) }
+func (s podStore) Update(obj any) error { return s.Store.Update(s.prepared(obj)) }
 
-func (s withoutManagedFields) Update(obj any) error {
-	obj, _ = stripManagedFields(obj)
-	return s.Store.Update(obj)
-}
-
-func (s withoutManagedFields) Replace(list []any, resourceVersion string) error {
+func (s podStore) Replace(list []any, resourceVersion string) error {
 	for i := range list {
-		list[i], _ = stripManagedFields(list[i])
+		list[i] = s.prepared(list[i])
 	}
 	return s.Store.Replace(list, resourceVersion)
+}
+
+// prepared is obj, freshly decoded and the reflector's own, as the node keeps it.
+func (s podStore) prepared(obj any) any {
+	obj, _ = stripManagedFields(obj)
+	pod, ok := obj.(*v1.Pod)
+	if !ok || s.prepare == nil {
+		return obj
+	}
+	var old *v1.Pod
+	if key, err := cache.MetaNamespaceKeyFunc(pod); err == nil {
+		if o, exists, err := s.Store.GetByKey(key); err == nil && exists {
+			old, _ = o.(*v1.Pod)
+		}
+	}
+	s.prepare(pod, old)
+	return obj
 }
 
 // stripManagedFields drops obj's managed fields in place: the reflector's objects are

@@ -41,11 +41,25 @@ func TestWatchPods(t *testing.T) {
 	})
 	var mu sync.Mutex
 	var last []string
+	var prepared []string // each pod prepare was given, and whether with the version before
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		WatchPods(ctx, client, "n1", func(pods []*v1.Pod) {
+		prepare := func(pod, old *v1.Pod) {
+			mu.Lock()
+			defer mu.Unlock()
+			what := pod.Name
+			if old != nil {
+				what += " after " + old.Annotations["prepared"]
+			}
+			prepared = append(prepared, what)
+			if pod.Annotations == nil {
+				pod.Annotations = map[string]string{}
+			}
+			pod.Annotations["prepared"] = pod.Name + "@" + pod.ResourceVersion
+		}
+		WatchPods(ctx, client, "n1", prepare, func(pods []*v1.Pod) {
 			mu.Lock()
 			defer mu.Unlock()
 			last = nil
@@ -53,6 +67,9 @@ func TestWatchPods(t *testing.T) {
 				name := p.Name
 				if p.ManagedFields != nil {
 					name += "(with managed fields)"
+				}
+				if p.Annotations["prepared"] == "" {
+					name += "(not prepared)"
 				}
 				last = append(last, name)
 			}
@@ -65,7 +82,7 @@ func TestWatchPods(t *testing.T) {
 	// real apiserver does, from the list's resourceVersion): create once the watch is there.
 	eventually.True(t, "the watch", func() bool { return watching.Load() })
 	// Both the listed pod and the watched one come without their managed fields, which
-	// the kubelet never reads (withoutManagedFields).
+	// the kubelet never reads (podStore).
 	b := apiPod("b")
 	b.ManagedFields = managed
 	if _, err := client.CoreV1().Pods("default").Create(ctx, b, metav1.CreateOptions{}); err != nil {
@@ -76,6 +93,23 @@ func TestWatchPods(t *testing.T) {
 		t.Fatal(err)
 	}
 	eventually.True(t, "the watched deletion", func() bool { return snapshot() == "[b]" })
+	// A changed pod is prepared again, given the version the watch held.
+	b.Status.Phase = v1.PodRunning
+	b.ResourceVersion = "7"
+	if _, err := client.CoreV1().Pods("default").UpdateStatus(ctx, b, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually.True(t, "the watched update", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(prepared) == 3
+	})
+	mu.Lock()
+	got := fmt.Sprint(prepared)
+	mu.Unlock()
+	if want := "[a b b after b@]"; got != want {
+		t.Errorf("prepare was given %s, want %s", got, want)
+	}
 }
 
 // TestPodStatusSync: a changed status is patched to pods/status once, and Sync says the API

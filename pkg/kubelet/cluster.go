@@ -10,6 +10,7 @@ import (
 
 	"github.com/minikubelet/minikubelet/pkg/cluster"
 	"github.com/minikubelet/minikubelet/pkg/kubetypes"
+	"github.com/minikubelet/minikubelet/pkg/podsource"
 	"github.com/minikubelet/minikubelet/pkg/runner"
 )
 
@@ -25,7 +26,17 @@ func (k *Kubelet) sources() []string {
 // watchAPIPods is the API server pod source (cluster mode): the pods bound to this node,
 // pushed to the merger as source "api" after every change, until ctx ends.
 func (k *Kubelet) watchAPIPods(ctx context.Context) {
-	cluster.WatchPods(ctx, k.kubeClient, k.nodeName, func(pods []*v1.Pod) { k.apiPodsArrived(ctx, pods) })
+	cluster.WatchPods(ctx, k.kubeClient, k.nodeName, k.annotateAPIPod, func(pods []*v1.Pod) { k.apiPodsArrived(ctx, pods) })
+}
+
+// annotateAPIPod gives a pod from the watch, as it is decoded, the annotations the merger
+// would give a copy of it (podsource.AnnotateSourcePod), so that the merger keeps the
+// watch's pod. Mirror pods are the status manager's and keep the API's annotations.
+func (k *Kubelet) annotateAPIPod(pod, old *v1.Pod) {
+	if cluster.IsMirrorPod(pod) {
+		return
+	}
+	podsource.AnnotateSourcePod(pod, old, kubetypes.ApiserverSource, k.clock.Now())
 }
 
 // UpdateAPIPods hands the kubelet the API server's pods bound to the node (the whole set,
@@ -52,8 +63,7 @@ func (k *Kubelet) handAPIPods(ctx context.Context, regular []*v1.Pod, mirrors ma
 
 // splitAPIPods separates the pods to run from the mirror pods (by namespace/name), the API's
 // view of static pods, which upstream's pod manager also keeps apart. The pods are the
-// informer's: read only (the merger copies them and sets kubernetes.io/config.source on its
-// copy).
+// informer's, annotated as the merger's own (annotateAPIPod): read only.
 func splitAPIPods(pods []*v1.Pod) (regular []*v1.Pod, mirrors map[string]*v1.Pod) {
 	regular = make([]*v1.Pod, 0, len(pods))
 	mirrors = map[string]*v1.Pod{}

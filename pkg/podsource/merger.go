@@ -123,6 +123,14 @@ func (m *Merger) Apply(change kubetypes.PodUpdate) []kubetypes.PodUpdate {
 					into[ref.UID] = existing
 					continue
 				}
+				if ref.Annotations[kubetypes.ConfigSourceAnnotationKey] == source && sameLocalAnnotations(existing, ref) {
+					// The source annotated its pod as the one handed out before
+					// (AnnotateSourcePod, the API server's pods): it is handed out as it
+					// is, with nothing copied and nothing of the previous version kept.
+					into[ref.UID] = ref
+					reconciles = append(reconciles, ref)
+					continue
+				}
 				// Copy on write: the pod handed out before is the receiver's to read. A
 				// shallow copy is enough, as nothing here changes what the fields point to;
 				// the spec, equal, is taken from ref too, so that the source's previous
@@ -320,6 +328,37 @@ func (m *Merger) filterDuplicates(pods []*v1.Pod, source string) []*v1.Pod {
 		out = append(out, pod)
 	}
 	return out
+}
+
+// AnnotateSourcePod sets on pod, a source's own and not handed out yet, the annotations the
+// merger would set on a copy of it: its source, and when it was first seen, now or, when
+// old is an earlier version of the same pod from the same source, old's. The merger then
+// keeps the source's pod itself when it first sees it and at each change of its status,
+// instead of a copy each time (the API server's source does this on its watch's pods, as
+// upstream's config sets them on the informer's pods: 30 MB of copies at 10,000 pods).
+func AnnotateSourcePod(pod, old *v1.Pod, source string, now time.Time) {
+	seen := ""
+	if old != nil && old.UID == pod.UID && old.Annotations[kubetypes.ConfigSourceAnnotationKey] == source {
+		seen = old.Annotations[kubetypes.ConfigFirstSeenAnnotationKey]
+	}
+	if seen == "" {
+		seen = now.Format(time.RFC3339Nano)
+	}
+	if pod.Annotations == nil {
+		pod.Annotations = make(map[string]string, 2)
+	}
+	pod.Annotations[kubetypes.ConfigSourceAnnotationKey] = source
+	pod.Annotations[kubetypes.ConfigFirstSeenAnnotationKey] = seen
+}
+
+// sameLocalAnnotations: a and b carry the same kubelet annotations.
+func sameLocalAnnotations(a, b *v1.Pod) bool {
+	for _, k := range localAnnotations {
+		if a.Annotations[k] != b.Annotations[k] {
+			return false
+		}
+	}
+	return true
 }
 
 // Annotations the kubelet itself sets; a change in them is not a change of the pod.

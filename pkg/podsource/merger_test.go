@@ -132,6 +132,56 @@ func TestMergerAnnotatesAndKeepsFirstSeen(t *testing.T) {
 	}
 }
 
+// A source that annotates its own pods (AnnotateSourcePod, as the API server's does) has
+// them kept as they are: at first sight and at each status change, with no copy; its
+// first-seen time carries over from the version before.
+func TestMergerKeepsSourceAnnotatedPods(t *testing.T) {
+	clk := testingclock.NewFakeClock(t0)
+	m := newMerger(t, clk)
+	api := func(old *v1.Pod, mutate ...func(*v1.Pod)) *v1.Pod {
+		p := pod("a", mutate...)
+		AnnotateSourcePod(p, old, kubetypes.ApiserverSource, clk.Now())
+		return p
+	}
+	first := api(nil)
+	add := m.Merge(kubetypes.ApiserverSource, []*v1.Pod{first})
+	if describe(add) != "ADD[a]" || add[0].Pods[0] != first {
+		t.Fatalf("first sight = %s, the source's pod kept: %v", describe(add), add[0].Pods[0] == first)
+	}
+	if seen := first.Annotations[kubetypes.ConfigFirstSeenAnnotationKey]; seen != t0.Format(time.RFC3339Nano) {
+		t.Errorf("config.seen = %q, want %q", seen, t0.Format(time.RFC3339Nano))
+	}
+
+	clk.Step(time.Minute)
+	running := api(first, func(p *v1.Pod) { p.Status.Phase = v1.PodRunning })
+	rec := m.Merge(kubetypes.ApiserverSource, []*v1.Pod{running})
+	if describe(rec) != "RECONCILE[a]" || rec[0].Pods[0] != running {
+		t.Fatalf("status change = %s, the source's pod kept: %v", describe(rec), rec[0].Pods[0] == running)
+	}
+	if a, b := running.Annotations[kubetypes.ConfigFirstSeenAnnotationKey], first.Annotations[kubetypes.ConfigFirstSeenAnnotationKey]; a != b {
+		t.Errorf("config.seen moved from %q to %q", b, a)
+	}
+	if first.Status.Phase != v1.PodPending {
+		t.Errorf("the pod handed out before changed: phase %s", first.Status.Phase)
+	}
+
+	// Another pod of the same name (a new UID) is seen anew.
+	clk.Step(time.Minute)
+	other := pod("a", func(p *v1.Pod) { p.UID = "uid-a2" })
+	AnnotateSourcePod(other, running, kubetypes.ApiserverSource, clk.Now())
+	if seen := other.Annotations[kubetypes.ConfigFirstSeenAnnotationKey]; seen != t0.Add(2*time.Minute).Format(time.RFC3339Nano) {
+		t.Errorf("a new pod of the same name has config.seen %q, want now", seen)
+	}
+
+	// A pod annotated for another source is copied, as any pod the merger annotates.
+	fileLike := pod("b")
+	AnnotateSourcePod(fileLike, nil, kubetypes.FileSource, clk.Now())
+	got := m.Merge(kubetypes.ApiserverSource, []*v1.Pod{running, fileLike})
+	if describe(got) != "ADD[b]" || got[0].Pods[0] == fileLike || got[0].Pods[0].Annotations[kubetypes.ConfigSourceAnnotationKey] != kubetypes.ApiserverSource {
+		t.Errorf("a pod annotated for another source = %s, kept as it is: %v", describe(got), got[0].Pods[0] == fileLike)
+	}
+}
+
 func TestMergerApplyOpsAndDuplicates(t *testing.T) {
 	store := events.NewStore(testingclock.NewFakeClock(t0), "n", 0)
 	m, err := NewMerger(MergerConfig{Clock: testingclock.NewFakeClock(t0), Recorder: store, Sources: []string{"file", "http"}})
