@@ -5,7 +5,7 @@ SHELL       := /bin/bash
 .SHELLFLAGS := -o pipefail -c
 # keep-log ends a test command whose output is long: all of it goes to _output/<target>.log,
 # the lines matching the pattern that follows to the terminal; a failure names the log.
-keep-log = | tee $(CURDIR)/_output/$@.log | grep -E
+keep-log = | (mkdir -p $(CURDIR)/_output && tee $(CURDIR)/_output/$@.log) | grep -E
 log-hint = || { echo "$@ failed; its whole output is in _output/$@.log" >&2; exit 1; }
 BIN       ?= bin/minikubelet
 # The kubelet release minikubelet follows; `make pin-kubernetes` points the tools modules
@@ -81,7 +81,6 @@ bench:
 
 ## hostile: the resource targets against the real daemon (docs/resources.md): hostile programs beside a quiet pod, then 1,000 busy pods at 100m (~4 min)
 hostile:
-	@mkdir -p _output
 	$(GO) test -tags scale -count=1 -timeout 20m -run '^(TestHostilePrograms|TestBusyAtTheirLimit)$$' -v ./test/scale/ $(keep-log) '^\s*(\||---|ok|FAIL|hostile_test)' $(log-hint)
 
 ## bench-all: every benchmark of pkg/ with allocations
@@ -101,12 +100,10 @@ fuzz:
 
 ## churn: 10,000 pods added and removed, then nothing of them left (make test runs 1,000 under -race)
 churn:
-	@mkdir -p _output
 	$(GO) test -count=1 -run '^TestChurnLeavesNothingBehind$$' -v ./pkg/kubelet/ $(keep-log) '^(---|ok|FAIL|\s+churn)' $(log-hint)
 
 ## bench-density: NODES x PODS (default 100 x 30) in one process (--node-count) against a real control plane: time to Ready and Running, the cost per node, the API requests, a restart (PROFILE=/abs/dir: the CPU profile, the heap at both ends of the window, the goroutines, and where the memory is: heap, stacks, GC target)
 bench-density: controlplane
-	@mkdir -p _output
 	$(newest-only)KUBE_BIN_DIR=$(CURDIR)/_output/bin MINIKUBELET_DENSITY_NODES=$${NODES:-100} MINIKUBELET_DENSITY_PODS=$${PODS:-30} MINIKUBELET_DENSITY_STEADY=$${STEADY:-60s} MINIKUBELET_DENSITY_PROFILE=$(PROFILE) \
 	  $(GO) test -count=1 -v -timeout 45m -run '^TestDensity$$' ./test/cluster/ $(keep-log) '^\s*(\||---|ok|FAIL|density_test)' $(log-hint)
 
@@ -131,7 +128,6 @@ e2e:
 
 ## record-replay: a 10-minute live run recorded with --record (churn, a crash loop, a fault) replays in simulate with the same pod phases (docs/record.md)
 record-replay:
-	@mkdir -p _output
 	MINIKUBELET_RECORD_FOR=$${RECORD_FOR:-10m} $(GO) test -count=1 -v -timeout 30m -run '^TestRecordReplay$$' ./test/e2e/ $(keep-log) '^(---|ok|FAIL|\s+record_test)' $(log-hint)
 
 ## monitoring: run the daemon (make run) and a Prometheus on 127.0.0.1:9090 with configs/prometheus (Ctrl-C stops both)
