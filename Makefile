@@ -109,7 +109,6 @@ bench-density: controlplane
 
 ## bench-peers: minikubelet, KWOK and kubemark side by side (PEERS, default all three), each against a fresh control plane in a network namespace of its own: NODES x PODS (default 1000 x 10; kubemark KUBEMARK_NODES, default 20), time to Ready and Running, steady CPU and RSS per node (STEADY, default 60s, after SETTLE, default 0s), API requests per node, time to delete (docs/scale.md)
 bench-peers: controlplane kwok kubemark conformance-bins
-	@mkdir -p _output
 	$(newest-only)@cd test/cluster && ../../hack/netns-run env KUBE_BIN_DIR=$(CURDIR)/_output/bin MINIKUBELET_BIN=$(CURDIR)/_output/bin/minikubelet \
 	  MINIKUBELET_PEERS=$${PEERS:-minikubelet,kwok,kubemark} MINIKUBELET_PEERS_NODES=$${NODES:-1000} MINIKUBELET_PEERS_PODS=$${PODS:-10} \
 	  MINIKUBELET_PEERS_STEADY=$${STEADY:-60s} MINIKUBELET_PEERS_SETTLE=$${SETTLE:-0s} MINIKUBELET_PEERS_KUBEMARK_NODES=$${KUBEMARK_NODES:-20} \
