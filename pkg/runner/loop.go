@@ -30,6 +30,12 @@ type Loop struct {
 	// batches wake-ups. A wake (new work) is never delayed. The virtual-time scheduler
 	// ignores it: simulated instants stay exact.
 	Slack time.Duration
+	// Grain lets the daemon's runner round the loop's timed wake up to the next multiple of
+	// Grain on the clock, so that the loops of a process' many nodes that fall due within
+	// one grain wake it once, as the kernel's timer slack coalesces the wake-ups of many
+	// threads: a timed step runs late by less than Grain. A wake (new work) is never
+	// delayed, and the virtual-time scheduler ignores it: simulated instants stay exact.
+	Grain time.Duration
 	// Stop abandons the loop's work in flight (its tasks end before Stop returns); nil for a
 	// loop that keeps none. The node stops its loops by walking the table, so no second list
 	// of them exists.

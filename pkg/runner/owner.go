@@ -193,7 +193,8 @@ func (o *Owner) guard(ctx context.Context, i int, now time.Time) {
 }
 
 // nextWake is the earliest Due of the table, each pushed to at least its Slack after its
-// last step (the batching RunLoop did per loop), and whether any loop is waiting for a time.
+// last step (the batching RunLoop did per loop) and rounded up to its Grain, and whether
+// any loop is waiting for a time.
 func (o *Owner) nextWake(now time.Time) (time.Time, bool) {
 	var next time.Time
 	for i, l := range o.loops {
@@ -204,7 +205,7 @@ func (o *Owner) nextWake(now time.Time) (time.Time, bool) {
 		if l.Slack > 0 && !o.last[i].IsZero() {
 			d = latest(d, o.last[i].Add(l.Slack))
 		}
-		d = latest(d, o.parked[i])
+		d = latest(roundUp(d, l.Grain), o.parked[i])
 		if next.IsZero() || d.Before(next) {
 			next = d
 		}
@@ -252,6 +253,18 @@ func (o *Owner) stop() {
 	for _, l := range o.loops {
 		l.Wake.forwardTo(nil)
 	}
+}
+
+// roundUp is t rounded up to a multiple of grain (since the zero time, so that every owner
+// of a process rounds to the same instants); t itself when grain is zero.
+func roundUp(t time.Time, grain time.Duration) time.Time {
+	if grain <= 0 {
+		return t
+	}
+	if r := t.Truncate(grain); r.Before(t) {
+		return r.Add(grain)
+	}
+	return t
 }
 
 func latest(a, b time.Time) time.Time {

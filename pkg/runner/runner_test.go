@@ -312,6 +312,92 @@ func TestOwnerSlackBatchesNearbyInstants(t *testing.T) {
 	}
 }
 
+// A loop's Grain rounds its timed wake up to a multiple of the grain on the clock: what
+// falls due inside one grain is done at its end, late by less than the grain, and new work
+// (a Wake) is still done at once.
+func TestOwnerGrainRoundsTimedWakes(t *testing.T) {
+	tests := []struct {
+		name  string
+		grain time.Duration
+		dues  []int    // ms after t0
+		want  []string // the steps: instant (ms) and how many items each did
+	}{
+		{"no grain", 0, []int{3, 7, 12}, []string{"3:1", "7:1", "12:1"}},
+		{"grain 5ms", 5 * time.Millisecond, []int{3, 7, 12}, []string{"5:1", "10:1", "15:1"}},
+		{"grain 10ms", 10 * time.Millisecond, []int{3, 7, 12}, []string{"10:2", "20:1"}},
+		{"due on the grain", 10 * time.Millisecond, []int{10, 20}, []string{"10:1", "20:1"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t0 := time.Unix(0, 0)
+			clk := testingclock.NewFakeClock(t0)
+			var mu sync.Mutex
+			dues := slices.Clone(tt.dues)
+			var steps []string
+			wake := NewSignal()
+			l := Loop{
+				Name: "grained",
+				Due: func(time.Time) time.Time {
+					mu.Lock()
+					defer mu.Unlock()
+					if len(dues) == 0 {
+						return time.Time{}
+					}
+					return t0.Add(time.Duration(dues[0]) * time.Millisecond)
+				},
+				Step: func(context.Context) {
+					mu.Lock()
+					defer mu.Unlock()
+					now := clk.Now()
+					n := 0
+					for len(dues) > 0 && !t0.Add(time.Duration(dues[0])*time.Millisecond).After(now) {
+						dues = dues[1:]
+						n++
+					}
+					steps = append(steps, fmt.Sprintf("%d:%d", now.Sub(t0).Milliseconds(), n))
+				},
+				Wake:  wake,
+				Grain: tt.grain,
+			}
+			g := NewGroup(context.Background())
+			g.Go("node", NewOwner(clk, []Loop{l}, nil).Run)
+			defer g.Stop()
+			left := func() bool {
+				mu.Lock()
+				defer mu.Unlock()
+				return len(dues) > 0
+			}
+			for left() {
+				eventually.True(t, "the loop to park on the clock or be done", func() bool { return clk.HasWaiters() || !left() })
+				if left() {
+					clk.Step(time.Millisecond)
+				}
+			}
+			mu.Lock()
+			got := slices.Clone(steps)
+			// New work due now is done at once, off the grain.
+			dues = []int{20}
+			clk.SetTime(t0.Add(23 * time.Millisecond))
+			mu.Unlock()
+			wake.Notify()
+			eventually.True(t, "the woken step", func() bool {
+				mu.Lock()
+				defer mu.Unlock()
+				return len(dues) == 0
+			})
+			mu.Lock()
+			woken := steps[len(steps)-1]
+			mu.Unlock()
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("steps %v, want %v", got, tt.want)
+			}
+			if woken != "23:1" {
+				t.Errorf("woken step %s, want 23:1", woken)
+			}
+		})
+	}
+}
+
 // A loop that never stops being due is reported with its name and parked, as Sim reports
 // it, and the node goes on: the loop after it in the table and the mailbox still run.
 func TestOwnerParksARunawayLoop(t *testing.T) {
