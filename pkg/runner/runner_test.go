@@ -240,92 +240,22 @@ func TestOwnerDoFromAStep(t *testing.T) {
 }
 
 // With Slack, work due at many nearby instants is done in one step per Slack, late by less
-// than Slack; without it, every instant is a step. A wake is never delayed.
-func TestOwnerSlackBatchesNearbyInstants(t *testing.T) {
+// than Slack; with Grain, the timed wake is rounded up to a multiple of the grain on the
+// clock, late by less than the grain; without either, every instant is a step. A wake (new
+// work) is never delayed, however recent the last step and off the grain.
+func TestOwnerBatchesTimedWakes(t *testing.T) {
 	tests := []struct {
-		name  string
-		slack time.Duration
-		want  []string // the steps: instant (ms) and how many items each did
+		name         string
+		slack, grain time.Duration
+		dues         []int    // ms after t0
+		want         []string // the steps: instant (ms) and how many items each did
 	}{
-		{"no slack", 0, []string{"1:1", "2:1", "3:1", "4:1", "5:1"}},
-		{"slack 2ms", 2 * time.Millisecond, []string{"1:1", "3:2", "5:2"}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t0 := time.Unix(0, 0)
-			clk := testingclock.NewFakeClock(t0)
-			var mu sync.Mutex
-			next := 1 // the next item, due at next ms; one a millisecond up to 5
-			var steps []string
-			wake := NewSignal()
-			l := Loop{
-				Name: "batch",
-				Due: func(time.Time) time.Time {
-					mu.Lock()
-					defer mu.Unlock()
-					if next > 5 {
-						return time.Time{}
-					}
-					return t0.Add(time.Duration(next) * time.Millisecond)
-				},
-				Step: func(context.Context) {
-					mu.Lock()
-					defer mu.Unlock()
-					now := clk.Now()
-					n := 0
-					for next <= 5 && !t0.Add(time.Duration(next)*time.Millisecond).After(now) {
-						next++
-						n++
-					}
-					steps = append(steps, fmt.Sprintf("%d:%d", now.Sub(t0).Milliseconds(), n))
-				},
-				Wake:  wake,
-				Slack: tt.slack,
-			}
-			g := NewGroup(context.Background())
-			g.Go("node", NewOwner(clk, []Loop{l}, nil).Run)
-			defer g.Stop()
-			for range 5 {
-				eventually.True(t, "the loop to park on the clock", clk.HasWaiters)
-				clk.Step(time.Millisecond)
-			}
-			eventually.True(t, "the last step", func() bool {
-				mu.Lock()
-				defer mu.Unlock()
-				return next > 5
-			})
-			mu.Lock()
-			got := slices.Clone(steps)
-			// New work due now is done at once, however recent the last step.
-			next = 5
-			mu.Unlock()
-			wake.Notify()
-			eventually.True(t, "the woken step", func() bool {
-				mu.Lock()
-				defer mu.Unlock()
-				return next > 5
-			})
-			if !slices.Equal(got, tt.want) {
-				t.Errorf("steps %v, want %v", got, tt.want)
-			}
-		})
-	}
-}
-
-// A loop's Grain rounds its timed wake up to a multiple of the grain on the clock: what
-// falls due inside one grain is done at its end, late by less than the grain, and new work
-// (a Wake) is still done at once.
-func TestOwnerGrainRoundsTimedWakes(t *testing.T) {
-	tests := []struct {
-		name  string
-		grain time.Duration
-		dues  []int    // ms after t0
-		want  []string // the steps: instant (ms) and how many items each did
-	}{
-		{"no grain", 0, []int{3, 7, 12}, []string{"3:1", "7:1", "12:1"}},
-		{"grain 5ms", 5 * time.Millisecond, []int{3, 7, 12}, []string{"5:1", "10:1", "15:1"}},
-		{"grain 10ms", 10 * time.Millisecond, []int{3, 7, 12}, []string{"10:2", "20:1"}},
-		{"due on the grain", 10 * time.Millisecond, []int{10, 20}, []string{"10:1", "20:1"}},
+		{"no slack", 0, 0, []int{1, 2, 3, 4, 5}, []string{"1:1", "2:1", "3:1", "4:1", "5:1"}},
+		{"slack 2ms", 2 * time.Millisecond, 0, []int{1, 2, 3, 4, 5}, []string{"1:1", "3:2", "5:2"}},
+		{"no grain", 0, 0, []int{3, 7, 12}, []string{"3:1", "7:1", "12:1"}},
+		{"grain 5ms", 0, 5 * time.Millisecond, []int{3, 7, 12}, []string{"5:1", "10:1", "15:1"}},
+		{"grain 10ms", 0, 10 * time.Millisecond, []int{3, 7, 12}, []string{"10:2", "20:1"}},
+		{"due on the grain", 0, 10 * time.Millisecond, []int{10, 20}, []string{"10:1", "20:1"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -336,7 +266,7 @@ func TestOwnerGrainRoundsTimedWakes(t *testing.T) {
 			var steps []string
 			wake := NewSignal()
 			l := Loop{
-				Name: "grained",
+				Name: "timed",
 				Due: func(time.Time) time.Time {
 					mu.Lock()
 					defer mu.Unlock()
@@ -357,6 +287,7 @@ func TestOwnerGrainRoundsTimedWakes(t *testing.T) {
 					steps = append(steps, fmt.Sprintf("%d:%d", now.Sub(t0).Milliseconds(), n))
 				},
 				Wake:  wake,
+				Slack: tt.slack,
 				Grain: tt.grain,
 			}
 			g := NewGroup(context.Background())
@@ -375,24 +306,21 @@ func TestOwnerGrainRoundsTimedWakes(t *testing.T) {
 			}
 			mu.Lock()
 			got := slices.Clone(steps)
-			// New work due now is done at once, off the grain.
-			dues = []int{20}
-			clk.SetTime(t0.Add(23 * time.Millisecond))
+			// New work, due a millisecond after the last step: done at once.
+			clk.Step(time.Millisecond)
+			at := clk.Now().Sub(t0).Milliseconds()
+			dues = []int{int(at)}
 			mu.Unlock()
 			wake.Notify()
-			eventually.True(t, "the woken step", func() bool {
-				mu.Lock()
-				defer mu.Unlock()
-				return len(dues) == 0
-			})
+			eventually.True(t, "the woken step", func() bool { return !left() })
 			mu.Lock()
 			woken := steps[len(steps)-1]
 			mu.Unlock()
 			if !slices.Equal(got, tt.want) {
 				t.Errorf("steps %v, want %v", got, tt.want)
 			}
-			if woken != "23:1" {
-				t.Errorf("woken step %s, want 23:1", woken)
+			if want := fmt.Sprintf("%d:1", at); woken != want {
+				t.Errorf("woken step %s, want %s", woken, want)
 			}
 		})
 	}
