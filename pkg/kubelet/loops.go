@@ -88,8 +88,9 @@ func (k *Kubelet) Loops() []runner.Loop {
 // status, lease, ...) are rounded up to a multiple of it, so the nodes of a --node-count
 // process wake together instead of one by one. The kubelet's periods are a second and more:
 // a step late by under 50 ms is within what a loaded kubelet's goroutines see. 1,000 nodes
-// of 10 pods took a third less CPU with it (docs/scale.md). The containers keep their own
-// timing (the runtime's RuntimeSlack), and simulate keeps every instant exact.
+// of 10 static pods took a third less CPU with it (standalone; less of the whole in a
+// cluster, docs/scale.md). The containers keep their own timing (the runtime's
+// RuntimeSlack), and simulate keeps every instant exact.
 const LoopGrain = 50 * time.Millisecond
 
 // RuntimeSlack batches the runtime's timed work on the real clock: 10,000 containers whose
